@@ -1,0 +1,200 @@
+// Package swift is the Swift backend over plain net/http, with auth v1:
+// GET {auth-url} with X-Auth-User/X-Auth-Key gives X-Storage-Url and
+// X-Auth-Token, which every later request carries.
+package swift
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/cephbench/cephbench/loadgen/internal/backend"
+)
+
+// Client implements backend.Client over Swift.
+type Client struct {
+	hc      *http.Client
+	authURL string
+	user    string
+	key     string
+
+	mu         sync.RWMutex
+	storageURL string
+	token      []string // header value slice, shared read-only by requests
+}
+
+// New builds a client; it sends nothing until Check.
+func New(authURL, user, key string, rt http.RoundTripper) *Client {
+	return &Client{
+		hc:      &http.Client{Transport: rt, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }},
+		authURL: authURL, user: user, key: key,
+	}
+}
+
+// Check authenticates (auth v1) and keeps the storage URL and token.
+func (c *Client) Check(ctx context.Context) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, c.authURL, nil)
+	if err != nil {
+		return err
+	}
+	req.Header.Set("X-Auth-User", c.user)
+	req.Header.Set("X-Auth-Key", c.key)
+	resp, err := c.hc.Do(req)
+	if err != nil {
+		return err
+	}
+	drain(resp)
+	if resp.StatusCode/100 != 2 {
+		return &backend.StatusError{Op: "auth", Status: resp.StatusCode}
+	}
+	su, tok := resp.Header.Get("X-Storage-Url"), resp.Header.Get("X-Auth-Token")
+	if su == "" || tok == "" {
+		return fmt.Errorf("auth answer from %s lacks X-Storage-Url or X-Auth-Token", c.authURL)
+	}
+	if _, err := url.Parse(su); err != nil {
+		return fmt.Errorf("auth answer has a bad X-Storage-Url: %v", err)
+	}
+	c.mu.Lock()
+	c.storageURL, c.token = su, []string{tok}
+	c.mu.Unlock()
+	return nil
+}
+
+// StorageURL is the account URL from auth ("" before Check).
+func (c *Client) StorageURL() string {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	return c.storageURL
+}
+
+func drain(resp *http.Response) {
+	_, _ = io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+}
+
+// do sends one request to the storage URL + path; the body is drained and closed
+// unless keep is set.
+func (c *Client) do(ctx context.Context, op, method, path string, body io.Reader, size int64, keep bool, hdr map[string]string) (*http.Response, error) {
+	c.mu.RLock()
+	u, tok := c.storageURL+path, c.token
+	c.mu.RUnlock()
+	req, err := http.NewRequestWithContext(ctx, method, u, body)
+	if err != nil {
+		return nil, err
+	}
+	req.Header["X-Auth-Token"] = tok
+	for k, v := range hdr {
+		req.Header.Set(k, v)
+	}
+	if body != nil {
+		req.ContentLength = size
+		if size == 0 {
+			req.Body = http.NoBody
+		}
+	}
+	resp, err := c.hc.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	if resp.StatusCode/100 != 2 {
+		drain(resp)
+		return nil, &backend.StatusError{Op: op, Status: resp.StatusCode}
+	}
+	if !keep {
+		drain(resp)
+	}
+	return resp, nil
+}
+
+func objPath(bucket, key string) string {
+	return "/" + url.PathEscape(bucket) + "/" + (&url.URL{Path: key}).EscapedPath()
+}
+
+// BucketExists sends HEAD container.
+func (c *Client) BucketExists(ctx context.Context, bucket string) (bool, error) {
+	_, err := c.do(ctx, "HeadContainer", http.MethodHead, "/"+url.PathEscape(bucket), nil, 0, false, nil)
+	if backend.IsNotFound(err) {
+		return false, nil
+	}
+	return err == nil, err
+}
+
+// CreateBucket sends PUT container: 201 created, 202 already there.
+func (c *Client) CreateBucket(ctx context.Context, bucket string) (bool, error) {
+	resp, err := c.do(ctx, "PutContainer", http.MethodPut, "/"+url.PathEscape(bucket), http.NoBody, 0, false, nil)
+	if err != nil {
+		return false, err
+	}
+	return resp.StatusCode == http.StatusCreated, nil
+}
+
+// DeleteBucket sends DELETE container.
+func (c *Client) DeleteBucket(ctx context.Context, bucket string) error {
+	_, err := c.do(ctx, "DeleteContainer", http.MethodDelete, "/"+url.PathEscape(bucket), nil, 0, false, nil)
+	return err
+}
+
+var octet = map[string]string{"Content-Type": "application/octet-stream"}
+
+// Put sends PUT object.
+func (c *Client) Put(ctx context.Context, bucket, key string, body io.ReadSeeker, size int64) error {
+	_, err := c.do(ctx, "PutObject", http.MethodPut, objPath(bucket, key), body, size, false, octet)
+	return err
+}
+
+// Get sends GET object, optionally ranged, and discards the body.
+func (c *Client) Get(ctx context.Context, bucket, key string, off, length int64) (int64, time.Time, error) {
+	var hdr map[string]string
+	if length > 0 {
+		hdr = map[string]string{"Range": "bytes=" + strconv.FormatInt(off, 10) + "-" + strconv.FormatInt(off+length-1, 10)}
+	}
+	resp, err := c.do(ctx, "GetObject", http.MethodGet, objPath(bucket, key), nil, 0, true, hdr)
+	if err != nil {
+		return 0, time.Time{}, err
+	}
+	first := time.Now()
+	n, err := io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	return n, first, err
+}
+
+// Stat sends HEAD object.
+func (c *Client) Stat(ctx context.Context, bucket, key string) error {
+	_, err := c.do(ctx, "HeadObject", http.MethodHead, objPath(bucket, key), nil, 0, false, nil)
+	return err
+}
+
+// Delete sends DELETE object.
+func (c *Client) Delete(ctx context.Context, bucket, key string) error {
+	_, err := c.do(ctx, "DeleteObject", http.MethodDelete, objPath(bucket, key), nil, 0, false, nil)
+	return err
+}
+
+// List fetches one plain-text container listing page and counts its lines.
+func (c *Client) List(ctx context.Context, bucket, prefix string, max int) (int, error) {
+	q := url.Values{"format": {"plain"}, "limit": {strconv.Itoa(max)}}
+	if prefix != "" {
+		q.Set("prefix", prefix)
+	}
+	resp, err := c.do(ctx, "ListContainer", http.MethodGet, "/"+url.PathEscape(bucket)+"?"+q.Encode(), nil, 0, true, nil)
+	if err != nil {
+		return 0, err
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	for i, b := range body {
+		if b == '\n' || (i == len(body)-1) {
+			n++
+		}
+	}
+	return n, nil
+}

@@ -1,0 +1,26 @@
+package workload
+
+import "context"
+
+// getOp reads a random present key, whole or (--range-size) a range at a
+// random offset.
+type getOp struct{ c *Common }
+
+func (o *getOp) do(ctx context.Context, w *worker) result {
+	k := o.c.keys
+	i, ok := k.findShared(w.rng.IntN(k.n))
+	if !ok {
+		return result{op: opGet, skipped: true}
+	}
+	defer k.releaseShared(i)
+	var off, length int64
+	if rs := o.c.cfg.RangeSize; rs > 0 {
+		if size := k.size(i); size > rs {
+			off, length = w.rng.Int64N(size-rs+1), rs
+		}
+	}
+	rctx, cancel := o.c.reqCtx(ctx)
+	n, first, err := o.c.be.Get(rctx, k.bucket(i), k.key(i), off, length)
+	cancel()
+	return result{op: opGet, bytes: n, firstByte: first, err: err}
+}
