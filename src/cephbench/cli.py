@@ -1,0 +1,317 @@
+"""The `cephbench` command: one thin function per command; the work is in the modules."""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import secrets
+import sys
+import time
+from datetime import datetime, timezone
+from pathlib import Path
+
+import click
+from rich.console import Console
+
+from . import __version__
+from .cluster import Cluster, Target
+from .config import Suite, load_suite
+from .drivers.base import RunContext
+from .errors import OperationFailed, UserError
+from .hosts import local_facts
+from .lab import Lab, default_lab_dir
+from .plan import Plan, expand
+from .progress import ConsoleEvents
+from .report.format import seconds
+from .report.terminal import print_results
+from .resources import Ledger, Resource
+from .results import Result, RunDir, Test
+from .runner import RunOptions, execute, pending_tests, preflight
+from .units import format_size, parse_size
+
+# Piped output (CI logs, `| tee`) gets wide tables instead of rich's 80-column default.
+out = Console(highlight=False, soft_wrap=True, width=None if sys.stdout.isatty() else 160)
+err = Console(stderr=True, highlight=False, soft_wrap=True, width=None if sys.stderr.isatty() else 160)
+
+
+class Main(click.Group):
+    """Turns the errors a user can fix into one line and exit 2; failures into exit 1."""
+
+    def invoke(self, ctx: click.Context):
+        try:
+            return super().invoke(ctx)
+        except UserError as exc:
+            err.print(f"cephbench: {exc.one_line()}", markup=False)
+            sys.exit(2)
+        except OperationFailed as exc:
+            err.print(f"cephbench: {exc}", markup=False)
+            sys.exit(1)
+        except KeyboardInterrupt:
+            err.print("cephbench: interrupted")
+            sys.exit(130)
+
+
+@click.group(cls=Main, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, "--version", prog_name="cephbench")
+@click.option("-v", "--verbose", count=True, help="More logging (-vv for debug).")
+def main(verbose: int) -> None:
+    """Is my Ceph cluster running at its maximum performance, and if not, why?"""
+    level = logging.WARNING if verbose == 0 else logging.INFO if verbose == 1 else logging.DEBUG
+    logging.basicConfig(level=level, format="%(levelname)s %(name)s: %(message)s", stream=sys.stderr)
+
+
+def _size_option(value: str, flag: str) -> int:
+    try:
+        return parse_size(value)
+    except ValueError as exc:
+        raise UserError(str(exc), where=flag) from None
+
+
+# ---- lab -------------------------------------------------------------------------
+
+@main.group()
+def lab() -> None:
+    """A real local Ceph cluster (mon, mgr, OSDs on BlueStore files, RGW) for trying and testing."""
+
+
+def _lab_dir_option(f):
+    return click.option("--dir", "lab_dir", type=click.Path(path_type=Path), default=None,
+                        help=f"Lab directory (default {default_lab_dir()}).")(f)
+
+
+def _lab(lab_dir: Path | None) -> Lab:
+    return Lab(Path(lab_dir or default_lab_dir()).absolute())
+
+
+@lab.command("up")
+@_lab_dir_option
+@click.option("--osds", default=3, show_default=True, help="Number of OSDs.")
+@click.option("--osd-size", default="10GiB", show_default=True, help="Size of each OSD's BlueStore file (sparse).")
+@click.option("--no-rgw", is_flag=True, help="Do not start an RGW.")
+def lab_up(lab_dir: Path | None, osds: int, osd_size: str, no_rgw: bool) -> None:
+    """Start a lab cluster and wait until it is healthy."""
+    lb = _lab(lab_dir)
+    size = _size_option(osd_size, "--osd-size")
+    if lb.is_running():
+        _print_lab_status(lb)
+        raise UserError(f"a lab is already running in {lb.dir}", f"stop it with 'cephbench lab down --dir {lb.dir}'")
+    info = lb.up(osds=osds, osd_size_bytes=size, rgw=not no_rgw, progress=lambda m: err.print(f"lab: {m}"))
+    out.print(f"lab ready in {info.startup_s:.1f} s: {osds} OSD(s) of {format_size(size)}"
+              + (f", RGW at {info.rgw_endpoint}" if info.rgw else "") + f"; directory {lb.dir}")
+    out.print(f"use it from a shell: eval \"$(cephbench lab env --dir {lb.dir})\"")
+
+
+@lab.command("status")
+@_lab_dir_option
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+def lab_status(lab_dir: Path | None, as_json: bool) -> None:
+    """Daemons with PIDs, health, OSDs up/in, RGW endpoint."""
+    lb = _lab(lab_dir)
+    info = lb.info()
+    if info is None:
+        raise UserError(f"no lab in {lb.dir}", "start one with 'cephbench lab up'")
+    status = _lab_status_data(lb)
+    if as_json:
+        out.print_json(json.dumps(status))
+    else:
+        _print_lab_status(lb, status)
+
+
+def _lab_status_data(lb: Lab) -> dict:
+    info = lb.info()
+    daemons = [{"name": d.name, "pid": d.pid, "running": d.running} for d in lb.daemons()]
+    data = {"dir": str(lb.dir), "fsid": info.fsid if info else None, "daemons": daemons,
+            "rgw_endpoint": info.rgw_endpoint if info else None, "health": None, "osds_up": None, "osds_in": None}
+    if any(d["running"] for d in daemons):
+        try:
+            st = lb.health()
+            data["health"] = st.get("health", {}).get("status")
+            osdmap = st.get("osdmap", {})
+            osdmap = osdmap.get("osdmap", osdmap)
+            data["osds_up"], data["osds_in"] = osdmap.get("num_up_osds"), osdmap.get("num_in_osds")
+        except OperationFailed:
+            data["health"] = "unreachable"
+    return data
+
+
+def _print_lab_status(lb: Lab, status: dict | None = None) -> None:
+    s = status or _lab_status_data(lb)
+    out.print(f"lab {s['dir']}  fsid {s['fsid']}")
+    out.print(f"health: {s['health'] or 'stopped'}   OSDs up/in: {s['osds_up']}/{s['osds_in']}   "
+              f"RGW: {s['rgw_endpoint'] or '-'}")
+    for d in s["daemons"]:
+        out.print(f"  {d['name']:<16} pid {d['pid']!s:<8} {'running' if d['running'] else 'stopped'}")
+
+
+@lab.command("env")
+@_lab_dir_option
+def lab_env(lab_dir: Path | None) -> None:
+    """Shell export lines so ceph, rados, rbd and fio work against the lab."""
+    lb = _lab(lab_dir)
+    if lb.info() is None:
+        raise UserError(f"no lab in {lb.dir}", "start one with 'cephbench lab up'")
+    for k, v in lb.env().items():
+        click.echo(f"export {k}={v}")
+
+
+@lab.command("down")
+@_lab_dir_option
+@click.option("--keep", is_flag=True, help="Keep the lab directory (data, logs).")
+def lab_down(lab_dir: Path | None, keep: bool) -> None:
+    """Stop exactly the daemons this lab started, and remove its directory."""
+    lb = _lab(lab_dir)
+    t0 = time.monotonic()
+    stopped = lb.down(keep=keep)
+    if stopped is None:
+        out.print(f"no lab in {lb.dir}: nothing to do")
+        return
+    out.print(f"lab down in {time.monotonic() - t0:.1f} s: stopped {len(stopped)} daemon(s)"
+              + (f"; kept {lb.dir}" if keep else f"; removed {lb.dir}"))
+
+
+# ---- validate / run ------------------------------------------------------------------
+
+def _print_plan(plan: Plan) -> None:
+    for t in plan.tests:
+        p = {k: v for k, v in t.params.items() if k != "pool_profile"}
+        shown = " ".join(f"{k}={format_size(v) if k in ('object_size', 'block_size', 'total') else v}"
+                         for k, v in p.items())
+        out.print(f"{t.id:<48} {shown}", markup=False)
+    groups = len({t.group for t in plan.tests})
+    out.print(f"{len(plan.tests)} tests in {groups} groups; estimated duration {seconds(plan.est_duration_s)}")
+
+
+@main.command()
+@click.argument("suite_path", metavar="SUITE", type=click.Path(path_type=Path))
+def validate(suite_path: Path) -> None:
+    """Check a suite and print the expanded plan, without contacting a cluster."""
+    suite = load_suite(suite_path)
+    _print_plan(expand(suite))
+
+
+def _target(suite: Suite, conf: Path | None, keyring: Path | None, client_id: str | None,
+            lab_dir: Path | None, dry_run: bool) -> tuple[Target, Lab | None]:
+    conf = conf or (suite.target.conf if suite.target else None) or (
+        Path(os.environ["CEPH_CONF"]) if os.environ.get("CEPH_CONF") else None)
+    keyring = keyring or (suite.target.keyring if suite.target else None) or (
+        Path(os.environ["CEPH_KEYRING"]) if os.environ.get("CEPH_KEYRING") else None)
+    client_id = client_id or (suite.target.id if suite.target else None)
+    if conf is not None:
+        lab_json = Path(conf).absolute().parent / "lab.json"
+        lb = Lab(lab_json.parent) if lab_json.exists() else None
+        return Target(Path(conf).absolute(), keyring.absolute() if keyring else None, client_id,
+                      is_lab=lb is not None), lb
+    lb = _lab(lab_dir)
+    if not lb.is_running():
+        if dry_run:
+            raise UserError(f"no lab running in {lb.dir} and --dry-run starts nothing",
+                            "start one with 'cephbench lab up', or give --conf")
+        err.print(f"no lab running in {lb.dir}: starting one (cephbench lab up)")
+        info = lb.up(progress=lambda m: err.print(f"lab: {m}"))
+        err.print(f"lab ready in {info.startup_s:.1f} s")
+    env = lb.env()
+    return Target(Path(env["CEPH_CONF"]), Path(env["CEPH_KEYRING"]), None, is_lab=True), lb
+
+
+@main.command()
+@click.argument("suite_path", metavar="SUITE", type=click.Path(path_type=Path), required=False)
+@click.option("--out", "out_dir", type=click.Path(path_type=Path), help="Run directory "
+              "(default ./cephbench-runs/<UTC timestamp>-<suite name>).")
+@click.option("--resume", "resume_dir", type=click.Path(path_type=Path),
+              help="Complete an earlier run: run exactly the tests that have no result.")
+@click.option("-c", "--conf", type=click.Path(path_type=Path), help="ceph.conf of the target cluster "
+              "(default: CEPH_CONF, else the lab).")
+@click.option("-k", "--keyring", type=click.Path(path_type=Path), help="Keyring (default: CEPH_KEYRING).")
+@click.option("--id", "client_id", help="Client id, e.g. admin.")
+@click.option("--lab-dir", type=click.Path(path_type=Path), help="Lab directory when targeting the lab.")
+@click.option("--force", is_flag=True, help="Run even on a HEALTH_ERR cluster.")
+@click.option("--keep", is_flag=True, help="Keep the pools and objects the run created.")
+@click.option("--dry-run", is_flag=True, help="Print every cluster-changing command; change nothing.")
+def run(suite_path: Path | None, out_dir: Path | None, resume_dir: Path | None, conf: Path | None,
+        keyring: Path | None, client_id: str | None, lab_dir: Path | None, force: bool, keep: bool,
+        dry_run: bool) -> None:
+    """Run a suite against the lab (default) or any cluster."""
+    if resume_dir is not None:
+        rundir = RunDir.open(resume_dir)
+        meta = rundir.meta()
+        from .config import parse_suite
+        suite = parse_suite(meta["suite"], f"{resume_dir}/run.json suite")
+        done, bad = rundir.results()
+        for line in bad:
+            err.print(f"cephbench: {rundir.results_jsonl}:{line.line_no}: unreadable result ({line.reason}); "
+                      "that test runs again", markup=False)
+    elif suite_path is None:
+        raise UserError("give a suite file, or --resume RUN_DIR", "e.g. cephbench run suites/quick.yaml",
+                        where="SUITE")
+    else:
+        suite = load_suite(suite_path)
+        rundir, done = None, []
+    plan = expand(suite)
+    todo = pending_tests(plan, done)
+    target, lb = _target(suite, conf, keyring, client_id, lab_dir, dry_run)
+    cluster = Cluster(target)
+    status = preflight(cluster, plan, force)
+    run_id = secrets.token_hex(3)
+    if not dry_run and rundir is None:
+        stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+        path = out_dir or Path("cephbench-runs") / f"{stamp}-{suite.name}"
+        rundir = RunDir.create(path, {
+            "cephbench_version": __version__, "run_ids": [run_id], "suite_name": suite.name,
+            "suite": suite.model_dump(mode="json"), "plan": [t.model_dump() for t in plan.tests],
+            "target": target.describe(), "started_unix": time.time(),
+            "cluster": cluster.facts(), "hosts": {"client": local_facts()},
+        })
+    elif rundir is not None and not dry_run:
+        meta = rundir.meta()
+        rundir.update_meta(run_ids=[*meta.get("run_ids", []), run_id])
+    if not todo:
+        out.print(f"every test of {rundir.path if rundir else suite.name} has a result: nothing to run")
+        return
+    ctx = RunContext(cluster=cluster, run_id=run_id, rundir=None if dry_run else rundir,
+                     ledger=Ledger(None if dry_run else rundir.path / "resources.json"),
+                     settings=suite.settings, dry_run=dry_run,
+                     restart_lab_osds=lb.restart_osds if lb is not None and target.is_lab else None)
+    est = sum(t.est_duration_s for t in todo)
+    events = ConsoleEvents(err, total=len(todo), est_total_s=est, quiet=dry_run)
+    ctx.events = events
+    if dry_run:
+        out.print(f"dry run against {target.conf} (health {status.get('health', {}).get('status')}); "
+                  f"{len(todo)} tests; these commands would change the cluster:")
+    else:
+        out.print(f"run {rundir.path}: {len(todo)} of {len(plan.tests)} tests, about {seconds(est)}")
+    with events:
+        summary = execute(plan, ctx, events, RunOptions(force=force, keep=keep, dry_run=dry_run), todo)
+    if dry_run:
+        for line in summary.planned:
+            out.print(f"  {line}", markup=False)
+        return
+    rundir.update_meta(finished_unix=time.time(), interrupted=summary.interrupted)
+    all_results, _ = rundir.results()
+    print_results(out, all_results)
+    out.print(f"results: {rundir.path}")
+    if summary.interrupted:
+        err.print(f"interrupted: finished results are kept; complete the run with "
+                  f"'cephbench run --resume {rundir.path}'")
+        sys.exit(130)
+    if summary.failed:
+        sys.exit(1)
+
+
+@main.command()
+@click.argument("run_dir", type=click.Path(path_type=Path))
+def show(run_dir: Path) -> None:
+    """Print the results of a run directory."""
+    rundir = RunDir.open(run_dir)
+    results, bad = rundir.results()
+    for line in bad:
+        err.print(f"cephbench: {rundir.results_jsonl}:{line.line_no}: unreadable result skipped ({line.reason})",
+                  markup=False)
+    if not results:
+        out.print(f"{run_dir}: no results yet")
+        return
+    print_results(out, results)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,231 @@
+"""The suite file: schema (pydantic) and loading, with errors that name the YAML path.
+
+Any list-valued workload parameter is a sweep dimension; plan.py expands them.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Any, Literal, Union
+
+import yaml
+from pydantic import (BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, field_validator,
+                      model_validator)
+
+from .errors import UserError
+from .units import parse_duration, parse_size
+
+
+def _size(v: Any) -> int:
+    return parse_size(v)
+
+
+def _duration(v: Any) -> float:
+    d = parse_duration(v)
+    if d <= 0:
+        raise ValueError(f"{v!r} must be longer than zero")
+    return d
+
+
+def _as_list(v: Any) -> Any:
+    return v if isinstance(v, list) else [v]
+
+
+Size = Annotated[int, BeforeValidator(_size)]
+Duration = Annotated[float, BeforeValidator(_duration)]
+PositiveInt = Annotated[int, Field(gt=0, strict=True)]
+
+
+def Sweep(inner: Any) -> Any:  # noqa: N802 - reads as a type in the schema below
+    """A parameter that is one value or a list of values (a sweep dimension)."""
+    return Annotated[list[inner], BeforeValidator(_as_list), Field(min_length=1)]
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class TargetConfig(_Strict):
+    conf: Path | None = None
+    keyring: Path | None = None
+    id: str | None = None
+
+
+class Settings(_Strict):
+    drop_caches: bool = True
+    cold_reads: Literal["none", "restart-lab-osds"] = "none"
+    max_raw_used: float = Field(0.75, gt=0, le=0.95)
+    set_noscrub: bool = True
+
+
+class ReplicatedPool(_Strict):
+    type: Literal["replicated"]
+    size: PositiveInt = 3
+    min_size: PositiveInt | None = None
+    pg_num: PositiveInt = 32
+
+
+class ErasurePool(_Strict):
+    type: Literal["erasure"]
+    k: PositiveInt
+    m: PositiveInt
+    plugin: Literal["jerasure", "isa", "lrc", "shec", "clay"] = "jerasure"
+    pg_num: PositiveInt = 32
+    failure_domain: str | None = None      # default: osd on the lab, host elsewhere
+
+
+PoolProfile = Annotated[Union[ReplicatedPool, ErasurePool], Field(discriminator="type")]
+
+
+class _Workload(_Strict):
+    name: str | None = None
+    repeat: PositiveInt = 1
+
+
+class RadosBench(_Workload):
+    type: Literal["rados_bench"]
+    pool: Sweep(str) = ["default"]
+    modes: list[Literal["write", "seq", "rand"]] = Field(["write", "seq", "rand"], min_length=1)
+    object_size: Sweep(Size) = [4 * 1024**2]
+    concurrency: Sweep(PositiveInt) = [16]
+    duration: Sweep(Duration) = [30.0]
+    instances: Sweep(PositiveInt) = [1]
+
+    @field_validator("modes")
+    @classmethod
+    def _reads_need_write(cls, modes: list[str]) -> list[str]:
+        if "write" not in modes:
+            raise ValueError("seq and rand read what write wrote: include write in modes")
+        if modes[0] != "write":
+            raise ValueError("write must come first in modes")
+        return modes
+
+
+class OsdBench(_Workload):
+    type: Literal["osd_bench"]
+    total: Sweep(Size) = [1024**3]
+    block_size: Sweep(Size) = [4 * 1024**2]
+    slow_threshold: float = Field(0.2, gt=0, lt=1)
+
+
+class FioRados(_Workload):
+    type: Literal["fio_rados"]
+    pool: Sweep(str) = ["default"]
+    rw: Sweep(Literal["write", "read", "randwrite", "randread"]) = ["write", "read"]
+    block_size: Sweep(Size) = [4 * 1024**2]
+    iodepth: Sweep(PositiveInt) = [16]
+    duration: Sweep(Duration) = [30.0]
+
+
+Workload = Annotated[Union[RadosBench, OsdBench, FioRados], Field(discriminator="type")]
+WORKLOAD_TYPES = ("rados_bench", "osd_bench", "fio_rados")
+
+
+def _default_pools() -> dict[str, Any]:
+    return {"default": ReplicatedPool(type="replicated")}
+
+
+class Suite(_Strict):
+    name: str = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]*$", max_length=64)
+    description: str = ""
+    target: TargetConfig | None = None
+    settings: Settings = Field(default_factory=Settings)
+    pools: dict[str, PoolProfile] = Field(default_factory=_default_pools)
+    workloads: list[Workload] = Field(min_length=1)
+
+    @model_validator(mode="after")
+    def _pools_exist(self) -> "Suite":
+        for i, w in enumerate(self.workloads):
+            for p in getattr(w, "pool", []):
+                if p not in self.pools:
+                    known = ", ".join(sorted(self.pools)) or "none"
+                    raise ValueError(f"workloads[{i}].pool: profile {p!r} is not defined in pools (defined: {known})")
+        return self
+
+
+def _loc_path(loc: tuple[Any, ...]) -> str:
+    """('workloads', 1, 'rados_bench', 'object_size', 0) -> 'workloads[1].object_size[0]'."""
+    out = ""
+    parts = list(loc)
+    for i, p in enumerate(parts):
+        if isinstance(p, int):
+            out += f"[{p}]"
+            continue
+        # pydantic puts the union branch (discriminator tag or type name) into the path
+        prev = parts[i - 1] if i else None
+        if p in WORKLOAD_TYPES or p in ("replicated", "erasure") or "[" in p or p.startswith("function-"):
+            if isinstance(prev, int) or (prev is not None and prev not in ("workloads",)):
+                continue
+        out += f".{p}" if out else p
+    return out
+
+
+def _message(err: dict[str, Any]) -> str:
+    kind = err.get("type", "")
+    msg = str(err.get("msg", "invalid"))
+    if kind == "extra_forbidden":
+        return "unknown key (check the spelling; docs/suites.md lists the keys)"
+    if kind == "missing":
+        return "required key is missing"
+    if kind == "union_tag_invalid":
+        tag = err.get("input", {}).get("type") if isinstance(err.get("input"), dict) else None
+        return f"unknown type {tag!r}; use one of the types listed in docs/suites.md"
+    if kind == "union_tag_not_found":
+        return "needs a 'type' key"
+    if kind == "greater_than" and err.get("ctx", {}).get("gt") == 0:
+        return f"must be greater than zero, got {err.get('input')!r}"
+    for prefix in ("Value error, ", "Assertion failed, "):
+        if msg.startswith(prefix):
+            msg = msg[len(prefix):]
+    value = err.get("input")
+    if isinstance(value, (str, int, float)) and not isinstance(value, bool) and repr(value) not in msg:
+        msg += f", got {value!r}"
+    return msg
+
+
+def _trim_scalar_index(loc: tuple[Any, ...], data: Any) -> tuple[Any, ...]:
+    """A sweep parameter given as a scalar is reported without the list index pydantic adds."""
+    node = data
+    for i, part in enumerate(loc):
+        if isinstance(part, int) and not isinstance(node, list):
+            return loc[:i] + loc[i + 1:]
+        try:
+            node = node[part]
+        except (KeyError, IndexError, TypeError):
+            if isinstance(part, str) and isinstance(node, (dict, list)) and (part in WORKLOAD_TYPES or part in ("replicated", "erasure")):
+                continue  # a union branch name, not a key of the data
+            return loc
+    return loc
+
+
+def parse_suite(data: Any, source: str) -> Suite:
+    if not isinstance(data, dict):
+        raise UserError(f"{source}: a suite is a YAML mapping with name and workloads", "see docs/suites.md")
+    try:
+        return Suite.model_validate(data)
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        msg = _message(err)
+        path = _loc_path(_trim_scalar_index(tuple(err.get("loc", ())), data))
+        if not path and ": " in msg and msg.split(": ", 1)[0].startswith("workloads["):
+            path, msg = msg.split(": ", 1)
+        more = len(exc.errors()) - 1
+        suffix = f" (and {more} more problem{'s' if more > 1 else ''})" if more else ""
+        raise UserError(f"{msg}{suffix}", where=f"{source}: {path}" if path else source) from None
+
+
+def load_suite(path: Path) -> Suite:
+    try:
+        text = Path(path).read_text()
+    except FileNotFoundError:
+        raise UserError(f"suite file {path} does not exist", "give the path of a suite YAML, e.g. suites/quick.yaml")
+    except OSError as exc:
+        raise UserError(f"suite file {path} cannot be read: {exc.strerror}")
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f"{path}:{mark.line + 1}:{mark.column + 1}" if mark else str(path)
+        problem = getattr(exc, "problem", None) or "not valid YAML"
+        raise UserError(f"{problem}", "fix the YAML syntax", where=where) from None
+    return parse_suite(data, str(path))

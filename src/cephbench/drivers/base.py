@@ -1,0 +1,143 @@
+"""What a driver gets from the runner (RunContext) and gives back (Outcome).
+
+The runner knows no tool: it hands a driver the tests of one group and records
+each Outcome the driver yields, the moment it is yielded.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Iterator, Protocol, Sequence
+
+from ..cluster import Cluster, Target
+from ..config import Settings
+from ..hosts import CommandResult, LocalHost, Spawn, run_together
+from ..resources import Ledger, Resource
+from ..results import Measurement, RunDir, Test
+from ..safety import CapacityBudget, drop_caches_local
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class Outcome:
+    test: Test
+    started_unix: float
+    duration_s: float
+    measurement: Measurement | None = None
+    error: str | None = None
+    skipped: bool = False
+    commands: list[str] = field(default_factory=list)
+    raw: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+
+class Events(Protocol):
+    """What the runner tells whoever shows progress (cli.py)."""
+
+    def test_started(self, test: Test) -> None: ...
+    def live(self, test: Test, bytes_per_s: float | None, ops_per_s: float | None) -> None: ...
+    def note(self, text: str) -> None: ...
+
+
+class QuietEvents:
+    def test_started(self, test: Test) -> None:
+        pass
+
+    def live(self, test: Test, bytes_per_s: float | None, ops_per_s: float | None) -> None:
+        pass
+
+    def note(self, text: str) -> None:
+        log.info("%s", text)
+
+
+@dataclass
+class RunContext:
+    cluster: Cluster
+    run_id: str
+    rundir: RunDir | None          # None in a dry run
+    ledger: Ledger
+    settings: Settings
+    events: Events = field(default_factory=QuietEvents)
+    host: LocalHost = field(default_factory=LocalHost)
+    dry_run: bool = False
+    planned: list[str] = field(default_factory=list)   # dry run: the commands that would change the cluster
+    restart_lab_osds: Callable[[], None] | None = None
+
+    @property
+    def target(self) -> Target:
+        return self.cluster.target
+
+    def name(self, *parts: str) -> str:
+        """Every cluster object cephbench creates is named cephbench-<run-id>-..."""
+        return "-".join(("cephbench", self.run_id, *parts))
+
+    def budget(self) -> CapacityBudget:
+        total, used = self.cluster.raw_capacity()
+        return CapacityBudget(total, used, self.settings.max_raw_used)
+
+    def change(self, argv: Sequence[str], action: Callable[[], Any]) -> Any:
+        """Run a cluster-changing action, or in a dry run only record its command."""
+        if self.dry_run:
+            self.planned.append(" ".join(str(a) for a in argv))
+            return None
+        return action()
+
+    def run_tools(self, test: Test, spawns: list[Spawn], timeout_s: float,
+                  live: Callable[[list[Path]], tuple[float | None, float | None]] | None = None,
+                  ) -> list[CommandResult] | None:
+        """Run tool processes together (None in a dry run), reporting live figures once a second."""
+        if self.dry_run:
+            self.planned.extend(" ".join(str(a) for a in sp.argv) for sp in spawns)
+            return None
+
+        def tick() -> None:
+            if live:
+                bw, ops = live([sp.output for sp in spawns])
+                self.events.live(test, bw, ops)
+
+        return run_together(spawns, timeout_s, tick=tick)
+
+    def prepare_reads(self) -> list[str]:
+        """Drop caches (and restart lab OSDs when asked) before a read phase; returns notes."""
+        notes = []
+        if self.dry_run:
+            self.planned.append("sync; echo 3 > /proc/sys/vm/drop_caches")
+            return notes
+        if self.settings.cold_reads == "restart-lab-osds":
+            if self.restart_lab_osds is None:
+                notes.append("cold_reads restart-lab-osds ignored: the target is not a lab")
+            else:
+                self.restart_lab_osds()
+                notes.append("lab OSDs restarted before the read: BlueStore caches were cold")
+        if self.settings.drop_caches:
+            why = drop_caches_local()
+            if why:
+                notes.append(why)
+            elif not self.target.is_lab:
+                notes.append("page cache dropped on the client only: OSD hosts are not reachable from here")
+        return notes
+
+
+def run_group_timeout(duration_s: float) -> float:
+    """A tool that runs for `duration_s` gets this long before it is killed."""
+    return duration_s * 3 + 120
+
+
+class GroupDriver(Protocol):
+    def __call__(self, ctx: RunContext, group: list[Test], todo: set[str]) -> Iterator[Outcome]: ...
+
+
+def now() -> tuple[float, float]:
+    return time.time(), time.monotonic()
+
+
+_SAFE = re.compile(r"[^A-Za-z0-9_.-]+")
+
+
+def safe_name(text: str) -> str:
+    return _SAFE.sub("_", text)

@@ -1,0 +1,325 @@
+"""`rados bench`: command builder, parser of its text output, and instance aggregation.
+
+The parser reads both the current summary ("Average Latency(s):", "Average IOPS:")
+and the old one the seeds show ("Average Latency:", no IOPS lines). rados bench
+prints "MB" meaning MiB (2^20 bytes): that is what we convert from.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+import re
+from dataclasses import dataclass
+
+from ..results import Latency, Measurement, Sample
+from . import ParseError
+
+MIB = 1024 * 1024
+NS = 1e9
+
+# "  12      16       181       165   131.654       188    0.504986    0.466868"
+_SECOND_RE = re.compile(
+    r"^\s*(\d+)\s+(\d+)\s+(\d+)\s+(\d+)\s+([\d.]+)\s+([\d.]+)\s+(\S+)\s+([\d.]+)\s*$")
+_SUMMARY_RE = re.compile(r"^\s*([A-Za-z][A-Za-z ()/]*?)\s*:\s*([-\d.e+]+)\s*$")
+
+_FIELDS = {
+    "total time run": "duration_s",
+    "total writes made": "ops_total",
+    "total reads made": "ops_total",
+    "write size": "op_size",
+    "read size": "op_size",
+    "object size": "object_size",
+    "bandwidth (mb/sec)": "bw_mib",
+    "stddev bandwidth": "bw_stddev_mib",
+    "max bandwidth (mb/sec)": "bw_max_mib",
+    "min bandwidth (mb/sec)": "bw_min_mib",
+    "average iops": "iops",
+    "stddev iops": "iops_stddev",
+    "max iops": "iops_max",
+    "min iops": "iops_min",
+    "average latency(s)": "lat_mean_s",
+    "average latency": "lat_mean_s",
+    "stddev latency(s)": "lat_stddev_s",
+    "stddev latency": "lat_stddev_s",
+    "max latency(s)": "lat_max_s",
+    "max latency": "lat_max_s",
+    "min latency(s)": "lat_min_s",
+    "min latency": "lat_min_s",
+}
+
+
+@dataclass(frozen=True)
+class RadosBenchCommand:
+    pool: str
+    mode: str                 # write | seq | rand
+    duration_s: int
+    concurrency: int
+    object_size: int
+    run_name: str
+    no_cleanup: bool = True
+    max_objects: int | None = None
+
+    def argv(self, client_args: list[str]) -> list[str]:
+        if self.mode not in ("write", "seq", "rand"):
+            raise ValueError(f"unknown rados bench mode {self.mode!r}")
+        argv = ["rados", *client_args, "-p", self.pool, "bench", str(self.duration_s), self.mode,
+                "-t", str(self.concurrency), "--run-name", self.run_name]
+        if self.mode == "write":
+            argv += ["-b", str(self.object_size), "-O", str(self.object_size)]
+            if self.no_cleanup:
+                argv.append("--no-cleanup")
+            if self.max_objects is not None:
+                argv += ["--max-objects", str(self.max_objects)]
+        return argv
+
+
+def cleanup_argv(client_args: list[str], pool: str, run_name: str) -> list[str]:
+    return ["rados", *client_args, "-p", pool, "cleanup", "--run-name", run_name]
+
+
+def parse(text: str, mode: str) -> Measurement:
+    """rados bench text output -> Measurement. Raises ParseError when there is no summary."""
+    values: dict[str, float] = {}
+    samples: list[Sample] = []
+    prev_finished = 0
+    for line in text.splitlines():
+        m = _SECOND_RE.match(line)
+        if m:
+            sec, finished = int(m.group(1)), int(m.group(4))
+            cur_mib = float(m.group(6))
+            if sec > 0:
+                last_lat = m.group(7)
+                samples.append(Sample(
+                    t_s=sec,
+                    bytes_per_s=cur_mib * MIB,
+                    ops_per_s=float(finished - prev_finished),
+                    lat_mean_ns=float(last_lat) * NS if _is_number(last_lat) else None,
+                ))
+            prev_finished = finished
+            continue
+        m = _SUMMARY_RE.match(line)
+        if m:
+            key = _FIELDS.get(m.group(1).strip().lower())
+            if key:
+                values[key] = float(m.group(2))
+    if "duration_s" not in values or "bw_mib" not in values:
+        tail = _last_line(text)
+        raise ParseError(f"no rados bench summary in the output (last line: {tail!r})")
+    duration = values["duration_s"]
+    ops = values.get("ops_total")
+    op_size = int(values["op_size"]) if "op_size" in values else None
+    iops = values.get("iops")
+    if iops is None and ops is not None and duration > 0:
+        iops = ops / duration  # old format prints no IOPS
+    return Measurement(
+        tool="rados bench",
+        op=mode,
+        duration_s=duration,
+        ops_total=ops,
+        bytes_total=ops * op_size if ops is not None and op_size is not None else None,
+        op_size_bytes=op_size,
+        object_size_bytes=int(values["object_size"]) if "object_size" in values else op_size,
+        bytes_per_s=values["bw_mib"] * MIB,
+        bytes_per_s_stddev=_scaled(values.get("bw_stddev_mib"), MIB),
+        bytes_per_s_max=_scaled(values.get("bw_max_mib"), MIB),
+        bytes_per_s_min=_scaled(values.get("bw_min_mib"), MIB),
+        ops_per_s=iops,
+        ops_per_s_stddev=values.get("iops_stddev"),
+        ops_per_s_max=values.get("iops_max"),
+        ops_per_s_min=values.get("iops_min"),
+        latency=Latency(
+            mean_ns=_scaled(values.get("lat_mean_s"), NS),
+            stddev_ns=_scaled(values.get("lat_stddev_s"), NS),
+            max_ns=_scaled(values.get("lat_max_s"), NS),
+            min_ns=_scaled(values.get("lat_min_s"), NS),
+        ),
+        timeseries=samples,
+    )
+
+
+def aggregate(parts: list[Measurement]) -> Measurement:
+    """N concurrent instances -> one Measurement, keeping each instance's own figures.
+
+    Bandwidth and IOPS are summed over the seconds all instances were running
+    (the common interval), so a straggler's tail does not inflate the total;
+    latency is weighted by each instance's op count.
+    """
+    if not parts:
+        raise ValueError("nothing to aggregate")
+    if len(parts) == 1:
+        return parts[0]
+    common = min((len(p.timeseries) for p in parts), default=0)
+    timeseries: list[Sample] = []
+    for i in range(common):
+        timeseries.append(Sample(
+            t_s=parts[0].timeseries[i].t_s,
+            bytes_per_s=sum(p.timeseries[i].bytes_per_s or 0 for p in parts),
+            ops_per_s=sum(p.timeseries[i].ops_per_s or 0 for p in parts),
+        ))
+    if common >= 2:
+        bw = sum(s.bytes_per_s or 0 for s in timeseries) / common
+        iops = sum(s.ops_per_s or 0 for s in timeseries) / common
+    else:  # too short for per-second figures: sum of averages
+        bw = sum(p.bytes_per_s or 0 for p in parts)
+        iops = sum(p.ops_per_s or 0 for p in parts)
+    ops = [p.ops_total or 0 for p in parts]
+    total_ops = sum(ops)
+    lat = _pooled_latency([p.latency for p in parts], ops)
+    return Measurement(
+        tool=parts[0].tool,
+        op=parts[0].op,
+        duration_s=max(p.duration_s for p in parts),
+        ops_total=total_ops,
+        bytes_total=sum(p.bytes_total or 0 for p in parts),
+        op_size_bytes=parts[0].op_size_bytes,
+        object_size_bytes=parts[0].object_size_bytes,
+        bytes_per_s=bw,
+        ops_per_s=iops,
+        bytes_per_s_max=max((s.bytes_per_s or 0 for s in timeseries), default=None),
+        bytes_per_s_min=min((s.bytes_per_s or 0 for s in timeseries), default=None),
+        latency=lat,
+        timeseries=timeseries,
+        instances=parts,
+        extra={"instances": len(parts), "common_interval_s": common},
+    )
+
+
+def _pooled_latency(lats: list[Latency], weights: list[float]) -> Latency:
+    total = sum(weights)
+    if total <= 0 or any(l.mean_ns is None for l in lats):
+        return Latency()
+    mean = sum(l.mean_ns * w for l, w in zip(lats, weights)) / total
+    stddev = None
+    if all(l.stddev_ns is not None for l in lats):
+        second_moment = sum((l.stddev_ns**2 + l.mean_ns**2) * w for l, w in zip(lats, weights)) / total
+        stddev = math.sqrt(max(second_moment - mean**2, 0.0))
+    maxes = [l.max_ns for l in lats if l.max_ns is not None]
+    mins = [l.min_ns for l in lats if l.min_ns is not None]
+    return Latency(mean_ns=mean, stddev_ns=stddev, max_ns=max(maxes) if maxes else None,
+                   min_ns=min(mins) if mins else None)
+
+
+def _scaled(v: float | None, factor: float) -> float | None:
+    return None if v is None else v * factor
+
+
+def _is_number(s: str) -> bool:
+    try:
+        float(s)
+        return True
+    except ValueError:
+        return False
+
+
+def _last_line(text: str) -> str:
+    lines = [ln for ln in text.strip().splitlines() if ln.strip()]
+    return lines[-1][:200] if lines else ""
+
+
+# ---- running a group: pools, write, reads, cleanup ------------------------------------
+
+def live_figures(paths: list) -> tuple[float | None, float | None]:
+    """Current MiB/s summed over instances, from the last per-second line each has printed."""
+    bw_total, ops_total, seen = 0.0, 0.0, False
+    for p in paths:
+        try:
+            with open(p, "rb") as f:
+                f.seek(0, 2)
+                f.seek(max(0, f.tell() - 4096))
+                lines = f.read().decode(errors="replace").splitlines()
+        except OSError:
+            continue
+        for line in reversed(lines):
+            m = _SECOND_RE.match(line)
+            if m and int(m.group(1)) > 0:
+                bw_total += float(m.group(6)) * MIB
+                seen = True
+                break
+    return (bw_total if seen else None), None
+
+
+def run_group(ctx, group, todo):
+    """Write, then seq/rand reads of what was written, on fresh pools; one Outcome per test in `todo`."""
+    from ..hosts import Spawn
+    from ..pools import create_pool, remove_pool
+    from ..safety import amplification
+    from .base import Outcome, now, run_group_timeout
+
+    first = group[0].params
+    n = first["instances"]
+    profile = first["pool_profile"]
+    size = first["object_size"]
+    gid = group[0].group
+    pools = [create_pool(ctx, ctx.name(gid, f"i{i}"), profile) for i in range(n)]
+    run_names = [ctx.name(gid, f"i{i}") for i in range(n)]
+    client = ctx.target.client_args()
+    try:
+        for test in group:
+            mode = test.params["phase"]
+            if test.id not in todo and mode != "write":
+                continue
+            if mode == "write" and test.id not in todo and not any(t.id in todo for t in group if t is not test):
+                continue
+            record = test.id in todo
+            started, t0 = now()
+            notes: list[str] = []
+            ctx.events.test_started(test)
+            if mode != "write":
+                notes += ctx.prepare_reads()
+            max_objects = None
+            if mode == "write" and not ctx.dry_run:
+                budget = ctx.budget()
+                per_instance = budget.client_bytes(amplification(profile)) // size // n
+                if per_instance < first["concurrency"]:
+                    msg = (f"capacity guard: writing would take the cluster past {budget.max_raw_used:.0%} raw used "
+                           f"({budget.describe()})")
+                    if record:
+                        yield Outcome(test, started, time.monotonic() - t0, error=msg, notes=notes)
+                    return
+                max_objects = int(per_instance)
+            cmds = [RadosBenchCommand(pool=pools[i], mode=mode, duration_s=int(round(test.params["duration_s"])),
+                                      concurrency=test.params["concurrency"], object_size=size,
+                                      run_name=run_names[i], no_cleanup=True, max_objects=max_objects)
+                    for i in range(n)]
+            raw_dir = ctx.rundir.raw_dir(test.id if record else f"{gid}-prepare-write") if ctx.rundir else None
+            spawns = [Spawn(c.argv(client), (raw_dir / f"rados-bench-{mode}-i{i}.txt") if raw_dir else None)
+                      for i, c in enumerate(cmds)]
+            results = ctx.run_tools(test, spawns, run_group_timeout(test.params["duration_s"]), live=live_figures)
+            if results is None:  # dry run
+                continue
+            commands = [r.cmdline for r in results]
+            raw = [str(sp.output.relative_to(ctx.rundir.path)) for sp in spawns]
+            failed = [r for r in results if not r.ok]
+            if failed:
+                err = f"rados bench {mode} failed: {failed[0].error_text()}"
+                if record:
+                    yield Outcome(test, started, time.monotonic() - t0, error=err, commands=commands, raw=raw,
+                                  notes=notes)
+                if mode == "write":
+                    return  # reads have nothing to read
+                continue
+            try:
+                parts = [parse(r.stdout, mode) for r in results]
+            except ParseError as exc:
+                if record:
+                    yield Outcome(test, started, time.monotonic() - t0, error=str(exc), commands=commands, raw=raw,
+                                  notes=notes)
+                continue
+            m = aggregate(parts)
+            if mode == "write":
+                if max_objects is not None and any((p.ops_total or 0) >= max_objects for p in parts):
+                    notes.append(f"capacity guard: write stopped at {max_objects} objects per instance to stay "
+                                 f"below {ctx.settings.max_raw_used:.0%} raw used")
+            elif m.duration_s < 0.8 * test.params["duration_s"]:
+                notes.append(f"{mode} ended after {m.duration_s:.1f} s, before the requested "
+                             f"{test.params['duration_s']:g} s: it read every object the write made; "
+                             "write longer for a longer read")
+            if not record:
+                ctx.events.note(f"{gid}: wrote objects again for the reads that remain (not recorded)")
+                continue
+            yield Outcome(test, started, time.monotonic() - t0, measurement=m, commands=commands, raw=raw,
+                          notes=notes)
+    finally:
+        for p in pools:
+            remove_pool(ctx, p)

@@ -1,0 +1,86 @@
+"""ceph.conf for a lab: everything under one directory, loopback only."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+
+@dataclass(frozen=True)
+class LabPorts:
+    mon_v2: int
+    mon_v1: int
+    rgw: int
+
+
+def render_conf(d: Path, fsid: str, ports: LabPorts, pool_size: int, osd_size_bytes: int) -> str:
+    mon_host = f"[v2:127.0.0.1:{ports.mon_v2},v1:127.0.0.1:{ports.mon_v1}]"
+    # Why each unusual setting is here:
+    # - one host, so CRUSH must place replicas across OSDs, not hosts (chooseleaf type 0);
+    # - auth_allow_insecure_global_id_reclaim=false: otherwise a permanent HEALTH_WARN;
+    # - mon_data_avail_warn lowered: a developer disk at 70% use is not a lab problem;
+    # - osd_memory_target ~1 GiB so three OSDs fit beside RGW on a small machine;
+    # - the autoscaler off: it would change pg_num under a running benchmark.
+    return f"""\
+[global]
+fsid = {fsid}
+mon host = {mon_host}
+public network = 127.0.0.0/8
+auth cluster required = cephx
+auth service required = cephx
+auth client required = cephx
+auth allow insecure global id reclaim = false
+mon allow pool size one = true
+mon allow pool delete = true
+mon warn on pool no redundancy = false
+mon data avail warn = 2
+mon data avail crit = 1
+osd crush chooseleaf type = 0
+osd pool default size = {pool_size}
+osd pool default min size = 1
+osd pool default pg num = 8
+osd pool default pgp num = 8
+osd pool default pg autoscale mode = off
+mon max pg per osd = 1000
+run dir = {d}/run
+admin socket = {d}/run/$cluster-$name.asok
+pid file = {d}/run/$name.pid
+log file = {d}/log/$cluster-$name.log
+crash dir = {d}/crash
+mon cluster log file = {d}/log/$cluster.log
+keyring = {d}/keyring/$cluster.$name.keyring
+ms bind ipv6 = false
+
+[mon]
+mon data = {d}/mon/$id
+keyring = {d}/mon/$id/keyring
+mon initial members = a
+mon cluster log to file = false
+
+[mgr]
+mgr data = {d}/mgr/$id
+keyring = {d}/mgr/$id/keyring
+
+[osd]
+osd data = {d}/osd/$id
+keyring = {d}/osd/$id/keyring
+osd objectstore = bluestore
+bluestore block create = true
+bluestore block size = {osd_size_bytes}
+bluestore fsck on mkfs = false
+bluestore fsck on mount = false
+osd memory target = 1073741824
+osd max object size = 134217728
+
+[client]
+# Clients (rados bench, fio) run many at once: per-process sockets, no log files.
+admin socket = {d}/run/$cluster-$name.$pid.$cctid.asok
+log file = /dev/null
+
+[client.rgw.lab]
+admin socket = {d}/run/$cluster-$name.asok
+rgw data = {d}/rgw
+rgw frontends = beast endpoint=127.0.0.1:{ports.rgw}
+rgw dns name = localhost
+log file = {d}/log/$cluster-$name.log
+"""

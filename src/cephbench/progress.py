@@ -1,0 +1,82 @@
+"""Live progress on the terminal: current test, its parameters, elapsed, ETA, live MiB/s."""
+
+from __future__ import annotations
+
+import time
+
+from rich.console import Console
+from rich.live import Live
+from rich.text import Text
+
+from .report.format import mib_s, seconds
+from .resources import Resource
+from .results import Result, Test
+
+
+class ConsoleEvents:
+    def __init__(self, console: Console, total: int, est_total_s: float, quiet: bool = False) -> None:
+        self.console = console
+        self.quiet = quiet
+        self.total = total
+        self.est_total_s = est_total_s
+        self.done = 0
+        self.done_est_s = 0.0
+        self.started = time.monotonic()
+        self.current: Test | None = None
+        self.current_started = 0.0
+        self.bw: float | None = None
+        self._live: Live | None = None
+
+    def __enter__(self) -> "ConsoleEvents":
+        if self.console.is_terminal and not self.quiet:
+            self._live = Live(self._render(), console=self.console, refresh_per_second=2, transient=True)
+            self._live.__enter__()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        if self._live:
+            self._live.__exit__(*exc)
+
+    def _render(self) -> Text:
+        elapsed = time.monotonic() - self.started
+        if self.current is None:
+            return Text(f"[{self.done}/{self.total}] elapsed {seconds(elapsed)}")
+        in_test = time.monotonic() - self.current_started
+        remaining = max(self.est_total_s - self.done_est_s - in_test, 0)
+        line = (f"[{self.done + 1}/{self.total}] {self.current.id}  elapsed {seconds(elapsed)}  "
+                f"ETA {seconds(remaining)}")
+        if self.bw is not None:
+            line += f"  {mib_s(self.bw)} MiB/s"
+        return Text(line)
+
+    def _refresh(self) -> None:
+        if self._live:
+            self._live.update(self._render())
+
+    def test_started(self, test: Test) -> None:
+        self.current, self.current_started, self.bw = test, time.monotonic(), None
+        if not self._live and not self.quiet:
+            self.console.print(f"[{self.done + 1}/{self.total}] {test.id} ...", markup=False)
+        self._refresh()
+
+    def live(self, test: Test, bytes_per_s: float | None, ops_per_s: float | None) -> None:
+        self.bw = bytes_per_s
+        self._refresh()
+
+    def note(self, text: str) -> None:
+        self.console.print(text, markup=False)
+
+    def test_finished(self, result: Result) -> None:
+        self.done += 1
+        self.done_est_s += result.test.est_duration_s
+        m = result.measurement
+        fig = f"{mib_s(m.bytes_per_s)} MiB/s, {m.ops_per_s or 0:,.0f} IOPS" if m else (result.error or "")
+        self.console.print(f"  {result.status:<6} {result.test.id}  {fig}", markup=False)
+        self.current = None
+        self._refresh()
+
+    def cleanup(self, left: list[Resource], failures: list[tuple[Resource, str]]) -> None:
+        for r, why in failures:
+            self.console.print(f"cleanup: could not remove {r.kind} {r.name}: {why}", markup=False)
+        if left:
+            self.console.print("left on the cluster: " + ", ".join(f"{r.kind} {r.name}" for r in left), markup=False)

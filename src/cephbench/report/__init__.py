@@ -1,0 +1,1 @@
+"""Everything a person reads: terminal tables now; markdown and HTML later."""

@@ -1,0 +1,37 @@
+"""Display formatting: base units in, explicit units out. The only place figures get units."""
+
+from __future__ import annotations
+
+MIB = 1024 * 1024
+
+
+def mib_s(bytes_per_s: float | None) -> str:
+    return "-" if bytes_per_s is None else f"{bytes_per_s / MIB:,.1f}"
+
+
+def iops(ops: float | None) -> str:
+    return "-" if ops is None else f"{ops:,.0f}"
+
+
+def ms(ns: float | None) -> str:
+    if ns is None:
+        return "-"
+    v = ns / 1e6
+    return f"{v:,.2f}" if v < 100 else f"{v:,.0f}"
+
+
+def seconds(s: float | None) -> str:
+    if s is None:
+        return "-"
+    s = float(s)
+    if s < 60:
+        return f"{s:.1f} s"
+    m, sec = divmod(int(round(s)), 60)
+    if m < 60:
+        return f"{m}m{sec:02d}s"
+    h, m = divmod(m, 60)
+    return f"{h}h{m:02d}m"
+
+
+def pct(x: float | None) -> str:
+    return "-" if x is None else f"{x * 100:.0f}%"

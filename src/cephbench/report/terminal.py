@@ -1,0 +1,106 @@
+"""Terminal tables: the seeds' rados bench summary for one test, a compact table for a sweep."""
+
+from __future__ import annotations
+
+from rich.console import Console
+from rich.table import Table
+
+from ..results import Result
+from ..units import format_size
+from .format import iops, mib_s, ms, pct, seconds
+
+
+def _params(r: Result) -> str:
+    p = r.test.params
+    bits = []
+    for key in ("pool", "object_size", "block_size", "total", "concurrency", "iodepth", "instances"):
+        if key in p:
+            v = p[key]
+            if key in ("object_size", "block_size", "total"):
+                v = format_size(v)
+            elif key == "concurrency":
+                v = f"t={v}"
+            elif key == "iodepth":
+                v = f"qd={v}"
+            elif key == "instances":
+                if v == 1:
+                    continue
+                v = f"x{v}"
+            bits.append(str(v))
+    return " ".join(bits)
+
+
+def results_table(results: list[Result], title: str = "Results") -> Table:
+    has_analysis = any(r.analysis and r.analysis.efficiency is not None for r in results)
+    t = Table(title=title, title_justify="left", header_style="bold")
+    t.add_column("test", overflow="fold")
+    t.add_column("op")
+    t.add_column("params")
+    t.add_column("MiB/s", justify="right")
+    t.add_column("IOPS", justify="right")
+    t.add_column("avg lat ms", justify="right")
+    t.add_column("max lat ms", justify="right")
+    if has_analysis:
+        t.add_column("efficiency", justify="right")
+        t.add_column("bottleneck")
+    t.add_column("status")
+    for r in results:
+        m = r.measurement
+        row = [r.test.id, str(r.test.params.get("phase", m.op if m else "")), _params(r)]
+        if m:
+            row += [mib_s(m.bytes_per_s), iops(m.ops_per_s), ms(m.latency.mean_ns), ms(m.latency.max_ns)]
+        else:
+            row += ["-", "-", "-", "-"]
+        if has_analysis:
+            a = r.analysis
+            row += [pct(a.efficiency) if a else "-", (a.bottleneck or "-") if a else "-"]
+        status = r.status if r.status != "failed" else f"[red]failed[/red]"
+        if r.notes:
+            status += " *"
+        row.append(status)
+        t.add_row(*row)
+    return t
+
+
+def seed_summary(r: Result) -> Table:
+    """One test the way `rados bench` prints its summary, with units spelled out."""
+    m = r.measurement
+    t = Table(title=f"{r.test.id}", title_justify="left", show_header=False, box=None)
+    t.add_column("k", style="bold")
+    t.add_column("v", justify="right")
+    if m is None:
+        t.add_row("Status", f"failed: {r.error}")
+        return t
+    verb = "writes" if m.op == "write" else "reads"
+    rows = [
+        ("Total time run", seconds(m.duration_s)),
+        (f"Total {verb} made", iops(m.ops_total)),
+        (f"{'Write' if m.op == 'write' else 'Read'} size", format_size(m.op_size_bytes) if m.op_size_bytes else "-"),
+        ("Bandwidth (MiB/s)", mib_s(m.bytes_per_s)),
+        ("Stddev bandwidth (MiB/s)", mib_s(m.bytes_per_s_stddev)),
+        ("Max bandwidth (MiB/s)", mib_s(m.bytes_per_s_max)),
+        ("Min bandwidth (MiB/s)", mib_s(m.bytes_per_s_min)),
+        ("Average IOPS", iops(m.ops_per_s)),
+        ("Stddev IOPS", iops(m.ops_per_s_stddev)),
+        ("Average latency (ms)", ms(m.latency.mean_ns)),
+        ("Stddev latency (ms)", ms(m.latency.stddev_ns)),
+        ("Max latency (ms)", ms(m.latency.max_ns)),
+        ("Min latency (ms)", ms(m.latency.min_ns)),
+    ]
+    for p, v in sorted(m.latency.percentiles_ns.items(), key=lambda kv: float(kv[0])):
+        rows.append((f"p{p} latency (ms)", ms(v)))
+    for k, v in rows:
+        t.add_row(k, v)
+    return t
+
+
+def print_results(console: Console, results: list[Result]) -> None:
+    if len(results) == 1:
+        console.print(seed_summary(results[0]))
+    else:
+        console.print(results_table(results))
+    for r in results:
+        for n in r.notes:
+            console.print(f"  * {r.test.id}: {n}", markup=False)
+        if r.error:
+            console.print(f"  ! {r.test.id}: {r.error}", markup=False)

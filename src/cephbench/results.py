@@ -1,0 +1,213 @@
+"""Tests, measurements, results, and the run directory that holds them.
+
+A run directory is: run.json (metadata), results.jsonl (one Result per line,
+appended the moment a test ends) and raw/<test id>/ (every tool's raw output and
+the exact command lines). docs/results-schema.md documents the format.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from .errors import UserError
+
+log = logging.getLogger(__name__)
+
+SCHEMA_VERSION = 1
+
+
+class Test(BaseModel):
+    """One fully resolved benchmark: every parameter known, nothing left to expand."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    id: str                     # unique in the run, e.g. "0003-rados-write-4MiB-t16-r1"
+    index: int
+    workload: str               # the suite's workload name
+    kind: str                   # the driver: rados_bench, osd_bench, fio_rados, ...
+    group: str                  # tests of one group share setup (a pool, written objects)
+    params: dict[str, Any]
+    repeat: int = 1
+    est_duration_s: float = 0.0
+
+    def match_key(self) -> str:
+        """What makes two tests of different runs comparable: driver and parameters, not ids."""
+        return json.dumps({"kind": self.kind, "params": self.params}, sort_keys=True)
+
+
+class Latency(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    mean_ns: float | None = None
+    stddev_ns: float | None = None
+    min_ns: float | None = None
+    max_ns: float | None = None
+    percentiles_ns: dict[str, float] = Field(default_factory=dict)   # "50", "99", "99.9" -> ns
+
+
+class Sample(BaseModel):
+    """One point of a time series (per second unless the tool says otherwise)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    t_s: float
+    bytes_per_s: float | None = None
+    ops_per_s: float | None = None
+    lat_mean_ns: float | None = None
+
+
+class Measurement(BaseModel):
+    """What a parser makes of a tool's output, in base units."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    tool: str
+    op: str                             # write, read, seq, rand, randwrite, ...
+    duration_s: float
+    bytes_total: float | None = None
+    ops_total: float | None = None
+    bytes_per_s: float | None = None
+    ops_per_s: float | None = None
+    bytes_per_s_stddev: float | None = None
+    bytes_per_s_max: float | None = None
+    bytes_per_s_min: float | None = None
+    ops_per_s_stddev: float | None = None
+    ops_per_s_max: float | None = None
+    ops_per_s_min: float | None = None
+    op_size_bytes: int | None = None
+    object_size_bytes: int | None = None
+    latency: Latency = Field(default_factory=Latency)
+    timeseries: list[Sample] = Field(default_factory=list)
+    instances: list["Measurement"] = Field(default_factory=list)   # per-process figures when aggregated
+    extra: dict[str, Any] = Field(default_factory=dict)
+
+
+class Analysis(BaseModel):
+    model_config = ConfigDict(extra="allow")
+
+    ceiling_bytes_per_s: float | None = None
+    ceiling_ops_per_s: float | None = None
+    efficiency: float | None = None
+    bottleneck: str | None = None
+    reason: str | None = None
+
+
+class Result(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    schema_version: int = SCHEMA_VERSION
+    test: Test
+    status: Literal["ok", "failed", "skipped"]
+    error: str | None = None
+    started_unix: float
+    duration_s: float
+    commands: list[str] = Field(default_factory=list)
+    raw: list[str] = Field(default_factory=list)        # paths relative to the run directory
+    measurement: Measurement | None = None
+    notes: list[str] = Field(default_factory=list)      # e.g. "write shortened by the capacity guard"
+    analysis: Analysis | None = None
+
+
+@dataclass(frozen=True)
+class CorruptLine:
+    line_no: int
+    reason: str
+
+
+class RunDir:
+    """A run directory on disk. Writing is append-only and flushed per result."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = Path(path)
+
+    @property
+    def run_json(self) -> Path:
+        return self.path / "run.json"
+
+    @property
+    def results_jsonl(self) -> Path:
+        return self.path / "results.jsonl"
+
+    def raw_dir(self, test_id: str) -> Path:
+        d = self.path / "raw" / test_id
+        d.mkdir(parents=True, exist_ok=True)
+        return d
+
+    @classmethod
+    def create(cls, path: Path, meta: dict[str, Any]) -> "RunDir":
+        path = Path(path)
+        if path.exists() and any(path.iterdir()):
+            raise UserError(f"run directory {path} already exists and is not empty",
+                            "choose another --out, or use --resume to complete it", where="--out")
+        path.mkdir(parents=True, exist_ok=True)
+        rd = cls(path)
+        (path / "raw").mkdir(exist_ok=True)
+        rd.write_meta({"schema_version": SCHEMA_VERSION, **meta})
+        rd.results_jsonl.touch()
+        return rd
+
+    @classmethod
+    def open(cls, path: Path) -> "RunDir":
+        rd = cls(Path(path))
+        if not rd.run_json.is_file():
+            raise UserError(f"{path} is not a cephbench run directory (no run.json)",
+                            "give the directory that 'cephbench run' printed")
+        meta = rd.meta()
+        version = meta.get("schema_version")
+        if not isinstance(version, int) or version > SCHEMA_VERSION:
+            raise UserError(f"{path} was written with results schema {version!r}; this cephbench reads up to "
+                            f"{SCHEMA_VERSION}", "upgrade cephbench")
+        return rd
+
+    def meta(self) -> dict[str, Any]:
+        try:
+            return json.loads(self.run_json.read_text())
+        except (OSError, ValueError) as exc:
+            raise UserError(f"{self.run_json} cannot be read: {exc}") from exc
+
+    def write_meta(self, meta: dict[str, Any]) -> None:
+        tmp = self.run_json.with_suffix(".json.tmp")
+        tmp.write_text(json.dumps(meta, indent=2, sort_keys=False, default=str) + "\n")
+        tmp.replace(self.run_json)
+
+    def update_meta(self, **fields: Any) -> None:
+        meta = self.meta()
+        meta.update(fields)
+        self.write_meta(meta)
+
+    def append(self, result: Result) -> None:
+        line = result.model_dump_json(exclude_none=True) + "\n"
+        with open(self.results_jsonl, "a", encoding="utf-8") as f:
+            f.write(line)
+            f.flush()
+            os.fsync(f.fileno())
+
+    def results(self) -> tuple[list[Result], list[CorruptLine]]:
+        """Every readable result, and the lines that could not be read (never raises on content)."""
+        out: list[Result] = []
+        bad: list[CorruptLine] = []
+        if not self.results_jsonl.exists():
+            return out, bad
+        with open(self.results_jsonl, encoding="utf-8", errors="replace") as f:
+            for n, line in enumerate(f, 1):
+                if not line.strip():
+                    continue
+                try:
+                    out.append(Result.model_validate_json(line))
+                except ValidationError as exc:
+                    first = exc.errors()[0]
+                    where = ".".join(str(p) for p in first.get("loc", ()))
+                    bad.append(CorruptLine(n, f"{where}: {first.get('msg')}" if where else str(first.get("msg"))))
+        return out, bad
+
+    def write_raw(self, test_id: str, name: str, text: str) -> str:
+        p = self.raw_dir(test_id) / name
+        p.write_text(text)
+        return str(p.relative_to(self.path))

@@ -1,0 +1,158 @@
+"""Executes a Plan: preflight, groups in order, one result line per finished test, cleanup always."""
+
+from __future__ import annotations
+
+import logging
+import signal
+import time
+from dataclasses import dataclass, field
+from itertools import groupby
+from typing import Iterator, Protocol
+
+from .cluster import Cluster
+from .drivers.base import Events, Outcome, RunContext
+from .drivers.registry import DRIVERS
+from .errors import OperationFailed, UserError
+from .plan import Plan
+from .resources import Ledger, Resource
+from .results import Result, RunDir, Test
+from .safety import ScrubFlags, preflight_health
+
+log = logging.getLogger(__name__)
+
+
+class Interrupted(KeyboardInterrupt):
+    """SIGTERM, treated like Ctrl-C: stop, clean up, keep what finished."""
+
+
+class RunEvents(Events, Protocol):
+    def test_finished(self, result: Result) -> None: ...
+    def cleanup(self, left: list[Resource], failures: list[tuple[Resource, str]]) -> None: ...
+
+
+@dataclass
+class RunOptions:
+    force: bool = False
+    keep: bool = False
+    dry_run: bool = False
+
+
+@dataclass
+class RunSummary:
+    results: list[Result] = field(default_factory=list)
+    interrupted: bool = False
+    left_behind: list[Resource] = field(default_factory=list)
+    planned: list[str] = field(default_factory=list)
+
+    @property
+    def failed(self) -> int:
+        return sum(1 for r in self.results if r.status == "failed")
+
+
+def pending_tests(plan: Plan, done: list[Result]) -> list[Test]:
+    """Tests with no result yet. Matched by id AND parameters, so every combination counts on its own."""
+    finished = {(r.test.id, r.test.match_key()) for r in done}
+    return [t for t in plan.tests if (t.id, t.match_key()) not in finished]
+
+
+def to_result(o: Outcome) -> Result:
+    status = "ok" if o.measurement is not None and not o.error else ("skipped" if o.skipped else "failed")
+    return Result(test=o.test, status=status, error=o.error, started_unix=o.started_unix, duration_s=o.duration_s,
+                  commands=o.commands, raw=o.raw, measurement=o.measurement, notes=o.notes)
+
+
+def preflight(cluster: Cluster, plan: Plan, force: bool) -> dict:
+    """Everything that can refuse the run, before anything on the cluster changes."""
+    status = cluster.check_reachable()
+    preflight_health(status, force)
+    osd_up = int(status.get("osdmap", {}).get("num_up_osds", status.get("osdmap", {}).get("osdmap", {})
+                                                .get("num_up_osds", 0)))
+    for t in plan.tests:
+        profile = t.params.get("pool_profile")
+        if profile:
+            try:
+                check_fits_count(profile, osd_up)
+            except UserError as exc:
+                exc.where = f"pools.{t.params['pool']}"
+                raise
+    return status
+
+
+def check_fits_count(profile: dict, osd_up: int) -> None:
+    width = profile["size"] if profile["type"] == "replicated" else profile["k"] + profile["m"]
+    if width > osd_up:
+        what = f"size {width}" if profile["type"] == "replicated" else f"k+m = {width}"
+        raise UserError(f"a pool with {what} needs {width} OSDs up; the cluster has {osd_up}",
+                        "use a smaller size or k+m")
+
+
+def _install_sigterm() -> object:
+    def handler(signum, frame):  # noqa: ARG001
+        raise Interrupted()
+    try:
+        return signal.signal(signal.SIGTERM, handler)
+    except ValueError:  # not the main thread (tests)
+        return None
+
+
+def execute(plan: Plan, ctx: RunContext, events: RunEvents, options: RunOptions,
+            todo_tests: list[Test]) -> RunSummary:
+    summary = RunSummary()
+    todo = {t.id for t in todo_tests}
+    scrub = ScrubFlags(ctx.cluster)
+    previous = _install_sigterm()
+    try:
+        if ctx.settings.set_noscrub:
+            if options.dry_run:
+                ctx.planned += ["ceph osd set noscrub", "ceph osd set nodeep-scrub"]
+                ctx.ledger.add(Resource("osd-flags", "noscrub,nodeep-scrub"),
+                               lambda: ctx.planned.extend(["ceph osd unset nodeep-scrub", "ceph osd unset noscrub"]))
+            else:
+                scrub.set()
+                ctx.ledger.add(Resource("osd-flags", ",".join(scrub.set_by_us) or "none"), scrub.restore)
+        for _gid, tests_iter in groupby(plan.tests, key=lambda t: t.group):
+            group = list(tests_iter)
+            if not any(t.id in todo for t in group):
+                continue
+            driver = DRIVERS[group[0].kind]
+            for result in _run_group(driver, ctx, group, todo):
+                summary.results.append(result)
+                if ctx.rundir is not None:
+                    ctx.rundir.append(result)
+                events.test_finished(result)
+    except KeyboardInterrupt:
+        summary.interrupted = True
+        events.note("interrupted: cleaning up what this run created (Ctrl-C again to skip)")
+    finally:
+        try:
+            failures = ctx.ledger.release(keep=lambda r: options.keep and r.kind != "osd-flags")
+            summary.left_behind = [r for r, _ in failures]
+            if options.keep:
+                summary.left_behind += [r for r in ctx.ledger.pending()]
+            events.cleanup(summary.left_behind, failures)
+        except KeyboardInterrupt:
+            summary.interrupted = True
+            summary.left_behind = ctx.ledger.pending()
+            events.cleanup(summary.left_behind, [(r, "cleanup skipped by a second interrupt")
+                                                 for r in summary.left_behind])
+        if previous is not None:
+            signal.signal(signal.SIGTERM, previous)
+        summary.planned = list(ctx.planned)
+    return summary
+
+
+def _run_group(driver, ctx: RunContext, group: list[Test], todo: set[str]) -> Iterator[Result]:
+    """Drive one group; a group that breaks marks its unfinished tests failed and the run goes on."""
+    reported: set[str] = set()
+    started = time.time()
+    try:
+        for outcome in driver(ctx, group, todo):
+            reported.add(outcome.test.id)
+            yield to_result(outcome)
+    except (OperationFailed, UserError) as exc:
+        msg = exc.one_line() if isinstance(exc, UserError) else str(exc)
+        log.warning("group %s failed: %s", group[0].group, msg)
+        for t in group:
+            if t.id in todo and t.id not in reported:
+                yield Result(test=t, status="failed", error=msg, started_unix=started,
+                             duration_s=time.time() - started)

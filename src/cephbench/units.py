@@ -1,0 +1,60 @@
+"""Size and duration strings in, base units out (and back, for display only)."""
+
+from __future__ import annotations
+
+import re
+
+_SIZE_RE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([A-Za-z]*)\s*$")
+_SIZE_UNITS = {
+    "": 1, "b": 1,
+    "k": 1024, "kib": 1024, "ki": 1024,
+    "m": 1024**2, "mib": 1024**2, "mi": 1024**2,
+    "g": 1024**3, "gib": 1024**3, "gi": 1024**3,
+    "t": 1024**4, "tib": 1024**4, "ti": 1024**4,
+    "kb": 1000, "mb": 1000**2, "gb": 1000**3, "tb": 1000**4,
+}
+_DUR_RE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|min|h)?\s*$")
+_DUR_UNITS = {"ms": 0.001, "s": 1, "": 1, None: 1, "m": 60, "min": 60, "h": 3600}
+
+
+def parse_size(value: str | int) -> int:
+    """'4KiB', '4k', '4M', '1GiB', '4096' -> bytes. K/M/G alone are binary, as in Ceph and fio.
+
+    KB/MB/GB are decimal. Raises ValueError with a message fit for the user.
+    """
+    if isinstance(value, bool):
+        raise ValueError(f"{value!r} is not a size")
+    if isinstance(value, int):
+        if value < 0:
+            raise ValueError(f"{value} is negative")
+        return value
+    m = _SIZE_RE.match(str(value))
+    unit = m.group(2).lower() if m else None
+    if not m or unit not in _SIZE_UNITS:
+        raise ValueError(f"{value!r} is not a size; use a number with B, KiB, MiB, GiB (or K, M, G), e.g. 4KiB")
+    return int(float(m.group(1)) * _SIZE_UNITS[unit])
+
+
+def parse_duration(value: str | int | float) -> float:
+    """'30s', '2m', '500ms', 30 -> seconds."""
+    if isinstance(value, bool):
+        raise ValueError(f"{value!r} is not a duration")
+    if isinstance(value, (int, float)):
+        return float(value)
+    m = _DUR_RE.match(str(value))
+    if not m:
+        raise ValueError(f"{value!r} is not a duration; use e.g. 30s, 2m or 500ms")
+    return float(m.group(1)) * _DUR_UNITS[m.group(2)]
+
+
+def format_size(n: float) -> str:
+    """Bytes as the short binary form used in test names: 4KiB, 4MiB, 1.5GiB."""
+    for unit, factor in (("TiB", 1024**4), ("GiB", 1024**3), ("MiB", 1024**2), ("KiB", 1024)):
+        if n >= factor:
+            v = n / factor
+            return f"{v:g}{unit}" if v == int(v) else f"{v:.1f}{unit}"
+    return f"{int(n)}B"
+
+
+def mib_per_s(bytes_per_s: float) -> float:
+    return bytes_per_s / 1024**2
