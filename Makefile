@@ -1,0 +1,39 @@
+# cephbench: the two commands the README promises, and the rest.
+SHELL := /bin/bash
+VENV := .venv
+PY := $(VENV)/bin/python
+CEPHBENCH := $(VENV)/bin/cephbench
+LAB_DIR ?= $(CURDIR)/build/demo-lab
+NAME ?=
+
+.PHONY: setup demo test test-unit test-lab test-go bench loadgen clean
+
+setup:
+	bash scripts/setup.sh
+
+loadgen:
+	@if [ -d loadgen ]; then mkdir -p build/bin && cd loadgen && \
+	  go build -o ../build/bin/cephbench-loadgen ./cmd/cephbench-loadgen && \
+	  go build -o ../build/bin/cephbench-nullserver ./cmd/cephbench-nullserver; fi
+
+demo: setup
+	$(CEPHBENCH) lab status --dir $(LAB_DIR) >/dev/null 2>&1 || $(CEPHBENCH) lab up --dir $(LAB_DIR)
+	$(CEPHBENCH) run suites/quick.yaml --lab-dir $(LAB_DIR)
+	@echo "The lab is still running: stop it with '$(CEPHBENCH) lab down --dir $(LAB_DIR)'"
+
+test: setup test-go test-unit test-lab
+
+test-unit:
+	$(PY) -m pytest -q tests/unit
+
+test-lab:
+	$(PY) -m pytest -q tests/lab
+
+test-go:
+	@if [ -d loadgen ]; then cd loadgen && go vet ./... && go test ./...; fi
+
+bench: setup
+	$(PY) benchmarks/run.py $(NAME)
+
+clean:
+	rm -rf build .pytest_cache

@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# Set up everything cephbench needs on a Debian machine. Idempotent: run it as often as you like.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+DEB_PACKAGES=(ceph-mon ceph-mgr ceph-osd ceph-common radosgw fio iperf3 python3-venv golang-go)
+say() { printf 'setup: %s\n' "$*"; }
+
+missing=()
+for p in "${DEB_PACKAGES[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+# Go may come from outside apt (e.g. /usr/local/go): do not ask apt for it then.
+if command -v go >/dev/null 2>&1 || [ -x /usr/local/go/bin/go ]; then
+  missing=("${missing[@]/golang-go}")
+fi
+missing=($(printf '%s\n' "${missing[@]}" | grep -v '^$' || true))
+
+if [ ${#missing[@]} -gt 0 ]; then
+  if ! command -v apt-get >/dev/null 2>&1; then
+    say "this system has no apt-get. Install these by hand, then run me again:"
+    say "  ${missing[*]} (Ceph Pacific 16.2 or newer: ceph-mon ceph-mgr ceph-osd ceph-common radosgw; fio with the rados/rbd engines; iperf3; Go >= 1.21; Python >= 3.11)"
+    exit 1
+  fi
+  sudo=""; [ "$(id -u)" -eq 0 ] || sudo="sudo"
+  say "installing Debian packages: ${missing[*]}"
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+else
+  say "Debian packages present"
+fi
+
+export PATH="$PATH:/usr/local/go/bin"
+if [ -d loadgen ]; then
+  say "building the load generator (build/bin/cephbench-loadgen)"
+  make -s loadgen
+fi
+
+PYTHON=${PYTHON:-python3}
+if ! "$PYTHON" -c 'import sys; sys.exit(sys.version_info < (3, 11))'; then
+  say "Python >= 3.11 is needed ($PYTHON is $("$PYTHON" --version 2>&1))"; exit 1
+fi
+if [ ! -x .venv/bin/python ]; then
+  say "creating .venv"
+  "$PYTHON" -m venv .venv
+fi
+stamp=.venv/.cephbench-installed
+if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ]; then
+  say "installing cephbench and its dev extras into .venv"
+  .venv/bin/pip install -q --disable-pip-version-check -e '.[dev]'
+  touch "$stamp"
+else
+  say "cephbench already installed in .venv"
+fi
+say "ready: .venv/bin/cephbench --help"

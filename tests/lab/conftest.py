@@ -1,0 +1,55 @@
+"""One real lab cluster for the whole integration session.
+
+CEPHBENCH_TEST_LAB=DIR reuses a lab that is already running there (and leaves it
+running); otherwise a lab is started in a temporary directory and stopped at the end.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+from pathlib import Path
+
+import pytest
+
+from cephbench.cluster import Cluster, Target
+from cephbench.lab import Lab
+
+
+@pytest.fixture(scope="session")
+def lab() -> Lab:
+    if shutil.which("ceph-mon") is None:
+        pytest.fail("Ceph is not installed: run scripts/setup.sh (make test does)")
+    reuse = os.environ.get("CEPHBENCH_TEST_LAB")
+    if reuse:
+        lb = Lab(Path(reuse))
+        if not lb.is_running():
+            lb.up(osds=3, osd_size_bytes=6 * 1024**3)
+        yield lb
+        return
+    d = Path(tempfile.mkdtemp(prefix="cephbench-test-lab-"))
+    lb = Lab(d / "lab")
+    lb.up(osds=3, osd_size_bytes=6 * 1024**3)
+    try:
+        yield lb
+    finally:
+        lb.down()
+        shutil.rmtree(d, ignore_errors=True)
+
+
+@pytest.fixture(scope="session")
+def lab_target(lab: Lab) -> Target:
+    env = lab.env()
+    return Target(Path(env["CEPH_CONF"]), Path(env["CEPH_KEYRING"]), None, is_lab=True)
+
+
+@pytest.fixture(scope="session")
+def lab_cluster(lab_target: Target) -> Cluster:
+    return Cluster(lab_target)
+
+
+@pytest.fixture
+def cephbench_env(lab: Lab) -> dict[str, str]:
+    """Environment for running the `cephbench` CLI against the lab as a subprocess."""
+    return {**os.environ, **lab.env()}
