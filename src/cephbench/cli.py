@@ -6,6 +6,7 @@ import json
 import logging
 import os
 import secrets
+import shutil
 import sys
 import time
 from datetime import datetime, timezone
@@ -280,8 +281,13 @@ def run(suite_path: Path | None, out_dir: Path | None, resume_dir: Path | None, 
                   f"{len(todo)} tests; these commands would change the cluster:")
     else:
         out.print(f"run {rundir.path}: {len(todo)} of {len(plan.tests)} tests, about {seconds(est)}")
-    with events:
-        summary = execute(plan, ctx, events, RunOptions(force=force, keep=keep, dry_run=dry_run), todo)
+    try:
+        with events:
+            summary = execute(plan, ctx, events, RunOptions(force=force, keep=keep, dry_run=dry_run), todo)
+    except UserError:
+        if rundir is not None and resume_dir is None and not rundir.results()[0]:
+            shutil.rmtree(rundir.path, ignore_errors=True)  # refused before any test: leave nothing behind
+        raise
     if dry_run:
         for line in summary.planned:
             out.print(f"  {line}", markup=False)

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .errors import OperationFailed, UserError
+from .errors import OperationFailed, PermissionDenied, UserError
 from .hosts import CommandResult, LocalHost
 
 log = logging.getLogger(__name__)
@@ -75,6 +75,12 @@ class Cluster:
     def ceph_ok(self, *args: str, timeout_s: float = 60) -> CommandResult:
         res = self.ceph(*args, timeout_s=timeout_s)
         if not res.ok:
+            if "EACCES" in res.stderr or "Permission denied" in res.stderr or "access denied" in res.stderr:
+                who = self.target.id or "admin"
+                raise PermissionDenied(f"the cluster refused 'ceph {' '.join(args[:3])}' to client.{who}: "
+                                       f"{res.error_text()}",
+                                       "cephbench needs a key that may create pools and set OSD flags "
+                                       "(mon 'allow *' or 'profile admin'; osd 'allow *')", where="--keyring")
             raise OperationFailed(f"ceph {' '.join(args)} failed: {res.error_text()}")
         return res
 

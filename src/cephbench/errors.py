@@ -25,3 +25,7 @@ class UserError(Exception):
 
 class OperationFailed(Exception):
     """A benchmark or cluster operation failed at run time (exit code 1)."""
+
+
+class PermissionDenied(UserError):
+    """The cluster refused a change to this client: the run stops (exit 2) instead of going on."""

@@ -27,6 +27,7 @@ class Test(BaseModel):
     """One fully resolved benchmark: every parameter known, nothing left to expand."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
+    __test__ = False  # not a pytest test class
 
     id: str                     # unique in the run, e.g. "0003-rados-write-4MiB-t16-r1"
     index: int

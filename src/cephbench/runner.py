@@ -12,7 +12,7 @@ from typing import Iterator, Protocol
 from .cluster import Cluster
 from .drivers.base import Events, Outcome, RunContext
 from .drivers.registry import DRIVERS
-from .errors import OperationFailed, UserError
+from .errors import OperationFailed, PermissionDenied, UserError
 from .plan import Plan
 from .resources import Ledger, Resource
 from .results import Result, RunDir, Test
@@ -149,6 +149,8 @@ def _run_group(driver, ctx: RunContext, group: list[Test], todo: set[str]) -> It
         for outcome in driver(ctx, group, todo):
             reported.add(outcome.test.id)
             yield to_result(outcome)
+    except PermissionDenied:
+        raise
     except (OperationFailed, UserError) as exc:
         msg = exc.one_line() if isinstance(exc, UserError) else str(exc)
         log.warning("group %s failed: %s", group[0].group, msg)

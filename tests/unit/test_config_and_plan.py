@@ -1,0 +1,105 @@
+"""Suite validation (one line with the YAML path) and sweep expansion (every combination exactly once)."""
+
+import itertools
+import time
+
+import pytest
+
+from cephbench.config import load_suite, parse_suite
+from cephbench.errors import UserError
+from cephbench.plan import expand
+from cephbench.results import Measurement, Result
+from cephbench.runner import pending_tests
+
+MIB = 1024 * 1024
+
+
+def suite(**workload):
+    return {"name": "t", "workloads": [{"type": "rados_bench", **workload}]}
+
+
+@pytest.mark.parametrize("data, where, what", [
+    ({"name": "t", "workloads": [{"type": "rados_bench", "colour": 1}]}, "workloads[0].colour", "unknown key"),
+    ({"name": "t", "bogus": 1, "workloads": [{"type": "osd_bench"}]}, "bogus", "unknown key"),
+    (suite(concurrency="many"), "workloads[0].concurrency", "valid integer"),
+    (suite(object_size="4X"), "workloads[0].object_size", "'4X' is not a size"),
+    (suite(object_size=["4KiB", "4X"]), "workloads[0].object_size[1]", "'4X' is not a size"),
+    (suite(concurrency=0), "workloads[0].concurrency", "greater than zero"),
+    (suite(concurrency=[16, -1]), "workloads[0].concurrency[1]", "greater than zero"),
+    (suite(pool="ec21"), "workloads[0].pool", "'ec21' is not defined"),
+    (suite(duration="0s"), "workloads[0].duration", "longer than zero"),
+    (suite(modes=["seq"]), "workloads[0].modes", "include write"),
+    ({"name": "t", "workloads": [{"type": "nope"}]}, "workloads[0]", "unknown type 'nope'"),
+    ({"name": "t", "pools": {"ec": {"type": "erasure", "k": 2}}, "workloads": [{"type": "osd_bench"}]},
+     "pools.ec.m", "missing"),
+    ({"name": "t", "workloads": []}, "workloads", "at least 1"),
+    ({"name": "bad name!", "workloads": [{"type": "osd_bench"}]}, "name", "pattern"),
+])
+def test_bad_suites_name_the_yaml_path(data, where, what):
+    with pytest.raises(UserError) as e:
+        parse_suite(data, "s.yaml")
+    line = e.value.one_line()
+    assert line.startswith(f"s.yaml: {where}: "), line
+    assert what in line
+    assert "\n" not in line
+
+
+def test_bad_yaml_and_missing_file(tmp_path):
+    p = tmp_path / "s.yaml"
+    p.write_text("name: t\nworkloads: [\n")
+    with pytest.raises(UserError) as e:
+        load_suite(p)
+    assert str(p) in e.value.one_line()
+    with pytest.raises(UserError, match="does not exist"):
+        load_suite(tmp_path / "nope.yaml")
+    p.write_text("- just\n- a list\n")
+    with pytest.raises(UserError, match="mapping"):
+        load_suite(p)
+
+
+def test_ready_suites_validate():
+    from pathlib import Path
+    for path in sorted(Path("suites").glob("*.yaml")):
+        assert expand(load_suite(path)).tests, path
+
+
+def test_every_combination_exactly_once():
+    s = parse_suite(suite(object_size=["4KiB", "128KiB", "4MiB"], concurrency=[16, 256], instances=[1, 2],
+                          duration=5, repeat=2), "s")
+    plan = expand(s)
+    writes = [t for t in plan.tests if t.params["phase"] == "write"]
+    combos = [(t.params["object_size"], t.params["concurrency"], t.params["instances"], t.repeat) for t in writes]
+    expected = list(itertools.product([4096, 128 * 1024, 4 * MIB], [16, 256], [1, 2], [1, 2]))
+    assert sorted(combos) == sorted(expected)
+    assert len(set(t.id for t in plan.tests)) == len(plan.tests) == 3 * 2 * 2 * 2 * 3
+    # phases stay together in one group, in order
+    g = [t for t in plan.tests if t.group == plan.tests[0].group]
+    assert [t.params["phase"] for t in g] == ["write", "seq", "rand"]
+
+
+def _ok(test):
+    return Result(test=test, status="ok", started_unix=time.time(), duration_s=1,
+                  measurement=Measurement(tool="x", op="write", duration_s=1))
+
+
+def test_resume_runs_exactly_the_tests_without_a_result():
+    """CBT's resume check skipped all but the first combination of a sweep: ours must not."""
+    plan = expand(parse_suite(suite(object_size=["4KiB", "4MiB"], concurrency=[16, 256], duration=5), "s"))
+    done = [_ok(t) for t in plan.tests[:4]]   # group 1 complete, group 2 only its write
+    todo = pending_tests(plan, done)
+    assert [t.id for t in todo] == [t.id for t in plan.tests[4:]]
+    # nothing done: everything pending; everything done: nothing
+    assert pending_tests(plan, []) == plan.tests
+    assert pending_tests(plan, [_ok(t) for t in plan.tests]) == []
+
+
+def test_resume_does_not_match_a_result_whose_parameters_differ():
+    plan = expand(parse_suite(suite(object_size=["4KiB"], duration=5), "s"))
+    other = expand(parse_suite(suite(object_size=["4KiB"], duration=6), "s"))
+    assert plan.tests[0].id != other.tests[0].id or plan.tests[0].params != other.tests[0].params
+    assert len(pending_tests(plan, [_ok(t) for t in other.tests])) == len(plan.tests)
+
+
+def test_estimate_counts_every_test():
+    plan = expand(parse_suite(suite(object_size=["4KiB", "4MiB"], duration=10), "s"))
+    assert plan.est_duration_s >= 6 * 10

@@ -1,0 +1,53 @@
+import json
+import time
+
+import pytest
+
+from cephbench.errors import UserError
+from cephbench.results import SCHEMA_VERSION, Measurement, Result, RunDir, Test
+from cephbench.units import format_size, parse_duration, parse_size
+
+
+def test_sizes_and_durations():
+    assert parse_size("4KiB") == parse_size("4k") == parse_size("4K") == 4096
+    assert parse_size("4MiB") == parse_size("4M") == 4 * 1024**2
+    assert parse_size("1GB") == 10**9 and parse_size(512) == 512 and parse_size("1.5GiB") == 1536 * 1024**2
+    for bad in ("4X", "", "-1", "four", True):
+        with pytest.raises(ValueError):
+            parse_size(bad)
+    assert parse_duration("30s") == 30 and parse_duration("2m") == 120 and parse_duration("500ms") == 0.5
+    with pytest.raises(ValueError):
+        parse_duration("soon")
+    assert format_size(4096) == "4KiB" and format_size(4 * 1024**2) == "4MiB" and format_size(100) == "100B"
+
+
+def _result(i):
+    t = Test(id=f"{i:03d}-x", index=i, workload="x", kind="rados_bench", group="g001", params={"a": i})
+    return Result(test=t, status="ok", started_unix=time.time(), duration_s=1.0,
+                  measurement=Measurement(tool="rados bench", op="write", duration_s=1.0, bytes_per_s=1.0))
+
+
+def test_run_dir_appends_and_survives_a_corrupt_line(tmp_path):
+    rd = RunDir.create(tmp_path / "run", {"suite_name": "x"})
+    rd.append(_result(1))
+    with open(rd.results_jsonl, "a") as f:
+        f.write('{"schema_version": 1, "test": {"id": "trunc\n')
+    rd.append(_result(2))
+    results, bad = rd.results()
+    assert [r.test.id for r in results] == ["001-x", "002-x"]
+    assert len(bad) == 1 and bad[0].line_no == 2
+
+
+def test_run_dir_refuses_what_is_not_a_run_and_newer_schemas(tmp_path):
+    with pytest.raises(UserError, match="not a cephbench run directory"):
+        RunDir.open(tmp_path)
+    (tmp_path / "run.json").write_text(json.dumps({"schema_version": SCHEMA_VERSION + 1}))
+    with pytest.raises(UserError) as e:
+        RunDir.open(tmp_path)
+    assert "schema 2" in e.value.one_line() and "upgrade cephbench" in e.value.one_line()
+
+
+def test_run_dir_will_not_overwrite(tmp_path):
+    RunDir.create(tmp_path / "r", {})
+    with pytest.raises(UserError, match="already exists"):
+        RunDir.create(tmp_path / "r", {})
