@@ -72,6 +72,7 @@ class ErasurePool(_Strict):
     plugin: Literal["jerasure", "isa", "lrc", "shec", "clay"] = "jerasure"
     pg_num: PositiveInt = 32
     failure_domain: str | None = None      # default: osd on the lab, host elsewhere
+    allow_ec_overwrites: bool | None = None  # None: on for RBD data pools, Ceph's default (off) otherwise
 
 
 PoolProfile = Annotated[Union[ReplicatedPool, ErasurePool], Field(discriminator="type")]
@@ -117,8 +118,84 @@ class FioRados(_Workload):
     duration: Sweep(Duration) = [30.0]
 
 
-Workload = Annotated[Union[RadosBench, OsdBench, FioRados], Field(discriminator="type")]
-WORKLOAD_TYPES = ("rados_bench", "osd_bench", "fio_rados")
+def _ramp(v: Any) -> float:
+    d = parse_duration(v)
+    if d < 0:
+        raise ValueError(f"{v!r} must not be negative")
+    return d
+
+
+READ_PHASES = {"read", "randread", "randrw", "rw", "readwrite"}
+
+
+class _RbdWorkload(_Workload):
+    """RBD images in a pool made for the group: `pool` holds the data (an erasure profile becomes a data pool
+    with allow_ec_overwrites, the metadata going to `metadata_pool`, by default replicated size 3)."""
+
+    pool: Sweep(str) = ["default"]
+    metadata_pool: str | None = None
+    images: PositiveInt = 1
+    image_size: Size = 1024**3
+    object_size: Size = 4 * 1024**2
+    prefill: bool = True                   # sequential 4 MiB writes over every image before the tests
+    read_unprefilled: bool = False         # run reads on images that were not prefilled (flagged in results)
+
+    @field_validator("image_size", "object_size")
+    @classmethod
+    def _nonzero(cls, v: int) -> int:
+        if v <= 0:
+            raise ValueError("must be greater than zero")
+        return v
+
+    @model_validator(mode="after")
+    def _reads_need_prefill(self) -> "_RbdWorkload":
+        phases = getattr(self, PHASE_FIELDS[self.type])
+        reads = [p for p in phases if p in READ_PHASES]
+        if reads and not self.prefill and not self.read_unprefilled:
+            raise ValueError(f"{reads[0]} on images that were not prefilled reads unallocated space and measures "
+                             "nothing real: set prefill: true, or read_unprefilled: true to run it anyway "
+                             "(flagged in the results)")
+        return self
+
+
+class RbdBench(_RbdWorkload):
+    type: Literal["rbd_bench"]
+    io_type: Sweep(Literal["write", "read", "readwrite"]) = ["write", "read"]
+    io_size: Sweep(Size) = [4096]
+    io_threads: Sweep(PositiveInt) = [16]
+    io_pattern: Sweep(Literal["seq", "rand"]) = ["seq"]
+    rw_mix_read: int = Field(50, ge=0, le=100)
+    io_total: Size | None = None           # bytes per image and test; or a duration (default 30 s)
+    duration: Sweep(Duration) | None = None
+
+    @model_validator(mode="after")
+    def _total_or_duration(self) -> "RbdBench":
+        if self.io_total is not None and self.duration is not None:
+            raise ValueError("give io_total or duration, not both")
+        if self.io_total is None and self.duration is None:
+            self.duration = [30.0]
+        if self.io_total is not None and self.io_total <= 0:
+            raise ValueError("io_total must be greater than zero")
+        return self
+
+
+class FioRbd(_RbdWorkload):
+    type: Literal["fio_rbd"]
+    rw: Sweep(Literal["read", "write", "randread", "randwrite", "randrw"]) = ["randwrite", "randread"]
+    block_size: Sweep(Size) = [4096]
+    iodepth: Sweep(PositiveInt) = [32]
+    numjobs: Sweep(PositiveInt) = [1]      # fio jobs per image
+    rwmixread: int = Field(50, ge=0, le=100)
+    duration: Sweep(Duration) = [30.0]
+    ramp: Annotated[float, BeforeValidator(_ramp)] = 0.0
+    client: Sweep(Literal["librbd", "krbd"]) = ["librbd"]   # krbd: rbd map + fio libaio on /dev/rbdN
+
+
+# workload type -> the field whose values are the phases of a group, run in order (plan.PHASES uses it too)
+PHASE_FIELDS = {"rbd_bench": "io_type", "fio_rbd": "rw"}
+
+Workload = Annotated[Union[RadosBench, OsdBench, FioRados, RbdBench, FioRbd], Field(discriminator="type")]
+WORKLOAD_TYPES = ("rados_bench", "osd_bench", "fio_rados", "rbd_bench", "fio_rbd")
 
 
 def _default_pools() -> dict[str, Any]:
@@ -140,6 +217,26 @@ class Suite(_Strict):
                 if p not in self.pools:
                     known = ", ".join(sorted(self.pools)) or "none"
                     raise ValueError(f"workloads[{i}].pool: profile {p!r} is not defined in pools (defined: {known})")
+        return self
+
+    @model_validator(mode="after")
+    def _rbd_pools(self) -> "Suite":
+        for i, w in enumerate(self.workloads):
+            if not isinstance(w, _RbdWorkload):
+                continue
+            meta = w.metadata_pool
+            if meta is not None:
+                if meta not in self.pools:
+                    raise ValueError(f"workloads[{i}].metadata_pool: profile {meta!r} is not defined in pools")
+                if self.pools[meta].type != "replicated":
+                    raise ValueError(f"workloads[{i}].metadata_pool: RBD image metadata needs a replicated pool; "
+                                     f"{meta!r} is erasure-coded (put it in pool, it becomes the data pool)")
+            for p in w.pool:
+                prof = self.pools[p]
+                if prof.type == "erasure" and prof.allow_ec_overwrites is False:
+                    raise ValueError(f"workloads[{i}].pool: RBD on the erasure-coded pool {p!r} needs "
+                                     "allow_ec_overwrites (RBD writes parts of objects); remove "
+                                     f"'allow_ec_overwrites: false' from pools.{p}")
         return self
 
 

@@ -17,12 +17,13 @@ from .results import Test
 from .units import format_size
 
 # workload type -> (phase field or None, seconds of setup per group for the estimate)
-PHASES: dict[str, str | None] = {"rados_bench": "modes", "fio_rados": "rw", "osd_bench": None}
+PHASES: dict[str, str | None] = {"rados_bench": "modes", "fio_rados": "rw", "osd_bench": None,
+                                 "rbd_bench": "io_type", "fio_rbd": "rw"}
 GROUP_SETUP_S = 8.0
 OSD_BENCH_EST_S = 20.0
 _FIXED = {"name", "type", "repeat"}
-_SIZE_KEYS = {"object_size", "block_size", "total"}
-_ALWAYS_LABEL = {"object_size", "block_size", "concurrency", "iodepth"}
+_SIZE_KEYS = {"object_size", "block_size", "total", "io_size"}
+_ALWAYS_LABEL = {"object_size", "block_size", "concurrency", "iodepth", "io_size", "io_threads"}
 
 
 @dataclass(frozen=True)
@@ -39,7 +40,7 @@ class Plan:
 def _label(key: str, value: Any) -> str:
     if key in _SIZE_KEYS:
         return format_size(value)
-    if key == "concurrency":
+    if key in ("concurrency", "io_threads"):
         return f"t{value}"
     if key == "iodepth":
         return f"qd{value}"
@@ -72,6 +73,8 @@ def expand(suite: Suite) -> Plan:
                         params["phase"] = phase
                     if "pool" in params:
                         params["pool_profile"] = suite.pools[params["pool"]].model_dump()
+                    if params.get("metadata_pool"):
+                        params["metadata_profile"] = suite.pools[params["metadata_pool"]].model_dump()
                     if "duration" in params:
                         params["duration_s"] = params.pop("duration")
                     labels = [_label(k, params_base[k]) for k in dims
