@@ -1,0 +1,168 @@
+"""`cephbench run` against the real lab: results, raw output, cleanup, Ctrl-C, resume, refusals."""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from cephbench.results import RunDir
+
+CLI = [sys.executable, "-m", "cephbench.cli"]
+
+TINY = """
+name: tiny
+pools:
+  rep2: {type: replicated, size: 2, pg_num: 16}
+workloads:
+  - name: rados
+    type: rados_bench
+    pool: rep2
+    modes: [write, seq]
+    object_size: [64KiB, 1MiB]
+    concurrency: 4
+    duration: 2s
+  - name: osd
+    type: osd_bench
+    total: 32MiB
+    block_size: 4MiB
+"""
+
+
+def cephbench_pools(cluster) -> set[str]:
+    return {p for p in cluster.pool_names() if p.startswith("cephbench-")}
+
+
+def write_suite(tmp_path: Path, text: str) -> Path:
+    p = tmp_path / "suite.yaml"
+    p.write_text(text)
+    return p
+
+
+def run_cli(args, env, timeout=600):
+    return subprocess.run([*CLI, *args], capture_output=True, text=True, env=env, timeout=timeout)
+
+
+def test_run_writes_results_raw_output_and_cleans_up(lab_cluster, cephbench_env, tmp_path):
+    flags_before = lab_cluster.osd_flags()
+    out = tmp_path / "run"
+    res = run_cli(["run", str(write_suite(tmp_path, TINY)), "--out", str(out)], cephbench_env)
+    assert res.returncode == 0, res.stderr + res.stdout
+    rd = RunDir.open(out)
+    results, bad = rd.results()
+    assert not bad
+    assert [r.test.id for r in results] == ["001-rados-write-64KiB-t4", "002-rados-seq-64KiB-t4",
+                                            "003-rados-write-1MiB-t4", "004-rados-seq-1MiB-t4", "005-osd-4MiB"]
+    assert all(r.status == "ok" for r in results), [r.error for r in results]
+    w = results[2].measurement
+    assert w.op_size_bytes == 1024 * 1024 and w.bytes_per_s > 0 and w.timeseries
+    assert w.latency.mean_ns and w.latency.max_ns >= w.latency.mean_ns
+    osd = results[4].measurement
+    assert set(osd.extra["per_osd"]) == {"osd.0", "osd.1", "osd.2"}
+    for r in results:
+        assert r.commands and all((out / p).is_file() for p in r.raw)
+    meta = json.loads((out / "run.json").read_text())
+    assert meta["schema_version"] == 1 and meta["suite"]["name"] == "tiny"
+    assert "versions" in meta["cluster"] and "config_dump" in meta["cluster"]
+    assert meta["hosts"]["client"]["cpu_count"] >= 1
+    # what the run created is gone, and the scrub flags are as they were
+    assert cephbench_pools(lab_cluster) == set()
+    assert lab_cluster.osd_flags() == flags_before
+    assert "Results" in res.stdout and str(out) in res.stdout
+    # no secret leaves the lab directory
+    secret = json.loads((Path(cephbench_env["CEPH_CONF"]).parent / "rgw-user.json").read_text())["s3_secret_key"]
+    keyring = Path(cephbench_env["CEPH_KEYRING"]).read_text().split("key = ")[1].split()[0]
+    for f in out.rglob("*"):
+        if f.is_file():
+            text = f.read_text(errors="replace")
+            assert keyring not in text and secret not in text, f
+
+
+def test_dry_run_changes_nothing(lab_cluster, cephbench_env, tmp_path):
+    res = run_cli(["run", str(write_suite(tmp_path, TINY)), "--dry-run", "--out", str(tmp_path / "r")],
+                  cephbench_env)
+    assert res.returncode == 0, res.stderr
+    assert "ceph osd pool create cephbench-" in res.stdout and "bench 2 write" in res.stdout
+    assert "ceph osd pool delete" in res.stdout and "ceph osd unset noscrub" in res.stdout
+    assert not (tmp_path / "r").exists() and cephbench_pools(lab_cluster) == set()
+
+
+def test_ctrl_c_cleans_up_keeps_results_and_resume_completes(lab_cluster, cephbench_env, tmp_path):
+    suite = TINY.replace("duration: 2s", "duration: 3s").replace("[64KiB, 1MiB]", "[64KiB, 256KiB, 1MiB]")
+    out = tmp_path / "run"
+    proc = subprocess.Popen([*CLI, "run", str(write_suite(tmp_path, suite)), "--out", str(out)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=cephbench_env)
+    results = out / "results.jsonl"
+    deadline = time.monotonic() + 180
+    while time.monotonic() < deadline:
+        if results.exists() and len(results.read_text().splitlines()) >= 2:
+            break
+        time.sleep(0.2)
+    time.sleep(1.0)  # inside the next test
+    proc.send_signal(signal.SIGINT)
+    stdout, stderr = proc.communicate(timeout=180)
+    assert proc.returncode == 130, stderr
+    assert "--resume" in stderr
+    done, _ = RunDir(out).results()
+    assert 2 <= len(done) < 7
+    assert cephbench_pools(lab_cluster) == set(), "Ctrl-C left pools behind"
+    assert "noscrub" not in lab_cluster.osd_flags()
+    res = run_cli(["run", "--resume", str(out)], cephbench_env)
+    assert res.returncode == 0, res.stderr + res.stdout
+    final, _ = RunDir(out).results()
+    ids = [r.test.id for r in final]
+    assert len(ids) == len(set(ids)) == 7, ids      # every test exactly once
+    assert all(r.status == "ok" for r in final)
+    assert cephbench_pools(lab_cluster) == set()
+    res = run_cli(["run", "--resume", str(out)], cephbench_env)
+    assert res.returncode == 0 and "nothing to run" in res.stdout
+
+
+def test_sigterm_cleans_up_too(lab_cluster, cephbench_env, tmp_path):
+    out = tmp_path / "run"
+    proc = subprocess.Popen([*CLI, "run", str(write_suite(tmp_path, TINY.replace("2s", "20s"))), "--out", str(out)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=cephbench_env)
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and not cephbench_pools(lab_cluster):
+        time.sleep(0.3)
+    time.sleep(2)
+    proc.send_signal(signal.SIGTERM)
+    proc.communicate(timeout=180)
+    assert proc.returncode == 130
+    assert cephbench_pools(lab_cluster) == set()
+
+
+def test_bad_target_inputs_are_one_line_and_create_nothing(lab, lab_cluster, cephbench_env, tmp_path):
+    suite = write_suite(tmp_path, TINY)
+    env = {k: v for k, v in cephbench_env.items() if k not in ("CEPH_CONF", "CEPH_KEYRING")}
+    res = run_cli(["run", str(suite), "--conf", str(tmp_path / "nope.conf")], env)
+    assert res.returncode == 2 and res.stderr.strip().count("\n") == 0 and "--conf" in res.stderr
+    # a cluster nobody answers for
+    conf = tmp_path / "dead.conf"
+    conf.write_text("[global]\nmon host = 127.0.0.1:9\n")
+    res = run_cli(["run", str(suite), "--conf", str(conf), "--keyring", cephbench_env["CEPH_KEYRING"]], env)
+    assert res.returncode == 2 and "cannot reach" in res.stderr and "Traceback" not in res.stderr
+    # a key that may not create pools
+    ro = tmp_path / "ro.keyring"
+    lab_cluster.ceph_ok("auth", "get-or-create", "client.cbro", "mon", "allow r", "osd", "allow r", "-o", str(ro))
+    try:
+        res = run_cli(["run", str(suite), "--conf", cephbench_env["CEPH_CONF"], "--keyring", str(ro),
+                       "--id", "cbro", "--out", str(tmp_path / "r")], env)
+        assert res.returncode == 2 and "refused" in res.stderr and res.stderr.strip().count("\n") == 0
+        assert cephbench_pools(lab_cluster) == set() and not (tmp_path / "r").exists()
+    finally:
+        lab_cluster.ceph_ok("auth", "del", "client.cbro")
+    # a pool wider than the cluster
+    res = run_cli(["run", str(write_suite(tmp_path, TINY.replace("size: 2", "size: 5")))], cephbench_env)
+    assert res.returncode == 2 and "pools.rep2" in res.stderr and "needs 5 OSDs" in res.stderr
+
+
+def test_validate_prints_the_plan_without_a_cluster(tmp_path):
+    res = subprocess.run([*CLI, "validate", str(write_suite(tmp_path, TINY))], capture_output=True, text=True,
+                         env={**os.environ, "CEPH_CONF": "/nonexistent"}, timeout=60)
+    assert res.returncode == 0
+    assert "5 tests in 3 groups" in res.stdout and "estimated duration" in res.stdout
