@@ -4,14 +4,26 @@ package main
 import (
 	"os"
 	"os/signal"
+	"runtime/pprof"
 
 	"github.com/cephbench/cephbench/loadgen/internal/cli"
 )
 
 func main() {
+	// CEPHBENCH_LOADGEN_CPUPROFILE=file writes a CPU profile of the whole run
+	// (for making the client cheaper; see docs/loadgen.md).
+	if path := os.Getenv("CEPHBENCH_LOADGEN_CPUPROFILE"); path != "" {
+		if f, err := os.Create(path); err == nil {
+			if pprof.StartCPUProfile(f) == nil {
+				defer pprof.StopCPUProfile()
+			}
+		}
+	}
 	sigs := make(chan os.Signal, 2)
 	signal.Notify(sigs, cli.Signals...)
-	os.Exit(cli.Main(os.Args[1:], cli.Env{
+	code := cli.Main(os.Args[1:], cli.Env{
 		Stdout: os.Stdout, Stderr: os.Stderr, Getenv: os.Getenv, Signals: sigs, Exit: os.Exit,
-	}))
+	})
+	pprof.StopCPUProfile()
+	os.Exit(code)
 }

@@ -98,7 +98,12 @@ func PrefillDefault(workload string) bool { return workload != OpPut }
 
 var validOps = map[string]bool{OpPut: true, OpGet: true, OpDelete: true, OpList: true, OpStat: true}
 
-var bucketRe = regexp.MustCompile(`^[a-z0-9][a-z0-9.-]*$`)
+var (
+	bucketRe = regexp.MustCompile(`^[a-z0-9][a-z0-9.-]*$`)
+	// Keys use unreserved URL characters only, so the S3 signature's
+	// canonical path is the path as sent.
+	keyRe = regexp.MustCompile(`^[A-Za-z0-9._~/-]*$`)
+)
 
 // Usage prints the run flags.
 func Usage(w io.Writer) {
@@ -300,8 +305,8 @@ func Parse(args []string, getenv func(string) string) (*Config, error) {
 			return nil, Usagef("--bucket-prefix", "use lower-case letters, digits, '-' and '.', at most 63 characters with the index", "bucket name %q is not valid", name)
 		}
 	}
-	if strings.ContainsAny(c.KeyPrefix, "?#") {
-		return nil, Usagef("--key-prefix", "avoid '?' and '#'", "key prefix %q", c.KeyPrefix)
+	if !keyRe.MatchString(c.KeyPrefix) {
+		return nil, Usagef("--key-prefix", "use letters, digits and - _ . ~ / only", "key prefix %q has characters that need URL escaping", c.KeyPrefix)
 	}
 	if err := c.readCreds(getenv); err != nil {
 		return nil, err

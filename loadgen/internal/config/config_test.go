@@ -115,6 +115,7 @@ func TestParseUsageErrors(t *testing.T) {
 		base + "--arrival poisson":                      "--arrival",
 		base + "--prefill maybe":                        "--prefill",
 		base + "extra":                                  "extra",
+		base + "--key-prefix a?b":                       "--key-prefix",
 	}
 	for args, flag := range cases {
 		_, err := Parse(strings.Fields(args), s3env)

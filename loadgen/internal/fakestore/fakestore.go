@@ -40,7 +40,7 @@ type Store struct {
 	gets    atomic.Int64
 	mu      sync.Mutex
 	buckets map[string]map[string]int64 // bucket -> key -> size
-	Counts  sync.Map                     // "METHOD kind" -> *atomic.Int64
+	Counts  sync.Map                    // "METHOD kind" -> *atomic.Int64
 }
 
 const token = "AUTH_tk-fake"

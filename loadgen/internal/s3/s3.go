@@ -2,7 +2,8 @@
 // SigV4, path-style addressing, a fixed region (no bucket-location lookups),
 // unsigned payloads (no streaming SHA-256 over the body), no Content-MD5, no
 // checksum trailers, no client-side retries (every failure is counted), and
-// objects up to 64 MiB sent as one PUT.
+// objects up to 64 MiB sent as one PUT. Object requests of the load itself
+// take a cheaper path with the same wire format (object.go).
 package s3
 
 import (
@@ -11,7 +12,6 @@ import (
 	"io"
 	"net/http"
 	"net/url"
-	"time"
 
 	"github.com/minio/minio-go/v7"
 	"github.com/minio/minio-go/v7/pkg/credentials"
@@ -26,6 +26,9 @@ const PartSize = 64 << 20
 type Client struct {
 	mc   *minio.Client
 	core minio.Core
+	hc   *http.Client
+	base string // scheme://host:port
+	sig  *signer
 }
 
 // Options configure New.
@@ -54,7 +57,12 @@ func New(o Options) (*Client, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Client{mc: mc, core: minio.Core{Client: mc}}, nil
+	return &Client{
+		mc: mc, core: minio.Core{Client: mc},
+		hc:   &http.Client{Transport: o.Transport, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }},
+		base: u.Scheme + "://" + u.Host,
+		sig:  &signer{accessKey: o.AccessKey, secretKey: o.SecretKey, region: o.Region},
+	}, nil
 }
 
 // wrap turns minio's error answers into *backend.StatusError.
@@ -99,8 +107,8 @@ func (c *Client) DeleteBucket(ctx context.Context, bucket string) error {
 	return wrap("DeleteBucket", c.mc.RemoveBucket(ctx, bucket))
 }
 
-// Put uploads body as one object.
-func (c *Client) Put(ctx context.Context, bucket, key string, body io.ReadSeeker, size int64) error {
+// putMultipart uploads objects above PartSize with minio-go's multipart upload.
+func (c *Client) putMultipart(ctx context.Context, bucket, key string, body io.ReadSeeker, size int64) error {
 	_, err := c.mc.PutObject(ctx, bucket, key, body, size, minio.PutObjectOptions{
 		ContentType:          "application/octet-stream",
 		PartSize:             PartSize,
@@ -108,35 +116,6 @@ func (c *Client) Put(ctx context.Context, bucket, key string, body io.ReadSeeker
 		SendContentMd5:       false,
 	})
 	return wrap("PutObject", err)
-}
-
-// Get reads and discards the object or a range of it.
-func (c *Client) Get(ctx context.Context, bucket, key string, off, length int64) (int64, time.Time, error) {
-	var opts minio.GetObjectOptions
-	if length > 0 {
-		if err := opts.SetRange(off, off+length-1); err != nil {
-			return 0, time.Time{}, err
-		}
-	}
-	rc, _, _, err := c.core.GetObject(ctx, bucket, key, opts)
-	if err != nil {
-		return 0, time.Time{}, wrap("GetObject", err)
-	}
-	first := time.Now()
-	n, err := io.Copy(io.Discard, rc)
-	rc.Close()
-	return n, first, err
-}
-
-// Stat sends HEAD object.
-func (c *Client) Stat(ctx context.Context, bucket, key string) error {
-	_, err := c.mc.StatObject(ctx, bucket, key, minio.StatObjectOptions{})
-	return wrap("HeadObject", err)
-}
-
-// Delete removes one object.
-func (c *Client) Delete(ctx context.Context, bucket, key string) error {
-	return wrap("DeleteObject", c.mc.RemoveObject(ctx, bucket, key, minio.RemoveObjectOptions{}))
 }
 
 // List fetches one ListObjectsV2 page. minio's Core listing takes no context;
