@@ -198,6 +198,29 @@ Workload = Annotated[Union[RadosBench, OsdBench, FioRados, RbdBench, FioRbd], Fi
 WORKLOAD_TYPES = ("rados_bench", "osd_bench", "fio_rados", "rbd_bench", "fio_rbd")
 
 
+class DiskBaselineConfig(_Strict):
+    """fio direct I/O on a test file in each directory ("lab-osds": the lab's OSD directories)."""
+    paths: Union[Literal["lab-osds"], Annotated[list[str], Field(min_length=1)]]
+    size: Size = 1024**3
+    runtime: Duration = 10.0
+    patterns: list[Literal["dd", "write-1MiB", "write-4MiB", "read-1MiB", "read-4MiB", "randread-4KiB-qd1",
+                           "randread-4KiB-qd32", "randwrite-4KiB-qd1", "randwrite-4KiB-qd32"]] | None = None
+    allow_raw_device: bool = False
+
+
+class NetBaselineConfig(_Strict):
+    """iperf3 between the hosts: ordered pairs with 1 and `streams` streams, and one to all others."""
+    hosts: Annotated[list[str], Field(min_length=1)] = ["localhost"]
+    streams: PositiveInt = 4
+    duration: Duration = 10.0
+    port: Annotated[int, Field(ge=1, le=65535)] | None = None
+
+
+class BaselineConfig(_Strict):
+    disks: DiskBaselineConfig | None = None
+    network: NetBaselineConfig | None = None
+
+
 def _default_pools() -> dict[str, Any]:
     return {"default": ReplicatedPool(type="replicated")}
 
@@ -208,6 +231,7 @@ class Suite(_Strict):
     target: TargetConfig | None = None
     settings: Settings = Field(default_factory=Settings)
     pools: dict[str, PoolProfile] = Field(default_factory=_default_pools)
+    baseline: BaselineConfig | None = None      # disk and network baselines, run before the workloads
     workloads: list[Workload] = Field(min_length=1)
 
     @model_validator(mode="after")

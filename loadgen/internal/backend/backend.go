@@ -52,3 +52,19 @@ func NewTransport(concurrency int, timeout time.Duration) *http.Transport {
 		ReadBufferSize:        64 << 10,
 	}
 }
+
+// Drain reads what is left of a response body and closes it, so that the
+// connection goes back to the idle pool.
+func Drain(resp *http.Response) {
+	_, _ = io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+}
+
+// ReadBody discards a GET response body, returning its length and the
+// time the response headers had arrived (just before the call).
+func ReadBody(resp *http.Response) (int64, time.Time, error) {
+	first := time.Now()
+	n, err := io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	return n, first, err
+}

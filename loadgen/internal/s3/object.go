@@ -59,11 +59,6 @@ func errorCode(body []byte) string {
 	return string(rest[:j])
 }
 
-func drain(resp *http.Response) {
-	_, _ = io.Copy(io.Discard, resp.Body)
-	resp.Body.Close()
-}
-
 // Put uploads body as one object (a single PUT of any size up to
 // MaxSinglePut; larger objects go through minio-go's multipart upload).
 func (c *Client) Put(ctx context.Context, bucket, key string, body io.ReadSeeker, size int64) error {
@@ -85,7 +80,7 @@ func (c *Client) Put(ctx context.Context, bucket, key string, body io.ReadSeeker
 	if err != nil {
 		return err
 	}
-	drain(resp)
+	backend.Drain(resp)
 	return nil
 }
 
@@ -104,36 +99,28 @@ func (c *Client) Get(ctx context.Context, bucket, key string, off, length int64)
 	if err != nil {
 		return 0, time.Time{}, err
 	}
-	first := time.Now()
-	n, err := io.Copy(io.Discard, resp.Body)
-	resp.Body.Close()
-	return n, first, err
+	return backend.ReadBody(resp)
 }
 
 // Stat sends HEAD object.
 func (c *Client) Stat(ctx context.Context, bucket, key string) error {
-	req, err := c.newObjectRequest(ctx, http.MethodHead, bucket, key, nil)
-	if err != nil {
-		return err
-	}
-	resp, err := c.do("HeadObject", req)
-	if err != nil {
-		return err
-	}
-	drain(resp)
-	return nil
+	return c.bodiless(ctx, "HeadObject", http.MethodHead, bucket, key)
 }
 
 // Delete removes one object.
 func (c *Client) Delete(ctx context.Context, bucket, key string) error {
-	req, err := c.newObjectRequest(ctx, http.MethodDelete, bucket, key, nil)
+	return c.bodiless(ctx, "DeleteObject", http.MethodDelete, bucket, key)
+}
+
+func (c *Client) bodiless(ctx context.Context, op, method, bucket, key string) error {
+	req, err := c.newObjectRequest(ctx, method, bucket, key, nil)
 	if err != nil {
 		return err
 	}
-	resp, err := c.do("DeleteObject", req)
+	resp, err := c.do(op, req)
 	if err != nil {
 		return err
 	}
-	drain(resp)
+	backend.Drain(resp)
 	return nil
 }

@@ -48,7 +48,7 @@ func (c *Client) Check(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	drain(resp)
+	backend.Drain(resp)
 	if resp.StatusCode/100 != 2 {
 		return &backend.StatusError{Op: "auth", Status: resp.StatusCode}
 	}
@@ -70,11 +70,6 @@ func (c *Client) StorageURL() string {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
 	return c.storageURL
-}
-
-func drain(resp *http.Response) {
-	_, _ = io.Copy(io.Discard, resp.Body)
-	resp.Body.Close()
 }
 
 // do sends one request to the storage URL + path; the body is drained and closed
@@ -102,11 +97,11 @@ func (c *Client) do(ctx context.Context, op, method, path string, body io.Reader
 		return nil, err
 	}
 	if resp.StatusCode/100 != 2 {
-		drain(resp)
+		backend.Drain(resp)
 		return nil, &backend.StatusError{Op: op, Status: resp.StatusCode}
 	}
 	if !keep {
-		drain(resp)
+		backend.Drain(resp)
 	}
 	return resp, nil
 }
@@ -157,10 +152,7 @@ func (c *Client) Get(ctx context.Context, bucket, key string, off, length int64)
 	if err != nil {
 		return 0, time.Time{}, err
 	}
-	first := time.Now()
-	n, err := io.Copy(io.Discard, resp.Body)
-	resp.Body.Close()
-	return n, first, err
+	return backend.ReadBody(resp)
 }
 
 // Stat sends HEAD object.

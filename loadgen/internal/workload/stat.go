@@ -6,14 +6,9 @@ import "context"
 type statOp struct{ c *Common }
 
 func (o *statOp) do(ctx context.Context, w *worker) result {
-	k := o.c.keys
-	i, ok := k.findShared(w.rng.IntN(k.n))
-	if !ok {
-		return result{op: opStat, skipped: true}
-	}
-	defer k.releaseShared(i)
-	rctx, cancel := o.c.reqCtx(ctx)
-	err := o.c.be.Stat(rctx, k.bucket(i), k.key(i))
-	cancel()
-	return result{op: opStat, err: err}
+	return o.c.withShared(w, opStat, func(i int) result {
+		rctx, cancel := o.c.reqCtx(ctx)
+		defer cancel()
+		return result{op: opStat, err: o.c.be.Stat(rctx, o.c.keys.bucket(i), o.c.keys.key(i))}
+	})
 }
