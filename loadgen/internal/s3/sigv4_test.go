@@ -63,3 +63,14 @@ func TestErrorCode(t *testing.T) {
 		t.Fatal("error code parsing")
 	}
 }
+
+func BenchmarkSign(b *testing.B) {
+	s := &signer{accessKey: "AKIDEXAMPLE", secretKey: "secret", region: "us-east-1"}
+	now := time.Now()
+	b.ReportAllocs()
+	for b.Loop() {
+		req, _ := http.NewRequest(http.MethodGet, "http://127.0.0.1:8000/b/obj-00000001", nil)
+		req.Header["User-Agent"] = userAgent
+		s.sign(req, now)
+	}
+}
