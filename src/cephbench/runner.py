@@ -11,7 +11,7 @@ from typing import Iterator, Protocol
 
 from .cluster import Cluster
 from .drivers.base import Events, Outcome, RunContext
-from .drivers.registry import DRIVERS
+from .drivers.registry import DRIVERS, PREFLIGHT
 from .errors import OperationFailed, PermissionDenied, UserError
 from .plan import Plan
 from .resources import Ledger, Resource
@@ -75,6 +75,10 @@ def preflight(cluster: Cluster, plan: Plan, force: bool) -> dict:
             except UserError as exc:
                 exc.where = f"pools.{t.params['pool']}"
                 raise
+    for kind, check in PREFLIGHT.items():
+        tests = [t for t in plan.tests if t.kind == kind]
+        if tests:
+            check(cluster, tests, plan.suite.settings)
     return status
 
 

@@ -141,3 +141,31 @@ _SAFE = re.compile(r"[^A-Za-z0-9_.-]+")
 
 def safe_name(text: str) -> str:
     return _SAFE.sub("_", text)
+
+
+def measure(ctx: RunContext, test: Test, started: tuple[float, float], spawns: list[Spawn], timeout_s: float,
+            parse_all: Callable[[list[CommandResult]], Measurement], *, tool: str, notes: list[str],
+            live: Callable[[list[Path]], tuple[float | None, float | None]] | None = None,
+            accept: Callable[[CommandResult], bool] = lambda r: r.ok) -> Outcome | None:
+    """Run one test's tool processes together and make the Outcome: the measurement, or the first error.
+
+    None in a dry run. `accept` says which exits count as success (e.g. a run ended by `timeout -s INT`).
+    """
+    from . import ParseError
+
+    started_unix, t0 = started
+    results = ctx.run_tools(test, spawns, timeout_s, live=live)
+    if results is None:
+        return None
+    commands = [r.cmdline for r in results]
+    raw = [str(sp.output.relative_to(ctx.rundir.path)) for sp in spawns] if ctx.rundir else []
+    failed = [r for r in results if not accept(r)]
+    if failed:
+        return Outcome(test, started_unix, time.monotonic() - t0, error=f"{tool} failed: {failed[0].error_text()}",
+                       commands=commands, raw=raw, notes=notes)
+    try:
+        m = parse_all(results)
+    except ParseError as exc:
+        return Outcome(test, started_unix, time.monotonic() - t0, error=str(exc), commands=commands, raw=raw,
+                       notes=notes)
+    return Outcome(test, started_unix, time.monotonic() - t0, measurement=m, commands=commands, raw=raw, notes=notes)

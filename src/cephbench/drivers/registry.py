@@ -2,10 +2,22 @@
 
 from __future__ import annotations
 
-from . import osd_bench, rados_bench
+from typing import Callable
+
+from ..cluster import Cluster
+from ..config import Settings
+from ..results import Test
+from . import osd_bench, rados_bench, rbd_bench, rbd_images
 from .base import GroupDriver
 
 DRIVERS: dict[str, GroupDriver] = {
     "rados_bench": rados_bench.run_group,
     "osd_bench": osd_bench.run_group,
+    "rbd_bench": rbd_bench.run_group,
+}
+
+# Workload type -> a check of its tests against the cluster, run by the runner's preflight before anything is
+# created; it raises UserError (exit 2) for what the user must change.
+PREFLIGHT: dict[str, Callable[[Cluster, list[Test], Settings], None]] = {
+    "rbd_bench": rbd_images.preflight,
 }

@@ -1,0 +1,206 @@
+"""RBD images for one group of tests: pools, images, prefill, krbd mappings, removal.
+
+Everything is registered in the run's ledger the moment it exists, so the
+cleanup paths of the runner (normal end, failure, Ctrl-C, SIGTERM) remove it:
+mappings first, then images, then pools (the ledger releases newest first).
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..cluster import Cluster
+from ..config import Settings
+from ..errors import OperationFailed, UserError
+from ..hosts import CommandResult, Spawn
+from ..pools import create_pool, remove_pool
+from ..resources import Resource
+from ..results import Test
+from ..safety import CapacityBudget, amplification
+from ..units import format_size
+from .base import RunContext, run_group_timeout
+
+log = logging.getLogger(__name__)
+
+MIB = 1024**2
+# image metadata of an EC data pool goes here unless the suite names a metadata_pool
+DEFAULT_METADATA_PROFILE: dict[str, Any] = {"type": "replicated", "size": 3, "min_size": None, "pg_num": 8}
+PREFILL_IO_SIZE = 4 * MIB
+PREFILL_THREADS = 16
+PREFILL_MIN_BYTES_PER_S = 8 * MIB     # only for the timeout: a prefill slower than this is killed
+READ_PHASES = {"read", "randread", "randrw", "rw", "readwrite"}
+SYS_BUS_RBD = Path("/sys/bus/rbd")
+
+
+@dataclass
+class Images:
+    pool: str                      # image headers (the metadata pool when data_pool is set)
+    data_pool: str | None
+    names: list[str]
+    size_bytes: int
+    pools: list[str]               # what this group created, for removal
+    prefilled: bool = False
+    notes: list[str] = field(default_factory=list)
+    devices: list[str] = field(default_factory=list)   # krbd: /dev/rbdN per image
+
+    @property
+    def specs(self) -> list[str]:
+        return [f"{self.pool}/{n}" for n in self.names]
+
+
+def rbd_argv(ctx: RunContext, *args: str) -> list[str]:
+    return ["rbd", *ctx.target.client_args(), *args]
+
+
+def _check(res: CommandResult, what: str) -> CommandResult:
+    if not res.ok:
+        raise OperationFailed(f"{what} failed: {res.error_text()}")
+    return res
+
+
+def create_images(ctx: RunContext, gid: str, params: dict[str, Any], krbd: bool = False) -> Images:
+    """Pools for the group (an erasure profile becomes the data pool) and `images` images in them."""
+    profile = params["pool_profile"]
+    images = Images(pool="", data_pool=None, names=[], size_bytes=params["image_size"], pools=[])
+    try:
+        if profile["type"] == "erasure":
+            meta_profile = params.get("metadata_profile") or DEFAULT_METADATA_PROFILE
+            images.pool = create_pool(ctx, ctx.name(gid, "meta"), meta_profile, application="rbd")
+            images.pools.append(images.pool)
+            data_pool = create_pool(ctx, ctx.name(gid, "data"), profile, application="rbd")
+            images.pools.append(data_pool)
+            images.data_pool = data_pool
+            ctx.change(["ceph", "osd", "pool", "set", data_pool, "allow_ec_overwrites", "true"],
+                       lambda: ctx.cluster.ceph_ok("osd", "pool", "set", data_pool, "allow_ec_overwrites", "true"))
+        else:
+            images.pool = create_pool(ctx, ctx.name(gid), profile, application="rbd")
+            images.pools.append(images.pool)
+        for i in range(params["images"]):
+            name = ctx.name(gid, f"img{i}")
+            argv = rbd_argv(ctx, "create", f"{images.pool}/{name}", "--size", f"{params['image_size']}B",
+                            "--object-size", f"{params['object_size']}B")
+            if images.data_pool:
+                argv += ["--data-pool", images.data_pool]
+            if krbd:  # what every kernel client maps; object-map and friends need a recent kernel
+                argv += ["--image-feature", "layering,exclusive-lock"]
+            ctx.change(argv, lambda argv=argv: _check(ctx.host.run(argv, timeout_s=120), "rbd create"))
+            _register_image(ctx, f"{images.pool}/{name}")
+            images.names.append(name)
+    except BaseException:
+        try:
+            remove_images(ctx, images)
+        except Exception as exc:  # noqa: BLE001 - the ledger still holds the rest for the final cleanup
+            log.warning("group %s: partial setup not removed yet: %s", gid, exc)
+        raise
+    return images
+
+
+def _register_image(ctx: RunContext, spec: str) -> None:
+    argv = rbd_argv(ctx, "rm", "--no-progress", spec)
+    ctx.ledger.add(Resource("rbd-image", spec),
+                   lambda: ctx.change(argv, lambda: _check(ctx.host.run(argv, timeout_s=600), f"rbd rm {spec}")))
+
+
+def remove_images(ctx: RunContext, images: Images) -> None:
+    """Unmap, remove the images, then the pools: now, at the end of the group, not at the end of the run."""
+    for r in reversed(ctx.ledger.pending()):
+        if r.kind == "rbd-mapping" and r.name in images.devices:
+            ctx.ledger.release_one(r)
+        if r.kind == "rbd-image" and r.name in images.specs:
+            ctx.ledger.release_one(r)
+    for p in reversed(images.pools):
+        remove_pool(ctx, p)
+
+
+def prefill(ctx: RunContext, test: Test, images: Images) -> None:
+    """Sequential 4 MiB writes over the whole of every image, all images at once."""
+    from .rbd_bench import RbdBenchCommand, live_figures, parse  # rbd bench is the prefill tool
+
+    raw_dir = ctx.rundir.raw_dir(f"{test.group}-prefill") if ctx.rundir else Path("/nonexistent")
+    cmds = [RbdBenchCommand(spec=s, io_type="write", io_size=PREFILL_IO_SIZE, io_threads=PREFILL_THREADS,
+                            io_pattern="seq", io_total=images.size_bytes) for s in images.specs]
+    spawns = [Spawn(c.argv(ctx.target.client_args()), raw_dir / f"prefill-img{i}.txt") for i, c in enumerate(cmds)]
+    ctx.events.note(f"{test.group}: prefilling {len(cmds)} image(s) of {format_size(images.size_bytes)}")
+    results = ctx.run_tools(test, spawns, run_group_timeout(images.size_bytes / PREFILL_MIN_BYTES_PER_S),
+                            live=live_figures)
+    if results is None:   # dry run
+        images.prefilled = True
+        return
+    for r in results:
+        _check(r, "prefill (rbd bench write)")
+    m = [parse(r.stdout) for r in results]
+    secs = max(x.duration_s for x in m)
+    bw = sum(x.bytes_per_s or 0 for x in m)
+    images.prefilled = True
+    images.notes.append(f"prefilled {len(m)} image(s) of {format_size(images.size_bytes)} with sequential 4MiB "
+                        f"writes in {secs:.1f} s ({bw / MIB:.0f} MiB/s)")
+
+
+def read_guard_notes(phase: str, images: Images) -> list[str]:
+    """A read on images that were not prefilled runs only when the suite asked for it, and is flagged."""
+    if phase in READ_PHASES and not images.prefilled:
+        return ["NOT PREFILLED: this read ran on images that were never fully written (read_unprefilled: true); "
+                "unallocated extents are answered without touching the disks, so the figures are too high"]
+    return []
+
+
+# ---- krbd ---------------------------------------------------------------------------
+
+def krbd_unavailable(ctx: RunContext) -> str | None:
+    """Why the kernel RBD client cannot be used here, or None when it can."""
+    if SYS_BUS_RBD.is_dir():
+        return None
+    if ctx.dry_run:
+        return None if ctx.host.which("modprobe") else "krbd: no /sys/bus/rbd and no modprobe on this host"
+    if ctx.host.which("modprobe") is None:
+        return "krbd skipped: the rbd kernel module is not loaded (no /sys/bus/rbd) and there is no modprobe"
+    res = ctx.host.run(["modprobe", "rbd"], timeout_s=30)
+    if SYS_BUS_RBD.is_dir():
+        return None
+    why = res.error_text() if not res.ok else "no /sys/bus/rbd after loading it"
+    return f"krbd skipped: the rbd kernel module is not available on this host (modprobe rbd: {why})"
+
+
+def map_images(ctx: RunContext, images: Images) -> None:
+    """`rbd map` every image; each mapping is in the ledger so that every exit path unmaps it."""
+    for spec in images.specs:
+        argv = rbd_argv(ctx, "map", spec)
+        if ctx.dry_run:
+            ctx.planned.append(" ".join(argv))
+            images.devices.append("/dev/rbdN")
+            continue
+        res = _check(ctx.host.run(argv, timeout_s=120), f"rbd map {spec}")
+        dev = res.stdout.strip().splitlines()[-1].strip()
+        unmap = rbd_argv(ctx, "unmap", dev)
+        ctx.ledger.add(Resource("rbd-mapping", dev),
+                       lambda unmap=unmap, dev=dev: _check(ctx.host.run(unmap, timeout_s=120), f"rbd unmap {dev}"))
+        images.devices.append(dev)
+
+
+# ---- preflight: before anything is created ---------------------------------------------
+
+def preflight(cluster: Cluster, tests: list[Test], settings: Settings) -> None:
+    """Refuse images that would not fit in their pool, before any pool or image exists.
+
+    Groups run one after the other and each removes its images, so every group
+    must fit on its own within the capacity guard (max_raw_used).
+    """
+    firsts: dict[str, Test] = {}
+    for t in tests:
+        firsts.setdefault(t.group, t)
+    if not firsts:
+        return
+    total, used = cluster.raw_capacity()
+    budget = CapacityBudget(total, used, settings.max_raw_used)
+    for t in firsts.values():
+        p = t.params
+        need = p["images"] * p["image_size"]
+        free = budget.client_bytes(amplification(p["pool_profile"]))
+        if need > free:
+            raise UserError(
+                f"{p['images']} image(s) of {format_size(p['image_size'])} need {format_size(need)} in pool "
+                f"{p['pool']!r}, which has room for {format_size(free)} ({budget.describe()})",
+                "use a smaller image_size or fewer images", where=f"workload {t.workload}: image_size")

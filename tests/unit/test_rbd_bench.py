@@ -1,0 +1,161 @@
+"""rbd bench: command builder, parser (fixtures: rbd bench of Ceph 16.2.15), RBD suite schema and guards."""
+
+import pytest
+
+from conftest import FIXTURES
+from cephbench.config import parse_suite
+from cephbench.drivers import ParseError
+from cephbench.drivers.rbd_bench import RbdBenchCommand, aggregate, op_name, parse
+from cephbench.drivers.rbd_images import Images, read_guard_notes
+from cephbench.errors import UserError
+from cephbench.plan import expand
+
+RBD = FIXTURES / "rbd_bench"
+MIB = 1024 * 1024
+
+
+def read(name: str) -> str:
+    return (RBD / f"ceph16.2.15_{name}.txt").read_text()
+
+
+# ---- parser --------------------------------------------------------------------------
+
+def test_parse_io_total_run_uses_ops_per_sec_not_the_rounded_bytes():
+    m = parse(read("write_rand_4K"))      # "ops: 10240   ops/sec: 2203.1   bytes/sec: 8.6 MiB/s"
+    assert m.tool == "rbd bench" and m.op == "randwrite"
+    assert m.ops_total == 10240 and m.ops_per_s == pytest.approx(2203.1)
+    assert m.op_size_bytes == 4096
+    assert m.bytes_per_s == pytest.approx(2203.1 * 4096)
+    assert m.bytes_total == 10240 * 4096
+    assert m.duration_s == pytest.approx(10240 / 2203.1)
+    assert [s.t_s for s in m.timeseries] == [1, 2, 3, 4]
+    assert m.timeseries[0].ops_per_s == pytest.approx(3157.09)
+    assert m.timeseries[0].bytes_per_s == pytest.approx(3157.09 * 4096)
+    assert m.extra["io_threads"] == 16 and m.extra["io_pattern"] == "random"
+
+
+def test_parse_sequential_4m_and_read():
+    w = parse(read("write_seq_4M_prefill"))
+    assert w.op == "write" and w.op_size_bytes == 4 * MIB and w.ops_total == 64
+    r = parse(read("read_seq_4M"))
+    assert r.op == "read" and r.ops_total == 256 and r.bytes_per_s == pytest.approx(193.939 * 4 * MIB)
+
+
+def test_parse_readwrite_keeps_the_read_and_write_sides():
+    m = parse(read("readwrite70_rand_4K"))
+    assert m.op == "randrw"
+    assert m.extra["rw_mix_read"] == 70
+    assert m.extra["read_ops_per_s"] == pytest.approx(1924.36)
+    assert m.extra["write_ops_per_s"] == pytest.approx(822.425)
+    assert m.extra["read_ops_total"] == 7174
+    assert m.ops_per_s == pytest.approx(2746.78)
+
+
+def test_parse_run_stopped_by_sigint_still_has_its_summary():
+    m = parse(read("write_rand_4K_sigint"))     # a "received signal: Interrupt" log line in the middle
+    assert m.ops_total == 2914 and m.ops_per_s == pytest.approx(834.479)
+    assert len(m.timeseries) == 2
+
+
+def test_parse_without_summary_falls_back_to_the_per_second_lines():
+    m = parse(read("read_rand_4K_nosummary"))   # "2  1856  941.65": 1856 ops in 2 whole seconds
+    assert m.ops_total == 1856 and m.ops_per_s == pytest.approx(928.0)
+    assert "per-second" in m.extra["summary"]
+
+
+def test_parse_refuses_a_run_that_did_no_io_and_foreign_text():
+    with pytest.raises(ParseError, match="no I/O"):
+        parse(read("readwrite_empty"))           # "ops: 0   ops/sec: -nan"
+    with pytest.raises(ParseError, match="not rbd bench output"):
+        parse("rbd: error opening image x: (2) No such file or directory\n")
+    with pytest.raises(ParseError, match="no rbd bench summary"):
+        parse(read("write_rand_4K").split("  SEC")[0])
+
+
+def test_aggregate_over_images_sums_rates():
+    a, b = parse(read("write_rand_4K")), parse(read("readwrite70_rand_4K"))
+    m = aggregate([a, a])
+    assert m.ops_total == 2 * a.ops_total
+    assert len(m.instances) == 2
+    assert m.op_size_bytes == 4096
+    assert b.op == "randrw"
+
+
+def test_op_names_match_fio():
+    assert op_name("write", "seq") == "write"
+    assert op_name("read", "rand") == "randread"
+    assert op_name("readwrite", "random") == "randrw"
+
+
+# ---- command ---------------------------------------------------------------------------
+
+def test_argv_io_total_and_duration():
+    c = RbdBenchCommand(spec="p/i", io_type="readwrite", io_size=4096, io_threads=8, io_pattern="rand",
+                        rw_mix_read=70, io_total=16 * MIB)
+    argv = c.argv(["--conf", "c"])
+    assert argv[:4] == ["rbd", "--conf", "c", "bench"]
+    assert argv[-3:] == ["--io-total", f"{16 * MIB}B", "p/i"]
+    assert "--rw-mix-read" in argv and argv[argv.index("--io-size") + 1] == "4096B"
+    d = RbdBenchCommand(spec="p/i", io_type="write", io_size=4096, io_threads=8, duration_s=10).argv([])
+    assert d[:2] == ["timeout", "--signal=INT"] and "--rw-mix-read" not in d
+    assert d[d.index("rbd") - 1] == "11"            # 10 s plus the startup allowance
+
+
+def test_argv_refuses_bad_combinations():
+    with pytest.raises(ValueError):
+        RbdBenchCommand(spec="p/i", io_type="trim", io_size=1, io_threads=1, io_total=1).argv([])
+    with pytest.raises(ValueError):
+        RbdBenchCommand(spec="p/i", io_type="read", io_size=1, io_threads=1).argv([])
+
+
+# ---- schema and guards -------------------------------------------------------------------
+
+def rbd_suite(workload, pools=None):
+    return {"name": "t", "pools": pools or {"rep": {"type": "replicated"}, "ec": {"type": "erasure", "k": 2, "m": 1}},
+            "workloads": [{"pool": "rep", **workload}]}
+
+
+@pytest.mark.parametrize("workload, pools, where, what", [
+    ({"type": "fio_rbd", "iodepth": 0}, None, "workloads[0].iodepth", "greater than zero"),
+    ({"type": "fio_rbd", "rw": ["randwrite", "trim"]}, None, "workloads[0].rw[1]", "'trim'"),
+    ({"type": "rbd_bench", "io_type": "discard"}, None, "workloads[0].io_type", "'discard'"),
+    ({"type": "fio_rbd", "pool": "ec"}, {"ec": {"type": "erasure", "k": 2, "m": 1, "allow_ec_overwrites": False}},
+     "workloads[0].pool", "needs allow_ec_overwrites"),
+    ({"type": "fio_rbd", "metadata_pool": "ec"}, None, "workloads[0].metadata_pool", "needs a replicated pool"),
+    ({"type": "fio_rbd", "metadata_pool": "nope"}, None, "workloads[0].metadata_pool", "not defined"),
+    ({"type": "fio_rbd", "prefill": False}, None, "workloads[0]", "not prefilled"),
+    ({"type": "rbd_bench", "prefill": False, "io_type": ["write", "read"]}, None, "workloads[0]", "not prefilled"),
+    ({"type": "rbd_bench", "io_total": "1MiB", "duration": "5s"}, None, "workloads[0]", "not both"),
+    ({"type": "fio_rbd", "image_size": 0}, None, "workloads[0].image_size", "greater than zero"),
+    ({"type": "fio_rbd", "rwmixread": 101}, None, "workloads[0].rwmixread", "100"),
+])
+def test_bad_rbd_suites_are_one_line_with_the_path(workload, pools, where, what):
+    with pytest.raises(UserError) as e:
+        parse_suite(rbd_suite(workload, pools), "s.yaml")
+    line = e.value.one_line()
+    assert line.startswith(f"s.yaml: {where}:"), line
+    assert what in line and "\n" not in line
+
+
+def test_unprefilled_reads_only_when_asked_and_then_flagged():
+    s = parse_suite(rbd_suite({"type": "fio_rbd", "prefill": False, "read_unprefilled": True}), "s.yaml")
+    [t] = [t for t in expand(s).tests if t.params["phase"] == "randread"]
+    images = Images(pool="p", data_pool=None, names=["i"], size_bytes=MIB, pools=["p"], prefilled=False)
+    assert "NOT PREFILLED" in read_guard_notes(t.params["phase"], images)[0]
+    assert read_guard_notes("randwrite", images) == []
+    images.prefilled = True
+    assert read_guard_notes("randread", images) == []
+    # write-only without prefill needs no opt-in
+    parse_suite(rbd_suite({"type": "fio_rbd", "prefill": False, "rw": "randwrite"}), "s.yaml")
+
+
+def test_rbd_plan_groups_phases_and_resolves_both_pools():
+    s = parse_suite(rbd_suite({"type": "fio_rbd", "pool": ["rep", "ec"], "metadata_pool": "rep",
+                               "rw": ["randwrite", "randread"], "iodepth": [1, 32]}), "s.yaml")
+    tests = expand(s).tests
+    assert len(tests) == 8 and len({t.group for t in tests}) == 4
+    ec = [t for t in tests if t.params["pool"] == "ec"][0]
+    assert ec.params["pool_profile"]["type"] == "erasure"
+    assert ec.params["metadata_profile"]["type"] == "replicated"
+    assert [t.params["phase"] for t in tests if t.group == ec.group] == ["randwrite", "randread"]
+    assert "qd32" in tests[-1].id
