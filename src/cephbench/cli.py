@@ -20,7 +20,7 @@ from .cluster import Cluster, Target
 from .config import Suite, load_suite
 from .drivers.base import RunContext
 from .errors import OperationFailed, UserError
-from .hosts import local_facts
+from .hosts import LocalHost, local_facts
 from .lab import Lab, default_lab_dir
 from .plan import Plan, expand
 from .progress import ConsoleEvents
@@ -169,6 +169,100 @@ def lab_down(lab_dir: Path | None, keep: bool) -> None:
         return
     out.print(f"lab down in {time.monotonic() - t0:.1f} s: stopped {len(stopped)} daemon(s)"
               + (f"; kept {lb.dir}" if keep else f"; removed {lb.dir}"))
+
+
+# ---- baseline ------------------------------------------------------------------------
+
+@main.group()
+def baseline() -> None:
+    """What the hardware can do: disks (fio, direct I/O) and network (iperf3), to compare the cluster with."""
+
+
+def _baseline_rundir(out_dir: Path | None, what: str, run_id: str) -> RunDir:
+    stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+    return RunDir.create(out_dir or Path("cephbench-runs") / f"{stamp}-baseline-{what}", {
+        "cephbench_version": __version__, "run_ids": [run_id], "suite_name": f"baseline-{what}",
+        "kind": "baseline", "started_unix": time.time(), "hosts": {"client": local_facts()}})
+
+
+def _duration_option(value: str, flag: str) -> float:
+    from .units import parse_duration
+    try:
+        d = parse_duration(value)
+    except ValueError as exc:
+        raise UserError(str(exc), where=flag) from None
+    if d <= 0:
+        raise UserError(f"{value!r} must be longer than zero", where=flag)
+    return d
+
+
+@baseline.command("disk")
+@click.argument("paths", nargs=-1, required=True, type=click.Path(path_type=Path))
+@click.option("--size", default="1GiB", show_default=True, help="Test file size per path.")
+@click.option("--runtime", default="10s", show_default=True, help="Run time of each fio step.")
+@click.option("--pattern", "patterns", multiple=True, help="Only these patterns (repeatable; default all).")
+@click.option("--allow-raw-device", is_flag=True, help="Allow a block device that holds nothing (it is overwritten).")
+@click.option("--out", "out_dir", type=click.Path(path_type=Path), help="Run directory for the results.")
+def baseline_disk(paths: tuple[Path, ...], size: str, runtime: str, patterns: tuple[str, ...],
+                  allow_raw_device: bool, out_dir: Path | None) -> None:
+    """fio on each PATH alone, then on all at once: dd-equivalent, sequential 1/4 MiB, random 4 KiB qd 1/32."""
+    from .drivers import disk_baseline
+    nbytes, secs = _size_option(size, "--size"), _duration_option(runtime, "--runtime")
+    unknown = [p for p in patterns if p not in disk_baseline.PATTERNS]
+    if unknown:
+        raise UserError(f"unknown pattern {unknown[0]!r}; use one of {', '.join(disk_baseline.PATTERNS)}",
+                        where="--pattern")
+    run_id = secrets.token_hex(3)
+    targets = disk_baseline.check_paths(list(paths), nbytes, allow_raw_device, f"cephbench-{run_id}-baseline.dat")
+    rundir = _baseline_rundir(out_dir, "disk", run_id)
+    tests = disk_baseline.make_tests(list(patterns) or disk_baseline.DEFAULT_PATTERNS,
+                                     {"paths": [str(p) for p in paths], "size": nbytes, "runtime_s": secs,
+                                      "allow_raw_device": allow_raw_device})
+    out.print(f"disk baseline of {len(targets)} path(s), {format_size(nbytes)} test files, {seconds(secs)} per step; "
+              f"results in {rundir.path}")
+    _record_baseline(rundir, disk_baseline.run(tests, targets, nbytes, secs, rundir, LocalHost(),
+                                               note=lambda m: err.print(m, markup=False)))
+
+
+def _record_baseline(rundir: RunDir, outcomes) -> None:
+    """Each outcome into results.jsonl as it comes, then the tables; exit 1 when a test failed."""
+    from .report.baseline import print_baselines
+    from .runner import to_result
+    results = []
+    for o in outcomes:
+        r = to_result(o)
+        rundir.append(r)
+        results.append(r)
+    print_baselines(out, results)
+    out.print(f"results: {rundir.path}")
+    if any(r.status == "failed" for r in results):
+        sys.exit(1)
+
+
+@baseline.command("network")
+@click.option("--hosts", "hosts", default="localhost", show_default=True,
+              help="Comma-separated hosts (others reached with ssh).")
+@click.option("--streams", default=4, show_default=True, type=click.IntRange(1, 128), help="Parallel streams.")
+@click.option("--duration", default="10s", show_default=True, help="Duration of each iperf3 test.")
+@click.option("--port", type=int, default=None, help="First server port (default: a free port).")
+@click.option("--out", "out_dir", type=click.Path(path_type=Path), help="Run directory for the results.")
+def baseline_network(hosts: str, streams: int, duration: str, port: int | None, out_dir: Path | None) -> None:
+    """iperf3 between every ordered pair (1 and N streams) and from each host to all others at once."""
+    from .drivers import iperf
+    secs = _duration_option(duration, "--duration")
+    names = [h.strip() for h in hosts.split(",") if h.strip()]
+    if not names:
+        raise UserError("give at least one host", where="--hosts")
+    if port is not None:
+        iperf.check_port(port)
+    resolved = iperf.resolve_hosts(names)
+    run_id = secrets.token_hex(3)
+    rundir = _baseline_rundir(out_dir, "network", run_id)
+    tests = iperf.make_tests(names, streams, secs, port)
+    out.print(f"network baseline between {', '.join(names)}: {len(tests)} iperf3 tests of {seconds(secs)}; "
+              f"results in {rundir.path}")
+    _record_baseline(rundir, iperf.run(tests, resolved, rundir, LocalHost(),
+                                       note=lambda m: err.print(m, markup=False), base_port=port))
 
 
 # ---- validate / run ------------------------------------------------------------------

@@ -51,8 +51,26 @@ def _label(key: str, value: Any) -> str:
     return str(value)
 
 
-def expand(suite: Suite) -> Plan:
+def baseline_tests(suite: Suite) -> list[Test]:
+    """The suite's disk and network baselines: the first tests of the plan, one group each."""
+    from .drivers import disk_baseline, iperf
+    b = suite.baseline
     tests: list[Test] = []
+    if b is not None and b.disks is not None:
+        d = b.disks
+        n = len(d.paths) if isinstance(d.paths, list) else 3
+        tests += disk_baseline.make_tests(
+            d.patterns or disk_baseline.DEFAULT_PATTERNS,
+            {"paths": d.paths, "size": d.size, "runtime_s": d.runtime, "allow_raw_device": d.allow_raw_device},
+            start_index=len(tests) + 1, est_scopes=n + (n > 1))
+    if b is not None and b.network is not None:
+        nw = b.network
+        tests += iperf.make_tests(nw.hosts, nw.streams, nw.duration, nw.port, start_index=len(tests) + 1)
+    return tests
+
+
+def expand(suite: Suite) -> Plan:
+    tests: list[Test] = baseline_tests(suite)
     group_no = 0
     for wi, w in enumerate(suite.workloads):
         data = w.model_dump()

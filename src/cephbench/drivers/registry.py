@@ -8,11 +8,14 @@ from ..cluster import Cluster
 from ..config import Settings
 from ..results import Test
 from . import osd_bench, rados_bench, rbd_bench, rbd_images
+from . import disk_baseline, iperf
 from .base import GroupDriver
 
 DRIVERS: dict[str, GroupDriver] = {
     "rados_bench": rados_bench.run_group,
     "osd_bench": osd_bench.run_group,
+    "disk_baseline": disk_baseline.run_group,
+    "net_baseline": iperf.run_group,
     "rbd_bench": rbd_bench.run_group,
 }
 

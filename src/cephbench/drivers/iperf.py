@@ -1,0 +1,299 @@
+"""Network baseline with iperf3: every ordered pair of hosts with one and with N streams, and one
+sender to all others at once (the pattern that showed CenterDevice's bonding limit).
+
+cephbench starts each iperf3 server itself, on a free port (or the --port given),
+for one test (`--one-off`), and stops it afterwards. Hosts other than this one
+are reached with `ssh -o BatchMode=yes`; on the lab the only host is this one and
+the pair is loopback. The parser of `iperf3 -J` is pure.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import socket
+import subprocess
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable, Iterator
+
+from ..errors import UserError
+from ..hosts import LocalHost, Spawn, run_together
+from ..results import Measurement, RunDir, Sample, Test
+from . import ParseError
+from .base import Outcome
+
+log = logging.getLogger(__name__)
+
+SSH_OPTS = ["-o", "BatchMode=yes", "-o", "ConnectTimeout=5", "-o", "StrictHostKeyChecking=accept-new"]
+SERVER_START_TIMEOUT_S = 10
+CONNECT_TIMEOUT_MS = 3000
+
+
+@dataclass(frozen=True)
+class NetHost:
+    name: str           # as the user gave it
+    address: str        # what clients connect to
+    local: bool         # this machine (no SSH needed)
+
+    def wrap(self, argv: list[str]) -> list[str]:
+        """The command as run on this host: as is when local, through ssh otherwise."""
+        return argv if self.local else ["ssh", *SSH_OPTS, self.name, *argv]
+
+
+def _is_local_address(addr: str) -> bool:
+    """An address this machine owns: binding to it succeeds only here."""
+    family = socket.AF_INET6 if ":" in addr else socket.AF_INET
+    try:
+        with socket.socket(family, socket.SOCK_STREAM) as s:
+            s.bind((addr, 0))
+        return True
+    except OSError:
+        return False
+
+
+def resolve_hosts(names: list[str], host: LocalHost | None = None, check_ssh: bool = True) -> list[NetHost]:
+    """Names -> NetHosts; a name that does not resolve, or a remote host SSH cannot reach, is a UserError."""
+    host = host or LocalHost()
+    out: list[NetHost] = []
+    for name in names:
+        try:
+            addr = socket.getaddrinfo(name, None, proto=socket.IPPROTO_TCP)[0][4][0]
+        except socket.gaierror as exc:
+            raise UserError(f"host {name!r} cannot be reached: its name does not resolve ({exc.strerror})",
+                            "check the name, or give an IP address", where="--hosts") from None
+        nh = NetHost(name, addr, _is_local_address(addr))
+        if any(o.address == nh.address for o in out):
+            raise UserError(f"host {name!r} is given twice ({addr})", where="--hosts")
+        if not nh.local and check_ssh:
+            res = host.run(nh.wrap(["iperf3", "--version"]), 20)
+            if not res.ok:
+                raise UserError(f"host {name!r} cannot be reached over SSH: {res.error_text()}",
+                                "cephbench needs password-less ssh and iperf3 on every host", where="--hosts")
+        out.append(nh)
+    return out
+
+
+# ---- command builders ---------------------------------------------------------------------
+
+def server_argv(port: int, limit_s: float) -> list[str]:
+    """One test, then exit; `timeout` makes sure a remote server never outlives the run."""
+    return ["timeout", str(int(limit_s)), "iperf3", "-s", "-p", str(port), "--one-off", "--forceflush"]
+
+
+def client_argv(address: str, port: int, duration_s: float, streams: int) -> list[str]:
+    return ["iperf3", "-c", address, "-p", str(port), "-t", f"{duration_s:g}", "-P", str(streams), "-J",
+            "--connect-timeout", str(CONNECT_TIMEOUT_MS)]
+
+
+# ---- parser -----------------------------------------------------------------------------------
+
+def parse_iperf_json(text: str) -> Measurement:
+    """`iperf3 -c ... -J` output -> Measurement: received bytes/s, with bits/s, retransmits and streams in extra."""
+    start = text.find("{")
+    if start < 0:
+        raise ParseError("no JSON in the iperf3 output" + (f" ({text.strip()[:200]!r})" if text.strip() else ""))
+    try:
+        data, _ = json.JSONDecoder().raw_decode(text[start:])
+    except ValueError as exc:
+        raise ParseError(f"iperf3 output is not JSON: {exc}") from exc
+    if data.get("error"):
+        raise ParseError(f"iperf3: {data['error']}")
+    try:
+        end = data["end"]
+        sent, recv = end["sum_sent"], end["sum_received"]
+        streams = []
+        for s in end.get("streams", []):
+            snd, rcv = s.get("sender", {}), s.get("receiver", {})
+            streams.append({"bits_per_s": float(rcv.get("bits_per_second", 0.0)),
+                            "sender_bits_per_s": float(snd.get("bits_per_second", 0.0)),
+                            "retransmits": snd.get("retransmits"), "mean_rtt_us": snd.get("mean_rtt")})
+        duration = float(recv.get("seconds") or sent["seconds"])
+        samples = [Sample(t_s=float(iv["sum"]["end"]), bytes_per_s=float(iv["sum"]["bits_per_second"]) / 8)
+                   for iv in data.get("intervals", []) if "sum" in iv]
+        conn = (data.get("start", {}).get("connected") or [{}])[0]
+    except (KeyError, TypeError, ValueError) as exc:
+        raise ParseError(f"iperf3 JSON without the expected fields: {exc}") from exc
+    bits = float(recv["bits_per_second"])
+    return Measurement(
+        tool="iperf3", op="send", duration_s=duration, bytes_total=float(recv.get("bytes", 0)),
+        bytes_per_s=bits / 8, timeseries=samples,
+        extra={"bits_per_s": bits, "sender_bits_per_s": float(sent["bits_per_second"]),
+               "retransmits": sent.get("retransmits"), "streams": streams, "stream_count": len(streams),
+               "local": conn.get("local_host"), "remote": conn.get("remote_host"),
+               "version": data.get("start", {}).get("version")})
+
+
+# ---- servers ------------------------------------------------------------------------------------
+
+def port_is_free(port: int) -> bool:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        try:
+            s.bind(("0.0.0.0", port))
+            return True
+        except OSError:
+            return False
+
+
+def free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("0.0.0.0", 0))
+        return int(s.getsockname()[1])
+
+
+def check_port(port: int) -> None:
+    if not 1 <= port <= 65535:
+        raise UserError(f"port {port} is not a TCP port (1-65535)", where="--port")
+    if not port_is_free(port):
+        raise UserError(f"port {port} is taken on this host", "give another --port, or leave it out "
+                        "and cephbench picks a free one", where="--port")
+
+
+class Server:
+    """An iperf3 server cephbench started, and stops."""
+
+    def __init__(self, on: NetHost, port: int, limit_s: float, log_path: Path) -> None:
+        self.on, self.port, self.log_path = on, port, log_path
+        self.proc: subprocess.Popen[bytes] | None = None
+        self.argv = on.wrap(server_argv(port, limit_s))
+
+    def start(self, host: LocalHost) -> None:
+        self.log_path.parent.mkdir(parents=True, exist_ok=True)
+        self.proc = host.start(self.argv, stdout_path=self.log_path)
+        deadline = time.monotonic() + SERVER_START_TIMEOUT_S + (0 if self.on.local else 10)
+        while time.monotonic() < deadline:
+            text = self.log_path.read_text(errors="replace")
+            if "Server listening" in text:
+                return
+            if self.proc.poll() is not None:
+                self.stop()
+                if "Address already in use" in text:
+                    raise UserError(f"port {self.port} is taken on {self.on.name}",
+                                    "give another --port", where="--port")
+                raise UserError(f"iperf3 server on {self.on.name} did not start: "
+                                f"{(text.strip().splitlines() or ['no output'])[-1]}")
+            time.sleep(0.05)
+        self.stop()
+        raise UserError(f"iperf3 server on {self.on.name} did not start in {SERVER_START_TIMEOUT_S} s")
+
+    def stop(self) -> None:
+        p = self.proc
+        if p is None:
+            return
+        if p.poll() is None:
+            import os
+            import signal
+            try:
+                os.killpg(p.pid, signal.SIGTERM)
+                p.wait(timeout=5)
+            except (ProcessLookupError, subprocess.TimeoutExpired):
+                try:
+                    os.killpg(p.pid, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
+                p.wait()
+        self.proc = None
+
+
+# ---- the plan of a network baseline ---------------------------------------------------------
+
+def patterns(hosts: list[str], streams: int) -> list[dict[str, Any]]:
+    """Ordered pairs with 1 and N streams, then one-to-many from every sender (needs 2+ hosts)."""
+    out: list[dict[str, Any]] = []
+    pairs = [(a, b) for a in hosts for b in hosts if a != b] or [(hosts[0], hosts[0])]
+    for a, b in pairs:
+        for n in sorted({1, streams}):
+            out.append({"pattern": "pair", "sender": a, "receivers": [b], "streams": n})
+    if len(hosts) > 1:
+        for a in hosts:
+            out.append({"pattern": "one-to-many", "sender": a, "receivers": [h for h in hosts if h != a],
+                        "streams": 1})
+    return out
+
+
+def _label(p: dict[str, Any]) -> str:
+    if p["pattern"] == "pair":
+        return f"{p['sender']}-to-{p['receivers'][0]}-P{p['streams']}"
+    return f"{p['sender']}-to-all"
+
+
+def make_tests(hosts: list[str], streams: int, duration_s: float, port: int | None, start_index: int = 1,
+               group: str = "b002", workload: str = "baseline-net") -> list[Test]:
+    out = []
+    for n, p in enumerate(patterns(hosts, streams)):
+        index = start_index + n
+        out.append(Test(id=f"{index:03d}-{workload}-{_label(p)}", index=index, workload=workload, kind="net_baseline",
+                        group=group, params={**p, "hosts": hosts, "duration_s": duration_s, "port": port},
+                        est_duration_s=duration_s + 1))
+    return out
+
+
+def run(tests: list[Test], hosts: list[NetHost], rundir: RunDir | None, host: LocalHost,
+        note: Callable[[str], None], base_port: int | None = None) -> Iterator[Outcome]:
+    by_name = {h.name: h for h in hosts}
+    raw_root = rundir.raw_dir("baseline-net") if rundir else Path("/tmp")
+    if base_port is not None:
+        for h in hosts:
+            if h.local:
+                check_port(base_port)
+    for test in tests:
+        p = test.params
+        sender, receivers = by_name[p["sender"]], [by_name[r] for r in p["receivers"]]
+        duration = float(p["duration_s"])
+        raw_dir = rundir.raw_dir(test.id) if rundir else raw_root
+        started, t0 = time.time(), time.monotonic()
+        note(f"network baseline: {p['sender']} -> {', '.join(p['receivers'])}, {p['streams']} stream(s)")
+        servers: list[Server] = []
+        try:
+            for i, r in enumerate(receivers):
+                port = base_port + i if base_port is not None else (free_port() if r.local else 5201 + i)
+                if base_port is not None and r.local:
+                    check_port(port)
+                srv = Server(r, port, duration * 3 + 60, raw_dir / f"iperf3-server-{r.name}-{port}.txt")
+                servers.append(srv)
+                srv.start(host)
+            spawns = [Spawn(sender.wrap(client_argv(s.on.address, s.port, duration, p["streams"])),
+                            raw_dir / f"iperf3-client-{sender.name}-to-{s.on.name}.json") for s in servers]
+            results = run_together(spawns, duration * 3 + 60)
+        finally:
+            for s in servers:
+                s.stop()
+        commands = [r.cmdline for r in results]
+        raw = [str(sp.output.relative_to(rundir.path)) for sp in spawns] if rundir else []
+        try:
+            parts = [parse_iperf_json(r.stdout) for r in results]
+        except ParseError as exc:
+            yield Outcome(test, started, time.monotonic() - t0, error=str(exc), commands=commands, raw=raw)
+            continue
+        m = parts[0] if len(parts) == 1 else aggregate(parts, [r.name for r in receivers])
+        m.extra.update({"pattern": p["pattern"], "sender": p["sender"], "receivers": p["receivers"],
+                        "loopback": sender.local and all(r.local for r in receivers)})
+        notes = []
+        if m.extra["loopback"]:
+            notes.append("loopback: sender and receiver are this host; the figure is memory and CPU, not a NIC")
+        yield Outcome(test, started, time.monotonic() - t0, measurement=m, commands=commands, raw=raw, notes=notes)
+
+
+def aggregate(parts: list[Measurement], receivers: list[str]) -> Measurement:
+    """One sender to several receivers at once: the sum, and each receiver's own figure."""
+    bits = sum(p.extra["bits_per_s"] for p in parts)
+    return Measurement(tool="iperf3", op="send", duration_s=max(p.duration_s for p in parts),
+                       bytes_total=sum(p.bytes_total or 0 for p in parts), bytes_per_s=bits / 8,
+                       instances=parts,
+                       extra={"bits_per_s": bits, "sender_bits_per_s": sum(p.extra["sender_bits_per_s"] for p in parts),
+                              "retransmits": sum(p.extra.get("retransmits") or 0 for p in parts),
+                              "per_receiver_bits_per_s": {r: p.extra["bits_per_s"] for r, p in zip(receivers, parts)},
+                              "stream_count": sum(p.extra["stream_count"] for p in parts)})
+
+
+def run_group(ctx, group: list[Test], todo: set[str]) -> Iterator[Outcome]:
+    first = group[0].params
+    tests = [t for t in group if t.id in todo]
+    if ctx.dry_run:
+        ctx.planned.append(f"iperf3 between {', '.join(first['hosts'])} (servers started and stopped by cephbench)")
+        return
+    hosts = resolve_hosts(first["hosts"], ctx.host)
+    if tests:
+        ctx.events.test_started(tests[0])
+    yield from run(tests, hosts, ctx.rundir, ctx.host, ctx.events.note, first.get("port"))

@@ -1,0 +1,71 @@
+"""Terminal tables for the disk and network baselines. MB/s and Gbit/s are decimal (10^6 bytes, 10^9 bits),
+as dd and iperf print them, so the figures compare directly with the seeds'."""
+
+from __future__ import annotations
+
+from rich.console import Console
+from rich.table import Table
+
+from ..results import Result
+from ..units import format_size
+from .format import iops, ms, pct
+
+
+def _mb(v: float | None) -> str:
+    return "-" if v is None else f"{v / 1e6:,.1f}"
+
+
+def disk_table(results: list[Result]) -> Table:
+    t = Table(title="Disk baseline (fio, direct I/O; MB = 10^6 bytes)", title_justify="left", header_style="bold")
+    for col, right in (("pattern", False), ("bs", True), ("qd", True), ("MB/s alone", True), ("IOPS alone", True),
+                       ("p99 ms alone", True), ("MB/s each, all at once", True), ("drop", True), ("status", False)):
+        t.add_column(col, justify="right" if right else "left")
+    for r in results:
+        m = r.measurement
+        if m is None:
+            t.add_row(r.test.params.get("pattern", r.test.id), "-", "-", "-", "-", "-", "-", "-",
+                      f"[red]{r.status}[/red]")
+            continue
+        x = m.extra
+        p99 = m.latency.percentiles_ns.get("99")
+        t.add_row(x.get("pattern", ""), format_size(x.get("block_size") or 0), str(x.get("iodepth", "")),
+                  _mb(x.get("alone_median_bytes_per_s")), iops(x.get("alone_median_ops_per_s")), ms(p99),
+                  _mb(x.get("parallel_median_bytes_per_s")),
+                  pct(x["parallel_drop"]) if x.get("parallel_drop") is not None else "-", r.status)
+    return t
+
+
+def net_table(results: list[Result]) -> Table:
+    t = Table(title="Network baseline (iperf3; Gbit = 10^9 bits, MB = 10^6 bytes)", title_justify="left",
+              header_style="bold")
+    for col, right in (("pattern", False), ("from", False), ("to", False), ("streams", True), ("Gbit/s", True),
+                       ("MB/s", True), ("retransmits", True), ("per stream Gbit/s", False), ("status", False)):
+        t.add_column(col, justify="right" if right else "left")
+    for r in results:
+        p, m = r.test.params, r.measurement
+        if m is None:
+            t.add_row(p.get("pattern", ""), p.get("sender", ""), ", ".join(p.get("receivers", [])),
+                      str(p.get("streams", "")), "-", "-", "-", "-", f"[red]{r.status}[/red]")
+            continue
+        x = m.extra
+        if "per_receiver_bits_per_s" in x:
+            per = ", ".join(f"{k}: {v / 1e9:.2f}" for k, v in x["per_receiver_bits_per_s"].items())
+        else:
+            per = " ".join(f"{s['bits_per_s'] / 1e9:.2f}" for s in x.get("streams", []))
+        t.add_row(p.get("pattern", ""), p.get("sender", ""), ", ".join(p.get("receivers", [])), str(p.get("streams")),
+                  f"{x['bits_per_s'] / 1e9:,.2f}", _mb(m.bytes_per_s), str(x.get("retransmits", "-")), per, r.status)
+    return t
+
+
+def print_baselines(console: Console, results: list[Result]) -> None:
+    disk = [r for r in results if r.test.kind == "disk_baseline"]
+    net = [r for r in results if r.test.kind == "net_baseline"]
+    if disk:
+        console.print(disk_table(disk))
+    if net:
+        console.print(net_table(net))
+    for r in disk + net:
+        for n in r.notes:
+            console.print(f"  * {n}", markup=False)
+        if r.error:
+            console.print(f"  ! {r.test.id}: {r.error}", markup=False)
