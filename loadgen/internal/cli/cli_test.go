@@ -169,6 +169,24 @@ func TestSwiftEndToEnd(t *testing.T) {
 	}
 }
 
+// Objects above the 1 MiB payload block take the repeating-body path.
+func TestLargeObjectsBothProtocols(t *testing.T) {
+	store := fakestore.New()
+	defer store.Close()
+	for _, proto := range []string{"s3", "swift"} {
+		o := runCLI(t, store, nil, "--protocol", proto, "--workload", "mixed", "--mix", "put:1,get:1",
+			"--bucket-prefix", "big-"+proto+"-", "--objects", "4", "--ops", "12", "--concurrency", "2", "--object-size", "3MiB")
+		o.mustCode(t, ExitOK)
+		put, get := o.doc.Operations["put"], o.doc.Operations["get"]
+		if put.Bytes != put.Ops*3<<20 || get.Bytes != get.Ops*3<<20 || o.doc.Prefill.Bytes != 4*3<<20 || o.doc.Total.Errors != 0 {
+			t.Fatalf("%s: put %+v get %+v prefill %+v", proto, put, get, o.doc.Prefill)
+		}
+	}
+	if len(store.Snapshot()) != 0 {
+		t.Fatalf("left %v", store.Snapshot())
+	}
+}
+
 func TestDeleteWorkloadEndsWhenKeysRunOut(t *testing.T) {
 	store := fakestore.New()
 	defer store.Close()
