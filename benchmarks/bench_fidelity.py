@@ -1,0 +1,107 @@
+"""Does going through cephbench change what rados bench measures?
+
+The same rados bench write and seq at 4 MiB and 4 KiB, run directly (A) and through
+cephbench (B) against the same lab, alternating A/B 3 times. Prints the ratios
+B/A of bandwidth, and cephbench's own CPU time as a share of one core while it ran
+(its own process only: rados bench and ceph CLI children are excluded). Goal:
+ratios within 0.97-1.03, cephbench's CPU below 2 % of one core.
+"""
+
+from __future__ import annotations
+
+import resource
+import statistics
+import tempfile
+import time
+from pathlib import Path
+
+from common import lab, result_line
+
+from cephbench.cluster import Cluster, Target
+from cephbench.config import parse_suite
+from cephbench.drivers import rados_bench as rb
+from cephbench.drivers.base import QuietEvents, RunContext
+from cephbench.hosts import LocalHost
+from cephbench.plan import expand
+from cephbench.resources import Ledger
+from cephbench.results import RunDir
+from cephbench.runner import RunOptions, execute
+from cephbench.safety import drop_caches_local
+
+ROUNDS = 3
+DURATION_S = 8
+SIZES = {"4MiB": 4 * 1024**2, "4KiB": 4096}
+
+
+class Events(QuietEvents):
+    def test_finished(self, result) -> None:
+        pass
+
+    def cleanup(self, left, failures) -> None:
+        pass
+
+
+def direct(cluster: Cluster, size: int, tag: str) -> dict[str, float]:
+    """A: what an operator types, on a pool made the same way."""
+    host = LocalHost()
+    pool = f"fidelity-{tag}"
+    cluster.ceph_ok("osd", "pool", "create", pool, "32", "32", "replicated")
+    cluster.ceph_ok("osd", "pool", "set", pool, "pg_autoscale_mode", "off")
+    cluster.ceph_ok("osd", "pool", "application", "enable", pool, "rados")
+    cluster.wait_active_clean()
+    try:
+        out = {}
+        for mode in ("write", "seq"):
+            if mode == "seq":
+                drop_caches_local()  # as cephbench does before every read phase
+            cmd = rb.RadosBenchCommand(pool=pool, mode=mode, duration_s=DURATION_S, concurrency=16,
+                                       object_size=size, run_name=pool)
+            res = host.run(cmd.argv(cluster.target.client_args()), timeout_s=300)
+            out[mode] = rb.parse(res.stdout, mode).bytes_per_s
+        return out
+    finally:
+        cluster.delete_pool(pool)
+
+
+def through_cephbench(cluster: Cluster, size: int, workdir: Path) -> tuple[dict[str, float], float, float]:
+    """B: the same through runner.execute in this process; returns figures, own CPU s, wall s."""
+    suite = parse_suite({"name": "fidelity", "pools": {"p": {"type": "replicated", "size": 3, "pg_num": 32}},
+                         "workloads": [{"type": "rados_bench", "pool": "p", "modes": ["write", "seq"],
+                                        "object_size": size, "concurrency": 16, "duration": DURATION_S}]},
+                        "fidelity")
+    plan = expand(suite)
+    rundir = RunDir.create(workdir, {"suite_name": "fidelity"})
+    ctx = RunContext(cluster=cluster, run_id=f"fid{int(time.time() * 1000) % 100000}", rundir=rundir,
+                     ledger=Ledger(), settings=suite.settings, events=Events())
+    r0 = resource.getrusage(resource.RUSAGE_SELF)
+    w0 = time.monotonic()
+    summary = execute(plan, ctx, Events(), RunOptions(), plan.tests)
+    wall = time.monotonic() - w0
+    r1 = resource.getrusage(resource.RUSAGE_SELF)
+    cpu = (r1.ru_utime - r0.ru_utime) + (r1.ru_stime - r0.ru_stime)
+    figs = {r.test.params["phase"]: r.measurement.bytes_per_s for r in summary.results if r.measurement}
+    return figs, cpu, wall
+
+
+def main() -> None:
+    with lab(rgw=False) as lb, tempfile.TemporaryDirectory() as tmp:
+        env = lb.env()
+        cluster = Cluster(Target(Path(env["CEPH_CONF"]), Path(env["CEPH_KEYRING"]), None, is_lab=True))
+        ratios: dict[str, list[float]] = {}
+        cpu_total, wall_total = 0.0, 0.0
+        for rnd in range(ROUNDS):
+            for label, size in SIZES.items():
+                a = direct(cluster, size, f"{label}-{rnd}".lower())
+                b, cpu, wall = through_cephbench(cluster, size, Path(tmp) / f"{label}-{rnd}")
+                cpu_total += cpu
+                wall_total += wall
+                for mode in ("write", "seq"):
+                    ratios.setdefault(f"{mode}_{label}", []).append(b[mode] / a[mode])
+                print(f"round {rnd + 1} {label}: direct write {a['write'] / 2**20:.1f} seq {a['seq'] / 2**20:.1f} "
+                      f"MiB/s; cephbench write {b['write'] / 2**20:.1f} seq {b['seq'] / 2**20:.1f} MiB/s; "
+                      f"cephbench CPU {cpu:.2f} s over {wall:.0f} s", flush=True)
+        figures = {f"ratio_{k}": statistics.median(v) for k, v in ratios.items()}
+        figures["cephbench_cpu_pct_of_core"] = 100 * cpu_total / wall_total
+        figures["goal_ratio"] = "0.97-1.03"
+        figures["goal_cpu_pct"] = 2.0
+        result_line("fidelity", **figures)

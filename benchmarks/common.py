@@ -1,0 +1,39 @@
+"""Shared helpers for benchmarks: a throwaway lab, medians, the RESULT line."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import statistics
+import tempfile
+from pathlib import Path
+from typing import Iterator
+
+from cephbench.lab import Lab
+
+
+def result_line(name: str, **figures: object) -> None:
+    parts = " ".join(f"{k}={v:.3f}" if isinstance(v, float) else f"{k}={v}" for k, v in figures.items())
+    print(f"RESULT {name} {parts}", flush=True)
+
+
+def median(xs: list[float]) -> float:
+    return statistics.median(xs)
+
+
+@contextlib.contextmanager
+def lab(osds: int = 3, osd_size: int = 6 * 1024**3, rgw: bool = True) -> Iterator[Lab]:
+    """A lab for one benchmark; CEPHBENCH_BENCH_LAB=DIR reuses a running one."""
+    reuse = os.environ.get("CEPHBENCH_BENCH_LAB")
+    if reuse:
+        yield Lab(Path(reuse))
+        return
+    d = Path(tempfile.mkdtemp(prefix="cephbench-bench-"))
+    lb = Lab(d / "lab")
+    lb.up(osds=osds, osd_size_bytes=osd_size, rgw=rgw)
+    try:
+        yield lb
+    finally:
+        lb.down()
+        shutil.rmtree(d, ignore_errors=True)
