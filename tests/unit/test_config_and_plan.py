@@ -59,7 +59,7 @@ def test_bad_yaml_and_missing_file(tmp_path):
 
 def test_ready_suites_validate():
     from pathlib import Path
-    for path in sorted(Path("suites").glob("*.yaml")):
+    for path in sorted((Path(__file__).resolve().parents[2] / "suites").glob("*.yaml")):
         assert expand(load_suite(path)).tests, path
 
 
