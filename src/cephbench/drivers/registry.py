@@ -7,7 +7,7 @@ from typing import Callable
 from ..cluster import Cluster
 from ..config import Settings
 from ..results import Test
-from . import osd_bench, rados_bench, rbd_bench, rbd_images
+from . import fio_rbd, osd_bench, rados_bench, rbd_bench, rbd_images
 from . import disk_baseline, iperf
 from .base import GroupDriver
 
@@ -17,10 +17,12 @@ DRIVERS: dict[str, GroupDriver] = {
     "disk_baseline": disk_baseline.run_group,
     "net_baseline": iperf.run_group,
     "rbd_bench": rbd_bench.run_group,
+    "fio_rbd": fio_rbd.run_group,
 }
 
 # Workload type -> a check of its tests against the cluster, run by the runner's preflight before anything is
 # created; it raises UserError (exit 2) for what the user must change.
 PREFLIGHT: dict[str, Callable[[Cluster, list[Test], Settings], None]] = {
     "rbd_bench": rbd_images.preflight,
+    "fio_rbd": rbd_images.preflight,
 }

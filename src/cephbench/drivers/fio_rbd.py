@@ -1,0 +1,88 @@
+"""fio on RBD images: librbd (fio's rbd engine) or krbd (`rbd map` + libaio on /dev/rbdN).
+
+A group's images are created and prefilled once (rbd_images); each rw phase is
+one fio process with one job per image (times numjobs), time-based, json+ output
+and per-second logs. Jobs over several images are aggregated by fio.py: summed
+bandwidth and IOPS, latency percentiles from the merged histograms.
+"""
+
+from __future__ import annotations
+
+import tempfile
+from pathlib import Path
+from typing import Iterator
+
+from ..hosts import CommandResult
+from ..results import Measurement, Test
+from . import rbd_images
+from .base import Outcome, RunContext, measure, now, run_group_timeout
+from .fio import FioJob
+from .fio_run import fio_run
+
+
+def jobs_for(test: Test, images: rbd_images.Images, client_id: str | None, krbd: bool) -> list[FioJob]:
+    """One fio job per image (each cloned numjobs times), all running together."""
+    p = test.params
+    common = dict(rw=p["phase"], bs=p["block_size"], iodepth=p["iodepth"], numjobs=p["numjobs"],
+                  runtime_s=p["duration_s"], ramp_s=p["ramp"] or None, time_based=True, direct=True,
+                  rwmixread=p["rwmixread"] if p["phase"] == "randrw" else None)
+    jobs = []
+    for i, name in enumerate(images.names):
+        if krbd:
+            jobs.append(FioJob(name=f"img{i}", engine="libaio", options={"filename": images.devices[i]}, **common))
+        else:
+            opts = {"pool": images.pool, "rbdname": name, "clientname": client_id or "admin"}
+            jobs.append(FioJob(name=f"img{i}", engine="rbd", options=opts, **common))
+    return jobs
+
+
+def run_group(ctx: RunContext, group: list[Test], todo: set[str]) -> Iterator[Outcome]:
+    if not any(t.id in todo for t in group):
+        return
+    first = group[0].params
+    krbd = first["client"] == "krbd"
+    if krbd:
+        why = rbd_images.krbd_unavailable(ctx)
+        if why:
+            ctx.events.note(why)
+            for t in group:
+                if t.id in todo:
+                    started, _ = now()
+                    yield Outcome(t, started, 0.0, error=why, skipped=True)
+            return
+    images = rbd_images.create_images(ctx, group[0].group, first, krbd=krbd)
+    try:
+        if first["prefill"]:
+            rbd_images.prefill(ctx, group[0], images)
+        if krbd:
+            rbd_images.map_images(ctx, images)
+        tool = "fio krbd" if krbd else "fio rbd"
+        for test in group:
+            if test.id not in todo:
+                continue
+            p = test.params
+            started = now()
+            ctx.events.test_started(test)
+            notes = list(images.notes)
+            if p["phase"] in rbd_images.READ_PHASES:
+                notes += ctx.prepare_reads()
+            notes += rbd_images.read_guard_notes(p["phase"], images)
+            raw_dir = ctx.rundir.raw_dir(test.id) if ctx.rundir else Path(tempfile.gettempdir()) / "cephbench-dry"
+            run = fio_run(raw_dir, jobs_for(test, images, ctx.target.id, krbd), env=ctx.target.env())
+
+            def parse_all(_results: list[CommandResult], run=run, phase=p["phase"]) -> Measurement:
+                m = run.measurement(phase, tool)
+                m.extra.update({"prefilled": images.prefilled, "images": len(images.names),
+                                "image_size_bytes": images.size_bytes, "client": "krbd" if krbd else "librbd",
+                                "data_pool": images.data_pool is not None, "iodepth": p["iodepth"],
+                                "numjobs": p["numjobs"]})
+                return m
+
+            outcome = measure(ctx, test, started, [run.spawn], run_group_timeout(p["duration_s"] + p["ramp"]),
+                              parse_all, tool=tool, notes=notes)
+            if outcome is not None:
+                if ctx.rundir and run.json_path.exists():
+                    outcome.raw.append(str(run.json_path.relative_to(ctx.rundir.path)))
+                yield outcome
+    finally:
+        rbd_images.remove_images(ctx, images)

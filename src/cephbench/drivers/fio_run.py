@@ -1,0 +1,90 @@
+"""Running fio against Ceph (rbd, rados and libaio-on-krbd engines): one fio process per test, its
+json+ output and its per-second bandwidth/IOPS logs (`log_avg_msec=1000`) made into one Measurement.
+
+fio.py builds the command line and aggregates jobs by merged latency bins; this
+module adds the per-second series, read from the logs fio writes next to the JSON.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..hosts import Spawn
+from ..results import Measurement, Sample
+from . import ParseError
+from .fio import FioJob, fio_argv, parse_fio_json, to_measurement
+
+LOG_AVG_MSEC = 1000
+KIB = 1024
+
+
+@dataclass(frozen=True)
+class FioRun:
+    spawn: Spawn
+    json_path: Path
+    log_prefix: Path
+
+    def measurement(self, op: str, tool: str) -> Measurement:
+        """json+ (summary, percentiles from merged bins) + logs (per-second series) -> Measurement."""
+        try:
+            text = self.json_path.read_text(errors="replace")
+        except OSError as exc:
+            raise ParseError(f"fio wrote no JSON output ({self.json_path.name}: {exc.strerror})") from exc
+        m = to_measurement(parse_fio_json(text), op, tool=tool)
+        m.timeseries = series_from_logs(self.log_prefix)
+        rates = [s.bytes_per_s for s in m.timeseries if s.bytes_per_s is not None]
+        if len(rates) >= 2:
+            m.bytes_per_s_max, m.bytes_per_s_min = max(rates), min(rates)
+            ops = [s.ops_per_s or 0.0 for s in m.timeseries]
+            m.ops_per_s_max, m.ops_per_s_min = max(ops), min(ops)
+        return m
+
+
+def fio_run(raw_dir: Path, jobs: list[FioJob], env: dict[str, str] | None = None) -> FioRun:
+    """The fio command of one test: json+ to raw_dir/fio.json, logs to raw_dir/fio_{bw,iops}.N.log."""
+    json_path = raw_dir / "fio.json"
+    prefix = raw_dir / "fio"
+    global_opts = {"write_bw_log": prefix, "write_iops_log": prefix, "log_avg_msec": LOG_AVG_MSEC,
+                   "per_job_logs": 1}
+    argv = fio_argv(jobs, global_opts, json_path)
+    return FioRun(Spawn(argv, raw_dir / "fio-stdout.txt", env=env), json_path, prefix)
+
+
+def parse_log(text: str) -> list[tuple[int, float]]:
+    """A fio bw/iops log: "msec, value, ddir, bs, offset[, prio]" lines -> (msec, value)."""
+    out = []
+    for line in text.splitlines():
+        parts = [p.strip() for p in line.split(",")]
+        if len(parts) < 3:
+            continue
+        try:
+            out.append((int(parts[0]), float(parts[1])))
+        except ValueError:
+            raise ParseError(f"not a fio log line: {line[:120]!r}") from None
+    return out
+
+
+def series(bw_logs: list[str], iops_logs: list[str]) -> list[Sample]:
+    """Per-job, per-direction logs -> one per-second series, summed over jobs and directions.
+
+    An entry at t ms averages the window that ends at t: it belongs to second round(t/1000).
+    bw logs are in KiB/s.
+    """
+    bw: dict[int, float] = defaultdict(float)
+    ops: dict[int, float] = defaultdict(float)
+    for text in bw_logs:
+        for t_ms, v in parse_log(text):
+            bw[round(t_ms / LOG_AVG_MSEC)] += v * KIB
+    for text in iops_logs:
+        for t_ms, v in parse_log(text):
+            ops[round(t_ms / LOG_AVG_MSEC)] += v
+    seconds = sorted(set(bw) | set(ops))
+    return [Sample(t_s=float(s), bytes_per_s=bw.get(s), ops_per_s=ops.get(s)) for s in seconds if s > 0]
+
+
+def series_from_logs(prefix: Path) -> list[Sample]:
+    def texts(kind: str) -> list[str]:
+        return [p.read_text(errors="replace") for p in sorted(prefix.parent.glob(f"{prefix.name}_{kind}.*.log"))]
+    return series(texts("bw"), texts("iops"))

@@ -1,0 +1,90 @@
+"""fio on RBD and RADOS: jobs per image, json+ of several images aggregated by merged bins, per-second series
+from fio's logs (fixtures: fio 3.33 rbd engine against the Ceph 16.2.15 lab, 2 images, randrw 70/30)."""
+
+import json
+import shutil
+
+import pytest
+
+from conftest import FIXTURES
+from cephbench.config import parse_suite
+from cephbench.drivers import ParseError
+from cephbench.drivers.fio import parse_fio_json, percentiles_from_bins
+from cephbench.drivers.fio_rbd import jobs_for
+from cephbench.drivers.fio_run import FioRun, fio_run, parse_log, series
+from cephbench.drivers.rbd_images import Images
+from cephbench.hosts import Spawn
+from cephbench.plan import expand
+
+FIO = FIXTURES / "fio"
+RW = "fio3.33_ceph16.2.15_rbd_randrw70_4K_qd8_2images"
+LOGS = FIO / f"{RW}_logs"
+
+
+def test_series_sums_jobs_and_directions_per_second():
+    bw = [p.read_text() for p in sorted(LOGS.glob("fio_bw.*.log"))]
+    iops = [p.read_text() for p in sorted(LOGS.glob("fio_iops.*.log"))]
+    s = series(bw, iops)
+    assert [x.t_s for x in s] == [1, 2, 3]
+    # second 1: job 1 read 2884 + write 1204 KiB/s, job 2 read 2634 + write 1181 KiB/s
+    assert s[0].bytes_per_s == (2884 + 1204 + 2634 + 1181) * 1024
+    assert s[0].ops_per_s == 721 + 301 + 658 + 295
+
+
+def test_parse_log_refuses_garbage():
+    assert parse_log("1000, 5, 0, 0, 0\n\n") == [(1000, 5.0)]
+    with pytest.raises(ParseError):
+        parse_log("time, value, ddir\n")
+
+
+def test_measurement_of_two_images_merges_bins_and_reads_the_logs(tmp_path):
+    shutil.copy(FIO / f"{RW}.json", tmp_path / "fio.json")
+    for p in LOGS.iterdir():
+        shutil.copy(p, tmp_path / p.name)
+    run = FioRun(Spawn(["fio"], tmp_path / "out.txt"), tmp_path / "fio.json", tmp_path / "fio")
+    m = run.measurement("randrw", "fio rbd")
+    data = json.loads((FIO / f"{RW}.json").read_text())["jobs"]
+    assert len(data) == 2
+    assert m.tool == "fio rbd" and m.op == "randrw" and m.op_size_bytes == 4096
+    assert m.ops_per_s == pytest.approx(sum(j[d]["iops"] for j in data for d in ("read", "write")))
+    assert m.bytes_per_s == sum(j[d]["bw_bytes"] for j in data for d in ("read", "write"))
+    assert set(m.latency.percentiles_ns) == {"50", "90", "99", "99.9", "99.99"}
+    bins: dict[int, int] = {}
+    for j in data:
+        for d in ("read", "write"):
+            for k, v in j[d]["clat_ns"]["bins"].items():
+                bins[int(k)] = bins.get(int(k), 0) + v
+    assert m.latency.percentiles_ns == percentiles_from_bins(bins)
+    # merged p99 is not the average of the per-job p99s
+    per_job = [j["read"]["clat_ns"]["percentile"]["99.000000"] for j in data]
+    assert m.latency.percentiles_ns["99"] != sum(per_job) / len(per_job)
+    assert len(m.timeseries) == 3 and m.bytes_per_s_max >= m.bytes_per_s_min
+
+
+def test_missing_json_is_a_parse_error(tmp_path):
+    run = FioRun(Spawn(["fio"], tmp_path / "o"), tmp_path / "fio.json", tmp_path / "fio")
+    with pytest.raises(ParseError, match="no JSON"):
+        run.measurement("read", "fio rbd")
+
+
+def _test(**w):
+    s = parse_suite({"name": "t", "pools": {"rep": {"type": "replicated"}},
+                     "workloads": [{"type": "fio_rbd", "pool": "rep", "duration": "5s", "ramp": "2s", **w}]}, "s")
+    return expand(s).tests
+
+
+def test_jobs_one_per_image_librbd_and_krbd(tmp_path):
+    t = _test(rw="randrw", rwmixread=70, numjobs=2, iodepth=4)[0]
+    images = Images(pool="p", data_pool="d", names=["a", "b"], size_bytes=1 << 28, pools=["p", "d"],
+                    devices=["/dev/rbd0", "/dev/rbd1"])
+    jobs = jobs_for(t, images, None, krbd=False)
+    assert [j.options["rbdname"] for j in jobs] == ["a", "b"]
+    assert all(j.engine == "rbd" and j.options["pool"] == "p" and j.options["clientname"] == "admin" for j in jobs)
+    assert jobs[0].rwmixread == 70 and jobs[0].numjobs == 2 and jobs[0].time_based and jobs[0].ramp_s == 2
+    k = jobs_for(t, images, "bench", krbd=True)
+    assert [j.options["filename"] for j in k] == ["/dev/rbd0", "/dev/rbd1"] and k[0].engine == "libaio"
+    argv = fio_run(tmp_path, jobs).spawn.argv
+    assert "--output-format=json+" in argv and "--log_avg_msec=1000" in argv
+    assert f"--write_bw_log={tmp_path / 'fio'}" in argv
+    assert jobs_for(_test(rw="randread")[0], images, None, False)[0].rwmixread is None
+
