@@ -3,11 +3,13 @@ package cli
 import (
 	"bytes"
 	"encoding/json"
+	"io"
 	"net"
 	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -302,6 +304,54 @@ func TestInterruptCleansUpAndWritesPartialResult(t *testing.T) {
 		o.doc.Operations["get"].Ops == 0 || len(store.Snapshot()) != 0 || !strings.Contains(o.stderr, "interrupted") {
 		t.Fatalf("stopped %v ops %d store %v stderr %q", o.doc.StoppedReason, o.doc.Operations["get"].Ops, store.Snapshot(), o.stderr)
 	}
+}
+
+func TestSecondSignalExitsAtOnceSayingWhatIsLeft(t *testing.T) {
+	store := fakestore.New()
+	defer store.Close()
+	store.StallOnGet, store.StallFor = 300, 2*time.Second // keeps requests in flight when the signals come
+	sig := make(chan os.Signal, 2)
+	exited := make(chan int, 1)
+	var stderr bytes.Buffer
+	envs := map[string]string{config.EnvS3AccessKey: store.AccessKey, config.EnvS3SecretKey: "x"}
+	go func() {
+		for store.Count("GET object") < 300 {
+			time.Sleep(5 * time.Millisecond)
+		}
+		sig <- os.Interrupt
+		sig <- os.Interrupt
+	}()
+	done := make(chan int)
+	go func() {
+		done <- Main([]string{"run", "--endpoint", store.URL(), "--workload", "get", "--bucket-prefix", "sig-",
+			"--objects", "50", "--duration", "60s", "--output", filepath.Join(t.TempDir(), "r.json")},
+			Env{Stdout: io.Discard, Stderr: &lockedWriter{w: &stderr}, Getenv: func(k string) string { return envs[k] },
+				Signals: sig, Exit: func(code int) { exited <- code }})
+	}()
+	select {
+	case code := <-exited:
+		if code != ExitInterrupted {
+			t.Fatalf("exit %d", code)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("second signal did not exit")
+	}
+	<-done
+	if !strings.Contains(stderr.String(), "second signal: exiting without cleanup; left behind: up to") ||
+		!strings.Contains(stderr.String(), "sig-0") {
+		t.Fatalf("stderr %q", stderr.String())
+	}
+}
+
+type lockedWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (l *lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
 }
 
 func TestVersionAndUnknownCommand(t *testing.T) {
