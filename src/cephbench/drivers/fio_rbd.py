@@ -50,32 +50,17 @@ def run_group(ctx: RunContext, group: list[Test], todo: set[str]) -> Iterator[Ou
                     started, _ = now()
                     yield Outcome(t, started, 0.0, error=why, skipped=True)
             return
-    images = rbd_images.create_images(ctx, group[0].group, first, krbd=krbd)
-    try:
-        if first["prefill"]:
-            rbd_images.prefill(ctx, group[0], images)
-        if krbd:
-            rbd_images.map_images(ctx, images)
-        tool = "fio krbd" if krbd else "fio rbd"
-        for test in group:
-            if test.id not in todo:
-                continue
+    tool = "fio krbd" if krbd else "fio rbd"
+    with rbd_images.group_images(ctx, group, krbd=krbd) as images:
+        for test, started, notes in rbd_images.tests_to_run(ctx, group, todo, images):
             p = test.params
-            started = now()
-            ctx.events.test_started(test)
-            notes = list(images.notes)
-            if p["phase"] in rbd_images.READ_PHASES:
-                notes += ctx.prepare_reads()
-            notes += rbd_images.read_guard_notes(p["phase"], images)
             raw_dir = ctx.rundir.raw_dir(test.id) if ctx.rundir else Path(tempfile.gettempdir()) / "cephbench-dry"
             run = fio_run(raw_dir, jobs_for(test, images, ctx.target.id, krbd), env=ctx.target.env())
 
-            def parse_all(_results: list[CommandResult], run=run, phase=p["phase"]) -> Measurement:
-                m = run.measurement(phase, tool)
-                m.extra.update({"prefilled": images.prefilled, "images": len(images.names),
-                                "image_size_bytes": images.size_bytes, "client": "krbd" if krbd else "librbd",
-                                "data_pool": images.data_pool is not None, "iodepth": p["iodepth"],
-                                "numjobs": p["numjobs"]})
+            def parse_all(_results: list[CommandResult], run=run, p=p) -> Measurement:
+                m = run.measurement(p["phase"], tool)
+                m.extra.update({**images.describe(), "client": "krbd" if krbd else "librbd",
+                                "iodepth": p["iodepth"], "numjobs": p["numjobs"]})
                 return m
 
             outcome = measure(ctx, test, started, [run.spawn], run_group_timeout(p["duration_s"] + p["ramp"]),
@@ -84,5 +69,3 @@ def run_group(ctx: RunContext, group: list[Test], todo: set[str]) -> Iterator[Ou
                 if ctx.rundir and run.json_path.exists():
                     outcome.raw.append(str(run.json_path.relative_to(ctx.rundir.path)))
                 yield outcome
-    finally:
-        rbd_images.remove_images(ctx, images)

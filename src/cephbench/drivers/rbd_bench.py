@@ -9,14 +9,13 @@ and still prints its summary. The summary's "bytes/sec" is rounded for humans
 from __future__ import annotations
 
 import re
-import time
 from dataclasses import dataclass
 from typing import Iterator
 
 from ..hosts import CommandResult, Spawn
 from ..results import Measurement, Sample, Test
 from . import ParseError
-from .base import Outcome, RunContext, measure, now, run_group_timeout
+from .base import Outcome, RunContext, measure, run_group_timeout
 from .rados_bench import aggregate
 from . import rbd_images
 
@@ -167,21 +166,9 @@ def run_group(ctx: RunContext, group: list[Test], todo: set[str]) -> Iterator[Ou
     """Images for the group, prefilled when asked; then each io_type in order on the same images."""
     if not any(t.id in todo for t in group):
         return
-    first = group[0].params
-    images = rbd_images.create_images(ctx, group[0].group, first)
-    try:
-        if first["prefill"]:
-            rbd_images.prefill(ctx, group[0], images)
-        for test in group:
-            if test.id not in todo:
-                continue
+    with rbd_images.group_images(ctx, group) as images:
+        for test, started, notes in rbd_images.tests_to_run(ctx, group, todo, images):
             p = test.params
-            started = now()
-            ctx.events.test_started(test)
-            notes = list(images.notes)
-            if p["phase"] in rbd_images.READ_PHASES:
-                notes += ctx.prepare_reads()
-            notes += rbd_images.read_guard_notes(p["phase"], images)
             duration = p.get("duration_s")
             cmds = [RbdBenchCommand(spec=s, io_type=p["phase"], io_size=p["io_size"], io_threads=p["io_threads"],
                                     io_pattern=p["io_pattern"], rw_mix_read=p["rw_mix_read"],
@@ -195,13 +182,10 @@ def run_group(ctx: RunContext, group: list[Test], todo: set[str]) -> Iterator[Ou
 
             def parse_all(results: list[CommandResult]) -> Measurement:
                 m = aggregate([parse(r.stdout) for r in results])
-                m.extra.update({"prefilled": images.prefilled, "images": len(results),
-                                "image_size_bytes": images.size_bytes, "data_pool": images.data_pool is not None})
+                m.extra.update(images.describe())
                 return m
 
             outcome = measure(ctx, test, started, spawns, timeout, parse_all, tool=f"rbd bench {p['phase']}",
                               notes=notes, live=live_figures, accept=_accept(duration is not None))
             if outcome is not None:
                 yield outcome
-    finally:
-        rbd_images.remove_images(ctx, images)

@@ -8,9 +8,10 @@ mappings first, then images, then pools (the ledger releases newest first).
 from __future__ import annotations
 
 import logging
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterator
 
 from ..cluster import Cluster
 from ..config import Settings
@@ -21,7 +22,7 @@ from ..resources import Resource
 from ..results import Test
 from ..safety import CapacityBudget, amplification
 from ..units import format_size
-from .base import RunContext, run_group_timeout
+from .base import RunContext, now, run_group_timeout
 
 log = logging.getLogger(__name__)
 
@@ -49,6 +50,42 @@ class Images:
     @property
     def specs(self) -> list[str]:
         return [f"{self.pool}/{n}" for n in self.names]
+
+    def describe(self) -> dict[str, Any]:
+        """What every RBD Measurement records about its images (extra)."""
+        return {"prefilled": self.prefilled, "images": len(self.names), "image_size_bytes": self.size_bytes,
+                "data_pool": self.data_pool is not None}
+
+
+@contextmanager
+def group_images(ctx: RunContext, group: list[Test], krbd: bool = False) -> Iterator[Images]:
+    """The images of a group, created, prefilled (when asked) and mapped (krbd); removed when the group ends."""
+    first = group[0].params
+    images = create_images(ctx, group[0].group, first, krbd=krbd)
+    try:
+        if first["prefill"]:
+            prefill(ctx, group[0], images)
+        if krbd:
+            map_images(ctx, images)
+        yield images
+    finally:
+        remove_images(ctx, images)
+
+
+def tests_to_run(ctx: RunContext, group: list[Test], todo: set[str],
+                 images: Images) -> Iterator[tuple[Test, tuple[float, float], list[str]]]:
+    """Each test still to do, started: (test, start times, notes so far: prefill, cold reads, read guard)."""
+    for test in group:
+        if test.id not in todo:
+            continue
+        phase = test.params["phase"]
+        started = now()
+        ctx.events.test_started(test)
+        notes = list(images.notes)
+        if phase in READ_PHASES:
+            notes += ctx.prepare_reads()
+        notes += read_guard_notes(phase, images)
+        yield test, started, notes
 
 
 def rbd_argv(ctx: RunContext, *args: str) -> list[str]:
