@@ -15,6 +15,7 @@ from .drivers.registry import DRIVERS, PREFLIGHT
 from .errors import OperationFailed, PermissionDenied, UserError
 from .plan import Plan
 from .resources import Ledger, Resource
+from .analysis import RunAnalyzer
 from .results import Result, RunDir, Test
 from .safety import ScrubFlags, preflight_health
 
@@ -102,6 +103,7 @@ def _install_sigterm() -> object:
 def execute(plan: Plan, ctx: RunContext, events: RunEvents, options: RunOptions,
             todo_tests: list[Test]) -> RunSummary:
     summary = RunSummary()
+    analyzer = RunAnalyzer.for_run(ctx)     # ceilings, efficiency and bottleneck from the run's baselines
     todo = {t.id for t in todo_tests}
     scrub = ScrubFlags(ctx.cluster)
     previous = _install_sigterm()
@@ -120,6 +122,7 @@ def execute(plan: Plan, ctx: RunContext, events: RunEvents, options: RunOptions,
                 continue
             driver = DRIVERS[group[0].kind]
             for result in _run_group(driver, ctx, group, todo):
+                analyzer.attach(result)
                 summary.results.append(result)
                 if ctx.rundir is not None:
                     ctx.rundir.append(result)

@@ -10,6 +10,8 @@ from ..results import Result
 from ..units import format_size
 from .format import iops, ms, pct
 
+BASELINE_KINDS = ("disk_baseline", "net_baseline")
+
 
 def _mb(v: float | None) -> str:
     return "-" if v is None else f"{v / 1e6:,.1f}"

@@ -95,6 +95,13 @@ def seed_summary(r: Result) -> Table:
 
 
 def print_results(console: Console, results: list[Result]) -> None:
+    from .baseline import BASELINE_KINDS, print_baselines
+    baselines = [r for r in results if r.test.kind in BASELINE_KINDS]
+    if baselines:
+        print_baselines(console, baselines)
+        results = [r for r in results if r.test.kind not in BASELINE_KINDS]
+        if not results:
+            return
     if len(results) == 1:
         console.print(seed_summary(results[0]))
     else:
@@ -104,3 +111,6 @@ def print_results(console: Console, results: list[Result]) -> None:
             console.print(f"  * {r.test.id}: {n}", markup=False)
         if r.error:
             console.print(f"  ! {r.test.id}: {r.error}", markup=False)
+    for r in results:
+        if r.analysis and r.analysis.reason:
+            console.print(f"  = {r.test.id}: {r.analysis.reason}", markup=False)

@@ -1,0 +1,212 @@
+"""From a run's baselines and cluster facts to ceilings, efficiency and bottleneck on every cluster result.
+
+`RunAnalyzer` is what the runner uses: it remembers the baselines a run has
+measured so far (and those of an earlier, resumed part of the run) and gives each
+cluster result its `analysis`. `facts_from_run` reads the model's ClusterFacts out
+of run.json's cluster facts and the baseline results; model.py does the arithmetic.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import logging
+import re
+import statistics
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..results import Analysis, Result
+from .model import ClusterFacts, DiskFigures, Pool, ceiling, judge
+
+log = logging.getLogger(__name__)
+
+CLUSTER_KINDS = {"rados_bench", "fio_rados", "rbd_bench", "fio_rbd"}
+BASELINE_KINDS = {"disk_baseline", "net_baseline", "osd_bench"}
+_ADDR_RE = re.compile(r"v[12]:\[?([0-9a-fA-F.:]+?)\]?:\d+/")
+
+
+def op_of(result: Result) -> str | None:
+    """write or read, or None for mixed workloads the model does not cover."""
+    p = result.test.params
+    phase = str(p.get("phase") or (result.measurement.op if result.measurement else ""))
+    if phase in ("write", "randwrite"):
+        return "write"
+    if phase in ("seq", "rand", "read", "randread"):
+        return "read"
+    return None
+
+
+def op_size_of(result: Result) -> int | None:
+    m, p = result.measurement, result.test.params
+    for v in (m.op_size_bytes if m else None, p.get("object_size"), p.get("block_size"), p.get("io_size")):
+        if v:
+            return int(v)
+    return None
+
+
+def _osd_metadata(cluster: dict[str, Any]) -> list[dict[str, Any]]:
+    md = cluster.get("osd_metadata")
+    return md if isinstance(md, list) else []
+
+
+def _ips(addr: str) -> set[str]:
+    return set(_ADDR_RE.findall(addr or ""))
+
+
+def _pattern(results: list[Result], name: str) -> dict[str, Any] | None:
+    for r in results:
+        if r.status == "ok" and r.measurement and r.measurement.extra.get("pattern") == name:
+            return r.measurement.extra
+    return None
+
+
+def disk_figures(disk: list[Result], osd_bench: list[Result]) -> DiskFigures | None:
+    """Per-disk figures: the disk baseline measured all at once when it ran on several paths (what each disk
+    gives while the others work too), else alone; osd bench when there is no disk baseline."""
+    def pick(names: tuple[str, ...], key: str) -> float | None:
+        for n in names:
+            x = _pattern(disk, n)
+            if x:
+                par, alone = x.get(f"parallel_median_{key}"), x.get(f"alone_median_{key}")
+                v = par if par else alone
+                if v:
+                    return float(v)
+        return None
+
+    if any(r.status == "ok" for r in disk):
+        first = next(r.measurement.extra for r in disk if r.status == "ok" and r.measurement)
+        several = len(first.get("paths", [])) > 1
+        return DiskFigures(
+            write_bytes_per_s=pick(("write-4MiB", "write-1MiB", "dd"), "bytes_per_s"),
+            read_bytes_per_s=pick(("read-4MiB", "read-1MiB"), "bytes_per_s"),
+            write_iops=pick(("randwrite-4KiB-qd32", "randwrite-4KiB-qd1"), "ops_per_s"),
+            read_iops=pick(("randread-4KiB-qd32", "randread-4KiB-qd1"), "ops_per_s"),
+            source="disk baseline, " + ("each disk while all ran at once" if several else "one disk alone"),
+            shared_device=bool(first.get("shared_device")))
+    ok = [r for r in osd_bench if r.status == "ok" and r.measurement and r.measurement.bytes_per_s]
+    if ok:
+        return DiskFigures(write_bytes_per_s=ok[-1].measurement.bytes_per_s, source="ceph tell osd bench (median OSD)",
+                           includes_journal=True)
+    return None
+
+
+def network_figures(net: list[Result], client: str | None) -> dict[str, Any]:
+    """Client send (one-to-many when measured), client receive, per-host rate (best pair), loopback or not."""
+    ok = [r for r in net if r.status == "ok" and r.measurement and r.measurement.bytes_per_s]
+    if not ok:
+        return {}
+    pairs = [r for r in ok if r.test.params.get("pattern") == "pair"]
+    fan = [r for r in ok if r.test.params.get("pattern") == "one-to-many"]
+    loop = all(r.measurement.extra.get("loopback") for r in ok)
+    hosts = ok[0].test.params.get("hosts") or []
+    me = client if client in hosts else (hosts[0] if hosts else None)
+    best = lambda rs: max((r.measurement.bytes_per_s for r in rs), default=None)  # noqa: E731
+    tx = best([r for r in fan if r.test.params.get("sender") == me]) or \
+        best([r for r in pairs if r.test.params.get("sender") == me])
+    rx = best([r for r in pairs if me in r.test.params.get("receivers", [])])
+    best_pair: dict[tuple[str, str], float] = {}          # each ordered pair at its best stream count
+    for r in pairs:
+        key = (r.test.params.get("sender"), (r.test.params.get("receivers") or [""])[0])
+        best_pair[key] = max(best_pair.get(key, 0.0), r.measurement.bytes_per_s)
+    per_host = statistics.median(best_pair.values()) if best_pair else None
+    return {"tx": tx, "rx": rx, "per_host": per_host, "loopback": loop}
+
+
+def facts_from_run(cluster: dict[str, Any], results: list[Result], client_hostname: str | None = None,
+                   cpus: int | None = None) -> ClusterFacts | None:
+    md = _osd_metadata(cluster)
+    disk = disk_figures([r for r in results if r.test.kind == "disk_baseline"],
+                        [r for r in results if r.test.kind == "osd_bench"])
+    net = network_figures([r for r in results if r.test.kind == "net_baseline"], client_hostname)
+    if disk is None and not net:
+        return None
+    osds = len(md) or int(((cluster.get("status") or {}).get("osdmap") or {}).get("num_osds", 0) or 0)
+    hosts = {m.get("hostname") for m in md if m.get("hostname")}
+    store = "filestore" if md and all(m.get("osd_objectstore") == "filestore" for m in md) else "bluestore"
+    dedicated = any(m.get("bluefs_dedicated_db") == "1" or m.get("bluefs_dedicated_wal") == "1" for m in md)
+    rotational = any(m.get("bluestore_bdev_rotational", m.get("rotational")) == "1" for m in md) if md else True
+    separate_cluster = False
+    for m in md:
+        front, back = _ips(m.get("front_addr", "")), _ips(m.get("back_addr", ""))
+        if front and back and front != back:
+            separate_cluster = True
+    notes = []
+    if disk is not None and not disk.shared_device:
+        notes.append(f"disk figures: {disk.source}")
+    loopback = bool(net.get("loopback"))
+    if loopback and not all(ipaddress.ip_address(a).is_loopback for m in md for a in _ips(m.get("front_addr", ""))):
+        notes.append("the network baseline ran on loopback only: it says nothing about the NICs")
+    return ClusterFacts(
+        osds=osds or 1, osd_hosts=len(hosts) or 1, disk=disk or DiskFigures(), objectstore=store,
+        journal="separate" if dedicated else "same-disk", rotational=rotational,
+        client_tx_bytes_per_s=net.get("tx"), client_rx_bytes_per_s=net.get("rx"),
+        public_bytes_per_s=net.get("per_host"),
+        cluster_bytes_per_s=net.get("per_host") if separate_cluster and not loopback else None,
+        clients=1, client_on_osd_host=bool(client_hostname and client_hostname in hosts), loopback=loopback,
+        cpus=cpus, notes=tuple(notes))
+
+
+def analyse(result: Result, facts: ClusterFacts | None) -> Analysis | None:
+    """The Analysis of one cluster result (None when the model has nothing to say about it)."""
+    if result.test.kind not in CLUSTER_KINDS or result.status != "ok" or result.measurement is None:
+        return None
+    op, size = op_of(result), op_size_of(result)
+    label = f"{result.test.params.get('phase', result.measurement.op)} {_short(size)}"
+    if op is None or size is None:
+        return Analysis(bottleneck="unknown", reason=f"{label}: mixed or unknown operation; the model covers "
+                                                      "plain reads and writes")
+    if facts is None:
+        return Analysis(bottleneck="unknown", reason=f"{label}: no ceiling (no disk or network baseline in this "
+                                                      "run: add a baseline section to the suite)")
+    c = ceiling(facts, op, size, Pool.from_profile(result.test.params.get("pool_profile")))
+    v = judge(c, result.measurement.bytes_per_s, label, facts.cpus)
+    return Analysis(ceiling_bytes_per_s=v.ceiling_bytes_per_s, ceiling_ops_per_s=v.ceiling_ops_per_s,
+                    efficiency=v.efficiency, bottleneck=v.bottleneck, reason=v.reason)
+
+
+def _short(size: int | None) -> str:
+    if not size:
+        return ""
+    for unit, f in (("GiB", 1024**3), ("MiB", 1024**2), ("KiB", 1024)):
+        if size >= f and size % f == 0:
+            return f"{size // f}{unit}"
+    return f"{size}B"
+
+
+@dataclass
+class RunAnalyzer:
+    """Attaches analysis to each result of a run as it finishes; baselines are remembered as they come."""
+
+    cluster: dict[str, Any] = field(default_factory=dict)
+    client_hostname: str | None = None
+    cpus: int | None = None
+    seen: list[Result] = field(default_factory=list)
+
+    @classmethod
+    def for_run(cls, ctx: Any) -> "RunAnalyzer":
+        meta: dict[str, Any] = {}
+        earlier: list[Result] = []
+        if getattr(ctx, "rundir", None) is not None:
+            try:
+                meta = ctx.rundir.meta()
+                earlier, _ = ctx.rundir.results()
+            except Exception as exc:  # noqa: BLE001 - analysis must never stop a run
+                log.warning("analysis: cannot read the run directory: %s", exc)
+        client = (meta.get("hosts") or {}).get("client") or {}
+        return cls(cluster=meta.get("cluster") or {}, client_hostname=client.get("hostname"),
+                   cpus=client.get("cpu_count"), seen=[r for r in earlier if r.test.kind in BASELINE_KINDS])
+
+    def attach(self, result: Result) -> Result:
+        if result.test.kind in BASELINE_KINDS:
+            self.seen.append(result)
+            return result
+        try:
+            facts = facts_from_run(self.cluster, self.seen, self.client_hostname, self.cpus)
+            result.analysis = analyse(result, facts)
+        except Exception as exc:  # noqa: BLE001 - a model bug must not lose a measured result
+            log.warning("analysis of %s failed: %s", result.test.id, exc)
+        return result
+
+
+def attach(result: Result, analyzer: RunAnalyzer) -> Result:
+    return analyzer.attach(result)
