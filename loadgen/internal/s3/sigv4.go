@@ -58,8 +58,7 @@ func (s *signer) key(day string) []byte {
 // Authorization on req. The URL path must need no escaping and the query
 // must already be in canonical form (sorted, encoded).
 func (s *signer) sign(req *http.Request, t time.Time) {
-	t = t.UTC()
-	amzDate := t.Format(amzDateFormat)
+	amzDate := s.date(t)
 	day := amzDate[:8]
 	req.Header["X-Amz-Date"] = []string{amzDate}
 	if _, ok := req.Header["X-Amz-Content-Sha256"]; !ok {
@@ -67,21 +66,7 @@ func (s *signer) sign(req *http.Request, t time.Time) {
 	}
 	payload := req.Header["X-Amz-Content-Sha256"][0]
 
-	var names [12]string
-	hs := names[:0]
-	for k := range req.Header {
-		if !ignoredHeaders[k] {
-			hs = append(hs, strings.ToLower(k))
-		}
-	}
-	hasHost := false
-	for _, h := range hs {
-		hasHost = hasHost || h == "host"
-	}
-	if !hasHost {
-		hs = append(hs, "host")
-	}
-	sort.Strings(hs)
+	hs, signed := signedHeaderList(req.Header)
 	host := req.Host
 	if host == "" {
 		host = req.URL.Host
@@ -96,12 +81,12 @@ func (s *signer) sign(req *http.Request, t time.Time) {
 	b.WriteString(req.URL.RawQuery)
 	b.WriteByte('\n')
 	for _, h := range hs {
-		b.WriteString(h)
+		b.WriteString(h.lower)
 		b.WriteByte(':')
-		if h == "host" {
+		if h.lower == "host" {
 			b.WriteString(host)
 		} else {
-			for i, v := range req.Header[http.CanonicalHeaderKey(h)] {
+			for i, v := range req.Header[h.canon] {
 				if i > 0 {
 					b.WriteByte(',')
 				}
@@ -111,7 +96,6 @@ func (s *signer) sign(req *http.Request, t time.Time) {
 		b.WriteByte('\n')
 	}
 	b.WriteByte('\n')
-	signed := strings.Join(hs, ";")
 	b.WriteString(signed)
 	b.WriteByte('\n')
 	b.WriteString(payload)
@@ -131,4 +115,93 @@ func trimAll(v string) string {
 		return v
 	}
 	return strings.Join(strings.Fields(v), " ")
+}
+
+type headerName struct{ lower, canon string }
+
+// usual is the sorted set of headers the object requests carry; requests
+// with only these (and ignored ones) skip sorting and lower-casing.
+var usual = []headerName{
+	{"content-type", "Content-Type"}, {"host", "Host"}, {"range", "Range"},
+	{"x-amz-content-sha256", "X-Amz-Content-Sha256"}, {"x-amz-date", "X-Amz-Date"},
+}
+
+// usualSigned caches the SignedHeaders value per subset of usual (bit i = usual[i]).
+var usualSigned [1 << 5]string
+
+func init() {
+	for m := range usualSigned {
+		var names []string
+		for i, h := range usual {
+			if m&(1<<i) != 0 {
+				names = append(names, h.lower)
+			}
+		}
+		usualSigned[m] = strings.Join(names, ";")
+	}
+}
+
+// signedHeaderList returns the headers to sign, sorted by lower-case name,
+// and the SignedHeaders value; host is always included.
+func signedHeaderList(h http.Header) ([]headerName, string) {
+	mask, n := 1<<1, 0 // host
+	for i, u := range usual {
+		if _, ok := h[u.canon]; ok {
+			mask |= 1 << i
+			n++
+		}
+	}
+	others := 0
+	for k := range h {
+		if !ignoredHeaders[k] {
+			others++
+		}
+	}
+	if others == n {
+		out := make([]headerName, 0, len(usual))
+		for i, u := range usual {
+			if mask&(1<<i) != 0 {
+				out = append(out, u)
+			}
+		}
+		return out, usualSigned[mask]
+	}
+	// Any other header: the general rule (all but the ignored ones, plus host).
+	var out []headerName
+	hasHost := false
+	for k := range h {
+		if ignoredHeaders[k] {
+			continue
+		}
+		l := strings.ToLower(k)
+		hasHost = hasHost || l == "host"
+		out = append(out, headerName{l, k})
+	}
+	if !hasHost {
+		out = append(out, headerName{"host", "Host"})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].lower < out[j].lower })
+	names := make([]string, len(out))
+	for i, x := range out {
+		names[i] = x.lower
+	}
+	return out, strings.Join(names, ";")
+}
+
+type stamp struct {
+	sec  int64
+	text string
+}
+
+var lastStamp atomic.Pointer[stamp]
+
+// date formats t as X-Amz-Date, once per second.
+func (s *signer) date(t time.Time) string {
+	sec := t.Unix()
+	if st := lastStamp.Load(); st != nil && st.sec == sec {
+		return st.text
+	}
+	text := t.UTC().Format(amzDateFormat)
+	lastStamp.Store(&stamp{sec, text})
+	return text
 }
