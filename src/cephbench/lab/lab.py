@@ -333,7 +333,7 @@ class Lab:
                 return
             self._raise_if_daemon_died()
             time.sleep(delay)
-            delay = min(delay * 1.5, 1.0)
+            delay = min(delay * 1.5, 0.3)
         raise OperationFailed(f"lab: timed out after {timeout_s:.0f} s waiting for {what} (logs in {self.dir / 'log'})")
 
     def _raise_if_daemon_died(self) -> None:
@@ -370,7 +370,7 @@ class Lab:
             time.sleep(0.05)
         for d in targets:
             if _pid_alive(d.pid):
-                log.warning("%s (pid %d) did not stop in %.0f s: killing", d.name, d.pid, timeout_s)
+                log.info("%s (pid %d) did not stop in %.0f s: killing", d.name, d.pid, timeout_s)
                 try:
                     os.kill(d.pid, signal.SIGKILL)
                 except ProcessLookupError:
@@ -383,7 +383,9 @@ class Lab:
             return None
         if not self.info_path.exists() and not (self.dir / "run").exists():
             return None
-        stopped = self.stop_daemons()
+        # A lab that is thrown away need not wait for a clean shutdown: BlueStore is
+        # crash-consistent, and RGW's shutdown alone can take 10 s. A kept lab gets the time.
+        stopped = self.stop_daemons(timeout_s=10 if keep else 2)
         if not keep:
             shutil.rmtree(self.dir, ignore_errors=True)
         return stopped
