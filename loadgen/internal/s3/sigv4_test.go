@@ -37,6 +37,8 @@ func TestSignerMatchesMinio(t *testing.T) {
 		{http.MethodGet, "http://rgw.example:80/b/dir/obj-7", map[string]string{"Range": "bytes=0-4095"}},
 		{http.MethodHead, "http://127.0.0.1:8000/b/k", nil},
 		{http.MethodDelete, "https://127.0.0.1:8443/b/k.~_-", nil},
+		// a header outside the usual set takes the general path
+		{http.MethodPut, "http://127.0.0.1:8000/b/k", map[string]string{"Content-Type": "text/plain", "X-Amz-Meta-Run": "a  b"}},
 	}
 	for _, c := range cases {
 		for _, region := range []string{"us-east-1", "default"} {
