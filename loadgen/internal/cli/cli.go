@@ -197,7 +197,7 @@ func run(args []string, env Env) int {
 		Workload: cfg.Workload, Params: paramsOf(cfg),
 		StartUnixNs: out.StartUnixNs, DurationS: out.DurationS,
 		Operations: out.Summary.Operations, Total: out.Summary.Total, Timeseries: out.Summary.Timeseries,
-		WarmupOps: out.WarmupOps, Prefill: out.Prefill, Cleanup: info,
+		WarmupOps: out.WarmupOps, UnsentOps: out.UnsentOps, Prefill: out.Prefill, Cleanup: info,
 		Histogram: HistogramInfo{Encoding: "HdrHistogram V2 compressed, base64", Unit: "ns",
 			LowestNs: stats.HistLowestNs, HighestNs: stats.HistHighestNs, SigFigs: stats.HistSigFigs},
 	}
@@ -218,6 +218,10 @@ func run(args []string, env Env) int {
 		case workload.StopKeysExhausted:
 			fmt.Fprintf(env.Stderr, "%s: note: every object of the key space was deleted before the end; raise --objects for a longer delete run\n", prog)
 		}
+	}
+	if out.UnsentOps > 0 {
+		fmt.Fprintf(env.Stderr, "%s: warning: the server did not keep up with --rate %v: %d scheduled ops were never sent "+
+			"(unsent_ops); the latency figures cover only the ops sent\n", prog, cfg.Rate, out.UnsentOps)
 	}
 	if runErr != nil {
 		fmt.Fprintf(env.Stderr, "%s: %s\n", prog, oneLine(runErr.Error()))

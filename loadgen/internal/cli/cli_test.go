@@ -226,6 +226,24 @@ func TestOpenLoopCorrectsCoordinatedOmission(t *testing.T) {
 	}
 }
 
+// When the server cannot keep up with --rate, the window still ends on
+// time and the ops never sent are reported, not silently dropped.
+func TestOpenLoopReportsUnsentOps(t *testing.T) {
+	store := fakestore.New()
+	defer store.Close()
+	store.StallOnGet, store.StallFor = 20, 3*time.Second
+	start := time.Now()
+	o := runCLI(t, store, nil, "--workload", "get", "--bucket-prefix", "us-", "--objects", "10", "--concurrency", "1",
+		"--rate", "200", "--duration", "1s")
+	o.mustCode(t, ExitOK)
+	if o.doc.UnsentOps < 50 || !strings.Contains(o.stderr, "did not keep up with --rate") || time.Since(start) > 20*time.Second {
+		t.Fatalf("unsent %d, stderr %q", o.doc.UnsentOps, o.stderr)
+	}
+	if ops := o.doc.Operations["get"].Ops; ops+o.doc.UnsentOps < 150 || ops+o.doc.UnsentOps > 250 {
+		t.Fatalf("sent %d + unsent %d, want about 200", ops, o.doc.UnsentOps)
+	}
+}
+
 func TestErrorRatioStops(t *testing.T) {
 	store := fakestore.New()
 	defer store.Close()

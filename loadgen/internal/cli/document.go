@@ -24,6 +24,7 @@ type Document struct {
 	Total         stats.OpSummary            `json:"total"`
 	Timeseries    []stats.Point              `json:"timeseries"`
 	WarmupOps     int64                      `json:"warmup_ops"`
+	UnsentOps     int64                      `json:"unsent_ops"`
 	Prefill       *workload.PrefillInfo      `json:"prefill"`
 	Cleanup       workload.CleanupInfo       `json:"cleanup"`
 	Histogram     HistogramInfo              `json:"histogram"`

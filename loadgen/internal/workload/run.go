@@ -19,6 +19,7 @@ type Outcome struct {
 	Summary       stats.Summary
 	Prefill       *PrefillInfo
 	WarmupOps     int64
+	UnsentOps     int64 // open loop: ops of the schedule never sent by the end of the window
 }
 
 // PrefillInfo describes the prefill phase (not part of the statistics).
@@ -111,6 +112,7 @@ type phase struct {
 	budget  atomic.Int64
 	counted bool // whether budget applies
 	warmOps atomic.Int64
+	unsent  atomic.Int64 // open loop: measured ops never sent (rate not kept up)
 }
 
 // measure runs warm-up then the measured phase, in a closed loop (N
@@ -165,6 +167,7 @@ func (c *Common) measure(ctx context.Context, out *Outcome) (*Outcome, error) {
 	out.StartUnixNs = p.mStart.UnixNano()
 	out.DurationS = dur.Seconds()
 	out.WarmupOps = p.warmOps.Load()
+	out.UnsentOps = p.unsent.Load()
 	var err error
 	out.Summary, err = p.col.Summarize(out.DurationS, TTFBOps)
 	return out, err
@@ -216,13 +219,30 @@ func (p *phase) closedWorker(w *worker) {
 
 // schedule feeds intended send times to the workers. It never sends an
 // op early; when it falls behind it sends at once, and the op's latency
-// still counts from its intended time.
+// still counts from its intended time. With --duration it gives up at the
+// end of the window: ops intended inside it but still unsent then (the
+// server could not keep up with the rate) are counted in unsent.
 func (p *phase) schedule(start time.Time, ch chan<- time.Time) {
 	defer close(ch)
 	cfg := p.c.cfg
 	arr := newArrivals(cfg.Rate, cfg.Arrival == "poisson", uint64(cfg.Seed))
 	timer := time.NewTimer(time.Hour)
 	defer timer.Stop()
+	var end <-chan time.Time // closes the window in duration mode
+	if !p.mEnd.IsZero() {
+		et := time.NewTimer(time.Until(p.mEnd))
+		defer et.Stop()
+		end = et.C
+	}
+	giveUp := func(t time.Time) {
+		n := int64(1)
+		for next := start.Add(arr.next()); next.Before(p.mEnd); next = start.Add(arr.next()) {
+			n++
+		}
+		if !t.Before(p.mStart) {
+			p.unsent.Add(n)
+		}
+	}
 	for !p.stopped() {
 		t := start.Add(arr.next())
 		if run, _ := p.admit(t); !run {
@@ -240,6 +260,9 @@ func (p *phase) schedule(start time.Time, ch chan<- time.Time) {
 		}
 		select {
 		case ch <- t:
+		case <-end:
+			giveUp(t)
+			return
 		case <-p.ctx.Done():
 			return
 		case <-p.halt.ch:

@@ -2,6 +2,7 @@ package workload
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sort"
 	"strings"
@@ -24,6 +25,10 @@ func (c *Common) Prepare(ctx context.Context) error {
 		rctx, cancel := c.reqCtx(ctx)
 		exists, err := c.be.BucketExists(rctx, name)
 		cancel()
+		if se := (*backend.StatusError)(nil); errors.As(err, &se) && se.Status == 403 {
+			return config.Usagef("--bucket-prefix", "choose another --bucket-prefix",
+				"bucket %q exists and belongs to another user (HTTP 403)", name)
+		}
 		if err != nil {
 			return fmt.Errorf("checking bucket %s: %w", name, err)
 		}
