@@ -170,7 +170,9 @@ def raw_device_problems(lsblk: dict[str, Any], blkid_rc: int, blkid_out: str, si
         fs = n.get("fstype")
         if fs:
             problems.append(f"{n.get('name')} carries {SIGNATURE_WORDS.get(fs, f'a {fs} signature')}")
-    if blkid_rc == 0:
+    if "error" in blkid_out.lower():
+        problems.append(f"blkid could not check it for signatures ({blkid_out.strip().splitlines()[-1]})")
+    elif blkid_rc == 0:
         found = dict(line.split("=", 1) for line in blkid_out.splitlines() if "=" in line)
         kind = found.get("TYPE") or (f"a {found['PTTYPE']} partition table" if "PTTYPE" in found else None)
         if kind:

@@ -1,0 +1,86 @@
+"""From run facts and baseline results to the model's facts, and analysis attached to results."""
+
+from cephbench.analysis import RunAnalyzer, analyse, facts_from_run
+from cephbench.results import Measurement, Result, Test
+
+MIB = 1024**2
+LAB_MD = [{"id": i, "hostname": "vm", "osd_objectstore": "bluestore", "bluefs_dedicated_db": "0",
+           "bluefs_dedicated_wal": "0", "bluestore_bdev_rotational": "1",
+           "front_addr": f"[v2:127.0.0.1:68{i}0/1,v1:127.0.0.1:68{i}1/1]",
+           "back_addr": f"[v2:127.0.0.1:68{i}2/1,v1:127.0.0.1:68{i}3/1]"} for i in range(3)]
+
+
+def result(kind: str, params: dict, m: Measurement | None, idx: int = 1) -> Result:
+    return Result(test=Test(id=f"{idx:03d}-x", index=idx, workload="w", kind=kind, group="g", params=params),
+                  status="ok" if m else "failed", started_unix=0, duration_s=1, measurement=m)
+
+
+def disk(pattern: str, alone: float, parallel: float, ops: float = 0) -> Result:
+    extra = {"pattern": pattern, "paths": ["/a", "/b", "/c"], "shared_device": True,
+             "alone_median_bytes_per_s": alone, "parallel_median_bytes_per_s": parallel,
+             "alone_median_ops_per_s": ops * 2, "parallel_median_ops_per_s": ops}
+    return result("disk_baseline", {"pattern": pattern}, Measurement(tool="fio", op="write", duration_s=3,
+                                                                      bytes_per_s=alone, extra=extra))
+
+
+def net(bps: float, streams: int) -> Result:
+    return result("net_baseline", {"pattern": "pair", "sender": "localhost", "receivers": ["localhost"],
+                                   "hosts": ["localhost"], "streams": streams},
+                  Measurement(tool="iperf3", op="send", duration_s=3, bytes_per_s=bps,
+                              extra={"loopback": True, "bits_per_s": bps * 8}))
+
+
+BASELINES = [disk("write-4MiB", 2000e6, 600e6), disk("read-4MiB", 900e6, 300e6),
+             disk("randwrite-4KiB-qd32", 120e6, 60e6, 15000), net(1600e6, 1), net(650e6, 4)]
+
+
+def test_lab_facts():
+    f = facts_from_run({"osd_metadata": LAB_MD}, BASELINES, "vm", 2)
+    assert (f.osds, f.osd_hosts, f.objectstore, f.journal, f.rotational) == (3, 1, "bluestore", "same-disk", True)
+    assert f.disk.write_bytes_per_s == 600e6 and f.disk.read_bytes_per_s == 300e6   # all at once, not alone
+    assert f.disk.write_iops == 15000 and f.disk.shared_device
+    assert f.loopback and f.client_on_osd_host and f.cluster_bytes_per_s is None
+    assert f.public_bytes_per_s == 1600e6 and f.client_tx_bytes_per_s == 1600e6    # the best stream count
+
+
+def test_separate_cluster_network_is_seen_in_osd_addresses():
+    md = [{**m, "front_addr": "[v2:10.0.0.1:6800/1]", "back_addr": "[v2:10.1.0.1:6802/1]", "hostname": f"h{i}"}
+          for i, m in enumerate(LAB_MD)]
+    f = facts_from_run({"osd_metadata": md}, BASELINES, "client", 2)
+    assert f.osd_hosts == 3 and not f.client_on_osd_host
+
+
+def test_every_cluster_result_gets_an_analysis_and_baselines_none():
+    an = RunAnalyzer(cluster={"osd_metadata": LAB_MD}, client_hostname="vm", cpus=2)
+    for b in BASELINES:
+        assert an.attach(b).analysis is None
+    w = an.attach(result("rados_bench", {"phase": "write", "object_size": 4 * MIB,
+                                         "pool_profile": {"type": "replicated", "size": 3}},
+                         Measurement(tool="rados bench", op="write", duration_s=10, bytes_per_s=200 * MIB,
+                                     op_size_bytes=4 * MIB), 9))
+    a = w.analysis
+    assert a.ceiling_bytes_per_s and 0 < a.efficiency < 1.5 and a.bottleneck
+    assert a.reason.startswith("write 4MiB: 200.0 MiB/s = ")
+    assert "share one device" in a.reason and "loopback" in a.reason
+
+
+def test_no_baseline_means_unknown_and_says_what_to_add():
+    r = result("rados_bench", {"phase": "seq", "object_size": 4 * MIB}, Measurement(
+        tool="rados bench", op="seq", duration_s=10, bytes_per_s=1.0, op_size_bytes=4 * MIB))
+    a = analyse(r, facts_from_run({"osd_metadata": LAB_MD}, [], "vm"))
+    assert a.bottleneck == "unknown" and "add a baseline section" in a.reason
+
+
+def test_osd_bench_stands_in_for_a_missing_disk_baseline():
+    ob = result("osd_bench", {}, Measurement(tool="ceph tell osd bench", op="write", duration_s=5,
+                                             bytes_per_s=100 * MIB))
+    f = facts_from_run({"osd_metadata": LAB_MD}, [ob], "vm")
+    assert f.disk.includes_journal and f.disk.write_bytes_per_s == 100 * MIB
+
+
+def test_failed_results_and_mixed_ops_are_left_alone():
+    failed = result("rados_bench", {"phase": "write"}, None)
+    assert analyse(failed, None) is None
+    mixed = result("fio_rbd", {"phase": "randrw", "block_size": 4096},
+                   Measurement(tool="fio", op="randrw", duration_s=1, bytes_per_s=1.0))
+    assert analyse(mixed, None).bottleneck == "unknown"
