@@ -4,15 +4,19 @@
 // check and delete its buckets) but stores no object data: GET returns
 // --get-size bytes of zeros, HEAD reports that length.
 //
+// It speaks a minimal HTTP/1.1 itself (keep-alive, Content-Length request
+// bodies, each response in one write) instead of net/http's server, so that
+// it costs less per request than the client it measures.
+//
 // It prints the address it listens on as its first line of stdout.
 package main
 
 import (
+	"bufio"
+	"bytes"
 	"flag"
 	"fmt"
-	"io"
 	"net"
-	"net/http"
 	"os"
 	"strconv"
 	"strings"
@@ -25,18 +29,18 @@ type server struct {
 	mu      sync.RWMutex
 	buckets map[string]bool
 	body    []byte
-	bodyLen string
-	swift   string // storage URL path prefix
-	storage string // full storage URL
+	storage string // Swift storage URL
 }
+
+const swiftPrefix = "/swift/v1"
 
 func main() {
 	listen := flag.String("listen", "127.0.0.1:0", "address to listen on (port 0 = any free port)")
 	getSize := flag.String("get-size", "4KiB", "bytes returned by GET object")
 	flag.Parse()
 	n, err := config.ParseSize(*getSize)
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "cephbench-nullserver: %v (--get-size): use e.g. 4KiB\n", err)
+	if err != nil || n > 64<<20 {
+		fmt.Fprintf(os.Stderr, "cephbench-nullserver: bad size %q (--get-size): use e.g. 4KiB, at most 64MiB\n", *getSize)
 		os.Exit(2)
 	}
 	ln, err := net.Listen("tcp", *listen)
@@ -44,95 +48,168 @@ func main() {
 		fmt.Fprintf(os.Stderr, "cephbench-nullserver: cannot listen on %s (--listen): %v\n", *listen, err)
 		os.Exit(2)
 	}
-	s := &server{buckets: map[string]bool{}, body: make([]byte, n), bodyLen: strconv.FormatInt(n, 10), swift: "/swift/v1"}
-	s.storage = "http://" + ln.Addr().String() + s.swift
+	s := &server{buckets: map[string]bool{}, body: make([]byte, n), storage: "http://" + ln.Addr().String() + swiftPrefix}
 	fmt.Println(ln.Addr().String())
-	if err := http.Serve(ln, s); err != nil {
-		fmt.Fprintf(os.Stderr, "cephbench-nullserver: %v\n", err)
-		os.Exit(1)
+	for {
+		c, err := ln.Accept()
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "cephbench-nullserver: %v\n", err)
+			os.Exit(1)
+		}
+		go s.serve(c)
 	}
 }
 
-func (s *server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if r.Body != nil {
-		_, _ = io.Copy(io.Discard, r.Body)
+// response is what route decides.
+type response struct {
+	status  int
+	headers string // extra header lines, each ending in \r\n
+	body    []byte
+	length  int64 // Content-Length when body is nil (HEAD)
+}
+
+var reasons = map[int]string{200: "OK", 201: "Created", 202: "Accepted", 204: "No Content", 400: "Bad Request",
+	404: "Not Found", 405: "Method Not Allowed", 501: "Not Implemented"}
+
+func (s *server) serve(c net.Conn) {
+	defer c.Close()
+	br := bufio.NewReaderSize(c, 64<<10)
+	bw := bufio.NewWriterSize(c, 64<<10+len(s.body))
+	for {
+		line, err := br.ReadSlice('\n')
+		if err != nil {
+			return
+		}
+		parts := strings.Fields(string(line))
+		if len(parts) != 3 {
+			return
+		}
+		method, target := parts[0], parts[1]
+		var clen int64
+		closeConn, chunked := false, false
+		for {
+			h, err := br.ReadSlice('\n')
+			if err != nil {
+				return
+			}
+			h = bytes.TrimRight(h, "\r\n")
+			if len(h) == 0 {
+				break
+			}
+			name, value, _ := bytes.Cut(h, []byte(":"))
+			value = bytes.TrimSpace(value)
+			switch {
+			case bytes.EqualFold(name, []byte("Content-Length")):
+				clen, _ = strconv.ParseInt(string(value), 10, 64)
+			case bytes.EqualFold(name, []byte("Connection")):
+				closeConn = bytes.EqualFold(value, []byte("close"))
+			case bytes.EqualFold(name, []byte("Transfer-Encoding")):
+				chunked = true
+			}
+		}
+		var r response
+		if chunked {
+			r, closeConn = response{status: 501}, true
+		} else {
+			if _, err := br.Discard(int(clen)); err != nil {
+				return
+			}
+			path, _, _ := strings.Cut(target, "?")
+			r = s.route(method, path)
+		}
+		n := r.length
+		if r.body != nil {
+			n = int64(len(r.body))
+		}
+		fmt.Fprintf(bw, "HTTP/1.1 %d %s\r\nContent-Length: %d\r\n%s", r.status, reasons[r.status], n, r.headers)
+		if closeConn {
+			bw.WriteString("Connection: close\r\n")
+		}
+		bw.WriteString("\r\n")
+		if method != "HEAD" {
+			bw.Write(r.body)
+		}
+		// Flush when no further request is already waiting: one write per response.
+		if br.Buffered() == 0 || closeConn {
+			if bw.Flush() != nil || closeConn {
+				return
+			}
+		}
 	}
-	p := r.URL.Path
-	if p == "/auth/v1.0" || p == "/auth/v1" || p == "/auth" {
-		h := w.Header()
-		h.Set("X-Storage-Url", s.storage)
-		h.Set("X-Auth-Token", "AUTH_tk-null")
-		w.WriteHeader(http.StatusNoContent)
-		return
+}
+
+const (
+	etag     = "ETag: \"d41d8cd98f00b204e9800998ecf8427e\"\r\n"
+	objHead  = etag + "Last-Modified: Mon, 02 Jan 2006 15:04:05 GMT\r\nContent-Type: application/octet-stream\r\n"
+	xmlType  = "Content-Type: application/xml\r\n"
+	emptyXML = `<?xml version="1.0" encoding="UTF-8"?><ListAllMyBucketsResult><Owner><ID>null</ID></Owner><Buckets></Buckets></ListAllMyBucketsResult>`
+)
+
+func (s *server) route(method, path string) response {
+	if path == "/auth/v1.0" || path == "/auth/v1" || path == "/auth" {
+		return response{status: 204, headers: "X-Storage-Url: " + s.storage + "\r\nX-Auth-Token: AUTH_tk-null\r\n"}
 	}
-	swift := strings.HasPrefix(p, s.swift+"/")
+	swift := strings.HasPrefix(path, swiftPrefix+"/")
 	if swift {
-		p = strings.TrimPrefix(p, s.swift)
+		path = strings.TrimPrefix(path, swiftPrefix)
 	}
-	p = strings.TrimPrefix(p, "/")
-	if p == "" { // ListBuckets / account
-		w.Header().Set("Content-Type", "application/xml")
-		_, _ = io.WriteString(w, `<?xml version="1.0" encoding="UTF-8"?><ListAllMyBucketsResult><Owner><ID>null</ID></Owner><Buckets></Buckets></ListAllMyBucketsResult>`)
-		return
+	path = strings.TrimPrefix(path, "/")
+	if path == "" {
+		return response{status: 200, headers: xmlType, body: []byte(emptyXML)}
 	}
-	bucket, key, _ := strings.Cut(p, "/")
+	bucket, key, _ := strings.Cut(path, "/")
 	if key == "" {
-		s.bucketOp(w, r, bucket, swift)
-		return
+		return s.bucketOp(method, bucket, swift)
 	}
-	h := w.Header()
-	switch r.Method {
-	case http.MethodPut:
-		h.Set("ETag", `"d41d8cd98f00b204e9800998ecf8427e"`)
+	switch method {
+	case "PUT":
 		if swift {
-			w.WriteHeader(http.StatusCreated)
+			return response{status: 201, headers: etag}
 		}
-	case http.MethodGet, http.MethodHead:
-		h.Set("Content-Length", s.bodyLen)
-		h.Set("Last-Modified", "Mon, 02 Jan 2006 15:04:05 GMT")
-		h.Set("ETag", `"d41d8cd98f00b204e9800998ecf8427e"`)
-		if r.Method == http.MethodGet {
-			_, _ = w.Write(s.body)
-		}
-	case http.MethodDelete:
-		w.WriteHeader(http.StatusNoContent)
-	default:
-		w.WriteHeader(http.StatusMethodNotAllowed)
+		return response{status: 200, headers: etag}
+	case "GET":
+		return response{status: 200, headers: objHead, body: s.body}
+	case "HEAD":
+		return response{status: 200, headers: objHead, length: int64(len(s.body))}
+	case "DELETE":
+		return response{status: 204}
 	}
+	return response{status: 405}
 }
 
-func (s *server) bucketOp(w http.ResponseWriter, r *http.Request, bucket string, swift bool) {
-	switch r.Method {
-	case http.MethodPut:
+func (s *server) bucketOp(method, bucket string, swift bool) response {
+	switch method {
+	case "PUT":
 		s.mu.Lock()
 		existed := s.buckets[bucket]
 		s.buckets[bucket] = true
 		s.mu.Unlock()
-		if swift && existed {
-			w.WriteHeader(http.StatusAccepted)
-		} else if swift {
-			w.WriteHeader(http.StatusCreated)
+		switch {
+		case swift && existed:
+			return response{status: 202}
+		case swift:
+			return response{status: 201}
 		}
-	case http.MethodHead:
+		return response{status: 200}
+	case "HEAD":
 		s.mu.RLock()
 		ok := s.buckets[bucket]
 		s.mu.RUnlock()
 		if !ok {
-			w.WriteHeader(http.StatusNotFound)
+			return response{status: 404}
 		}
-	case http.MethodDelete:
+		return response{status: 200}
+	case "DELETE":
 		s.mu.Lock()
 		delete(s.buckets, bucket)
 		s.mu.Unlock()
-		w.WriteHeader(http.StatusNoContent)
-	case http.MethodGet:
+		return response{status: 204}
+	case "GET":
 		if swift {
-			w.WriteHeader(http.StatusNoContent)
-			return
+			return response{status: 204}
 		}
-		w.Header().Set("Content-Type", "application/xml")
-		_, _ = io.WriteString(w, `<?xml version="1.0" encoding="UTF-8"?><ListBucketResult><Name>`+bucket+`</Name><KeyCount>0</KeyCount><MaxKeys>1000</MaxKeys><IsTruncated>false</IsTruncated></ListBucketResult>`)
-	default:
-		w.WriteHeader(http.StatusMethodNotAllowed)
+		return response{status: 200, headers: xmlType, body: []byte(`<?xml version="1.0" encoding="UTF-8"?><ListBucketResult><Name>` +
+			bucket + `</Name><KeyCount>0</KeyCount><MaxKeys>1000</MaxKeys><IsTruncated>false</IsTruncated></ListBucketResult>`)}
 	}
+	return response{status: 405}
 }
