@@ -88,3 +88,36 @@ def test_jobs_one_per_image_librbd_and_krbd(tmp_path):
     assert f"--write_bw_log={tmp_path / 'fio'}" in argv
     assert jobs_for(_test(rw="randread")[0], images, None, False)[0].rwmixread is None
 
+
+
+# ---- fio rados ----------------------------------------------------------------------------
+
+def test_rados_object_count_bounds_and_capacity():
+    from cephbench.drivers.fio_rados import MAX_OBJECTS, object_count
+    assert object_count(4 * 1024**2, 16, None) == 64            # 256 MiB of 4 MiB objects
+    assert object_count(4096, 16, None) == MAX_OBJECTS
+    assert object_count(64 * 1024**2, 32, None) == 32           # at least one object per I/O in flight
+    assert object_count(4 * 1024**2, 16, 40 * 1024**2) == 0     # only 10 fit: fewer than iodepth
+    assert object_count(4 * 1024**2, 4, 40 * 1024**2) == 10
+
+
+def test_rados_jobs_write_whole_objects_and_reads_never_touch():
+    from cephbench.drivers.fio_rados import job_for
+    params = {"block_size": 4 * 1024**2, "iodepth": 16, "duration_s": 5.0}
+    w = job_for("write", params, "pool", 64, "/etc/c.conf", None)
+    assert w.engine == "rados" and w.size == 64 * 4 * 1024**2 and w.time_based
+    assert w.extra == {"nrfiles": 64, "filesize": 4 * 1024**2}
+    assert w.options == {"pool": "pool", "clientname": "admin", "conf": "/etc/c.conf"}
+    r = job_for("randread", params, "pool", 64, "/etc/c.conf", "bench")
+    assert r.name == w.name                                     # same objects
+    assert r.extra["file_service_type"] == "random" and r.extra["touch_objects"] == 0
+    assert r.options["clientname"] == "bench"
+
+
+def test_rados_fixture_percentiles_come_from_one_job():
+    from cephbench.drivers.fio import to_measurement
+    [job] = parse_fio_json((FIO / "fio3.33_ceph16.2.15_rados_randread_4M_qd16_64objects.json").read_text())
+    m = to_measurement([job], "randread", tool="fio rados")
+    assert m.op_size_bytes == 4 * 1024**2 and m.ops_per_s > 0
+    assert m.latency.percentiles_ns["50"] <= m.latency.percentiles_ns["99"] <= m.latency.percentiles_ns["99.9"]
+    assert job.options["nrfiles"] == "64"

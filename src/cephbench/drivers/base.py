@@ -169,3 +169,12 @@ def measure(ctx: RunContext, test: Test, started: tuple[float, float], spawns: l
         return Outcome(test, started_unix, time.monotonic() - t0, error=str(exc), commands=commands, raw=raw,
                        notes=notes)
     return Outcome(test, started_unix, time.monotonic() - t0, measurement=m, commands=commands, raw=raw, notes=notes)
+
+
+def started_tests(ctx: RunContext, group: list[Test], todo: set[str]) -> Iterator[tuple[Test, tuple[float, float]]]:
+    """The group's tests still to do, in order, each announced as it starts: (test, (unix, monotonic) start)."""
+    for test in group:
+        if test.id in todo:
+            started = now()
+            ctx.events.test_started(test)
+            yield test, started

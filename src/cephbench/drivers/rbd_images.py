@@ -22,7 +22,7 @@ from ..resources import Resource
 from ..results import Test
 from ..safety import CapacityBudget, amplification
 from ..units import format_size
-from .base import RunContext, now, run_group_timeout
+from .base import RunContext, run_group_timeout, started_tests
 
 log = logging.getLogger(__name__)
 
@@ -75,12 +75,8 @@ def group_images(ctx: RunContext, group: list[Test], krbd: bool = False) -> Iter
 def tests_to_run(ctx: RunContext, group: list[Test], todo: set[str],
                  images: Images) -> Iterator[tuple[Test, tuple[float, float], list[str]]]:
     """Each test still to do, started: (test, start times, notes so far: prefill, cold reads, read guard)."""
-    for test in group:
-        if test.id not in todo:
-            continue
+    for test, started in started_tests(ctx, group, todo):
         phase = test.params["phase"]
-        started = now()
-        ctx.events.test_started(test)
         notes = list(images.notes)
         if phase in READ_PHASES:
             notes += ctx.prepare_reads()

@@ -7,7 +7,7 @@ from typing import Callable
 from ..cluster import Cluster
 from ..config import Settings
 from ..results import Test
-from . import fio_rbd, osd_bench, rados_bench, rbd_bench, rbd_images
+from . import fio_rados, fio_rbd, osd_bench, rados_bench, rbd_bench, rbd_images
 from . import disk_baseline, iperf
 from .base import GroupDriver
 
@@ -18,6 +18,7 @@ DRIVERS: dict[str, GroupDriver] = {
     "net_baseline": iperf.run_group,
     "rbd_bench": rbd_bench.run_group,
     "fio_rbd": fio_rbd.run_group,
+    "fio_rados": fio_rados.run_group,
 }
 
 # Workload type -> a check of its tests against the cluster, run by the runner's preflight before anything is

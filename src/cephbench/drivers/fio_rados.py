@@ -1,0 +1,131 @@
+"""fio with librados (fio's rados engine): the latency percentiles `rados bench` does not give.
+
+Each fio "file" of the rados engine is one RADOS object named <job>.<clone>.<file>.
+To match rados bench (one whole object per operation), a job has `nrfiles`
+objects of `filesize` = block_size: writes write whole objects, reads read them
+back; rand* phases pick a random object per I/O (file_service_type=random).
+The group writes first, then reads what it wrote, in the order of `rw`; when the
+write did not cover every object (a short or random write, a resumed run), every
+object is written once before the first read, and that write is not recorded.
+
+fio 3.33's rados engine reads the Ceph config from its `conf` option (default
+/etc/ceph/ceph.conf), not from CEPH_CONF, so the target's conf is passed as `conf`;
+the keyring and id reach librados through CEPH_KEYRING / CEPH_ARGS.
+"""
+
+from __future__ import annotations
+
+import tempfile
+import time
+from dataclasses import replace
+from pathlib import Path
+from typing import Iterator
+
+from ..hosts import CommandResult
+from ..pools import create_pool, remove_pool
+from ..results import Measurement, Test
+from ..safety import amplification
+from .base import Outcome, RunContext, measure, now, run_group_timeout, started_tests
+from .fio import FioJob
+from .fio_run import fio_run
+
+DATA_SET_BYTES = 256 * 1024**2    # objects per group: this much data, within MIN..MAX objects
+MIN_OBJECTS = 16
+MAX_OBJECTS = 4096
+JOB_NAME = "obj"                   # the same in every phase: reads open the objects the write made
+
+
+def object_count(block_size: int, iodepth: int, budget_bytes: int | None) -> int:
+    """How many objects of block_size the group writes: DATA_SET_BYTES worth, at least iodepth,
+    at most what the capacity budget allows (0 when even iodepth objects do not fit)."""
+    n = max(MIN_OBJECTS, iodepth, min(MAX_OBJECTS, DATA_SET_BYTES // block_size))
+    if budget_bytes is not None:
+        n = min(n, budget_bytes // block_size)
+        if n < iodepth:
+            return 0
+    return n
+
+
+def job_for(phase: str, params: dict, pool: str, objects: int, conf: str, client_id: str | None) -> FioJob:
+    bs = params["block_size"]
+    extra: dict = {"nrfiles": objects, "filesize": bs}
+    if phase.startswith("rand"):
+        extra["file_service_type"] = "random"
+    if "read" in phase:
+        extra["touch_objects"] = 0       # never create or touch objects when reading
+    return FioJob(name=JOB_NAME, rw=phase, bs=bs, iodepth=params["iodepth"], size=objects * bs,
+                  runtime_s=params["duration_s"], time_based=True, engine="rados",
+                  options={"pool": pool, "clientname": client_id or "admin", "conf": conf}, extra=extra)
+
+
+def run_group(ctx: RunContext, group: list[Test], todo: set[str]) -> Iterator[Outcome]:
+    if not any(t.id in todo for t in group):
+        return
+    first = group[0].params
+    gid = group[0].group
+    pool = create_pool(ctx, ctx.name(gid), first["pool_profile"])
+    try:
+        budget = None if ctx.dry_run else ctx.budget().client_bytes(amplification(first["pool_profile"]))
+        objects = object_count(first["block_size"], first["iodepth"], budget)
+        filled = False      # every object written in full, so that a read finds all of them
+        for test, started in started_tests(ctx, group, todo):
+            phase = test.params["phase"]
+            notes: list[str] = []
+            if objects == 0:
+                yield Outcome(test, started[0], 0.0, error=f"capacity guard: not even {first['iodepth']} objects "
+                              f"of {first['block_size']} bytes fit below {ctx.settings.max_raw_used:.0%} raw used")
+                continue
+            if "read" in phase:
+                if not filled:
+                    prep = _prepare_write(ctx, test, pool, objects)
+                    if prep is not None and prep.error:
+                        yield Outcome(test, started[0], time.monotonic() - started[1], commands=prep.commands,
+                                      raw=prep.raw, error=f"writing the objects to read failed: {prep.error}")
+                        continue
+                    filled = True
+                    notes.append(f"all {objects} objects were written in full before this read (not recorded): "
+                                 "no earlier write in the group covered them")
+                notes += ctx.prepare_reads()
+            outcome = _run(ctx, test, pool, objects, phase, started, notes)
+            if outcome is None:
+                continue
+            m = outcome.measurement
+            if phase == "write" and m is not None and (m.ops_total or 0) >= objects:
+                filled = True
+            outcome.notes.append(f"{objects} objects of {test.params['block_size']} bytes")
+            yield outcome
+    finally:
+        remove_pool(ctx, pool)
+
+
+def _raw_dir(ctx: RunContext, name: str) -> Path:
+    return ctx.rundir.raw_dir(name) if ctx.rundir else Path(tempfile.gettempdir()) / "cephbench-dry"
+
+
+def _run(ctx: RunContext, test: Test, pool: str, objects: int, phase: str, started: tuple[float, float],
+         notes: list[str]) -> Outcome | None:
+    raw_dir = _raw_dir(ctx, test.id)
+    job = job_for(phase, test.params, pool, objects, str(ctx.target.conf), ctx.target.id)
+    run = fio_run(raw_dir, [job], env=ctx.target.env())
+
+    def parse_all(_results: list[CommandResult]) -> Measurement:
+        m = run.measurement(phase, "fio rados")
+        m.object_size_bytes = test.params["block_size"]
+        m.extra.update({"objects": objects, "iodepth": test.params["iodepth"]})
+        return m
+
+    outcome = measure(ctx, test, started, [run.spawn], run_group_timeout(test.params["duration_s"]), parse_all,
+                      tool=f"fio rados {phase}", notes=notes)
+    if outcome is not None and ctx.rundir and run.json_path.exists():
+        outcome.raw.append(str(run.json_path.relative_to(ctx.rundir.path)))
+    return outcome
+
+
+def _prepare_write(ctx: RunContext, test: Test, pool: str, objects: int) -> Outcome | None:
+    """Write every object once (sequential, not time-based) so that a read has something to read."""
+    ctx.events.note(f"{test.group}: writing {objects} objects for the reads (not recorded)")
+    job = replace(job_for("write", test.params, pool, objects, str(ctx.target.conf), ctx.target.id),
+                  time_based=False, runtime_s=None)
+    run = fio_run(_raw_dir(ctx, f"{test.id}-fill"), [job], env=ctx.target.env())
+    return measure(ctx, test, now(), [run.spawn], run_group_timeout(objects * test.params["block_size"] / 2**20),
+                   lambda _r: run.measurement("write", "fio rados"), tool="fio rados write", notes=[])
