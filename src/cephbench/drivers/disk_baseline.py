@@ -391,9 +391,10 @@ def remove_test_files(targets: list[DiskTarget]) -> None:
 
 def make_tests(patterns: list[str], params: dict[str, Any], start_index: int = 1, group: str = "b001",
                workload: str = "baseline-disk", est_scopes: int = 1) -> list[Test]:
-    """One test per pattern, in run order (dd writes the file first even when it is not asked for)."""
+    """One test per pattern, in run order; dd always (it writes the file the reads read, and it is the
+    dd-equivalent line to compare with published figures)."""
     out = []
-    for n, name in enumerate([p for p in steps_for(patterns) if p.name in patterns]):
+    for n, name in enumerate(steps_for(patterns)):
         index = start_index + n
         out.append(Test(id=f"{index:03d}-{workload}-{name.name}", index=index, workload=workload,
                         kind="disk_baseline", group=group, params={**params, "pattern": name.name},

@@ -1,0 +1,180 @@
+"""`cephbench baseline disk|network` on the lab machine, the baseline section of a suite, and every bad input
+the issue lists: one line, exit 2, nothing left behind."""
+
+import socket
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from cephbench.results import RunDir
+
+CLI = [sys.executable, "-m", "cephbench.cli"]
+
+SUITE = """
+name: baselined
+baseline:
+  disks: {paths: lab-osds, size: 32MiB, runtime: 1s, patterns: [read-4MiB]}
+  network: {hosts: [localhost], streams: 2, duration: 1s}
+pools:
+  rep2: {type: replicated, size: 2, pg_num: 16}
+workloads:
+  - name: rados
+    type: rados_bench
+    pool: rep2
+    modes: [write, seq]
+    object_size: 4MiB
+    concurrency: 8
+    duration: 2s
+"""
+
+
+def cli(args, env=None, timeout=300):
+    return subprocess.run([*CLI, *args], capture_output=True, text=True, env=env, timeout=timeout)
+
+
+def osd_dirs(lab) -> list[str]:
+    return sorted(str(p) for p in (Path(lab.dir) / "osd").iterdir() if p.is_dir())
+
+
+def leftovers(dirs: list[str]) -> list[str]:
+    return [str(p) for d in dirs for p in Path(d).iterdir() if "cephbench-" in p.name and "baseline" in p.name]
+
+
+def iperf3_pids() -> set[str]:
+    res = subprocess.run(["pgrep", "-x", "iperf3"], capture_output=True, text=True)
+    return set(res.stdout.split())
+
+
+def one_line_exit_2(res) -> str:
+    assert res.returncode == 2, res.stdout + res.stderr
+    assert "Traceback" not in res.stderr
+    lines = [ln for ln in res.stderr.splitlines() if ln.strip()]
+    assert len(lines) == 1 and lines[0].startswith("cephbench: "), res.stderr
+    return lines[0]
+
+
+def test_disk_baseline_on_the_lab_osd_directories(lab, tmp_path):
+    dirs = osd_dirs(lab)
+    out = tmp_path / "disk"
+    res = cli(["baseline", "disk", *dirs, "--size", "32MiB", "--runtime", "1s",
+               "--pattern", "randread-4KiB-qd32", "--out", str(out)])
+    assert res.returncode == 0, res.stderr + res.stdout
+    results, bad = RunDir.open(out).results()
+    assert not bad
+    assert [r.test.params["pattern"] for r in results] == ["dd", "randread-4KiB-qd32"]
+    for r in results:
+        assert r.status == "ok" and r.test.kind == "disk_baseline"
+        x = r.measurement.extra
+        assert set(x["alone"]) == set(dirs) and set(x["parallel"]) == set(dirs)
+        assert x["alone_median_bytes_per_s"] > 0 and x["parallel_median_bytes_per_s"] > 0
+    assert results[0].measurement.extra["shared_device"] is True     # the lab's OSD files share one disk
+    assert "Disk baseline" in res.stdout and "dd-equivalent" in res.stdout
+    assert leftovers(dirs) == []
+    assert (out / "raw" / "baseline-disk" / "fio-parallel.json").is_file()
+
+
+def test_network_baseline_on_loopback_starts_and_stops_its_servers(tmp_path):
+    before = iperf3_pids()
+    out = tmp_path / "net"
+    res = cli(["baseline", "network", "--duration", "1s", "--streams", "2", "--out", str(out)])
+    assert res.returncode == 0, res.stderr + res.stdout
+    results, _ = RunDir.open(out).results()
+    assert [(r.test.params["streams"], r.status) for r in results] == [(1, "ok"), (2, "ok")]
+    m = results[1].measurement
+    assert m.extra["bits_per_s"] > 0 and m.extra["stream_count"] == 2 and m.extra["loopback"]
+    assert "retransmits" in m.extra
+    assert "Network baseline" in res.stdout and "Gbit/s" in res.stdout
+    assert iperf3_pids() <= before
+
+
+def test_suite_baseline_gives_every_cluster_result_a_ceiling(cephbench_env, tmp_path):
+    suite = tmp_path / "s.yaml"
+    suite.write_text(SUITE)
+    out = tmp_path / "run"
+    res = cli(["run", str(suite), "--out", str(out)], env=cephbench_env, timeout=600)
+    assert res.returncode == 0, res.stderr + res.stdout
+    results, _ = RunDir.open(out).results()
+    kinds = [r.test.kind for r in results]
+    assert kinds[:2] == ["disk_baseline"] * 2 and kinds[2:4] == ["net_baseline"] * 2    # dd + read-4MiB
+    cluster = [r for r in results if r.test.kind == "rados_bench"]
+    assert [r.test.params["phase"] for r in cluster] == ["write", "seq"]
+    for r in cluster:
+        a = r.analysis
+        assert a is not None and a.ceiling_bytes_per_s > 0 and a.efficiency > 0, r.model_dump()
+        assert a.bottleneck in ("client network", "cluster network", "disks", "replication/EC write amplification",
+                                "journal double write", "CPU")
+        assert "MiB/s" in a.reason and "loopback" in a.reason and "share one device" in a.reason
+    assert "efficiency" in res.stdout and "bottleneck" in res.stdout
+    assert leftovers(osd_dirs_from_env(cephbench_env)) == []
+
+
+def osd_dirs_from_env(env) -> list[str]:
+    return sorted(str(p) for p in (Path(env["CEPH_CONF"]).parent / "osd").iterdir() if p.is_dir())
+
+
+# ---- bad input: one line, exit 2, nothing left behind -------------------------------------------------------
+
+def test_path_that_does_not_exist(tmp_path):
+    line = one_line_exit_2(cli(["baseline", "disk", str(tmp_path / "nope"), "--out", str(tmp_path / "o")]))
+    assert "does not exist" in line
+    assert not (tmp_path / "o").exists() and not (tmp_path / "nope").exists()   # fio would have created it
+
+
+def test_path_that_is_not_writable(tmp_path):
+    d = tmp_path / "ro"
+    d.mkdir()
+    if subprocess.run(["chattr", "+i", str(d)], capture_output=True).returncode != 0:
+        pytest.skip("chattr +i is not supported here (needs root and ext4/xfs)")
+    try:
+        line = one_line_exit_2(cli(["baseline", "disk", str(d), "--size", "1MiB", "--out", str(tmp_path / "o")]))
+    finally:
+        subprocess.run(["chattr", "-i", str(d)], check=True)
+    assert "cannot write in" in line
+    assert list(d.iterdir()) == [] and not (tmp_path / "o").exists()
+
+
+def test_less_free_space_than_size(tmp_path):
+    line = one_line_exit_2(cli(["baseline", "disk", str(tmp_path), "--size", "100TiB", "--out", str(tmp_path / "o")]))
+    assert "free, less than the test file of 100TiB" in line
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_raw_device_needs_the_flag_and_a_device_in_use_is_refused(tmp_path):
+    root = subprocess.run(["findmnt", "-n", "-o", "SOURCE", "/"], capture_output=True, text=True).stdout.strip()
+    if not root.startswith("/dev/") or not Path(root).exists():
+        pytest.skip(f"the root filesystem is not on a block device here ({root!r})")
+    line = one_line_exit_2(cli(["baseline", "disk", root, "--out", str(tmp_path / "o")]))
+    assert "raw block device" in line and "--allow-raw-device" in line
+    line = one_line_exit_2(cli(["baseline", "disk", root, "--allow-raw-device", "--out", str(tmp_path / "o")]))
+    assert "refusing to write to" in line and "mounted" in line
+    assert not (tmp_path / "o").exists()
+
+
+def test_iperf3_port_that_is_taken(tmp_path):
+    with socket.socket() as s:
+        s.bind(("0.0.0.0", 0))
+        s.listen()
+        port = s.getsockname()[1]
+        line = one_line_exit_2(cli(["baseline", "network", "--port", str(port), "--duration", "1s",
+                                    "--out", str(tmp_path / "o")]))
+    assert f"port {port} is taken" in line
+    assert not (tmp_path / "o").exists()
+
+
+@pytest.mark.parametrize("host, words", [("no-such-host.invalid", "does not resolve"),
+                                          ("192.0.2.1", "cannot be reached over SSH")])
+def test_host_that_cannot_be_reached(tmp_path, host, words):
+    before = iperf3_pids()
+    line = one_line_exit_2(cli(["baseline", "network", "--hosts", f"localhost,{host}", "--duration", "1s",
+                                "--out", str(tmp_path / "o")], timeout=60))
+    assert words in line and host in line
+    assert not (tmp_path / "o").exists() and iperf3_pids() <= before
+
+
+def test_bad_baseline_section_names_the_yaml_path(tmp_path):
+    suite = tmp_path / "s.yaml"
+    suite.write_text(SUITE.replace("streams: 2", "streams: 0"))
+    line = one_line_exit_2(cli(["validate", str(suite)]))
+    assert "baseline.network.streams" in line
