@@ -153,9 +153,20 @@ def _run_group(driver, ctx: RunContext, group: list[Test], todo: set[str]) -> It
     reported: set[str] = set()
     started = time.time()
     try:
+        failed: list[str] = []
         for outcome in driver(ctx, group, todo):
             reported.add(outcome.test.id)
-            yield to_result(outcome)
+            result = to_result(outcome)
+            if result.status == "failed":
+                failed.append(result.test.id)
+            yield result
+        if ctx.dry_run:
+            return
+        first_failure = failed[0] if failed else None
+        for t in group:  # a driver stops a group when a test others depend on fails
+            if t.id in todo and t.id not in reported:
+                yield Result(test=t, status="skipped", started_unix=time.time(), duration_s=0.0,
+                             error=f"not run: {first_failure or 'an earlier test'} of its group failed")
     except PermissionDenied:
         raise
     except (OperationFailed, UserError) as exc:

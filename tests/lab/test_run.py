@@ -166,3 +166,27 @@ def test_validate_prints_the_plan_without_a_cluster(tmp_path):
                          env={**os.environ, "CEPH_CONF": "/nonexistent"}, timeout=60)
     assert res.returncode == 0
     assert "5 tests in 3 groups" in res.stdout and "estimated duration" in res.stdout
+
+
+def test_capacity_guard_shortens_or_refuses_a_write(lab_cluster, cephbench_env, tmp_path):
+    total, used = lab_cluster.raw_capacity()
+    used_frac = used / total
+    # room for about 200 1 MiB objects at size 2 (20 s would write thousands): it must stop early and say so
+    room = used_frac + (2 * 200 * 1024**2) / 0.8 / total
+    suite = TINY.replace("pools:", f"settings: {{max_raw_used: {room:.6f}}}\npools:").replace(
+        "[64KiB, 1MiB]", "[1MiB]").replace("duration: 2s", "duration: 20s")
+    out = tmp_path / "short"
+    res = run_cli(["run", str(write_suite(tmp_path, suite)), "--out", str(out)], cephbench_env)
+    results, _ = RunDir(out).results()
+    write = results[0]
+    assert write.status == "ok", write.error
+    assert any("capacity guard" in n for n in write.notes), write.notes
+    assert write.measurement.ops_total <= 260 and write.measurement.duration_s < 20
+    # no room at all: the write is refused with the reason, and nothing is left
+    suite = TINY.replace("pools:", f"settings: {{max_raw_used: {used_frac * 0.9:.6f}}}\npools:")
+    out = tmp_path / "refused"
+    res = run_cli(["run", str(write_suite(tmp_path, suite)), "--out", str(out)], cephbench_env)
+    assert res.returncode == 1
+    results, _ = RunDir(out).results()
+    assert results[0].status == "failed" and "capacity guard" in results[0].error
+    assert cephbench_pools(lab_cluster) == set()
