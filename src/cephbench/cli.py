@@ -25,7 +25,7 @@ from .lab import Lab, default_lab_dir
 from .plan import Plan, expand
 from .progress import ConsoleEvents
 from .report.format import seconds
-from .report.terminal import print_results
+from .report.terminal import print_results, print_verdict
 from .resources import Ledger, Resource
 from .results import Result, RunDir, Test
 from .runner import RunOptions, execute, pending_tests, preflight
@@ -389,7 +389,8 @@ def run(suite_path: Path | None, out_dir: Path | None, resume_dir: Path | None, 
     rundir.update_meta(finished_unix=time.time(), interrupted=summary.interrupted)
     all_results, _ = rundir.results()
     print_results(out, all_results)
-    out.print(f"results: {rundir.path}")
+    print_verdict(out, all_results)
+    out.print(f"results: {rundir.path}  (print again with: cephbench show {rundir.path})")
     if summary.interrupted:
         err.print(f"interrupted: finished results are kept; complete the run with "
                   f"'cephbench run --resume {rundir.path}'")
@@ -411,6 +412,7 @@ def show(run_dir: Path) -> None:
         out.print(f"{run_dir}: no results yet")
         return
     print_results(out, results)
+    print_verdict(out, results)
 
 
 if __name__ == "__main__":

@@ -8,6 +8,7 @@ from rich.table import Table
 from ..results import Result
 from ..units import format_size
 from .format import iops, mib_s, ms, pct, seconds
+from .verdict import slow_osds, verdict
 
 
 def _params(r: Result) -> str:
@@ -92,6 +93,20 @@ def seed_summary(r: Result) -> Table:
     for k, v in rows:
         t.add_row(k, v)
     return t
+
+
+def print_verdict(console: Console, results: list[Result]) -> None:
+    lines = verdict(results)
+    slow = slow_osds(results)
+    if not lines and not slow:
+        return
+    console.print("Verdict", style="bold")
+    for v in lines:
+        console.print(f"  {v.text()}", markup=False)
+        if v.reason:
+            console.print(f"      {v.reason}", markup=False)
+    if slow:
+        console.print(f"  slow OSDs (OSD bench, >20% below the median): {', '.join(slow)}", markup=False)
 
 
 def print_results(console: Console, results: list[Result]) -> None:
