@@ -178,3 +178,13 @@ def test_bad_baseline_section_names_the_yaml_path(tmp_path):
     suite.write_text(SUITE.replace("streams: 2", "streams: 0"))
     line = one_line_exit_2(cli(["validate", str(suite)]))
     assert "baseline.network.streams" in line
+
+
+def test_suite_with_a_bad_baseline_is_refused_before_anything_runs(cephbench_env, tmp_path, lab_cluster):
+    flags = lab_cluster.osd_flags()
+    suite = tmp_path / "s.yaml"
+    suite.write_text(SUITE.replace("paths: lab-osds", f"paths: [{tmp_path / 'missing'}]"))
+    line = one_line_exit_2(cli(["run", str(suite), "--out", str(tmp_path / "o")], env=cephbench_env))
+    assert line.startswith("cephbench: baseline.disks.paths: ") and "does not exist" in line
+    assert [p.name for p in tmp_path.iterdir()] == ["s.yaml"]
+    assert not (tmp_path / "o").exists() and lab_cluster.osd_flags() == flags

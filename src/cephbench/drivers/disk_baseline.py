@@ -97,29 +97,28 @@ def _fs_type(path: Path, mounts_text: str) -> str | None:
 
 def check_directory(path: Path, size: int, mounts_text: str, test_name: str) -> DiskTarget:
     """A directory fio may write `size` bytes in. Raises UserError with the reason otherwise."""
-    where = str(path)
     if not path.exists():
-        raise UserError(f"{path} does not exist", "give an existing directory on the disk to measure", where=where)
+        raise UserError(f"{path} does not exist", "give an existing directory on the disk to measure")
     if not path.is_dir():
         raise UserError(f"{path} is not a directory", "give a directory on the disk to measure "
-                        "(a raw block device needs --allow-raw-device)", where=where)
+                        "(a raw block device needs --allow-raw-device)")
     fstype = _fs_type(path, mounts_text)
     if fstype in NOT_A_DISK_FS:
         raise UserError(f"{path} is on {fstype}, which is memory, not a disk",
                         "give a directory on the disk itself (BlueStore OSD directories are tmpfs: "
-                        "use a mount point of the disk instead)", where=where)
+                        "use a mount point of the disk instead)")
     free = shutil.disk_usage(path).free
     if free < size:
         raise UserError(f"{path} has {format_size(free)} free, less than the test file of {format_size(size)}",
-                        "free some space or choose a smaller --size", where=where)
+                        "free some space or choose a smaller --size")
     probe = path / f".{test_name}.probe"
     try:
         fd = os.open(probe, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600)
         os.close(fd)
         os.unlink(probe)
     except OSError as exc:
-        raise UserError(f"cannot write in {path}: {exc.strerror}", "give a directory this user can write to",
-                        where=where) from None
+        raise UserError(f"cannot write in {path}: {exc.strerror}",
+                        "give a directory this user can write to") from None
     return DiskTarget(str(path), str(path / test_name), False, _device_of(path))
 
 
@@ -190,20 +189,19 @@ def raw_device_problems(lsblk: dict[str, Any], blkid_rc: int, blkid_out: str, si
 
 
 def check_raw_device(path: Path, size: int, allow_raw: bool, host: LocalHost) -> DiskTarget:
-    where = str(path)
     if not allow_raw:
         raise UserError(f"{path} is a raw block device and the baseline would overwrite it",
                         "pass --allow-raw-device if it holds nothing (cephbench checks that), "
-                        "or give a directory on it", where=where)
+                        "or give a directory on it")
     res = host.run(["lsblk", "-J", "-b", "-o", "NAME,PATH,TYPE,SIZE,RO,MOUNTPOINTS,FSTYPE", str(path)], 30)
     if not res.ok:
-        raise UserError(f"lsblk cannot read {path}: {res.error_text()}", where=where)
+        raise UserError(f"lsblk cannot read {path}: {res.error_text()}")
     blk = host.run(["blkid", "-p", "-o", "export", str(path)], 30)
     problems = raw_device_problems(json.loads(res.stdout), blk.returncode, blk.stdout + blk.stderr, size,
                                    _read("/proc/mounts"), _read("/proc/swaps"))
     if problems:
         raise UserError(f"refusing to write to {path}: {'; '.join(problems)}",
-                        "give an unused device, or a directory on a mounted disk", where=where)
+                        "give an unused device, or a directory on a mounted disk")
     return DiskTarget(str(path), str(path), True, _device_of(path))
 
 
@@ -228,7 +226,7 @@ def check_paths(paths: list[Path], size: int, allow_raw: bool, test_name: str,
         p = Path(p)
         key = str(p.resolve()) if p.exists() else str(p)
         if key in seen:
-            raise UserError(f"{p} is given twice", "give each disk once", where=str(p))
+            raise UserError(f"{p} is given twice", "give each disk once")
         seen.add(key)
         if p.exists() and stat.S_ISBLK(p.stat().st_mode):
             targets.append(check_raw_device(p, size, allow_raw, host))
@@ -410,15 +408,32 @@ def lab_osd_dirs(conf: Path) -> list[Path]:
     return dirs
 
 
+def _paths(params: dict[str, Any], target) -> list[str]:
+    """The suite's paths; "lab-osds" resolves to the lab's OSD directories."""
+    paths = params["paths"]
+    if paths != "lab-osds":
+        return list(paths)
+    if not target.is_lab:
+        raise UserError("paths 'lab-osds' only works against a lab", "list a mount point of each disk",
+                        where="baseline.disks.paths")
+    return [str(p) for p in lab_osd_dirs(target.conf)]
+
+
+def preflight(cluster, tests: list[Test], settings) -> None:  # noqa: ARG001 - the runner's preflight hook
+    """Refuse a bad path before the run changes anything (the same checks the CLI makes)."""
+    first = tests[0].params
+    try:
+        check_paths([Path(p) for p in _paths(first, cluster.target)], first["size"],
+                    first.get("allow_raw_device", False), ".cephbench-preflight.dat")
+    except UserError as exc:
+        exc.where = exc.where or "baseline.disks.paths"
+        raise
+
+
 def run_group(ctx, group: list[Test], todo: set[str]) -> Iterator[Outcome]:
-    """The runner's entry: paths "lab-osds" resolve to the lab's OSD directories."""
+    """The runner's entry: check the paths, run every pattern of the group, remove the test files."""
     first = group[0].params
-    paths = first["paths"]
-    if paths == "lab-osds":
-        if not ctx.target.is_lab:
-            raise UserError("baseline.disks.paths 'lab-osds' only works against a lab",
-                            "list the disks' mount points", where="baseline.disks.paths")
-        paths = [str(p) for p in lab_osd_dirs(ctx.target.conf)]
+    paths = _paths(first, ctx.target)
     tests = [t for t in group if t.id in todo]
     if ctx.dry_run:
         ctx.planned.append(f"fio direct I/O test files in {', '.join(paths)} (removed after)")

@@ -287,6 +287,14 @@ def aggregate(parts: list[Measurement], receivers: list[str]) -> Measurement:
                               "stream_count": sum(p.extra["stream_count"] for p in parts)})
 
 
+def preflight(cluster, tests: list[Test], settings) -> None:  # noqa: ARG001 - the runner's preflight hook
+    """Hosts that cannot be reached and a taken port refuse the run before it changes anything."""
+    first = tests[0].params
+    hosts = resolve_hosts(first["hosts"])
+    if first.get("port") is not None and any(h.local for h in hosts):
+        check_port(first["port"])
+
+
 def run_group(ctx, group: list[Test], todo: set[str]) -> Iterator[Outcome]:
     first = group[0].params
     tests = [t for t in group if t.id in todo]

@@ -26,4 +26,6 @@ DRIVERS: dict[str, GroupDriver] = {
 PREFLIGHT: dict[str, Callable[[Cluster, list[Test], Settings], None]] = {
     "rbd_bench": rbd_images.preflight,
     "fio_rbd": rbd_images.preflight,
+    "disk_baseline": disk_baseline.preflight,
+    "net_baseline": iperf.preflight,
 }
