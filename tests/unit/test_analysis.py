@@ -84,3 +84,15 @@ def test_failed_results_and_mixed_ops_are_left_alone():
     mixed = result("fio_rbd", {"phase": "randrw", "block_size": 4096},
                    Measurement(tool="fio", op="randrw", duration_s=1, bytes_per_s=1.0))
     assert analyse(mixed, None).bottleneck == "unknown"
+
+
+def test_osd_bench_is_compared_with_one_disk_alone():
+    an = RunAnalyzer(cluster={"osd_metadata": LAB_MD}, client_hostname="vm", cpus=2)
+    for b in BASELINES:
+        an.attach(b)
+    ob = an.attach(result("osd_bench", {"total": 256 * MIB, "block_size": 4 * MIB},
+                          Measurement(tool="ceph tell osd bench", op="write", duration_s=1, bytes_per_s=1000e6,
+                                      op_size_bytes=4 * MIB), 20))
+    a = ob.analysis
+    assert a.ceiling_bytes_per_s == 2000e6 and a.efficiency == 0.5 and a.bottleneck == "disks"
+    assert "one disk alone" in a.reason

@@ -16,12 +16,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..results import Analysis, Result
-from .model import ClusterFacts, DiskFigures, Pool, ceiling, judge
+from .model import ClusterFacts, DiskFigures, Pool, ceiling, judge, osd_bench_ceiling
 
 log = logging.getLogger(__name__)
 
 CLUSTER_KINDS = {"rados_bench", "fio_rados", "rbd_bench", "fio_rbd"}
-BASELINE_KINDS = {"disk_baseline", "net_baseline", "osd_bench"}
+BASELINE_KINDS = {"disk_baseline", "net_baseline", "osd_bench"}   # osd_bench is both: measured, and a stand-in
 _ADDR_RE = re.compile(r"v[12]:\[?([0-9a-fA-F.:]+?)\]?:\d+/")
 
 
@@ -78,6 +78,9 @@ def disk_figures(disk: list[Result], osd_bench: list[Result]) -> DiskFigures | N
         several = len(first.get("paths", [])) > 1
         return DiskFigures(
             write_bytes_per_s=pick(("write-4MiB", "write-1MiB", "dd"), "bytes_per_s"),
+            write_alone_bytes_per_s=next((float(x["alone_median_bytes_per_s"]) for x in
+                                          (_pattern(disk, n) for n in ("write-4MiB", "write-1MiB", "dd"))
+                                          if x and x.get("alone_median_bytes_per_s")), None),
             read_bytes_per_s=pick(("read-4MiB", "read-1MiB"), "bytes_per_s"),
             write_iops=pick(("randwrite-4KiB-qd32", "randwrite-4KiB-qd1"), "ops_per_s"),
             read_iops=pick(("randread-4KiB-qd32", "randread-4KiB-qd1"), "ops_per_s"),
@@ -148,7 +151,15 @@ def facts_from_run(cluster: dict[str, Any], results: list[Result], client_hostna
 
 def analyse(result: Result, facts: ClusterFacts | None) -> Analysis | None:
     """The Analysis of one cluster result (None when the model has nothing to say about it)."""
-    if result.test.kind not in CLUSTER_KINDS or result.status != "ok" or result.measurement is None:
+    if result.status != "ok" or result.measurement is None:
+        return None
+    if result.test.kind == "osd_bench" and facts is not None and facts.disk.write_alone_bytes_per_s:
+        size = op_size_of(result) or 4 * 1024**2
+        v = judge(osd_bench_ceiling(facts, size), result.measurement.bytes_per_s,
+                  f"osd bench {_short(size)} (median OSD)")
+        return Analysis(ceiling_bytes_per_s=v.ceiling_bytes_per_s, ceiling_ops_per_s=v.ceiling_ops_per_s,
+                        efficiency=v.efficiency, bottleneck=v.bottleneck, reason=v.reason)
+    if result.test.kind not in CLUSTER_KINDS:
         return None
     op, size = op_of(result), op_size_of(result)
     label = f"{result.test.params.get('phase', result.measurement.op)} {_short(size)}"
@@ -199,7 +210,8 @@ class RunAnalyzer:
     def attach(self, result: Result) -> Result:
         if result.test.kind in BASELINE_KINDS:
             self.seen.append(result)
-            return result
+            if result.test.kind != "osd_bench":
+                return result
         try:
             facts = facts_from_run(self.cluster, self.seen, self.client_hostname, self.cpus)
             result.analysis = analyse(result, facts)

@@ -36,6 +36,7 @@ class DiskFigures:
     """Per data disk, as the disk baseline (or osd bench) measured it."""
 
     write_bytes_per_s: float | None = None       # large sequential writes (1-4 MiB)
+    write_alone_bytes_per_s: float | None = None # the same, one disk alone (what `ceph tell osd bench` meets)
     read_bytes_per_s: float | None = None
     write_iops: float | None = None              # 4 KiB random, deep queue
     read_iops: float | None = None
@@ -225,6 +226,18 @@ def ceiling(facts: ClusterFacts, op: Literal["write", "read"], op_size: int, poo
     binding = min(terms, key=lambda t: t.bytes_per_s) if terms else None
     return Ceiling(op=op, op_size=op_size, terms=terms, bottleneck=binding.bottleneck if binding else "unknown",
                    notes=notes)
+
+
+def osd_bench_ceiling(facts: ClusterFacts, op_size: int) -> Ceiling:
+    """`ceph tell osd.N bench` writes to one OSD at a time, no network, no replication: one disk alone,
+    divided by the journal's double write where there is one."""
+    bw = facts.disk.write_alone_bytes_per_s
+    if not bw or facts.disk.includes_journal:
+        return Ceiling(op="write", op_size=op_size, terms=[], bottleneck="unknown")
+    jf, jtext = _journal_factor(facts, op_size)
+    label = "journal double write" if jf > 1 else "disks"
+    formula = " ".join(x for x in (f"one disk alone × {mibs(bw)}", jtext) if x)
+    return Ceiling(op="write", op_size=op_size, terms=[Term(label, bw / jf, formula)], bottleneck=label)
 
 
 @dataclass(frozen=True)
