@@ -18,7 +18,7 @@ from .units import format_size
 
 # workload type -> (phase field or None, seconds of setup per group for the estimate)
 PHASES: dict[str, str | None] = {"rados_bench": "modes", "fio_rados": "rw", "osd_bench": None,
-                                 "rbd_bench": "io_type", "fio_rbd": "rw"}
+                                 "rbd_bench": "io_type", "fio_rbd": "rw", "rgw": "op"}
 GROUP_SETUP_S = 8.0
 OSD_BENCH_EST_S = 20.0
 _FIXED = {"name", "type", "repeat"}
