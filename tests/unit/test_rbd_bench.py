@@ -159,3 +159,24 @@ def test_rbd_plan_groups_phases_and_resolves_both_pools():
     assert ec.params["metadata_profile"]["type"] == "replicated"
     assert [t.params["phase"] for t in tests if t.group == ec.group] == ["randwrite", "randread"]
     assert "qd32" in tests[-1].id
+
+
+def test_krbd_unavailable_says_why_in_one_line(monkeypatch, tmp_path):
+    from types import SimpleNamespace
+
+    from cephbench.drivers import rbd_images
+    from cephbench.hosts import CommandResult
+
+    monkeypatch.setattr(rbd_images, "SYS_BUS_RBD", tmp_path / "no-bus")
+    no_modprobe = SimpleNamespace(which=lambda p: None)
+    ctx = SimpleNamespace(host=no_modprobe, dry_run=False, planned=[])
+    assert rbd_images.krbd_unavailable(ctx).startswith("krbd skipped: the rbd kernel module is not loaded")
+    failing = SimpleNamespace(which=lambda p: "/sbin/modprobe", run=lambda argv, timeout_s: CommandResult(
+        list(argv), 1, "", "modprobe: FATAL: Module rbd not found in directory /lib/modules/6.1.0\n", 0.1))
+    msg = rbd_images.krbd_unavailable(SimpleNamespace(host=failing, dry_run=False, planned=[]))
+    assert msg == ("krbd skipped: the rbd kernel module is not available on this host (modprobe rbd: "
+                   "modprobe: FATAL: Module rbd not found in directory /lib/modules/6.1.0)")
+    dry = SimpleNamespace(host=failing, dry_run=True, planned=[])
+    assert rbd_images.krbd_unavailable(dry) is None and dry.planned == ["modprobe rbd"]
+    monkeypatch.setattr(rbd_images, "SYS_BUS_RBD", tmp_path)      # the module is loaded
+    assert rbd_images.krbd_unavailable(ctx) is None

@@ -186,10 +186,11 @@ def krbd_unavailable(ctx: RunContext) -> str | None:
     """Why the kernel RBD client cannot be used here, or None when it can."""
     if SYS_BUS_RBD.is_dir():
         return None
-    if ctx.dry_run:
-        return None if ctx.host.which("modprobe") else "krbd: no /sys/bus/rbd and no modprobe on this host"
     if ctx.host.which("modprobe") is None:
         return "krbd skipped: the rbd kernel module is not loaded (no /sys/bus/rbd) and there is no modprobe"
+    if ctx.dry_run:
+        ctx.planned.append("modprobe rbd")
+        return None
     res = ctx.host.run(["modprobe", "rbd"], timeout_s=30)
     if SYS_BUS_RBD.is_dir():
         return None
