@@ -256,6 +256,28 @@ def parse(json_text: str) -> Measurement:
         raise ParseError(f"{TOOL} document is missing or has a bad field: {exc!r}") from None
 
 
+NAGLE_GAP_NS = 30e6      # delayed ACKs hold a segment back for 40 ms on Linux (200 ms elsewhere)
+
+
+def diagnose(m: Measurement) -> list[str]:
+    """Notes on what a result's own figures say about the setup (pure; the driver adds them to the result).
+
+    Small GETs whose body comes tens of ms after the headers show Nagle's algorithm on the server meeting the
+    client's delayed ACK: RGW wrote headers and body in two segments and the second waited for an ACK. Beast
+    turns Nagle off with `tcp_nodelay=1` in rgw_frontends (measured on the lab: 4 KiB GET p50 47 -> 14 ms).
+    """
+    notes: list[str] = []
+    ttfb = m.extra.get("ttfb_ns") or {}
+    lat50, ttfb50 = m.latency.percentiles_ns.get("50"), ttfb.get("50")
+    small = m.op_size_bytes is not None and m.op_size_bytes <= 1024**2
+    if small and lat50 is not None and ttfb50 is not None and lat50 - ttfb50 >= NAGLE_GAP_NS \
+            and lat50 - ttfb50 > 0.5 * lat50:
+        notes.append(f"GET bodies arrive {(lat50 - ttfb50) / 1e6:.0f} ms after the headers (p50 TTFB "
+                     f"{ttfb50 / 1e6:.1f} ms, latency {lat50 / 1e6:.1f} ms): Nagle's algorithm on RGW meeting "
+                     "delayed ACKs; with beast set tcp_nodelay=1 in rgw_frontends")
+    return notes
+
+
 # ---- merging instances ------------------------------------------------------------------------
 
 def _decode(b64: str):
@@ -630,6 +652,7 @@ def run_group(ctx, group, todo) -> Iterator:
                     errors.append(f"{TOOL} {op} failed: {r.error_text()}")
         m = merge(parts) if parts and len(parts) == len(results) else None
         if m is not None:
+            notes += diagnose(m)
             if m.extra.get("unsent_ops"):
                 notes.append(f"{m.extra['unsent_ops']} scheduled ops never sent: RGW did not keep up with the rate; "
                              "latency figures are a lower bound")
