@@ -26,6 +26,7 @@ from .plan import Plan, expand
 from .progress import ConsoleEvents
 from .report.format import seconds
 from .report.terminal import print_results, print_verdict
+from .report.write import write_report
 from .resources import Ledger, Resource
 from .results import Result, RunDir, Test
 from .runner import RunOptions, execute, pending_tests, preflight
@@ -390,6 +391,13 @@ def run(suite_path: Path | None, out_dir: Path | None, resume_dir: Path | None, 
     all_results, _ = rundir.results()
     print_results(out, all_results)
     print_verdict(out, all_results)
+    try:
+        html_path, md_path, _ = write_report(rundir)
+        out.print(f"report: {html_path}  (and {md_path.name} for tickets)")
+    except Exception as exc:  # noqa: BLE001 - results are safe on disk; a report problem must not hide them
+        logging.getLogger(__name__).debug("report failed", exc_info=True)
+        err.print(f"cephbench: the report could not be written ({exc}); 'cephbench report {rundir.path}' retries",
+                  markup=False)
     out.print(f"results: {rundir.path}  (print again with: cephbench show {rundir.path})")
     if summary.interrupted:
         err.print(f"interrupted: finished results are kept; complete the run with "
@@ -413,6 +421,89 @@ def show(run_dir: Path) -> None:
         return
     print_results(out, results)
     print_verdict(out, results)
+
+
+@main.command()
+@click.argument("run_dir", type=click.Path(path_type=Path))
+def report(run_dir: Path) -> None:
+    """Write report.html (self-contained, with charts) and report.md into a run directory."""
+    rundir = RunDir.open(run_dir)
+    results, bad = rundir.results()
+    for line in bad:
+        err.print(f"cephbench: {rundir.results_jsonl}:{line.line_no}: unreadable result skipped ({line.reason})",
+                  markup=False)
+    t0 = time.monotonic()
+    html_path, md_path, charts = write_report(rundir)
+    out.print(f"report: {html_path} ({len(results)} tests, {charts} charts, {time.monotonic() - t0:.1f} s); "
+              f"{md_path}")
+
+
+# ---- compare / import / history ---------------------------------------------------------------
+
+def _warn_corrupt(path: Path, bad) -> None:
+    for line in bad:
+        err.print(f"cephbench: {path / 'results.jsonl'}:{line.line_no}: unreadable result skipped ({line.reason})",
+                  markup=False)
+
+
+@main.command()
+@click.argument("runs", nargs=-1, type=click.Path(path_type=Path))
+@click.option("--format", "fmt", type=click.Choice(["text", "markdown", "html"]), default="text",
+              show_default=True, help="Output format.")
+@click.option("--out", "out_file", type=click.Path(path_type=Path), help="Write to FILE instead of the terminal.")
+@click.option("--fail-on-regression", "fail_pct", type=float, metavar="PCT",
+              help="Exit 1 when a significant change for the worse passes PCT percent (for CI).")
+@click.option("--match-on", "match_on", metavar="KEYS",
+              help="Match tests on kind and only these parameters (comma-separated), e.g. phase,object_size.")
+@click.option("--ignore", "ignore", multiple=True, metavar="KEY", help="Leave this parameter out of the match "
+              "(repeatable), e.g. --ignore pool_profile.")
+def compare(runs: tuple[Path, ...], fmt: str, out_file: Path | None, fail_pct: float | None,
+            match_on: str | None, ignore: tuple[str, ...]) -> None:
+    """Compare runs: RUN_A against RUN_B [RUN_C ...], test by test, with significance from the repeats."""
+    from .analysis.compare import compare_runs, load_run, regressions
+    from .report import compare_render
+    if len(runs) < 2:
+        raise UserError("give at least two run directories", "cephbench compare RUN_A RUN_B [RUN_C ...]",
+                        where="RUNS")
+    loaded = []
+    for path in runs:
+        run = load_run(path)
+        _warn_corrupt(run.path, run.corrupt)
+        loaded.append(run)
+    keys = [k.strip() for k in (match_on or "").split(",") if k.strip()]
+    pairs = compare_runs(loaded, keys, ignore)
+    if fmt == "text" and out_file is None:
+        compare_render.print_text(out, pairs)
+    else:
+        if fmt == "html":
+            text = compare_render.render_html(pairs)
+        elif fmt == "markdown":
+            charts: list[str | None] = []
+            for i, pair in enumerate(pairs):
+                svg = compare_render.pct_change_svg(pair, chr(ord("B") + i)) if out_file else None
+                if svg is not None and out_file is not None:
+                    name = f"{out_file.stem}-A-vs-{chr(ord('B') + i)}.svg"
+                    (out_file.parent / name).write_text(svg)
+                    svg = name
+                charts.append(svg)
+            text = compare_render.render_markdown(pairs, charts)
+        else:
+            text = compare_render.render_text(pairs)
+        if out_file is None:
+            click.echo(text, nl=False)
+        else:
+            try:
+                out_file.write_text(text)
+            except OSError as exc:
+                raise UserError(f"cannot write {out_file}: {exc.strerror}", where="--out") from None
+            out.print(f"compare: {out_file}", markup=False)
+    if fail_pct is not None:
+        bad = regressions(pairs, fail_pct)
+        for r in bad:
+            err.print(f"regression: {r.text()}", markup=False)
+        if bad:
+            sys.exit(1)
+
 
 
 if __name__ == "__main__":

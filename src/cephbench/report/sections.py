@@ -1,0 +1,237 @@
+"""What a report shows, independent of its format: environment, baselines, one table per level.
+
+Markdown and HTML render the same Sections; only charts are HTML-only.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from itertools import groupby
+from typing import Any, Callable
+
+from ..results import CorruptLine, Result, RunDir
+from ..units import format_size
+from .format import iops, mib_s, ms, pct, seconds
+from .verdict import VerdictLine, slow_osds, verdict
+
+LEVEL_OF = {"disk_baseline": "Baselines", "net_baseline": "Baselines", "rados_bench": "RADOS", "fio_rados": "RADOS",
+            "osd_bench": "OSD", "rbd_bench": "RBD", "fio_rbd": "RBD", "rgw": "RGW"}
+LEVEL_ORDER = ["Baselines", "RADOS", "OSD", "RBD", "RGW", "Other"]
+
+
+@dataclass
+class Table:
+    title: str
+    headers: list[str]
+    rows: list[list[str]]
+    notes: list[str] = field(default_factory=list)
+
+
+@dataclass
+class Section:
+    level: str
+    tables: list[Table]
+    results: list[Result]
+
+
+@dataclass
+class ReportData:
+    title: str
+    run_path: str
+    generated: str
+    verdict: list[VerdictLine]
+    slow_osds: list[str]
+    environment: list[tuple[str, str]]
+    config: list[tuple[str, str, str]]
+    pools: list[tuple[str, str]]
+    sections: list[Section]
+    corrupt: list[CorruptLine]
+    counts: dict[str, int]
+
+
+def _p(r: Result, key: str, fmt: Callable[[Any], str] = str) -> str:
+    v = r.test.params.get(key)
+    return "-" if v is None else fmt(v)
+
+
+def _size(v: Any) -> str:
+    return format_size(v) if isinstance(v, (int, float)) else str(v)
+
+
+def _pctl(r: Result, key: str) -> str:
+    m = r.measurement
+    return ms(m.latency.percentiles_ns.get(key)) if m else "-"
+
+
+def _analysis(r: Result) -> list[str]:
+    a = r.analysis
+    return [pct(a.efficiency) if a else "-", (a.bottleneck or "-") if a else "-"]
+
+
+def _status(r: Result) -> str:
+    return r.status if not r.notes else f"{r.status} *"
+
+
+def _rados_table(rs: list[Result]) -> Table:
+    """The seeds' rados bench summary, one row per test, units spelled out."""
+    headers = ["test", "op", "object size", "threads", "instances", "Total time run (s)", "Total ops made",
+               "Bandwidth (MiB/s)", "Stddev bandwidth (MiB/s)", "Max bandwidth (MiB/s)", "Min bandwidth (MiB/s)",
+               "Average IOPS", "Average latency (ms)", "Stddev latency (ms)", "Max latency (ms)",
+               "Min latency (ms)", "efficiency", "bottleneck", "status"]
+    rows = []
+    for r in rs:
+        m = r.measurement
+        if m is None:
+            rows.append([r.test.id, _p(r, "phase"), _p(r, "object_size", _size), _p(r, "concurrency"),
+                         _p(r, "instances"), *["-"] * 12, r.status])
+            continue
+        rows.append([r.test.id, _p(r, "phase"), _p(r, "object_size", _size), _p(r, "concurrency"),
+                     _p(r, "instances"), f"{m.duration_s:.2f}", iops(m.ops_total), mib_s(m.bytes_per_s),
+                     mib_s(m.bytes_per_s_stddev), mib_s(m.bytes_per_s_max), mib_s(m.bytes_per_s_min),
+                     iops(m.ops_per_s), ms(m.latency.mean_ns), ms(m.latency.stddev_ns), ms(m.latency.max_ns),
+                     ms(m.latency.min_ns), *_analysis(r), _status(r)])
+    return Table("rados bench", headers, rows)
+
+
+def _fio_like_table(title: str, rs: list[Result]) -> Table:
+    headers = ["test", "op", "block size", "queue depth", "IOPS", "MiB/s", "mean lat (ms)", "p50 (ms)", "p99 (ms)",
+               "p99.9 (ms)", "p99.99 (ms)", "max lat (ms)", "efficiency", "bottleneck", "status"]
+    rows = []
+    for r in rs:
+        m = r.measurement
+        bs = r.test.params.get("block_size") or r.test.params.get("io_size") or r.test.params.get("object_size")
+        depth = r.test.params.get("iodepth") or r.test.params.get("io_threads") or r.test.params.get("concurrency")
+        if m is None:
+            rows.append([r.test.id, _p(r, "phase"), _size(bs) if bs else "-", str(depth or "-"), *["-"] * 10,
+                         r.status])
+            continue
+        rows.append([r.test.id, str(r.test.params.get("phase", m.op)), _size(bs) if bs else "-", str(depth or "-"),
+                     iops(m.ops_per_s), mib_s(m.bytes_per_s), ms(m.latency.mean_ns), _pctl(r, "50"), _pctl(r, "99"),
+                     _pctl(r, "99.9"), _pctl(r, "99.99"), ms(m.latency.max_ns), *_analysis(r), _status(r)])
+    return Table(title, headers, rows)
+
+
+def _rgw_table(rs: list[Result]) -> Table:
+    headers = ["test", "protocol", "op", "object size", "in flight", "ops/s", "MiB/s", "p50 (ms)", "p90 (ms)",
+               "p99 (ms)", "p99.9 (ms)", "max (ms)", "errors", "status"]
+    rows = []
+    for r in rs:
+        m = r.measurement
+        errors = sum((m.extra.get("errors_by_kind") or {}).values()) if m else None
+        rows.append([r.test.id, _p(r, "protocol"), _p(r, "phase"), _p(r, "object_size", _size), _p(r, "concurrency"),
+                     iops(m.ops_per_s) if m else "-", mib_s(m.bytes_per_s) if m else "-", _pctl(r, "50"),
+                     _pctl(r, "90"), _pctl(r, "99"), _pctl(r, "99.9"), ms(m.latency.max_ns) if m else "-",
+                     "-" if errors is None else str(errors), _status(r)])
+    return Table("RGW (cephbench-loadgen)", headers, rows)
+
+
+def _osd_tables(rs: list[Result]) -> list[Table]:
+    out = []
+    for r in rs:
+        m = r.measurement
+        per = (m.extra.get("per_osd") or {}) if m else {}
+        slow = set(m.extra.get("slow_osds", [])) if m else set()
+        rows = [[name, mib_s(v.get("bytes_per_s")), iops(v.get("ops_per_s")), seconds(v.get("duration_s")),
+                 "SLOW" if name in slow else ""] for name, v in sorted(per.items())]
+        title = (f"{r.test.id}: ceph tell osd.N bench {_p(r, 'total', _size)} in {_p(r, 'block_size', _size)} writes")
+        t = Table(title, ["OSD", "MiB/s", "IOPS", "time", "slow?"], rows,
+                  notes=[f"median {mib_s(m.extra.get('median_bytes_per_s'))} MiB/s; slow = more than "
+                         f"{m.extra.get('slow_threshold', 0.2):.0%} below the median"] if m else [r.error or ""])
+        out.append(t)
+    return out
+
+
+def _baseline_table(rs: list[Result]) -> Table:
+    headers = ["test", "tool", "op", "figure", "IOPS", "notes"]
+    rows = []
+    for r in rs:
+        m = r.measurement
+        if m is None:
+            rows.append([r.test.id, "-", "-", "-", "-", r.error or r.status])
+            continue
+        if "bits_per_s" in m.extra:
+            fig = f"{m.extra['bits_per_s'] / 1e9:,.2f} Gbit/s"
+        else:
+            fig = f"{mib_s(m.bytes_per_s)} MiB/s"
+        rows.append([r.test.id, m.tool, m.op, fig, iops(m.ops_per_s), "; ".join(r.notes)])
+    return Table("Disk and network baselines", headers, rows)
+
+
+def _generic_table(rs: list[Result]) -> Table:
+    return _fio_like_table("Other tests", rs)
+
+
+def level_tables(level: str, rs: list[Result]) -> list[Table]:
+    if level == "Baselines":
+        return [_baseline_table(rs)]
+    if level == "OSD":
+        return _osd_tables(rs)
+    if level == "RGW":
+        return [_rgw_table(rs)]
+    tables = []
+    for kind, group in groupby(sorted(rs, key=lambda r: r.test.kind), key=lambda r: r.test.kind):
+        g = sorted(group, key=lambda r: r.test.index)
+        if kind == "rados_bench":
+            tables.append(_rados_table(g))
+        else:
+            tables.append(_fio_like_table({"fio_rados": "fio (rados engine)", "fio_rbd": "fio (rbd)",
+                                           "rbd_bench": "rbd bench"}.get(kind, kind), g))
+    return tables
+
+
+def _environment(meta: dict[str, Any]) -> tuple[list[tuple[str, str]], list[tuple[str, str, str]],
+                                                list[tuple[str, str]]]:
+    cluster = meta.get("cluster") or {}
+    status = cluster.get("status") or {}
+    versions = cluster.get("versions") or {}
+    overall = versions.get("overall") if isinstance(versions, dict) else None
+    osdmap = status.get("osdmap", {}) if isinstance(status, dict) else {}
+    osdmap = osdmap.get("osdmap", osdmap)
+    host = (meta.get("hosts") or {}).get("client") or {}
+    target = meta.get("target") or {}
+    env = [
+        ("suite", str(meta.get("suite_name", "-"))),
+        ("Ceph versions", ", ".join(f"{k} ×{v}" for k, v in (overall or {}).items()) or "-"),
+        ("cluster fsid", str(status.get("fsid", "-"))),
+        ("health at start", str((status.get("health") or {}).get("status", "-"))),
+        ("OSDs up / in", f"{osdmap.get('num_up_osds', '-')} / {osdmap.get('num_in_osds', '-')}"),
+        ("target", f"{target.get('conf', '-')}" + (" (lab)" if target.get("lab") else "")),
+        ("client host", f"{host.get('hostname', '-')}: {host.get('cpu_model', '?')} ×{host.get('cpu_count', '?')}, "
+                        f"{format_size(host.get('memory_bytes', 0))} RAM, kernel {host.get('kernel', '?')}"),
+        ("cephbench", str(meta.get("cephbench_version", "-"))),
+    ]
+    started = meta.get("started_unix")
+    if started:
+        env.append(("started", datetime.fromtimestamp(started, timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC")))
+    config = []
+    dump = cluster.get("config_dump")
+    if isinstance(dump, list):
+        for item in dump:
+            if isinstance(item, dict):
+                config.append((str(item.get("section", "")), str(item.get("name", "")), str(item.get("value", ""))))
+    pools = []
+    for name, prof in ((meta.get("suite") or {}).get("pools") or {}).items():
+        if prof.get("type") == "replicated":
+            pools.append((name, f"replicated, size {prof.get('size')}, {prof.get('pg_num')} PGs"))
+        else:
+            pools.append((name, f"erasure {prof.get('k')}+{prof.get('m')} ({prof.get('plugin')}), "
+                                f"{prof.get('pg_num')} PGs"))
+    return env, config, pools
+
+
+def build(rundir: RunDir) -> ReportData:
+    meta = rundir.meta()
+    results, corrupt = rundir.results()
+    env, config, pools = _environment(meta)
+    by_level: dict[str, list[Result]] = {}
+    for r in results:
+        by_level.setdefault(LEVEL_OF.get(r.test.kind, "Other"), []).append(r)
+    sections = [Section(level, level_tables(level, by_level[level]), by_level[level])
+                for level in LEVEL_ORDER if level in by_level]
+    counts = {s: sum(1 for r in results if r.status == s) for s in ("ok", "failed", "skipped")}
+    return ReportData(
+        title=f"cephbench report: {meta.get('suite_name', rundir.path.name)}",
+        run_path=str(rundir.path), generated=datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC"),
+        verdict=verdict(results), slow_osds=slow_osds(results), environment=env, config=config, pools=pools,
+        sections=sections, corrupt=corrupt, counts=counts)
