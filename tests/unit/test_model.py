@@ -135,6 +135,7 @@ def test_dccn_write_is_journal_bound_and_known_to_overshoot():
     assert v.bottleneck == "journal double write"
     assert c.bytes_per_s == pytest.approx(135 * MB)
     assert 0.8 <= v.efficiency <= 1.15                                   # docs/model.md: known to be off
+    assert "above the ceiling" in v.reason
 
 
 # ---- the model's own rules ------------------------------------------------------------------------------------

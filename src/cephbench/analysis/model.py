@@ -268,6 +268,9 @@ def judge(c: Ceiling, measured_bytes_per_s: float | None, label: str, cpus: int 
                  "latency) limits them - inferred, not measured")
         if cpus:
             text += f"; this host has {cpus} CPUs"
+    if eff > 1.05:
+        text += ("; above the ceiling: a baseline under-measured what this test used (a loaded host, a short "
+                 "baseline) or a cache served it")
     text += f"; bottleneck: {bottleneck}"
     if c.notes:
         text += " (" + "; ".join(dict.fromkeys(c.notes)) + ")"
