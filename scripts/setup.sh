@@ -3,7 +3,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-DEB_PACKAGES=(ceph-mon ceph-mgr ceph-osd ceph-common radosgw fio iperf3 python3-venv golang-go)
+# chromium: the report's browser test renders report.html headless
+DEB_PACKAGES=(ceph-mon ceph-mgr ceph-osd ceph-common radosgw fio iperf3 python3-venv golang-go chromium)
 say() { printf 'setup: %s\n' "$*"; }
 
 missing=()
