@@ -1,0 +1,75 @@
+"""Statistics for comparing repeats of one configuration: Mann-Whitney U, and what it can show.
+
+The repeats of a test (`repeat: N` in a suite) are independent samples of its figures. Two configurations
+differ significantly when a two-sided Mann-Whitney U test on those samples gives p < ALPHA. The test makes no
+assumption about the distribution, but it has a floor: with n and m samples the smallest p it can give is
+2 / C(n+m, n) (every sample of one side beats every sample of the other). With 3 per side that floor is 0.1, so
+no difference can ever be significant at 0.05; 4 per side reach 0.029.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Sequence
+
+ALPHA = 0.05
+
+
+def min_p(n: int, m: int) -> float:
+    """The smallest two-sided p-value a Mann-Whitney U test of n against m samples can give."""
+    if n < 1 or m < 1:
+        return 1.0
+    return min(1.0, 2.0 / math.comb(n + m, n))
+
+
+def repeats_needed(alpha: float = ALPHA) -> int:
+    """Repeats per side needed before a difference can be significant at `alpha` (4 at 0.05)."""
+    n = 1
+    while min_p(n, n) >= alpha:
+        n += 1
+    return n
+
+
+@dataclass(frozen=True)
+class Significance:
+    p: float | None             # None: too few samples for the test to ever reach alpha
+    significant: bool
+    n_a: int
+    n_b: int
+    needed: int                 # repeats per side that could reach alpha
+
+    def text(self) -> str:
+        """`p=0.008` when significant, `~` otherwise (not significant, or too few repeats to tell)."""
+        return f"p={self.p:.3g}" if self.significant and self.p is not None else "~"
+
+    def why(self) -> str:
+        if self.p is None:
+            return f"needs ≥{self.needed} repeats per side (has {self.n_a} and {self.n_b})"
+        return f"p={self.p:.3g}"
+
+
+def mann_whitney(a: Sequence[float], b: Sequence[float], alpha: float = ALPHA) -> Significance:
+    """Two-sided Mann-Whitney U of a against b; `p` is None when the samples are too few to ever reach alpha."""
+    from scipy.stats import mannwhitneyu
+
+    n_a, n_b = len(a), len(b)
+    needed = repeats_needed(alpha)
+    if min_p(n_a, n_b) >= alpha:
+        return Significance(None, False, n_a, n_b, needed)
+    if len(set(a) | set(b)) == 1:   # every value equal: nothing differs (scipy would warn)
+        return Significance(1.0, False, n_a, n_b, needed)
+    p = float(mannwhitneyu(list(a), list(b), alternative="two-sided").pvalue)
+    return Significance(p, p < alpha, n_a, n_b, needed)
+
+
+def geomean(values: Sequence[float]) -> float | None:
+    """Geometric mean of positive values (ratios); None when there is none."""
+    vals = [v for v in values if v is not None and v > 0 and math.isfinite(v)]
+    if not vals:
+        return None
+    return math.exp(sum(math.log(v) for v in vals) / len(vals))
+
+
+def mean(values: Sequence[float]) -> float:
+    return sum(values) / len(values)

@@ -1,0 +1,212 @@
+"""`cephbench compare` output: a rich table for the terminal, Markdown, and HTML with an inline
+percent-change chart per pair of runs (horizontal bars of % change per matched test, as in the
+Argonaut-vs-Bobtail summary). Every string that comes from a run is escaped (Jinja2 autoescape, and
+the Markdown table cells have their pipes escaped).
+"""
+
+from __future__ import annotations
+
+import io
+import re
+from typing import Sequence
+
+from rich.console import Console
+from rich.table import Table
+
+from ..analysis.compare import METRICS, Metric, MetricDelta, PairComparison
+from ..analysis.stats import ALPHA, repeats_needed
+from .format import iops, mib_s, ms
+
+MAX_CHART_TESTS = 40      # beyond this a bar chart is unreadable: the largest changes are shown
+
+
+def value(metric: Metric, v: float | None) -> str:
+    if metric.name == "bytes_per_s":
+        return mib_s(v)
+    if metric.name == "ops_per_s":
+        return iops(v)
+    return ms(v)
+
+
+def delta_text(d: MetricDelta) -> str:
+    return "-" if d.delta_pct is None else f"{d.delta_pct:+.1f}%"
+
+
+def _n(d: MetricDelta) -> str:
+    return f"{d.sig.n_a}/{d.sig.n_b}"
+
+
+def legend(pairs: Sequence[PairComparison]) -> list[str]:
+    """The lines under every output: which run is which, what `~` means, what is missing."""
+    lines = [f"A = {pairs[0].a.path}"]
+    for i, p in enumerate(pairs):
+        lines.append(f"{chr(ord('B') + i)} = {p.b.path}")
+    lines.append(f"Δ% is the mean of B's repeats against the mean of A's; significance: two-sided Mann-Whitney U on "
+                 f"the repeats, α = {ALPHA:g}. `~` = not significant, or too few repeats to tell "
+                 f"(needs ≥{repeats_needed()} repeats per side; n = repeats of A/B).")
+    for i, p in enumerate(pairs):
+        b = chr(ord("B") + i)
+        few = p.too_few()
+        if few:
+            lines.append(f"A vs {b}: {few} of {len(p.tests)} matched tests have too few repeats to be significant "
+                         f"(needs ≥{repeats_needed()} per side): their `~` means 'cannot tell', not 'no change'.")
+        if p.only_a:
+            lines.append(f"A vs {b}: only in A: {', '.join(p.only_a)}")
+        if p.only_b:
+            lines.append(f"A vs {b}: only in {b}: {', '.join(p.only_b)}")
+    return lines
+
+
+def _geomean_text(pair: PairComparison) -> str:
+    g = pair.geomean()
+    names = {m.name: m.label for m in METRICS}
+    return "; ".join(f"{names[k]} ×{v:.3f} ({(v - 1) * 100:+.1f}%)" for k, v in g.items())
+
+
+# ---- terminal ------------------------------------------------------------------------------
+
+def pair_table(pair: PairComparison, b_name: str = "B") -> Table:
+    t = Table(title=f"A vs {b_name}: {pair.a.name} → {pair.b.name}", title_justify="left", header_style="bold")
+    for col, justify in (("test", "left"), ("metric", "left"), ("A", "right"), (b_name, "right"),
+                         ("Δ%", "right"), ("sig", "left"), ("n", "right")):
+        t.add_column(col, justify=justify, overflow="fold")
+    for td in pair.tests:
+        for i, d in enumerate(td.metrics):
+            worse = d.sig.significant and (d.worse_pct or 0) > 0
+            better = d.sig.significant and (d.worse_pct or 0) < 0
+            style = "red" if worse else "green" if better else ""
+            t.add_row(td.label if i == 0 else "", d.metric.label, value(d.metric, d.mean_a),
+                      value(d.metric, d.mean_b), delta_text(d), d.sig.text(), _n(d), style=style,
+                      end_section=i == len(td.metrics) - 1)
+    return t
+
+
+def print_text(console: Console, pairs: Sequence[PairComparison]) -> None:
+    for i, pair in enumerate(pairs):
+        b = chr(ord("B") + i)
+        console.print(pair_table(pair, b))
+        console.print(f"geometric mean of {b}/A over {len(pair.tests)} matched tests: {_geomean_text(pair)}",
+                      markup=False, highlight=False)
+    for line in legend(pairs):
+        console.print(line, markup=False, highlight=False)
+
+
+def render_text(pairs: Sequence[PairComparison], width: int = 160) -> str:
+    buf = io.StringIO()
+    print_text(Console(file=buf, width=width, highlight=False, color_system=None), pairs)
+    return buf.getvalue()
+
+
+# ---- markdown -------------------------------------------------------------------------------
+
+def _md(s: str) -> str:
+    return str(s).replace("\\", "\\\\").replace("|", "\\|").replace("\n", " ").replace("<", "&lt;")
+
+
+def render_markdown(pairs: Sequence[PairComparison], charts: Sequence[str | None] = ()) -> str:
+    """Markdown; `charts[i]`, when given, is the file name of pair i's SVG chart, linked under its table."""
+    out = ["# cephbench compare", ""]
+    for i, pair in enumerate(pairs):
+        b = chr(ord("B") + i)
+        out += [f"## A vs {b}: {_md(pair.a.name)} → {_md(pair.b.name)}", "",
+                f"| test | metric | A | {b} | Δ% | sig | n |", "|---|---|--:|--:|--:|---|--:|"]
+        for td in pair.tests:
+            for d in td.metrics:
+                out.append(f"| {_md(td.label)} | {d.metric.label} | {value(d.metric, d.mean_a)} | "
+                           f"{value(d.metric, d.mean_b)} | {delta_text(d)} | {d.sig.text()} | {_n(d)} |")
+        out += ["", f"Geometric mean of {b}/A over {len(pair.tests)} matched tests: {_md(_geomean_text(pair))}", ""]
+        if i < len(charts) and charts[i]:
+            out += [f"![percent change, A vs {b}]({charts[i]})", ""]
+    out += [f"- {_md(line)}" for line in legend(pairs)]
+    return "\n".join(out) + "\n"
+
+
+# ---- chart and HTML ----------------------------------------------------------------------------
+
+def pct_change_svg(pair: PairComparison, b_name: str = "B") -> str | None:
+    """Horizontal bars of % change per matched test and metric; faded bars are not significant (`~`)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    tests = [t for t in pair.tests if any(d.delta_pct is not None for d in t.metrics)]
+    if not tests:
+        return None
+    if len(tests) > MAX_CHART_TESTS:
+        tests = sorted(tests, key=lambda t: -max(abs(d.delta_pct or 0) for d in t.metrics))[:MAX_CHART_TESTS]
+    metrics = [m for m in METRICS if any(d.metric is m for t in tests for d in t.metrics)]
+    colors = dict(zip((m.name for m in METRICS), ("#1f77b4", "#2ca02c", "#ff7f0e", "#d62728")))
+    height = 1.0 / (len(metrics) + 1)
+    with plt.rc_context({"svg.fonttype": "none", "svg.hashsalt": "cephbench", "font.size": 9}):
+        fig, ax = plt.subplots(figsize=(8, 0.9 + 0.32 * len(tests) * max(1, len(metrics)) ** 0.5))
+        for j, m in enumerate(metrics):
+            ys, xs, alphas = [], [], []
+            for i, t in enumerate(tests):
+                d = next((d for d in t.metrics if d.metric is m), None)
+                if d is None or d.delta_pct is None:
+                    continue
+                ys.append(i + (j - (len(metrics) - 1) / 2) * height)
+                xs.append(d.delta_pct)
+                alphas.append(1.0 if d.sig.significant else 0.35)
+            bars = ax.barh(ys, xs, height=height, color=colors[m.name], label=m.label)
+            for bar, a in zip(bars, alphas):
+                bar.set_alpha(a)
+        ax.set_yticks(range(len(tests)), [t.label for t in tests])
+        ax.invert_yaxis()
+        ax.axvline(0, color="black", linewidth=0.8)
+        ax.set_xlabel(f"% change, {b_name} against A (faded: not significant)")
+        ax.set_title(f"{pair.b.name} against {pair.a.name}", fontsize=9)
+        ax.grid(axis="x", alpha=0.3)
+        ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
+        buf = io.StringIO()
+        fig.savefig(buf, format="svg", bbox_inches="tight", metadata={"Date": None})
+        plt.close(fig)
+    return re.sub(r"^<\?xml[^>]*>\s*(<!DOCTYPE[^>]*>\s*)?", "", buf.getvalue(), flags=re.S)
+
+
+_HTML = """<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8"><title>cephbench compare</title>
+<style>
+body { font-family: system-ui, sans-serif; margin: 2em; color: #222; }
+table { border-collapse: collapse; margin: 1em 0; }
+th, td { border: 1px solid #ccc; padding: 0.25em 0.6em; font-size: 0.9em; }
+td.num { text-align: right; font-variant-numeric: tabular-nums; }
+tr.worse td { background: #fde8e8; } tr.better td { background: #e8f6e8; }
+.legend { color: #555; font-size: 0.9em; }
+</style></head><body>
+<h1>cephbench compare</h1>
+{% for p in pairs %}
+<h2>A vs {{ p.b_name }}: {{ p.a }} → {{ p.b }}</h2>
+<table><thead><tr><th>test</th><th>metric</th><th>A</th><th>{{ p.b_name }}</th><th>Δ%</th><th>sig</th><th>n</th></tr></thead>
+<tbody>{% for r in p.rows %}
+<tr class="{{ r.cls }}"><td>{{ r.test }}</td><td>{{ r.metric }}</td><td class="num">{{ r.a }}</td>
+<td class="num">{{ r.b }}</td><td class="num">{{ r.delta }}</td><td>{{ r.sig }}</td><td class="num">{{ r.n }}</td></tr>
+{% endfor %}</tbody></table>
+<p>Geometric mean of {{ p.b_name }}/A over {{ p.count }} matched tests: {{ p.geomean }}</p>
+{% if p.svg %}<figure>{{ p.svg | safe }}</figure>{% endif %}
+{% endfor %}
+<ul class="legend">{% for line in legend %}<li>{{ line }}</li>{% endfor %}</ul>
+</body></html>
+"""
+
+
+def render_html(pairs: Sequence[PairComparison]) -> str:
+    from jinja2 import Environment
+
+    env = Environment(autoescape=True)
+    data = []
+    for i, pair in enumerate(pairs):
+        b = chr(ord("B") + i)
+        rows = []
+        for td in pair.tests:
+            for d in td.metrics:
+                w = d.worse_pct or 0
+                cls = ("worse" if w > 0 else "better" if w < 0 else "") if d.sig.significant else ""
+                rows.append({"test": td.label, "metric": d.metric.label, "a": value(d.metric, d.mean_a),
+                             "b": value(d.metric, d.mean_b), "delta": delta_text(d), "sig": d.sig.text(),
+                             "n": _n(d), "cls": cls})
+        # the SVG is matplotlib's own output: tick labels (test names from the run) are XML-escaped by it
+        data.append({"b_name": b, "a": pair.a.name, "b": pair.b.name, "rows": rows, "count": len(pair.tests),
+                     "geomean": _geomean_text(pair), "svg": pct_change_svg(pair, b)})
+    return env.from_string(_HTML).render(pairs=data, legend=legend(pairs))

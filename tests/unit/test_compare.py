@@ -1,0 +1,163 @@
+"""compare: matching by parameters, repeats as samples, Mann-Whitney significance, rendering, CLI."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from cephbench.analysis import stats
+from cephbench.analysis.compare import compare_runs, load_run, regressions
+from cephbench.errors import UserError
+from cephbench.report import compare_render
+from runfactory import fixture_measurement, repeats, write_run
+
+W4M = {"pool": "rep", "object_size": 4194304, "concurrency": 16, "phase": "write", "duration_s": 5.0}
+R4K = {"pool": "rep", "object_size": 4096, "concurrency": 16, "phase": "rand", "duration_s": 5.0}
+
+
+def cli(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "cephbench.cli", *args], capture_output=True, text=True)
+
+
+@pytest.fixture
+def runs(tmp_path):
+    """A: two configurations, 5 repeats each. B: the 4 MiB write 20% faster. C: A's configuration again."""
+    w, r = fixture_measurement(), fixture_measurement("ceph16.2.15_rand_4K.txt", "rand")
+    a = write_run(tmp_path / "A", [("rados_bench", W4M, repeats(w, 1.0)), ("rados_bench", R4K, repeats(r, 1.0))])
+    b = write_run(tmp_path / "B", [("rados_bench", W4M, repeats(w, 1.2, offset=3)),
+                                   ("rados_bench", R4K, repeats(r, 1.0, offset=2))])
+    c = write_run(tmp_path / "C", [("rados_bench", W4M, repeats(w, 1.0, offset=1)),
+                                   ("rados_bench", R4K, repeats(r, 1.0, offset=4))])
+    return a, b, c
+
+
+def test_smallest_p_and_repeats_needed():
+    assert stats.min_p(3, 3) == pytest.approx(0.1)
+    assert stats.min_p(4, 4) == pytest.approx(2 / 70)
+    assert stats.repeats_needed(0.05) == 4
+    assert stats.mann_whitney([1, 2, 3], [4, 5, 6]).p is None           # can never reach 0.05
+    assert stats.mann_whitney([1, 2, 3, 4], [5, 6, 7, 8]).significant   # p = 0.029
+
+
+def test_real_20_percent_change_is_significant_and_rerun_is_not(runs):
+    a, b, c = (load_run(p) for p in runs)
+    ab, ac = compare_runs([a, b, c])
+    write = next(t for t in ab.tests if t.test.params["object_size"] == 4194304)
+    bw = next(d for d in write.metrics if d.metric.name == "bytes_per_s")
+    assert bw.delta_pct == pytest.approx(20.0, abs=1.0)
+    assert bw.sig.significant and bw.sig.p < 0.05 and bw.sig.text().startswith("p=")
+    lat = next(d for d in write.metrics if d.metric.name == "lat_mean_ns")
+    assert lat.sig.significant and lat.worse_pct < 0          # latency went down: better
+    rand = next(t for t in ab.tests if t.test.params["object_size"] == 4096)
+    assert all(d.sig.text() == "~" for d in rand.metrics)     # same configuration: not significant
+    assert all(d.sig.text() == "~" for t in ac.tests for d in t.metrics)
+    g = ab.geomean()["bytes_per_s"]
+    assert g == pytest.approx((1.2 * 1.0) ** 0.5, rel=0.02)   # 20% on one of two tests
+
+
+def test_repeats_are_the_samples_matched_by_params_not_ids(runs):
+    a, b, _ = (load_run(p) for p in runs)
+    ab = compare_runs([a, b])[0]
+    assert len(ab.tests) == 2
+    assert all(d.sig.n_a == 5 and d.sig.n_b == 5 for t in ab.tests for d in t.metrics)
+    assert {t.label for t in ab.tests} == {"rados_bench-rep-4194304-16-write-5.0", "rados_bench-rep-4096-16-rand-5.0"}
+
+
+def test_fail_on_regression_only_for_significant_changes_past_pct(runs):
+    a, b, _ = (load_run(p) for p in runs)
+    ba = compare_runs([b, a])[0]                      # from B to A the write is 1/1.2: 16.7% slower
+    found = regressions([ba], 10)
+    assert found and {r.delta.metric.name for r in found} >= {"bytes_per_s", "ops_per_s", "lat_mean_ns"}
+    assert regressions([ba], 25) == []
+    assert regressions(compare_runs([a, b]), 10) == []   # B is faster
+
+
+def test_too_few_repeats_say_how_many_are_needed(tmp_path):
+    w = fixture_measurement()
+    a = write_run(tmp_path / "A", [("rados_bench", W4M, repeats(w, 1.0, n=3))])
+    b = write_run(tmp_path / "B", [("rados_bench", W4M, repeats(w, 2.0, n=3))])
+    pair = compare_runs([load_run(a), load_run(b)])[0]
+    d = pair.tests[0].metrics[0]
+    assert d.sig.text() == "~" and d.sig.p is None and "needs ≥4 repeats per side" in d.sig.why()
+    assert any("needs ≥4 per side" in line for line in compare_render.legend([pair]))
+
+
+def test_renderings_escape_run_strings(tmp_path):
+    w = fixture_measurement()
+    evil = {**W4M, "pool": "<script>alert(1)</script>|x"}
+    a = write_run(tmp_path / "A", [("rados_bench", evil, repeats(w, 1.0))])
+    b = write_run(tmp_path / "B<b>", [("rados_bench", evil, repeats(w, 0.7))])
+    pairs = compare_runs([load_run(a), load_run(b)])
+    html = compare_render.render_html(pairs)
+    assert "<script>alert" not in html and "&lt;script&gt;" in html and "<svg" in html
+    assert "B&lt;b&gt;" in html
+    md = compare_render.render_markdown(pairs)
+    assert "\\|x" in md and "<script>" not in md
+    text = compare_render.render_text(pairs)
+    assert "-30.0%" in text and "MiB/s" in text
+
+
+def test_no_tests_in_common_is_a_user_error(tmp_path):
+    w = fixture_measurement()
+    a = write_run(tmp_path / "A", [("rados_bench", W4M, repeats(w, 1.0))])
+    b = write_run(tmp_path / "B", [("rados_bench", {**W4M, "concurrency": 32}, repeats(w, 1.0))])
+    with pytest.raises(UserError, match="no tests in common"):
+        compare_runs([load_run(a), load_run(b)])
+    pair = compare_runs([load_run(a), load_run(b)], ignore=["concurrency"])[0]
+    assert len(pair.tests) == 1
+    assert len(compare_runs([load_run(a), load_run(b)], match_on=["phase", "object_size"])[0].tests) == 1
+
+
+# ---- CLI -----------------------------------------------------------------------------------------
+
+def test_cli_text_and_exit_codes(runs, tmp_path):
+    a, b, c = runs
+    res = cli("compare", str(a), str(b), str(c))
+    assert res.returncode == 0, res.stderr
+    assert "p=" in res.stdout and "~" in res.stdout and "geometric mean" in res.stdout
+    res = cli("compare", str(b), str(a), "--fail-on-regression", "10")
+    assert res.returncode == 1 and "regression:" in res.stderr and "Traceback" not in res.stderr
+    assert cli("compare", str(a), str(b), "--fail-on-regression", "10").returncode == 0
+    out = tmp_path / "cmp.html"
+    res = cli("compare", str(a), str(b), "--format", "html", "--out", str(out))
+    assert res.returncode == 0 and "<svg" in out.read_text()
+    out = tmp_path / "cmp.md"
+    assert cli("compare", str(a), str(b), "--format", "markdown", "--out", str(out)).returncode == 0
+    assert "(cmp-A-vs-B.svg)" in out.read_text() and (tmp_path / "cmp-A-vs-B.svg").exists()
+
+
+def _one_line_exit_2(res):
+    assert res.returncode == 2, (res.stdout, res.stderr)
+    assert "Traceback" not in res.stderr
+    assert len(res.stderr.strip().splitlines()) == 1, res.stderr
+    return res.stderr
+
+
+def test_cli_bad_inputs(runs, tmp_path):
+    a, b, _ = runs
+    (tmp_path / "notarun").mkdir()
+    assert "not a cephbench run directory" in _one_line_exit_2(cli("compare", str(a), str(tmp_path / "notarun")))
+    newer = tmp_path / "newer"
+    newer.mkdir()
+    (newer / "run.json").write_text(json.dumps({"schema_version": 99}))
+    assert "schema 99" in _one_line_exit_2(cli("compare", str(a), str(newer)))
+    other = write_run(tmp_path / "other", [("rados_bench", {**W4M, "concurrency": 64},
+                                            repeats(fixture_measurement(), 1.0))])
+    assert "no tests in common" in _one_line_exit_2(cli("compare", str(a), str(other)))
+    assert "at least two" in _one_line_exit_2(cli("compare", str(a)))
+
+
+def test_cli_corrupt_line_is_reported_and_the_rest_used(runs):
+    a, b, _ = runs
+    with open(b / "results.jsonl", "a") as f:
+        f.write('{"schema_version": 1, "test": {"id": "tru\n')
+    lines = (b / "results.jsonl").read_text().splitlines()
+    res = cli("compare", str(a), str(b))
+    assert res.returncode == 0 and "Traceback" not in res.stderr
+    assert f"results.jsonl:{len(lines)}: unreadable result skipped" in res.stderr
+    assert len(res.stderr.strip().splitlines()) == 1
+    assert "p=" in res.stdout
