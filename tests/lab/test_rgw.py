@@ -1,0 +1,160 @@
+"""The rgw workload against the lab's RGW: results with percentiles and time series over S3 and Swift, the run's
+user and buckets removed (also after Ctrl-C), keys never written, bad input one line and exit 2."""
+
+from __future__ import annotations
+
+import json
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from cephbench.results import RunDir
+
+CLI = [sys.executable, "-m", "cephbench.cli"]
+
+TINY = """
+name: rgw-tiny
+settings: {set_noscrub: false}
+workloads:
+  - name: rgw
+    type: rgw
+    protocol: [s3, swift]
+    op: [put, get]
+    object_size: 4KiB
+    concurrency: 8
+    objects: 64
+    duration: 3s
+"""
+
+
+def run_cli(args, env, timeout=300):
+    return subprocess.run([*CLI, *args], capture_output=True, text=True, env=env, timeout=timeout)
+
+
+def admin(env, *args) -> list:
+    res = subprocess.run(["radosgw-admin", "--conf", env["CEPH_CONF"], *args], capture_output=True, text=True,
+                         timeout=60)
+    assert res.returncode == 0, res.stderr
+    return json.loads(res.stdout)
+
+
+def leftovers(env) -> tuple[list[str], list[str]]:
+    """cephbench users and buckets on the lab's RGW."""
+    users = [u for u in admin(env, "user", "list") if u.startswith("cephbench-") and u != "cephbench-lab"]
+    buckets = [b for b in admin(env, "bucket", "list") if b.startswith("cephbench-")]
+    return users, buckets
+
+
+def lab_keys(env) -> dict:
+    return json.loads((Path(env["CEPH_CONF"]).parent / "rgw-user.json").read_text())
+
+
+def write(tmp_path: Path, text: str, name: str = "suite.yaml") -> Path:
+    p = tmp_path / name
+    p.write_text(text)
+    return p
+
+
+@pytest.fixture
+def env(cephbench_env):
+    return {k: v for k, v in cephbench_env.items() if not k.startswith(("CEPHBENCH_S3_", "CEPHBENCH_SWIFT_"))}
+
+
+def test_s3_and_swift_put_get_with_a_run_user(env, tmp_path):
+    out = tmp_path / "run"
+    res = run_cli(["run", str(write(tmp_path, TINY)), "--out", str(out)], env)
+    assert res.returncode == 0, res.stderr + res.stdout
+    results, bad = RunDir(out).results()
+    assert not bad
+    assert [r.test.id for r in results] == ["001-rgw-put-s3-4KiB-t8", "002-rgw-get-s3-4KiB-t8", "003-rgw-put-swift-4KiB-t8",
+                                            "004-rgw-get-swift-4KiB-t8"]
+    for r in results:
+        assert r.status == "ok", r.error
+        m = r.measurement
+        assert m.tool == "cephbench-loadgen" and m.op == r.test.params["phase"]
+        assert m.ops_total > 0 and m.ops_per_s > 0 and m.bytes_per_s > 0 and m.op_size_bytes == 4096
+        assert set(m.latency.percentiles_ns) == {"50", "90", "99", "99.9"}
+        assert m.latency.min_ns <= m.latency.percentiles_ns["50"] <= m.latency.percentiles_ns["99"] \
+            <= m.latency.max_ns * 1.001
+        assert len(m.timeseries) >= 3 and sum(s.ops_per_s for s in m.timeseries) == m.ops_total
+        assert m.extra["protocol"] == r.test.params["protocol"] and m.extra["errors"] == 0
+        if m.op == "get":
+            assert m.extra["ttfb_ns"]["50"] <= m.latency.percentiles_ns["50"]
+            assert m.extra["prefill"]["objects"] == 64
+        assert any(n.startswith("RGW keys: run user cephbench-") for n in r.notes)
+        assert "--endpoint" in r.commands[0] and all((out / p).is_file() for p in r.raw)
+    assert leftovers(env) == ([], [])
+    # keys reach loadgen only through its environment
+    for f in out.rglob("*"):
+        if f.is_file():
+            text = f.read_text(errors="replace")
+            assert "secret_key" not in text and "CEPHBENCH_S3_SECRET_KEY=" not in text, f
+
+
+def test_given_keys_are_used_and_never_written(env, tmp_path):
+    keys = lab_keys(env)
+    suite = TINY.replace("protocol: [s3, swift]", "protocol: s3").replace("op: [put, get]", "op: [get]") \
+                .replace("duration: 3s", "duration: 1s")
+    given = {**env, "CEPHBENCH_S3_ACCESS_KEY": keys["s3_access_key"], "CEPHBENCH_S3_SECRET_KEY": keys["s3_secret_key"]}
+    out = tmp_path / "run"
+    res = run_cli(["run", str(write(tmp_path, suite)), "--out", str(out)], given)
+    assert res.returncode == 0, res.stderr + res.stdout
+    (r,), _ = RunDir(out).results()
+    assert r.status == "ok" and "RGW keys: environment" in r.notes
+    assert leftovers(env) == ([], [])
+    for f in out.rglob("*"):
+        if f.is_file():
+            text = f.read_text(errors="replace")
+            assert keys["s3_secret_key"] not in text and keys["s3_access_key"] not in text, f
+    assert keys["s3_secret_key"] not in res.stdout + res.stderr
+
+
+def closed_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def test_bad_input_is_one_line_exit_2_and_leaves_nothing(env, tmp_path):
+    port = closed_port()
+    cases = {
+        "size": (TINY.replace("object_size: 4KiB", "object_size: 4X"), {}, "object_size: '4X' is not a size"),
+        "weights": (TINY.replace("op: [put, get]", "op: [mixed]\n    mix: {get: 0, put: 0}"), {},
+                    "mix weights sum to zero"),
+        "rate": (TINY.replace("duration: 3s", "rate: 100"), {}, "rate needs a length"),
+        "closed port": (TINY + f"    endpoint: http://127.0.0.1:{port}\n", {},
+                        f"cannot connect to RGW at http://127.0.0.1:{port}"),
+        "bad keys": (TINY.replace("protocol: [s3, swift]", "protocol: s3"),
+                     {"CEPHBENCH_S3_ACCESS_KEY": "NOSUCHKEY", "CEPHBENCH_S3_SECRET_KEY": "wrong"},
+                     "credentials rejected"),
+    }
+    for name, (suite, extra_env, want) in cases.items():
+        out = tmp_path / f"run-{name.replace(' ', '-')}"
+        res = run_cli(["run", str(write(tmp_path, suite, f"{name}.yaml")), "--out", str(out)], {**env, **extra_env})
+        lines = [ln for ln in res.stderr.splitlines() if ln.startswith("cephbench:")]
+        assert res.returncode == 2, (name, res.stderr)
+        assert len(lines) == 1 and want in lines[0], (name, res.stderr)
+        assert "Traceback" not in res.stderr and "wrong" not in res.stderr
+        assert not out.exists(), name
+    assert leftovers(env) == ([], [])
+
+
+def test_ctrl_c_removes_the_run_user_and_its_buckets(env, tmp_path):
+    suite = TINY.replace("duration: 3s", "duration: 30s").replace("objects: 64", "objects: 2000")
+    out = tmp_path / "run"
+    proc = subprocess.Popen([*CLI, "run", str(write(tmp_path, suite)), "--out", str(out)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    deadline = time.monotonic() + 90
+    while time.monotonic() < deadline and not leftovers(env)[1]:   # the put phase's bucket exists
+        time.sleep(0.5)
+    assert leftovers(env)[1], "no bucket appeared"
+    time.sleep(2)                                                   # objects are being written
+    proc.send_signal(signal.SIGINT)
+    _, stderr = proc.communicate(timeout=120)
+    assert proc.returncode == 130, stderr
+    assert leftovers(env) == ([], [])
