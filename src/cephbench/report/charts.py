@@ -33,9 +33,17 @@ _METADATA = re.compile(r"<metadata>.*?</metadata>\s*", re.S)
 
 def _svg(fig) -> str:
     buf = io.StringIO()
-    fig.savefig(buf, format="svg", bbox_inches="tight", metadata={"Date": None})
+    # Fixed margins instead of bbox_inches="tight", which draws every figure twice.
+    fig.savefig(buf, format="svg", metadata={"Date": None})
     plt.close(fig)
     return _METADATA.sub("", _XML_HEAD.sub("", buf.getvalue()))
+
+
+def _figure(rows: int, height: float):
+    fig, axes = plt.subplots(rows, 1, figsize=(9.5, height), sharex=rows > 1, squeeze=False)
+    # room on the right for the legend, left and bottom for labels
+    fig.subplots_adjust(left=0.08, right=0.70, bottom=0.14 if rows == 1 else 0.09, top=0.96, hspace=0.12)
+    return fig, [a[0] for a in axes]
 
 
 def _legend(ax, n: int) -> None:
@@ -48,7 +56,7 @@ def timeseries(results: Sequence[Result]) -> str | None:
     rs = [r for r in results if r.measurement and len(r.measurement.timeseries) >= 2][:MAX_LINES]
     if not rs:
         return None
-    fig, (ax_bw, ax_ops) = plt.subplots(2, 1, figsize=(8.5, 4.6), sharex=True)
+    fig, (ax_bw, ax_ops) = _figure(2, 4.6)
     for r in rs:
         ts = r.measurement.timeseries
         t = [s.t_s for s in ts]
@@ -77,7 +85,7 @@ def sweep(results: Sequence[Result], param: str) -> str | None:
         points.setdefault(key, []).append((float(p[param]), r.measurement.bytes_per_s / MIB))
     if len({x for pts in points.values() for x, _ in pts}) < 2:
         return None
-    fig, ax = plt.subplots(figsize=(8.5, 3.4))
+    fig, (ax,) = _figure(1, 3.4)
     for key, pts in list(points.items())[:MAX_LINES]:
         pts.sort()
         ax.plot([x for x, _ in pts], [y for _, y in pts], marker="o", label=key, linewidth=1.2)
@@ -98,7 +106,7 @@ def percentiles(results: Sequence[Result]) -> str | None:
     rs = [r for r in results if r.measurement and r.measurement.latency.percentiles_ns][:MAX_LINES]
     if not rs:
         return None
-    fig, ax = plt.subplots(figsize=(8.5, 3.4))
+    fig, (ax,) = _figure(1, 3.4)
     for r in rs:
         pc = sorted(r.measurement.latency.percentiles_ns.items(), key=lambda kv: float(kv[0]))
         ax.plot([f"p{k}" for k, _ in pc], [v / 1e6 for _, v in pc], marker="o", label=r.test.id, linewidth=1.2)
@@ -118,6 +126,7 @@ def osd_bars(result: Result) -> str | None:
     slow = set(m.extra.get("slow_osds", []))
     values = [per[n]["bytes_per_s"] / MIB for n in names]
     fig, ax = plt.subplots(figsize=(max(4.0, min(0.35 * len(names) + 2, 14)), 3.0))
+    fig.subplots_adjust(left=0.14, right=0.97, bottom=0.3 if len(names) > 12 else 0.14, top=0.95)
     ax.bar(names, values, color=["#c0392b" if n in slow else "#2e86c1" for n in names])
     median = (m.extra.get("median_bytes_per_s") or 0) / MIB
     thr = m.extra.get("slow_threshold", 0.2)
