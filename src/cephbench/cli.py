@@ -271,7 +271,7 @@ def baseline_network(hosts: str, streams: int, duration: str, port: int | None, 
 def _print_plan(plan: Plan) -> None:
     for t in plan.tests:
         p = {k: v for k, v in t.params.items() if k != "pool_profile"}
-        shown = " ".join(f"{k}={format_size(v) if k in ('object_size', 'block_size', 'total') else v}"
+        shown = " ".join(f"{k}={format_size(v) if k in ('object_size', 'block_size', 'total', 'size') else v}"
                          for k, v in p.items())
         out.print(f"{t.id:<48} {shown}", markup=False)
     groups = len({t.group for t in plan.tests})
