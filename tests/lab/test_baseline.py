@@ -188,3 +188,18 @@ def test_suite_with_a_bad_baseline_is_refused_before_anything_runs(cephbench_env
     assert line.startswith("cephbench: baseline.disks.paths: ") and "does not exist" in line
     assert [p.name for p in tmp_path.iterdir()] == ["s.yaml"]
     assert not (tmp_path / "o").exists() and lab_cluster.osd_flags() == flags
+
+
+def test_two_addresses_of_this_host_give_pairs_both_ways_and_one_to_many(tmp_path):
+    """127.0.0.1 and 127.0.0.2 stand in for two hosts: the multi-host plan without SSH."""
+    before = iperf3_pids()
+    out = tmp_path / "net2"
+    res = cli(["baseline", "network", "--hosts", "127.0.0.1,127.0.0.2", "--streams", "1", "--duration", "1s",
+               "--out", str(out)])
+    assert res.returncode == 0, res.stderr + res.stdout
+    results, _ = RunDir.open(out).results()
+    got = [(r.test.params["pattern"], r.test.params["sender"], r.test.params["receivers"]) for r in results]
+    assert got == [("pair", "127.0.0.1", ["127.0.0.2"]), ("pair", "127.0.0.2", ["127.0.0.1"]),
+                   ("one-to-many", "127.0.0.1", ["127.0.0.2"]), ("one-to-many", "127.0.0.2", ["127.0.0.1"])]
+    assert all(r.status == "ok" and r.measurement.extra["bits_per_s"] > 0 for r in results)
+    assert iperf3_pids() <= before
