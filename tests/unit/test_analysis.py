@@ -96,3 +96,21 @@ def test_osd_bench_is_compared_with_one_disk_alone():
     a = ob.analysis
     assert a.ceiling_bytes_per_s == 2000e6 and a.efficiency == 0.5 and a.bottleneck == "disks"
     assert "one disk alone" in a.reason
+
+
+def test_a_resumed_run_remembers_the_baselines_of_its_first_part(tmp_path):
+    from types import SimpleNamespace
+
+    from cephbench.results import RunDir
+    rd = RunDir.create(tmp_path / "run", {"cluster": {"osd_metadata": LAB_MD},
+                                          "hosts": {"client": {"hostname": "vm", "cpu_count": 2}}})
+    for b in BASELINES:
+        rd.append(b)
+    an = RunAnalyzer.for_run(SimpleNamespace(rundir=rd))
+    assert len(an.seen) == len(BASELINES) and an.client_hostname == "vm" and an.cpus == 2
+    w = an.attach(result("rados_bench", {"phase": "write", "object_size": 4 * MIB,
+                                         "pool_profile": {"type": "replicated", "size": 3}},
+                         Measurement(tool="rados bench", op="write", duration_s=10, bytes_per_s=100 * MIB,
+                                     op_size_bytes=4 * MIB), 9))
+    assert w.analysis.efficiency is not None
+    assert RunAnalyzer.for_run(SimpleNamespace(rundir=None)).seen == []     # a dry run
