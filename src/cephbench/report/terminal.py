@@ -126,6 +126,6 @@ def print_results(console: Console, results: list[Result]) -> None:
             console.print(f"  * {r.test.id}: {n}", markup=False)
         if r.error:
             console.print(f"  ! {r.test.id}: {r.error}", markup=False)
-    for r in results:
-        if r.analysis and r.analysis.reason:
+    for r in results:   # the model's reasons, where it had a ceiling (docs/model.md)
+        if r.analysis and r.analysis.reason and r.analysis.efficiency is not None:
             console.print(f"  = {r.test.id}: {r.analysis.reason}", markup=False)
