@@ -399,6 +399,7 @@ def run(suite_path: Path | None, out_dir: Path | None, resume_dir: Path | None, 
         err.print(f"cephbench: the report could not be written ({exc}); 'cephbench report {rundir.path}' retries",
                   markup=False)
     out.print(f"results: {rundir.path}  (print again with: cephbench show {rundir.path})")
+    _catalog(rundir.path)
     if summary.interrupted:
         err.print(f"interrupted: finished results are kept; complete the run with "
                   f"'cephbench run --resume {rundir.path}'")
@@ -503,6 +504,143 @@ def compare(runs: tuple[Path, ...], fmt: str, out_file: Path | None, fail_pct: f
             err.print(f"regression: {r.text()}", markup=False)
         if bad:
             sys.exit(1)
+
+
+
+@main.command("import")
+@click.argument("files", nargs=-1, type=click.Path(path_type=Path))
+@click.option("--out", "out_dir", type=click.Path(path_type=Path),
+              help="Run directory (default ./cephbench-runs/<UTC timestamp>-import).")
+@click.option("--label", "labels", multiple=True, metavar="KEY=VALUE",
+              help="Add (or override) a parameter of every imported test, e.g. ceph_version=0.48 or phase=seq "
+                   "(repeatable).")
+@click.option("--db", type=click.Path(path_type=Path), help="History catalog (default: see 'cephbench history').")
+def import_(files: tuple[Path, ...], out_dir: Path | None, labels: tuple[str, ...], db: Path | None) -> None:
+    """Turn raw rados bench, fio, rbd bench, iperf3 or loadgen output into a run directory."""
+    from .importer import import_files, parse_labels
+    rundir, results = import_files(list(files), out_dir, parse_labels(labels))
+    print_results(out, results)
+    out.print(f"imported {len(results)} file(s): {rundir.path}", markup=False)
+    _catalog(rundir.path, db)
+
+
+def _catalog(run_dir: Path, db: Path | None = None) -> None:
+    """Add a run to the history catalog; a catalog that cannot be written only warns."""
+    from .history import History
+    try:
+        with History.open(db) as h:
+            h.add(run_dir)
+    except Exception as exc:  # noqa: BLE001 - the run is done and kept: a catalog failure (sqlite3, disk) only warns
+        msg = exc.one_line() if isinstance(exc, UserError) else str(exc)
+        err.print(f"cephbench: warning: {run_dir} not added to the history catalog: {msg}", markup=False)
+
+
+
+def _history_filters(f):
+    for opt in reversed([
+        click.option("--suite", help="Only runs of this suite."),
+        click.option("--fsid", help="Only runs on this cluster (fsid or its beginning)."),
+        click.option("--ceph-version", "ceph_version", help="Only runs on this Ceph version (or its beginning, "
+                     "e.g. 16.2)."),
+        click.option("--since", metavar="DATE", help="Only runs started on or after DATE (YYYY-MM-DD[THH:MM], UTC)."),
+        click.option("--until", metavar="DATE", help="Only runs started before the end of DATE."),
+    ]):
+        f = opt(f)
+    return f
+
+
+def _filters(ctx: click.Context, **given) -> "object":
+    from .history import Filters, parse_date
+    merged = {**(ctx.obj or {}).get("filters", {}), **{k: v for k, v in given.items() if v is not None}}
+    return Filters(suite=merged.get("suite"), fsid=merged.get("fsid"), ceph_version=merged.get("ceph_version"),
+                   since=parse_date(merged["since"]) if merged.get("since") else None,
+                   until=parse_date(merged["until"], end=True) if merged.get("until") else None)
+
+
+@main.group(invoke_without_command=True)
+@click.option("--db", type=click.Path(path_type=Path), help="Catalog file (default $CEPHBENCH_HISTORY, else "
+              "$XDG_DATA_HOME/cephbench/history.sqlite).")
+@click.option("--trend", "trend_metric", metavar="METRIC", help="Follow one test across runs: bytes_per_s, "
+              "ops_per_s, lat_mean_ns or lat_p99_ns (or bw, iops, lat, p99).")
+@click.option("--test", "test_match", metavar="MATCH", help="With --trend: 'KIND key=value ...' (parameters that "
+              "must be equal) or a part of the test id.")
+@_history_filters
+@click.pass_context
+def history(ctx: click.Context, db: Path | None, trend_metric: str | None, test_match: str | None,
+            **filters) -> None:
+    """The catalog of every run and import: list them, or follow one test across runs (--trend)."""
+    ctx.obj = {"db": db, "filters": filters}
+    if trend_metric or test_match:
+        if not (trend_metric and test_match):
+            raise UserError("--trend and --test go together", "e.g. --trend bytes_per_s --test "
+                            "'rados_bench phase=write object_size=4MiB'", where="--trend" if test_match else "--test")
+        _history_trend(ctx, trend_metric, test_match)
+    elif ctx.invoked_subcommand is None:
+        ctx.invoke(history_list)
+
+
+def _history_trend(ctx: click.Context, metric: str, match: str) -> None:
+    from rich.table import Table
+    from .history import History, format_time, metric_name
+    from .report.compare_render import value
+    from .analysis.compare import METRICS
+    name = metric_name(metric)
+    m = next(x for x in METRICS if x.name == name)
+    with History.open(ctx.obj["db"]) as h:
+        points = h.trend(name, match, _filters(ctx))
+    if not points:
+        raise UserError(f"no catalogued result matches {match!r} with a {name} figure",
+                        "see the runs with 'cephbench history list'", where="--test")
+    t = Table(title=f"{m.label} of {match}, oldest first", title_justify="left", header_style="bold")
+    for col in ("started (UTC)", "run", "ceph", "test", "n", m.label, "Δ% vs first", ""):
+        t.add_column(col, justify="right" if col in ("n", m.label, "Δ% vs first") else "left", overflow="fold")
+    base = points[0].mean
+    for p in points:
+        delta = f"{(p.mean / base - 1) * 100:+.1f}%" if base else "-"
+        t.add_row(format_time(p.run.started_unix), Path(p.run.path).name, p.run.ceph_version or "-", p.label,
+                  str(len(p.values)),
+                  value(m, p.mean), delta, "missing" if p.run.missing else "")
+    out.print(t)
+    if len({p.match_key for p in points}) > 1:
+        out.print(f"{len({p.match_key for p in points})} configurations match {match!r}: give more key=value pairs "
+                  "to follow only one", markup=False)
+
+
+@history.command("list")
+@_history_filters
+@click.pass_context
+def history_list(ctx: click.Context, **filters) -> None:
+    """Catalogued runs, oldest first; a run whose directory is gone is marked missing."""
+    from rich.table import Table
+    from .history import History, format_time
+    with History.open(ctx.obj["db"]) as h:
+        runs = h.runs(_filters(ctx, **filters))
+        db_path = h.path
+    if not runs:
+        out.print(f"no runs in {db_path}" + (" match the filters" if any(filters.values()) or any(
+            ctx.obj["filters"].values()) else ""), markup=False)
+        return
+    t = Table(title=f"History ({db_path})", title_justify="left", header_style="bold")
+    for col in ("started (UTC)", "suite", "tests", "failed", "ceph", "fsid", "run directory", "state"):
+        t.add_column(col, justify="right" if col in ("tests", "failed") else "left", overflow="fold")
+    for r in runs:
+        state = "missing" if r.missing else ("imported" if r.imported else "")
+        t.add_row(format_time(r.started_unix), r.suite or "-", str(r.tests), str(r.failed), r.ceph_version or "-",
+                  (r.fsid or "-")[:8], r.path, f"[red]{state}[/red]" if state == "missing" else state)
+    out.print(t)
+
+
+@history.command("add")
+@click.argument("run_dirs", nargs=-1, required=True, type=click.Path(path_type=Path))
+@click.pass_context
+def history_add(ctx: click.Context, run_dirs: tuple[Path, ...]) -> None:
+    """Catalogue run directories by hand (again: their rows are replaced)."""
+    from .history import History
+    with History.open(ctx.obj["db"]) as h:
+        for d in run_dirs:
+            n, bad = h.add(d)
+            _warn_corrupt(Path(d), bad)
+            out.print(f"catalogued {d}: {n} result(s)", markup=False)
 
 
 

@@ -1,0 +1,277 @@
+"""The history catalog: every run and import, in one SQLite file, with each test's key figures.
+
+Where: --db, else $CEPHBENCH_HISTORY, else $XDG_DATA_HOME/cephbench/history.sqlite (XDG_DATA_HOME defaults to
+~/.local/share). A run is catalogued when `cephbench run` finishes, on `cephbench import`, and by hand with
+`cephbench history add RUN_DIR`; adding a run again replaces its rows. The key figures of every ok result
+(bytes_per_s, ops_per_s, mean and p99 latency) are stored in the catalog, so a trend still shows a run whose
+directory was deleted; `list` marks such a run missing.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import sqlite3
+import time
+from dataclasses import dataclass
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+from typing import Any
+
+from .analysis import stats
+from .analysis.compare import METRIC_NAMES, metric_values, test_label
+from .errors import UserError
+from .results import CorruptLine, RunDir
+
+SCHEMA = 1
+_DDL = """
+CREATE TABLE IF NOT EXISTS catalog (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS runs (
+    path TEXT PRIMARY KEY,          -- absolute path of the run directory
+    run_id TEXT,
+    suite TEXT,
+    fsid TEXT,
+    ceph_version TEXT,
+    started_unix REAL,
+    finished_unix REAL,
+    imported INTEGER NOT NULL DEFAULT 0,
+    tests INTEGER NOT NULL DEFAULT 0,
+    failed INTEGER NOT NULL DEFAULT 0,
+    added_unix REAL NOT NULL
+);
+CREATE TABLE IF NOT EXISTS results (
+    run_path TEXT NOT NULL REFERENCES runs(path) ON DELETE CASCADE,
+    test_id TEXT NOT NULL,
+    label TEXT NOT NULL,
+    match_key TEXT NOT NULL,
+    kind TEXT NOT NULL,
+    params TEXT NOT NULL,
+    repeat INTEGER NOT NULL,
+    status TEXT NOT NULL,
+    bytes_per_s REAL, ops_per_s REAL, lat_mean_ns REAL, lat_p99_ns REAL
+);
+CREATE INDEX IF NOT EXISTS results_run ON results(run_path);
+CREATE INDEX IF NOT EXISTS results_key ON results(match_key);
+"""
+METRIC_ALIASES = {"bw": "bytes_per_s", "bandwidth": "bytes_per_s", "iops": "ops_per_s", "lat": "lat_mean_ns",
+                  "latency": "lat_mean_ns", "p99": "lat_p99_ns"}
+
+
+def default_path() -> Path:
+    env = os.environ.get("CEPHBENCH_HISTORY")
+    if env:
+        return Path(env)
+    data = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
+    return Path(data) / "cephbench" / "history.sqlite"
+
+
+def ceph_version(meta: dict[str, Any]) -> str | None:
+    """'16.2.15' from run.json cluster.versions (`ceph versions -f json`); several versions comma-separated."""
+    versions = (meta.get("cluster") or {}).get("versions")
+    if not isinstance(versions, dict) or "error" in versions:
+        return None
+    names = list((versions.get("overall") or {}).keys()) or [
+        k for v in versions.values() if isinstance(v, dict) for k in v]
+    found = sorted({m.group(1) for n in names if (m := re.search(r"ceph version (\S+)", str(n)))})
+    return ",".join(found) or None
+
+
+def fsid(meta: dict[str, Any]) -> str | None:
+    status = (meta.get("cluster") or {}).get("status")
+    return str(status["fsid"]) if isinstance(status, dict) and status.get("fsid") else None
+
+
+def parse_date(value: str, end: bool = False) -> float:
+    """'2026-11-20' or '2026-11-20T08:00' (UTC unless an offset is given) -> unix seconds.
+
+    A bare date used as an end (--until) means the end of that day."""
+    try:
+        dt = datetime.fromisoformat(value.strip())
+    except ValueError:
+        raise UserError(f"{value!r} is not a date", "use YYYY-MM-DD or YYYY-MM-DDTHH:MM",
+                        where="--until" if end else "--since") from None
+    if dt.tzinfo is None:
+        dt = dt.replace(tzinfo=timezone.utc)
+    if end and re.fullmatch(r"\d{4}-\d{2}-\d{2}", value.strip()):
+        dt += timedelta(days=1)
+    return dt.timestamp()
+
+
+@dataclass(frozen=True)
+class Filters:
+    suite: str | None = None
+    fsid: str | None = None           # a prefix of the fsid
+    ceph_version: str | None = None   # a prefix of the version, e.g. 16.2
+    since: float | None = None
+    until: float | None = None
+
+    def where(self) -> tuple[str, list[Any]]:
+        clauses, args = [], []
+        if self.suite:
+            clauses.append("suite = ?")
+            args.append(self.suite)
+        if self.fsid:
+            clauses.append("fsid LIKE ? || '%'")
+            args.append(self.fsid)
+        if self.ceph_version:
+            clauses.append("(',' || ceph_version) LIKE '%,' || ? || '%'")
+            args.append(self.ceph_version)
+        if self.since is not None:
+            clauses.append("started_unix >= ?")
+            args.append(self.since)
+        if self.until is not None:
+            clauses.append("started_unix < ?")
+            args.append(self.until)
+        return (" WHERE " + " AND ".join(clauses)) if clauses else "", args
+
+
+@dataclass(frozen=True)
+class RunRow:
+    path: str
+    run_id: str | None
+    suite: str | None
+    fsid: str | None
+    ceph_version: str | None
+    started_unix: float | None
+    finished_unix: float | None
+    imported: bool
+    tests: int
+    failed: int
+
+    @property
+    def missing(self) -> bool:
+        return not (Path(self.path) / "run.json").is_file()
+
+
+@dataclass(frozen=True)
+class TrendPoint:
+    run: RunRow
+    label: str
+    match_key: str
+    values: tuple[float, ...]
+
+    @property
+    def mean(self) -> float:
+        return stats.mean(self.values)
+
+
+def metric_name(value: str) -> str:
+    name = METRIC_ALIASES.get(value.lower(), value)
+    if name not in METRIC_NAMES:
+        raise UserError(f"unknown metric {value!r}", f"use one of {', '.join(METRIC_NAMES)}", where="--trend")
+    return name
+
+
+class History:
+    def __init__(self, conn: sqlite3.Connection, path: Path) -> None:
+        self.conn = conn
+        self.path = path
+
+    @classmethod
+    def open(cls, path: Path | None = None) -> "History":
+        path = Path(path) if path else default_path()
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            conn = sqlite3.connect(path, timeout=10)
+            conn.execute("PRAGMA foreign_keys = ON")
+            conn.executescript(_DDL)
+            row = conn.execute("SELECT value FROM catalog WHERE key = 'schema'").fetchone()
+            if row is None:
+                conn.execute("INSERT INTO catalog VALUES ('schema', ?)", (str(SCHEMA),))
+                conn.commit()
+            elif int(row[0]) > SCHEMA:
+                conn.close()
+                raise UserError(f"history catalog {path} has schema {row[0]}; this cephbench reads up to {SCHEMA}",
+                                "upgrade cephbench, or give another --db")
+        except sqlite3.DatabaseError as exc:
+            raise UserError(f"history catalog {path} cannot be used: {exc}",
+                            "give another --db or CEPHBENCH_HISTORY") from None
+        except OSError as exc:
+            raise UserError(f"history catalog {path} cannot be created: {exc.strerror}",
+                            "give another --db or CEPHBENCH_HISTORY") from None
+        return cls(conn, path)
+
+    def close(self) -> None:
+        self.conn.close()
+
+    def __enter__(self) -> "History":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    # ---- writing -------------------------------------------------------------------------------
+
+    def add(self, run_dir: Path) -> tuple[int, list[CorruptLine]]:
+        """Catalogue a run directory (again): its facts and every result's key figures. Returns (results, bad lines)."""
+        rd = RunDir.open(run_dir)
+        meta = rd.meta()
+        results, bad = rd.results()
+        path = str(Path(run_dir).resolve())
+        run_ids = meta.get("run_ids") or []
+        with self.conn:
+            self.conn.execute("DELETE FROM results WHERE run_path = ?", (path,))
+            self.conn.execute("INSERT OR REPLACE INTO runs VALUES (?,?,?,?,?,?,?,?,?,?,?)", (
+                path, run_ids[0] if run_ids else None, meta.get("suite_name"), fsid(meta), ceph_version(meta),
+                meta.get("started_unix"), meta.get("finished_unix"), int(bool(meta.get("imported"))),
+                len(results), sum(1 for r in results if r.status == "failed"), time.time()))
+            for r in results:
+                vals = metric_values(r.measurement) if r.status == "ok" and r.measurement else {}
+                self.conn.execute(
+                    "INSERT INTO results VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
+                    (path, r.test.id, test_label(r.test), r.test.match_key(), r.test.kind,
+                     json.dumps(r.test.params, sort_keys=True, default=str), r.test.repeat, r.status,
+                     *(vals.get(m) for m in METRIC_NAMES)))
+        return len(results), bad
+
+    # ---- reading -------------------------------------------------------------------------------
+
+    def runs(self, filters: Filters = Filters()) -> list[RunRow]:
+        where, args = filters.where()
+        rows = self.conn.execute(
+            "SELECT path, run_id, suite, fsid, ceph_version, started_unix, finished_unix, imported, tests, failed "
+            f"FROM runs{where} ORDER BY started_unix, path", args).fetchall()
+        return [RunRow(*row[:7], bool(row[7]), row[8], row[9]) for row in rows]
+
+    def trend(self, metric: str, match: str, filters: Filters = Filters()) -> list[TrendPoint]:
+        """One test across the catalogued runs, oldest first: per run and configuration, the repeats' values."""
+        metric = metric_name(metric)
+        runs = {r.path: r for r in self.runs(filters)}
+        want = _matcher(match)
+        points: dict[tuple[str, str], list[Any]] = {}
+        for path, test_id, label, key, kind, params, value in self.conn.execute(
+                f"SELECT run_path, test_id, label, match_key, kind, params, {metric} FROM results "
+                "WHERE status = 'ok' ORDER BY run_path, test_id"):
+            if path not in runs or value is None or not want(test_id, kind, json.loads(params), key):
+                continue
+            points.setdefault((path, key), [label, []])[1].append(float(value))
+        out = [TrendPoint(runs[p], label, key, tuple(vals)) for (p, key), (label, vals) in points.items()]
+        return sorted(out, key=lambda t: (t.run.started_unix or 0, t.run.path, t.label))
+
+
+def _matcher(match: str):
+    """--test: a match key (JSON), `[kind] key=value ...` (params that must be equal), or a substring of the id."""
+    from .importer import parse_labels
+    match = match.strip()
+    if not match:
+        raise UserError("give the test to follow", "e.g. --test 'rados_bench phase=write object_size=4MiB' "
+                        "or a part of its id", where="--test")
+    if match.startswith("{"):
+        return lambda _id, _kind, _params, key: key == match
+    words = match.replace(",", " ").split()
+    if any("=" in w for w in words):
+        kinds = [w for w in words if "=" not in w]
+        want = parse_labels([w for w in words if "=" in w])
+        if len(kinds) > 1:
+            raise UserError(f"{match!r}: give at most one kind before key=value pairs", where="--test")
+        return lambda _id, kind, params, _key: ((not kinds or kind == kinds[0])
+                                                and all(params.get(k) == v for k, v in want.items()))
+    return lambda test_id, _kind, _params, _key: match in test_id
+
+
+def format_time(unix: float | None) -> str:
+    if unix is None:
+        return "-"
+    return datetime.fromtimestamp(unix, timezone.utc).strftime("%Y-%m-%d %H:%M")
+

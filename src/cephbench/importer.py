@@ -1,0 +1,286 @@
+"""`cephbench import`: raw output of earlier runs (any Ceph version) into a run directory.
+
+The format is told from the content, never the file name: `rados bench` text (old and new summaries), fio JSON
+(json or json+, with or without notes before it), `rbd bench` text, `iperf3 -J` JSON and cephbench-loadgen/1
+JSON. Each file is read by its driver's own parser (drivers/*.py) into a Measurement, and becomes one Test whose
+kind and params are inferred from the content (op and sizes from the rados bench summary, rw/bs/iodepth from
+fio's job options, ...); `--label key=value` adds or overrides params. Files of one configuration are repeats
+of one test (samples for `cephbench compare`). Every file is read before anything is written: one bad file
+writes nothing.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import secrets
+import shutil
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from . import __version__
+from .drivers import ParseError, fio, iperf, rados_bench, rbd_bench, rgw_loadgen
+from .errors import UserError
+from .results import Measurement, Result, RunDir, Test
+from .units import format_size, parse_duration, parse_size
+
+FORMATS = "rados bench, fio, rbd bench, iperf3 or loadgen"
+_SIZE_KEYS = {"object_size", "op_size", "block_size", "io_size", "total", "image_size"}
+_MAINTAINING_RE = re.compile(r"Maintaining (\d+) concurrent (?:writes|reads)")
+
+
+@dataclass
+class Parsed:
+    """One source file, read: which tool made it, what ran, what it measured."""
+    source: Path
+    sha256: str
+    format: str
+    kind: str
+    params: dict[str, Any]
+    measurement: Measurement
+    notes: list[str] = field(default_factory=list)
+
+
+def _unknown(path: Path, reason: str) -> UserError:
+    return UserError(f"not a {FORMATS} output ({reason})", where=str(path))
+
+
+def _first_line(text: str) -> str:
+    lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
+    return lines[0][:80] if lines else ""
+
+
+def _json_doc(text: str) -> dict[str, Any] | None:
+    start = text.find("{")
+    if start < 0:
+        return None
+    try:
+        doc, _ = json.JSONDecoder().raw_decode(text[start:])
+    except ValueError:
+        return None
+    return doc if isinstance(doc, dict) else None
+
+
+# ---- per format: measurement from the driver's parser, params from the content -------------------------
+
+def _rados_bench(text: str, labels: dict[str, Any]) -> tuple[str, dict[str, Any], Measurement]:
+    reads = re.search(r"^\s*Total reads made\s*:", text, re.M) is not None
+    # seq and rand print the same summary: the phase of a read is "read" unless a --label phase= says which
+    phase = "write" if not reads else str(labels.get("phase", "read"))
+    m = rados_bench.parse(text, phase)
+    params: dict[str, Any] = {"phase": phase}
+    if m.object_size_bytes:
+        params["object_size"] = m.object_size_bytes
+    if m.op_size_bytes and m.op_size_bytes != m.object_size_bytes:
+        params["op_size"] = m.op_size_bytes
+    conc = _MAINTAINING_RE.search(text)
+    if conc:
+        params["concurrency"] = int(conc.group(1))
+    else:  # "Cur ops" of the per-second lines: the ops in flight, all of them while the run is going
+        in_flight = [int(mm.group(2)) for ln in text.splitlines() if (mm := rados_bench._SECOND_RE.match(ln))]
+        if in_flight and max(in_flight) > 0:
+            params["concurrency"] = max(in_flight)
+    return "rados_bench", params, m
+
+
+def _fio(text: str) -> tuple[str, dict[str, Any], Measurement]:
+    jobs = fio.parse_fio_json(text)
+    if not jobs:
+        raise ParseError("fio JSON with no jobs")
+    doc = _json_doc(text) or {}
+    glob = {str(k): str(v) for k, v in (doc.get("global options") or {}).items()}
+    opts = [{**glob, **j.options} for j in jobs]
+    rws = sorted({o.get("rw", "read") for o in opts})
+    if len(rws) > 1:
+        raise ParseError(f"fio jobs of different kinds ({', '.join(rws)}): import one kind of job per file")
+    rw = rws[0]
+    engine = opts[0].get("ioengine", "psync")
+    kind = {"rados": "fio_rados", "rbd": "fio_rbd"}.get(engine, "fio")
+    try:
+        m = fio.to_measurement(jobs, rw, tool=f"fio {engine}" if kind != "fio" else "fio")
+    except ValueError as exc:
+        raise ParseError(str(exc)) from None
+    params: dict[str, Any] = {"phase": rw}
+    if kind == "fio":
+        params["ioengine"] = engine
+    bs = opts[0].get("bs")
+    if bs:
+        try:
+            params["block_size"] = parse_size(bs)
+        except ValueError:
+            params["block_size"] = bs
+    params["iodepth"] = int(opts[0].get("iodepth", 1))
+    params["jobs"] = len(jobs)
+    if rw in ("rw", "randrw", "readwrite") and "rwmixread" in opts[0]:
+        params["rwmixread"] = int(opts[0]["rwmixread"])
+    return kind, params, m
+
+
+def _rbd_bench(text: str) -> tuple[str, dict[str, Any], Measurement]:
+    m = rbd_bench.parse(text)
+    header = next(h for ln in text.splitlines() if (h := rbd_bench._HEADER_RE.match(ln.strip())))
+    params: dict[str, Any] = {"phase": header.group(1), "io_size": int(header.group(4)),
+                              "io_threads": int(header.group(5)),
+                              "io_pattern": "rand" if header.group(7) in ("rand", "random") else "seq"}
+    if header.group(2):
+        params["rw_mix_read"] = int(header.group(2))
+    return "rbd_bench", params, m
+
+
+def _iperf3(text: str) -> tuple[str, dict[str, Any], Measurement]:
+    m = iperf.parse_iperf_json(text)
+    return "net_baseline", {"pattern": "pair", "streams": m.extra.get("stream_count", 1)}, m
+
+
+def _loadgen(text: str) -> tuple[str, dict[str, Any], Measurement]:
+    m = rgw_loadgen.parse(text)
+    p = (_json_doc(text) or {}).get("params") or {}
+    params: dict[str, Any] = {"protocol": p.get("protocol"), "phase": m.op, "concurrency": p.get("concurrency")}
+    sizes = p.get("sizes") or []
+    if len(sizes) == 1:
+        params["object_size"] = int(sizes[0]["bytes"])
+    elif sizes:
+        params["sizes"] = sizes
+    for key in ("objects", "buckets", "mix"):
+        if p.get(key):
+            params[key] = p[key]
+    if p.get("rate_ops_per_s"):
+        params["rate"] = p["rate_ops_per_s"]
+    return "rgw", {k: v for k, v in params.items() if v is not None}, m
+
+
+def detect(text: str) -> str | None:
+    """The tool that wrote `text`, from its content; None when it is none of those cephbench reads."""
+    if '"schema"' in text and "cephbench-loadgen/" in text:
+        return "loadgen"
+    if '"fio version"' in text:
+        return "fio"
+    if '"intervals"' in text and '"start"' in text:
+        return "iperf3"
+    if '"concurrent_ios"' in text or '"total_time_run"' in text:
+        return "rados bench json"
+    if any(rbd_bench._HEADER_RE.match(ln.strip()) for ln in text.splitlines()):
+        return "rbd bench"
+    if re.search(r"^\s*Total time run\s*:", text, re.M) or re.search(r"^\s*sec\s+Cur ops\s+started", text, re.M):
+        return "rados bench"
+    return None
+
+
+def read_file(path: Path, labels: dict[str, Any] | None = None) -> Parsed:
+    """One file -> Parsed; UserError (one line) when it is unknown, truncated or the tool's error message."""
+    labels = labels or {}
+    try:
+        data = Path(path).read_bytes()
+    except OSError as exc:
+        raise UserError(f"cannot read it: {exc.strerror}", where=str(path)) from None
+    text = data.decode("utf-8", errors="replace")
+    fmt = detect(text)
+    if fmt is None:
+        doc = _json_doc(text)
+        if doc is not None:
+            raise _unknown(path, f"a JSON document with keys {', '.join(list(doc)[:6])}")
+        first = _first_line(text)
+        raise _unknown(path, f"first line: {first!r}" if first else "the file is empty")
+    if fmt == "rados bench json":
+        raise _unknown(path, "rados bench -f json output is not read; import its plain text output")
+    try:
+        if fmt == "rados bench":
+            kind, params, m = _rados_bench(text, labels)
+        elif fmt == "fio":
+            kind, params, m = _fio(text)
+        elif fmt == "rbd bench":
+            kind, params, m = _rbd_bench(text)
+        elif fmt == "iperf3":
+            kind, params, m = _iperf3(text)
+        else:
+            kind, params, m = _loadgen(text)
+    except ParseError as exc:
+        raise _unknown(path, f"looks like {fmt} but: {exc}") from None
+    # a phase label names what the output cannot tell (seq or rand of a rados bench read); it never renames a write
+    extra = {k: v for k, v in labels.items() if k != "phase" or params.get("phase") in (None, "read")}
+    return Parsed(Path(path), hashlib.sha256(data).hexdigest(), fmt, kind, {**params, **extra}, m)
+
+
+def parse_labels(items: tuple[str, ...] | list[str]) -> dict[str, Any]:
+    """`key=value` strings -> params: sizes and durations in base units, numbers as numbers."""
+    out: dict[str, Any] = {}
+    for item in items:
+        key, sep, raw = item.partition("=")
+        key = key.strip()
+        if not sep or not key or not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_.-]*", key):
+            raise UserError(f"{item!r} is not key=value", "e.g. --label ceph_version=16.2.15", where="--label")
+        raw = raw.strip()
+        value: Any = raw
+        try:
+            if key in _SIZE_KEYS:
+                value = parse_size(raw)
+            elif key.endswith("_s"):
+                value = parse_duration(raw)
+            elif re.fullmatch(r"-?\d+", raw):
+                value = int(raw)
+            elif re.fullmatch(r"-?\d+\.\d*(e-?\d+)?", raw):
+                value = float(raw)
+        except ValueError as exc:
+            raise UserError(str(exc), where=f"--label {key}") from None
+        out[key] = value
+    return out
+
+
+def _test_id(index: int, kind: str, params: dict[str, Any]) -> str:
+    bits = [kind, str(params.get("phase", ""))]
+    for key in ("object_size", "block_size", "io_size"):
+        if isinstance(params.get(key), int):
+            bits.append(format_size(params[key]))
+    for key, prefix in (("concurrency", "t"), ("io_threads", "t"), ("iodepth", "qd"), ("streams", "P")):
+        if key in params:
+            bits.append(f"{prefix}{params[key]}")
+    safe = re.sub(r"[^A-Za-z0-9_.-]+", "_", "-".join(b for b in bits if b))
+    return f"{index:03d}-{safe}"
+
+
+def import_files(files: list[Path], out_dir: Path | None, labels: dict[str, Any]) -> tuple[RunDir, list[Result]]:
+    """Every file read first (any failure: UserError, nothing written), then one run directory with them all."""
+    if not files:
+        raise UserError("give at least one file to import", "e.g. cephbench import rados-bench-write.txt",
+                        where="FILE")
+    parsed = [read_file(f, labels) for f in files]
+    stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
+    path = out_dir or Path("cephbench-runs") / f"{stamp}-import"
+    repeats: dict[str, int] = {}
+    tests = []
+    for i, p in enumerate(parsed, 1):
+        key = json.dumps({"kind": p.kind, "params": p.params}, sort_keys=True, default=str)
+        repeats[key] = repeats.get(key, 0) + 1
+        tid = _test_id(i, p.kind, p.params) + (f"-r{repeats[key]}" if repeats[key] > 1 else "")
+        tests.append(Test(id=tid, index=i, workload="imported", kind=p.kind, group=f"g{i:03d}", params=p.params,
+                          repeat=repeats[key], est_duration_s=p.measurement.duration_s))
+    now = time.time()
+    meta: dict[str, Any] = {
+        "cephbench_version": __version__, "run_ids": [secrets.token_hex(3)], "suite_name": "import",
+        "imported": True, "labels": labels, "started_unix": now, "finished_unix": now,
+        "sources": [{"path": str(p.source.absolute()), "sha256": p.sha256, "format": p.format, "test": t.id}
+                    for p, t in zip(parsed, tests)],
+        "plan": [t.model_dump() for t in tests],
+    }
+    if "ceph_version" in labels:
+        meta["cluster"] = {"versions": {"overall": {f"ceph version {labels['ceph_version']}": 1}}}
+    if "fsid" in labels:
+        meta.setdefault("cluster", {})["status"] = {"fsid": str(labels["fsid"])}
+    rundir = RunDir.create(path, meta)
+    results = []
+    try:
+        for p, t in zip(parsed, tests):
+            raw_dir = rundir.raw_dir(t.id)
+            shutil.copyfile(p.source, raw_dir / p.source.name)
+            r = Result(test=t, status="ok", started_unix=now, duration_s=p.measurement.duration_s,
+                       raw=[str((raw_dir / p.source.name).relative_to(rundir.path))], measurement=p.measurement,
+                       notes=[f"imported from {p.source} ({p.format}, sha256 {p.sha256[:12]}…)", *p.notes])
+            rundir.append(r)
+            results.append(r)
+    except OSError as exc:
+        shutil.rmtree(rundir.path, ignore_errors=True)
+        raise UserError(f"cannot write the run directory: {exc}", where=str(path)) from None
+    return rundir, results

@@ -1,0 +1,147 @@
+"""history: the SQLite catalog of runs, filters, trends from stored figures, missing run directories."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+from cephbench.errors import UserError
+from cephbench.history import Filters, History, ceph_version, default_path, parse_date
+from runfactory import fixture_measurement, repeats, write_run
+
+W4M = {"pool": "rep", "object_size": 4194304, "concurrency": 16, "phase": "write", "duration_s": 5.0}
+FSID_A, FSID_B = "5e1f0c6a-0000-4000-8000-00000000000a", "9b2d7e10-0000-4000-8000-00000000000b"
+DAY = 86400.0
+T0 = 1_790_000_000.0        # 2026-09-21
+
+
+def cluster(fsid: str, version: str) -> dict:
+    return {"status": {"fsid": fsid},
+            "versions": {"mon": {f"ceph version {version} (abc) pacific (stable)": 3},
+                         "overall": {f"ceph version {version} (abc) pacific (stable)": 6}}}
+
+
+@pytest.fixture
+def catalog(tmp_path):
+    """Three runs of one 4 MiB write, 5 repeats each, on two clusters and versions, a day apart; B is 20% faster."""
+    w = fixture_measurement()
+    runs = []
+    for i, (name, factor, fsid, ver) in enumerate([("r1", 1.0, FSID_A, "16.2.14"), ("r2", 1.2, FSID_A, "16.2.15"),
+                                                   ("r3", 1.1, FSID_B, "17.2.7")]):
+        runs.append(write_run(tmp_path / name, [("rados_bench", W4M, repeats(w, factor, offset=i))],
+                              {"suite_name": "quick" if i < 2 else "sweep", "started_unix": T0 + i * DAY,
+                               "cluster": cluster(fsid, ver)}))
+    h = History.open(tmp_path / "h.sqlite")
+    for r in runs:
+        h.add(r)
+    yield h, runs
+    h.close()
+
+
+def test_ceph_version_from_run_json():
+    assert ceph_version({"cluster": cluster(FSID_A, "16.2.15")}) == "16.2.15"
+    assert ceph_version({"cluster": {"versions": {"error": "timed out"}}}) is None
+    assert ceph_version({}) is None
+
+
+def test_list_and_filters(catalog):
+    h, runs = catalog
+    assert [r.path for r in h.runs()] == [str(p.resolve()) for p in runs]
+    assert [r.suite for r in h.runs(Filters(suite="sweep"))] == ["sweep"]
+    assert len(h.runs(Filters(fsid=FSID_A[:8]))) == 2
+    assert [r.ceph_version for r in h.runs(Filters(ceph_version="16.2"))] == ["16.2.14", "16.2.15"]
+    assert [r.ceph_version for r in h.runs(Filters(ceph_version="17"))] == ["17.2.7"]
+    assert len(h.runs(Filters(since=T0 + DAY / 2))) == 2
+    assert len(h.runs(Filters(until=T0 + DAY / 2))) == 1
+    day0 = "2026-09-21"
+    assert parse_date(day0, end=True) - parse_date(day0) == DAY
+    with pytest.raises(UserError, match="not a date"):
+        parse_date("yesterday")
+
+
+def test_trend_oldest_first_and_survives_deleted_runs(catalog):
+    h, runs = catalog
+    pts = h.trend("bw", "rados_bench phase=write object_size=4MiB")
+    assert [p.run.ceph_version for p in pts] == ["16.2.14", "16.2.15", "17.2.7"]
+    assert all(len(p.values) == 5 for p in pts)
+    assert pts[1].mean / pts[0].mean == pytest.approx(1.2, rel=0.02)
+    shutil.rmtree(runs[1])
+    listed = h.runs()
+    assert [r.missing for r in listed] == [False, True, False]
+    again = h.trend("bytes_per_s", "4194304-16-write")          # a part of the test id
+    assert [p.mean for p in again] == [p.mean for p in pts]   # from the catalog, not the deleted directory
+    assert h.trend("p99", "write") == []                      # rados bench gives no p99
+    assert len(h.trend("lat", "write", Filters(fsid=FSID_B))) == 1
+    with pytest.raises(UserError, match="unknown metric"):
+        h.trend("speed", "write")
+
+
+def test_adding_again_replaces_rows(catalog):
+    h, runs = catalog
+    h.add(runs[0])
+    assert len(h.runs()) == 3
+    assert len(h.trend("iops", "write", Filters(ceph_version="16.2.14"))[0].values) == 5
+
+
+def test_default_path(monkeypatch, tmp_path):
+    monkeypatch.delenv("CEPHBENCH_HISTORY", raising=False)
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "xdg"))
+    assert default_path() == tmp_path / "xdg" / "cephbench" / "history.sqlite"
+    monkeypatch.setenv("CEPHBENCH_HISTORY", str(tmp_path / "elsewhere.sqlite"))
+    assert default_path() == tmp_path / "elsewhere.sqlite"
+
+
+def test_not_a_catalog(tmp_path):
+    bad = tmp_path / "h.sqlite"
+    bad.write_text("not sqlite at all, just text " * 100)
+    with pytest.raises(UserError, match="cannot be used"):
+        History.open(bad)
+
+
+# ---- CLI ---------------------------------------------------------------------------------------
+
+def cli(tmp_path, *args: str) -> subprocess.CompletedProcess:
+    env = {**os.environ, "CEPHBENCH_HISTORY": str(tmp_path / "cli.sqlite")}
+    return subprocess.run([sys.executable, "-m", "cephbench.cli", *args], capture_output=True, text=True, env=env)
+
+
+def test_cli_history(tmp_path, catalog):
+    _, runs = catalog
+    res = cli(tmp_path, "history", "add", *map(str, runs))
+    assert res.returncode == 0, res.stderr
+    shutil.rmtree(runs[2])
+    res = cli(tmp_path, "history", "--ceph-version", "17")
+    assert res.returncode == 0 and "missing" in res.stdout and "17.2.7" in res.stdout and "16.2.14" not in res.stdout
+    res = cli(tmp_path, "history", "--trend", "bytes_per_s", "--test", "rados_bench phase=write")
+    assert res.returncode == 0, res.stderr
+    rows = [[c.strip() for c in ln.split("│")] for ln in res.stdout.splitlines() if ln.startswith("│")]
+    assert [(r[2], r[3]) for r in rows] == [("r1", "16.2.14"), ("r2", "16.2.15"), ("r3", "17.2.7")]
+    assert rows[1][7].startswith(("+19.", "+20.")) and rows[2][8] == "missing"
+
+
+def _one_line_exit_2(res):
+    assert res.returncode == 2, (res.stdout, res.stderr)
+    assert "Traceback" not in res.stderr and len(res.stderr.strip().splitlines()) == 1, res.stderr
+    return res.stderr
+
+
+def test_cli_history_bad_inputs(tmp_path, catalog):
+    _, runs = catalog
+    (tmp_path / "empty").mkdir()
+    newer = tmp_path / "newer"
+    newer.mkdir()
+    (newer / "run.json").write_text(json.dumps({"schema_version": 2}))
+    assert "no run.json" in _one_line_exit_2(cli(tmp_path, "history", "add", str(tmp_path / "empty")))
+    assert "schema 2" in _one_line_exit_2(cli(tmp_path, "history", "add", str(newer)))
+    assert "no catalogued result" in _one_line_exit_2(
+        cli(tmp_path, "history", "--trend", "iops", "--test", "nothing-like-this"))
+    with open(runs[0] / "results.jsonl", "a") as f:
+        f.write("{not json\n")
+    res = cli(tmp_path, "history", "add", str(runs[0]))
+    assert res.returncode == 0 and "results.jsonl:6: unreadable result skipped" in res.stderr
+    assert "catalogued" in res.stdout and "Traceback" not in res.stderr

@@ -1,0 +1,144 @@
+"""import: format from the content, params inferred, labels, run directory with sources; bad input writes nothing."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+from conftest import FIXTURES, REPO
+from cephbench.analysis.compare import compare_runs, load_run
+from cephbench.errors import UserError
+from cephbench.importer import detect, import_files, parse_labels, read_file
+from cephbench.results import RunDir
+
+RB = FIXTURES / "rados_bench"
+OLD_W, OLD_R = RB / "seed000_ceph0.48_write_4M_rep2.txt", RB / "seed000_ceph0.48_seq_4M_rep2.txt"
+NEW_W, NEW_R = RB / "ceph16.2.15_write_4M.txt", RB / "ceph16.2.15_seq_4M.txt"
+
+
+def cli(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "cephbench.cli", *args], capture_output=True, text=True,
+                          env={**os.environ, **(env or {})})
+
+
+def test_old_and_new_rados_bench_formats(tmp_path):
+    old = read_file(OLD_W)
+    assert (old.format, old.kind) == ("rados bench", "rados_bench")
+    assert old.params == {"phase": "write", "object_size": 4194304}          # the seed excerpt has no header
+    assert old.measurement.bytes_per_s == pytest.approx(55.723 * 2**20)
+    assert old.measurement.ops_per_s == pytest.approx(4200 / 301.488871)    # old format prints no IOPS
+    new = read_file(NEW_W)
+    assert new.params == {"phase": "write", "object_size": 4194304, "concurrency": 16}
+    assert new.measurement.ops_per_s == 35 and len(new.measurement.timeseries) == 5
+    r = read_file(OLD_R, {"phase": "seq", "ceph_version": "0.48"})
+    assert r.params["phase"] == "seq" and r.measurement.op == "seq" and r.params["ceph_version"] == "0.48"
+    assert read_file(OLD_R).params["phase"] == "read"       # seq and rand print the same summary
+    assert read_file(OLD_W, {"phase": "seq"}).params["phase"] == "write"   # a phase label never renames a write
+
+
+def test_import_old_and_new_versions_into_comparable_runs(tmp_path):
+    rd_old, res_old = import_files([OLD_W, OLD_R], tmp_path / "old", parse_labels(["ceph_version=0.48",
+                                                                                   "phase=seq"]))
+    rd_new, _ = import_files([NEW_W, NEW_R], tmp_path / "new", parse_labels(["ceph_version=16.2.15", "phase=seq"]))
+    meta = rd_old.meta()
+    assert meta["imported"] is True and meta["schema_version"] == 1
+    assert [s["sha256"] for s in meta["sources"]] == [hashlib.sha256(p.read_bytes()).hexdigest()
+                                                       for p in (OLD_W, OLD_R)]
+    assert meta["sources"][0]["path"] == str(OLD_W.absolute()) and meta["sources"][0]["format"] == "rados bench"
+    assert meta["cluster"]["versions"]["overall"] == {"ceph version 0.48": 1}
+    results, bad = RunDir.open(rd_old.path).results()
+    assert not bad and [r.test.params["phase"] for r in results] == ["write", "seq"]
+    assert (rd_old.path / results[0].raw[0]).read_bytes() == OLD_W.read_bytes()
+    pair = compare_runs([load_run(rd_old.path), load_run(rd_new.path)], match_on=["phase", "object_size"])[0]
+    write = next(t for t in pair.tests if t.test.params["phase"] == "write")
+    bw = next(d for d in write.metrics if d.metric.name == "bytes_per_s")
+    assert bw.delta_pct == pytest.approx((140.784 / 55.723 - 1) * 100)
+    assert bw.sig.text() == "~"                             # one sample each: cannot tell
+
+
+def test_every_format_is_told_from_the_content(tmp_path):
+    cases = {
+        FIXTURES / "fio" / "fio3.33_ceph16.2.15_rados_write_4M_qd16.json": ("fio", "fio_rados"),
+        FIXTURES / "fio" / "fio3.33_psync_read_1M_note_before_json.txt": ("fio", "fio"),
+        FIXTURES / "rbd_bench" / "ceph16.2.15_readwrite70_rand_4K.txt": ("rbd bench", "rbd_bench"),
+        FIXTURES / "iperf3" / "iperf3.12_loopback_2streams.json": ("iperf3", "net_baseline"),
+        REPO / "loadgen" / "testdata" / "result-rgw-16.2.15-swift-get-open.json": ("loadgen", "rgw"),
+    }
+    for src, want in cases.items():
+        renamed = tmp_path / "output.dat"               # the name says nothing
+        shutil.copyfile(src, renamed)
+        p = read_file(renamed)
+        assert (p.format, p.kind) == want, src
+    fio = read_file(FIXTURES / "fio" / "fio3.33_ceph16.2.15_rbd_randrw70_4K_qd8_2images.json")
+    assert fio.params == {"phase": "randrw", "block_size": 4096, "iodepth": 8, "jobs": 2, "rwmixread": 70}
+    rbd = read_file(FIXTURES / "rbd_bench" / "ceph16.2.15_readwrite70_rand_4K.txt")
+    assert rbd.params == {"phase": "readwrite", "io_size": 4096, "io_threads": 16, "io_pattern": "rand",
+                          "rw_mix_read": 70}
+    lg = read_file(REPO / "loadgen" / "testdata" / "result-rgw-16.2.15-swift-get-open.json")
+    assert lg.params["protocol"] == "swift" and lg.params["phase"] == "get" and lg.params["object_size"] == 4096
+    assert read_file(FIXTURES / "iperf3" / "iperf3.12_loopback_2streams.json").params["streams"] == 2
+
+
+@pytest.mark.parametrize("text,reason", [
+    ("", "the file is empty"),
+    ("hello world\n", "first line: 'hello world'"),
+    ('{"blockdevices": []}', "a JSON document with keys blockdevices"),
+])
+def test_unknown_input(tmp_path, text, reason):
+    f = tmp_path / "x.txt"
+    f.write_text(text)
+    assert detect(text) is None
+    with pytest.raises(UserError) as exc:
+        read_file(f)
+    assert exc.value.one_line() == f"{f}: not a rados bench, fio, rbd bench, iperf3 or loadgen output ({reason})"
+
+
+def test_truncated_inputs_are_refused(tmp_path):
+    rados = NEW_W.read_text()
+    (tmp_path / "rados.txt").write_text(rados[:rados.index("Total time run")])
+    fio = (FIXTURES / "fio" / "fio3.33_libaio_write_4M_qd1.json").read_text()
+    (tmp_path / "fio.json").write_text(fio[:len(fio) // 2])
+    for name, what in (("rados.txt", "looks like rados bench but: no rados bench summary"),
+                       ("fio.json", "looks like fio but: not fio JSON output")):
+        with pytest.raises(UserError, match=what):
+            read_file(tmp_path / name)
+    with pytest.raises(UserError, match="unable to connect"):
+        read_file(FIXTURES / "iperf3" / "iperf3.12_error_connection_refused.json")
+
+
+def test_labels():
+    assert parse_labels(["ceph_version=16.2.15", "concurrency=16", "object_size=4MiB", "duration_s=30s",
+                         "x=1.5"]) == {"ceph_version": "16.2.15", "concurrency": 16, "object_size": 4194304,
+                                       "duration_s": 30.0, "x": 1.5}
+    with pytest.raises(UserError, match="not key=value"):
+        parse_labels(["novalue"])
+
+
+def test_repeats_of_one_configuration_are_numbered(tmp_path):
+    rd, results = import_files([NEW_W, NEW_W, NEW_W], tmp_path / "r", {})
+    assert [r.test.repeat for r in results] == [1, 2, 3]
+    assert len({r.test.match_key() for r in results}) == 1 and len({r.test.id for r in results}) == 3
+
+
+# ---- CLI ------------------------------------------------------------------------------------------
+
+def test_cli_import_then_bad_file_writes_nothing(tmp_path):
+    env = {"CEPHBENCH_HISTORY": str(tmp_path / "h.sqlite")}
+    res = cli("import", str(OLD_W), str(NEW_W), "--out", str(tmp_path / "ok"), "--label", "site=lab", env=env)
+    assert res.returncode == 0, res.stderr
+    assert "imported 2 file(s)" in res.stdout and (tmp_path / "ok" / "run.json").is_file()
+    assert (tmp_path / "h.sqlite").is_file()                              # catalogued on import
+    bad = tmp_path / "bad.txt"
+    bad.write_text("Total time run: 3\n")                               # a summary cut after its first line
+    res = cli("import", str(NEW_W), str(bad), "--out", str(tmp_path / "no"), env=env)
+    assert res.returncode == 2 and "Traceback" not in res.stderr
+    assert res.stderr.strip().splitlines() == [
+        f"cephbench: {bad}: not a rados bench, fio, rbd bench, iperf3 or loadgen output (looks like rados bench "
+        "but: no rados bench summary in the output (last line: 'Total time run: 3'))"]
+    assert not (tmp_path / "no").exists()
