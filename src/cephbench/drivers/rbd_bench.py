@@ -187,5 +187,8 @@ def run_group(ctx: RunContext, group: list[Test], todo: set[str]) -> Iterator[Ou
 
             outcome = measure(ctx, test, started, spawns, timeout, parse_all, tool=f"rbd bench {p['phase']}",
                               notes=notes, live=live_figures, accept=_accept(duration is not None))
-            if outcome is not None:
-                yield outcome
+            if outcome is None:
+                continue
+            if duration is not None:      # stopped by SIGINT: let the next test find the image free
+                outcome.notes += rbd_images.wait_unwatched(ctx, images)
+            yield outcome

@@ -7,7 +7,9 @@ mappings first, then images, then pools (the ledger releases newest first).
 
 from __future__ import annotations
 
+import json
 import logging
+import time
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -133,19 +135,65 @@ def create_images(ctx: RunContext, gid: str, params: dict[str, Any], krbd: bool 
 
 def _register_image(ctx: RunContext, spec: str) -> None:
     argv = rbd_argv(ctx, "rm", "--no-progress", spec)
-    ctx.ledger.add(Resource("rbd-image", spec),
-                   lambda: ctx.change(argv, lambda: _check(ctx.host.run(argv, timeout_s=600), f"rbd rm {spec}")))
+
+    def remove() -> None:
+        if spec.split("/", 1)[0] not in ctx.cluster.pool_names():
+            return          # removed with its pool
+        _check(ctx.host.run(argv, timeout_s=600), f"rbd rm {spec}")
+
+    ctx.ledger.add(Resource("rbd-image", spec), lambda: ctx.change(argv, remove))
+
+
+WATCH_EXPIRY_S = 45.0   # a client that died without closing its image is dropped after osd_client_watch_timeout (30 s)
+
+
+def wait_unwatched(ctx: RunContext, images: Images) -> list[str]:
+    """Wait until no client watches the images any more; returns a note when it had to wait.
+
+    rbd bench stopped with SIGINT sometimes exits without closing its image: its watch and exclusive lock
+    linger until the OSDs time the watch out, and the next client of the image stalls meanwhile.
+    """
+    if ctx.dry_run:
+        return []
+    t0 = time.monotonic()
+    while True:
+        watched = []
+        for spec in images.specs:
+            res = ctx.host.run(rbd_argv(ctx, "status", "--format", "json", spec), timeout_s=60)
+            try:
+                if res.ok and json.loads(res.stdout).get("watchers"):
+                    watched.append(spec)
+            except ValueError:
+                pass
+        waited = time.monotonic() - t0
+        if not watched:
+            return [f"after the test, waited {waited:.0f} s for the image watch of the stopped rbd bench to "
+                    "expire"] if waited >= 1 else []
+        if waited > WATCH_EXPIRY_S:
+            return [f"{', '.join(watched)} still watched after {waited:.0f} s: the next test may stall"]
+        time.sleep(1.0)
 
 
 def remove_images(ctx: RunContext, images: Images) -> None:
-    """Unmap, remove the images, then the pools: now, at the end of the group, not at the end of the run."""
-    for r in reversed(ctx.ledger.pending()):
-        if r.kind == "rbd-mapping" and r.name in images.devices:
+    """Unmap, remove the images, then the pools: now, at the end of the group, not at the end of the run.
+
+    An image that cannot be removed (still watched by a client that just died) goes with its pool; its
+    ledger entry then finds the pool gone, which counts as removed.
+    """
+    mine = [r for r in reversed(ctx.ledger.pending())
+            if (r.kind == "rbd-mapping" and r.name in images.devices) or (r.kind == "rbd-image" and r.name in images.specs)]
+    failed = []
+    for r in mine:
+        try:
             ctx.ledger.release_one(r)
-        if r.kind == "rbd-image" and r.name in images.specs:
-            ctx.ledger.release_one(r)
+        except OperationFailed as exc:
+            log.warning("%s %s: %s; it goes with its pool", r.kind, r.name, exc)
+            failed.append(r)
     for p in reversed(images.pools):
         remove_pool(ctx, p)
+    for r in failed:
+        if r.kind == "rbd-image":
+            ctx.ledger.release_one(r)
 
 
 def prefill(ctx: RunContext, test: Test, images: Images) -> None:
