@@ -180,3 +180,31 @@ def test_krbd_unavailable_says_why_in_one_line(monkeypatch, tmp_path):
     assert rbd_images.krbd_unavailable(dry) is None and dry.planned == ["modprobe rbd"]
     monkeypatch.setattr(rbd_images, "SYS_BUS_RBD", tmp_path)      # the module is loaded
     assert rbd_images.krbd_unavailable(ctx) is None
+
+
+def test_wait_unwatched_polls_until_the_stale_watch_is_gone(monkeypatch):
+    from types import SimpleNamespace
+
+    from cephbench.drivers import rbd_images
+    from cephbench.hosts import CommandResult
+
+    answers = ['{"watchers":[{"address":"127.0.0.1:0/1","client":5360,"cookie":1}]}'] * 3 + ['{"watchers":[]}']
+    calls = []
+
+    def run(argv, timeout_s):
+        calls.append(argv)
+        return CommandResult(list(argv), 0, answers[min(len(calls) - 1, len(answers) - 1)], "", 0.01)
+
+    clock = iter(range(0, 1000, 2))
+    monkeypatch.setattr(rbd_images.time, "monotonic", lambda: next(clock))
+    monkeypatch.setattr(rbd_images.time, "sleep", lambda s: None)
+    ctx = SimpleNamespace(dry_run=False, host=SimpleNamespace(run=run),
+                          target=SimpleNamespace(client_args=lambda: ["--conf", "c"]))
+    images = Images(pool="p", data_pool=None, names=["i"], size_bytes=MIB, pools=["p"])
+    notes = rbd_images.wait_unwatched(ctx, images)
+    assert len(calls) == 4 and calls[0][-4:] == ["status", "--format", "json", "p/i"]
+    assert notes and "waited" in notes[0]
+    answers[:] = ['{"watchers":[{"client":1}]}']          # never goes away: give up with a note
+    calls.clear()
+    notes = rbd_images.wait_unwatched(ctx, images)
+    assert "still watched" in notes[0]
