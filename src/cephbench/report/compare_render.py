@@ -149,7 +149,8 @@ def pct_change_svg(pair: PairComparison, b_name: str = "B") -> str | None:
                 ys.append(i + (j - (len(metrics) - 1) / 2) * height)
                 xs.append(d.delta_pct)
                 alphas.append(1.0 if d.sig.significant else 0.35)
-            bars = ax.barh(ys, xs, height=height, color=colors[m.name], label=m.label)
+            bars = ax.barh(ys, xs, height=height, color=colors[m.name],
+                           label=m.label if m.higher_is_better else f"{m.label} (lower is better)")
             for bar, a in zip(bars, alphas):
                 bar.set_alpha(a)
         ax.set_yticks(range(len(tests)), [t.label for t in tests])
