@@ -158,3 +158,11 @@ def test_ctrl_c_removes_the_run_user_and_its_buckets(env, tmp_path):
     _, stderr = proc.communicate(timeout=120)
     assert proc.returncode == 130, stderr
     assert leftovers(env) == ([], [])
+
+
+def test_dry_run_prints_the_user_and_loadgen_commands_and_changes_nothing(env, tmp_path):
+    res = run_cli(["run", str(write(tmp_path, TINY)), "--dry-run", "--out", str(tmp_path / "r")], env)
+    assert res.returncode == 0, res.stderr
+    assert res.stdout.count("radosgw-admin") == 3 and "user rm --uid cephbench-" in res.stdout
+    assert res.stdout.count("cephbench-loadgen run") == 4 and "--protocol swift" in res.stdout
+    assert not (tmp_path / "r").exists() and leftovers(env) == ([], [])

@@ -16,6 +16,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import shlex
 import shutil
 import socket
 import time
@@ -480,6 +481,8 @@ def run_user(ctx) -> Credentials | None:
     uid = ctx.name("rgw")
     resource = Resource("rgw-user", uid)
     if resource in ctx.ledger.pending():
+        if ctx.dry_run:
+            return None
         res = _admin(ctx, "user", "info", "--uid", uid)
         if not res.ok:
             raise OperationFailed(f"radosgw-admin user info --uid {uid} failed: {res.error_text()}")
@@ -511,8 +514,8 @@ def run_user(ctx) -> Credentials | None:
 
     admin = ["radosgw-admin", *ctx.target.client_args()]
     if ctx.dry_run:
-        ctx.planned += [" ".join(admin + create), " ".join(admin + sub)]
-        ctx.ledger.add(resource, lambda: ctx.planned.append(" ".join(admin + rm)))
+        ctx.planned += [shlex.join(admin + create), shlex.join(admin + sub)]
+        ctx.ledger.add(resource, lambda: ctx.planned.append(shlex.join(admin + rm)))
         return None
     return make()
 
@@ -581,6 +584,7 @@ def run_group(ctx, group, todo) -> Iterator:
     if made_user:
         creds = run_user(ctx)
     gid = group[0].group
+    guard = None if ctx.dry_run else _capacity_check(ctx, group[0])   # one key space size for the whole group
     for test in group:
         if test.id not in todo:
             continue
@@ -591,12 +595,10 @@ def run_group(ctx, group, todo) -> Iterator:
         notes: list[str] = []
         if creds is not None:
             notes.append(f"RGW keys: {creds.source}")
-        if not ctx.dry_run:
-            guard = _capacity_check(ctx, test)
-            if guard:
-                yield Outcome(test, started, time.monotonic() - t0, error=guard, notes=notes)
-                continue
-        raw_dir = ctx.rundir.raw_dir(test.id) if ctx.rundir else Path("/nonexistent")
+        if guard:
+            yield Outcome(test, started, time.monotonic() - t0, error=guard, notes=notes)
+            continue
+        raw_dir = ctx.rundir.raw_dir(test.id) if ctx.rundir else Path("RUN_DIR", "raw", test.id)
         prefixes = [ctx.name(gid, op, f"i{i}") + "-" for i in range(p["instances"])]
         cmds = [LoadgenCommand(
             binary=binary, protocol=p["protocol"], endpoint=endpoint, workload=op, object_size=p["object_size"],
