@@ -549,12 +549,11 @@ def _history_filters(f):
     return f
 
 
-def _filters(ctx: click.Context, **given) -> "object":
-    from .history import Filters, parse_date
+def _filters(ctx: click.Context, **given: str | None):
+    """The history filters given to `history` and to its subcommand, the subcommand's winning."""
+    from .history import Filters
     merged = {**(ctx.obj or {}).get("filters", {}), **{k: v for k, v in given.items() if v is not None}}
-    return Filters(suite=merged.get("suite"), fsid=merged.get("fsid"), ceph_version=merged.get("ceph_version"),
-                   since=parse_date(merged["since"]) if merged.get("since") else None,
-                   until=parse_date(merged["until"], end=True) if merged.get("until") else None)
+    return Filters.from_options(**merged)
 
 
 @main.group(invoke_without_command=True)

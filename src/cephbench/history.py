@@ -106,6 +106,13 @@ class Filters:
     since: float | None = None
     until: float | None = None
 
+    @classmethod
+    def from_options(cls, suite: str | None = None, fsid: str | None = None, ceph_version: str | None = None,
+                     since: str | None = None, until: str | None = None) -> "Filters":
+        """The command-line options: dates as text (see parse_date)."""
+        return cls(suite=suite, fsid=fsid, ceph_version=ceph_version,
+                   since=parse_date(since) if since else None, until=parse_date(until, end=True) if until else None)
+
     def where(self) -> tuple[str, list[Any]]:
         clauses, args = [], []
         if self.suite:

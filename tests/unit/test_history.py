@@ -117,6 +117,8 @@ def test_cli_history(tmp_path, catalog):
     shutil.rmtree(runs[2])
     res = cli(tmp_path, "history", "--ceph-version", "17")
     assert res.returncode == 0 and "missing" in res.stdout and "17.2.7" in res.stdout and "16.2.14" not in res.stdout
+    res = cli(tmp_path, "history", "list", "--since", "2026-09-22", "--until", "2026-09-22")
+    assert res.returncode == 0 and "16.2.15" in res.stdout and "16.2.14" not in res.stdout and "17.2" not in res.stdout
     res = cli(tmp_path, "history", "--trend", "bytes_per_s", "--test", "rados_bench phase=write")
     assert res.returncode == 0, res.stderr
     rows = [[c.strip() for c in ln.split("│")] for ln in res.stdout.splitlines() if ln.startswith("│")]
@@ -138,6 +140,7 @@ def test_cli_history_bad_inputs(tmp_path, catalog):
     (newer / "run.json").write_text(json.dumps({"schema_version": 2}))
     assert "no run.json" in _one_line_exit_2(cli(tmp_path, "history", "add", str(tmp_path / "empty")))
     assert "schema 2" in _one_line_exit_2(cli(tmp_path, "history", "add", str(newer)))
+    assert "not a date" in _one_line_exit_2(cli(tmp_path, "history", "--since", "yesterday"))
     assert "no catalogued result" in _one_line_exit_2(
         cli(tmp_path, "history", "--trend", "iops", "--test", "nothing-like-this"))
     with open(runs[0] / "results.jsonl", "a") as f:
