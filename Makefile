@@ -27,7 +27,7 @@ test-unit:
 	$(PY) -m pytest -q tests/unit
 
 test-lab:
-	$(PY) -m pytest -q tests/lab
+	$(PY) -m pytest -q --durations=12 tests/lab
 
 test-go:
 	@if [ -d loadgen ]; then cd loadgen && go vet ./... && go test ./...; fi
