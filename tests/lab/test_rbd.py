@@ -163,7 +163,7 @@ workloads:
     pool: rep2
     image_size: 64MiB
     rw: [randwrite, randread]
-    duration: 30s
+    duration: 10s
 """)
     out = tmp_path / "run"
     proc = subprocess.Popen([*CLI, "run", str(suite), "--out", str(out)], stdout=subprocess.PIPE,
@@ -179,5 +179,6 @@ workloads:
     proc.send_signal(signal.SIGINT)
     _, stderr = proc.communicate(timeout=180)
     assert proc.returncode == 130, stderr
+    assert "could not remove" not in stderr and "left on the cluster" not in stderr, stderr
     assert leftovers(lab_cluster) == {"pools": [], "ec_profiles": []}, "Ctrl-C left RBD pools behind"
     assert json.loads((out / "resources.json").read_text()) == []
