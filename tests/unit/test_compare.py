@@ -105,8 +105,9 @@ def test_no_tests_in_common_is_a_user_error(tmp_path):
     w = fixture_measurement()
     a = write_run(tmp_path / "A", [("rados_bench", W4M, repeats(w, 1.0))])
     b = write_run(tmp_path / "B", [("rados_bench", {**W4M, "concurrency": 32}, repeats(w, 1.0))])
-    with pytest.raises(UserError, match="no tests in common"):
+    with pytest.raises(UserError, match="no tests in common") as exc:
         compare_runs([load_run(a), load_run(b)])
+    assert "their tests differ in concurrency; to compare them anyway: --ignore concurrency" in exc.value.one_line()
     pair = compare_runs([load_run(a), load_run(b)], ignore=["concurrency"])[0]
     assert len(pair.tests) == 1
     assert len(compare_runs([load_run(a), load_run(b)], match_on=["phase", "object_size"])[0].tests) == 1

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Iterable, Sequence
@@ -156,6 +157,7 @@ class PairComparison:
     tests: list[TestDelta]
     only_a: list[str] = field(default_factory=list)
     only_b: list[str] = field(default_factory=list)
+    differs: list[str] = field(default_factory=list)   # parameters that keep tests of A and B apart, most first
 
     def geomean(self) -> dict[str, float]:
         """Per metric, the geometric mean of B/A over the matched tests that have it."""
@@ -188,8 +190,29 @@ def compare_pair(a: LoadedRun, b: LoadedRun, match_on: Sequence[str] = (), ignor
         if deltas:
             tests.append(TestDelta(key, s_a.label, s_a.test, tuple(deltas)))
     matched = {t.key for t in tests}
-    return PairComparison(a, b, tests, only_a=[s.label for k, s in sa.items() if k not in matched],
-                          only_b=[s.label for k, s in sb.items() if k not in matched])
+    rest_a = [s for k, s in sa.items() if k not in matched]
+    rest_b = [s for k, s in sb.items() if k not in matched]
+    return PairComparison(a, b, tests, only_a=[s.label for s in rest_a], only_b=[s.label for s in rest_b],
+                          differs=near_misses(rest_a, rest_b, match_on, ignore))
+
+
+def near_misses(rest_a: Sequence[Samples], rest_b: Sequence[Samples], match_on: Sequence[str] = (),
+                ignore: Sequence[str] = ()) -> list[str]:
+    """The parameters that keep unmatched tests apart: for each test only in A, the closest test of its kind only
+    in B, when one or two parameters differ (a changed duration, a label); most frequent first."""
+    counts: Counter[str] = Counter()
+    for s_a in rest_a:
+        diffs = []
+        for s_b in rest_b:
+            if s_b.test.kind != s_a.test.kind:
+                continue
+            pa, pb = s_a.test.params, s_b.test.params
+            keys = (set(match_on) if match_on else set(pa) | set(pb)) - set(ignore)
+            diffs.append(sorted(k for k in keys if pa.get(k) != pb.get(k)))
+        best = min(diffs, key=len, default=None)
+        if best and len(best) <= 2:
+            counts.update(best)
+    return [k for k, _ in counts.most_common()]
 
 
 def compare_runs(runs: Sequence[LoadedRun], match_on: Sequence[str] = (), ignore: Sequence[str] = (),
@@ -203,6 +226,9 @@ def compare_runs(runs: Sequence[LoadedRun], match_on: Sequence[str] = (), ignore
         if not pair.tests:
             hint = ("tests match on kind and every parameter; choose the parameters with --match-on "
                     "(e.g. --match-on phase,object_size,concurrency) or leave some out with --ignore")
+            if pair.differs:
+                hint = (f"their tests differ in {', '.join(pair.differs)}; to compare them anyway: "
+                        + " ".join(f"--ignore {k}" for k in pair.differs))
             raise UserError(f"{runs[0].path} and {b.path} have no tests in common "
                             f"({len(pair.only_a)} and {len(pair.only_b)} tests with results)", hint)
         pairs.append(pair)

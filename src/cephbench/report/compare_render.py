@@ -29,7 +29,9 @@ def value(metric: Metric, v: float | None) -> str:
 
 
 def delta_text(d: MetricDelta) -> str:
-    return "-" if d.delta_pct is None else f"{d.delta_pct:+.1f}%"
+    if d.delta_pct is None:
+        return "-"
+    return "+0.0%" if abs(d.delta_pct) < 0.05 else f"{d.delta_pct:+.1f}%"   # never "-0.0%"
 
 
 def _n(d: MetricDelta) -> str:
@@ -54,6 +56,9 @@ def legend(pairs: Sequence[PairComparison]) -> list[str]:
             lines.append(f"A vs {b}: only in A: {', '.join(p.only_a)}")
         if p.only_b:
             lines.append(f"A vs {b}: only in {b}: {', '.join(p.only_b)}")
+        if p.differs:
+            lines.append(f"A vs {b}: tests left unmatched differ in {', '.join(p.differs)}; to compare them anyway: "
+                         + " ".join(f"--ignore {k}" for k in p.differs))
     return lines
 
 
