@@ -189,6 +189,7 @@ def run_group(ctx: RunContext, group: list[Test], todo: set[str]) -> Iterator[Ou
                               notes=notes, live=live_figures, accept=_accept(duration is not None))
             if outcome is None:
                 continue
-            if duration is not None:      # stopped by SIGINT: let the next test find the image free
+            later = any(t.id in todo for t in group[group.index(test) + 1:])
+            if duration is not None and later:   # stopped by SIGINT: let the next test find the image free
                 outcome.notes += rbd_images.wait_unwatched(ctx, images)
             yield outcome
