@@ -109,11 +109,13 @@ def swift_bench(bin_dir: Path, auth: str, user: str, key: str, op: str, tag: str
         container = f"bench-sb-{tag}"
         n, g = (N, 0) if op == "put" else (GET_KEYS, N)
         argv = [str(bin_dir / "swift-bench"), "-c", str(CONC), "-s", str(SIZE), "-n", str(n), "-g", str(g), "-x",
-                "--container-name", container, str(conf)]
+                "-C", "1", "--container-name", container, str(conf)]
         cpu, out, err = measured(argv, {"PYTHONWARNINGS": "ignore"})
         finals = {m.group(2): (int(m.group(1)), int(m.group(3)), float(m.group(4))) for m in _FINAL.finditer(out + err)}
-        subprocess.run([str(bin_dir / "swift"), "delete", container], capture_output=True, timeout=600,
-                       env={**os.environ, "ST_AUTH": auth, "ST_USER": user, "ST_KEY": key})
+        gone = subprocess.run([str(bin_dir / "swift"), "delete", container], capture_output=True, text=True,
+                              timeout=600, env={**os.environ, "ST_AUTH": auth, "ST_USER": user, "ST_KEY": key})
+        if gone.returncode != 0:
+            raise RuntimeError(f"swift delete {container} failed: {gone.stderr.strip()[-300:]}")
     kind = "PUTS" if op == "put" else "GETS"
     if kind not in finals or finals[kind][1]:
         raise RuntimeError(f"swift-bench {op}: no clean FINAL line ({finals}): {err.strip()[-300:]}")

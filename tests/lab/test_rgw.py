@@ -99,13 +99,18 @@ def test_s3_and_swift_put_get_with_a_run_user(env, tmp_path):
 def test_given_keys_are_used_and_never_written(env, tmp_path):
     keys = lab_keys(env)
     suite = TINY.replace("protocol: [s3, swift]", "protocol: s3").replace("op: [put, get]", "op: [get]") \
-                .replace("duration: 3s", "duration: 1s")
+                .replace("duration: 3s", "duration: 1s") + "    instances: 2\n"
     given = {**env, "CEPHBENCH_S3_ACCESS_KEY": keys["s3_access_key"], "CEPHBENCH_S3_SECRET_KEY": keys["s3_secret_key"]}
     out = tmp_path / "run"
     res = run_cli(["run", str(write(tmp_path, suite)), "--out", str(out)], given)
     assert res.returncode == 0, res.stderr + res.stdout
     (r,), _ = RunDir(out).results()
     assert r.status == "ok" and "RGW keys: environment" in r.notes
+    m = r.measurement   # two loadgen clients, merged: counts add up, percentiles from the merged histograms
+    assert m.extra["instances"] == 2 and len(m.instances) == 2 and len(r.commands) == 2
+    assert m.ops_total == sum(i.ops_total for i in m.instances)
+    assert min(i.latency.percentiles_ns["50"] for i in m.instances) <= m.latency.percentiles_ns["50"] \
+        <= max(i.latency.percentiles_ns["50"] for i in m.instances)
     assert leftovers(env) == ([], [])
     for f in out.rglob("*"):
         if f.is_file():
