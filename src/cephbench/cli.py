@@ -585,8 +585,9 @@ def _history_trend(ctx: click.Context, metric: str, match: str) -> None:
     from .analysis.compare import METRICS
     name = metric_name(metric)
     m = next(x for x in METRICS if x.name == name)
-    with History.open(ctx.obj["db"]) as h:
-        points = h.trend(name, match, _filters(ctx))
+    filters = _filters(ctx)
+    with History.open(ctx.obj["db"], create=False) as h:
+        points = h.trend(name, match, filters)
     if not points:
         raise UserError(f"no catalogued result matches {match!r} with a {name} figure",
                         "see the runs with 'cephbench history list'", where="--test")
@@ -612,8 +613,14 @@ def history_list(ctx: click.Context, **filters) -> None:
     """Catalogued runs, oldest first; a run whose directory is gone is marked missing."""
     from rich.table import Table
     from .history import History, format_time
-    with History.open(ctx.obj["db"]) as h:
-        runs = h.runs(_filters(ctx, **filters))
+    chosen = _filters(ctx, **filters)
+    try:
+        h = History.open(ctx.obj["db"], create=False)
+    except UserError as exc:            # nothing catalogued yet: nothing to list, and no file made by looking
+        out.print(exc.one_line(), markup=False)
+        return
+    with h:
+        runs = h.runs(chosen)
         db_path = h.path
     if not runs:
         out.print(f"no runs in {db_path}" + (" match the filters" if any(filters.values()) or any(
@@ -635,6 +642,8 @@ def history_list(ctx: click.Context, **filters) -> None:
 def history_add(ctx: click.Context, run_dirs: tuple[Path, ...]) -> None:
     """Catalogue run directories by hand (again: their rows are replaced)."""
     from .history import History
+    for d in run_dirs:
+        RunDir.open(d)                  # every directory checked before the catalog is touched
     with History.open(ctx.obj["db"]) as h:
         for d in run_dirs:
             n, bad = h.add(d)

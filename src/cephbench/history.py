@@ -176,8 +176,13 @@ class History:
         self.path = path
 
     @classmethod
-    def open(cls, path: Path | None = None) -> "History":
+    def open(cls, path: Path | None = None, create: bool = True) -> "History":
+        """The catalog at `path` (default_path() when None); with create=False a missing one is a UserError."""
         path = Path(path) if path else default_path()
+        if not create and not path.is_file():
+            raise UserError(f"no runs catalogued yet ({path} does not exist)",
+                            "runs are added when 'cephbench run' finishes, on 'cephbench import', "
+                            "and with 'cephbench history add'")
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
             conn = sqlite3.connect(path, timeout=10)

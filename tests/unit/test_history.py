@@ -140,11 +140,15 @@ def test_cli_history_bad_inputs(tmp_path, catalog):
     (newer / "run.json").write_text(json.dumps({"schema_version": 2}))
     assert "no run.json" in _one_line_exit_2(cli(tmp_path, "history", "add", str(tmp_path / "empty")))
     assert "schema 2" in _one_line_exit_2(cli(tmp_path, "history", "add", str(newer)))
+    assert "no runs catalogued yet" in _one_line_exit_2(cli(tmp_path, "history", "--trend", "bw", "--test", "x"))
+    res = cli(tmp_path, "history")
+    assert res.returncode == 0 and "no runs catalogued yet" in res.stdout
+    assert not (tmp_path / "cli.sqlite").exists()                 # looking creates no catalog
     assert "not a date" in _one_line_exit_2(cli(tmp_path, "history", "--since", "yesterday"))
-    assert "no catalogued result" in _one_line_exit_2(
-        cli(tmp_path, "history", "--trend", "iops", "--test", "nothing-like-this"))
     with open(runs[0] / "results.jsonl", "a") as f:
         f.write("{not json\n")
     res = cli(tmp_path, "history", "add", str(runs[0]))
     assert res.returncode == 0 and "results.jsonl:6: unreadable result skipped" in res.stderr
     assert "catalogued" in res.stdout and "Traceback" not in res.stderr
+    assert "no catalogued result" in _one_line_exit_2(
+        cli(tmp_path, "history", "--trend", "iops", "--test", "nothing-like-this"))
