@@ -132,7 +132,10 @@ def _rbd_bench(text: str) -> tuple[str, dict[str, Any], Measurement]:
 
 def _iperf3(text: str) -> tuple[str, dict[str, Any], Measurement]:
     m = iperf.parse_iperf_json(text)
-    return "net_baseline", {"pattern": "pair", "streams": m.extra.get("stream_count", 1)}, m
+    params: dict[str, Any] = {"pattern": "pair", "streams": m.extra.get("stream_count", 1)}
+    if m.extra.get("local") and m.extra.get("remote"):       # this client's address and the server's
+        params.update(sender=m.extra["local"], receivers=[m.extra["remote"]])
+    return "net_baseline", params, m
 
 
 def _loadgen(text: str) -> tuple[str, dict[str, Any], Measurement]:

@@ -82,7 +82,8 @@ def test_every_format_is_told_from_the_content(tmp_path):
                           "rw_mix_read": 70}
     lg = read_file(REPO / "loadgen" / "testdata" / "result-rgw-16.2.15-swift-get-open.json")
     assert lg.params["protocol"] == "swift" and lg.params["phase"] == "get" and lg.params["object_size"] == 4096
-    assert read_file(FIXTURES / "iperf3" / "iperf3.12_loopback_2streams.json").params["streams"] == 2
+    assert read_file(FIXTURES / "iperf3" / "iperf3.12_loopback_2streams.json").params == {
+        "pattern": "pair", "streams": 2, "sender": "127.0.0.1", "receivers": ["127.0.0.1"]}
 
 
 @pytest.mark.parametrize("text,reason", [
