@@ -95,7 +95,7 @@ def test_jobs_one_per_image_librbd_and_krbd(tmp_path):
 def test_rados_object_count_bounds_and_capacity():
     from cephbench.drivers.fio_rados import MAX_OBJECTS, object_count
     assert object_count(4 * 1024**2, 16, None) == 64            # 256 MiB of 4 MiB objects
-    assert object_count(4096, 16, None) == MAX_OBJECTS
+    assert object_count(4096, 16, None) == MAX_OBJECTS == 1024
     assert object_count(64 * 1024**2, 32, None) == 32           # at least one object per I/O in flight
     assert object_count(4 * 1024**2, 16, 40 * 1024**2) == 0     # only 10 fit: fewer than iodepth
     assert object_count(4 * 1024**2, 4, 40 * 1024**2) == 10
@@ -106,7 +106,7 @@ def test_rados_jobs_write_whole_objects_and_reads_never_touch():
     params = {"block_size": 4 * 1024**2, "iodepth": 16, "duration_s": 5.0}
     w = job_for("write", params, "pool", 64, "/etc/c.conf", None)
     assert w.engine == "rados" and w.size == 64 * 4 * 1024**2 and w.time_based
-    assert w.extra == {"nrfiles": 64, "filesize": 4 * 1024**2}
+    assert w.extra == {"nrfiles": 64, "filesize": 4 * 1024**2, "touch_objects": 0}
     assert w.options == {"pool": "pool", "clientname": "admin", "conf": "/etc/c.conf"}
     r = job_for("randread", params, "pool", 64, "/etc/c.conf", "bench")
     assert r.name == w.name                                     # same objects
