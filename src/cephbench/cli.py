@@ -481,9 +481,9 @@ def compare(runs: tuple[Path, ...], fmt: str, out_file: Path | None, fail_pct: f
         elif fmt == "markdown":
             charts: list[str | None] = []
             for i, pair in enumerate(pairs):
-                svg = compare_render.pct_change_svg(pair, chr(ord("B") + i)) if out_file else None
+                svg = compare_render.pct_change_svg(pair, compare_render.letter(i)) if out_file else None
                 if svg is not None and out_file is not None:
-                    name = f"{out_file.stem}-A-vs-{chr(ord('B') + i)}.svg"
+                    name = f"{out_file.stem}-A-vs-{compare_render.letter(i)}.svg"
                     (out_file.parent / name).write_text(svg)
                     svg = name
                 charts.append(svg)

@@ -20,6 +20,11 @@ from .format import iops, mib_s, ms
 MAX_CHART_TESTS = 40      # beyond this a bar chart is unreadable: the largest changes are shown
 
 
+def letter(i: int) -> str:
+    """The name of the i-th compared run after A: B, C, … Z, then R27, R28, …"""
+    return chr(ord("B") + i) if i < 25 else f"R{i + 2}"
+
+
 def value(metric: Metric, v: float | None) -> str:
     if metric.name == "bytes_per_s":
         return mib_s(v)
@@ -42,12 +47,12 @@ def legend(pairs: Sequence[PairComparison]) -> list[str]:
     """The lines under every output: which run is which, what `~` means, what is missing."""
     lines = [f"A = {pairs[0].a.path}"]
     for i, p in enumerate(pairs):
-        lines.append(f"{chr(ord('B') + i)} = {p.b.path}")
+        lines.append(f"{letter(i)} = {p.b.path}")
     lines.append(f"Δ% is the mean of B's repeats against the mean of A's; significance: two-sided Mann-Whitney U on "
                  f"the repeats, α = {ALPHA:g}. `~` = not significant, or too few repeats to tell "
                  f"(needs ≥{repeats_needed()} repeats per side; n = repeats of A/B).")
     for i, p in enumerate(pairs):
-        b = chr(ord("B") + i)
+        b = letter(i)
         few = p.too_few()
         if few:
             lines.append(f"A vs {b}: {few} of {len(p.tests)} matched tests have too few repeats to be significant "
@@ -88,7 +93,7 @@ def pair_table(pair: PairComparison, b_name: str = "B") -> Table:
 
 def print_text(console: Console, pairs: Sequence[PairComparison]) -> None:
     for i, pair in enumerate(pairs):
-        b = chr(ord("B") + i)
+        b = letter(i)
         console.print(pair_table(pair, b))
         console.print(f"geometric mean of {b}/A over {len(pair.tests)} matched tests: {_geomean_text(pair)}",
                       markup=False, highlight=False)
@@ -112,7 +117,7 @@ def render_markdown(pairs: Sequence[PairComparison], charts: Sequence[str | None
     """Markdown; `charts[i]`, when given, is the file name of pair i's SVG chart, linked under its table."""
     out = ["# cephbench compare", ""]
     for i, pair in enumerate(pairs):
-        b = chr(ord("B") + i)
+        b = letter(i)
         out += [f"## A vs {b}: {_md(pair.a.name)} → {_md(pair.b.name)}", "",
                 f"| test | metric | A | {b} | Δ% | sig | n |", "|---|---|--:|--:|--:|---|--:|"]
         for td in pair.tests:
@@ -203,7 +208,7 @@ def render_html(pairs: Sequence[PairComparison]) -> str:
     env = Environment(autoescape=True)
     data = []
     for i, pair in enumerate(pairs):
-        b = chr(ord("B") + i)
+        b = letter(i)
         rows = []
         for td in pair.tests:
             for d in td.metrics:
