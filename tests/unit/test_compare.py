@@ -162,3 +162,15 @@ def test_cli_corrupt_line_is_reported_and_the_rest_used(runs):
     assert f"results.jsonl:{len(lines)}: unreadable result skipped" in res.stderr
     assert len(res.stderr.strip().splitlines()) == 1
     assert "p=" in res.stdout
+
+
+def test_match_on_that_pools_different_tests_of_one_run_is_refused(runs):
+    a, b, _ = (load_run(p) for p in runs)
+    with pytest.raises(UserError, match="one test .*differ in object_size, phase") as exc:
+        compare_runs([a, b], match_on=["concurrency"])
+    assert "keep object_size, phase in the match" in exc.value.one_line()
+    with pytest.raises(UserError) as exc:
+        compare_runs([a, b], ignore=["object_size", "phase"])
+    assert "(do not ignore object_size, phase)" in exc.value.one_line()
+    assert len(compare_runs([a, b], match_on=["phase", "object_size"])[0].tests) == 2
+

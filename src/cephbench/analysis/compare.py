@@ -109,6 +109,24 @@ def samples_by_key(results: Iterable[Result], match_on: Sequence[str] = (),
     return {k: Samples(test_label(rs[0].test), rs[0].test, tuple(rs)) for k, rs in grouped.items()}
 
 
+def check_grouping(run: LoadedRun, match_on: Sequence[str], ignore: Sequence[str]) -> None:
+    """UserError when --match-on/--ignore would pool different configurations of one run as repeats of one test."""
+    if not match_on and not ignore:
+        return
+    seen: dict[str, Test] = {}
+    for r in run.results:
+        if r.status != "ok" or r.measurement is None:
+            continue
+        t = seen.setdefault(match_key(r.test, match_on, ignore), r.test)
+        if t.match_key() != r.test.match_key():
+            apart = sorted(k for k in set(t.params) | set(r.test.params) if t.params.get(k) != r.test.params.get(k))
+            option = "--match-on" if match_on else "--ignore"
+            raise UserError(f"{option} makes {test_label(t)} and {test_label(r.test)} of {run.path} one test "
+                            f"(they differ in {', '.join(apart)})",
+                            f"keep {', '.join(apart)} in the match" if match_on
+                            else f"do not ignore {', '.join(k for k in apart if k in ignore)}", where=option)
+
+
 @dataclass(frozen=True)
 class MetricDelta:
     metric: Metric
@@ -220,6 +238,8 @@ def compare_runs(runs: Sequence[LoadedRun], match_on: Sequence[str] = (), ignore
     """The first run against each of the others. UserError when a pair has no test in common."""
     if len(runs) < 2:
         raise UserError("give at least two run directories to compare")
+    for run in runs:
+        check_grouping(run, match_on, ignore)
     pairs = []
     for b in runs[1:]:
         pair = compare_pair(runs[0], b, match_on, ignore, alpha)
