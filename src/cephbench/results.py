@@ -169,9 +169,13 @@ class RunDir:
 
     def meta(self) -> dict[str, Any]:
         try:
-            return json.loads(self.run_json.read_text())
+            meta = json.loads(self.run_json.read_text())
         except (OSError, ValueError) as exc:
             raise UserError(f"{self.run_json} cannot be read: {exc}") from exc
+        if not isinstance(meta, dict):
+            raise UserError(f"{self.run_json} is not a cephbench run.json (not a JSON object)",
+                            "give the directory that 'cephbench run' printed")
+        return meta
 
     def write_meta(self, meta: dict[str, Any]) -> None:
         tmp = self.run_json.with_suffix(".json.tmp")

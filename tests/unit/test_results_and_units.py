@@ -41,6 +41,12 @@ def test_run_dir_appends_and_survives_a_corrupt_line(tmp_path):
 def test_run_dir_refuses_what_is_not_a_run_and_newer_schemas(tmp_path):
     with pytest.raises(UserError, match="not a cephbench run directory"):
         RunDir.open(tmp_path)
+    (tmp_path / "run.json").write_text("[]")
+    with pytest.raises(UserError, match="not a cephbench run.json"):
+        RunDir.open(tmp_path)
+    (tmp_path / "run.json").write_text("{trunc")
+    with pytest.raises(UserError, match="cannot be read"):
+        RunDir.open(tmp_path)
     (tmp_path / "run.json").write_text(json.dumps({"schema_version": SCHEMA_VERSION + 1}))
     with pytest.raises(UserError) as e:
         RunDir.open(tmp_path)
