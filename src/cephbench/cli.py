@@ -17,7 +17,7 @@ from rich.console import Console
 
 from . import __version__
 from .cluster import Cluster, Target
-from .config import Suite, load_suite
+from .config import Suite, load_suite, parse_suite
 from .drivers.base import RunContext
 from .errors import OperationFailed, UserError
 from .hosts import LocalHost, local_facts
@@ -331,7 +331,9 @@ def run(suite_path: Path | None, out_dir: Path | None, resume_dir: Path | None, 
     if resume_dir is not None:
         rundir = RunDir.open(resume_dir)
         meta = rundir.meta()
-        from .config import parse_suite
+        if not isinstance(meta.get("suite"), dict):
+            raise UserError(f"{resume_dir} holds no suite to resume (an imported run?)",
+                            "resume only directories that 'cephbench run' made", where="--resume")
         suite = parse_suite(meta["suite"], f"{resume_dir}/run.json suite")
         done, bad = rundir.results()
         for line in bad:
@@ -408,15 +410,19 @@ def run(suite_path: Path | None, out_dir: Path | None, resume_dir: Path | None, 
         sys.exit(1)
 
 
+def _open_run(run_dir: Path) -> tuple[RunDir, list[Result]]:
+    """A run directory and its readable results; unreadable lines are reported and skipped."""
+    rundir = RunDir.open(run_dir)
+    results, bad = rundir.results()
+    _warn_corrupt(rundir.path, bad)
+    return rundir, results
+
+
 @main.command()
 @click.argument("run_dir", type=click.Path(path_type=Path))
 def show(run_dir: Path) -> None:
     """Print the results of a run directory."""
-    rundir = RunDir.open(run_dir)
-    results, bad = rundir.results()
-    for line in bad:
-        err.print(f"cephbench: {rundir.results_jsonl}:{line.line_no}: unreadable result skipped ({line.reason})",
-                  markup=False)
+    _, results = _open_run(run_dir)
     if not results:
         out.print(f"{run_dir}: no results yet")
         return
@@ -428,11 +434,7 @@ def show(run_dir: Path) -> None:
 @click.argument("run_dir", type=click.Path(path_type=Path))
 def report(run_dir: Path) -> None:
     """Write report.html (self-contained, with charts) and report.md into a run directory."""
-    rundir = RunDir.open(run_dir)
-    results, bad = rundir.results()
-    for line in bad:
-        err.print(f"cephbench: {rundir.results_jsonl}:{line.line_no}: unreadable result skipped ({line.reason})",
-                  markup=False)
+    rundir, results = _open_run(run_dir)
     t0 = time.monotonic()
     html_path, md_path, charts = write_report(rundir)
     out.print(f"report: {html_path} ({len(results)} tests, {charts} charts, {time.monotonic() - t0:.1f} s); "
