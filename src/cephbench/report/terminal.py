@@ -72,11 +72,12 @@ def seed_summary(r: Result) -> Table:
     if m is None:
         t.add_row("Status", f"failed: {r.error}")
         return t
-    verb = "writes" if m.op == "write" else "reads"
+    writes = m.op in ("write", "randwrite", "put")
+    verb = "writes" if writes else "reads"
     rows = [
         ("Total time run", seconds(m.duration_s)),
         (f"Total {verb} made", iops(m.ops_total)),
-        (f"{'Write' if m.op == 'write' else 'Read'} size", format_size(m.op_size_bytes) if m.op_size_bytes else "-"),
+        (f"{'Write' if writes else 'Read'} size", format_size(m.op_size_bytes) if m.op_size_bytes else "-"),
         ("Bandwidth (MiB/s)", mib_s(m.bytes_per_s)),
         ("Stddev bandwidth (MiB/s)", mib_s(m.bytes_per_s_stddev)),
         ("Max bandwidth (MiB/s)", mib_s(m.bytes_per_s_max)),
