@@ -420,13 +420,14 @@ def _open_run(run_dir: Path) -> tuple[RunDir, list[Result]]:
 
 @main.command()
 @click.argument("run_dir", type=click.Path(path_type=Path))
-def show(run_dir: Path) -> None:
+@click.option("--reasons", is_flag=True, help="Print the efficiency model's reason for every result.")
+def show(run_dir: Path, reasons: bool) -> None:
     """Print the results of a run directory."""
     _, results = _open_run(run_dir)
     if not results:
         out.print(f"{run_dir}: no results yet")
         return
-    print_results(out, results)
+    print_results(out, results, reasons=reasons)
     print_verdict(out, results)
 
 

@@ -268,8 +268,21 @@ class Lab:
                                    "mgr", "allow rw", "-o", str(d / "keyring" / "ceph.client.rgw.lab.keyring")),
                         "rgw key")
             self._check(run(["radosgw", *c, "-n", "client.rgw.lab"], 60), "start radosgw")
-            self._wait(lambda: self._rgw_answers(ports.rgw), 120, "RGW to answer HTTP")
-            self._create_rgw_user()
+
+            # RGW creates its bucket pools on the first write, and the PGs peer while that write waits:
+            # the first benchmark would measure pool creation (8 PUT/s at 2 s each). Create them while
+            # RGW starts.
+            def bucket_pool(pool: str) -> None:
+                self._check(self._ceph("osd", "pool", "create", pool), f"create {pool}")
+                self._check(self._ceph("osd", "pool", "application", "enable", pool, "rgw"), f"tag {pool}")
+
+            with ThreadPoolExecutor(max_workers=3) as pool:
+                pending = [pool.submit(bucket_pool, p) for p in
+                           ("default.rgw.buckets.index", "default.rgw.buckets.data", "default.rgw.buckets.non-ec")]
+                self._wait(lambda: self._rgw_answers(ports.rgw), 120, "RGW to answer HTTP")
+                self._create_rgw_user()
+                for f in pending:
+                    f.result()
 
         progress("waiting for HEALTH_OK and all PGs active+clean")
         self._wait(self.healthy, 180, "the cluster to become healthy")

@@ -110,7 +110,8 @@ def print_verdict(console: Console, results: list[Result]) -> None:
         console.print(f"  slow OSDs (OSD bench, >20% below the median): {', '.join(slow)}", markup=False)
 
 
-def print_results(console: Console, results: list[Result]) -> None:
+def print_results(console: Console, results: list[Result], reasons: bool = False) -> None:
+    """Tables, notes and errors; with `reasons`, the model's reason for every result (the verdict has the best)."""
     from .baseline import BASELINE_KINDS, print_baselines
     baselines = [r for r in results if r.test.kind in BASELINE_KINDS]
     if baselines:
@@ -127,6 +128,6 @@ def print_results(console: Console, results: list[Result]) -> None:
             console.print(f"  * {r.test.id}: {n}", markup=False)
         if r.error:
             console.print(f"  ! {r.test.id}: {r.error}", markup=False)
-    for r in results:   # the model's reasons, where it had a ceiling (docs/model.md)
+    for r in results if reasons else []:   # the model's reasons, where it had a ceiling (docs/model.md)
         if r.analysis and r.analysis.reason and r.analysis.efficiency is not None:
             console.print(f"  = {r.test.id}: {r.analysis.reason}", markup=False)
