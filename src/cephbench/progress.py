@@ -29,7 +29,8 @@ class ConsoleEvents:
 
     def __enter__(self) -> "ConsoleEvents":
         if self.console.is_terminal and not self.quiet:
-            self._live = Live(self._render(), console=self.console, refresh_per_second=2, transient=True)
+            # Live re-renders `self` (see __rich__) twice a second, so elapsed time moves between events.
+            self._live = Live(self, console=self.console, refresh_per_second=2, transient=True)
             self._live.__enter__()
         return self
 
@@ -37,10 +38,14 @@ class ConsoleEvents:
         if self._live:
             self._live.__exit__(*exc)
 
+    def __rich__(self) -> Text:
+        return self._render()
+
     def _render(self) -> Text:
         elapsed = time.monotonic() - self.started
         if self.current is None:
-            return Text(f"[{self.done}/{self.total}] elapsed {seconds(elapsed)}")
+            state = "setting up" if self.done < self.total else "cleaning up"
+            return Text(f"[{self.done}/{self.total}] {state}  elapsed {seconds(elapsed)}")
         in_test = time.monotonic() - self.current_started
         remaining = max(self.est_total_s - self.done_est_s - in_test, 0)
         line = (f"[{self.done + 1}/{self.total}] {self.current.id}  elapsed {seconds(elapsed)}  "
@@ -51,7 +56,7 @@ class ConsoleEvents:
 
     def _refresh(self) -> None:
         if self._live:
-            self._live.update(self._render())
+            self._live.refresh()
 
     def test_started(self, test: Test) -> None:
         self.current, self.current_started, self.bw = test, time.monotonic(), None
@@ -67,12 +72,12 @@ class ConsoleEvents:
         self.console.print(text, markup=False)
 
     def test_finished(self, result: Result) -> None:
+        self.current = None   # first: the live display redraws from another thread at any moment
         self.done += 1
         self.done_est_s += result.test.est_duration_s
         m = result.measurement
         fig = f"{mib_s(m.bytes_per_s)} MiB/s, {m.ops_per_s or 0:,.0f} IOPS" if m else (result.error or "")
         self.console.print(f"  {result.status:<6} {result.test.id}  {fig}", markup=False)
-        self.current = None
         self._refresh()
 
     def cleanup(self, left: list[Resource], failures: list[tuple[Resource, str]]) -> None:
