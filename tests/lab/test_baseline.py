@@ -3,14 +3,13 @@ the issue lists: one line, exit 2, nothing left behind."""
 
 import socket
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from cephbench.results import RunDir
 
-CLI = [sys.executable, "-m", "cephbench.cli"]
+from labcli import run_cli as cli
 
 SUITE = """
 name: baselined
@@ -28,10 +27,6 @@ workloads:
     concurrency: 8
     duration: 2s
 """
-
-
-def cli(args, env=None, timeout=300):
-    return subprocess.run([*CLI, *args], capture_output=True, text=True, env=env, timeout=timeout)
 
 
 def osd_dirs(lab) -> list[str]:

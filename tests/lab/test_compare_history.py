@@ -1,12 +1,8 @@
 """compare and history on real runs: a suite with repeats run twice on the lab, catalogued at the end of each
 run, compared test by test, and followed with --trend."""
 
-import os
-import subprocess
-import sys
-from pathlib import Path
 
-CLI = [sys.executable, "-m", "cephbench.cli"]
+from labcli import run_cli
 
 REPEATED = """
 name: repeated
@@ -22,10 +18,6 @@ workloads:
     duration: 2s
     repeat: 4
 """
-
-
-def run_cli(args, env, timeout=900):
-    return subprocess.run([*CLI, *args], capture_output=True, text=True, env=env, timeout=timeout)
 
 
 def test_two_runs_are_catalogued_compared_and_trended(lab_cluster, cephbench_env, tmp_path):

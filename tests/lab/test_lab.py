@@ -2,13 +2,11 @@
 
 import json
 import subprocess
-import sys
 
-import pytest
 
 from cephbench.lab.lab import _pid_alive
 
-CLI = [sys.executable, "-m", "cephbench.cli"]
+from labcli import CLI
 
 
 def cli(*args, env=None, timeout=120):

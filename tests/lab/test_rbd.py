@@ -4,14 +4,12 @@ bad inputs refused with nothing left behind, and Ctrl-C removing images and pool
 import json
 import signal
 import subprocess
-import sys
 import time
-from pathlib import Path
 
 from cephbench.drivers.rbd_images import SYS_BUS_RBD
 from cephbench.results import RunDir
 
-CLI = [sys.executable, "-m", "cephbench.cli"]
+from labcli import CLI, run_cli, write_suite
 PCT = {"50", "90", "99", "99.9", "99.99"}
 
 SMALL = """
@@ -67,16 +65,6 @@ def leftovers(cluster) -> dict:
 def images_in(cluster, pool: str) -> list[str]:
     res = cluster.host.run(["rbd", *cluster.target.client_args(), "ls", pool], timeout_s=60)
     return res.stdout.split() if res.ok else []
-
-
-def write_suite(tmp_path: Path, text: str, name: str = "suite.yaml") -> Path:
-    p = tmp_path / name
-    p.write_text(text)
-    return p
-
-
-def run_cli(args, env, timeout=600):
-    return subprocess.run([*CLI, *args], capture_output=True, text=True, env=env, timeout=timeout)
 
 
 def test_rbd_and_fio_rados_results_guards_and_cleanup(lab_cluster, cephbench_env, tmp_path):

@@ -7,12 +7,11 @@ leaves report.png in the run directory for a person to look at.
 import re
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-CLI = [sys.executable, "-m", "cephbench.cli"]
+from labcli import CLI
 SUITE = """
 name: browser
 pools:

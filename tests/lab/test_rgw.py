@@ -7,7 +7,6 @@ import json
 import signal
 import socket
 import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -15,7 +14,7 @@ import pytest
 
 from cephbench.results import RunDir
 
-CLI = [sys.executable, "-m", "cephbench.cli"]
+from labcli import CLI, run_cli, write_suite
 
 TINY = """
 name: rgw-tiny
@@ -30,10 +29,6 @@ workloads:
     objects: 64
     duration: 3s
 """
-
-
-def run_cli(args, env, timeout=300):
-    return subprocess.run([*CLI, *args], capture_output=True, text=True, env=env, timeout=timeout)
 
 
 def admin(env, *args) -> list:
@@ -54,12 +49,6 @@ def lab_keys(env) -> dict:
     return json.loads((Path(env["CEPH_CONF"]).parent / "rgw-user.json").read_text())
 
 
-def write(tmp_path: Path, text: str, name: str = "suite.yaml") -> Path:
-    p = tmp_path / name
-    p.write_text(text)
-    return p
-
-
 @pytest.fixture
 def env(cephbench_env):
     return {k: v for k, v in cephbench_env.items() if not k.startswith(("CEPHBENCH_S3_", "CEPHBENCH_SWIFT_"))}
@@ -67,7 +56,7 @@ def env(cephbench_env):
 
 def test_s3_and_swift_put_get_with_a_run_user(env, tmp_path):
     out = tmp_path / "run"
-    res = run_cli(["run", str(write(tmp_path, TINY)), "--out", str(out)], env)
+    res = run_cli(["run", str(write_suite(tmp_path, TINY)), "--out", str(out)], env)
     assert res.returncode == 0, res.stderr + res.stdout
     results, bad = RunDir(out).results()
     assert not bad
@@ -102,7 +91,7 @@ def test_given_keys_are_used_and_never_written(env, tmp_path):
                 .replace("duration: 3s", "duration: 1s") + "    instances: 2\n"
     given = {**env, "CEPHBENCH_S3_ACCESS_KEY": keys["s3_access_key"], "CEPHBENCH_S3_SECRET_KEY": keys["s3_secret_key"]}
     out = tmp_path / "run"
-    res = run_cli(["run", str(write(tmp_path, suite)), "--out", str(out)], given)
+    res = run_cli(["run", str(write_suite(tmp_path, suite)), "--out", str(out)], given)
     assert res.returncode == 0, res.stderr + res.stdout
     (r,), _ = RunDir(out).results()
     assert r.status == "ok" and "RGW keys: environment" in r.notes
@@ -140,7 +129,7 @@ def test_bad_input_is_one_line_exit_2_and_leaves_nothing(env, tmp_path):
     }
     for name, (suite, extra_env, want) in cases.items():
         out = tmp_path / f"run-{name.replace(' ', '-')}"
-        res = run_cli(["run", str(write(tmp_path, suite, f"{name}.yaml")), "--out", str(out)], {**env, **extra_env})
+        res = run_cli(["run", str(write_suite(tmp_path, suite, f"{name}.yaml")), "--out", str(out)], {**env, **extra_env})
         lines = [ln for ln in res.stderr.splitlines() if ln.startswith("cephbench:")]
         assert res.returncode == 2, (name, res.stderr)
         assert len(lines) == 1 and want in lines[0], (name, res.stderr)
@@ -152,7 +141,7 @@ def test_bad_input_is_one_line_exit_2_and_leaves_nothing(env, tmp_path):
 def test_ctrl_c_removes_the_run_user_and_its_buckets(env, tmp_path):
     suite = TINY.replace("duration: 3s", "duration: 30s").replace("objects: 64", "objects: 2000")
     out = tmp_path / "run"
-    proc = subprocess.Popen([*CLI, "run", str(write(tmp_path, suite)), "--out", str(out)],
+    proc = subprocess.Popen([*CLI, "run", str(write_suite(tmp_path, suite)), "--out", str(out)],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
     deadline = time.monotonic() + 90
     while time.monotonic() < deadline and not leftovers(env)[1]:   # the put phase's bucket exists
@@ -166,7 +155,7 @@ def test_ctrl_c_removes_the_run_user_and_its_buckets(env, tmp_path):
 
 
 def test_dry_run_prints_the_user_and_loadgen_commands_and_changes_nothing(env, tmp_path):
-    res = run_cli(["run", str(write(tmp_path, TINY)), "--dry-run", "--out", str(tmp_path / "r")], env)
+    res = run_cli(["run", str(write_suite(tmp_path, TINY)), "--dry-run", "--out", str(tmp_path / "r")], env)
     assert res.returncode == 0, res.stderr
     assert res.stdout.count("radosgw-admin") == 3 and "user rm --uid cephbench-" in res.stdout
     assert res.stdout.count("cephbench-loadgen run") == 4 and "--protocol swift" in res.stdout

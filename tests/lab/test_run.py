@@ -4,15 +4,13 @@ import json
 import os
 import signal
 import subprocess
-import sys
 import time
 from pathlib import Path
 
-import pytest
 
 from cephbench.results import RunDir
 
-CLI = [sys.executable, "-m", "cephbench.cli"]
+from labcli import CLI, run_cli, write_suite
 
 TINY = """
 name: tiny
@@ -35,16 +33,6 @@ workloads:
 
 def cephbench_pools(cluster) -> set[str]:
     return {p for p in cluster.pool_names() if p.startswith("cephbench-")}
-
-
-def write_suite(tmp_path: Path, text: str) -> Path:
-    p = tmp_path / "suite.yaml"
-    p.write_text(text)
-    return p
-
-
-def run_cli(args, env, timeout=600):
-    return subprocess.run([*CLI, *args], capture_output=True, text=True, env=env, timeout=timeout)
 
 
 def test_run_writes_results_raw_output_and_cleans_up(lab_cluster, cephbench_env, tmp_path):
