@@ -27,6 +27,7 @@ from .progress import ConsoleEvents
 from .report.format import seconds
 from .report.terminal import print_results, print_verdict
 from .report.write import write_report
+from .interrupts import sigterm_interrupts
 from .resources import Ledger, Resource
 from .results import Result, RunDir, Test
 from .runner import RunOptions, execute, pending_tests, preflight
@@ -41,6 +42,7 @@ class Main(click.Group):
     """Turns the errors a user can fix into one line and exit 2; failures into exit 1."""
 
     def invoke(self, ctx: click.Context):
+        sigterm_interrupts()    # a SIGTERM during preflight or set-up exits like Ctrl-C, not mid-change
         try:
             return super().invoke(ctx)
         except UserError as exc:

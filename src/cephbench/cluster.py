@@ -144,14 +144,12 @@ class Cluster:
         return {k: float(dump.get(k, 0)) for k in ("full_ratio", "nearfull_ratio", "backfillfull_ratio")}
 
     # ---- pools -----------------------------------------------------------------
-    def create_ec_profile(self, name: str, k: int, m: int, plugin: str, failure_domain: str) -> None:
-        self.ceph_ok("osd", "erasure-code-profile", "set", name, f"k={k}", f"m={m}", f"plugin={plugin}",
-                     f"crush-failure-domain={failure_domain}")
-
     def delete_ec_profile(self, name: str) -> None:
+        """Remove an erasure-code profile; one that does not exist is not an error (the mon says so, rc 0)."""
         self.ceph_ok("osd", "erasure-code-profile", "rm", name)
 
     def delete_pool(self, name: str) -> None:
+        """Remove a pool; one that does not exist (any more, or yet) is not an error (the mon says so, rc 0)."""
         self.ceph_ok("osd", "pool", "delete", name, name, "--yes-i-really-really-mean-it")
 
     def wait_active_clean(self, timeout_s: float = 300) -> None:

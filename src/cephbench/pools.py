@@ -6,6 +6,7 @@ from typing import Any
 
 from .drivers.base import RunContext
 from .errors import OperationFailed
+from .interrupts import held
 from .resources import Resource
 
 
@@ -14,8 +15,11 @@ def failure_domain(ctx: RunContext, profile: dict[str, Any]) -> str:
 
 
 def _ceph(ctx: RunContext, *args: str) -> None:
-    """A cluster-changing `ceph` command: run it, or in a dry run print it."""
-    ctx.change(["ceph", *args], lambda: ctx.cluster.ceph_ok(*args))
+    """A cluster-changing `ceph` command: run it whole (an interrupt waits for it), or in a dry run print it."""
+    def action() -> None:
+        with held():
+            ctx.cluster.ceph_ok(*args)
+    ctx.change(["ceph", *args], action)
 
 
 def create_pool(ctx: RunContext, name: str, profile: dict[str, Any], application: str = "rados") -> str:
@@ -24,24 +28,25 @@ def create_pool(ctx: RunContext, name: str, profile: dict[str, Any], application
         # `ceph osd pool create` succeeds on an existing pool: never adopt what we did not create
         raise OperationFailed(f"pool {name} already exists; cephbench will not use a pool it did not create")
     pg = str(profile["pg_num"])
-    # size and autoscale mode at creation: each separate `ceph` call costs a mon round trip and ~0.4 s
+    # Size and autoscale mode at creation: each separate `ceph` call costs a mon round trip and ~0.4 s.
+    # Each pool and profile is in the ledger before it is created, so that no exit path can miss it;
+    # removing one that was never made is not an error.
     if profile["type"] == "replicated":
+        _register_pool(ctx, name)
         _ceph(ctx, "osd", "pool", "create", name, pg, pg, "replicated", f"--size={profile['size']}",
               "--autoscale-mode=off")
-        _register_pool(ctx, name)
         if profile.get("min_size"):
             _ceph(ctx, "osd", "pool", "set", name, "min_size", str(profile["min_size"]))
     else:
         ec = f"{name}-ec"
         fd = failure_domain(ctx, profile)
-        ctx.change(["ceph", "osd", "erasure-code-profile", "set", ec, f"k={profile['k']}", f"m={profile['m']}",
-                    f"plugin={profile['plugin']}", f"crush-failure-domain={fd}"],
-                   lambda: c.create_ec_profile(ec, profile["k"], profile["m"], profile["plugin"], fd))
         ctx.ledger.add(Resource("ec-profile", ec),
                        lambda: ctx.change(["ceph", "osd", "erasure-code-profile", "rm", ec],
                                           lambda: c.delete_ec_profile(ec)))
-        _ceph(ctx, "osd", "pool", "create", name, pg, pg, "erasure", ec, "--autoscale-mode=off")
+        _ceph(ctx, "osd", "erasure-code-profile", "set", ec, f"k={profile['k']}", f"m={profile['m']}",
+              f"plugin={profile['plugin']}", f"crush-failure-domain={fd}")
         _register_pool(ctx, name)
+        _ceph(ctx, "osd", "pool", "create", name, pg, pg, "erasure", ec, "--autoscale-mode=off")
     _ceph(ctx, "osd", "pool", "application", "enable", name, application)
     if not ctx.dry_run:
         try:

@@ -59,6 +59,11 @@ class Ledger:
                 self._save()
                 return
 
+    def forget(self, resource: Resource) -> None:
+        """Drop an entry whose creation was refused: there is nothing to remove."""
+        self._items = [(r, remove) for r, remove in self._items if r != resource]
+        self._save()
+
     def _save(self) -> None:
         if self._path is None:
             return

@@ -13,6 +13,7 @@ from .cluster import Cluster
 from .drivers.base import Events, Outcome, RunContext
 from .drivers.registry import DRIVERS, PREFLIGHT
 from .errors import OperationFailed, PermissionDenied, UserError
+from .interrupts import sigterm_interrupts
 from .plan import Plan
 from .resources import Ledger, Resource
 from .analysis import RunAnalyzer
@@ -20,10 +21,6 @@ from .results import Result, RunDir, Test
 from .safety import ScrubFlags, preflight_health
 
 log = logging.getLogger(__name__)
-
-
-class Interrupted(KeyboardInterrupt):
-    """SIGTERM, treated like Ctrl-C: stop, clean up, keep what finished."""
 
 
 class RunEvents(Events, Protocol):
@@ -91,22 +88,13 @@ def check_fits_count(profile: dict, osd_up: int) -> None:
                         "use a smaller size or k+m")
 
 
-def _install_sigterm() -> object:
-    def handler(signum, frame):  # noqa: ARG001
-        raise Interrupted()
-    try:
-        return signal.signal(signal.SIGTERM, handler)
-    except ValueError:  # not the main thread (tests)
-        return None
-
-
 def execute(plan: Plan, ctx: RunContext, events: RunEvents, options: RunOptions,
             todo_tests: list[Test]) -> RunSummary:
     summary = RunSummary()
     analyzer = RunAnalyzer.for_run(ctx)     # ceilings, efficiency and bottleneck from the run's baselines
     todo = {t.id for t in todo_tests}
     scrub = ScrubFlags(ctx.cluster)
-    previous = _install_sigterm()
+    previous = sigterm_interrupts()
     try:
         if ctx.settings.set_noscrub:
             if options.dry_run:

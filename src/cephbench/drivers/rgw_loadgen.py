@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any, Iterator, Mapping
 
 from ..errors import PermissionDenied, UserError
+from ..interrupts import held
 from ..results import Latency, Measurement, Sample
 from . import ParseError
 
@@ -499,14 +500,16 @@ def run_user(ctx) -> Credentials | None:
             raise OperationFailed(f"radosgw-admin user rm --uid {uid} --purge-data failed: {r.error_text()}")
 
     def make() -> Credentials:
-        res = _admin(ctx, *create)
+        ctx.ledger.add(resource, remove)        # first: an interrupt may land after RGW made the user
+        with held():
+            res = _admin(ctx, *create)
         if not res.ok:
+            ctx.ledger.forget(resource)
             if "EACCES" in res.stderr or "Permission denied" in res.stderr or "(13)" in res.stderr:
                 raise PermissionDenied(f"radosgw-admin could not create the run's RGW user: {res.error_text()}",
                                        "give a key that may write RGW metadata, or give the keys of an RGW user "
                                        "(CEPHBENCH_S3_ACCESS_KEY/CEPHBENCH_S3_SECRET_KEY)")
             raise OperationFailed(f"radosgw-admin user create --uid {uid} failed: {res.error_text()}")
-        ctx.ledger.add(resource, remove)
         res = _admin(ctx, *sub)
         if not res.ok:
             raise OperationFailed(f"radosgw-admin subuser create --uid {uid} failed: {res.error_text()}")

@@ -1,0 +1,47 @@
+"""Ctrl-C and SIGTERM: one way to stop, held back while a cluster change is half done.
+
+Killing `ceph osd pool create` after it reached the mon leaves a pool the run
+never saw created; the mon may even apply it after cleanup looked. A change
+that takes a second is let finish, and the signal is delivered right after.
+"""
+
+from __future__ import annotations
+
+import signal
+import threading
+from contextlib import contextmanager
+from typing import Iterator
+
+HELD = (signal.SIGINT, signal.SIGTERM)
+
+
+class Interrupted(KeyboardInterrupt):
+    """SIGTERM, treated like Ctrl-C: stop, clean up, keep what finished."""
+
+
+def _raise_interrupted(signum, frame) -> None:  # noqa: ARG001
+    raise Interrupted()
+
+
+def sigterm_interrupts() -> object:
+    """Make SIGTERM raise Interrupted; returns the previous handler (None off the main thread)."""
+    try:
+        return signal.signal(signal.SIGTERM, _raise_interrupted)
+    except ValueError:  # not the main thread (tests)
+        return None
+
+
+@contextmanager
+def held() -> Iterator[None]:
+    if threading.current_thread() is not threading.main_thread():
+        yield               # only the main thread may set handlers; its callers are never interrupted
+        return
+    caught: list[int] = []
+    previous = {s: signal.signal(s, lambda signum, frame: caught.append(signum)) for s in HELD}
+    try:
+        yield
+    finally:
+        for s, handler in previous.items():
+            signal.signal(s, handler)
+        for s in dict.fromkeys(caught):
+            signal.raise_signal(s)

@@ -1,0 +1,58 @@
+"""Signals held during a cluster change, and the ledger that remembers what to remove."""
+
+import json
+import os
+import signal
+
+import pytest
+
+from cephbench.interrupts import Interrupted, held, sigterm_interrupts
+from cephbench.resources import Ledger, Resource
+
+
+def test_ctrl_c_inside_held_arrives_after_the_block():
+    steps = []
+    with pytest.raises(KeyboardInterrupt):
+        with held():
+            os.kill(os.getpid(), signal.SIGINT)
+            steps.append("change finished")       # not cut short
+        steps.append("after the block")            # never reached: the interrupt lands first
+    assert steps == ["change finished"]
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+
+
+def test_sigterm_inside_held_becomes_interrupted_after_the_block():
+    previous = sigterm_interrupts()
+    try:
+        with pytest.raises(Interrupted):
+            with held():
+                os.kill(os.getpid(), signal.SIGTERM)
+                os.kill(os.getpid(), signal.SIGTERM)  # twice: still one interrupt
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def test_held_without_signals_changes_nothing():
+    before = signal.getsignal(signal.SIGINT)
+    with held():
+        pass
+    assert signal.getsignal(signal.SIGINT) is before
+
+
+def test_ledger_file_follows_add_release_and_forget(tmp_path):
+    path = tmp_path / "resources.json"
+    ledger = Ledger(path)
+    removed = []
+    ledger.add(Resource("pool", "cephbench-x-g001"), lambda: removed.append("pool"))
+    ledger.add(Resource("rgw-user", "cephbench-x"), lambda: removed.append("user"))
+    assert [r["name"] for r in json.loads(path.read_text())] == ["cephbench-x-g001", "cephbench-x"]
+    ledger.forget(Resource("rgw-user", "cephbench-x"))     # its creation was refused
+    assert [r["kind"] for r in json.loads(path.read_text())] == ["pool"]
+
+    def broken():
+        raise RuntimeError("mon unreachable")
+    ledger.add(Resource("ec-profile", "cephbench-x-g001-ec"), broken)
+    failures = ledger.release()
+    assert removed == ["pool"]                              # newest first; a failure does not stop the rest
+    assert [(r.name, why) for r, why in failures] == [("cephbench-x-g001-ec", "mon unreachable")]
+    assert json.loads(path.read_text()) == []
