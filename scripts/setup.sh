@@ -4,7 +4,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 # chromium: the report's browser test renders report.html headless
-DEB_PACKAGES=(ceph-mon ceph-mgr ceph-osd ceph-common radosgw fio iperf3 python3-venv golang-go chromium)
+DEB_PACKAGES=(ceph-mon ceph-mgr ceph-osd ceph-common radosgw fio iperf3 openssh-client python3-venv golang-go chromium)
 say() { printf 'setup: %s\n' "$*"; }
 
 missing=()
@@ -20,7 +20,7 @@ missing=($(printf '%s\n' "${missing[@]}" | grep -v '^$' || true))
 if [ ${#missing[@]} -gt 0 ]; then
   if ! command -v apt-get >/dev/null 2>&1; then
     say "this system has no apt-get. Install these by hand, then run me again:"
-    say "  ${missing[*]} (Ceph Pacific 16.2 or newer: ceph-mon ceph-mgr ceph-osd ceph-common radosgw; fio with the rados/rbd engines; iperf3; Go >= 1.21; Python >= 3.11)"
+    say "  ${missing[*]} (Ceph Pacific 16.2 or newer: ceph-mon ceph-mgr ceph-osd ceph-common radosgw; fio with the rados/rbd engines; iperf3; ssh (openssh-client); Go >= 1.21; Python >= 3.11)"
     exit 1
   fi
   sudo=""; [ "$(id -u)" -eq 0 ] || sudo="sudo"

@@ -51,8 +51,25 @@ class TargetConfig(_Strict):
     id: str | None = None
 
 
+class SshSettings(_Strict):
+    """How cephbench reaches OSD hosts (to drop their page cache before reads) with `ssh -o BatchMode=yes`."""
+    user: str | None = None
+    port: Annotated[int, Field(gt=0, lt=65536, strict=True)] | None = None
+    identity_file: Path | None = None
+    options: list[str] = []                 # each becomes `-o OPTION`
+    hosts: dict[str, str] = {}              # OSD host name (from `ceph osd metadata`) -> address ssh uses
+
+    @field_validator("identity_file")
+    @classmethod
+    def _identity_exists(cls, v: Path | None) -> Path | None:
+        if v is not None and not v.expanduser().is_file():
+            raise ValueError(f"no such file: {v}")
+        return v.expanduser() if v is not None else None
+
+
 class Settings(_Strict):
     drop_caches: bool = True
+    ssh: SshSettings = SshSettings()
     cold_reads: Literal["none", "restart-lab-osds"] = "none"
     max_raw_used: float = Field(0.75, gt=0, le=0.95)
     set_noscrub: bool = True

@@ -13,10 +13,12 @@ from .cluster import Cluster
 from .drivers.base import Events, Outcome, RunContext
 from .drivers.registry import DRIVERS, PREFLIGHT
 from .errors import OperationFailed, PermissionDenied, UserError
+from .hosts import LocalHost
 from .interrupts import sigterm_interrupts
 from .plan import Plan
 from .resources import Ledger, Resource
 from .analysis import RunAnalyzer
+from .remote import check_osd_hosts, osd_hosts
 from .results import Result, RunDir, Test
 from .safety import ScrubFlags, preflight_health
 
@@ -59,6 +61,10 @@ def to_result(o: Outcome) -> Result:
                   commands=o.commands, raw=o.raw, measurement=o.measurement, notes=o.notes)
 
 
+# workloads with read phases, before which the page cache is dropped on the client and every OSD host
+READING_KINDS = ("rados_bench", "fio_rados", "rbd_bench", "fio_rbd")
+
+
 def preflight(cluster: Cluster, plan: Plan, force: bool) -> dict:
     """Everything that can refuse the run, before anything on the cluster changes."""
     status = cluster.check_reachable()
@@ -77,6 +83,9 @@ def preflight(cluster: Cluster, plan: Plan, force: bool) -> dict:
         tests = [t for t in plan.tests if t.kind == kind]
         if tests:
             check(cluster, tests, plan.suite.settings)
+    settings = plan.suite.settings
+    if settings.drop_caches and any(t.kind in READING_KINDS for t in plan.tests):
+        check_osd_hosts(LocalHost(), osd_hosts(cluster, settings.ssh), settings.ssh)
     return status
 
 

@@ -34,6 +34,11 @@ def suite(**workload):
      "pools.ec.m", "missing"),
     ({"name": "t", "workloads": []}, "workloads", "at least 1"),
     ({"name": "bad name!", "workloads": [{"type": "osd_bench"}]}, "name", "pattern"),
+    ({**suite(), "settings": {"ssh": {"port": 0}}}, "settings.ssh.port", "greater than zero"),
+    ({**suite(), "settings": {"ssh": {"identity_file": "/nonexistent/key"}}}, "settings.ssh.identity_file",
+     "no such file"),
+    ({**suite(), "settings": {"ssh": {"hosts": ["node1"]}}}, "settings.ssh.hosts", "valid dictionary"),
+    ({**suite(), "settings": {"ssh": {"password": "x"}}}, "settings.ssh.password", "unknown key"),
 ])
 def test_bad_suites_name_the_yaml_path(data, where, what):
     with pytest.raises(UserError) as e:

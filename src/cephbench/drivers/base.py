@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import logging
 import re
+import shlex
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -16,6 +17,7 @@ from typing import Any, Callable, Iterator, Protocol, Sequence
 from ..cluster import Cluster, Target
 from ..config import Settings
 from ..hosts import CommandResult, LocalHost, Spawn, run_together
+from ..remote import OsdHost, drop_caches_argv, osd_hosts, run_on_all
 from ..resources import Ledger, Resource
 from ..results import Measurement, RunDir, Test
 from ..safety import CapacityBudget, drop_caches_local
@@ -67,6 +69,7 @@ class RunContext:
     dry_run: bool = False
     planned: list[str] = field(default_factory=list)   # dry run: the commands that would change the cluster
     restart_lab_osds: Callable[[], None] | None = None
+    _osd_hosts: list[OsdHost] | None = field(default=None, repr=False)   # OSD hosts reached over ssh, once known
 
     @property
     def target(self) -> Target:
@@ -106,7 +109,9 @@ class RunContext:
         """Drop caches (and restart lab OSDs when asked) before a read phase; returns notes."""
         notes = []
         if self.dry_run:
-            self.planned.append("sync; echo 3 > /proc/sys/vm/drop_caches")
+            if self.settings.drop_caches:
+                self.planned.append("sync; echo 3 > /proc/sys/vm/drop_caches")
+                self._drop_osd_host_caches()
             return notes
         if self.settings.cold_reads == "restart-lab-osds":
             if self.restart_lab_osds is None:
@@ -118,8 +123,23 @@ class RunContext:
             why = drop_caches_local()
             if why:
                 notes.append(why)
-            elif not self.target.is_lab:
-                notes.append("page cache dropped on the client only: OSD hosts are not reachable from here")
+            notes += self._drop_osd_host_caches()
+        return notes
+
+    def _drop_osd_host_caches(self) -> list[str]:
+        """The OSD hosts other than this one, over ssh, all at once; a host that fails is noted, not fatal."""
+        if self._osd_hosts is None:
+            self._osd_hosts = [h for h in osd_hosts(self.cluster, self.settings.ssh) if h.address is not None]
+        argvs = [drop_caches_argv(h, self.settings.ssh) for h in self._osd_hosts]
+        if self.dry_run:
+            self.planned.extend(shlex.join(a) for a in argvs)
+            return []
+        failures = run_on_all(self.host, argvs)
+        done = [h.name for h, why in zip(self._osd_hosts, failures) if why is None]
+        notes = [f"page cache not dropped on OSD host {h.name}: {why}"
+                 for h, why in zip(self._osd_hosts, failures) if why is not None]
+        if done:
+            notes.append(f"page cache dropped over ssh on OSD host(s) {', '.join(done)}")
         return notes
 
 

@@ -20,13 +20,13 @@ from typing import Any, Callable, Iterator
 
 from ..errors import UserError
 from ..hosts import LocalHost, Spawn, run_together
+from ..remote import is_local_address, ssh_argv
 from ..results import Measurement, RunDir, Sample, Test
 from . import ParseError
 from .base import Outcome
 
 log = logging.getLogger(__name__)
 
-SSH_OPTS = ["-o", "BatchMode=yes", "-o", "ConnectTimeout=5", "-o", "StrictHostKeyChecking=accept-new"]
 SERVER_START_TIMEOUT_S = 10
 CONNECT_TIMEOUT_MS = 3000
 
@@ -39,18 +39,7 @@ class NetHost:
 
     def wrap(self, argv: list[str]) -> list[str]:
         """The command as run on this host: as is when local, through ssh otherwise."""
-        return argv if self.local else ["ssh", *SSH_OPTS, self.name, *argv]
-
-
-def _is_local_address(addr: str) -> bool:
-    """An address this machine owns: binding to it succeeds only here."""
-    family = socket.AF_INET6 if ":" in addr else socket.AF_INET
-    try:
-        with socket.socket(family, socket.SOCK_STREAM) as s:
-            s.bind((addr, 0))
-        return True
-    except OSError:
-        return False
+        return argv if self.local else ssh_argv(self.name, argv)
 
 
 def resolve_hosts(names: list[str], host: LocalHost | None = None, check_ssh: bool = True) -> list[NetHost]:
@@ -63,7 +52,7 @@ def resolve_hosts(names: list[str], host: LocalHost | None = None, check_ssh: bo
         except socket.gaierror as exc:
             raise UserError(f"host {name!r} cannot be reached: its name does not resolve ({exc.strerror})",
                             "check the name, or give an IP address", where="--hosts") from None
-        nh = NetHost(name, addr, _is_local_address(addr))
+        nh = NetHost(name, addr, is_local_address(addr))
         if any(o.address == nh.address for o in out):
             raise UserError(f"host {name!r} is given twice ({addr})", where="--hosts")
         if not nh.local and check_ssh:

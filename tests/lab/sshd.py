@@ -1,0 +1,63 @@
+"""A real SSH server on 127.0.0.1 for the remote-host code paths (asyncssh; OpenSSH's `ssh` is the client).
+
+It accepts one client key, runs each command with `sh -c` on this machine and
+records it, so a test can see what cephbench ran over ssh.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import socket
+import subprocess
+import threading
+from pathlib import Path
+
+import asyncssh
+
+
+class SshServer:
+    def __init__(self, workdir: Path) -> None:
+        self.workdir = workdir
+        self.client_key = workdir / "id_ed25519"
+        self.commands: list[str] = []
+        self.port = 0
+        self._loop = asyncio.new_event_loop()
+        self._server: asyncssh.SSHAcceptor | None = None
+        self._thread = threading.Thread(target=self._loop.run_forever, daemon=True)
+
+    def __enter__(self) -> "SshServer":
+        key = asyncssh.generate_private_key("ssh-ed25519")
+        key.write_private_key(str(self.client_key))
+        self.client_key.chmod(0o600)
+        authorized = asyncssh.import_authorized_keys(key.export_public_key().decode())
+        host_key = asyncssh.generate_private_key("ssh-ed25519")
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            self.port = s.getsockname()[1]
+        self._thread.start()
+
+        async def start() -> asyncssh.SSHAcceptor:
+            return await asyncssh.create_server(
+                asyncssh.SSHServer, "127.0.0.1", self.port, server_host_keys=[host_key],
+                authorized_client_keys=authorized, process_factory=self._run)
+        self._server = asyncio.run_coroutine_threadsafe(start(), self._loop).result(10)
+        return self
+
+    async def _run(self, process: asyncssh.SSHServerProcess) -> None:
+        self.commands.append(process.command or "")
+        proc = await asyncio.to_thread(subprocess.run, ["sh", "-c", process.command or "true"],
+                                       capture_output=True, text=True)
+        process.stdout.write(proc.stdout)
+        process.stderr.write(proc.stderr)
+        process.exit(proc.returncode)
+
+    def ssh_settings(self, **extra: object) -> dict:
+        """The suite's `settings.ssh` that reaches this server."""
+        return {"port": self.port, "identity_file": str(self.client_key),
+                "options": ["UserKnownHostsFile=" + str(self.workdir / "known_hosts")], **extra}
+
+    def __exit__(self, *exc: object) -> None:
+        if self._server is not None:
+            self._server.close()
+        self._loop.call_soon_threadsafe(self._loop.stop)
+        self._thread.join(5)
