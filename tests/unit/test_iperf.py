@@ -87,3 +87,4 @@ def test_a_taken_port_is_a_user_error():
             check_port(s.getsockname()[1])
     with pytest.raises(UserError, match="not a TCP port"):
         check_port(70000)
+

@@ -19,6 +19,7 @@ from ..cluster import Cluster
 from ..config import Settings
 from ..errors import OperationFailed, UserError
 from ..hosts import CommandResult, Spawn
+from ..interrupts import held
 from ..pools import create_pool, remove_pool
 from ..resources import Resource
 from ..results import Test
@@ -260,7 +261,8 @@ def map_images(ctx: RunContext, images: Images) -> None:
             ctx.planned.append(" ".join(argv))
             images.devices.append("/dev/rbdN")
             continue
-        res = _check(ctx.host.run(argv, timeout_s=120), f"rbd map {spec}")
+        with held():    # the device is known only when `rbd map` returns: an interrupt must not cut it short
+            res = _check(ctx.host.run(argv, timeout_s=120), f"rbd map {spec}")
         dev = res.stdout.strip().splitlines()[-1].strip()
         unmap = rbd_argv(ctx, "unmap", dev)
         ctx.ledger.add(Resource("rbd-mapping", dev),
