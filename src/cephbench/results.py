@@ -90,6 +90,20 @@ class Measurement(BaseModel):
     extra: dict[str, Any] = Field(default_factory=dict)
 
 
+class HostLoad(BaseModel):
+    """How busy a host was while the test ran (fractions of all its CPUs' time, from /proc/stat)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    host: str
+    cpus: int
+    cpu_busy_mean: float                 # over the whole tool run, start-up and wind-down included
+    cpu_busy_median: float               # of the seconds: the steady state (the mean when under 3 seconds)
+    cpu_busy_max: float                  # the busiest second
+    iowait_mean: float
+    cpu_busy_series: list[float] = Field(default_factory=list)   # one value per second
+
+
 class Analysis(BaseModel):
     model_config = ConfigDict(extra="allow")
 
@@ -113,6 +127,7 @@ class Result(BaseModel):
     raw: list[str] = Field(default_factory=list)        # paths relative to the run directory
     measurement: Measurement | None = None
     notes: list[str] = Field(default_factory=list)      # e.g. "write shortened by the capacity guard"
+    hosts: list[HostLoad] = Field(default_factory=list)  # watched during the test: this host (on the lab: all)
     analysis: Analysis | None = None
 
 

@@ -154,6 +154,7 @@ def _run_group(driver, ctx: RunContext, group: list[Test], todo: set[str]) -> It
         for outcome in driver(ctx, group, todo):
             reported.add(outcome.test.id)
             result = to_result(outcome)
+            result.hosts = ctx.host_loads.pop(outcome.test.id, [])
             if result.status == "failed":
                 failed.append(result.test.id)
             yield result

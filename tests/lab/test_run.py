@@ -51,6 +51,11 @@ def test_run_writes_results_raw_output_and_cleans_up(lab_cluster, cephbench_env,
     assert w.latency.mean_ns and w.latency.max_ns >= w.latency.mean_ns
     osd = results[4].measurement
     assert set(osd.extra["per_osd"]) == {"osd.0", "osd.1", "osd.2"}
+    # the host was watched while each rados bench ran: a 2 s run gives about 2 per-second readings
+    for r in results[:4]:
+        (load,) = r.hosts
+        assert load.cpus >= 1 and 0 < load.cpu_busy_mean <= 1 and load.cpu_busy_max >= load.cpu_busy_mean - 0.05
+        assert 1 <= len(load.cpu_busy_series) <= 8, load.cpu_busy_series
     for r in results:
         assert r.commands and all((out / p).is_file() for p in r.raw)
     meta = json.loads((out / "run.json").read_text())

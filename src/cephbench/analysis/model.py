@@ -26,6 +26,8 @@ MIB = 1024**2
 DEFERRED_MAX_HDD = 64 * 1024      # bluestore_prefer_deferred_size_hdd (Pacific default): smaller writes go via the WAL
 SMALL_OP = 64 * 1024              # ops this small are limited per op, not per byte
 CPU_SUSPECT_BELOW = 0.5           # small ops under this efficiency, with disks and network idle: CPU (inferred)
+CPU_BUSY = 0.80                   # measured: CPUs this busy in a test's typical second limit it (Ceph's threads
+                                  # wait on each other, so a saturated host seldom shows 100 %)
 
 Bottleneck = Literal["client network", "cluster network", "disks", "replication/EC write amplification",
                      "journal double write", "CPU", "unknown"]
@@ -249,7 +251,8 @@ class Verdict:
     reason: str
 
 
-def judge(c: Ceiling, measured_bytes_per_s: float | None, label: str, cpus: int | None = None) -> Verdict:
+def judge(c: Ceiling, measured_bytes_per_s: float | None, label: str, cpus: int | None = None,
+          cpu_busy: float | None = None, cpu_host: str = "the client host") -> Verdict:
     """measured / ceiling, the bottleneck, and a sentence a person can check with a calculator."""
     if c.bytes_per_s is None or measured_bytes_per_s is None:
         missing = "no disk or network baseline in this run" if c.bytes_per_s is None else "no measurement"
@@ -262,12 +265,23 @@ def judge(c: Ceiling, measured_bytes_per_s: float | None, label: str, cpus: int 
             f"({b.formula})")
     if others:
         text += f"; next: {others[0].bottleneck} {mibs(others[0].bytes_per_s)} ({others[0].formula})"
-    if c.op_size <= SMALL_OP and eff < CPU_SUSPECT_BELOW:
+    if cpu_busy is not None and cpu_busy >= CPU_BUSY and eff < 0.9:
         bottleneck = "CPU"
-        text += (f"; small ops reach {eff:.0%} of what disks and network allow, so the per-op cost (CPU, "
-                 "latency) limits them - inferred, not measured")
-        if cpus:
-            text += f"; this host has {cpus} CPUs"
+        n = f"{cpus} " if cpus else ""
+        text += (f"; the {n}CPUs of {cpu_host} were {cpu_busy:.0%} busy in a typical second of the test "
+                 "(measured), so they ran out before disks or network")
+    elif c.op_size <= SMALL_OP and eff < CPU_SUSPECT_BELOW:
+        if cpu_busy is None:
+            bottleneck = "CPU"
+            text += (f"; small ops reach {eff:.0%} of what disks and network allow, so the per-op cost (CPU, "
+                     "latency) limits them - inferred, not measured")
+            if cpus:
+                text += f"; this host has {cpus} CPUs"
+        else:
+            bottleneck = "unknown"
+            text += (f"; small ops reach {eff:.0%} of what disks and network allow, yet the CPUs of {cpu_host} "
+                     f"were only {cpu_busy:.0%} busy: per-op latency (round trips, queueing, too few ops in "
+                     "flight) limits them, not throughput")
     if eff > 1.05:
         text += ("; above the ceiling: a baseline under-measured what this test used (a loaded host, a short "
                  "baseline) or a cache served it")

@@ -16,10 +16,11 @@ from typing import Any, Callable, Iterator, Protocol, Sequence
 
 from ..cluster import Cluster, Target
 from ..config import Settings
+from ..hostload import CpuSampler
 from ..hosts import CommandResult, LocalHost, Spawn, run_together
 from ..remote import OsdHost, drop_caches_argv, osd_hosts, run_on_all
 from ..resources import Ledger, Resource
-from ..results import Measurement, RunDir, Test
+from ..results import HostLoad, Measurement, RunDir, Test
 from ..safety import CapacityBudget, drop_caches_local
 
 log = logging.getLogger(__name__)
@@ -69,6 +70,7 @@ class RunContext:
     dry_run: bool = False
     planned: list[str] = field(default_factory=list)   # dry run: the commands that would change the cluster
     restart_lab_osds: Callable[[], None] | None = None
+    host_loads: dict[str, list[HostLoad]] = field(default_factory=dict)   # test id -> hosts watched while it ran
     _osd_hosts: list[OsdHost] | None = field(default=None, repr=False)   # OSD hosts reached over ssh, once known
 
     @property
@@ -98,12 +100,19 @@ class RunContext:
             self.planned.extend(" ".join(str(a) for a in sp.argv) for sp in spawns)
             return None
 
+        cpu = CpuSampler()
+
         def tick() -> None:
+            cpu.sample()
             if live:
                 bw, ops = live([sp.output for sp in spawns])
                 self.events.live(test, bw, ops)
 
-        return run_together(spawns, timeout_s, tick=tick)
+        results = run_together(spawns, timeout_s, tick=tick)
+        load = cpu.summary()
+        if load is not None:        # the last tool run of a test is its measured one
+            self.host_loads[test.id] = [load]
+        return results
 
     def prepare_reads(self) -> list[str]:
         """Drop caches (and restart lab OSDs when asked) before a read phase; returns notes."""

@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from ..results import Result
+
 MIB = 1024 * 1024
 
 
@@ -35,3 +40,8 @@ def seconds(s: float | None) -> str:
 
 def pct(x: float | None) -> str:
     return "-" if x is None else f"{x * 100:.0f}%"
+
+
+def host_cpu(r: "Result") -> str:
+    """The busiest watched host's typical second, e.g. "93%"; "-" when no host was watched."""
+    return pct(max((h.cpu_busy_median for h in r.hosts), default=None))

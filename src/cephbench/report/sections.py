@@ -12,7 +12,7 @@ from typing import Any, Callable
 
 from ..results import CorruptLine, Result, RunDir
 from ..units import format_size
-from .format import iops, mib_s, ms, pct, seconds
+from .format import host_cpu, iops, mib_s, ms, pct, seconds
 from .verdict import VerdictLine, slow_osds, verdict
 
 LEVEL_OF = {"disk_baseline": "Baselines", "net_baseline": "Baselines", "rados_bench": "RADOS", "fio_rados": "RADOS",
@@ -66,7 +66,7 @@ def _pctl(r: Result, key: str) -> str:
 
 def _analysis(r: Result) -> list[str]:
     a = r.analysis
-    return [pct(a.efficiency) if a else "-", (a.bottleneck or "-") if a else "-"]
+    return [pct(a.efficiency) if a else "-", (a.bottleneck or "-") if a else "-", host_cpu(r)]
 
 
 def _status(r: Result) -> str:
@@ -78,13 +78,13 @@ def _rados_table(rs: list[Result]) -> Table:
     headers = ["test", "op", "object size", "threads", "instances", "Total time run (s)", "Total ops made",
                "Bandwidth (MiB/s)", "Stddev bandwidth (MiB/s)", "Max bandwidth (MiB/s)", "Min bandwidth (MiB/s)",
                "Average IOPS", "Average latency (ms)", "Stddev latency (ms)", "Max latency (ms)",
-               "Min latency (ms)", "efficiency", "bottleneck", "status"]
+               "Min latency (ms)", "efficiency", "bottleneck", "host CPU busy", "status"]
     rows = []
     for r in rs:
         m = r.measurement
         if m is None:
             rows.append([r.test.id, _p(r, "phase"), _p(r, "object_size", _size), _p(r, "concurrency"),
-                         _p(r, "instances"), *["-"] * 12, r.status])
+                         _p(r, "instances"), *["-"] * 13, r.status])
             continue
         rows.append([r.test.id, _p(r, "phase"), _p(r, "object_size", _size), _p(r, "concurrency"),
                      _p(r, "instances"), f"{m.duration_s:.2f}", iops(m.ops_total), mib_s(m.bytes_per_s),
@@ -96,14 +96,15 @@ def _rados_table(rs: list[Result]) -> Table:
 
 def _fio_like_table(title: str, rs: list[Result]) -> Table:
     headers = ["test", "op", "block size", "queue depth", "IOPS", "MiB/s", "mean lat (ms)", "p50 (ms)", "p99 (ms)",
-               "p99.9 (ms)", "p99.99 (ms)", "max lat (ms)", "efficiency", "bottleneck", "status"]
+               "p99.9 (ms)", "p99.99 (ms)", "max lat (ms)", "efficiency", "bottleneck", "host CPU busy",
+               "status"]
     rows = []
     for r in rs:
         m = r.measurement
         bs = r.test.params.get("block_size") or r.test.params.get("io_size") or r.test.params.get("object_size")
         depth = r.test.params.get("iodepth") or r.test.params.get("io_threads") or r.test.params.get("concurrency")
         if m is None:
-            rows.append([r.test.id, _p(r, "phase"), _size(bs) if bs else "-", str(depth or "-"), *["-"] * 10,
+            rows.append([r.test.id, _p(r, "phase"), _size(bs) if bs else "-", str(depth or "-"), *["-"] * 11,
                          r.status])
             continue
         rows.append([r.test.id, str(r.test.params.get("phase", m.op)), _size(bs) if bs else "-", str(depth or "-"),
@@ -114,7 +115,7 @@ def _fio_like_table(title: str, rs: list[Result]) -> Table:
 
 def _rgw_table(rs: list[Result]) -> Table:
     headers = ["test", "protocol", "op", "object size", "in flight", "ops/s", "MiB/s", "p50 (ms)", "p90 (ms)",
-               "p99 (ms)", "p99.9 (ms)", "max (ms)", "errors", "status"]
+               "p99 (ms)", "p99.9 (ms)", "max (ms)", "errors", "host CPU busy", "status"]
     rows = []
     for r in rs:
         m = r.measurement
@@ -122,7 +123,7 @@ def _rgw_table(rs: list[Result]) -> Table:
         rows.append([r.test.id, _p(r, "protocol"), _p(r, "phase"), _p(r, "object_size", _size), _p(r, "concurrency"),
                      iops(m.ops_per_s) if m else "-", mib_s(m.bytes_per_s) if m else "-", _pctl(r, "50"),
                      _pctl(r, "90"), _pctl(r, "99"), _pctl(r, "99.9"), ms(m.latency.max_ns) if m else "-",
-                     "-" if errors is None else str(errors), _status(r)])
+                     "-" if errors is None else str(errors), host_cpu(r), _status(r)])
     return Table("RGW (cephbench-loadgen)", headers, rows)
 
 

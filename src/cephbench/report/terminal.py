@@ -7,7 +7,7 @@ from rich.table import Table
 
 from ..results import Result
 from ..units import format_size
-from .format import iops, mib_s, ms, pct, seconds
+from .format import host_cpu, iops, mib_s, ms, pct, seconds
 from .verdict import slow_osds, verdict
 
 
@@ -44,6 +44,8 @@ def results_table(results: list[Result], title: str = "Results") -> Table:
     if has_analysis:
         t.add_column("efficiency", justify="right")
         t.add_column("bottleneck")
+    if any(r.hosts for r in results):
+        t.add_column("CPU busy", justify="right")
     t.add_column("status")
     for r in results:
         m = r.measurement
@@ -55,6 +57,8 @@ def results_table(results: list[Result], title: str = "Results") -> Table:
         if has_analysis:
             a = r.analysis
             row += [pct(a.efficiency) if a else "-", (a.bottleneck or "-") if a else "-"]
+        if any(x.hosts for x in results):
+            row.append(host_cpu(r))
         status = r.status if r.status != "failed" else f"[red]failed[/red]"
         if r.notes:
             status += " *"

@@ -1,0 +1,85 @@
+"""Watching the host while a test runs: how busy its CPUs were, from /proc/stat.
+
+The model needs evidence, not a guess, before it names the CPU as the
+bottleneck. /proc/stat's first line counts, since boot and in clock ticks for
+all CPUs together, the time spent user, nice, system, idle, iowait, irq,
+softirq, steal (guest time is already inside user). Busy is everything but
+idle and iowait; iowait is kept apart, as a hint that disks were waited on.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import statistics
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
+
+from .results import HostLoad
+
+
+@dataclass(frozen=True)
+class CpuTimes:
+    busy: int
+    iowait: int
+    total: int
+
+
+def parse_proc_stat(text: str) -> CpuTimes:
+    for line in text.splitlines():
+        if line.startswith("cpu "):
+            f = [int(x) for x in line.split()[1:9]]
+            f += [0] * (8 - len(f))          # old kernels lack steal
+            user, nice, system, idle, iowait, irq, softirq, steal = f
+            total = user + nice + system + idle + iowait + irq + softirq + steal
+            return CpuTimes(busy=total - idle - iowait, iowait=iowait, total=total)
+    raise ValueError("no aggregate 'cpu ' line in /proc/stat")
+
+
+def _share(a: CpuTimes, b: CpuTimes) -> tuple[float, float] | None:
+    """(busy, iowait) as fractions of all CPUs' time between two readings; None when no tick passed."""
+    dt = b.total - a.total
+    if dt <= 0:
+        return None
+    return (b.busy - a.busy) / dt, (b.iowait - a.iowait) / dt
+
+
+class CpuSampler:
+    """Reads /proc/stat at start, at every tick and at the end of a test."""
+
+    def __init__(self, read: Callable[[], str] = lambda: Path("/proc/stat").read_text(),
+                 host: str | None = None, cpus: int | None = None) -> None:
+        self._read = read
+        self.host = host or socket.gethostname()
+        self.cpus = cpus or os.cpu_count() or 1
+        self._first = self._last = self._take()
+        self._series: list[float] = []
+
+    def _take(self) -> CpuTimes | None:
+        try:
+            return parse_proc_stat(self._read())
+        except (OSError, ValueError):
+            return None         # not Linux, or no /proc: the result simply has no host load
+
+    def sample(self) -> None:
+        now = self._take()
+        if now is not None and self._last is not None:
+            share = _share(self._last, now)
+            if share is not None:
+                self._series.append(round(share[0], 4))
+        self._last = now
+
+    def summary(self) -> HostLoad | None:
+        """The whole test's figures (first to last reading); the per-second series comes from the ticks."""
+        end = self._take()
+        if self._first is None or end is None:
+            return None
+        whole = _share(self._first, end)
+        if whole is None:
+            return None
+        mean = round(whole[0], 4)
+        steady = statistics.median(self._series) if len(self._series) >= 3 else mean
+        return HostLoad(host=self.host, cpus=self.cpus, cpu_busy_mean=mean, cpu_busy_median=steady,
+                        cpu_busy_max=max(self._series, default=mean),
+                        iowait_mean=round(whole[1], 4), cpu_busy_series=list(self._series))

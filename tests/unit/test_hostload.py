@@ -1,0 +1,72 @@
+"""Host CPU watched during a test (/proc/stat), and how the model uses it to name the CPU as the bottleneck."""
+
+from pathlib import Path
+
+import pytest
+
+from cephbench.analysis.model import Ceiling, Term, judge
+from cephbench.hostload import CpuSampler, parse_proc_stat
+
+FIX = Path(__file__).parent.parent / "fixtures" / "proc-stat"
+
+
+def test_parse_real_proc_stat():
+    a = parse_proc_stat((FIX / "debian12-2cpu-a.txt").read_text())
+    # cpu  938869 330 454899 983024 39644 0 68425 2524 ...: busy excludes idle and iowait
+    assert a.total == 938869 + 330 + 454899 + 983024 + 39644 + 0 + 68425 + 2524
+    assert a.busy == a.total - 983024 - 39644 and a.iowait == 39644
+
+
+def test_sampler_between_two_real_readings_sees_one_spinning_cpu_of_two():
+    texts = iter([(FIX / "debian12-2cpu-a.txt").read_text(), (FIX / "debian12-2cpu-b.txt").read_text()])
+    load = CpuSampler(read=lambda: next(texts), host="vm", cpus=2).summary()
+    assert load.host == "vm" and load.cpus == 2
+    assert 0.45 <= load.cpu_busy_mean <= 0.97        # one CPU spun, the other ran this machine's own load
+    assert load.iowait_mean < 0.05 and load.cpu_busy_series == []   # no tick between the two readings
+
+
+def test_sampler_series_and_missing_proc():
+    reads = iter(["cpu  100 0 0 900 0 0 0 0\n", "cpu  190 0 0 910 0 0 0 0\n", "cpu  200 0 0 1000 0 0 0 0\n"])
+    s = CpuSampler(read=lambda: next(reads), host="h", cpus=1)
+    s.sample()
+    load = s.summary()
+    assert load.cpu_busy_series == [0.9] and load.cpu_busy_max == 0.9 and load.cpu_busy_mean == 0.5
+
+    # four seconds at 90 % then a wind-down second at 5 %: the median is the steady state, the mean is not
+    ticks = [0, 90, 180, 270, 360, 365]
+    reads = iter([f"cpu  {b} 0 0 {100 * i - b} 0 0 0 0\n" for i, b in enumerate(ticks)] + ["cpu  365 0 0 135 0 0 0 0\n"])
+    s = CpuSampler(read=lambda: next(reads), host="h", cpus=1)
+    for _ in range(5):
+        s.sample()
+    load = s.summary()
+    assert load.cpu_busy_series == [0.9, 0.9, 0.9, 0.9, 0.05]
+    assert load.cpu_busy_median == 0.9 and load.cpu_busy_mean == 0.73
+
+    def gone() -> str:
+        raise FileNotFoundError("/proc/stat")
+    assert CpuSampler(read=gone).summary() is None
+    with pytest.raises(ValueError):
+        parse_proc_stat("intr 1 2 3\n")
+
+
+def small_op_ceiling() -> Ceiling:
+    return Ceiling(op="write", op_size=4096, terms=[Term("disks", 100 * 2**20, "3 disks x 100 MiB/s / 3 replicas")],
+                   bottleneck="disks")
+
+
+@pytest.mark.parametrize("busy, bottleneck, phrase", [
+    (None, "CPU", "inferred, not measured"),
+    (0.97, "CPU", "were 97% busy in a typical second of the test (measured)"),
+    (0.30, "unknown", "were only 30% busy: per-op latency"),
+])
+def test_small_ops_far_below_the_ceiling_name_the_cpu_only_with_evidence(busy, bottleneck, phrase):
+    v = judge(small_op_ceiling(), 5 * 2**20, "write 4KiB", cpus=2, cpu_busy=busy, cpu_host="vm (where the client ran)")
+    assert v.bottleneck == bottleneck and phrase in v.reason, v.reason
+
+
+def test_busy_cpus_win_over_the_byte_ceiling_for_large_ops_too():
+    c = Ceiling(op="write", op_size=4 * 2**20, terms=[Term("disks", 300 * 2**20, "3 disks x 100 MiB/s")],
+                bottleneck="disks")
+    assert judge(c, 150 * 2**20, "write 4MiB", cpus=2, cpu_busy=0.95).bottleneck == "CPU"
+    assert judge(c, 150 * 2**20, "write 4MiB", cpus=2, cpu_busy=0.40).bottleneck == "disks"
+    assert judge(c, 290 * 2**20, "write 4MiB", cpus=2, cpu_busy=0.95).bottleneck == "disks"   # at the ceiling
