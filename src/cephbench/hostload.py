@@ -45,12 +45,37 @@ def _share(a: CpuTimes, b: CpuTimes) -> tuple[float, float] | None:
     return (b.busy - a.busy) / dt, (b.iowait - a.iowait) / dt
 
 
+# Streamed by a host watched over ssh for as long as a test runs: its CPU count, then /proc/stat's first line
+# once a second. The ssh client is killed when the test ends, and the loop dies with its session.
+WATCH_SH = "nproc; while :; do head -n 1 /proc/stat; sleep 1; done"
+
+
+def load_from_stream(text: str, host: str, role: str) -> HostLoad | None:
+    """A WATCH_SH stream -> HostLoad; None when fewer than two readings arrived (host unreachable, short test)."""
+    lines = text.splitlines()
+    if lines and not text.endswith("\n"):
+        lines.pop()                     # cut off mid-line when the watch was stopped
+    cpus = next((int(ln) for ln in lines if ln.strip().isdigit()), 1)
+    readings = [parse_proc_stat(ln) for ln in lines if ln.startswith("cpu ")]
+    if len(readings) < 2:
+        return None
+    series = [round(sh[0], 4) for a, b in zip(readings, readings[1:]) if (sh := _share(a, b)) is not None]
+    whole = _share(readings[0], readings[-1])
+    if whole is None:
+        return None
+    mean = round(whole[0], 4)
+    steady = statistics.median(series) if len(series) >= 3 else mean
+    return HostLoad(host=host, role=role, cpus=cpus, cpu_busy_mean=mean, cpu_busy_median=steady,
+                    cpu_busy_max=max(series, default=mean), iowait_mean=round(whole[1], 4), cpu_busy_series=series)
+
+
 class CpuSampler:
     """Reads /proc/stat at start, at every tick and at the end of a test."""
 
     def __init__(self, read: Callable[[], str] = lambda: Path("/proc/stat").read_text(),
-                 host: str | None = None, cpus: int | None = None) -> None:
+                 host: str | None = None, cpus: int | None = None, role: str = "client") -> None:
         self._read = read
+        self.role = role
         self.host = host or socket.gethostname()
         self.cpus = cpus or os.cpu_count() or 1
         self._first = self._last = self._take()
@@ -80,6 +105,6 @@ class CpuSampler:
             return None
         mean = round(whole[0], 4)
         steady = statistics.median(self._series) if len(self._series) >= 3 else mean
-        return HostLoad(host=self.host, cpus=self.cpus, cpu_busy_mean=mean, cpu_busy_median=steady,
+        return HostLoad(host=self.host, role=self.role, cpus=self.cpus, cpu_busy_mean=mean, cpu_busy_median=steady,
                         cpu_busy_max=max(self._series, default=mean),
                         iowait_mean=round(whole[1], 4), cpu_busy_series=list(self._series))

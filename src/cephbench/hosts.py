@@ -127,6 +127,13 @@ def _kill_group(proc: subprocess.Popen[str]) -> None:
         pass
 
 
+def stop_group(proc: subprocess.Popen) -> None:
+    """End a process started with LocalHost.start, and its children, now."""
+    if proc.poll() is None:
+        _kill_group(proc)
+    proc.wait()
+
+
 @dataclass(frozen=True)
 class Spawn:
     """One command of a batch started together, output going to a file."""

@@ -21,7 +21,8 @@ from .hosts import LocalHost
 if TYPE_CHECKING:
     from .cluster import Cluster
 
-BASE_OPTS = ["-o", "BatchMode=yes", "-o", "ConnectTimeout=5", "-o", "StrictHostKeyChecking=accept-new"]
+BASE_OPTS = ["-o", "BatchMode=yes", "-o", "ConnectTimeout=5", "-o", "StrictHostKeyChecking=accept-new",
+             "-o", "LogLevel=ERROR"]     # errors still come through; "Permanently added ..." would mix into output
 
 # root writes drop_caches itself; anyone else needs password-less sudo for exactly this
 DROP_CACHES_SH = ('sync; if [ "$(id -u)" = 0 ]; then echo 3 > /proc/sys/vm/drop_caches; '

@@ -96,6 +96,7 @@ class HostLoad(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     host: str
+    role: str = "client"                 # client, OSD host, or both (the lab)
     cpus: int
     cpu_busy_mean: float                 # over the whole tool run, start-up and wind-down included
     cpu_busy_median: float               # of the seconds: the steady state (the mean when under 3 seconds)

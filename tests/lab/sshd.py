@@ -7,8 +7,9 @@ records it, so a test can see what cephbench ran over ssh.
 from __future__ import annotations
 
 import asyncio
+import os
+import signal
 import socket
-import subprocess
 import threading
 from pathlib import Path
 
@@ -20,6 +21,7 @@ class SshServer:
         self.workdir = workdir
         self.client_key = workdir / "id_ed25519"
         self.commands: list[str] = []
+        self.finished = 0                  # commands that have ended (the watch loops included)
         self.port = 0
         self._loop = asyncio.new_event_loop()
         self._server: asyncssh.SSHAcceptor | None = None
@@ -44,12 +46,28 @@ class SshServer:
         return self
 
     async def _run(self, process: asyncssh.SSHServerProcess) -> None:
+        """Stream the command's output as it comes; kill it when the client goes away (as sshd's SIGHUP would)."""
         self.commands.append(process.command or "")
-        proc = await asyncio.to_thread(subprocess.run, ["sh", "-c", process.command or "true"],
-                                       capture_output=True, text=True)
-        process.stdout.write(proc.stdout)
-        process.stderr.write(proc.stderr)
-        process.exit(proc.returncode)
+        proc = await asyncio.create_subprocess_exec("sh", "-c", process.command or "true",
+                                                    stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+                                                    start_new_session=True)
+        try:
+            while True:
+                line = await proc.stdout.readline()
+                if not line:
+                    break
+                if process.is_closing():
+                    raise ConnectionError("client gone")
+                process.stdout.write(line.decode())
+            process.stderr.write((await proc.stderr.read()).decode())
+            process.exit(await proc.wait())
+        except (ConnectionError, asyncssh.Error, BrokenPipeError):
+            pass
+        finally:
+            if proc.returncode is None:
+                os.killpg(proc.pid, signal.SIGKILL)
+                await proc.wait()
+            self.finished += 1
 
     def ssh_settings(self, **extra: object) -> dict:
         """The suite's `settings.ssh` that reaches this server."""

@@ -6,6 +6,7 @@ the same code path as on a multi-host cluster is taken.
 """
 
 import json
+import time
 
 import yaml
 
@@ -21,7 +22,7 @@ def suite(ssh: dict) -> str:
         "settings": {"ssh": ssh},
         "pools": {"rep2": {"type": "replicated", "size": 2, "pg_num": 8}},
         "workloads": [{"type": "rados_bench", "pool": "rep2", "modes": ["write", "seq"], "object_size": "64KiB",
-                       "concurrency": 4, "duration": "2s"}],
+                       "concurrency": 4, "duration": "3s"}],
     })
 
 
@@ -47,6 +48,19 @@ def test_read_phase_drops_the_osd_hosts_cache_over_ssh(lab_cluster, cephbench_en
         assert f"page cache dropped over ssh on OSD host(s) {host}" in seq.notes, seq.notes
         ran = sshd.commands[n_dry:]
         assert [c for c in ran if "/proc/sys/vm/drop_caches" in c and "sync" in c], ran
+        # the OSD host was watched over ssh while each test ran, next to this host (now only the client); the 3 s
+        # write gives it several readings (a seq that reads everything in under a second may give it none)
+        write = next(r for r in results if r.test.params["phase"] == "write")
+        roles = {h.role: h for h in write.hosts}
+        assert set(roles) == {"client", "OSD host"}, write.hosts
+        osd = roles["OSD host"]
+        assert osd.host == host and osd.cpus >= 1 and 0 < osd.cpu_busy_mean <= 1 and osd.cpu_busy_series
+        for r in results:
+            assert (out / "raw" / r.test.id / f"host-{host}-proc-stat.txt").is_file()   # the stream, kept
+        watches = [c for c in ran if "/proc/stat" in c and "while" in c]
+        assert len(watches) == len(results)
+        time.sleep(1)
+        assert sshd.finished == len(sshd.commands), "a watch loop outlived its test"
         # the key's path is in the resolved suite (a path, not a secret); no key material is
         key = (tmp_path / "id_ed25519").read_text()
         body = "".join(p.read_text(errors="replace") for p in out.rglob("*") if p.is_file())

@@ -5,7 +5,7 @@ from pathlib import Path
 import pytest
 
 from cephbench.analysis.model import Ceiling, Term, judge
-from cephbench.hostload import CpuSampler, parse_proc_stat
+from cephbench.hostload import CpuSampler, load_from_stream, parse_proc_stat
 
 FIX = Path(__file__).parent.parent / "fixtures" / "proc-stat"
 
@@ -70,3 +70,18 @@ def test_busy_cpus_win_over_the_byte_ceiling_for_large_ops_too():
     assert judge(c, 150 * 2**20, "write 4MiB", cpus=2, cpu_busy=0.95).bottleneck == "CPU"
     assert judge(c, 150 * 2**20, "write 4MiB", cpus=2, cpu_busy=0.40).bottleneck == "disks"
     assert judge(c, 290 * 2**20, "write 4MiB", cpus=2, cpu_busy=0.95).bottleneck == "disks"   # at the ceiling
+
+
+def test_stream_from_a_watched_host():
+    # what WATCH_SH printed over ssh (captured on the dev VM), cut off mid-line when the watch was stopped
+    text = ("2\n"
+            "cpu  979846 330 472063 1050309 42251 0 71180 2578 0 0\n"
+            "cpu  979942 330 472078 1050398 42252 0 71180 2578 0 0\n"
+            "cpu  980044 330 472088 1050486 42252 0 71181 2578 0 0\n"
+            "cpu  980138 330 472094 1050585 42252 0 71181 2578 0 0\n"
+            "cpu  980238 330 472")
+    load = load_from_stream(text, "osd-node-1", "OSD host")
+    assert load.cpus == 2 and load.role == "OSD host" and len(load.cpu_busy_series) == 3
+    assert load.cpu_busy_series[0] == round((96 + 15) / (96 + 15 + 89 + 1), 4)   # user+system over all, iowait idle
+    assert load_from_stream("2\ncpu  1 0 0 1 0 0 0 0\n", "h", "OSD host") is None   # one reading: no figure
+    assert load_from_stream("ssh: connect to host h port 22: Connection refused\n", "h", "OSD host") is None

@@ -171,8 +171,8 @@ def analyse(result: Result, facts: ClusterFacts | None) -> Analysis | None:
                                                       "run: add a baseline section to the suite)")
     c = ceiling(facts, op, size, Pool.from_profile(result.test.params.get("pool_profile")))
     watched = max(result.hosts, key=lambda h: h.cpu_busy_median, default=None)
-    v = judge(c, result.measurement.bytes_per_s, label, facts.cpus,
-              watched.cpu_busy_median if watched else None, f"{watched.host} (where the client ran)" if watched else "")
+    v = judge(c, result.measurement.bytes_per_s, label, watched.cpus if watched else facts.cpus,
+              watched.cpu_busy_median if watched else None, f"{watched.host} ({watched.role})" if watched else "")
     return Analysis(ceiling_bytes_per_s=v.ceiling_bytes_per_s, ceiling_ops_per_s=v.ceiling_ops_per_s,
                     efficiency=v.efficiency, bottleneck=v.bottleneck, reason=v.reason)
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 import logging
 import re
 import shlex
+import subprocess
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -16,8 +17,9 @@ from typing import Any, Callable, Iterator, Protocol, Sequence
 
 from ..cluster import Cluster, Target
 from ..config import Settings
-from ..hostload import CpuSampler
-from ..hosts import CommandResult, LocalHost, Spawn, run_together
+from ..errors import OperationFailed
+from ..hostload import WATCH_SH, CpuSampler, load_from_stream
+from ..hosts import CommandResult, LocalHost, Spawn, run_together, stop_group
 from ..remote import OsdHost, drop_caches_argv, osd_hosts, run_on_all
 from ..resources import Ledger, Resource
 from ..results import HostLoad, Measurement, RunDir, Test
@@ -71,7 +73,7 @@ class RunContext:
     planned: list[str] = field(default_factory=list)   # dry run: the commands that would change the cluster
     restart_lab_osds: Callable[[], None] | None = None
     host_loads: dict[str, list[HostLoad]] = field(default_factory=dict)   # test id -> hosts watched while it ran
-    _osd_hosts: list[OsdHost] | None = field(default=None, repr=False)   # OSD hosts reached over ssh, once known
+    _osd_hosts: list[OsdHost] | None = field(default=None, repr=False)   # every OSD host, once known
 
     @property
     def target(self) -> Target:
@@ -100,7 +102,10 @@ class RunContext:
             self.planned.extend(" ".join(str(a) for a in sp.argv) for sp in spawns)
             return None
 
-        cpu = CpuSampler()
+        hosts = self._all_osd_hosts()
+        cpu = CpuSampler(role="client and OSD host" if any(h.address is None for h in hosts) else "client")
+        remote = [h for h in hosts if h.address is not None] if self.settings.watch_osd_hosts else []
+        watchers = self._watch(test, remote)
 
         def tick() -> None:
             cpu.sample()
@@ -108,11 +113,34 @@ class RunContext:
                 bw, ops = live([sp.output for sp in spawns])
                 self.events.live(test, bw, ops)
 
-        results = run_together(spawns, timeout_s, tick=tick)
-        load = cpu.summary()
-        if load is not None:        # the last tool run of a test is its measured one
-            self.host_loads[test.id] = [load]
+        try:
+            results = run_together(spawns, timeout_s, tick=tick)
+        finally:
+            for _, proc, _ in watchers:
+                stop_group(proc)
+        loads = [cpu.summary(), *(load_from_stream(path.read_text(errors="replace"), h.name, "OSD host")
+                                  for h, _, path in watchers)]
+        # the last tool run of a test is its measured one
+        self.host_loads[test.id] = [load for load in loads if load is not None]
         return results
+
+    def _watch(self, test: Test, hosts: list[OsdHost]) -> list[tuple[OsdHost, subprocess.Popen, Path]]:
+        """One ssh per OSD host streaming /proc/stat while the test runs; its output is kept as raw output."""
+        if not hosts or self.rundir is None:
+            return []
+        raw = self.rundir.raw_dir(test.id)
+        return [(h, self.host.start(h.argv(["sh", "-c", WATCH_SH], self.settings.ssh), stdout_path=path), path)
+                for h in hosts for path in [raw / f"host-{safe_name(h.name)}-proc-stat.txt"]]
+
+    def _all_osd_hosts(self) -> list[OsdHost]:
+        """Every host with an OSD, once per run; a cluster that will not say gives none."""
+        if self._osd_hosts is None:
+            try:
+                self._osd_hosts = osd_hosts(self.cluster, self.settings.ssh)
+            except OperationFailed as exc:
+                log.warning("OSD hosts unknown (ceph osd metadata): %s", exc)
+                self._osd_hosts = []
+        return self._osd_hosts
 
     def prepare_reads(self) -> list[str]:
         """Drop caches (and restart lab OSDs when asked) before a read phase; returns notes."""
@@ -137,16 +165,15 @@ class RunContext:
 
     def _drop_osd_host_caches(self) -> list[str]:
         """The OSD hosts other than this one, over ssh, all at once; a host that fails is noted, not fatal."""
-        if self._osd_hosts is None:
-            self._osd_hosts = [h for h in osd_hosts(self.cluster, self.settings.ssh) if h.address is not None]
-        argvs = [drop_caches_argv(h, self.settings.ssh) for h in self._osd_hosts]
+        remote = [h for h in self._all_osd_hosts() if h.address is not None]
+        argvs = [drop_caches_argv(h, self.settings.ssh) for h in remote]
         if self.dry_run:
             self.planned.extend(shlex.join(a) for a in argvs)
             return []
         failures = run_on_all(self.host, argvs)
-        done = [h.name for h, why in zip(self._osd_hosts, failures) if why is None]
+        done = [h.name for h, why in zip(remote, failures) if why is None]
         notes = [f"page cache not dropped on OSD host {h.name}: {why}"
-                 for h, why in zip(self._osd_hosts, failures) if why is not None]
+                 for h, why in zip(remote, failures) if why is not None]
         if done:
             notes.append(f"page cache dropped over ssh on OSD host(s) {', '.join(done)}")
         return notes
