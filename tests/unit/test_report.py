@@ -62,3 +62,17 @@ def test_report_of_an_empty_run(tmp_path):
     rd = RunDir.create(tmp_path / "r", {"suite_name": "empty"})
     html_path, md_path, charts = write_report(rd)
     assert charts == 0 and "No cluster results" in html_path.read_text()
+
+
+def test_timeseries_chart_adds_the_watched_hosts_cpu():
+    from cephbench.hostload import load_from_stream
+    from cephbench.report import charts
+    m = rb.parse((FIX / "rados_bench" / "ceph16.2.15_write_4M.txt").read_text(), "write")
+    t = Test(id="001-rados-write-4M", index=1, workload="rados", kind="rados_bench", group="g1",
+             params={"phase": "write"})
+    plain = Result(test=t, status="ok", started_unix=0, duration_s=5, measurement=m)
+    assert "CPU busy" not in charts.timeseries([plain])
+    stream = "2\n" + "".join(f"cpu  {1000 + 90 * i} 0 0 {1000 + 10 * i} 0 0 0 0\n" for i in range(6))
+    watched = plain.model_copy(update={"hosts": [load_from_stream(stream, "osd-1", "OSD host")]})
+    assert watched.hosts[0].cpu_busy_series == [0.9] * 5
+    assert "CPU busy" in charts.timeseries([watched])

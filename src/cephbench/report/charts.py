@@ -51,23 +51,58 @@ def _legend(ax, n: int) -> None:
         ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
 
 
+def _cpu_series(r: Result) -> list[float]:
+    """The busiest watched host's CPU busy share, one value per second."""
+    busiest = max(r.hosts, key=lambda h: h.cpu_busy_median, default=None)
+    return busiest.cpu_busy_series if busiest else []
+
+
+def _panels(rs: Sequence[Result]) -> list[str]:
+    """What the time-series chart of these results shows: bandwidth, IOPS when a tool counts ops, host CPU."""
+    panels = ["bandwidth"]
+    if any(s.ops_per_s for r in rs for s in r.measurement.timeseries):
+        panels.append("IOPS")
+    if any(len(_cpu_series(r)) >= 2 for r in rs):
+        panels.append("host CPU")
+    return panels
+
+
+def _with_series(results: Sequence[Result]) -> list[Result]:
+    return [r for r in results if r.measurement and len(r.measurement.timeseries) >= 2][:MAX_LINES]
+
+
+def timeseries_caption(results: Sequence[Result]) -> str:
+    panels = _panels(_with_series(results)) if _with_series(results) else ["bandwidth"]
+    return ", ".join(panels[:-1]) + " and " + panels[-1] if len(panels) > 1 else panels[0]
+
+
 def timeseries(results: Sequence[Result]) -> str | None:
-    """Bandwidth (MiB/s) and IOPS per second, one line per test."""
-    rs = [r for r in results if r.measurement and len(r.measurement.timeseries) >= 2][:MAX_LINES]
+    """Bandwidth (MiB/s), IOPS and, when hosts were watched, CPU busy (%) per second, one line per test."""
+    rs = _with_series(results)
     if not rs:
         return None
-    fig, (ax_bw, ax_ops) = _figure(2, 4.6)
+    panels = _panels(rs)
+    fig, axes = _figure(len(panels), {1: 2.8, 2: 4.6, 3: 6.4}[len(panels)])
+    ax = dict(zip(panels, axes))
     for r in rs:
         ts = r.measurement.timeseries
         t = [s.t_s for s in ts]
-        ax_bw.plot(t, [(s.bytes_per_s or 0) / MIB for s in ts], label=r.test.id, linewidth=1.2)
-        ax_ops.plot(t, [s.ops_per_s or 0 for s in ts], linewidth=1.2)
-    ax_bw.set_ylabel("MiB/s")
-    ax_ops.set_ylabel("IOPS (ops/s)")
-    ax_ops.set_xlabel("time (s)")
-    ax_bw.set_ylim(bottom=0)
-    ax_ops.set_ylim(bottom=0)
-    _legend(ax_bw, len(rs))
+        ax["bandwidth"].plot(t, [(s.bytes_per_s or 0) / MIB for s in ts], label=r.test.id, linewidth=1.2)
+        if "IOPS" in ax:
+            ax["IOPS"].plot(t, [s.ops_per_s or 0 for s in ts], linewidth=1.2)
+        if "host CPU" in ax:
+            cpu = _cpu_series(r)
+            ax["host CPU"].plot(range(1, len(cpu) + 1), [100 * c for c in cpu], linewidth=1.2)
+    ax["bandwidth"].set_ylabel("MiB/s")
+    ax["bandwidth"].set_ylim(bottom=0)
+    if "IOPS" in ax:
+        ax["IOPS"].set_ylabel("IOPS (ops/s)")
+        ax["IOPS"].set_ylim(bottom=0)
+    if "host CPU" in ax:
+        ax["host CPU"].set_ylabel("CPU busy (%)\nbusiest host")
+        ax["host CPU"].set_ylim(0, 100)
+    axes[-1].set_xlabel("time (s)")
+    _legend(ax["bandwidth"], len(rs))
     return _svg(fig)
 
 

@@ -28,7 +28,7 @@ def section_charts(section: Section) -> list[Chart]:
     for name, rs in by_workload.items():
         svg = charts.timeseries(rs)
         if svg:
-            out.append(Chart(f"ts-{section.level}-{name}", f"{name}: bandwidth and IOPS over time", svg))
+            out.append(Chart(f"ts-{section.level}-{name}", f"{name}: {charts.timeseries_caption(rs)} over time", svg))
         for param in SWEEP_PARAMS:
             svg = charts.sweep(rs, param)
             if svg:
