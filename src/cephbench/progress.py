@@ -25,6 +25,7 @@ class ConsoleEvents:
         self.current: Test | None = None
         self.current_started = 0.0
         self.bw: float | None = None
+        self.ops: float | None = None
         self._live: Live | None = None
 
     def __enter__(self) -> "ConsoleEvents":
@@ -52,6 +53,8 @@ class ConsoleEvents:
                 f"ETA {seconds(remaining)}")
         if self.bw is not None:
             line += f"  {mib_s(self.bw)} MiB/s"
+        if self.ops is not None:
+            line += f"  {self.ops:,.0f} ops/s"
         return Text(line)
 
     def _refresh(self) -> None:
@@ -59,13 +62,13 @@ class ConsoleEvents:
             self._live.refresh()
 
     def test_started(self, test: Test) -> None:
-        self.current, self.current_started, self.bw = test, time.monotonic(), None
+        self.current, self.current_started, self.bw, self.ops = test, time.monotonic(), None, None
         if not self._live and not self.quiet:
             self.console.print(f"[{self.done + 1}/{self.total}] {test.id} ...", markup=False)
         self._refresh()
 
     def live(self, test: Test, bytes_per_s: float | None, ops_per_s: float | None) -> None:
-        self.bw = bytes_per_s
+        self.bw, self.ops = bytes_per_s, ops_per_s
         self._refresh()
 
     def note(self, text: str) -> None:

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from cephbench.drivers.rgw_loadgen import live_figures
 from cephbench.results import RunDir
 
 from labcli import CLI, run_cli, write_suite
@@ -77,6 +78,11 @@ def test_s3_and_swift_put_get_with_a_run_user(env, tmp_path):
             assert m.extra["prefill"]["objects"] == 64
         assert any(n.startswith("RGW keys: run user cephbench-") for n in r.notes)
         assert "--endpoint" in r.commands[0] and all((out / p).is_file() for p in r.raw)
+        # loadgen's per-second progress lines (the live figures) agree with its own time series
+        log = next(out / p for p in r.raw if p.endswith(".log"))
+        progress = live_figures([log])
+        assert progress[1] is not None and 0 < progress[1] <= 3 * max(s.ops_per_s for s in m.timeseries)
+        assert len(r.hosts) == 1 and r.hosts[0].role == "client and OSD host" and r.hosts[0].cpu_busy_mean > 0
     assert leftovers(env) == ([], [])
     # keys reach loadgen only through its environment
     for f in out.rglob("*"):

@@ -318,3 +318,28 @@ def test_rgw_plan_phases_and_sweeps():
     assert default.duration == [30.0] and default.op == ["put", "get"]
     by_ops = expand(parse_suite(rgw_suite(ops=1000, rate=50), "s.yaml")).tests[0].params
     assert by_ops["ops"] == 1000 and by_ops["rate"] == 50 and by_ops.get("duration_s") is None
+
+
+def test_live_figures_sum_the_last_progress_line_of_each_instance(tmp_path):
+    # what cephbench-loadgen writes to its log while it runs (a put at 4 KiB against the lab's RGW)
+    (tmp_path / "i0.log").write_text(
+        "cephbench-loadgen: progress t=1s ops_per_s=210.0 bytes_per_s=860160\n"
+        "cephbench-loadgen: progress t=2s ops_per_s=250.0 bytes_per_s=1024000\n")
+    (tmp_path / "i1.log").write_text("cephbench-loadgen: progress t=1s ops_per_s=100.0 bytes_per_s=409600\n"
+                                     "cephbench-loadgen: progress t=2s ops_per_s=1")   # being written
+    from cephbench.drivers.rgw_loadgen import live_figures
+    bw, ops = live_figures([tmp_path / "i0.log", tmp_path / "i1.log", tmp_path / "missing.log"])
+    assert (bw, ops) == (1024000 + 409600, 250.0 + 100.0)
+    assert live_figures([tmp_path / "missing.log"]) == (None, None)
+
+
+def test_a_failure_after_progress_lines_reports_loadgen_s_message_not_a_progress_line():
+    from cephbench.drivers.rgw_loadgen import loadgen_error
+    from cephbench.hosts import CommandResult
+    log = ("cephbench-loadgen: progress t=1s ops_per_s=210.0 bytes_per_s=860160\n"
+           "cephbench-loadgen: writing result: open /x/r.json: permission denied\n"
+           "cephbench-loadgen: progress t=2s ops_per_s=0.0 bytes_per_s=0\n")
+    assert loadgen_error(CommandResult(["cephbench-loadgen"], 1, log, "", 2.0)) == \
+        "cephbench-loadgen: writing result: open /x/r.json: permission denied"
+    only_progress = CommandResult(["cephbench-loadgen"], 137, log.splitlines()[0] + "\n", "", 2.0)
+    assert loadgen_error(only_progress) == "exit code 137"

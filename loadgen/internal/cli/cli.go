@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"runtime/debug"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -113,7 +114,21 @@ func checkError(cfg *config.Config, err error) error {
 
 const checkTimeout = 15 * time.Second
 
+// syncWriter serializes writes: the signal handler and the progress lines
+// write to stderr from their own goroutines.
+type syncWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (s *syncWriter) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.w.Write(p)
+}
+
 func run(args []string, env Env) int {
+	env.Stderr = &syncWriter{w: env.Stderr}
 	// The client's own garbage is small and short-lived; collecting less
 	// often leaves more CPU to RGW and the OSDs on the same host.
 	defer debug.SetGCPercent(debug.SetGCPercent(400))

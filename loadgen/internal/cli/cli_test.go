@@ -3,13 +3,14 @@ package cli
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"io"
+	"math"
 	"net"
 	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -343,7 +344,7 @@ func TestSecondSignalExitsAtOnceSayingWhatIsLeft(t *testing.T) {
 	go func() {
 		done <- Main([]string{"run", "--endpoint", store.URL(), "--workload", "get", "--bucket-prefix", "sig-",
 			"--objects", "50", "--duration", "60s", "--output", filepath.Join(t.TempDir(), "r.json")},
-			Env{Stdout: io.Discard, Stderr: &lockedWriter{w: &stderr}, Getenv: func(k string) string { return envs[k] },
+			Env{Stdout: io.Discard, Stderr: &stderr /* run serializes its writes */, Getenv: func(k string) string { return envs[k] },
 				Signals: sig, Exit: func(code int) { exited <- code }})
 	}()
 	select {
@@ -361,17 +362,6 @@ func TestSecondSignalExitsAtOnceSayingWhatIsLeft(t *testing.T) {
 	}
 }
 
-type lockedWriter struct {
-	mu sync.Mutex
-	w  io.Writer
-}
-
-func (l *lockedWriter) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.w.Write(p)
-}
-
 func TestVersionAndUnknownCommand(t *testing.T) {
 	var out, errb bytes.Buffer
 	env := Env{Stdout: &out, Stderr: &errb, Getenv: func(string) string { return "" }}
@@ -380,5 +370,32 @@ func TestVersionAndUnknownCommand(t *testing.T) {
 	}
 	if Main([]string{"fly"}, env) != ExitUsage || strings.Count(errb.String(), "\n") != 1 {
 		t.Fatalf("unknown command: %q", errb.String())
+	}
+}
+
+// While the measured phase runs, loadgen prints what each second achieved,
+// so that cephbench can show live figures.
+func TestProgressLinesEverySecond(t *testing.T) {
+	store := fakestore.New()
+	defer store.Close()
+	o := runCLI(t, store, nil, "--workload", "put", "--bucket-prefix", "pg-", "--objects", "50", "--concurrency", "2",
+		"--object-size", "4KiB", "--duration", "2500ms")
+	o.mustCode(t, ExitOK)
+	var lines []string
+	for _, ln := range strings.Split(o.stderr, "\n") {
+		if strings.HasPrefix(ln, "cephbench-loadgen: progress t=") {
+			lines = append(lines, ln)
+		}
+	}
+	if len(lines) < 2 || len(lines) > 3 {
+		t.Fatalf("want 2 progress lines in 2.5 s, got %q", o.stderr)
+	}
+	var sec int
+	var ops, bps float64
+	if _, err := fmt.Sscanf(lines[0], "cephbench-loadgen: progress t=%ds ops_per_s=%g bytes_per_s=%g", &sec, &ops, &bps); err != nil {
+		t.Fatalf("%q: %v", lines[0], err)
+	}
+	if sec != 1 || ops <= 0 || math.Abs(bps-ops*4096) > 0.1*4096 { // ops/s is printed to 0.1
+		t.Fatalf("first line %q: t=%d ops/s=%g bytes/s=%g", lines[0], sec, ops, bps)
 	}
 }

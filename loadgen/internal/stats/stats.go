@@ -131,6 +131,18 @@ func (c *Collector) Record(s Sample) {
 	c.mu.Unlock()
 }
 
+// Totals are the successful operations and their bytes recorded so far,
+// over all operation kinds (for progress lines while a phase runs).
+func (c *Collector) Totals() (ops, bytes int64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, a := range c.ops {
+		ops += a.ops
+		bytes += a.bytes
+	}
+	return ops, bytes
+}
+
 // Quantiles are latency figures in nanoseconds.
 type Quantiles struct {
 	P50  int64   `json:"p50"`

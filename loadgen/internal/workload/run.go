@@ -152,7 +152,12 @@ func (c *Common) measure(ctx context.Context, out *Outcome) (*Outcome, error) {
 			wg.Go(func() { p.closedWorker(w) })
 		}
 	}
+	done := make(chan struct{})
+	var progress sync.WaitGroup
+	progress.Go(func() { p.progress(done, time.Second) })
 	wg.Wait()
+	close(done)
+	progress.Wait()
 	end := time.Now()
 	out.StoppedReason = stopReason(ctx, p.halt)
 	if out.StoppedReason == StopInterrupted {
@@ -171,6 +176,32 @@ func (c *Common) measure(ctx context.Context, out *Outcome) (*Outcome, error) {
 	var err error
 	out.Summary, err = p.col.Summarize(out.DurationS, TTFBOps)
 	return out, err
+}
+
+// progress prints, once per interval of the measured phase, what the last
+// interval achieved, so that whoever runs loadgen can show live figures:
+//
+//	cephbench-loadgen: progress t=3s ops_per_s=1523.0 bytes_per_s=6238208
+func (p *phase) progress(done <-chan struct{}, every time.Duration) {
+	tick := time.NewTicker(every)
+	defer tick.Stop()
+	var lastOps, lastBytes int64
+	last := p.mStart
+	for {
+		select {
+		case <-done:
+			return
+		case now := <-tick.C:
+			if now.Before(p.mStart) {
+				continue // warm-up
+			}
+			ops, bytes := p.col.Totals()
+			dt := now.Sub(last).Seconds()
+			fmt.Fprintf(p.c.log, "cephbench-loadgen: progress t=%.0fs ops_per_s=%.1f bytes_per_s=%.0f\n",
+				now.Sub(p.mStart).Seconds(), float64(ops-lastOps)/dt, float64(bytes-lastBytes)/dt)
+			lastOps, lastBytes, last = ops, bytes, now
+		}
+	}
 }
 
 func (p *phase) stopped() bool { return p.ctx.Err() != nil || p.halt.halted() }

@@ -179,6 +179,17 @@ class RunContext:
         return notes
 
 
+def tail_lines(path: Path, nbytes: int = 4096) -> list[str]:
+    """The last lines of a file a running tool writes (live figures); none when it is not there yet."""
+    try:
+        with open(path, "rb") as f:
+            f.seek(0, 2)
+            f.seek(max(0, f.tell() - nbytes))
+            return f.read().decode(errors="replace").splitlines()
+    except OSError:
+        return []
+
+
 def run_group_timeout(duration_s: float) -> float:
     """A tool that runs for `duration_s` gets this long before it is killed."""
     return duration_s * 3 + 120

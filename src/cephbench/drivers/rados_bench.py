@@ -222,15 +222,9 @@ def _last_line(text: str) -> str:
 def live_figures(paths: list) -> tuple[float | None, float | None]:
     """Current MiB/s summed over instances, from the last per-second line each has printed."""
     bw_total, ops_total, seen = 0.0, 0.0, False
+    from .base import tail_lines
     for p in paths:
-        try:
-            with open(p, "rb") as f:
-                f.seek(0, 2)
-                f.seek(max(0, f.tell() - 4096))
-                lines = f.read().decode(errors="replace").splitlines()
-        except OSError:
-            continue
-        for line in reversed(lines):
+        for line in reversed(tail_lines(p)):
             m = _SECOND_RE.match(line)
             if m and int(m.group(1)) > 0:
                 bw_total += float(m.group(6)) * MIB

@@ -16,6 +16,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import re
 import shlex
 import shutil
 import socket
@@ -523,6 +524,33 @@ def run_user(ctx) -> Credentials | None:
     return make()
 
 
+_PROGRESS_RE = re.compile(r"cephbench-loadgen: progress t=\d+s ops_per_s=([\d.]+) bytes_per_s=([\d.]+)")
+
+
+def loadgen_error(res) -> str:
+    """The last line loadgen wrote that is not a progress line (its own error message), else the exit code."""
+    if res.timed_out:
+        return res.error_text()
+    lines = [ln.strip() for ln in res.stdout.splitlines() if ln.strip() and not _PROGRESS_RE.match(ln)]
+    return lines[-1] if lines else f"exit code {res.returncode}"
+
+
+def live_figures(logs: list[Path]) -> tuple[float | None, float | None]:
+    """(bytes/s, ops/s) of the last second, summed over instances, from loadgen's progress lines."""
+    from .base import tail_lines
+    bw = ops = 0.0
+    seen = False
+    for path in logs:
+        for line in reversed(tail_lines(path)):
+            m = _PROGRESS_RE.match(line)
+            if m:
+                ops += float(m.group(1))
+                bw += float(m.group(2))
+                seen = True
+                break
+    return (bw, ops) if seen else (None, None)
+
+
 def _bucket_sweeper(ctx, prefix: str, state: dict[str, bool]):
     """Ledger remover for buckets made with keys the user gave: a no-op once loadgen said it removed them."""
     from ..errors import OperationFailed
@@ -620,7 +648,8 @@ def run_group(ctx, group, todo) -> Iterator:
                 ctx.ledger.add(res, _bucket_sweeper(ctx, prefix, state))
                 sweeps.append((res, state))
         length = p.get("duration_s") or 60.0
-        results = ctx.run_tools(test, spawns, run_group_timeout(length + p.get("warmup", 0.0)) + 60)
+        results = ctx.run_tools(test, spawns, run_group_timeout(length + p.get("warmup", 0.0)) + 60,
+                                live=live_figures)
         if results is None:  # dry run
             continue
         commands = [r.cmdline for r in results]
@@ -639,7 +668,7 @@ def run_group(ctx, group, todo) -> Iterator:
             try:
                 parts.append(parse(c.output.read_text()))
             except (OSError, ParseError) as exc:
-                errors.append(f"{TOOL} {op} failed: {r.error_text()}" if not r.ok else str(exc))
+                errors.append(f"{TOOL} {op} failed: {loadgen_error(r)}" if not r.ok else str(exc))
         for (res, state), part in zip(sweeps, parts if len(parts) == len(sweeps) else []):
             cleanup = part.extra.get("cleanup") or {}
             if not cleanup.get("buckets_left") and not cleanup.get("objects_left"):
@@ -654,7 +683,7 @@ def run_group(ctx, group, todo) -> Iterator:
                 elif r.returncode == EXIT_INTERRUPTED:
                     errors.append(f"{TOOL} {op} was interrupted")
                 else:
-                    errors.append(f"{TOOL} {op} failed: {r.error_text()}")
+                    errors.append(f"{TOOL} {op} failed: {loadgen_error(r)}")
         m = merge(parts) if parts and len(parts) == len(results) else None
         if m is not None:
             notes += diagnose(m)
