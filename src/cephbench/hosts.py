@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import logging
 import os
+import re
 import shlex
 import shutil
 import signal
@@ -21,6 +22,9 @@ from typing import Callable, Mapping, Sequence
 from .errors import UserError
 
 log = logging.getLogger(__name__)
+
+# what tools print while they run, in the same stream as their errors
+STATUS_LINE = re.compile(r"Jobs: \d|cephbench-loadgen: progress ")
 
 
 @dataclass(frozen=True)
@@ -41,8 +45,10 @@ class CommandResult:
         return shlex.join(self.argv)
 
     def error_text(self) -> str:
-        """The last meaningful stderr line, for one-line error messages."""
-        lines = [ln.strip() for ln in (self.stderr or self.stdout).splitlines() if ln.strip()]
+        """The last meaningful stderr line, for one-line error messages; a tool's live status lines
+        (fio's "Jobs: ...", loadgen's progress) are not messages."""
+        lines = [ln.strip() for ln in (self.stderr or self.stdout).splitlines()
+                 if ln.strip() and not STATUS_LINE.match(ln.strip())]
         if self.timed_out:
             return f"timed out after {self.duration_s:.0f} s"
         return lines[-1] if lines else f"exit code {self.returncode}"

@@ -334,12 +334,11 @@ def test_live_figures_sum_the_last_progress_line_of_each_instance(tmp_path):
 
 
 def test_a_failure_after_progress_lines_reports_loadgen_s_message_not_a_progress_line():
-    from cephbench.drivers.rgw_loadgen import loadgen_error
     from cephbench.hosts import CommandResult
     log = ("cephbench-loadgen: progress t=1s ops_per_s=210.0 bytes_per_s=860160\n"
            "cephbench-loadgen: writing result: open /x/r.json: permission denied\n"
            "cephbench-loadgen: progress t=2s ops_per_s=0.0 bytes_per_s=0\n")
-    assert loadgen_error(CommandResult(["cephbench-loadgen"], 1, log, "", 2.0)) == \
+    assert CommandResult(["cephbench-loadgen"], 1, log, "", 2.0).error_text() == \
         "cephbench-loadgen: writing result: open /x/r.json: permission denied"
     only_progress = CommandResult(["cephbench-loadgen"], 137, log.splitlines()[0] + "\n", "", 2.0)
-    assert loadgen_error(only_progress) == "exit code 137"
+    assert only_progress.error_text() == "exit code 137"

@@ -27,7 +27,7 @@ from ..results import Measurement, Test
 from ..safety import amplification
 from .base import Outcome, RunContext, measure, now, run_group_timeout, started_tests
 from .fio import FioJob
-from .fio_run import fio_run
+from .fio_run import fio_run, live_figures
 
 DATA_SET_BYTES = 256 * 1024**2    # objects per group: this much data, within MIN..MAX objects
 MIN_OBJECTS = 16
@@ -115,7 +115,7 @@ def _run(ctx: RunContext, test: Test, pool: str, objects: int, phase: str, start
         return m
 
     outcome = measure(ctx, test, started, [run.spawn], run_group_timeout(test.params["duration_s"]), parse_all,
-                      tool=f"fio rados {phase}", notes=notes)
+                      tool=f"fio rados {phase}", notes=notes, live=live_figures)
     if outcome is not None and ctx.rundir and run.json_path.exists():
         outcome.raw.append(str(run.json_path.relative_to(ctx.rundir.path)))
     return outcome
@@ -128,4 +128,5 @@ def _prepare_write(ctx: RunContext, test: Test, pool: str, objects: int) -> Outc
                   time_based=False, runtime_s=None)
     run = fio_run(_raw_dir(ctx, f"{test.id}-fill"), [job], env=ctx.target.env())
     return measure(ctx, test, now(), [run.spawn], run_group_timeout(objects * test.params["block_size"] / 2**20),
-                   lambda _r: run.measurement("write", "fio rados"), tool="fio rados write", notes=[])
+                   lambda _r: run.measurement("write", "fio rados"), tool="fio rados write", notes=[],
+                   live=live_figures)

@@ -17,7 +17,7 @@ from ..results import Measurement, Test
 from . import rbd_images
 from .base import Outcome, RunContext, measure, now, run_group_timeout
 from .fio import FioJob
-from .fio_run import fio_run
+from .fio_run import fio_run, live_figures
 
 
 def jobs_for(test: Test, images: rbd_images.Images, client_id: str | None, krbd: bool) -> list[FioJob]:
@@ -64,7 +64,7 @@ def run_group(ctx: RunContext, group: list[Test], todo: set[str]) -> Iterator[Ou
                 return m
 
             outcome = measure(ctx, test, started, [run.spawn], run_group_timeout(p["duration_s"] + p["ramp"]),
-                              parse_all, tool=tool, notes=notes)
+                              parse_all, tool=tool, notes=notes, live=live_figures)
             if outcome is not None:
                 if ctx.rundir and run.json_path.exists():
                     outcome.raw.append(str(run.json_path.relative_to(ctx.rundir.path)))

@@ -7,6 +7,7 @@ module adds the per-second series, read from the logs fio writes next to the JSO
 
 from __future__ import annotations
 
+import re
 from collections import defaultdict
 from dataclasses import dataclass
 from pathlib import Path
@@ -46,10 +47,41 @@ def fio_run(raw_dir: Path, jobs: list[FioJob], env: dict[str, str] | None = None
     """The fio command of one test: json+ to raw_dir/fio.json, logs to raw_dir/fio_{bw,iops}.N.log."""
     json_path = raw_dir / "fio.json"
     prefix = raw_dir / "fio"
+    # --eta=always: a status line per second on stdout (the JSON goes to its own file) for live figures
     global_opts = {"write_bw_log": prefix, "write_iops_log": prefix, "log_avg_msec": LOG_AVG_MSEC,
-                   "per_job_logs": 1}
+                   "per_job_logs": 1, "eta": "always"}
     argv = fio_argv(jobs, global_opts, json_path)
     return FioRun(Spawn(argv, raw_dir / "fio-stdout.txt", env=env), json_path, prefix)
+
+
+_ETA_BW = re.compile(r"\[((?:[rwt]=[\d.]+[kKMGTP]?i?B/s,?)+)\]")
+_ETA_IOPS = re.compile(r"\[((?:[rwt]=[\d.]+[kMG]?,?)+) IOPS\]")
+_ETA_PART = re.compile(r"[rwt]=([\d.]+)([kKMGTP]?)(i?)")
+_POWER = {"": 0, "k": 1, "K": 1, "M": 2, "G": 3, "T": 4, "P": 5}
+
+
+def eta_figures(line: str) -> tuple[float | None, float | None]:
+    """fio's status line, e.g. "Jobs: 1 (f=1): [w(1)][75.0%][w=222MiB/s][w=56.8k IOPS][eta 00m:01s]" ->
+    (bytes/s, ops/s), reads and writes summed; (None, None) when it carries no figures (starting up)."""
+    def total(group: str) -> float:    # KiB/MiB: powers of 1024; kB/MB (kb_base=1000) and IOPS' k/M: of 1000
+        return sum(float(num) * (1024 if iec else 1000) ** _POWER[prefix]
+                   for num, prefix, iec in _ETA_PART.findall(group))
+    bw, iops = _ETA_BW.search(line), _ETA_IOPS.search(line)
+    return (total(bw.group(1)) if bw else None), (total(iops.group(1)) if iops else None)
+
+
+def live_figures(paths: list[Path]) -> tuple[float | None, float | None]:
+    """Live (bytes/s, ops/s) from the newest status line fio printed in each stdout file, summed."""
+    from .base import tail_lines
+    bw = ops = 0.0
+    seen = False
+    for path in paths:
+        for line in reversed(tail_lines(path)):
+            b, o = eta_figures(line)
+            if b is not None or o is not None:
+                bw, ops, seen = bw + (b or 0.0), ops + (o or 0.0), True
+                break
+    return (bw, ops) if seen else (None, None)
 
 
 def parse_log(text: str) -> list[tuple[int, float]]:

@@ -527,14 +527,6 @@ def run_user(ctx) -> Credentials | None:
 _PROGRESS_RE = re.compile(r"cephbench-loadgen: progress t=\d+s ops_per_s=([\d.]+) bytes_per_s=([\d.]+)")
 
 
-def loadgen_error(res) -> str:
-    """The last line loadgen wrote that is not a progress line (its own error message), else the exit code."""
-    if res.timed_out:
-        return res.error_text()
-    lines = [ln.strip() for ln in res.stdout.splitlines() if ln.strip() and not _PROGRESS_RE.match(ln)]
-    return lines[-1] if lines else f"exit code {res.returncode}"
-
-
 def live_figures(logs: list[Path]) -> tuple[float | None, float | None]:
     """(bytes/s, ops/s) of the last second, summed over instances, from loadgen's progress lines."""
     from .base import tail_lines
@@ -668,7 +660,7 @@ def run_group(ctx, group, todo) -> Iterator:
             try:
                 parts.append(parse(c.output.read_text()))
             except (OSError, ParseError) as exc:
-                errors.append(f"{TOOL} {op} failed: {loadgen_error(r)}" if not r.ok else str(exc))
+                errors.append(f"{TOOL} {op} failed: {r.error_text()}" if not r.ok else str(exc))
         for (res, state), part in zip(sweeps, parts if len(parts) == len(sweeps) else []):
             cleanup = part.extra.get("cleanup") or {}
             if not cleanup.get("buckets_left") and not cleanup.get("objects_left"):
@@ -683,7 +675,7 @@ def run_group(ctx, group, todo) -> Iterator:
                 elif r.returncode == EXIT_INTERRUPTED:
                     errors.append(f"{TOOL} {op} was interrupted")
                 else:
-                    errors.append(f"{TOOL} {op} failed: {loadgen_error(r)}")
+                    errors.append(f"{TOOL} {op} failed: {r.error_text()}")
         m = merge(parts) if parts and len(parts) == len(results) else None
         if m is not None:
             notes += diagnose(m)
