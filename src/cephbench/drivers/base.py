@@ -128,6 +128,9 @@ class RunContext:
         """One ssh per OSD host streaming /proc/stat while the test runs; its output is kept as raw output."""
         if not hosts or self.rundir is None:
             return []
+        if self.host.which("ssh") is None:
+            log.warning("ssh is not installed: OSD hosts are not watched")
+            return []
         raw = self.rundir.raw_dir(test.id)
         return [(h, self.host.start(h.argv(["sh", "-c", WATCH_SH], self.settings.ssh), stdout_path=path), path)
                 for h in hosts for path in [raw / f"host-{safe_name(h.name)}-proc-stat.txt"]]
