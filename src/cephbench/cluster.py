@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from concurrent.futures import ThreadPoolExecutor
 import logging
 import time
 from dataclasses import dataclass, field
@@ -111,15 +112,18 @@ class Cluster:
 
     def facts(self) -> dict[str, Any]:
         """What run.json records about the cluster. Each part is optional: a fact we cannot read is noted."""
-        out: dict[str, Any] = {}
-        for key, args in (("versions", ("versions",)), ("status", ("status",)), ("osd_tree", ("osd", "tree")),
-                          ("df", ("df", "detail")), ("config_dump", ("config", "dump")),
-                          ("osd_metadata", ("osd", "metadata")), ("pools", ("osd", "pool", "ls", "detail"))):
+        queries = {"versions": ("versions",), "status": ("status",), "osd_tree": ("osd", "tree"),
+                   "df": ("df", "detail"), "config_dump": ("config", "dump"), "osd_metadata": ("osd", "metadata"),
+                   "pools": ("osd", "pool", "ls", "detail")}
+
+        def one(args: tuple[str, ...]) -> Any:
             try:
-                out[key] = self.ceph_json(*args)
+                return self.ceph_json(*args)
             except OperationFailed as exc:
-                out[key] = {"error": str(exc)}
-        return out
+                return {"error": str(exc)}
+        # at once: each `ceph` process costs ~0.4 s of start-up, and these are independent reads
+        with ThreadPoolExecutor(max_workers=4) as pool:
+            return dict(zip(queries, pool.map(one, queries.values())))
 
     def osd_ids(self) -> list[int]:
         return [int(i) for i in self.ceph_json("osd", "ls")]
