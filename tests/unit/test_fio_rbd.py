@@ -130,6 +130,6 @@ def test_live_figures_from_fio_status_lines(tmp_path):
     assert (bw, ops) == (220 * 2**20, 56300.0)                      # "[w=220MiB/s][w=56.3k IOPS]"
     bw, ops = live_figures([fix / "fio3.33_eta_randrw_libaio_stdout.txt", tmp_path / "not-yet.txt"])
     assert bw == pytest.approx((71.1 + 30.7) * 2**20) and ops == 18200 + 7849   # reads and writes summed
-    assert eta_figures("Jobs: 1 (f=1)") == (None, None)                         # starting: no figures yet
+    assert eta_figures("Jobs: 1 (f=1)") is None                                 # starting: no figures yet
     assert eta_figures("Jobs: 1 (f=1): [R(1)][100.0%][r=1066MB/s][r=1016 IOPS][eta 00m:00s]") == (1066e6, 1016.0)
     assert live_figures([tmp_path / "not-yet.txt"]) == (None, None)

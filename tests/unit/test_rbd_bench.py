@@ -208,3 +208,13 @@ def test_wait_unwatched_polls_until_the_stale_watch_is_gone(monkeypatch):
     calls.clear()
     notes = rbd_images.wait_unwatched(ctx, images)
     assert "still watched" in notes[0]
+
+
+def test_live_figures_from_the_last_second_of_each_image(tmp_path):
+    from cephbench.drivers.rbd_bench import live_figures
+    text = (FIXTURES / "rbd_bench" / "ceph16.2.15_write_rand_4K.txt").read_text()
+    running = tmp_path / "img0.txt"
+    running.write_text(text.split("elapsed:")[0])            # still running: header and four per-second lines
+    bw, ops = live_figures([running, running, tmp_path / "not-yet.txt"])
+    assert ops == 2 * 2459.7 and bw == 2 * 2459.7 * 4096      # "4  9872  2459.7  9.6 MiB/s", io_size 4096
+    assert live_figures([tmp_path / "not-yet.txt"]) == (None, None)

@@ -95,7 +95,7 @@ class RunContext:
         return action()
 
     def run_tools(self, test: Test, spawns: list[Spawn], timeout_s: float,
-                  live: Callable[[list[Path]], tuple[float | None, float | None]] | None = None,
+                  live: Callable[[list[Path]], Figures] | None = None,
                   ) -> list[CommandResult] | None:
         """Run tool processes together (None in a dry run), reporting live figures once a second."""
         if self.dry_run:
@@ -182,8 +182,13 @@ class RunContext:
         return notes
 
 
+# ---- live figures: (bytes/s, ops/s) a running tool last printed; None where the tool does not say ----------
+
+Figures = tuple[float | None, float | None]
+
+
 def tail_lines(path: Path, nbytes: int = 4096) -> list[str]:
-    """The last lines of a file a running tool writes (live figures); none when it is not there yet."""
+    """The last lines of a file a running tool writes; none when it is not there yet."""
     try:
         with open(path, "rb") as f:
             f.seek(0, 2)
@@ -191,6 +196,25 @@ def tail_lines(path: Path, nbytes: int = 4096) -> list[str]:
             return f.read().decode(errors="replace").splitlines()
     except OSError:
         return []
+
+
+def newest_line(path: Path, parse: Callable[[str], Figures | None]) -> Figures | None:
+    """The figures of the newest line of `path` that `parse` understands."""
+    for line in reversed(tail_lines(path)):
+        figures = parse(line)
+        if figures is not None:
+            return figures
+    return None
+
+
+def live_sum(paths: list[Path], newest: Callable[[Path], Figures | None]) -> Figures:
+    """A test's live figures: each process's newest ones (`newest` reads one output file), summed."""
+    found = [f for f in map(newest, paths) if f is not None]
+
+    def total(i: int) -> float | None:
+        values = [f[i] for f in found if f[i] is not None]
+        return sum(values) if values else None
+    return total(0), total(1)
 
 
 def run_group_timeout(duration_s: float) -> float:
@@ -215,7 +239,7 @@ def safe_name(text: str) -> str:
 
 def measure(ctx: RunContext, test: Test, started: tuple[float, float], spawns: list[Spawn], timeout_s: float,
             parse_all: Callable[[list[CommandResult]], Measurement], *, tool: str, notes: list[str],
-            live: Callable[[list[Path]], tuple[float | None, float | None]] | None = None,
+            live: Callable[[list[Path]], Figures] | None = None,
             accept: Callable[[CommandResult], bool] = lambda r: r.ok) -> Outcome | None:
     """Run one test's tool processes together and make the Outcome: the measurement, or the first error.
 

@@ -60,28 +60,22 @@ _ETA_PART = re.compile(r"[rwt]=([\d.]+)([kKMGTP]?)(i?)")
 _POWER = {"": 0, "k": 1, "K": 1, "M": 2, "G": 3, "T": 4, "P": 5}
 
 
-def eta_figures(line: str) -> tuple[float | None, float | None]:
+def eta_figures(line: str) -> tuple[float | None, float | None] | None:
     """fio's status line, e.g. "Jobs: 1 (f=1): [w(1)][75.0%][w=222MiB/s][w=56.8k IOPS][eta 00m:01s]" ->
-    (bytes/s, ops/s), reads and writes summed; (None, None) when it carries no figures (starting up)."""
+    (bytes/s, ops/s), reads and writes summed; None when it carries no figures (starting up, not a status line)."""
     def total(group: str) -> float:    # KiB/MiB: powers of 1024; kB/MB (kb_base=1000) and IOPS' k/M: of 1000
         return sum(float(num) * (1024 if iec else 1000) ** _POWER[prefix]
                    for num, prefix, iec in _ETA_PART.findall(group))
     bw, iops = _ETA_BW.search(line), _ETA_IOPS.search(line)
+    if bw is None and iops is None:
+        return None
     return (total(bw.group(1)) if bw else None), (total(iops.group(1)) if iops else None)
 
 
 def live_figures(paths: list[Path]) -> tuple[float | None, float | None]:
     """Live (bytes/s, ops/s) from the newest status line fio printed in each stdout file, summed."""
-    from .base import tail_lines
-    bw = ops = 0.0
-    seen = False
-    for path in paths:
-        for line in reversed(tail_lines(path)):
-            b, o = eta_figures(line)
-            if b is not None or o is not None:
-                bw, ops, seen = bw + (b or 0.0), ops + (o or 0.0), True
-                break
-    return (bw, ops) if seen else (None, None)
+    from .base import live_sum, newest_line
+    return live_sum(paths, lambda p: newest_line(p, eta_figures))
 
 
 def parse_log(text: str) -> list[tuple[int, float]]:

@@ -220,17 +220,13 @@ def _last_line(text: str) -> str:
 # ---- running a group: pools, write, reads, cleanup ------------------------------------
 
 def live_figures(paths: list) -> tuple[float | None, float | None]:
-    """Current MiB/s summed over instances, from the last per-second line each has printed."""
-    bw_total, ops_total, seen = 0.0, 0.0, False
-    from .base import tail_lines
-    for p in paths:
-        for line in reversed(tail_lines(p)):
-            m = _SECOND_RE.match(line)
-            if m and int(m.group(1)) > 0:
-                bw_total += float(m.group(6)) * MIB
-                seen = True
-                break
-    return (bw_total if seen else None), None
+    """Current bytes/s summed over instances, from the last per-second line each has printed."""
+    from .base import live_sum, newest_line
+
+    def line_figures(line: str):
+        m = _SECOND_RE.match(line)
+        return (float(m.group(6)) * MIB, None) if m and int(m.group(1)) > 0 else None
+    return live_sum(paths, lambda p: newest_line(p, line_figures))
 
 
 def run_group(ctx, group, todo):

@@ -141,21 +141,20 @@ def _last_line(text: str) -> str:
 
 def live_figures(paths: list) -> tuple[float | None, float | None]:
     """Bytes/s and ops/s summed over images, from the last per-second line each has printed."""
-    bw, ops, seen = 0.0, 0.0, False
-    for p in paths:
+    from .base import live_sum
+
+    def newest(p):
         try:
             text = p.read_text(errors="replace")
         except OSError:
-            continue
-        m = _HEADER_RE.search(text)
+            return None
+        header = _HEADER_RE.search(text)     # its io_size: the per-second BYTES/SEC is rounded to 2 digits
         for line in reversed(text.splitlines()[-5:]):
             s = _SECOND_RE.match(line)
-            if s and m:
-                ops += float(s.group(3))
-                bw += float(s.group(3)) * int(m.group(4))
-                seen = True
-                break
-    return (bw, ops) if seen else (None, None)
+            if s and header:
+                return float(s.group(3)) * int(header.group(4)), float(s.group(3))
+        return None
+    return live_sum(paths, newest)
 
 
 def _accept(duration_bound: bool):

@@ -529,18 +529,12 @@ _PROGRESS_RE = re.compile(r"cephbench-loadgen: progress t=\d+s ops_per_s=([\d.]+
 
 def live_figures(logs: list[Path]) -> tuple[float | None, float | None]:
     """(bytes/s, ops/s) of the last second, summed over instances, from loadgen's progress lines."""
-    from .base import tail_lines
-    bw = ops = 0.0
-    seen = False
-    for path in logs:
-        for line in reversed(tail_lines(path)):
-            m = _PROGRESS_RE.match(line)
-            if m:
-                ops += float(m.group(1))
-                bw += float(m.group(2))
-                seen = True
-                break
-    return (bw, ops) if seen else (None, None)
+    from .base import live_sum, newest_line
+
+    def line_figures(line: str):
+        m = _PROGRESS_RE.match(line)
+        return (float(m.group(2)), float(m.group(1))) if m else None
+    return live_sum(logs, lambda p: newest_line(p, line_figures))
 
 
 def _bucket_sweeper(ctx, prefix: str, state: dict[str, bool]):
