@@ -45,6 +45,18 @@ def _share(a: CpuTimes, b: CpuTimes) -> tuple[float, float] | None:
     return (b.busy - a.busy) / dt, (b.iowait - a.iowait) / dt
 
 
+def _host_load(host: str, role: str, cpus: int, first: CpuTimes, last: CpuTimes,
+               series: list[float]) -> HostLoad | None:
+    """The whole test's figures from its first and last readings; the steady state from the per-second series."""
+    whole = _share(first, last)
+    if whole is None:
+        return None
+    mean = round(whole[0], 4)
+    steady = statistics.median(series) if len(series) >= 3 else mean
+    return HostLoad(host=host, role=role, cpus=cpus, cpu_busy_mean=mean, cpu_busy_median=steady,
+                    cpu_busy_max=max(series, default=mean), iowait_mean=round(whole[1], 4), cpu_busy_series=series)
+
+
 # Streamed by a host watched over ssh for as long as a test runs: its CPU count, then /proc/stat's first line
 # once a second. The ssh client is killed when the test ends, and the loop dies with its session.
 WATCH_SH = "nproc; while :; do head -n 1 /proc/stat; sleep 1; done"
@@ -60,13 +72,7 @@ def load_from_stream(text: str, host: str, role: str) -> HostLoad | None:
     if len(readings) < 2:
         return None
     series = [round(sh[0], 4) for a, b in zip(readings, readings[1:]) if (sh := _share(a, b)) is not None]
-    whole = _share(readings[0], readings[-1])
-    if whole is None:
-        return None
-    mean = round(whole[0], 4)
-    steady = statistics.median(series) if len(series) >= 3 else mean
-    return HostLoad(host=host, role=role, cpus=cpus, cpu_busy_mean=mean, cpu_busy_median=steady,
-                    cpu_busy_max=max(series, default=mean), iowait_mean=round(whole[1], 4), cpu_busy_series=series)
+    return _host_load(host, role, cpus, readings[0], readings[-1], series)
 
 
 class CpuSampler:
@@ -100,11 +106,4 @@ class CpuSampler:
         end = self._take()
         if self._first is None or end is None:
             return None
-        whole = _share(self._first, end)
-        if whole is None:
-            return None
-        mean = round(whole[0], 4)
-        steady = statistics.median(self._series) if len(self._series) >= 3 else mean
-        return HostLoad(host=self.host, role=self.role, cpus=self.cpus, cpu_busy_mean=mean, cpu_busy_median=steady,
-                        cpu_busy_max=max(self._series, default=mean),
-                        iowait_mean=round(whole[1], 4), cpu_busy_series=list(self._series))
+        return _host_load(self.host, self.role, self.cpus, self._first, end, list(self._series))

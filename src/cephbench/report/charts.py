@@ -72,7 +72,8 @@ def _with_series(results: Sequence[Result]) -> list[Result]:
 
 
 def timeseries_caption(results: Sequence[Result]) -> str:
-    panels = _panels(_with_series(results)) if _with_series(results) else ["bandwidth"]
+    rs = _with_series(results)
+    panels = _panels(rs) if rs else ["bandwidth"]
     return ", ".join(panels[:-1]) + " and " + panels[-1] if len(panels) > 1 else panels[0]
 
 
