@@ -4,21 +4,16 @@ from __future__ import annotations
 
 import json
 import logging
-import os
 import secrets
-import shutil
 import sys
 import time
-from datetime import datetime, timezone
 from pathlib import Path
 
 import click
 from rich.console import Console
 
 from . import __version__
-from .cluster import Cluster, Target
-from .config import Suite, load_suite, parse_suite
-from .drivers.base import RunContext
+from .config import load_suite
 from .errors import OperationFailed, UserError
 from .hosts import LocalHost, local_facts
 from .lab import Lab, default_lab_dir
@@ -28,9 +23,7 @@ from .report.format import seconds
 from .report.terminal import print_results, print_verdict
 from .report.write import write_report
 from .interrupts import sigterm_interrupts
-from .resources import Ledger, Resource
-from .results import Result, RunDir, Test
-from .runner import RunOptions, execute, pending_tests, preflight
+from .results import Result, RunDir, run_dir_path
 from .units import format_size, parse_size
 
 # Piped output (CI logs, `| tee`) gets wide tables instead of rich's 80-column default.
@@ -182,8 +175,7 @@ def baseline() -> None:
 
 
 def _baseline_rundir(out_dir: Path | None, what: str, run_id: str) -> RunDir:
-    stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ")
-    return RunDir.create(out_dir or Path("cephbench-runs") / f"{stamp}-baseline-{what}", {
+    return RunDir.create(run_dir_path(f"baseline-{what}", out_dir), {
         "cephbench_version": __version__, "run_ids": [run_id], "suite_name": f"baseline-{what}",
         "kind": "baseline", "started_unix": time.time(), "hosts": {"client": local_facts()}})
 
@@ -288,30 +280,6 @@ def validate(suite_path: Path) -> None:
     _print_plan(expand(suite))
 
 
-def _target(suite: Suite, conf: Path | None, keyring: Path | None, client_id: str | None,
-            lab_dir: Path | None, dry_run: bool) -> tuple[Target, Lab | None]:
-    conf = conf or (suite.target.conf if suite.target else None) or (
-        Path(os.environ["CEPH_CONF"]) if os.environ.get("CEPH_CONF") else None)
-    keyring = keyring or (suite.target.keyring if suite.target else None) or (
-        Path(os.environ["CEPH_KEYRING"]) if os.environ.get("CEPH_KEYRING") else None)
-    client_id = client_id or (suite.target.id if suite.target else None)
-    if conf is not None:
-        lab_json = Path(conf).absolute().parent / "lab.json"
-        lb = Lab(lab_json.parent) if lab_json.exists() else None
-        return Target(Path(conf).absolute(), keyring.absolute() if keyring else None, client_id,
-                      is_lab=lb is not None), lb
-    lb = _lab(lab_dir)
-    if not lb.is_running():
-        if dry_run:
-            raise UserError(f"no lab running in {lb.dir} and --dry-run starts nothing",
-                            "start one with 'cephbench lab up', or give --conf")
-        err.print(f"no lab running in {lb.dir}: starting one (cephbench lab up)")
-        info = lb.up(progress=lambda m: err.print(f"lab: {m}"))
-        err.print(f"lab ready in {info.startup_s:.1f} s")
-    env = lb.env()
-    return Target(Path(env["CEPH_CONF"]), Path(env["CEPH_KEYRING"]), None, is_lab=True), lb
-
-
 @main.command()
 @click.argument("suite_path", metavar="SUITE", type=click.Path(path_type=Path), required=False)
 @click.option("--out", "out_dir", type=click.Path(path_type=Path), help="Run directory "
@@ -330,68 +298,29 @@ def run(suite_path: Path | None, out_dir: Path | None, resume_dir: Path | None, 
         keyring: Path | None, client_id: str | None, lab_dir: Path | None, force: bool, keep: bool,
         dry_run: bool) -> None:
     """Run a suite against the lab (default) or any cluster."""
-    if resume_dir is not None:
-        rundir = RunDir.open(resume_dir)
-        meta = rundir.meta()
-        if not isinstance(meta.get("suite"), dict):
-            raise UserError(f"{resume_dir} holds no suite to resume (an imported run?)",
-                            "resume only directories that 'cephbench run' made", where="--resume")
-        suite = parse_suite(meta["suite"], f"{resume_dir}/run.json suite")
-        done, bad = rundir.results()
-        for line in bad:
-            err.print(f"cephbench: {rundir.results_jsonl}:{line.line_no}: unreadable result ({line.reason}); "
-                      "that test runs again", markup=False)
-    elif suite_path is None:
-        raise UserError("give a suite file, or --resume RUN_DIR", "e.g. cephbench run suites/quick.yaml",
-                        where="SUITE")
-    else:
-        suite = load_suite(suite_path)
-        rundir, done = None, []
-    plan = expand(suite)
-    todo = pending_tests(plan, done)
-    target, lb = _target(suite, conf, keyring, client_id, lab_dir, dry_run)
-    cluster = Cluster(target)
-    status = preflight(cluster, plan, force)
-    run_id = secrets.token_hex(3)
-    if not dry_run and rundir is None:
-        stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ")
-        path = out_dir or Path("cephbench-runs") / f"{stamp}-{suite.name}"
-        rundir = RunDir.create(path, {
-            "cephbench_version": __version__, "run_ids": [run_id], "suite_name": suite.name,
-            "suite": suite.model_dump(mode="json"), "plan": [t.model_dump() for t in plan.tests],
-            "target": target.describe(), "started_unix": time.time(),
-            "cluster": cluster.facts(), "hosts": {"client": local_facts()},
-        })
-    elif rundir is not None and not dry_run:
-        meta = rundir.meta()
-        rundir.update_meta(run_ids=[*meta.get("run_ids", []), run_id])
-    if not todo:
-        out.print(f"every test of {rundir.path if rundir else suite.name} has a result: nothing to run")
+    from .launch import RunRequest, prepare, start
+    prep = prepare(RunRequest(suite_path, resume_dir, out_dir, conf, keyring, client_id, lab_dir, force, keep,
+                              dry_run), say=lambda m: err.print(m, markup=False))
+    for line in prep.unreadable:
+        err.print(f"cephbench: {prep.rundir.results_jsonl if prep.rundir else resume_dir}:{line.line_no}: unreadable "
+                  f"result ({line.reason}); that test runs again", markup=False)
+    if not prep.todo:
+        out.print(f"every test of {prep.rundir.path if prep.rundir else prep.suite.name} has a result: nothing to run")
         return
-    ctx = RunContext(cluster=cluster, run_id=run_id, rundir=None if dry_run else rundir,
-                     ledger=Ledger(None if dry_run else rundir.path / "resources.json"),
-                     settings=suite.settings, dry_run=dry_run,
-                     restart_lab_osds=lb.restart_osds if lb is not None and target.is_lab else None)
-    est = sum(t.est_duration_s for t in todo)
-    events = ConsoleEvents(err, total=len(todo), est_total_s=est, quiet=dry_run)
-    ctx.events = events
+    events = ConsoleEvents(err, total=len(prep.todo), est_total_s=prep.est_s, quiet=dry_run)
     if dry_run:
-        out.print(f"dry run against {target.conf} (health {status.get('health', {}).get('status')}); "
-                  f"{len(todo)} tests; these commands would change the cluster:")
+        out.print(f"dry run against {prep.target.conf} (health {prep.status.get('health', {}).get('status')}); "
+                  f"{len(prep.todo)} tests; these commands would change the cluster:")
     else:
-        out.print(f"run {rundir.path}: {len(todo)} of {len(plan.tests)} tests, about {seconds(est)}")
-    try:
-        with events:
-            summary = execute(plan, ctx, events, RunOptions(force=force, keep=keep, dry_run=dry_run), todo)
-    except UserError:
-        if rundir is not None and resume_dir is None and not rundir.results()[0]:
-            shutil.rmtree(rundir.path, ignore_errors=True)  # refused before any test: leave nothing behind
-        raise
+        out.print(f"run {prep.rundir.path}: {len(prep.todo)} of {len(prep.plan.tests)} tests, about "
+                  f"{seconds(prep.est_s)}")
+    with events:
+        summary = start(prep, events)
     if dry_run:
         for line in summary.planned:
             out.print(f"  {line}", markup=False)
         return
-    rundir.update_meta(finished_unix=time.time(), interrupted=summary.interrupted)
+    rundir = prep.rundir
     all_results, _ = rundir.results()
     print_results(out, all_results)
     print_verdict(out, all_results)

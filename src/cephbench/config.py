@@ -5,6 +5,7 @@ Any list-valued workload parameter is a sweep dimension; plan.py expands them.
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Annotated, Any, Literal, Union
 
@@ -13,27 +14,52 @@ from pydantic import (BaseModel, BeforeValidator, ConfigDict, Field, ValidationE
                       model_validator)
 
 from .errors import UserError
+from .kinds import KINDS
 from .units import parse_duration, parse_size
+
+
+MAX_TEST_DURATION_S = 24 * 3600      # one test longer than a day is a typo, not a benchmark
 
 
 def _size(v: Any) -> int:
     return parse_size(v)
 
 
+def _positive_size(v: Any) -> int:
+    n = parse_size(v)
+    if n <= 0:
+        raise ValueError(f"{v!r} must be greater than zero")
+    return n
+
+
 def _duration(v: Any) -> float:
+    """A test's length: the tools count whole seconds (rados bench) or close to it, so at least 1 s."""
     d = parse_duration(v)
     if d <= 0:
         raise ValueError(f"{v!r} must be longer than zero")
+    if d < 1:
+        raise ValueError(f"{v!r} is shorter than a second, which the tools cannot honour; give at least 1s")
+    if d > MAX_TEST_DURATION_S:
+        raise ValueError(f"{v!r} is longer than 24h for one test; give a shorter duration")
     return d
+
+
+def _count(v: Any) -> Any:
+    """A count written as "4,16" was meant as a sweep: say how to write one."""
+    if isinstance(v, str) and ("," in v or " " in v.strip()):
+        parts = [p for p in v.replace(",", " ").split() if p]
+        raise ValueError(f"{v!r} is text, not a number; for a sweep write a YAML list: [{', '.join(parts)}]")
+    return v
 
 
 def _as_list(v: Any) -> Any:
     return v if isinstance(v, list) else [v]
 
 
-Size = Annotated[int, BeforeValidator(_size)]
+Size = Annotated[int, BeforeValidator(_positive_size)]
+ByteCount = Annotated[int, BeforeValidator(_size)]          # may be zero
 Duration = Annotated[float, BeforeValidator(_duration)]
-PositiveInt = Annotated[int, Field(gt=0, strict=True)]
+PositiveInt = Annotated[int, Field(gt=0, strict=True), BeforeValidator(_count)]
 
 
 def Sweep(inner: Any) -> Any:  # noqa: N802 - reads as a type in the schema below
@@ -101,13 +127,40 @@ class _Workload(_Strict):
     repeat: PositiveInt = 1
 
 
+def _rados_seconds(v: Any) -> float:
+    d = _duration(v)
+    if not d.is_integer():
+        raise ValueError(f"{v!r}: rados bench counts whole seconds; give e.g. {max(1, round(d))}s")
+    return d
+
+
+def _rados_durations(v: Any) -> dict[str, float] | list[float]:
+    """One duration, a sweep of them, or one per mode ({write: 20s, seq: 5s}): checked here so that each
+    form gets its own message rather than pydantic's account of every union branch."""
+    if isinstance(v, dict):
+        out = {}
+        for mode, d in v.items():
+            if mode not in ("write", "seq", "rand"):
+                raise ValueError(f"{mode!r} is not a mode; per-mode durations take write, seq and rand")
+            out[mode] = _rados_seconds(d)
+        return out
+    values = v if isinstance(v, list) else [v]
+    if not values:
+        raise ValueError("give at least one duration")
+    return [_rados_seconds(d) for d in values]
+
+
+RadosDurations = Annotated[Union[dict[str, float], list[float]], BeforeValidator(_rados_durations)]
+
+
 class RadosBench(_Workload):
     type: Literal["rados_bench"]
     pool: Sweep(str) = ["default"]
     modes: list[Literal["write", "seq", "rand"]] = Field(["write", "seq", "rand"], min_length=1)
     object_size: Sweep(Size) = [4 * 1024**2]
     concurrency: Sweep(PositiveInt) = [16]
-    duration: Sweep(Duration) = [30.0]
+    # one duration for every mode (a list is a sweep), or one per mode: {write: 20s, seq: 5s, rand: 10s}
+    duration: RadosDurations = [30.0]
     instances: Sweep(PositiveInt) = [1]
 
     @field_validator("modes")
@@ -118,6 +171,21 @@ class RadosBench(_Workload):
         if modes[0] != "write":
             raise ValueError("write must come first in modes")
         return modes
+
+    @model_validator(mode="after")
+    def _duration_per_mode(self) -> "RadosBench":
+        if isinstance(self.duration, dict):
+            missing = [m for m in self.modes if m not in self.duration]
+            if missing:
+                raise ValueError(f"duration: no duration for {', '.join(missing)}; give one for each of "
+                                 f"{', '.join(self.modes)}, or one duration for all")
+            extra = [m for m in self.duration if m not in self.modes]
+            if extra:
+                raise ValueError(f"duration: {', '.join(extra)} is not in modes ({', '.join(self.modes)})")
+        return self
+
+    def mode_duration(self, mode: str, swept: float | None = None) -> float:
+        return self.duration[mode] if isinstance(self.duration, dict) else float(swept or self.duration[0])
 
 
 class OsdBench(_Workload):
@@ -143,9 +211,6 @@ def _ramp(v: Any) -> float:
     return d
 
 
-READ_PHASES = {"read", "randread", "randrw", "rw", "readwrite"}
-
-
 class _RbdWorkload(_Workload):
     """RBD images in a pool made for the group: `pool` holds the data (an erasure profile becomes a data pool
     with allow_ec_overwrites, the metadata going to `metadata_pool`, by default replicated size 3)."""
@@ -167,8 +232,8 @@ class _RbdWorkload(_Workload):
 
     @model_validator(mode="after")
     def _reads_need_prefill(self) -> "_RbdWorkload":
-        phases = getattr(self, PHASE_FIELDS[self.type])
-        reads = [p for p in phases if p in READ_PHASES]
+        kind = KINDS[self.type]
+        reads = [p for p in getattr(self, kind.phase_field) if p in kind.read_phases()]
         if reads and not self.prefill and not self.read_unprefilled:
             raise ValueError(f"{reads[0]} on images that were not prefilled reads unallocated space and measures "
                              "nothing real: set prefill: true, or read_unprefilled: true to run it anyway "
@@ -259,11 +324,8 @@ class Rgw(_Workload):
         return self
 
 
-# workload type -> the field whose values are the phases of a group, run in order (plan.PHASES uses it too)
-PHASE_FIELDS = {"rbd_bench": "io_type", "fio_rbd": "rw"}
-
-Workload = Annotated[Union[RadosBench, OsdBench, FioRados, RbdBench, FioRbd, Rgw], Field(discriminator="type")]
-WORKLOAD_TYPES = ("rados_bench", "osd_bench", "fio_rados", "rbd_bench", "fio_rbd", "rgw")
+WORKLOAD_MODELS = (RadosBench, OsdBench, FioRados, RbdBench, FioRbd, Rgw)
+Workload = Annotated[Union[WORKLOAD_MODELS], Field(discriminator="type")]
 
 
 class DiskBaselineConfig(_Strict):
@@ -342,7 +404,7 @@ def _loc_path(loc: tuple[Any, ...]) -> str:
             continue
         # pydantic puts the union branch (discriminator tag or type name) into the path
         prev = parts[i - 1] if i else None
-        if p in WORKLOAD_TYPES or p in ("replicated", "erasure") or "[" in p or p.startswith("function-"):
+        if p in KINDS or p in ("replicated", "erasure") or "[" in p or p.startswith("function-"):
             if isinstance(prev, int) or (prev is not None and prev not in ("workloads",)):
                 continue
         out += f".{p}" if out else p
@@ -381,10 +443,25 @@ def _trim_scalar_index(loc: tuple[Any, ...], data: Any) -> tuple[Any, ...]:
         try:
             node = node[part]
         except (KeyError, IndexError, TypeError):
-            if isinstance(part, str) and isinstance(node, (dict, list)) and (part in WORKLOAD_TYPES or part in ("replicated", "erasure")):
+            if isinstance(part, str) and isinstance(node, (dict, list)) and (part in KINDS or part in ("replicated", "erasure")):
                 continue  # a union branch name, not a key of the data
             return loc
     return loc
+
+
+def _node(data: Any, loc: tuple[Any, ...]) -> Any:
+    """The part of the suite data at a pydantic location (union branch names skipped)."""
+    node = data
+    for part in loc:
+        if isinstance(node, dict) and part in node:
+            node = node[part]
+        elif isinstance(node, list) and isinstance(part, int) and part < len(node):
+            node = node[part]
+        elif isinstance(part, str) and (part in KINDS or part in ("replicated", "erasure")):
+            continue
+        else:
+            return None
+    return node
 
 
 def parse_suite(data: Any, source: str) -> Suite:
@@ -398,23 +475,58 @@ def parse_suite(data: Any, source: str) -> Suite:
         path = _loc_path(_trim_scalar_index(tuple(err.get("loc", ())), data))
         if not path and ": " in msg and msg.split(": ", 1)[0].startswith("workloads["):
             path, msg = msg.split(": ", 1)
+        elif ": " in msg and re.fullmatch(r"[a-z_]+", msg.split(": ", 1)[0]):
+            key, rest = msg.split(": ", 1)      # a model check names its field first: "duration: ..."
+            if isinstance(_node(data, err.get("loc", ())), dict) and key in _node(data, err.get("loc", ())):
+                path, msg = f"{path}.{key}" if path else key, rest
         more = len(exc.errors()) - 1
         suffix = f" (and {more} more problem{'s' if more > 1 else ''})" if more else ""
         raise UserError(f"{msg}{suffix}", where=f"{source}: {path}" if path else source) from None
 
 
-def load_suite(path: Path) -> Suite:
+class _StrictLoader(yaml.SafeLoader):
+    """SafeLoader that refuses a key given twice in one mapping (PyYAML silently keeps the last)."""
+
+
+def _mapping_without_duplicates(loader: _StrictLoader, node: yaml.MappingNode, deep: bool = False) -> dict:
+    loader.flatten_mapping(node)
+    seen: dict[Any, yaml.Node] = {}
+    for key_node, _ in node.value:
+        key = loader.construct_object(key_node, deep=True)
+        if key in seen:
+            first = seen[key].start_mark.line + 1
+            raise yaml.constructor.ConstructorError(
+                None, None, f"key {key!r} is given twice (first on line {first}); keep one", key_node.start_mark)
+        seen[key] = key_node
+    return loader.construct_mapping(node, deep=deep)
+
+
+_StrictLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _mapping_without_duplicates)
+
+
+def read_yaml(text: str, source: str) -> Any:
+    """YAML text -> data, with duplicate keys refused and errors as one line naming the file, line and column."""
     try:
-        text = Path(path).read_text()
-    except FileNotFoundError:
-        raise UserError(f"suite file {path} does not exist", "give the path of a suite YAML, e.g. suites/quick.yaml")
-    except OSError as exc:
-        raise UserError(f"suite file {path} cannot be read: {exc.strerror}")
-    try:
-        data = yaml.safe_load(text)
+        return yaml.load(text, Loader=_StrictLoader)  # noqa: S506 - a SafeLoader subclass
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
-        where = f"{path}:{mark.line + 1}:{mark.column + 1}" if mark else str(path)
+        where = f"{source}:{mark.line + 1}:{mark.column + 1}" if mark else source
         problem = getattr(exc, "problem", None) or "not valid YAML"
         raise UserError(f"{problem}", "fix the YAML syntax", where=where) from None
-    return parse_suite(data, str(path))
+
+
+def load_suite(path: Path) -> Suite:
+    try:
+        text = Path(path).read_bytes().decode("utf-8")
+    except FileNotFoundError:
+        raise UserError(f"suite file {path} does not exist", "give the path of a suite YAML, e.g. suites/quick.yaml")
+    except IsADirectoryError:
+        raise UserError(f"suite file {path} is a directory", "give the path of a suite YAML, e.g. suites/quick.yaml")
+    except UnicodeDecodeError as exc:
+        raise UserError(f"suite file {path} is not UTF-8 text (byte {exc.start} cannot be decoded)",
+                        "give a YAML suite file, e.g. suites/quick.yaml") from None
+    except OSError as exc:
+        raise UserError(f"suite file {path} cannot be read: {exc.strerror}")
+    if "\0" in text:
+        raise UserError(f"suite file {path} is binary, not YAML", "give a YAML suite file, e.g. suites/quick.yaml")
+    return parse_suite(read_yaml(text, str(path)), str(path))

@@ -24,7 +24,7 @@ from typing import Any
 from . import __version__
 from .drivers import ParseError, fio, iperf, rados_bench, rbd_bench, rgw_loadgen
 from .errors import UserError
-from .results import Measurement, Result, RunDir, Test
+from .results import Measurement, Result, RunDir, Test, run_dir_path
 from .units import format_size, parse_duration, parse_size
 
 FORMATS = "rados bench, fio, rbd bench, iperf3 or loadgen"
@@ -250,8 +250,7 @@ def import_files(files: list[Path], out_dir: Path | None, labels: dict[str, Any]
         raise UserError("give at least one file to import", "e.g. cephbench import rados-bench-write.txt",
                         where="FILE")
     parsed = [read_file(f, labels) for f in files]
-    stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
-    path = out_dir or Path("cephbench-runs") / f"{stamp}-import"
+    path = run_dir_path("import", out_dir)
     repeats: dict[str, int] = {}
     tests = []
     for i, p in enumerate(parsed, 1):

@@ -13,17 +13,14 @@ from dataclasses import dataclass
 from typing import Any
 
 from .config import Suite
+from .kinds import KINDS, Kind
 from .results import Test
 from .units import format_size
 
-# workload type -> (phase field or None, seconds of setup per group for the estimate)
-PHASES: dict[str, str | None] = {"rados_bench": "modes", "fio_rados": "rw", "osd_bench": None,
-                                 "rbd_bench": "io_type", "fio_rbd": "rw", "rgw": "op"}
-GROUP_SETUP_S = 8.0
-OSD_BENCH_EST_S = 20.0
 _FIXED = {"name", "type", "repeat"}
 _SIZE_KEYS = {"object_size", "block_size", "total", "io_size"}
 _ALWAYS_LABEL = {"object_size", "block_size", "concurrency", "iodepth", "io_size", "io_threads"}
+ASSUMED_OSDS = 3            # the estimate of a per-OSD test when the cluster is not known yet (validate)
 
 
 @dataclass(frozen=True)
@@ -33,8 +30,24 @@ class Plan:
 
     @property
     def est_duration_s(self) -> float:
-        groups = {t.group for t in self.tests}
-        return sum(t.est_duration_s for t in self.tests) + GROUP_SETUP_S * len(groups)
+        return estimate_s(self.tests)
+
+
+def estimate_s(tests: list[Test]) -> float:
+    """The one estimate of how long tests take: validate, run and the progress line all use it. Each test's
+    est_duration_s already holds its tool's run time, its overhead and, for a group's first test, the group's
+    set-up (pools, images, users)."""
+    return sum(t.est_duration_s for t in tests)
+
+
+def _test_estimate(kind: Kind, params: dict[str, Any], first_of_group: bool) -> float:
+    run = params.get("duration_s")
+    if run is None and kind.repeat_within_test:       # per OSD and round: a bench of `total` bytes
+        rounds = int(params.get("repeat", 1)) * ASSUMED_OSDS
+        run = rounds * (kind.default_test_s + float(params.get("total", 0)) / (400 * 1024**2))
+    elif run is None:
+        run = kind.default_test_s
+    return float(run) + kind.test_overhead_s + (kind.group_setup_s if first_of_group else 0.0)
 
 
 def _label(key: str, value: Any) -> str:
@@ -72,23 +85,30 @@ def baseline_tests(suite: Suite) -> list[Test]:
 def expand(suite: Suite) -> Plan:
     tests: list[Test] = baseline_tests(suite)
     group_no = 0
-    for wi, w in enumerate(suite.workloads):
+    for w in suite.workloads:
         data = w.model_dump()
-        kind = data["type"]
-        name = w.name or kind
-        phase_field = PHASES[kind]
+        kind = KINDS[data["type"]]
+        name = w.name or kind.name
+        phase_field = kind.phase_field
         phases = data[phase_field] if phase_field else [None]
+        per_phase = data.get("duration") if isinstance(data.get("duration"), dict) else None
         dims = [k for k, v in data.items() if isinstance(v, list) and k not in _FIXED and k != phase_field]
-        fixed = {k: v for k, v in data.items() if k not in dims and k not in _FIXED and k != phase_field}
+        fixed = {k: v for k, v in data.items() if k not in dims and k not in _FIXED and k != phase_field
+                 and not (k == "duration" and per_phase is not None)}
+        repeats = 1 if kind.repeat_within_test else w.repeat
+        if kind.repeat_within_test:
+            fixed["repeat"] = w.repeat
         for combo in itertools.product(*(data[k] for k in dims)):
             params_base = dict(zip(dims, combo))
-            for rep in range(1, w.repeat + 1):
+            for rep in range(1, repeats + 1):
                 group_no += 1
                 group = f"g{group_no:03d}"
-                for phase in phases:
+                for pi, phase in enumerate(phases):
                     params = {**fixed, **params_base}
                     if phase_field:
                         params["phase"] = phase
+                    if per_phase is not None:
+                        params["duration"] = per_phase[phase]
                     if "pool" in params:
                         params["pool_profile"] = suite.pools[params["pool"]].model_dump()
                     if params.get("metadata_pool"):
@@ -97,16 +117,16 @@ def expand(suite: Suite) -> Plan:
                         params["duration_s"] = params.pop("duration")
                     labels = [_label(k, params_base[k]) for k in dims
                               if k in _ALWAYS_LABEL or len(data[k]) > 1]
-                    parts = [name] + ([str(phase)] if phase else []) + labels + ([f"r{rep}"] if w.repeat > 1 else [])
+                    parts = [name] + ([str(phase)] if phase else []) + labels + ([f"r{rep}"] if repeats > 1 else [])
                     index = len(tests) + 1
                     tests.append(Test(
                         id=f"{index:03d}-" + "-".join(parts),
                         index=index,
                         workload=name,
-                        kind=kind,
+                        kind=kind.name,
                         group=group,
                         params=params,
                         repeat=rep,
-                        est_duration_s=params.get("duration_s") or OSD_BENCH_EST_S,
+                        est_duration_s=_test_estimate(kind, params, pi == 0),
                     ))
     return Plan(suite=suite, tests=tests)

@@ -8,7 +8,7 @@ from rich.console import Console
 from rich.live import Live
 from rich.text import Text
 
-from .report.format import mib_s, seconds
+from .report.format import mib_s, result_figures, seconds
 from .resources import Resource
 from .results import Result, Test
 
@@ -79,7 +79,7 @@ class ConsoleEvents:
         self.done += 1
         self.done_est_s += result.test.est_duration_s
         m = result.measurement
-        fig = f"{mib_s(m.bytes_per_s)} MiB/s, {m.ops_per_s or 0:,.0f} IOPS" if m else (result.error or "")
+        fig = result_figures(result) if m else (result.error or "")
         self.console.print(f"  {result.status:<6} {result.test.id}  {fig}", markup=False)
         self._refresh()
 

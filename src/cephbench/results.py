@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -127,9 +128,23 @@ class Result(BaseModel):
     commands: list[str] = Field(default_factory=list)
     raw: list[str] = Field(default_factory=list)        # paths relative to the run directory
     measurement: Measurement | None = None
-    notes: list[str] = Field(default_factory=list)      # e.g. "write shortened by the capacity guard"
+    notes: list[str] = Field(default_factory=list)      # e.g. "page cache dropped on 3 OSD hosts"
+    # why the figure is not what the cluster can do (a read that ran out of objects, a write the capacity guard
+    # shortened): such a result never heads the verdict
+    warnings: list[str] = Field(default_factory=list)
     hosts: list[HostLoad] = Field(default_factory=list)  # watched during the test: this host (on the lab: all)
     analysis: Analysis | None = None
+
+
+RUNS_DIR = Path("cephbench-runs")
+
+
+def run_dir_path(label: str, out_dir: Path | None = None, when: float | None = None) -> Path:
+    """Where a run, a baseline or an import goes: --out, else ./cephbench-runs/<UTC timestamp>-<label>."""
+    if out_dir is not None:
+        return Path(out_dir)
+    stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime(when))
+    return RUNS_DIR / f"{stamp}-{label}"
 
 
 @dataclass(frozen=True)

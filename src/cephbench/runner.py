@@ -15,11 +15,12 @@ from .drivers.registry import DRIVERS, PREFLIGHT
 from .errors import OperationFailed, PermissionDenied, UserError
 from .hosts import LocalHost
 from .interrupts import sigterm_interrupts
+from .kinds import KINDS
 from .plan import Plan
-from .resources import Ledger, Resource
+from .resources import Resource
 from .analysis import RunAnalyzer
 from .remote import check_osd_hosts, osd_hosts
-from .results import Result, RunDir, Test
+from .results import Result, Test
 from .safety import ScrubFlags, preflight_health
 
 log = logging.getLogger(__name__)
@@ -58,11 +59,8 @@ def pending_tests(plan: Plan, done: list[Result]) -> list[Test]:
 def to_result(o: Outcome) -> Result:
     status = "ok" if o.measurement is not None and not o.error else ("skipped" if o.skipped else "failed")
     return Result(test=o.test, status=status, error=o.error, started_unix=o.started_unix, duration_s=o.duration_s,
-                  commands=o.commands, raw=o.raw, measurement=o.measurement, notes=o.notes)
-
-
-# workloads with read phases, before which the page cache is dropped on the client and every OSD host
-READING_KINDS = ("rados_bench", "fio_rados", "rbd_bench", "fio_rbd")
+                  commands=o.commands, raw=o.raw, measurement=o.measurement, notes=o.notes,
+                  warnings=o.warnings)
 
 
 def preflight(cluster: Cluster, plan: Plan, force: bool) -> dict:
@@ -84,7 +82,7 @@ def preflight(cluster: Cluster, plan: Plan, force: bool) -> dict:
         if tests:
             check(cluster, tests, plan.suite.settings)
     settings = plan.suite.settings
-    if settings.drop_caches and any(t.kind in READING_KINDS for t in plan.tests):
+    if settings.drop_caches and any(KINDS[t.kind].reads_cluster for t in plan.tests):
         check_osd_hosts(LocalHost(), osd_hosts(cluster, settings.ssh), settings.ssh)
     return status
 

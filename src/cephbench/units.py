@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import re
 
 _SIZE_RE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([A-Za-z]*)\s*$")
@@ -11,28 +12,41 @@ _SIZE_UNITS = {
     "m": 1024**2, "mib": 1024**2, "mi": 1024**2,
     "g": 1024**3, "gib": 1024**3, "gi": 1024**3,
     "t": 1024**4, "tib": 1024**4, "ti": 1024**4,
-    "kb": 1000, "mb": 1000**2, "gb": 1000**3, "tb": 1000**4,
 }
+# "MB" is 10^6 to dd and 2^20 to rados bench: a suite that says it could mean either, so it is refused.
+_AMBIGUOUS = {"kb": "KiB", "mb": "MiB", "gb": "GiB", "tb": "TiB"}
 _DUR_RE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|min|h)?\s*$")
 _DUR_UNITS = {"ms": 0.001, "s": 1, "": 1, None: 1, "m": 60, "min": 60, "h": 3600}
 
 
-def parse_size(value: str | int) -> int:
+def parse_size(value: str | int | float) -> int:
     """'4KiB', '4k', '4M', '1GiB', '4096' -> bytes. K/M/G alone are binary, as in Ceph and fio.
 
-    KB/MB/GB are decimal. Raises ValueError with a message fit for the user.
+    KB/MB/GB are refused as ambiguous; a size must come to whole bytes. Raises ValueError with a message fit for
+    the user.
     """
     if isinstance(value, bool):
         raise ValueError(f"{value!r} is not a size")
+    if isinstance(value, float):
+        if not value.is_integer():
+            raise ValueError(f"{value!r} is not a whole number of bytes; give e.g. 4KiB or 4096")
+        value = int(value)
     if isinstance(value, int):
         if value < 0:
             raise ValueError(f"{value} is negative")
         return value
     m = _SIZE_RE.match(str(value))
     unit = m.group(2).lower() if m else None
+    if m and unit in _AMBIGUOUS:
+        raise ValueError(f"{value!r} is ambiguous: {m.group(2)} means 10^{3 * (list(_AMBIGUOUS).index(unit) + 1)} "
+                         f"bytes to some tools and 2^{10 * (list(_AMBIGUOUS).index(unit) + 1)} to others (rados "
+                         f"bench); write {m.group(1)}{_AMBIGUOUS[unit]}")
     if not m or unit not in _SIZE_UNITS:
         raise ValueError(f"{value!r} is not a size; use a number with B, KiB, MiB, GiB (or K, M, G), e.g. 4KiB")
-    return int(float(m.group(1)) * _SIZE_UNITS[unit])
+    exact = float(m.group(1)) * _SIZE_UNITS[unit]
+    if not exact.is_integer():
+        raise ValueError(f"{value!r} is not a whole number of bytes")
+    return int(exact)
 
 
 def parse_duration(value: str | int | float) -> float:
@@ -40,6 +54,8 @@ def parse_duration(value: str | int | float) -> float:
     if isinstance(value, bool):
         raise ValueError(f"{value!r} is not a duration")
     if isinstance(value, (int, float)):
+        if not math.isfinite(value):
+            raise ValueError(f"{value!r} is not a duration; use e.g. 30s, 2m or 500ms")
         return float(value)
     m = _DUR_RE.match(str(value))
     if not m:

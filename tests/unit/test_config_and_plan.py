@@ -39,6 +39,24 @@ def suite(**workload):
      "no such file"),
     ({**suite(), "settings": {"ssh": {"hosts": ["node1"]}}}, "settings.ssh.hosts", "valid dictionary"),
     ({**suite(), "settings": {"ssh": {"password": "x"}}}, "settings.ssh.password", "unknown key"),
+    # issue 11's bad inputs: each one line with its YAML path
+    ({"name": "t", "workloads": [{"type": "osd_bench", "repeat": 0}]}, "workloads[0].repeat", "greater than zero"),
+    (suite(object_size=0), "workloads[0].object_size", "greater than zero"),
+    (suite(object_size="0KiB"), "workloads[0].object_size", "greater than zero"),
+    (suite(object_size=4.5), "workloads[0].object_size", "whole number of bytes"),
+    (suite(duration="2ms"), "workloads[0].duration", "shorter than a second"),
+    (suite(duration="2.5s"), "workloads[0].duration", "whole seconds"),
+    (suite(duration=float("inf")), "workloads[0].duration", "not a duration"),
+    (suite(duration=float("nan")), "workloads[0].duration", "not a duration"),
+    (suite(duration="1000000h"), "workloads[0].duration", "longer than 24h"),
+    (suite(duration={"write": "10s"}), "workloads[0].duration", "no duration for seq, rand"),
+    (suite(duration={"write": "10s", "seq": "5s", "rand": "5s", "read": "1s"}), "workloads[0].duration",
+     "'read' is not a mode"),
+    (suite(object_size="4 MB"), "workloads[0].object_size", "ambiguous: MB"),
+    (suite(object_size="4 MB"), "workloads[0].object_size", "write 4MiB"),
+    (suite(concurrency="4,16"), "workloads[0].concurrency", "write a YAML list: [4, 16]"),
+    ({"name": "t", "workloads": [{"type": "fio_rbd", "duration": "0.5s"}]}, "workloads[0].duration",
+     "shorter than a second"),
 ])
 def test_bad_suites_name_the_yaml_path(data, where, what):
     with pytest.raises(UserError) as e:
@@ -47,6 +65,26 @@ def test_bad_suites_name_the_yaml_path(data, where, what):
     assert line.startswith(f"s.yaml: {where}: "), line
     assert what in line
     assert "\n" not in line
+
+
+def test_duplicate_keys_and_binary_files_are_refused(tmp_path):
+    p = tmp_path / "s.yaml"
+    p.write_text("name: t\nworkloads:\n  - type: rados_bench\n    duration: 5s\n    duration: 10s\n")
+    with pytest.raises(UserError) as e:
+        load_suite(p)
+    assert e.value.one_line().startswith(f"{p}:5:5: ") and "key 'duration' is given twice (first on line 4)" in \
+        e.value.one_line()
+    p.write_text("name: t\nname: u\nworkloads: [{type: osd_bench}]\n")
+    with pytest.raises(UserError, match="'name' is given twice"):
+        load_suite(p)
+    p.write_bytes(b"\x89PNG\r\n\x1a\n\x00\x00\xff\xfe")
+    with pytest.raises(UserError, match="not UTF-8 text"):
+        load_suite(p)
+    p.write_bytes(b"name: t\x00\n")
+    with pytest.raises(UserError, match="binary"):
+        load_suite(p)
+    with pytest.raises(UserError, match="is a directory"):
+        load_suite(tmp_path)
 
 
 def test_bad_yaml_and_missing_file(tmp_path):

@@ -11,13 +11,17 @@ from cephbench.units import format_size, parse_duration, parse_size
 def test_sizes_and_durations():
     assert parse_size("4KiB") == parse_size("4k") == parse_size("4K") == 4096
     assert parse_size("4MiB") == parse_size("4M") == 4 * 1024**2
-    assert parse_size("1GB") == 10**9 and parse_size(512) == 512 and parse_size("1.5GiB") == 1536 * 1024**2
-    for bad in ("4X", "", "-1", "four", True):
+    assert parse_size(512) == 512 and parse_size("1.5GiB") == 1536 * 1024**2 and parse_size(4096.0) == 4096
+    for bad in ("4X", "", "-1", "four", True, 4.5, "1.5B", "0.1KiB"):
         with pytest.raises(ValueError):
             parse_size(bad)
+    for ambiguous, offer in (("4 MB", "4MiB"), ("1GB", "1GiB"), ("8kb", "8KiB"), ("2TB", "2TiB")):
+        with pytest.raises(ValueError, match=f"ambiguous.*write {offer}"):
+            parse_size(ambiguous)
     assert parse_duration("30s") == 30 and parse_duration("2m") == 120 and parse_duration("500ms") == 0.5
-    with pytest.raises(ValueError):
-        parse_duration("soon")
+    for bad in ("soon", float("inf"), float("nan")):
+        with pytest.raises(ValueError):
+            parse_duration(bad)
     assert format_size(4096) == "4KiB" and format_size(4 * 1024**2) == "4MiB" and format_size(100) == "100B"
 
 

@@ -15,25 +15,22 @@ import statistics
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..kinds import DISK_BASELINE, NET_BASELINE, direction_of, kinds_where, level_of
 from ..results import Analysis, Result
 from .model import ClusterFacts, DiskFigures, Pool, ceiling, judge, osd_bench_ceiling
 
 log = logging.getLogger(__name__)
 
-CLUSTER_KINDS = {"rados_bench", "fio_rados", "rbd_bench", "fio_rbd"}
-BASELINE_KINDS = {"disk_baseline", "net_baseline", "osd_bench"}   # osd_bench is both: measured, and a stand-in
+MODELLED = kinds_where(modelled=True)
+CEILING_SOURCES = kinds_where(ceiling_source=True)   # osd bench is both: measured, and a stand-in for disks
 _ADDR_RE = re.compile(r"v[12]:\[?([0-9a-fA-F.:]+?)\]?:\d+/")
 
 
 def op_of(result: Result) -> str | None:
-    """write or read, or None for mixed workloads the model does not cover."""
-    p = result.test.params
-    phase = str(p.get("phase") or (result.measurement.op if result.measurement else ""))
-    if phase in ("write", "randwrite"):
-        return "write"
-    if phase in ("seq", "rand", "read", "randread"):
-        return "read"
-    return None
+    """write or read, or None for mixed and metadata operations, which the model does not cover."""
+    d = direction_of(result.test.kind, result.test.params.get("phase"),
+                     result.measurement.op if result.measurement else None)
+    return d if d in ("read", "write") else None
 
 
 def op_size_of(result: Result) -> int | None:
@@ -118,9 +115,9 @@ def network_figures(net: list[Result], client: str | None) -> dict[str, Any]:
 def facts_from_run(cluster: dict[str, Any], results: list[Result], client_hostname: str | None = None,
                    cpus: int | None = None) -> ClusterFacts | None:
     md = _osd_metadata(cluster)
-    disk = disk_figures([r for r in results if r.test.kind == "disk_baseline"],
-                        [r for r in results if r.test.kind == "osd_bench"])
-    net = network_figures([r for r in results if r.test.kind == "net_baseline"], client_hostname)
+    disk = disk_figures([r for r in results if r.test.kind == DISK_BASELINE],
+                        [r for r in results if level_of(r.test.kind) == "OSD"])
+    net = network_figures([r for r in results if r.test.kind == NET_BASELINE], client_hostname)
     if disk is None and not net:
         return None
     osds = len(md) or int(((cluster.get("status") or {}).get("osdmap") or {}).get("num_osds", 0) or 0)
@@ -153,13 +150,13 @@ def analyse(result: Result, facts: ClusterFacts | None) -> Analysis | None:
     """The Analysis of one cluster result (None when the model has nothing to say about it)."""
     if result.status != "ok" or result.measurement is None:
         return None
-    if result.test.kind == "osd_bench" and facts is not None and facts.disk.write_alone_bytes_per_s:
+    if level_of(result.test.kind) == "OSD" and facts is not None and facts.disk.write_alone_bytes_per_s:
         size = op_size_of(result) or 4 * 1024**2
         v = judge(osd_bench_ceiling(facts, size), result.measurement.bytes_per_s,
                   f"osd bench {_short(size)} (median OSD)")
         return Analysis(ceiling_bytes_per_s=v.ceiling_bytes_per_s, ceiling_ops_per_s=v.ceiling_ops_per_s,
                         efficiency=v.efficiency, bottleneck=v.bottleneck, reason=v.reason)
-    if result.test.kind not in CLUSTER_KINDS:
+    if result.test.kind not in MODELLED:
         return None
     op, size = op_of(result), op_size_of(result)
     label = f"{result.test.params.get('phase', result.measurement.op)} {_short(size)}"
@@ -207,12 +204,12 @@ class RunAnalyzer:
                 log.warning("analysis: cannot read the run directory: %s", exc)
         client = (meta.get("hosts") or {}).get("client") or {}
         return cls(cluster=meta.get("cluster") or {}, client_hostname=client.get("hostname"),
-                   cpus=client.get("cpu_count"), seen=[r for r in earlier if r.test.kind in BASELINE_KINDS])
+                   cpus=client.get("cpu_count"), seen=[r for r in earlier if r.test.kind in CEILING_SOURCES])
 
     def attach(self, result: Result) -> Result:
-        if result.test.kind in BASELINE_KINDS:
+        if result.test.kind in CEILING_SOURCES:
             self.seen.append(result)
-            if result.test.kind != "osd_bench":
+            if result.test.kind not in MODELLED:
                 return result
         try:
             facts = facts_from_run(self.cluster, self.seen, self.client_hostname, self.cpus)

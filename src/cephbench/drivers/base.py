@@ -39,6 +39,7 @@ class Outcome:
     commands: list[str] = field(default_factory=list)
     raw: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)   # the figure is not a capability of the cluster: see Result
 
 
 class Events(Protocol):

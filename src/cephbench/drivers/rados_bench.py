@@ -297,19 +297,20 @@ def run_group(ctx, group, todo):
                                   notes=notes)
                 continue
             m = aggregate(parts)
+            warnings: list[str] = []
             if mode == "write":
                 if max_objects is not None and any((p.ops_total or 0) >= max_objects for p in parts):
-                    notes.append(f"capacity guard: write stopped at {max_objects} objects per instance to stay "
-                                 f"below {ctx.settings.max_raw_used:.0%} raw used")
+                    warnings.append(f"capacity guard: write stopped at {max_objects} objects per instance to stay "
+                                    f"below {ctx.settings.max_raw_used:.0%} raw used")
             elif m.duration_s < 0.8 * test.params["duration_s"]:
-                notes.append(f"{mode} ended after {m.duration_s:.1f} s, before the requested "
-                             f"{test.params['duration_s']:g} s: it read every object the write made; "
-                             "write longer for a longer read")
+                warnings.append(f"{mode} ran out of objects after {m.duration_s:.1f} s of the requested "
+                                f"{test.params['duration_s']:g} s: it read every object the write made; give "
+                                "the write a longer duration (duration: {write: ..., seq: ...})")
             if not record:
                 ctx.events.note(f"{gid}: wrote objects again for the reads that remain (not recorded)")
                 continue
             yield Outcome(test, started, time.monotonic() - t0, measurement=m, commands=commands, raw=raw,
-                          notes=notes)
+                          notes=notes, warnings=warnings)
     finally:
         for p in pools:
             remove_pool(ctx, p)

@@ -6,11 +6,12 @@ from __future__ import annotations
 from rich.console import Console
 from rich.table import Table
 
+from ..kinds import DISK_BASELINE, NET_BASELINE, kinds_where
 from ..results import Result
 from ..units import format_size
 from .format import iops, ms, pct
 
-BASELINE_KINDS = ("disk_baseline", "net_baseline")
+BASELINE_KINDS = kinds_where(level="Baselines")
 
 
 def _mb(v: float | None) -> str:
@@ -60,8 +61,8 @@ def net_table(results: list[Result]) -> Table:
 
 
 def print_baselines(console: Console, results: list[Result]) -> None:
-    disk = [r for r in results if r.test.kind == "disk_baseline"]
-    net = [r for r in results if r.test.kind == "net_baseline"]
+    disk = [r for r in results if r.test.kind == DISK_BASELINE]
+    net = [r for r in results if r.test.kind == NET_BASELINE]
     if disk:
         console.print(disk_table(disk))
     if net:

@@ -42,6 +42,38 @@ def pct(x: float | None) -> str:
     return "-" if x is None else f"{x * 100:.0f}%"
 
 
+def result_mib_s(r: "Result") -> str:
+    """A result's MiB/s; "-" for metadata operations (stat, list, delete), which move no data."""
+    from ..kinds import direction_of
+    m = r.measurement
+    if m is None or direction_of(r.test.kind, r.test.params.get("phase"), m.op) == "metadata":
+        return "-"
+    return mib_s(m.bytes_per_s)
+
+
+def result_iops(r: "Result") -> str:
+    """A result's operations per second; "-" for tools that count none (iperf3), never a made-up 0."""
+    from ..kinds import KINDS
+    m = r.measurement
+    kind = KINDS.get(r.test.kind)
+    if m is None or (kind is not None and not kind.ops_counted):
+        return "-"
+    return iops(m.ops_per_s)
+
+
+def result_figures(r: "Result") -> str:
+    """One line's worth: "320.9 MiB/s, 80 IOPS", "798.7 MiB/s" (iperf3), "2,345 ops/s" (RGW stat)."""
+    m = r.measurement
+    if m is None:
+        return ""
+    parts = []
+    if result_mib_s(r) != "-":
+        parts.append(f"{result_mib_s(r)} MiB/s")
+    if result_iops(r) != "-":
+        parts.append(f"{result_iops(r)} {'IOPS' if parts else 'ops/s'}")
+    return ", ".join(parts)
+
+
 def host_cpu(r: "Result") -> str:
     """The busiest watched host's typical second, e.g. "93%"; "-" when no host was watched."""
     return pct(max((h.cpu_busy_median for h in r.hosts), default=None))

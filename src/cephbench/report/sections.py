@@ -10,14 +10,13 @@ from datetime import datetime, timezone
 from itertools import groupby
 from typing import Any, Callable
 
+from ..kinds import KINDS, LEVEL_ORDER as KIND_LEVELS, level_of
 from ..results import CorruptLine, Result, RunDir
 from ..units import format_size
-from .format import host_cpu, iops, mib_s, ms, pct, seconds
+from .format import host_cpu, iops, mib_s, ms, pct, result_mib_s, seconds
 from .verdict import VerdictLine, slow_osds, verdict
 
-LEVEL_OF = {"disk_baseline": "Baselines", "net_baseline": "Baselines", "rados_bench": "RADOS", "fio_rados": "RADOS",
-            "osd_bench": "OSD", "rbd_bench": "RBD", "fio_rbd": "RBD", "rgw": "RGW"}
-LEVEL_ORDER = ["Baselines", "RADOS", "OSD", "RBD", "RGW", "Other"]
+LEVEL_ORDER = [*KIND_LEVELS, "Other"]      # "Other": results of a kind this cephbench does not know (a newer run)
 
 
 @dataclass
@@ -70,10 +69,10 @@ def _analysis(r: Result) -> list[str]:
 
 
 def _status(r: Result) -> str:
-    return r.status if not r.notes else f"{r.status} *"
+    return r.status + (" !" if r.warnings else "") + (" *" if r.notes else "")
 
 
-def _rados_table(rs: list[Result]) -> Table:
+def _rados_table(title: str, rs: list[Result]) -> Table:
     """The seeds' rados bench summary, one row per test, units spelled out."""
     headers = ["test", "op", "object size", "threads", "instances", "Total time run (s)", "Total ops made",
                "Bandwidth (MiB/s)", "Stddev bandwidth (MiB/s)", "Max bandwidth (MiB/s)", "Min bandwidth (MiB/s)",
@@ -91,7 +90,7 @@ def _rados_table(rs: list[Result]) -> Table:
                      mib_s(m.bytes_per_s_stddev), mib_s(m.bytes_per_s_max), mib_s(m.bytes_per_s_min),
                      iops(m.ops_per_s), ms(m.latency.mean_ns), ms(m.latency.stddev_ns), ms(m.latency.max_ns),
                      ms(m.latency.min_ns), *_analysis(r), _status(r)])
-    return Table("rados bench", headers, rows)
+    return Table(title, headers, rows)
 
 
 def _fio_like_table(title: str, rs: list[Result]) -> Table:
@@ -113,7 +112,7 @@ def _fio_like_table(title: str, rs: list[Result]) -> Table:
     return Table(title, headers, rows)
 
 
-def _rgw_table(rs: list[Result]) -> Table:
+def _rgw_table(title: str, rs: list[Result]) -> Table:
     headers = ["test", "protocol", "op", "object size", "in flight", "ops/s", "MiB/s", "p50 (ms)", "p90 (ms)",
                "p99 (ms)", "p99.9 (ms)", "max (ms)", "errors", "host CPU busy", "status"]
     rows = []
@@ -121,10 +120,10 @@ def _rgw_table(rs: list[Result]) -> Table:
         m = r.measurement
         errors = sum((m.extra.get("errors_by_kind") or {}).values()) if m else None
         rows.append([r.test.id, _p(r, "protocol"), _p(r, "phase"), _p(r, "object_size", _size), _p(r, "concurrency"),
-                     iops(m.ops_per_s) if m else "-", mib_s(m.bytes_per_s) if m else "-", _pctl(r, "50"),
+                     iops(m.ops_per_s) if m else "-", result_mib_s(r), _pctl(r, "50"),
                      _pctl(r, "90"), _pctl(r, "99"), _pctl(r, "99.9"), ms(m.latency.max_ns) if m else "-",
                      "-" if errors is None else str(errors), host_cpu(r), _status(r)])
-    return Table("RGW (cephbench-loadgen)", headers, rows)
+    return Table(title, headers, rows)
 
 
 def _osd_tables(rs: list[Result]) -> list[Table]:
@@ -159,25 +158,27 @@ def _baseline_table(rs: list[Result]) -> Table:
     return Table("Disk and network baselines", headers, rows)
 
 
-def _generic_table(rs: list[Result]) -> Table:
-    return _fio_like_table("Other tests", rs)
-
-
-def level_tables(level: str, rs: list[Result]) -> list[Table]:
-    if level == "Baselines":
-        return [_baseline_table(rs)]
-    if level == "OSD":
-        return _osd_tables(rs)
-    if level == "RGW":
-        return [_rgw_table(rs)]
-    tables = []
+def level_tables(rs: list[Result]) -> list[Table]:
+    """One table per kind, in the layout its descriptor names (baselines share one table)."""
+    tables: list[Table] = []
+    baselines: list[Result] = []
     for kind, group in groupby(sorted(rs, key=lambda r: r.test.kind), key=lambda r: r.test.kind):
         g = sorted(group, key=lambda r: r.test.index)
-        if kind == "rados_bench":
-            tables.append(_rados_table(g))
+        desc = KINDS.get(kind)
+        layout = desc.layout if desc else "fio"
+        title = desc.title if desc else kind
+        if layout == "baseline":
+            baselines += g
+        elif layout == "osd":
+            tables += _osd_tables(g)
+        elif layout == "rgw":
+            tables.append(_rgw_table(title, g))
+        elif layout == "rados":
+            tables.append(_rados_table(title, g))
         else:
-            tables.append(_fio_like_table({"fio_rados": "fio (rados engine)", "fio_rbd": "fio (rbd)",
-                                           "rbd_bench": "rbd bench"}.get(kind, kind), g))
+            tables.append(_fio_like_table(title, g))
+    if baselines:
+        tables.insert(0, _baseline_table(sorted(baselines, key=lambda r: r.test.index)))
     return tables
 
 
@@ -227,8 +228,8 @@ def build(rundir: RunDir) -> ReportData:
     env, config, pools = _environment(meta)
     by_level: dict[str, list[Result]] = {}
     for r in results:
-        by_level.setdefault(LEVEL_OF.get(r.test.kind, "Other"), []).append(r)
-    sections = [Section(level, level_tables(level, by_level[level]), by_level[level])
+        by_level.setdefault(level_of(r.test.kind) or "Other", []).append(r)
+    sections = [Section(level, level_tables(by_level[level]), by_level[level])
                 for level in LEVEL_ORDER if level in by_level]
     counts = {s: sum(1 for r in results if r.status == s) for s in ("ok", "failed", "skipped")}
     return ReportData(

@@ -7,7 +7,7 @@ from rich.table import Table
 
 from ..results import Result
 from ..units import format_size
-from .format import host_cpu, iops, mib_s, ms, pct, seconds
+from .format import host_cpu, iops, mib_s, ms, pct, result_iops, result_mib_s, seconds
 from .verdict import slow_osds, verdict
 
 
@@ -51,7 +51,7 @@ def results_table(results: list[Result], title: str = "Results") -> Table:
         m = r.measurement
         row = [r.test.id, str(r.test.params.get("phase", m.op if m else "")), _params(r)]
         if m:
-            row += [mib_s(m.bytes_per_s), iops(m.ops_per_s), ms(m.latency.mean_ns), ms(m.latency.max_ns)]
+            row += [result_mib_s(r), result_iops(r), ms(m.latency.mean_ns), ms(m.latency.max_ns)]
         else:
             row += ["-", "-", "-", "-"]
         if has_analysis:
@@ -59,7 +59,9 @@ def results_table(results: list[Result], title: str = "Results") -> Table:
             row += [pct(a.efficiency) if a else "-", (a.bottleneck or "-") if a else "-"]
         if any(x.hosts for x in results):
             row.append(host_cpu(r))
-        status = r.status if r.status != "failed" else f"[red]failed[/red]"
+        status = r.status if r.status != "failed" else "[red]failed[/red]"
+        if r.warnings:
+            status += " [yellow]![/yellow]"
         if r.notes:
             status += " *"
         row.append(status)
@@ -128,6 +130,8 @@ def print_results(console: Console, results: list[Result], reasons: bool = False
     else:
         console.print(results_table(results))
     for r in results:
+        for w in r.warnings:
+            console.print(f"  ! {r.test.id}: {w} (not counted in the verdict)", markup=False)
         for n in r.notes:
             console.print(f"  * {r.test.id}: {n}", markup=False)
         if r.error:

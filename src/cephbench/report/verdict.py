@@ -1,58 +1,130 @@
-"""The verdict at the top of every report: per level, how far the cluster is from its ceiling, and why."""
+"""The verdict at the top of every report: per level and direction, how far the cluster is from its ceiling, and why.
+
+A headline is a configuration, not a lucky run: the repeats of one test (same kind and parameters) are taken
+together and their median stands for it, with the spread shown. A result carrying a warning (a read that ran out of
+objects, a write the capacity guard shortened, a test during which the cluster was degraded) says nothing about what
+the cluster can do, so it never heads the verdict. Mixed reads and writes get their own line (they are neither the
+best read nor the best write), and metadata operations (RGW stat, list, delete) are judged in ops/s, one line per op.
+"""
 
 from __future__ import annotations
 
+import statistics
 from dataclasses import dataclass
+from itertools import groupby
 
+from ..kinds import DIRECTION_ORDER, LEVEL_ORDER, direction_of, level_of
 from ..results import Result
-from .format import mib_s, pct
-
-LEVELS = {"rados_bench": "RADOS", "fio_rados": "RADOS", "rbd_bench": "RBD", "fio_rbd": "RBD",
-          "rgw": "RGW", "osd_bench": "OSD"}
-WRITE_OPS = {"write", "randwrite", "put"}
+from .format import iops, mib_s, pct
 
 
 @dataclass(frozen=True)
 class VerdictLine:
     level: str
-    direction: str           # write | read
-    test_id: str
-    bytes_per_s: float | None
+    direction: str                # write | read | mixed | metadata
+    test_id: str                  # the repeat whose figure is the median (the first of two middle ones)
+    bytes_per_s: float | None     # median of the repeats
+    ops_per_s: float | None
     efficiency: float | None
     bottleneck: str | None
     reason: str | None
+    op: str | None = None         # metadata lines: which operation
+    repeats: int = 1
+    low: float | None = None      # the spread of the repeats, in the line's unit (bytes/s, or ops/s for metadata)
+    high: float | None = None
+    set_aside: int = 0            # results of this level and direction not counted because of a warning
+
+    @property
+    def in_ops(self) -> bool:
+        return self.direction == "metadata"
+
+    def figure(self) -> str:
+        if self.in_ops:
+            return f"{iops(self.ops_per_s)} ops/s"
+        return f"{mib_s(self.bytes_per_s)} MiB/s"
+
+    def spread(self) -> str:
+        if self.repeats < 2 or self.low is None or self.high is None:
+            return ""
+        fmt = iops if self.in_ops else mib_s
+        return f"median of {self.repeats} repeats, {fmt(self.low)}–{fmt(self.high)} {'ops/s' if self.in_ops else 'MiB/s'}"
+
+    def title(self) -> str:
+        return f"{self.level} {self.direction}" + (f" ({self.op})" if self.op else "")
 
     def text(self) -> str:
-        head = f"{self.level} {self.direction}: best {mib_s(self.bytes_per_s)} MiB/s ({self.test_id})"
+        detail = "; ".join(x for x in (self.test_id, self.spread()) if x)
+        head = f"{self.title()}: best {self.figure()} ({detail})"
+        if self.set_aside:
+            head += f" [{self.set_aside} result(s) with a warning not counted]"
         if self.efficiency is None:
-            return head + "; no ceiling (no baseline for this level)"
+            why = "the model covers plain reads and writes" if self.direction in ("mixed", "metadata") else \
+                "no baseline for this level"
+            return head + f"; no ceiling ({why})"
         return f"{head} = {pct(self.efficiency)} of its ceiling; bottleneck: {self.bottleneck or 'unknown'}"
 
 
+def _direction(r: Result) -> str | None:
+    return direction_of(r.test.kind, r.test.params.get("phase"), r.measurement.op if r.measurement else None)
+
+
+def _key(r: Result) -> tuple[str, str, str | None] | None:
+    level, direction = level_of(r.test.kind), _direction(r)
+    if level is None or level in ("Baselines", "OSD") or direction is None:
+        return None
+    op = str(r.test.params.get("phase") or r.measurement.op) if direction == "metadata" else None
+    return level, direction, op
+
+
+def _figure(r: Result, in_ops: bool) -> float:
+    m = r.measurement
+    return float((m.ops_per_s if in_ops else m.bytes_per_s) or 0.0)
+
+
+def _config_line(key: tuple[str, str, str | None], repeats: list[Result]) -> VerdictLine:
+    level, direction, op = key
+    in_ops = direction == "metadata"
+    ranked = sorted(repeats, key=lambda r: _figure(r, in_ops))
+    mid = ranked[(len(ranked) - 1) // 2]           # a real result stands for the configuration
+    values = [_figure(r, in_ops) for r in ranked]
+    a = mid.analysis
+    return VerdictLine(level, direction, mid.test.id,
+                       statistics.median(r.measurement.bytes_per_s or 0.0 for r in ranked)
+                       if any(r.measurement.bytes_per_s for r in ranked) else None,
+                       statistics.median(r.measurement.ops_per_s or 0.0 for r in ranked)
+                       if any(r.measurement.ops_per_s for r in ranked) else None,
+                       a.efficiency if a else None, a.bottleneck if a else None, a.reason if a else None,
+                       op=op, repeats=len(ranked), low=values[0], high=values[-1])
+
+
 def verdict(results: list[Result]) -> list[VerdictLine]:
-    """For each level and direction, the result with the highest bandwidth, with its analysis."""
-    best: dict[tuple[str, str], Result] = {}
+    """For each level and direction, the configuration with the highest median over its repeats."""
+    usable: dict[tuple[str, str, str | None], list[Result]] = {}
+    set_aside: dict[tuple[str, str, str | None], int] = {}
     for r in results:
-        level = LEVELS.get(r.test.kind)
-        if level is None or level == "OSD" or r.status != "ok" or r.measurement is None:
+        if r.status != "ok" or r.measurement is None:
             continue
-        phase = str(r.test.params.get("phase") or r.measurement.op)
-        direction = "write" if phase in WRITE_OPS else "read"
-        key = (level, direction)
-        if key not in best or (r.measurement.bytes_per_s or 0) > (best[key].measurement.bytes_per_s or 0):
-            best[key] = r
-    lines = []
-    for (level, direction), r in sorted(best.items(), key=lambda kv: (list(LEVELS.values()).index(kv[0][0]),
-                                                                       kv[0][1] != "write")):
-        a = r.analysis
-        lines.append(VerdictLine(level, direction, r.test.id, r.measurement.bytes_per_s,
-                                 a.efficiency if a else None, a.bottleneck if a else None, a.reason if a else None))
-    return lines
+        key = _key(r)
+        if key is None:
+            continue
+        if r.warnings:
+            set_aside[key] = set_aside.get(key, 0) + 1
+            continue
+        usable.setdefault(key, []).append(r)
+    lines: list[VerdictLine] = []
+    for key, rs in usable.items():
+        configs = [list(g) for _, g in groupby(sorted(rs, key=lambda r: r.test.match_key()),
+                                               key=lambda r: r.test.match_key())]
+        candidates = [_config_line(key, c) for c in configs]
+        best = max(candidates, key=lambda v: (v.ops_per_s if v.in_ops else v.bytes_per_s) or 0.0)
+        lines.append(VerdictLine(**{**best.__dict__, "set_aside": set_aside.get(key, 0)}))
+    return sorted(lines, key=lambda v: (LEVEL_ORDER.index(v.level), DIRECTION_ORDER.index(v.direction),
+                                        v.op or ""))
 
 
 def slow_osds(results: list[Result]) -> list[str]:
     out: list[str] = []
     for r in results:
-        if r.test.kind == "osd_bench" and r.measurement:
+        if level_of(r.test.kind) == "OSD" and r.measurement:
             out += r.measurement.extra.get("slow_osds", [])
     return sorted(set(out))

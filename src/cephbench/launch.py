@@ -1,0 +1,148 @@
+"""A `cephbench run` from Python: suite or resumed run → target (the lab started if needed) → preflight →
+run directory (run.json) → runner. cli.py parses the arguments and prints; everything it decides on is here.
+
+    prepared = prepare(RunRequest(suite_path=Path("suites/quick.yaml")))
+    summary = start(prepared, events)
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+import shutil
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+from . import __version__
+from .cluster import Cluster, Target
+from .config import Suite, load_suite, parse_suite
+from .drivers.base import RunContext
+from .errors import UserError
+from .hosts import local_facts
+from .lab import Lab, default_lab_dir
+from .plan import Plan, expand
+from .resources import Ledger
+from .results import CorruptLine, Result, RunDir, Test, run_dir_path
+from .runner import RunEvents, RunOptions, RunSummary, execute, pending_tests, preflight
+
+
+@dataclass
+class RunRequest:
+    suite_path: Path | None = None
+    resume_dir: Path | None = None
+    out_dir: Path | None = None
+    conf: Path | None = None
+    keyring: Path | None = None
+    client_id: str | None = None
+    lab_dir: Path | None = None
+    force: bool = False
+    keep: bool = False
+    dry_run: bool = False
+
+
+@dataclass
+class Prepared:
+    """Everything decided before the first change to the cluster."""
+
+    request: RunRequest
+    suite: Suite
+    plan: Plan
+    todo: list[Test]
+    target: Target
+    lab: Lab | None
+    cluster: Cluster
+    status: dict[str, Any]
+    run_id: str
+    rundir: RunDir | None                   # None in a dry run
+    unreadable: list[CorruptLine] = field(default_factory=list)   # of a resumed run's results.jsonl
+
+    @property
+    def est_s(self) -> float:
+        from .plan import estimate_s
+        return estimate_s(self.todo)
+
+
+def load(request: RunRequest) -> tuple[Suite, RunDir | None, list[Result], list[CorruptLine]]:
+    """The suite to run: from its file, or from a run directory being resumed (with what it already holds)."""
+    if request.resume_dir is not None:
+        rundir = RunDir.open(request.resume_dir)
+        meta = rundir.meta()
+        if not isinstance(meta.get("suite"), dict):
+            raise UserError(f"{request.resume_dir} holds no suite to resume (an imported run?)",
+                            "resume only directories that 'cephbench run' made", where="--resume")
+        suite = parse_suite(meta["suite"], f"{request.resume_dir}/run.json suite")
+        done, bad = rundir.results()
+        return suite, rundir, done, bad
+    if request.suite_path is None:
+        raise UserError("give a suite file, or --resume RUN_DIR", "e.g. cephbench run suites/quick.yaml",
+                        where="SUITE")
+    return load_suite(request.suite_path), None, [], []
+
+
+def choose_target(suite: Suite, request: RunRequest,
+                  say: Callable[[str], None] = lambda _m: None) -> tuple[Target, Lab | None]:
+    """Flags, then the suite's target:, then CEPH_CONF/CEPH_KEYRING, else the lab (started when none runs)."""
+    t = suite.target
+    conf = request.conf or (t.conf if t else None) or (
+        Path(os.environ["CEPH_CONF"]) if os.environ.get("CEPH_CONF") else None)
+    keyring = request.keyring or (t.keyring if t else None) or (
+        Path(os.environ["CEPH_KEYRING"]) if os.environ.get("CEPH_KEYRING") else None)
+    client_id = request.client_id or (t.id if t else None)
+    if conf is not None:
+        lab_json = Path(conf).absolute().parent / "lab.json"
+        lb = Lab(lab_json.parent) if lab_json.exists() else None
+        return Target(Path(conf).absolute(), keyring.absolute() if keyring else None, client_id,
+                      is_lab=lb is not None), lb
+    lb = Lab(Path(request.lab_dir or default_lab_dir()).absolute())
+    if not lb.is_running():
+        if request.dry_run:
+            raise UserError(f"no lab running in {lb.dir} and --dry-run starts nothing",
+                            "start one with 'cephbench lab up', or give --conf")
+        say(f"no lab running in {lb.dir}: starting one (cephbench lab up)")
+        info = lb.up(progress=lambda m: say(f"lab: {m}"))
+        say(f"lab ready in {info.startup_s:.1f} s")
+    env = lb.env()
+    return Target(Path(env["CEPH_CONF"]), Path(env["CEPH_KEYRING"]), None, is_lab=True), lb
+
+
+def prepare(request: RunRequest, say: Callable[[str], None] = lambda _m: None) -> Prepared:
+    """Load, choose the target, preflight, and (unless a dry run) open the run directory with run.json."""
+    suite, rundir, done, bad = load(request)
+    plan = expand(suite)
+    todo = pending_tests(plan, done)
+    target, lb = choose_target(suite, request, say)
+    cluster = Cluster(target)
+    status = preflight(cluster, plan, request.force)
+    run_id = secrets.token_hex(3)
+    if not request.dry_run and rundir is None:
+        rundir = RunDir.create(run_dir_path(suite.name, request.out_dir), {
+            "cephbench_version": __version__, "run_ids": [run_id], "suite_name": suite.name,
+            "suite": suite.model_dump(mode="json"), "plan": [t.model_dump() for t in plan.tests],
+            "target": target.describe(), "started_unix": time.time(),
+            "cluster": cluster.facts(), "hosts": {"client": local_facts()},
+        })
+    elif rundir is not None and not request.dry_run:
+        rundir.update_meta(run_ids=[*rundir.meta().get("run_ids", []), run_id])
+    return Prepared(request, suite, plan, todo, target, lb, cluster, status, run_id,
+                    None if request.dry_run else rundir, bad)
+
+
+def start(prep: Prepared, events: RunEvents) -> RunSummary:
+    """Run the tests still to do; a run refused before its first result leaves no directory behind."""
+    req = prep.request
+    ctx = RunContext(cluster=prep.cluster, run_id=prep.run_id, rundir=prep.rundir,
+                     ledger=Ledger(prep.rundir.path / "resources.json" if prep.rundir else None),
+                     settings=prep.suite.settings, dry_run=req.dry_run, events=events,
+                     restart_lab_osds=prep.lab.restart_osds if prep.lab is not None and prep.target.is_lab else None)
+    try:
+        summary = execute(prep.plan, ctx, events, RunOptions(force=req.force, keep=req.keep, dry_run=req.dry_run),
+                          prep.todo)
+    except UserError:
+        if prep.rundir is not None and req.resume_dir is None and not prep.rundir.results()[0]:
+            shutil.rmtree(prep.rundir.path, ignore_errors=True)
+        raise
+    if prep.rundir is not None:
+        prep.rundir.update_meta(finished_unix=time.time(), interrupted=summary.interrupted)
+    return summary

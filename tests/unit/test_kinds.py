@@ -1,0 +1,77 @@
+"""Every kind of the suite schema has a descriptor and a driver, and every phase a direction.
+
+A kind added to the schema without the rest fails here, not at run time (no cache drop, no efficiency, a table
+under "Other").
+"""
+
+import typing
+
+import pytest
+
+from cephbench.config import WORKLOAD_MODELS, parse_suite
+from cephbench.drivers.registry import DRIVERS
+from cephbench.kinds import KINDS, WORKLOAD_KINDS, direction_of
+from cephbench.plan import expand
+
+
+def _literal_values(model, field):
+    ann = model.model_fields[field].annotation
+    found = set()
+
+    def walk(t):
+        if typing.get_origin(t) is typing.Literal:
+            found.update(typing.get_args(t))
+        for a in typing.get_args(t):
+            walk(a)
+    walk(ann)
+    return found
+
+
+SCHEMA_KINDS = {next(iter(_literal_values(m, "type"))): m for m in WORKLOAD_MODELS}
+
+
+@pytest.mark.parametrize("kind", sorted(SCHEMA_KINDS))
+def test_every_schema_kind_has_a_descriptor_and_a_driver(kind):
+    assert kind in KINDS, f"{kind} is in the suite schema but has no descriptor in kinds.py"
+    assert kind in DRIVERS, f"{kind} has no driver in drivers/registry.py"
+
+
+@pytest.mark.parametrize("kind", sorted(KINDS))
+def test_every_descriptor_has_a_driver(kind):
+    assert kind in DRIVERS
+
+
+@pytest.mark.parametrize("kind", sorted(SCHEMA_KINDS))
+def test_every_phase_of_the_schema_has_a_direction(kind):
+    desc = KINDS[kind]
+    if desc.phase_field is None:
+        return
+    phases = _literal_values(SCHEMA_KINDS[kind], desc.phase_field)
+    assert phases, f"{kind}.{desc.phase_field} lists no phases"
+    missing = sorted(p for p in phases if direction_of(kind, p) is None)
+    assert not missing, f"{kind}: phases without a direction in kinds.py: {missing}"
+
+
+def test_workload_kinds_are_exactly_the_schema_kinds():
+    assert set(WORKLOAD_KINDS) == set(SCHEMA_KINDS)
+
+
+def test_a_kind_without_a_descriptor_fails_validation_not_the_run():
+    from cephbench.errors import UserError
+    with pytest.raises(UserError, match="unknown type 'fio_cephfs'"):
+        parse_suite({"name": "t", "workloads": [{"type": "fio_cephfs"}]}, "s.yaml")
+
+
+def test_plan_uses_the_descriptor_phase_fields_and_repeats():
+    suite = parse_suite({"name": "t", "workloads": [
+        {"type": "rados_bench", "modes": ["write", "seq"], "duration": {"write": "10s", "seq": "3s"}, "repeat": 2},
+        {"type": "osd_bench", "repeat": 3}]}, "s.yaml")
+    plan = expand(suite)
+    rados = [t for t in plan.tests if t.kind == "rados_bench"]
+    assert [(t.params["phase"], t.params["duration_s"], t.repeat) for t in rados] == [
+        ("write", 10.0, 1), ("seq", 3.0, 1), ("write", 10.0, 2), ("seq", 3.0, 2)]
+    [osd] = [t for t in plan.tests if t.kind == "osd_bench"]      # repeats are rounds inside one test
+    assert osd.params["repeat"] == 3 and osd.repeat == 1
+    # one estimate: the plan's is the sum of its tests', each holding its group's set-up once
+    assert plan.est_duration_s == pytest.approx(sum(t.est_duration_s for t in plan.tests))
+    assert rados[0].est_duration_s > rados[1].est_duration_s - 3.0 + 10.0 - 1e-9
