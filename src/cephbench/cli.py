@@ -270,6 +270,13 @@ def _print_plan(plan: Plan) -> None:
         out.print(f"{t.id:<48} {shown}", markup=False)
     groups = len({t.group for t in plan.tests})
     out.print(f"{len(plan.tests)} tests in {groups} groups; estimated duration {seconds(plan.est_duration_s)}")
+    _print_plan_warnings(plan)
+
+
+def _print_plan_warnings(plan: Plan) -> None:
+    from .plan import warnings
+    for w in warnings(plan):
+        err.print(f"warning: {w}", markup=False)
 
 
 @main.command()
@@ -307,6 +314,7 @@ def run(suite_path: Path | None, out_dir: Path | None, resume_dir: Path | None, 
     if not prep.todo:
         out.print(f"every test of {prep.rundir.path if prep.rundir else prep.suite.name} has a result: nothing to run")
         return
+    _print_plan_warnings(prep.plan)
     events = ConsoleEvents(err, total=len(prep.todo), est_total_s=prep.est_s, quiet=dry_run)
     if dry_run:
         out.print(f"dry run against {prep.target.conf} (health {prep.status.get('health', {}).get('status')}); "

@@ -41,7 +41,8 @@ class VerdictLine:
     def figure(self) -> str:
         if self.in_ops:
             return f"{iops(self.ops_per_s)} ops/s"
-        return f"{mib_s(self.bytes_per_s)} MiB/s"
+        ops = f", {iops(self.ops_per_s)} {'ops/s' if self.level == 'RGW' else 'IOPS'}" if self.ops_per_s else ""
+        return f"{mib_s(self.bytes_per_s)} MiB/s{ops}"
 
     def spread(self) -> str:
         if self.repeats < 2 or self.low is None or self.high is None:
