@@ -22,8 +22,6 @@ from . import rbd_images
 DURATION_IO_TOTAL = 1 << 50          # 1 PiB: "until timeout stops it"
 STARTUP_ALLOWANCE_S = 1.0            # connecting and opening the image, before rbd bench's clock starts
 TIMEOUT_RC = 124                     # what `timeout` returns when it had to stop the command
-_UNITS = {"": 1, "B": 1, "KiB": 1024, "MiB": 1024**2, "GiB": 1024**3, "TiB": 1024**4,
-          "kB": 1000, "KB": 1000, "MB": 1000**2, "GB": 1000**3}
 
 # "bench  type readwrite read:write=70:30 io_size 4096 io_threads 16 bytes 41943040 pattern random"
 _HEADER_RE = re.compile(r"^bench\s+type\s+(\S+)(?:\s+read:write=(\d+):(\d+))?\s+io_size\s+(\d+)\s+io_threads\s+"
