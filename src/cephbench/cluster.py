@@ -143,10 +143,6 @@ class Cluster:
         stats = self.ceph_json("df")["stats"]
         return int(stats["total_bytes"]), int(stats["total_used_raw_bytes"])
 
-    def full_ratios(self) -> dict[str, float]:
-        dump = self.ceph_json("osd", "dump")
-        return {k: float(dump.get(k, 0)) for k in ("full_ratio", "nearfull_ratio", "backfillfull_ratio")}
-
     # ---- pools -----------------------------------------------------------------
     def delete_ec_profile(self, name: str) -> None:
         """Remove an erasure-code profile; one that does not exist is not an error (the mon says so, rc 0)."""

@@ -22,7 +22,9 @@ from pathlib import Path
 from typing import Any
 
 from . import __version__
-from .drivers import ParseError, fio, iperf, rados_bench, rbd_bench, rgw_loadgen
+from .drivers import ParseError, fio, iperf, rados_bench
+from .drivers import rbd_bench_tool as rbd_bench
+from .drivers.rgw import parse as rgw_loadgen
 from .errors import UserError
 from .results import Measurement, Result, RunDir, Test, run_dir_path
 from .units import format_size, parse_duration, parse_size

@@ -70,7 +70,3 @@ def format_size(n: float) -> str:
             v = n / factor
             return f"{v:g}{unit}" if v == int(v) else f"{v:.1f}{unit}"
     return f"{int(n)}B"
-
-
-def mib_per_s(bytes_per_s: float) -> float:
-    return bytes_per_s / 1024**2

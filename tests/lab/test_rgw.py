@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from cephbench.drivers.rgw_loadgen import live_figures
+from cephbench.drivers.rgw.driver import live_figures
 from cephbench.results import RunDir
 
 from labcli import CLI, run_cli, write_suite

@@ -5,7 +5,8 @@ import pytest
 from conftest import FIXTURES
 from cephbench.config import parse_suite
 from cephbench.drivers import ParseError
-from cephbench.drivers.rbd_bench import RbdBenchCommand, aggregate, op_name, parse
+from cephbench.drivers.rados_bench import aggregate
+from cephbench.drivers.rbd_bench_tool import RbdBenchCommand, op_name, parse
 from cephbench.drivers.rbd_images import Images, read_guard_notes
 from cephbench.errors import UserError
 from cephbench.plan import expand
@@ -211,7 +212,7 @@ def test_wait_unwatched_polls_until_the_stale_watch_is_gone(monkeypatch):
 
 
 def test_live_figures_from_the_last_second_of_each_image(tmp_path):
-    from cephbench.drivers.rbd_bench import live_figures
+    from cephbench.drivers.rbd_bench_tool import live_figures
     text = (FIXTURES / "rbd_bench" / "ceph16.2.15_write_rand_4K.txt").read_text()
     running = tmp_path / "img0.txt"
     running.write_text(text.split("elapsed:")[0])            # still running: header and four per-second lines

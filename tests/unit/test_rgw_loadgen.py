@@ -13,7 +13,8 @@ import pytest
 from cephbench.cluster import Target
 from cephbench.config import parse_suite
 from cephbench.drivers import ParseError
-from cephbench.drivers import rgw_loadgen as rl
+from cephbench.drivers.rgw import binary, credentials, driver, endpoint
+from cephbench.drivers.rgw import parse as rgw_parse
 from cephbench.errors import UserError
 from cephbench.plan import expand
 from cephbench.results import Test
@@ -32,7 +33,7 @@ def doc(path: Path) -> dict:
 
 def test_parse_s3_mixed_closed_loop():
     d = doc(S3_MIXED)
-    m = rl.parse(S3_MIXED.read_text())
+    m = rgw_parse.parse(S3_MIXED.read_text())
     assert m.tool == "cephbench-loadgen" and m.op == "mixed"
     assert m.ops_total == d["total"]["ops"] == sum(o["ops"] for o in d["operations"].values())
     assert m.ops_per_s == pytest.approx(d["total"]["ops_per_s"])
@@ -55,7 +56,7 @@ def test_parse_s3_mixed_closed_loop():
 
 def test_parse_swift_get_open_loop():
     d = doc(SWIFT_GET_OPEN)
-    m = rl.parse(SWIFT_GET_OPEN.read_text())
+    m = rgw_parse.parse(SWIFT_GET_OPEN.read_text())
     assert m.op == "get" and m.op_size_bytes == 4096
     assert m.extra["protocol"] == "swift"
     assert (m.extra["loop"], m.extra["arrival"], m.extra["rate_ops_per_s"]) == ("open", "poisson", 100)
@@ -70,7 +71,7 @@ def test_parse_keeps_errors_and_stop_reason():
     d["total"]["errors"] = 7
     d["total"]["errors_by_kind"] = {"503 SlowDown": 5, "timeout": 2}
     d["stopped_reason"] = "error-ratio"
-    m = rl.parse(json.dumps(d))
+    m = rgw_parse.parse(json.dumps(d))
     assert m.extra["errors"] == 7 and m.extra["errors_by_kind"] == {"503 SlowDown": 5, "timeout": 2}
     assert m.extra["stopped_reason"] == "error-ratio"
 
@@ -81,13 +82,13 @@ def test_parse_keeps_errors_and_stop_reason():
 ])
 def test_parse_rejects_what_it_cannot_read(text, what):
     with pytest.raises(ParseError, match=what):
-        rl.parse(text)
+        rgw_parse.parse(text)
 
 
 def test_parse_no_successful_op():
     d = doc(SWIFT_GET_OPEN)
     d["total"].update(ops=0, lat_ns=None, ttfb_ns=None, ops_per_s=0, bytes_per_s=0)
-    m = rl.parse(json.dumps(d))
+    m = rgw_parse.parse(json.dumps(d))
     assert m.ops_total == 0 and m.latency.percentiles_ns == {} and "ttfb_ns" not in m.extra
 
 
@@ -100,16 +101,16 @@ def test_merge_equals_go_percentiles_of_the_merged_histograms():
     for key in ("A", "B"):
         d = doc(SWIFT_GET_OPEN)
         d["total"]["hdr_lat"] = fx[key]
-        parts.append(rl.parse(json.dumps(d)))
-    m = rl.merge(parts)
+        parts.append(rgw_parse.parse(json.dumps(d)))
+    m = rgw_parse.merge(parts)
     want = {k: float(fx["Percentiles"][k]) for k in ("50", "90", "99", "99.9")}
     assert m.latency.percentiles_ns == want
-    assert rl.merge_histograms([fx["A"], fx["B"]]).get_total_count() == fx["TotalCount"]
+    assert rgw_parse.merge_histograms([fx["A"], fx["B"]]).get_total_count() == fx["TotalCount"]
 
 
 def test_merge_of_two_real_clients():
-    a, b = rl.parse(S3_MIXED.read_text()), rl.parse(SWIFT_GET_OPEN.read_text())
-    m = rl.merge([a, b])
+    a, b = rgw_parse.parse(S3_MIXED.read_text()), rgw_parse.parse(SWIFT_GET_OPEN.read_text())
+    m = rgw_parse.merge([a, b])
     assert m.ops_total == a.ops_total + b.ops_total
     assert m.ops_per_s == pytest.approx(a.ops_per_s + b.ops_per_s)
     assert m.bytes_total == a.bytes_total + b.bytes_total
@@ -117,22 +118,22 @@ def test_merge_of_two_real_clients():
     assert m.latency.max_ns == max(a.latency.max_ns, b.latency.max_ns)
     assert m.latency.mean_ns == pytest.approx(
         (a.latency.mean_ns * a.ops_total + b.latency.mean_ns * b.ops_total) / (a.ops_total + b.ops_total))
-    hist = rl.merge_histograms([a.extra["hdr_lat"], b.extra["hdr_lat"]])
+    hist = rgw_parse.merge_histograms([a.extra["hdr_lat"], b.extra["hdr_lat"]])
     assert hist.get_total_count() == m.ops_total
     assert m.latency.percentiles_ns["99"] == hist.get_value_at_percentile(99)
     # the merged histogram travels on, so merges compose
-    assert rl._decode(m.extra["hdr_lat"]).get_total_count() == m.ops_total
+    assert rgw_parse._decode(m.extra["hdr_lat"]).get_total_count() == m.ops_total
     assert m.extra["instances"] == 2 and len(m.instances) == 2
     assert all(not k.startswith("hdr_") for i in m.instances for k in i.extra)
     assert set(m.extra["ttfb_ns"]) >= {"50", "90", "99", "99.9", "min", "max", "mean"}
 
 
 def test_merge_aligns_time_series_on_start():
-    a = rl.parse(SWIFT_GET_OPEN.read_text())
+    a = rgw_parse.parse(SWIFT_GET_OPEN.read_text())
     late = doc(SWIFT_GET_OPEN)
     late["start_unix_ns"] += 2 * 10**9      # this client's measured phase began 2 s later
-    b = rl.parse(json.dumps(late))
-    m = rl.merge([a, b])
+    b = rgw_parse.parse(json.dumps(late))
+    m = rgw_parse.merge([a, b])
     by_t = {s.t_s: s.ops_per_s for s in m.timeseries}
     assert by_t[1] == a.timeseries[0].ops_per_s
     assert by_t[3] == a.timeseries[2].ops_per_s + b.timeseries[0].ops_per_s
@@ -140,32 +141,32 @@ def test_merge_aligns_time_series_on_start():
 
 
 def test_merge_of_identical_clients_keeps_percentiles():
-    a = rl.parse(SWIFT_GET_OPEN.read_text())
-    m = rl.merge([a, a.model_copy()])
+    a = rgw_parse.parse(SWIFT_GET_OPEN.read_text())
+    m = rgw_parse.merge([a, a.model_copy()])
     # (p99.9 of 528 values is the 527th; of the doubled 1056 it is the 1055th, a copy of the max: not compared)
     assert {k: m.latency.percentiles_ns[k] for k in ("50", "90", "99")} == \
         {k: a.latency.percentiles_ns[k] for k in ("50", "90", "99")}
     assert m.ops_total == 2 * a.ops_total
-    assert rl.merge([a]) is a
+    assert rgw_parse.merge([a]) is a
     with pytest.raises(ValueError):
-        rl.merge([])
+        rgw_parse.merge([])
 
 
 # ---- diagnosis ----------------------------------------------------------------------------------
 
 def test_diagnose_names_the_nagle_stall():
     # the fixture's lab RGW had no tcp_nodelay: 4 KiB GET p50 45 ms, TTFB 3 ms
-    notes = rl.diagnose(rl.parse(SWIFT_GET_OPEN.read_text()))
+    notes = rgw_parse.diagnose(rgw_parse.parse(SWIFT_GET_OPEN.read_text()))
     assert len(notes) == 1 and "tcp_nodelay=1" in notes[0]
     d = doc(SWIFT_GET_OPEN)
     d["total"]["lat_ns"]["p50"] = d["total"]["ttfb_ns"]["p50"] + 2_000_000
-    assert rl.diagnose(rl.parse(json.dumps(d))) == []
+    assert rgw_parse.diagnose(rgw_parse.parse(json.dumps(d))) == []
 
 
 # ---- command line -------------------------------------------------------------------------------
 
 def test_argv_duration_closed_loop(tmp_path):
-    c = rl.LoadgenCommand(binary="lg", protocol="s3", endpoint="http://127.0.0.1:8000", workload="get",
+    c = driver.LoadgenCommand(binary="lg", protocol="s3", endpoint="http://127.0.0.1:8000", workload="get",
                           object_size=4096, concurrency=16, bucket_prefix="cephbench-x-g001-get-i0-",
                           output=tmp_path / "o.json", duration_s=2.5, prefill=True)
     argv = c.argv()
@@ -177,7 +178,7 @@ def test_argv_duration_closed_loop(tmp_path):
 
 
 def test_argv_open_loop_mixed(tmp_path):
-    c = rl.LoadgenCommand(binary="lg", protocol="swift", endpoint="http://h:1", workload="mixed", object_size=1,
+    c = driver.LoadgenCommand(binary="lg", protocol="swift", endpoint="http://h:1", workload="mixed", object_size=1,
                           concurrency=4, bucket_prefix="p-", output=tmp_path / "o.json", ops=1000, rate=250.0,
                           arrival="poisson", mix={"get": 7, "put": 3}, warmup_s=2)
     argv = c.argv()
@@ -185,15 +186,15 @@ def test_argv_open_loop_mixed(tmp_path):
     assert "--ops 1000" in s and "--rate 250 --arrival poisson" in s and "--mix get:7,put:3" in s
     assert "--warmup 2s" in s and "--duration" not in s and "--prefill" not in s
     with pytest.raises(ValueError):
-        rl.LoadgenCommand(binary="lg", protocol="s3", endpoint="e", workload="put", object_size=1, concurrency=1,
+        driver.LoadgenCommand(binary="lg", protocol="s3", endpoint="e", workload="put", object_size=1, concurrency=1,
                           bucket_prefix="p", output=tmp_path / "o").argv()
 
 
 def test_find_loadgen_missing_names_setup(monkeypatch, tmp_path):
-    monkeypatch.setattr(rl, "REPO_BINARY", tmp_path / "nope")
+    monkeypatch.setattr(binary, "REPO_BINARY", tmp_path / "nope")
     monkeypatch.setenv("PATH", str(tmp_path))
     with pytest.raises(UserError) as e:
-        rl.find_loadgen()
+        binary.find_loadgen()
     assert "scripts/setup.sh" in e.value.one_line()
 
 
@@ -207,29 +208,29 @@ USER_INFO = json.dumps({
 
 
 def test_credentials_from_radosgw_admin_and_env_never_show_secrets():
-    c = rl.credentials_from_user_info(USER_INFO, "cephbench-abc-rgw")
+    c = credentials.credentials_from_user_info(USER_INFO, "cephbench-abc-rgw")
     assert c.has("s3") and c.has("swift")
     assert "SK" not in repr(c) and "SWK" not in repr(c) and "AK" not in repr(c)
     assert c.env("s3") == {"CEPHBENCH_S3_ACCESS_KEY": "AK", "CEPHBENCH_S3_SECRET_KEY": "SK",
                            "CEPHBENCH_SWIFT_USER": "", "CEPHBENCH_SWIFT_KEY": ""}
     assert c.env("swift")["CEPHBENCH_SWIFT_USER"] == "cephbench-abc-rgw:swift"
     with pytest.raises(ParseError):
-        rl.credentials_from_user_info("{}", "x")
+        credentials.credentials_from_user_info("{}", "x")
 
 
 def test_credentials_from_env_and_file(tmp_path):
-    assert rl.credentials_from_env({}) is None
-    e = rl.credentials_from_env({"CEPHBENCH_S3_ACCESS_KEY": "a", "CEPHBENCH_S3_SECRET_KEY": "b"})
+    assert credentials.credentials_from_env({}) is None
+    e = credentials.credentials_from_env({"CEPHBENCH_S3_ACCESS_KEY": "a", "CEPHBENCH_S3_SECRET_KEY": "b"})
     assert e.has("s3") and not e.has("swift") and e.source == "environment"
     f = tmp_path / "keys.json"
     f.write_text(json.dumps({"swift_user": "u:swift", "swift_key": "k"}))
-    c = rl.credentials_from_file(str(f))
+    c = credentials.credentials_from_file(str(f))
     assert c.has("swift") and not c.has("s3")
     with pytest.raises(UserError, match="does not exist"):
-        rl.credentials_from_file(str(tmp_path / "missing.json"))
+        credentials.credentials_from_file(str(tmp_path / "missing.json"))
     f.write_text("not json")
     with pytest.raises(UserError, match="cannot be read as JSON") as exc:
-        rl.credentials_from_file(str(f))
+        credentials.credentials_from_file(str(f))
     assert "not json" not in exc.value.one_line()    # the content (maybe a secret) is never echoed
 
 
@@ -244,7 +245,7 @@ def closed_port() -> int:
 def test_closed_port_is_one_line():
     port = closed_port()
     with pytest.raises(UserError) as e:
-        rl.check_connect(f"http://127.0.0.1:{port}")
+        endpoint.check_connect(f"http://127.0.0.1:{port}")
     line = e.value.one_line()
     assert f"127.0.0.1:{port}" in line and "\n" not in line and "is RGW running" in line
 
@@ -252,8 +253,8 @@ def test_closed_port_is_one_line():
 def test_non_lab_target_needs_an_endpoint(tmp_path):
     target = Target(tmp_path / "ceph.conf", is_lab=False)
     with pytest.raises(UserError, match="needs the RGW address"):
-        rl.resolve_endpoint({"endpoint": None}, target)
-    assert rl.resolve_endpoint({"endpoint": "http://h:80"}, target) == "http://h:80"
+        endpoint.resolve_endpoint({"endpoint": None}, target)
+    assert endpoint.resolve_endpoint({"endpoint": "http://h:80"}, target) == "http://h:80"
 
 
 def test_preflight_refuses_keys_without_the_protocol(monkeypatch, tmp_path):
@@ -266,16 +267,16 @@ def test_preflight_refuses_keys_without_the_protocol(monkeypatch, tmp_path):
         monkeypatch.setenv("CEPHBENCH_S3_SECRET_KEY", "b")
         monkeypatch.delenv("CEPHBENCH_SWIFT_USER", raising=False)
         monkeypatch.delenv("CEPHBENCH_SWIFT_KEY", raising=False)
-        monkeypatch.setattr(rl, "find_loadgen", lambda: "lg")
+        monkeypatch.setattr(driver, "find_loadgen", lambda: "lg")
         suite = parse_suite({"name": "t", "workloads": [{"type": "rgw", "protocol": ["s3", "swift"],
                                                          "endpoint": ep, "duration": "1s"}]}, "t.yaml")
         tests = expand(suite).tests
 
         class C:
             target = Target(tmp_path / "ceph.conf", is_lab=False)
-        rl.preflight(C(), [t for t in tests if t.params["protocol"] == "s3"], None)
+        driver.preflight(C(), [t for t in tests if t.params["protocol"] == "s3"], None)
         with pytest.raises(UserError) as e:
-            rl.preflight(C(), tests, None)
+            driver.preflight(C(), tests, None)
         assert "gives no swift keys" in e.value.one_line() and "CEPHBENCH_SWIFT_USER" in e.value.one_line()
     finally:
         port_sock.close()
@@ -327,7 +328,7 @@ def test_live_figures_sum_the_last_progress_line_of_each_instance(tmp_path):
         "cephbench-loadgen: progress t=2s ops_per_s=250.0 bytes_per_s=1024000\n")
     (tmp_path / "i1.log").write_text("cephbench-loadgen: progress t=1s ops_per_s=100.0 bytes_per_s=409600\n"
                                      "cephbench-loadgen: progress t=2s ops_per_s=1")   # being written
-    from cephbench.drivers.rgw_loadgen import live_figures
+    from cephbench.drivers.rgw.driver import live_figures
     bw, ops = live_figures([tmp_path / "i0.log", tmp_path / "i1.log", tmp_path / "missing.log"])
     assert (bw, ops) == (1024000 + 409600, 250.0 + 100.0)
     assert live_figures([tmp_path / "missing.log"]) == (None, None)

@@ -29,9 +29,6 @@ CPU_SUSPECT_BELOW = 0.5           # small ops under this efficiency, with disks 
 CPU_BUSY = 0.80                   # measured: CPUs this busy in a test's typical second limit it (Ceph's threads
                                   # wait on each other, so a saturated host seldom shows 100 %)
 
-Bottleneck = Literal["client network", "cluster network", "disks", "replication/EC write amplification",
-                     "journal double write", "CPU", "unknown"]
-
 
 @dataclass(frozen=True)
 class DiskFigures:

@@ -74,10 +74,6 @@ class RadosBenchCommand:
         return argv
 
 
-def cleanup_argv(client_args: list[str], pool: str, run_name: str) -> list[str]:
-    return ["rados", *client_args, "-p", pool, "cleanup", "--run-name", run_name]
-
-
 def parse(text: str, mode: str) -> Measurement:
     """rados bench text output -> Measurement. Raises ParseError when there is no summary."""
     values: dict[str, float] = {}

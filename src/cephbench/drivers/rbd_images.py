@@ -25,6 +25,7 @@ from ..resources import Resource
 from ..results import Test
 from ..safety import CapacityBudget, amplification
 from ..units import format_size
+from . import rbd_bench_tool   # rbd bench is the prefill tool
 from .base import RunContext, run_group_timeout, started_tests
 
 log = logging.getLogger(__name__)
@@ -205,21 +206,20 @@ def remove_images(ctx: RunContext, images: Images) -> None:
 
 def prefill(ctx: RunContext, test: Test, images: Images) -> None:
     """Sequential 4 MiB writes over the whole of every image, all images at once."""
-    from .rbd_bench import RbdBenchCommand, live_figures, parse  # rbd bench is the prefill tool
-
     raw_dir = ctx.rundir.raw_dir(f"{test.group}-prefill") if ctx.rundir else Path("/nonexistent")
-    cmds = [RbdBenchCommand(spec=s, io_type="write", io_size=PREFILL_IO_SIZE, io_threads=PREFILL_THREADS,
-                            io_pattern="seq", io_total=images.size_bytes) for s in images.specs]
+    cmds = [rbd_bench_tool.RbdBenchCommand(spec=s, io_type="write", io_size=PREFILL_IO_SIZE,
+                                           io_threads=PREFILL_THREADS, io_pattern="seq", io_total=images.size_bytes)
+            for s in images.specs]
     spawns = [Spawn(c.argv(ctx.target.client_args()), raw_dir / f"prefill-img{i}.txt") for i, c in enumerate(cmds)]
     ctx.events.note(f"{test.group}: prefilling {len(cmds)} image(s) of {format_size(images.size_bytes)}")
     results = ctx.run_tools(test, spawns, run_group_timeout(images.size_bytes / PREFILL_MIN_BYTES_PER_S),
-                            live=live_figures)
+                            live=rbd_bench_tool.live_figures)
     if results is None:   # dry run
         images.prefilled = True
         return
     for r in results:
         _check(r, "prefill (rbd bench write)")
-    m = [parse(r.stdout) for r in results]
+    m = [rbd_bench_tool.parse(r.stdout) for r in results]
     secs = max(x.duration_s for x in m)
     bw = sum(x.bytes_per_s or 0 for x in m)
     images.prefilled = True

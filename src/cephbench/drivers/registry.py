@@ -9,7 +9,7 @@ from ..config import Settings
 from ..results import Test
 from . import fio_rados, fio_rbd, osd_bench, rados_bench, rbd_bench, rbd_images
 from . import disk_baseline, iperf
-from . import rgw_loadgen
+from . import rgw
 from .base import GroupDriver
 
 DRIVERS: dict[str, GroupDriver] = {
@@ -20,7 +20,7 @@ DRIVERS: dict[str, GroupDriver] = {
     "rbd_bench": rbd_bench.run_group,
     "fio_rbd": fio_rbd.run_group,
     "fio_rados": fio_rados.run_group,
-    "rgw": rgw_loadgen.run_group,
+    "rgw": rgw.run_group,
 }
 
 # Workload type -> a check of its tests against the cluster, run by the runner's preflight before anything is
@@ -28,7 +28,7 @@ DRIVERS: dict[str, GroupDriver] = {
 PREFLIGHT: dict[str, Callable[[Cluster, list[Test], Settings], None]] = {
     "rbd_bench": rbd_images.preflight,
     "fio_rbd": rbd_images.preflight,
-    "rgw": rgw_loadgen.preflight,
+    "rgw": rgw.preflight,
     "disk_baseline": disk_baseline.preflight,
     "net_baseline": iperf.preflight,
 }

@@ -59,10 +59,6 @@ class LabInfo:
         return Path(self.dir) / "ceph.conf"
 
     @property
-    def admin_keyring(self) -> Path:
-        return Path(self.dir) / "keyring" / "ceph.client.admin.keyring"
-
-    @property
     def rgw_endpoint(self) -> str | None:
         return f"http://127.0.0.1:{self.ports['rgw']}" if self.rgw else None
 

@@ -1,0 +1,152 @@
+"""`rbd bench`, the tool: command builder, parser of its text output and live figures.
+
+Used by the rbd_bench workload (rbd_bench.py) and by the prefill of every RBD workload's images (rbd_images.py).
+
+rbd bench has no duration option: a duration-bounded test gets a practically
+endless --io-total and is stopped by `timeout -s INT`; rbd bench catches SIGINT
+and still prints its summary. The summary's "bytes/sec" is rounded for humans
+("8.6 MiB/s") in Ceph 15+, so bandwidth is computed from ops/sec x io_size.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..results import Measurement, Sample
+from . import ParseError
+from .base import live_sum
+
+DURATION_IO_TOTAL = 1 << 50          # 1 PiB: "until timeout stops it"
+STARTUP_ALLOWANCE_S = 1.0            # connecting and opening the image, before rbd bench's clock starts
+
+# "bench  type readwrite read:write=70:30 io_size 4096 io_threads 16 bytes 41943040 pattern random"
+_HEADER_RE = re.compile(r"^bench\s+type\s+(\S+)(?:\s+read:write=(\d+):(\d+))?\s+io_size\s+(\d+)\s+io_threads\s+"
+                        r"(\d+)\s+bytes\s+(\d+)\s+pattern\s+(\S+)")
+# "    2      5136   2545.45   9.9 MiB/s"  (Ceph 15+)  or  "    2      5136   2545.45  10426163.20" (older)
+_SECOND_RE = re.compile(r"^\s*(\d+)\s+(\d+)\s+([\d.]+)\s+([\d.]+)\s*([KMGT]?i?B)?(?:/s)?\s*$")
+# "elapsed: 4   ops: 10240   ops/sec: 2203.1   bytes/sec: 8.6 MiB/s" and the read_/write_ lines of readwrite
+_PAIR_RE = re.compile(r"([a-z_/]+):\s+(-?nan|[\d.]+)(?:\s*([KMGTE]?i?B)/s)?")
+
+
+def op_name(io_type: str, pattern: str) -> str:
+    """rbd bench type + pattern -> the op names fio and the model use."""
+    rand = pattern in ("rand", "random")
+    if io_type in ("readwrite", "rw"):
+        return "randrw" if rand else "rw"
+    return f"rand{io_type}" if rand else io_type
+
+
+@dataclass(frozen=True)
+class RbdBenchCommand:
+    spec: str                      # pool/image
+    io_type: str                   # write | read | readwrite
+    io_size: int
+    io_threads: int
+    io_pattern: str = "seq"        # seq | rand
+    rw_mix_read: int = 50
+    io_total: int | None = None
+    duration_s: float | None = None
+
+    def argv(self, client_args: list[str]) -> list[str]:
+        if self.io_type not in ("write", "read", "readwrite"):
+            raise ValueError(f"unknown rbd bench io type {self.io_type!r}")
+        if (self.io_total is None) == (self.duration_s is None):
+            raise ValueError("rbd bench needs exactly one of io_total and duration")
+        argv = ["rbd", *client_args, "bench", "--io-type", self.io_type, "--io-size", f"{self.io_size}B",
+                "--io-threads", str(self.io_threads), "--io-pattern", self.io_pattern]
+        if self.io_type == "readwrite":
+            argv += ["--rw-mix-read", str(self.rw_mix_read)]
+        argv += ["--io-total", f"{self.io_total if self.io_total is not None else DURATION_IO_TOTAL}B", self.spec]
+        if self.duration_s is not None:
+            stop = self.duration_s + STARTUP_ALLOWANCE_S
+            argv = ["timeout", "--signal=INT", "--kill-after=30", f"{stop:g}", *argv]
+        return argv
+
+
+def parse(text: str) -> Measurement:
+    """rbd bench text output -> Measurement (bandwidth, IOPS, per-second series; rbd bench gives no latency)."""
+    header = None
+    samples: list[Sample] = []
+    summary: dict[str, float] = {}
+    cumulative: list[tuple[int, int]] = []     # (second, ops completed so far)
+    for line in text.splitlines():
+        if header is None:
+            m = _HEADER_RE.match(line.strip())
+            if m:
+                header = m
+            continue
+        m = _SECOND_RE.match(line)
+        if m:
+            cumulative.append((int(m.group(1)), int(m.group(2))))
+            ops_s = float(m.group(3))
+            samples.append(Sample(t_s=float(m.group(1)), ops_per_s=ops_s,
+                                  bytes_per_s=ops_s * int(header.group(4))))
+            continue
+        pairs = _PAIR_RE.findall(line)
+        if pairs and pairs[0][0] in ("elapsed", "read_ops", "write_ops"):
+            for key, value, _unit in pairs:
+                if "nan" not in value:
+                    summary[key] = float(value)
+    if header is None:
+        raise ParseError(f"not rbd bench output (no 'bench type ...' line; last line: {_last_line(text)!r})")
+    io_type, io_size, threads, pattern = header.group(1), int(header.group(4)), int(header.group(5)), header.group(7)
+    extra: dict[str, object] = {"io_threads": threads, "io_pattern": pattern, "io_total_bytes": int(header.group(6))}
+    if summary.get("ops", 0) > 0 and summary.get("ops/sec", 0) > 0:
+        ops, ops_s = summary["ops"], summary["ops/sec"]
+    elif cumulative:
+        # stopped without a summary (or an empty one): the per-second lines say what was done in whole seconds
+        last_s, ops = cumulative[-1]
+        ops_s = ops / last_s
+        extra["summary"] = "from the per-second lines: rbd bench printed no summary"
+    elif "ops" in summary:
+        raise ParseError("rbd bench completed no I/O before it was stopped (it was still opening the image?)")
+    else:
+        raise ParseError(f"no rbd bench summary in the output (last line: {_last_line(text)!r})")
+    if header.group(2):
+        extra["rw_mix_read"] = int(header.group(2))
+        for side in ("read", "write"):
+            if f"{side}_ops/sec" in summary:
+                extra[f"{side}_ops_per_s"] = summary[f"{side}_ops/sec"]
+                extra[f"{side}_bytes_per_s"] = summary[f"{side}_ops/sec"] * io_size
+                extra[f"{side}_ops_total"] = summary.get(f"{side}_ops")
+    rates = [s.ops_per_s for s in samples if s.ops_per_s is not None]
+    return Measurement(
+        tool="rbd bench",
+        op=op_name(io_type, pattern),
+        duration_s=ops / ops_s if ops_s > 0 else summary.get("elapsed", 0.0),
+        ops_total=ops,
+        bytes_total=ops * io_size,
+        op_size_bytes=io_size,
+        bytes_per_s=ops_s * io_size,
+        ops_per_s=ops_s,
+        ops_per_s_max=max(rates) if rates else None,
+        ops_per_s_min=min(rates) if rates else None,
+        bytes_per_s_max=max(rates) * io_size if rates else None,
+        bytes_per_s_min=min(rates) * io_size if rates else None,
+        timeseries=samples,
+        extra=extra,
+    )
+
+
+def _last_line(text: str) -> str:
+    lines = [ln for ln in text.strip().splitlines() if ln.strip()]
+    return lines[-1][:200] if lines else ""
+
+
+def live_figures(paths: list[Path]) -> tuple[float | None, float | None]:
+    """Bytes/s and ops/s summed over images, from the last per-second line each has printed."""
+    def newest(p):
+        try:
+            text = p.read_text(errors="replace")
+        except OSError:
+            return None
+        header = _HEADER_RE.search(text)     # its io_size: the per-second BYTES/SEC is rounded to 2 digits
+        for line in reversed(text.splitlines()[-5:]):
+            s = _SECOND_RE.match(line)
+            if s and header:
+                return float(s.group(3)) * int(header.group(4)), float(s.group(3))
+        return None
+    return live_sum(paths, newest)
+

@@ -1,0 +1,295 @@
+"""RGW over S3 or Swift with cephbench-loadgen: the command line, the preflight and the group run.
+
+One loadgen process per instance and phase (op), each on its own fresh buckets named
+cephbench-<run-id>-<group>-<op>-i<n>-<k>; read phases prefill their key space (loadgen --prefill), so a get
+never depends on what an earlier put happened to write. loadgen deletes what it wrote; cephbench's ledger
+removes the RGW user it made for the run (with --purge-data), or, with keys the user gave, any bucket a killed
+loadgen left behind (admin.py).
+
+Keys (credentials.py) are held in memory only and reach loadgen through its environment: never argv, logs,
+results or the run directory. Instances are parsed and merged exactly by parse.py.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import shutil
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Iterator, Mapping
+
+from ...cluster import Cluster
+from ...config import Settings
+from ...errors import PermissionDenied, UserError
+from ...hosts import CommandResult, Spawn
+from ...results import Measurement, Test
+from ...safety import CapacityBudget
+from ...units import format_size
+from .. import ParseError
+from ..base import Outcome, RunContext, live_sum, newest_line, run_group_timeout, started_tests
+from .admin import BucketSweep, run_user, sweep_buckets
+from .binary import EXIT_INTERRUPTED, EXIT_USAGE, TOOL, find_loadgen
+from .credentials import ENV_KEYS, Credentials, given_credentials
+from .endpoint import check_connect, resolve_endpoint
+from .parse import diagnose, merge, parse, progress_figures
+
+log = logging.getLogger(__name__)
+
+
+# ---- the command line ------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class LoadgenCommand:
+    binary: str
+    protocol: str                   # s3 | swift
+    endpoint: str
+    workload: str                   # put get delete list stat mixed
+    object_size: int
+    concurrency: int
+    bucket_prefix: str
+    output: Path
+    objects: int = 1000
+    buckets: int = 1
+    duration_s: float | None = None
+    ops: int | None = None
+    rate: float | None = None
+    arrival: str = "constant"
+    mix: Mapping[str, int] | None = None
+    warmup_s: float = 0.0
+    max_error_ratio: float = 0.01
+    prefill: bool | None = None     # None: loadgen's default (true except put)
+    seed: int = 1
+
+    def argv(self) -> list[str]:
+        if (self.duration_s is None) == (self.ops is None):
+            raise ValueError("give exactly one of duration_s and ops")
+        argv = [self.binary, "run", "--protocol", self.protocol, "--endpoint", self.endpoint,
+                "--workload", self.workload, "--object-size", str(self.object_size),
+                "--concurrency", str(self.concurrency), "--objects", str(self.objects),
+                "--buckets", str(self.buckets), "--bucket-prefix", self.bucket_prefix,
+                "--max-error-ratio", f"{self.max_error_ratio:g}", "--seed", str(self.seed),
+                "--output", str(self.output)]
+        if self.duration_s is not None:
+            argv += ["--duration", _go_duration(self.duration_s)]
+        else:
+            argv += ["--ops", str(self.ops)]
+        if self.rate is not None:
+            argv += ["--rate", f"{self.rate:g}", "--arrival", self.arrival]
+        if self.workload == "mixed" and self.mix:
+            argv += ["--mix", ",".join(f"{op}:{w}" for op, w in self.mix.items())]
+        if self.warmup_s > 0:
+            argv += ["--warmup", _go_duration(self.warmup_s)]
+        if self.prefill is not None:
+            argv.append(f"--prefill={'true' if self.prefill else 'false'}")
+        return argv
+
+
+def _go_duration(seconds: float) -> str:
+    ms = round(seconds * 1000)
+    return f"{ms // 1000}s" if ms % 1000 == 0 else f"{ms}ms"
+
+
+class LoadgenRefused(PermissionDenied):
+    """loadgen exited 2 (bad input, a closed port, rejected keys): nothing was sent, and the run stops (exit 2)."""
+
+
+# ---- before anything is created -----------------------------------------------------------------
+
+def preflight(cluster: Cluster, tests: list[Test], settings: Settings) -> None:  # noqa: ARG001 - registry signature
+    """Everything an rgw workload needs, checked before anything is created: loadgen, endpoint, keys."""
+    if not tests:
+        return
+    find_loadgen()
+    seen: set[str] = set()
+    needs_admin = False
+    for t in tests:
+        where = f"workload {t.workload}"
+        try:
+            ep = resolve_endpoint(t.params, cluster.target)
+            if ep not in seen:
+                check_connect(ep)
+                seen.add(ep)
+            creds = given_credentials(t.params)
+        except UserError as exc:
+            exc.where = f"{where}: {exc.where}" if exc.where else where
+            raise
+        proto = t.params["protocol"]
+        if creds is None:
+            needs_admin = True
+        elif not creds.has(proto):
+            a, b = ENV_KEYS[proto]
+            raise UserError(f"the {creds.source} gives no {proto} keys",
+                            f"set {a} and {b}" if creds.source == "environment"
+                            else f"add {'s3_access_key and s3_secret_key' if proto == 's3' else 'swift_user and swift_key'}",
+                            where=where)
+    if needs_admin and shutil.which("radosgw-admin") is None:
+        raise UserError("radosgw-admin is not installed: cephbench needs it to create the run's RGW user",
+                        "install ceph-common and radosgw (scripts/setup.sh), or give keys "
+                        "(CEPHBENCH_S3_ACCESS_KEY/CEPHBENCH_S3_SECRET_KEY, or credentials: FILE)")
+
+
+def live_figures(logs: list[Path]) -> tuple[float | None, float | None]:
+    """(bytes/s, ops/s) of the last second, summed over instances, from loadgen's progress lines."""
+    return live_sum(logs, lambda p: newest_line(p, progress_figures))
+
+
+# ---- running a group ----------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class _GroupSetup:
+    """What every phase of a group shares."""
+
+    binary: str
+    endpoint: str
+    creds: Credentials | None       # None only in a dry run that would make the run's user
+    made_user: bool                 # the run's own user: its removal (--purge-data) takes every bucket with it
+    guard: str | None               # the capacity guard's refusal, the same for every phase
+
+
+def _setup(ctx: RunContext, group: list[Test]) -> _GroupSetup:
+    binary = find_loadgen()
+    first = group[0].params
+    endpoint = resolve_endpoint(first, ctx.target)
+    creds = given_credentials(first)
+    made_user = creds is None
+    if made_user:
+        creds = run_user(ctx)
+    guard = None if ctx.dry_run else _capacity_check(ctx, group[0])   # one key space size for the whole group
+    return _GroupSetup(binary, endpoint, creds, made_user, guard)
+
+
+def _capacity_check(ctx: RunContext, test: Test) -> str | None:
+    """An error text when one phase's key space would take the cluster past max_raw_used."""
+    p = test.params
+    need = p["objects"] * p["object_size"] * p["instances"]
+    try:
+        pools = ctx.cluster.ceph_json("osd", "pool", "ls", "detail")
+        sizes = [float(x.get("size", 3)) for x in pools if str(x.get("pool_name", "")).endswith("rgw.buckets.data")]
+        amp = max(sizes) if sizes else 3.0
+        budget: CapacityBudget = ctx.budget()
+    except Exception as exc:  # noqa: BLE001 - a guard that cannot read the cluster does not stop the run
+        log.warning("capacity guard skipped: %s", exc)
+        return None
+    if need > budget.client_bytes(amp):
+        return (f"capacity guard: {p['objects']} objects of {format_size(p['object_size'])} x {p['instances']} "
+                f"instance(s) would take the cluster past {budget.max_raw_used:.0%} raw used ({budget.describe()}); "
+                "lower objects")
+    return None
+
+
+def _prefill(op: str) -> bool:
+    """put writes fresh keys; every other op reads (or deletes) a key space that loadgen writes first."""
+    return op != "put"
+
+
+def _commands(setup: _GroupSetup, test: Test, prefixes: list[str], raw_dir: Path) -> list[LoadgenCommand]:
+    """One command per instance, each on its own buckets and with its own seed."""
+    p = test.params
+    op = p["phase"]
+    return [LoadgenCommand(
+        binary=setup.binary, protocol=p["protocol"], endpoint=setup.endpoint, workload=op,
+        object_size=p["object_size"], concurrency=p["concurrency"], bucket_prefix=prefixes[i],
+        output=raw_dir / f"loadgen-{op}-i{i}.json", objects=p["objects"], buckets=p["buckets"],
+        duration_s=p.get("duration_s"), ops=p.get("ops"), rate=p.get("rate"), arrival=p.get("arrival", "constant"),
+        mix=p.get("mix"), warmup_s=p.get("warmup", 0.0), max_error_ratio=p["max_error_ratio"], prefill=_prefill(op),
+        seed=i + 1) for i in range(p["instances"])]
+
+
+def _read_documents(results: list[CommandResult], cmds: list[LoadgenCommand],
+                    op: str) -> tuple[list[Measurement], list[str]]:
+    """Each instance's JSON document parsed; an instance without one gives an error instead."""
+    parts: list[Measurement] = []
+    errors: list[str] = []
+    for r, c in zip(results, cmds):
+        try:
+            parts.append(parse(c.output.read_text()))
+        except (OSError, ParseError) as exc:
+            errors.append(f"{TOOL} {op} failed: {r.error_text()}" if not r.ok else str(exc))
+    return parts, errors
+
+
+def _exit_error(r: CommandResult, part: Measurement, op: str, max_error_ratio: float) -> str:
+    """Why an instance that wrote its document still exited non-zero."""
+    if part.extra.get("stopped_reason") == "error-ratio":
+        return (f"{TOOL} {op} stopped: error ratio above {max_error_ratio:g} "
+                f"(errors by kind: {json.dumps(part.extra.get('errors_by_kind', {}))})")
+    if r.returncode == EXIT_INTERRUPTED:
+        return f"{TOOL} {op} was interrupted"
+    return f"{TOOL} {op} failed: {r.error_text()}"
+
+
+def _left_behind(part: Measurement) -> bool:
+    cleanup = part.extra.get("cleanup") or {}
+    return bool(cleanup.get("buckets_left") or cleanup.get("objects_left"))
+
+
+def _release_swept(sweeps: list[BucketSweep], parts: list[Measurement]) -> None:
+    """Buckets loadgen said it removed leave the ledger; the rest stay for the run's cleanup."""
+    if len(parts) != len(sweeps):
+        return
+    for sweep, part in zip(sweeps, parts):
+        if not _left_behind(part):
+            sweep.done()
+
+
+def _result_notes(m: Measurement, parts: list[Measurement]) -> list[str]:
+    """What the merged figures and each instance's cleanup say about the run."""
+    notes = diagnose(m)
+    if m.extra.get("unsent_ops"):
+        notes.append(f"{m.extra['unsent_ops']} scheduled ops never sent: RGW did not keep up with the rate; "
+                     "latency figures are a lower bound")
+    if m.extra.get("stopped_reason") == "keys-exhausted":
+        notes.append("delete used up the key space before the end; raise objects for a longer run")
+    left = [part.extra.get("cleanup", {}) for part in parts if _left_behind(part)]
+    if left:
+        notes.append("loadgen could not remove everything it wrote: "
+                     + "; ".join(f"{c.get('objects_left', 0)} objects, buckets {c.get('buckets_left')}" for c in left))
+    return notes
+
+
+def _run_phase(ctx: RunContext, setup: _GroupSetup, test: Test, started: tuple[float, float]) -> Outcome | None:
+    """One phase (op): its instances at once, merged into one Outcome; None in a dry run."""
+    started_unix, t0 = started
+    p = test.params
+    op = p["phase"]
+    notes = [f"RGW keys: {setup.creds.source}"] if setup.creds is not None else []
+    if setup.guard:
+        return Outcome(test, started_unix, time.monotonic() - t0, error=setup.guard, notes=notes)
+    raw_dir = ctx.rundir.raw_dir(test.id) if ctx.rundir else Path("RUN_DIR", "raw", test.id)
+    prefixes = [ctx.name(test.group, op, f"i{i}") + "-" for i in range(p["instances"])]
+    cmds = _commands(setup, test, prefixes, raw_dir)
+    env = setup.creds.env(p["protocol"]) if setup.creds is not None else {}
+    spawns = [Spawn(c.argv(), raw_dir / f"loadgen-{op}-i{i}.log", env=env) for i, c in enumerate(cmds)]
+    sweeps = [] if setup.made_user or ctx.dry_run else [sweep_buckets(ctx, prefix) for prefix in prefixes]
+    length = p.get("duration_s") or 60.0
+    results = ctx.run_tools(test, spawns, run_group_timeout(length + p.get("warmup", 0.0)) + 60, live=live_figures)
+    if results is None:  # dry run
+        return None
+    refused = [r for r in results if r.returncode == EXIT_USAGE]
+    if refused:
+        for sweep in sweeps:  # loadgen created nothing
+            sweep.done()
+        raise LoadgenRefused(refused[0].error_text().removeprefix(f"{TOOL}: "),
+                             where=f"{test.id} ({p['protocol']} {op})")
+    parts, errors = _read_documents(results, cmds, op)
+    _release_swept(sweeps, parts)
+    if not errors:
+        errors = [_exit_error(r, part, op, p["max_error_ratio"]) for r, part in zip(results, parts) if not r.ok]
+    m = merge(parts) if parts and len(parts) == len(results) else None
+    if m is not None:
+        notes += _result_notes(m, parts)
+    raw = [str(path.relative_to(ctx.rundir.path)) for sp, c in zip(spawns, cmds) for path in (c.output, sp.output)
+           if path.exists()]
+    return Outcome(test, started_unix, time.monotonic() - t0, measurement=m, error=errors[0] if errors else None,
+                   commands=[r.cmdline for r in results], raw=raw, notes=notes)
+
+
+def run_group(ctx: RunContext, group: list[Test], todo: set[str]) -> Iterator[Outcome]:
+    """One loadgen run per phase (op) and instance on fresh buckets; one Outcome per test in `todo`."""
+    setup = _setup(ctx, group)
+    for test, started in started_tests(ctx, group, todo):
+        outcome = _run_phase(ctx, setup, test, started)
+        if outcome is not None:
+            yield outcome

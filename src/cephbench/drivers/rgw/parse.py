@@ -1,0 +1,236 @@
+"""cephbench-loadgen's JSON document (cephbench-loadgen/1, docs/loadgen.md) -> Measurement, and the exact merge
+of several instances that ran at once. Pure: no I/O, no cluster.
+
+The document's HDR histograms (base64, V2 compressed, 1 µs .. 1 h, 3 significant digits) are merged exactly
+across instances with `hdrh`.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any, Mapping
+
+from ...results import Latency, Measurement, Sample
+from .. import ParseError
+from .binary import TOOL
+
+SCHEMA = "cephbench-loadgen/1"
+HDR_LOWEST_NS, HDR_HIGHEST_NS, HDR_SIG_FIGS = 1000, 3600 * 10**9, 3
+# our percentile keys -> loadgen's lat_ns keys
+PERCENTILES = {"50": "p50", "90": "p90", "99": "p99", "99.9": "p999"}
+_PROGRESS_RE = re.compile(r"cephbench-loadgen: progress t=\d+s ops_per_s=([\d.]+) bytes_per_s=([\d.]+)")
+
+
+def _latency(lat: Mapping[str, Any] | None) -> Latency:
+    if not lat:
+        return Latency()
+    return Latency(mean_ns=lat.get("mean"), min_ns=lat.get("min"), max_ns=lat.get("max"),
+                   percentiles_ns={k: float(lat[g]) for k, g in PERCENTILES.items() if lat.get(g) is not None})
+
+
+def _ttfb(t: Mapping[str, Any] | None) -> dict[str, float] | None:
+    if not t:
+        return None
+    out = {k: float(t[g]) for k, g in PERCENTILES.items() if t.get(g) is not None}
+    out.update({k: float(t[k]) for k in ("min", "max", "mean") if t.get(k) is not None})
+    return out
+
+
+def parse(json_text: str) -> Measurement:
+    """A cephbench-loadgen/1 document -> Measurement (figures over all operations of the run).
+
+    Percentiles p50/p90/p99/p99.9 and min/max/mean from the document (HDR, 3 significant digits), per-second
+    ops and bytes as the time series, TTFB, errors by kind and why the run stopped in `extra`, and the HDR
+    histograms themselves (extra hdr_lat / hdr_ttfb) so that `merge` can combine instances exactly.
+    """
+    try:
+        doc = json.loads(json_text)
+    except ValueError as exc:
+        raise ParseError(f"{TOOL} output is not JSON ({exc.msg} at character {exc.pos})") from None
+    if not isinstance(doc, dict) or doc.get("schema") != SCHEMA:
+        got = doc.get("schema") if isinstance(doc, dict) else type(doc).__name__
+        raise ParseError(f"{TOOL} output has schema {got!r}; this cephbench reads {SCHEMA}")
+    try:
+        total = doc["total"]
+        params = doc["params"]
+        ops = int(total["ops"])
+        sizes = params.get("sizes") or []
+        size = int(sizes[0]["bytes"]) if len(sizes) == 1 else None
+        workload = str(doc["workload"])
+        per_op = {name: {"ops": o["ops"], "errors": o["errors"], "ops_per_s": o["ops_per_s"],
+                         "bytes_per_s": o["bytes_per_s"], "errors_by_kind": o.get("errors_by_kind") or {},
+                         "lat_ns": _latency(o.get("lat_ns")).model_dump(exclude_none=True)}
+                  for name, o in sorted(doc["operations"].items())}
+        samples = [Sample(t_s=float(p["t_s"]), bytes_per_s=float(p["bytes"]), ops_per_s=float(p["ops"]))
+                   for p in doc.get("timeseries") or []]
+        series_lat = [[p.get("lat_ns_p50", 0), p.get("lat_ns_p99", 0)] for p in doc.get("timeseries") or []]
+        errors_by_kind = dict(total.get("errors_by_kind") or {})
+        extra: dict[str, Any] = {
+            "protocol": doc.get("protocol"),
+            "endpoint": doc.get("endpoint"),
+            "loop": params.get("loop"),
+            "arrival": params.get("arrival"),
+            "rate_ops_per_s": params.get("rate_ops_per_s") or None,
+            "concurrency": params.get("concurrency"),
+            "errors": int(total.get("errors", 0)),
+            "errors_by_kind": errors_by_kind,
+            "stopped_reason": doc.get("stopped_reason"),
+            "warmup_ops": doc.get("warmup_ops", 0),
+            "unsent_ops": doc.get("unsent_ops", 0),
+            "prefill": doc.get("prefill"),
+            "cleanup": doc.get("cleanup"),
+            "start_unix_ns": doc.get("start_unix_ns"),
+            "loadgen_version": doc.get("version"),
+            "timeseries_lat_p50_p99_ns": series_lat,
+            "hdr_lat": total.get("hdr_lat"),
+        }
+        if params.get("mix"):
+            extra["mix"] = params["mix"]
+        if len(per_op) > 1 or workload == "mixed":
+            extra["operations"] = per_op
+        ttfb = _ttfb(total.get("ttfb_ns"))
+        if ttfb is not None:
+            extra["ttfb_ns"] = ttfb
+            extra["hdr_ttfb"] = total.get("hdr_ttfb")
+        return Measurement(
+            tool=TOOL, op=workload, duration_s=float(doc["duration_s"]),
+            ops_total=float(ops), bytes_total=float(total.get("bytes", 0)),
+            ops_per_s=float(total["ops_per_s"]), bytes_per_s=float(total["bytes_per_s"]),
+            op_size_bytes=size, object_size_bytes=size,
+            latency=_latency(total.get("lat_ns")), timeseries=samples,
+            extra={k: v for k, v in extra.items() if v is not None},
+        )
+    except (KeyError, TypeError, ValueError, IndexError) as exc:
+        raise ParseError(f"{TOOL} document is missing or has a bad field: {exc!r}") from None
+
+
+NAGLE_GAP_NS = 30e6      # delayed ACKs hold a segment back for 40 ms on Linux (200 ms elsewhere)
+
+
+def diagnose(m: Measurement) -> list[str]:
+    """Notes on what a result's own figures say about the setup (pure; the driver adds them to the result).
+
+    Small GETs whose body comes tens of ms after the headers show Nagle's algorithm on the server meeting the
+    client's delayed ACK: RGW wrote headers and body in two segments and the second waited for an ACK. Beast
+    turns Nagle off with `tcp_nodelay=1` in rgw_frontends (measured on the lab: 4 KiB GET p50 47 -> 14 ms).
+    """
+    notes: list[str] = []
+    ttfb = m.extra.get("ttfb_ns") or {}
+    lat50, ttfb50 = m.latency.percentiles_ns.get("50"), ttfb.get("50")
+    small = m.op_size_bytes is not None and m.op_size_bytes <= 1024**2
+    if small and lat50 is not None and ttfb50 is not None and lat50 - ttfb50 >= NAGLE_GAP_NS \
+            and lat50 - ttfb50 > 0.5 * lat50:
+        notes.append(f"GET bodies arrive {(lat50 - ttfb50) / 1e6:.0f} ms after the headers (p50 TTFB "
+                     f"{ttfb50 / 1e6:.1f} ms, latency {lat50 / 1e6:.1f} ms): Nagle's algorithm on RGW meeting "
+                     "delayed ACKs; with beast set tcp_nodelay=1 in rgw_frontends")
+    return notes
+
+
+# ---- merging instances ---------------------------------------------------------------------
+
+def _decode(b64: str):
+    from hdrh.histogram import HdrHistogram
+    return HdrHistogram.decode(b64)
+
+
+def merge_histograms(encoded: list[str]):
+    """Exact merge of loadgen histograms (all have one geometry)."""
+    from hdrh.histogram import HdrHistogram
+    total = HdrHistogram(HDR_LOWEST_NS, HDR_HIGHEST_NS, HDR_SIG_FIGS)
+    for b64 in encoded:
+        total.add(_decode(b64))
+    return total
+
+
+def _pct(hist) -> dict[str, float]:
+    if hist.get_total_count() == 0:
+        return {}
+    return {k: float(hist.get_value_at_percentile(float(k))) for k in PERCENTILES}
+
+
+def _weighted_mean(values: list[tuple[float | None, float]]) -> float | None:
+    pairs = [(v, w) for v, w in values if v is not None and w > 0]
+    total = sum(w for _, w in pairs)
+    return sum(v * w for v, w in pairs) / total if total else None
+
+
+def merge(parts: list[Measurement]) -> Measurement:
+    """Several loadgen clients that ran at once -> one Measurement.
+
+    Ops, bytes, rates and errors add up; percentiles come from the exact merge of the HDR histograms (what one
+    client seeing every operation would report); min/max/mean are exact. The time series adds the clients'
+    seconds, aligned on their measured-phase start (start_unix_ns).
+    """
+    if not parts:
+        raise ValueError("nothing to merge")
+    if len(parts) == 1:
+        return parts[0]
+    missing = [i for i, p in enumerate(parts) if not p.extra.get("hdr_lat")]
+    if missing:
+        raise ValueError(f"part {missing[0]} has no HDR histogram (extra.hdr_lat): not a loadgen result")
+    lat_hist = merge_histograms([p.extra["hdr_lat"] for p in parts])
+    ops = [p.ops_total or 0.0 for p in parts]
+    lat = Latency(mean_ns=_weighted_mean([(p.latency.mean_ns, w) for p, w in zip(parts, ops)]),
+                  min_ns=min((p.latency.min_ns for p in parts if p.latency.min_ns is not None), default=None),
+                  max_ns=max((p.latency.max_ns for p in parts if p.latency.max_ns is not None), default=None),
+                  percentiles_ns=_pct(lat_hist))
+    errors_by_kind: dict[str, int] = {}
+    for p in parts:
+        for k, n in (p.extra.get("errors_by_kind") or {}).items():
+            errors_by_kind[k] = errors_by_kind.get(k, 0) + int(n)
+    # per-second series, aligned on each client's start
+    starts = [p.extra.get("start_unix_ns") for p in parts]
+    t0 = min((s for s in starts if s), default=None)
+    seconds: dict[float, list[float]] = {}
+    for p, start in zip(parts, starts):
+        shift = round((start - t0) / 1e9) if start and t0 else 0
+        for s in p.timeseries:
+            acc = seconds.setdefault(s.t_s + shift, [0.0, 0.0])
+            acc[0] += s.bytes_per_s or 0.0
+            acc[1] += s.ops_per_s or 0.0
+    timeseries = [Sample(t_s=t, bytes_per_s=b, ops_per_s=o) for t, (b, o) in sorted(seconds.items())]
+    reasons = [p.extra.get("stopped_reason") for p in parts if p.extra.get("stopped_reason")]
+    first = parts[0]
+    extra: dict[str, Any] = {k: first.extra[k] for k in ("protocol", "endpoint", "loop", "arrival",
+                                                         "rate_ops_per_s", "mix") if k in first.extra}
+    extra.update({
+        "instances": len(parts),
+        "concurrency": sum(p.extra.get("concurrency") or 0 for p in parts),
+        "errors": sum(int(p.extra.get("errors", 0)) for p in parts),
+        "errors_by_kind": errors_by_kind,
+        "stopped_reason": reasons[0] if reasons else None,
+        "warmup_ops": sum(p.extra.get("warmup_ops", 0) for p in parts),
+        "unsent_ops": sum(p.extra.get("unsent_ops", 0) for p in parts),
+        "hdr_lat": lat_hist.encode().decode(),
+    })
+    if all(p.extra.get("hdr_ttfb") for p in parts):
+        ttfb_hist = merge_histograms([p.extra["hdr_ttfb"] for p in parts])
+        ttfb = _pct(ttfb_hist)
+        ttfb["min"] = min(p.extra["ttfb_ns"]["min"] for p in parts if "min" in p.extra.get("ttfb_ns", {}))
+        ttfb["max"] = max(p.extra["ttfb_ns"]["max"] for p in parts if "max" in p.extra.get("ttfb_ns", {}))
+        mean = _weighted_mean([(p.extra["ttfb_ns"].get("mean"), ttfb_hist_count(p)) for p in parts])
+        if mean is not None:
+            ttfb["mean"] = mean
+        extra["ttfb_ns"] = ttfb
+        extra["hdr_ttfb"] = ttfb_hist.encode().decode()
+    instances = [p.model_copy(update={"extra": {k: v for k, v in p.extra.items() if not k.startswith("hdr_")}})
+                 for p in parts]
+    return Measurement(
+        tool=first.tool, op=first.op, duration_s=max(p.duration_s for p in parts),
+        ops_total=sum(ops), bytes_total=sum(p.bytes_total or 0.0 for p in parts),
+        ops_per_s=sum(p.ops_per_s or 0.0 for p in parts), bytes_per_s=sum(p.bytes_per_s or 0.0 for p in parts),
+        op_size_bytes=first.op_size_bytes, object_size_bytes=first.object_size_bytes,
+        latency=lat, timeseries=timeseries, instances=instances,
+        extra={k: v for k, v in extra.items() if v is not None},
+    )
+
+
+def ttfb_hist_count(m: Measurement) -> int:
+    return int(_decode(m.extra["hdr_ttfb"]).get_total_count()) if m.extra.get("hdr_ttfb") else 0
+
+
+def progress_figures(line: str) -> tuple[float, float] | None:
+    """(bytes/s, ops/s) of one of loadgen's per-second progress lines; None for any other line."""
+    m = _PROGRESS_RE.match(line)
+    return (float(m.group(2)), float(m.group(1))) if m else None
