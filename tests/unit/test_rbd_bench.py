@@ -7,7 +7,7 @@ from cephbench.config import parse_suite
 from cephbench.drivers import ParseError
 from cephbench.drivers.rados_bench import aggregate
 from cephbench.drivers.rbd_bench_tool import RbdBenchCommand, op_name, parse
-from cephbench.drivers.rbd_images import Images, read_guard_notes
+from cephbench.drivers.rbd_images import Images, read_guard_warnings
 from cephbench.errors import UserError
 from cephbench.plan import expand
 
@@ -140,12 +140,12 @@ def test_bad_rbd_suites_are_one_line_with_the_path(workload, pools, where, what)
 
 def test_unprefilled_reads_only_when_asked_and_then_flagged():
     s = parse_suite(rbd_suite({"type": "fio_rbd", "prefill": False, "read_unprefilled": True}), "s.yaml")
-    [t] = [t for t in expand(s).tests if t.params["phase"] == "randread"]
+    tests = {t.params["phase"]: t for t in expand(s).tests}
     images = Images(pool="p", data_pool=None, names=["i"], size_bytes=MIB, pools=["p"], prefilled=False)
-    assert "NOT PREFILLED" in read_guard_notes(t.params["phase"], images)[0]
-    assert read_guard_notes("randwrite", images) == []
+    assert "NOT PREFILLED" in read_guard_warnings(tests["randread"], images)[0]     # a warning: not in the verdict
+    assert read_guard_warnings(tests["randwrite"], images) == []
     images.prefilled = True
-    assert read_guard_notes("randread", images) == []
+    assert read_guard_warnings(tests["randread"], images) == []
     # write-only without prefill needs no opt-in
     parse_suite(rbd_suite({"type": "fio_rbd", "prefill": False, "rw": "randwrite"}), "s.yaml")
 

@@ -84,17 +84,31 @@ def test_mixed_results_are_never_the_best_read_or_write():
     assert [(v.direction) for v in verdict([rb])] == ["mixed"]
 
 
+def loadgen(op):
+    from cephbench.drivers.rgw.parse import parse
+    return parse((FIXTURES / "loadgen" / f"loadgen0.1_rgw16.2.15_s3_{op}_4K_t8.json").read_text())
+
+
 def test_rgw_metadata_ops_are_judged_in_ops_per_s_one_line_per_op():
-    def ops(op, n):
-        return Measurement(tool="cephbench-loadgen", op=op, duration_s=1, ops_per_s=n, bytes_per_s=0.0)
-    rs = [res(1, "rgw", "put", Measurement(tool="l", op="put", duration_s=1, bytes_per_s=5e6, ops_per_s=1200),
-              {"object_size": 4096}),
-          res(2, "rgw", "stat", ops("stat", 2345.0), {"object_size": 4096}),
-          res(3, "rgw", "delete", ops("delete", 900.0), {"object_size": 4096}),
-          res(4, "rgw", "list", ops("list", 80.0), {"object_size": 4096})]
+    rs = [res(i, "rgw", op, loadgen(op), {"object_size": 4096})
+          for i, op in enumerate(("put", "stat", "list", "delete", "mixed"), 1)]
     lines = verdict(rs)
-    assert [(v.direction, v.op) for v in lines] == [("write", None), ("metadata", "delete"), ("metadata", "list"),
-                                                    ("metadata", "stat")]
+    assert [(v.direction, v.op) for v in lines] == [("write", None), ("mixed", None), ("metadata", "delete"),
+                                                    ("metadata", "list"), ("metadata", "stat")]
     stat = lines[-1]
-    assert stat.text().startswith("RGW metadata (stat): best 2,345 ops/s")
-    assert "MiB/s" not in stat.text().split("(")[1]
+    assert stat.ops_per_s == rs[1].measurement.ops_per_s > 1000
+    assert stat.text().startswith(f"RGW metadata (stat): best {stat.ops_per_s:,.0f} ops/s (002-t)")
+    assert "MiB/s" not in stat.text()
+    # stat, list and delete are never a read: the only read line would come from a get
+    assert not [v for v in lines if v.direction == "read"]
+
+
+def test_terminal_figures_have_units_and_no_made_up_iops():
+    from cephbench.report.format import result_figures
+    stat = res(1, "rgw", "stat", loadgen("stat"))
+    assert result_figures(stat).endswith(" ops/s") and "MiB/s" not in result_figures(stat)
+    iperf = res(2, "net_baseline", None, Measurement(tool="iperf3", op="send", duration_s=3, bytes_per_s=8.4e8,
+                                                     ops_per_s=0.0))
+    assert result_figures(iperf) == "801.1 MiB/s"          # iperf3 counts no ops: no "0 IOPS"
+    put = res(3, "rgw", "put", loadgen("put"))
+    assert result_figures(put).endswith(" ops/s") and "MiB/s" in result_figures(put)

@@ -21,7 +21,7 @@ from ..errors import OperationFailed
 from ..hostload import WATCH_SH, CpuSampler, load_from_stream
 from ..hosts import CommandResult, LocalHost, Spawn, run_together, stop_group
 from ..remote import OsdHost, drop_caches_argv, osd_hosts, run_on_all
-from ..resources import Ledger, Resource
+from ..resources import Ledger
 from ..results import HostLoad, Measurement, RunDir, Test
 from ..safety import CapacityBudget, drop_caches_local
 
@@ -240,7 +240,7 @@ def safe_name(text: str) -> str:
 
 def measure(ctx: RunContext, test: Test, started: tuple[float, float], spawns: list[Spawn], timeout_s: float,
             parse_all: Callable[[list[CommandResult]], Measurement], *, tool: str, notes: list[str],
-            live: Callable[[list[Path]], Figures] | None = None,
+            warnings: Sequence[str] = (), live: Callable[[list[Path]], Figures] | None = None,
             accept: Callable[[CommandResult], bool] = lambda r: r.ok) -> Outcome | None:
     """Run one test's tool processes together and make the Outcome: the measurement, or the first error.
 
@@ -263,7 +263,8 @@ def measure(ctx: RunContext, test: Test, started: tuple[float, float], spawns: l
     except ParseError as exc:
         return Outcome(test, started_unix, time.monotonic() - t0, error=str(exc), commands=commands, raw=raw,
                        notes=notes)
-    return Outcome(test, started_unix, time.monotonic() - t0, measurement=m, commands=commands, raw=raw, notes=notes)
+    return Outcome(test, started_unix, time.monotonic() - t0, measurement=m, commands=commands, raw=raw, notes=notes,
+                   warnings=list(warnings))
 
 
 def started_tests(ctx: RunContext, group: list[Test], todo: set[str]) -> Iterator[tuple[Test, tuple[float, float]]]:

@@ -52,7 +52,7 @@ def run_group(ctx: RunContext, group: list[Test], todo: set[str]) -> Iterator[Ou
             return
     tool = "fio krbd" if krbd else "fio rbd"
     with rbd_images.group_images(ctx, group, krbd=krbd) as images:
-        for test, started, notes in rbd_images.tests_to_run(ctx, group, todo, images):
+        for test, started, notes, warnings in rbd_images.tests_to_run(ctx, group, todo, images):
             p = test.params
             raw_dir = ctx.rundir.raw_dir(test.id) if ctx.rundir else Path(tempfile.gettempdir()) / "cephbench-dry"
             run = fio_run(raw_dir, jobs_for(test, images, ctx.target.id, krbd), env=ctx.target.env())
@@ -64,7 +64,7 @@ def run_group(ctx: RunContext, group: list[Test], todo: set[str]) -> Iterator[Ou
                 return m
 
             outcome = measure(ctx, test, started, [run.spawn], run_group_timeout(p["duration_s"] + p["ramp"]),
-                              parse_all, tool=tool, notes=notes, live=live_figures)
+                              parse_all, tool=tool, notes=notes, warnings=warnings, live=live_figures)
             if outcome is not None:
                 if ctx.rundir and run.json_path.exists():
                     outcome.raw.append(str(run.json_path.relative_to(ctx.rundir.path)))

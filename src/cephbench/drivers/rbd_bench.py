@@ -27,7 +27,7 @@ def run_group(ctx: RunContext, group: list[Test], todo: set[str]) -> Iterator[Ou
     if not any(t.id in todo for t in group):
         return
     with rbd_images.group_images(ctx, group) as images:
-        for test, started, notes in rbd_images.tests_to_run(ctx, group, todo, images):
+        for test, started, notes, warnings in rbd_images.tests_to_run(ctx, group, todo, images):
             p = test.params
             duration = p.get("duration_s")
             cmds = [RbdBenchCommand(spec=s, io_type=p["phase"], io_size=p["io_size"], io_threads=p["io_threads"],
@@ -46,7 +46,7 @@ def run_group(ctx: RunContext, group: list[Test], todo: set[str]) -> Iterator[Ou
                 return m
 
             outcome = measure(ctx, test, started, spawns, timeout, parse_all, tool=f"rbd bench {p['phase']}",
-                              notes=notes, live=live_figures, accept=_accept(duration is not None))
+                              notes=notes, warnings=warnings, live=live_figures, accept=_accept(duration is not None))
             if outcome is None:
                 continue
             later = any(t.id in todo for t in group[group.index(test) + 1:])

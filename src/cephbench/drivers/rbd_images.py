@@ -20,6 +20,7 @@ from ..config import Settings
 from ..errors import OperationFailed, UserError
 from ..hosts import CommandResult, Spawn
 from ..interrupts import held
+from ..kinds import direction_of
 from ..pools import create_pool, remove_pool
 from ..resources import Resource
 from ..results import Test
@@ -36,7 +37,6 @@ DEFAULT_METADATA_PROFILE: dict[str, Any] = {"type": "replicated", "size": 3, "mi
 PREFILL_IO_SIZE = 4 * MIB
 PREFILL_THREADS = 16
 PREFILL_MIN_BYTES_PER_S = 8 * MIB     # only for the timeout: a prefill slower than this is killed
-READ_PHASES = {"read", "randread", "randrw", "rw", "readwrite"}
 SYS_BUS_RBD = Path("/sys/bus/rbd")
 
 
@@ -77,15 +77,18 @@ def group_images(ctx: RunContext, group: list[Test], krbd: bool = False) -> Iter
 
 
 def tests_to_run(ctx: RunContext, group: list[Test], todo: set[str],
-                 images: Images) -> Iterator[tuple[Test, tuple[float, float], list[str]]]:
-    """Each test still to do, started: (test, start times, notes so far: prefill, cold reads, read guard)."""
+                 images: Images) -> Iterator[tuple[Test, tuple[float, float], list[str], list[str]]]:
+    """Each test still to do, started: (test, start times, notes so far: prefill, cold reads; warnings: the read
+    guard)."""
     for test, started in started_tests(ctx, group, todo):
-        phase = test.params["phase"]
         notes = list(images.notes)
-        if phase in READ_PHASES:
+        if _reads(test):
             notes += ctx.prepare_reads()
-        notes += read_guard_notes(phase, images)
-        yield test, started, notes
+        yield test, started, notes, read_guard_warnings(test, images)
+
+
+def _reads(test: Test) -> bool:
+    return direction_of(test.kind, test.params["phase"]) in ("read", "mixed")
 
 
 def rbd_argv(ctx: RunContext, *args: str) -> list[str]:
@@ -227,9 +230,9 @@ def prefill(ctx: RunContext, test: Test, images: Images) -> None:
                         f"writes in {secs:.1f} s ({bw / MIB:.0f} MiB/s)")
 
 
-def read_guard_notes(phase: str, images: Images) -> list[str]:
+def read_guard_warnings(test: Test, images: Images) -> list[str]:
     """A read on images that were not prefilled runs only when the suite asked for it, and is flagged."""
-    if phase in READ_PHASES and not images.prefilled:
+    if _reads(test) and not images.prefilled:
         return ["NOT PREFILLED: this read ran on images that were never fully written (read_unprefilled: true); "
                 "unallocated extents are answered without touching the disks, so the figures are too high"]
     return []

@@ -70,7 +70,9 @@ def result_figures(r: "Result") -> str:
     if result_mib_s(r) != "-":
         parts.append(f"{result_mib_s(r)} MiB/s")
     if result_iops(r) != "-":
-        parts.append(f"{result_iops(r)} {'IOPS' if parts else 'ops/s'}")
+        from ..kinds import level_of
+        object_ops = not parts or level_of(r.test.kind) == "RGW"     # S3 requests are ops, not I/Os
+        parts.append(f"{result_iops(r)} {'ops/s' if object_ops else 'IOPS'}")
     return ", ".join(parts)
 
 

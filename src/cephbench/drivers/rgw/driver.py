@@ -240,8 +240,6 @@ def _result_notes(m: Measurement, parts: list[Measurement]) -> list[str]:
     if m.extra.get("unsent_ops"):
         notes.append(f"{m.extra['unsent_ops']} scheduled ops never sent: RGW did not keep up with the rate; "
                      "latency figures are a lower bound")
-    if m.extra.get("stopped_reason") == "keys-exhausted":
-        notes.append("delete used up the key space before the end; raise objects for a longer run")
     left = [part.extra.get("cleanup", {}) for part in parts if _left_behind(part)]
     if left:
         notes.append("loadgen could not remove everything it wrote: "
@@ -278,12 +276,15 @@ def _run_phase(ctx: RunContext, setup: _GroupSetup, test: Test, started: tuple[f
     if not errors:
         errors = [_exit_error(r, part, op, p["max_error_ratio"]) for r, part in zip(results, parts) if not r.ok]
     m = merge(parts) if parts and len(parts) == len(results) else None
+    warnings: list[str] = []
     if m is not None:
         notes += _result_notes(m, parts)
+        if m.extra.get("stopped_reason") == "keys-exhausted":
+            warnings.append("delete used up the key space before the end; raise objects for a longer run")
     raw = [str(path.relative_to(ctx.rundir.path)) for sp, c in zip(spawns, cmds) for path in (c.output, sp.output)
            if path.exists()]
     return Outcome(test, started_unix, time.monotonic() - t0, measurement=m, error=errors[0] if errors else None,
-                   commands=[r.cmdline for r in results], raw=raw, notes=notes)
+                   commands=[r.cmdline for r in results], raw=raw, notes=notes, warnings=warnings)
 
 
 def run_group(ctx: RunContext, group: list[Test], todo: set[str]) -> Iterator[Outcome]:
