@@ -35,7 +35,8 @@ class Kind:
     repeat_within_test: bool = False            # `repeat` is rounds inside one test, not separate tests
     group_setup_s: float = 0.0                  # estimate: pool/image/user set-up and removal per group
     test_overhead_s: float = 1.0                # estimate: per test, beyond its duration (start-up, cache drop)
-    default_test_s: float = 10.0                # estimate: a test without a duration of its own
+    default_test_s: float = 10.0                # estimate: a test without a duration of its own (osd bench: one
+                                                # OSD's start-up, plus its bytes at 400 MiB/s)
     ops_counted: bool = True                    # the tool counts operations (iperf3 does not: no IOPS)
 
     def direction(self, phase: str | None) -> Direction | None:
@@ -50,6 +51,10 @@ class Kind:
         return frozenset(p for p, d in self.directions.items() if d in ("read", "mixed"))
 
 
+# estimates measured on the 2-core lab (`make bench NAME=demo` prints the estimate next to the actual duration):
+# group set-up is pool creation, the wait for active+clean and the pool's removal (RBD adds the image and its
+# prefill, RGW the run user and buckets)
+
 # the baselines are not suite workloads: the model reads their figures by name
 DISK_BASELINE, NET_BASELINE = "disk_baseline", "net_baseline"
 
@@ -61,16 +66,16 @@ KINDS: dict[str, Kind] = {k.name: k for k in (
     Kind(NET_BASELINE, "Baselines", "Network baseline", "baseline", None, {"send": "write"},
          ceiling_source=True, cluster=False, test_overhead_s=1.5, ops_counted=False),
     Kind("rados_bench", "RADOS", "rados bench", "rados", "modes", {"write": "write", "seq": "read", "rand": "read"},
-         modelled=True, group_setup_s=3.0),
-    Kind("fio_rados", "RADOS", "fio (rados engine)", "fio", "rw", dict(_RW), modelled=True, group_setup_s=3.0),
+         modelled=True, group_setup_s=8.0),
+    Kind("fio_rados", "RADOS", "fio (rados engine)", "fio", "rw", dict(_RW), modelled=True, group_setup_s=8.0),
     Kind("osd_bench", "OSD", "ceph tell osd.N bench", "osd", None, {"write": "write"}, modelled=True,
-         ceiling_source=True, repeat_within_test=True, default_test_s=3.0),
+         ceiling_source=True, repeat_within_test=True, default_test_s=0.5),
     Kind("rbd_bench", "RBD", "rbd bench", "fio", "io_type", {"write": "write", "read": "read", "readwrite": "mixed"},
-         modelled=True, group_setup_s=5.0),
-    Kind("fio_rbd", "RBD", "fio (rbd)", "fio", "rw", {**_RW, "randrw": "mixed"}, modelled=True, group_setup_s=5.0),
+         modelled=True, group_setup_s=15.0),
+    Kind("fio_rbd", "RBD", "fio (rbd)", "fio", "rw", {**_RW, "randrw": "mixed"}, modelled=True, group_setup_s=15.0),
     Kind("rgw", "RGW", "RGW (cephbench-loadgen)", "rgw", "op",
          {"put": "write", "get": "read", "stat": "metadata", "list": "metadata", "delete": "metadata",
-          "mixed": "mixed"}, group_setup_s=3.0, test_overhead_s=2.0),
+          "mixed": "mixed"}, group_setup_s=6.0, test_overhead_s=1.0),
 )}
 
 WORKLOAD_KINDS: tuple[str, ...] = tuple(k for k in KINDS if KINDS[k].level != "Baselines")

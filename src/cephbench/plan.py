@@ -21,6 +21,7 @@ _FIXED = {"name", "type", "repeat"}
 _SIZE_KEYS = {"object_size", "block_size", "total", "io_size"}
 _ALWAYS_LABEL = {"object_size", "block_size", "concurrency", "iodepth", "io_size", "io_threads"}
 ASSUMED_OSDS = 3            # the estimate of a per-OSD test when the cluster is not known yet (validate)
+RUN_OVERHEAD_S = 8.0        # preflight, the cluster's facts for run.json, and the report at the end
 
 
 @dataclass(frozen=True)
@@ -34,10 +35,10 @@ class Plan:
 
 
 def estimate_s(tests: list[Test]) -> float:
-    """The one estimate of how long tests take: validate, run and the progress line all use it. Each test's
-    est_duration_s already holds its tool's run time, its overhead and, for a group's first test, the group's
-    set-up (pools, images, users)."""
-    return sum(t.est_duration_s for t in tests)
+    """The one estimate of how long a run of these tests takes: validate, run and the progress line all use it.
+    Each test's est_duration_s holds its tool's run time, its overhead and, for a group's first test, the
+    group's set-up (pools, images, users); the run adds its own start and end."""
+    return RUN_OVERHEAD_S + sum(t.est_duration_s for t in tests) if tests else 0.0
 
 
 # reads of small objects run several times faster than replicated writes of them (on a 2-core lab up to 16x

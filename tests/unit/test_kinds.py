@@ -72,6 +72,8 @@ def test_plan_uses_the_descriptor_phase_fields_and_repeats():
         ("write", 10.0, 1), ("seq", 3.0, 1), ("write", 10.0, 2), ("seq", 3.0, 2)]
     [osd] = [t for t in plan.tests if t.kind == "osd_bench"]      # repeats are rounds inside one test
     assert osd.params["repeat"] == 3 and osd.repeat == 1
-    # one estimate: the plan's is the sum of its tests', each holding its group's set-up once
-    assert plan.est_duration_s == pytest.approx(sum(t.est_duration_s for t in plan.tests))
+    # one estimate: the plan's is the run's own start and end plus its tests', each holding its group's set-up once
+    from cephbench.plan import RUN_OVERHEAD_S, estimate_s
+    assert plan.est_duration_s == pytest.approx(RUN_OVERHEAD_S + sum(t.est_duration_s for t in plan.tests))
+    assert estimate_s(plan.tests) == plan.est_duration_s
     assert rados[0].est_duration_s > rados[1].est_duration_s - 3.0 + 10.0 - 1e-9
