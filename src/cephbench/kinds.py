@@ -38,6 +38,8 @@ class Kind:
     default_test_s: float = 10.0                # estimate: a test without a duration of its own (osd bench: one
                                                 # OSD's start-up, plus its bytes at 400 MiB/s)
     ops_counted: bool = True                    # the tool counts operations (iperf3 does not: no IOPS)
+    # read phases that read each object the group's write phase made once, then stop (rados bench seq)
+    exhaustible_reads: frozenset[str] = frozenset()
 
     def direction(self, phase: str | None) -> Direction | None:
         return self.directions.get(str(phase)) if phase is not None else None
@@ -66,7 +68,7 @@ KINDS: dict[str, Kind] = {k.name: k for k in (
     Kind(NET_BASELINE, "Baselines", "Network baseline", "baseline", None, {"send": "write"},
          ceiling_source=True, cluster=False, test_overhead_s=1.5, ops_counted=False),
     Kind("rados_bench", "RADOS", "rados bench", "rados", "modes", {"write": "write", "seq": "read", "rand": "read"},
-         modelled=True, group_setup_s=8.0),
+         modelled=True, group_setup_s=8.0, exhaustible_reads=frozenset({"seq"})),
     Kind("fio_rados", "RADOS", "fio (rados engine)", "fio", "rw", dict(_RW), modelled=True, group_setup_s=8.0),
     Kind("osd_bench", "OSD", "ceph tell osd.N bench", "osd", None, {"write": "write"}, modelled=True,
          ceiling_source=True, repeat_within_test=True, default_test_s=0.5),

@@ -51,14 +51,15 @@ def warnings(plan: Plan) -> list[str]:
     out = []
     for group in dict.fromkeys(t.group for t in plan.tests):
         tests = [t for t in plan.tests if t.group == group]
-        write = next((t for t in tests if t.kind == "rados_bench" and t.params.get("phase") == "write"), None)
-        seq = next((t for t in tests if t.kind == "rados_bench" and t.params.get("phase") == "seq"), None)
-        if write and seq and write.params["duration_s"] < SEQ_WRITE_RATIO * seq.params["duration_s"]:
-            w, r = write.params["duration_s"], seq.params["duration_s"]
-            out.append(f"{seq.id}: seq reads only the objects the {w:g} s write made, and reads usually run several "
-                       f"times faster than replicated writes: it will likely run out before {r:g} s; give the write "
-                       f"at least {SEQ_WRITE_RATIO}x the seq's time, e.g. duration: {{write: "
-                       f"{SEQ_WRITE_RATIO * r:g}s, seq: {r:g}s, rand: {r:g}s}}")
+        kind = KINDS[tests[0].kind]
+        write = next((t for t in tests if kind.direction(t.params.get("phase")) == "write"), None)
+        for read in (t for t in tests if t.params.get("phase") in kind.exhaustible_reads):
+            w, r = write.params["duration_s"], read.params["duration_s"]
+            if w < SEQ_WRITE_RATIO * r:
+                out.append(f"{read.id}: {read.params['phase']} reads only the objects the {w:g} s write made, and "
+                           "reads usually run several times faster than replicated writes: it will likely run out "
+                           f"before {r:g} s; give the write at least {SEQ_WRITE_RATIO}x its time, e.g. duration: "
+                           f"{{write: {SEQ_WRITE_RATIO * r:g}s, {read.params['phase']}: {r:g}s, ...}}")
     return out
 
 

@@ -77,3 +77,18 @@ def test_plan_uses_the_descriptor_phase_fields_and_repeats():
     assert plan.est_duration_s == pytest.approx(RUN_OVERHEAD_S + sum(t.est_duration_s for t in plan.tests))
     assert estimate_s(plan.tests) == plan.est_duration_s
     assert rados[0].est_duration_s > rados[1].est_duration_s - 3.0 + 10.0 - 1e-9
+
+
+def test_validate_warns_where_a_seq_would_run_out():
+    from cephbench.plan import warnings
+    short = expand(parse_suite({"name": "t", "workloads": [{"type": "rados_bench", "duration": "5s"}]}, "s.yaml"))
+    [w] = warnings(short)
+    assert w.startswith("002-rados_bench-seq-4MiB-t16: seq reads only the objects the 5 s write made")
+    assert "duration: {write: 20s, seq: 5s" in w
+    long = expand(parse_suite({"name": "t", "workloads": [
+        {"type": "rados_bench", "duration": {"write": "20s", "seq": "5s", "rand": "5s"}}]}, "s.yaml"))
+    assert warnings(long) == []
+    from pathlib import Path
+    from cephbench.config import load_suite
+    quick = Path(__file__).resolve().parents[2] / "suites" / "quick.yaml"
+    assert warnings(expand(load_suite(quick))) == []
