@@ -315,7 +315,8 @@ def run(suite_path: Path | None, out_dir: Path | None, resume_dir: Path | None, 
         out.print(f"every test of {prep.rundir.path if prep.rundir else prep.suite.name} has a result: nothing to run")
         return
     _print_plan_warnings(prep.plan)
-    events = ConsoleEvents(err, total=len(prep.todo), est_total_s=prep.est_s, quiet=dry_run)
+    events = ConsoleEvents(err, total=len(prep.todo), est_total_s=prep.est_s, quiet=dry_run,
+                           run_dir=prep.rundir.path if prep.rundir else None)
     if dry_run:
         out.print(f"dry run against {prep.target.conf} (health {prep.status.get('health', {}).get('status')}); "
                   f"{len(prep.todo)} tests; these commands would change the cluster:")
@@ -346,6 +347,27 @@ def run(suite_path: Path | None, out_dir: Path | None, resume_dir: Path | None, 
                   f"'cephbench run --resume {rundir.path}'")
         sys.exit(130)
     if summary.failed:
+        sys.exit(1)
+
+
+@main.command()
+@click.argument("run_dir", type=click.Path(path_type=Path))
+@click.option("-c", "--conf", type=click.Path(path_type=Path), help="ceph.conf (default: the one run.json names).")
+@click.option("-k", "--keyring", type=click.Path(path_type=Path), help="Keyring (default: the one run.json names).")
+@click.option("--id", "client_id", help="Client id (default: the one run.json names).")
+def cleanup(run_dir: Path, conf: Path | None, keyring: Path | None, client_id: str | None) -> None:
+    """Remove what a run that died (kill -9, a crash) left: pools, flags, images, users, its tool processes."""
+    from .launch import RunRequest, cleanup as clean
+    from .recovery import how_to_remove
+    removed, failed = clean(run_dir, RunRequest(conf=conf, keyring=keyring, client_id=client_id),
+                            say=lambda m: out.print(f"  {m}", markup=False))
+    if not removed and not failed:
+        out.print(f"{run_dir}: nothing left behind", markup=False)
+        return
+    out.print(f"{run_dir}: removed {len(removed)} thing(s) the run left", markup=False)
+    for r, why in failed:
+        err.print(f"cephbench: could not remove {r.kind} {r.name}: {why}; by hand: {how_to_remove(r)}", markup=False)
+    if failed:
         sys.exit(1)
 
 

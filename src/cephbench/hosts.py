@@ -154,8 +154,9 @@ def run_together(
     timeout_s: float,
     tick: Callable[[], None] | None = None,
     tick_interval_s: float = 1.0,
+    started: Callable[[list[int]], None] | None = None,
 ) -> list[CommandResult]:
-    """Start every command at once, wait for all, call `tick` while waiting.
+    """Start every command at once, wait for all, call `tick` while waiting (and `started` with their PIDs).
 
     Output goes to files so that `tick` can read progress as it is written (live
     MB/s) and large outputs never block on a pipe. On timeout or any exception
@@ -175,6 +176,8 @@ def run_together(
                     raise UserError(f"command not found: {argv[0]}",
                                     "run scripts/setup.sh to install what cephbench needs") from exc
             procs.append((sp, p, time.monotonic()))
+        if started:
+            started([p.pid for _, p, _ in procs])     # e.g. recorded, so that a dead run's tools can be stopped
         deadline = time.monotonic() + timeout_s
         next_tick = time.monotonic() + tick_interval_s
         timed_out = False

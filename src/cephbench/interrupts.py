@@ -10,7 +10,7 @@ from __future__ import annotations
 import signal
 import threading
 from contextlib import contextmanager
-from typing import Iterator
+from typing import Callable, Iterator
 
 HELD = (signal.SIGINT, signal.SIGTERM)
 
@@ -45,3 +45,27 @@ def held() -> Iterator[None]:
             signal.signal(s, handler)
         for s in dict.fromkeys(caught):
             signal.raise_signal(s)
+
+
+@contextmanager
+def shielded(first: Callable[[], None]) -> Iterator[None]:
+    """Cleanup that a first Ctrl-C or SIGTERM does not cut short: the first signal only calls `first` (which says
+    that cleanup goes on and that a second one skips it); the second raises Interrupted, to skip the rest."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    count = [0]
+
+    def handler(signum, frame) -> None:  # noqa: ARG001
+        count[0] += 1
+        if count[0] == 1:
+            first()
+        else:
+            raise Interrupted()
+
+    previous = {s: signal.signal(s, handler) for s in HELD}
+    try:
+        yield
+    finally:
+        for s, h in previous.items():
+            signal.signal(s, h)

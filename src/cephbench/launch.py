@@ -17,13 +17,16 @@ from typing import Any, Callable
 
 from . import __version__
 from .cluster import Cluster, Target
-from .config import Suite, load_suite, parse_suite
+from .config import Settings, Suite, load_suite, parse_suite
 from .drivers.base import RunContext
+from .drivers.rbd_images import remove_image_spec, unmap_device
+from .drivers.rgw.admin import BucketSweep, remove_user
 from .errors import UserError
 from .hosts import local_facts
 from .lab import Lab, default_lab_dir
 from .plan import Plan, expand
-from .resources import Ledger
+from .recovery import Remover, RunLock, how_to_remove, leftovers, remove_leftovers, stop_process_group
+from .resources import Ledger, Resource
 from .results import CorruptLine, Result, RunDir, Test, run_dir_path
 from .runner import RunEvents, RunOptions, RunSummary, execute, pending_tests, preflight
 
@@ -57,6 +60,7 @@ class Prepared:
     run_id: str
     rundir: RunDir | None                   # None in a dry run
     unreadable: list[CorruptLine] = field(default_factory=list)   # of a resumed run's results.jsonl
+    lock: RunLock | None = None             # held while this process runs the directory
 
     @property
     def est_s(self) -> float:
@@ -108,25 +112,98 @@ def choose_target(suite: Suite, request: RunRequest,
 
 
 def prepare(request: RunRequest, say: Callable[[str], None] = lambda _m: None) -> Prepared:
-    """Load, choose the target, preflight, and (unless a dry run) open the run directory with run.json."""
-    suite, rundir, done, bad = load(request)
-    plan = expand(suite)
-    todo = pending_tests(plan, done)
-    target, lb = choose_target(suite, request, say)
-    cluster = Cluster(target)
-    status = preflight(cluster, plan, request.force)
-    run_id = secrets.token_hex(3)
-    if not request.dry_run and rundir is None:
-        rundir = RunDir.create(run_dir_path(suite.name, request.out_dir), {
-            "cephbench_version": __version__, "run_ids": [run_id], "suite_name": suite.name,
-            "suite": suite.model_dump(mode="json"), "plan": [t.model_dump() for t in plan.tests],
-            "target": target.describe(), "started_unix": time.time(),
-            "cluster": cluster.facts(), "hosts": {"client": local_facts()},
-        })
-    elif rundir is not None and not request.dry_run:
-        rundir.update_meta(run_ids=[*rundir.meta().get("run_ids", []), run_id])
+    """Load, choose the target, preflight, and (unless a dry run) open the run directory with run.json.
+
+    A resumed run first finishes the cleanup of the part that died: what its resources.json lists is removed
+    (and its tool processes stopped) before anything else changes, and a torn last result line is set aside."""
+    lock = RunLock.take(request.resume_dir) if request.resume_dir is not None and not request.dry_run else None
+    try:
+        suite, rundir, done, bad = load(request)
+        if rundir is not None and not request.dry_run:
+            torn = rundir.set_aside_torn_tail()
+            if torn is not None:
+                say(f"{rundir.results_jsonl}: its last line was cut short ({len(torn)} characters, the run died "
+                    f"while writing it); kept in {rundir.torn_jsonl.name}, that test runs again")
+        plan = expand(suite)
+        todo = pending_tests(plan, done)
+        target, lb = choose_target(suite, request, say)
+        cluster = Cluster(target)
+        status = preflight(cluster, plan, request.force)
+        run_id = secrets.token_hex(3)
+        if rundir is not None and not request.dry_run:
+            finish_dead_run(rundir, cluster, suite, say)
+            rundir.update_meta(run_ids=[*rundir.meta().get("run_ids", []), run_id])
+        elif not request.dry_run:
+            rundir = RunDir.create(run_dir_path(suite.name, request.out_dir), {
+                "cephbench_version": __version__, "run_ids": [run_id], "suite_name": suite.name,
+                "suite": suite.model_dump(mode="json"), "plan": [t.model_dump() for t in plan.tests],
+                "target": target.describe(), "started_unix": time.time(),
+                "cluster": cluster.facts(), "hosts": {"client": local_facts()},
+            })
+            lock = RunLock.take(rundir.path)
+    except BaseException:
+        if lock is not None:
+            lock.release()
+        raise
     return Prepared(request, suite, plan, todo, target, lb, cluster, status, run_id,
-                    None if request.dry_run else rundir, bad)
+                    None if request.dry_run else rundir, bad, lock)
+
+
+def removers(ctx: RunContext) -> dict[str, Remover]:
+    """How each kind of resource is removed knowing only its name (ctx: a RunContext for the run's target)."""
+    def flags(r: Resource) -> None:
+        for flag in [f for f in r.name.split(",") if f and f != "none"]:
+            ctx.cluster.set_flag(flag, False)
+
+    def process(r: Resource) -> None:
+        stop_process_group(r.name)
+
+    return {
+        "process": process,
+        "osd-flags": flags,
+        "pool": lambda r: ctx.cluster.delete_pool(r.name),
+        "ec-profile": lambda r: ctx.cluster.delete_ec_profile(r.name),
+        "rbd-image": lambda r: remove_image_spec(ctx, r.name),
+        "rbd-mapping": lambda r: unmap_device(ctx, r.name),
+        "rgw-user": lambda r: remove_user(ctx, r.name),
+        "rgw-buckets": lambda r: BucketSweep(ctx, r.name.rstrip("*")).remove(),
+    }
+
+
+def finish_dead_run(rundir: RunDir, cluster: Cluster, suite: Suite | None, say: Callable[[str], None]) -> None:
+    """Remove what an earlier part of this run left (resources.json); refuse to go on while anything is left."""
+    ctx = RunContext(cluster=cluster, run_id="recovery", rundir=None, ledger=Ledger(None),
+                     settings=suite.settings if suite else Settings())
+    def note(m: str) -> None:
+        say(f"{rundir.path}: {m} (left by the part of the run that died)")
+    _, failed = remove_leftovers(rundir.path, removers(ctx), note=note)
+    if failed:
+        what = "; ".join(f"{r.kind} {r.name}: {why} (by hand: {how_to_remove(r)})" for r, why in failed)
+        raise UserError(f"{rundir.path} left {len(failed)} thing(s) that could not be removed: {what}",
+                        f"fix that, then run 'cephbench cleanup {rundir.path}'", where="--resume")
+
+
+def cleanup(run_dir: Path, request: RunRequest, say: Callable[[str], None]
+            ) -> tuple[list[Resource], list[tuple[Resource, str]]]:
+    """`cephbench cleanup RUN_DIR`: remove what a run that died left, reached through the target it recorded."""
+    rundir = RunDir.open(run_dir)
+    lock = RunLock.take(rundir.path)
+    try:
+        recorded = rundir.meta().get("target") or {}
+        conf = request.conf or (Path(recorded["conf"]) if recorded.get("conf") else None)
+        if conf is None:
+            raise UserError(f"{run_dir}/run.json names no cluster", "give --conf (and --keyring, --id)")
+        keyring = request.keyring or (Path(recorded["keyring"]) if recorded.get("keyring") else None)
+        target = Target(conf.absolute(), keyring.absolute() if keyring else None,
+                        request.client_id or recorded.get("id"), is_lab=bool(recorded.get("lab")))
+        if not leftovers(rundir.path):
+            return [], []
+        cluster = Cluster(target)
+        cluster.check_reachable()
+        ctx = RunContext(cluster=cluster, run_id="recovery", rundir=None, ledger=Ledger(None), settings=Settings())
+        return remove_leftovers(rundir.path, removers(ctx), note=say)
+    finally:
+        lock.release()
 
 
 def start(prep: Prepared, events: RunEvents) -> RunSummary:
@@ -143,6 +220,9 @@ def start(prep: Prepared, events: RunEvents) -> RunSummary:
         if prep.rundir is not None and req.resume_dir is None and not prep.rundir.results()[0]:
             shutil.rmtree(prep.rundir.path, ignore_errors=True)
         raise
+    finally:
+        if prep.lock is not None:
+            prep.lock.release()
     if prep.rundir is not None:
         prep.rundir.update_meta(finished_unix=time.time(), interrupted=summary.interrupted)
     return summary

@@ -14,8 +14,10 @@ from .results import Result, Test
 
 
 class ConsoleEvents:
-    def __init__(self, console: Console, total: int, est_total_s: float, quiet: bool = False) -> None:
+    def __init__(self, console: Console, total: int, est_total_s: float, quiet: bool = False,
+                 run_dir: object = None) -> None:
         self.console = console
+        self.run_dir = run_dir
         self.quiet = quiet
         self.total = total
         self.est_total_s = est_total_s
@@ -87,4 +89,9 @@ class ConsoleEvents:
         for r, why in failures:
             self.console.print(f"cleanup: could not remove {r.kind} {r.name}: {why}", markup=False)
         if left:
-            self.console.print("left on the cluster: " + ", ".join(f"{r.kind} {r.name}" for r in left), markup=False)
+            from .recovery import how_to_remove
+            self.console.print("left behind: " + ", ".join(f"{r.kind} {r.name}" for r in left), markup=False)
+            for r in left:
+                self.console.print(f"  remove by hand: {how_to_remove(r)}", markup=False)
+            if self.run_dir is not None:
+                self.console.print(f"  or all at once: cephbench cleanup {self.run_dir}", markup=False)

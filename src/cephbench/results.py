@@ -218,7 +218,39 @@ class RunDir:
         meta.update(fields)
         self.write_meta(meta)
 
+    @property
+    def torn_jsonl(self) -> Path:
+        return self.path / "results.torn.jsonl"
+
+    def set_aside_torn_tail(self) -> str | None:
+        """A last line cut short (a run killed while writing it: no newline at its end) is moved to
+        results.torn.jsonl, so that the next result starts a line of its own; returns the torn text."""
+        try:
+            with open(self.results_jsonl, "rb+") as f:
+                size = f.seek(0, os.SEEK_END)
+                if size == 0:
+                    return None
+                f.seek(size - 1)
+                if f.read(1) == b"\n":
+                    return None
+                chunk = min(size, 1 << 20)
+                f.seek(size - chunk)
+                data = f.read(chunk)
+                start = data.rfind(b"\n") + 1          # 0: the whole chunk is the torn line
+                torn = data[start:]
+                with open(self.torn_jsonl, "ab") as side:
+                    side.write(torn + b"\n")
+                    side.flush()
+                    os.fsync(side.fileno())
+                f.truncate(size - len(torn))
+                f.flush()
+                os.fsync(f.fileno())
+                return torn.decode(errors="replace")
+        except FileNotFoundError:
+            return None
+
     def append(self, result: Result) -> None:
+        self.set_aside_torn_tail()
         line = result.model_dump_json(exclude_none=True) + "\n"
         with open(self.results_jsonl, "a", encoding="utf-8") as f:
             f.write(line)

@@ -14,7 +14,7 @@ from .drivers.base import Events, Outcome, RunContext
 from .drivers.registry import DRIVERS, PREFLIGHT
 from .errors import OperationFailed, PermissionDenied, UserError
 from .hosts import LocalHost
-from .interrupts import sigterm_interrupts
+from .interrupts import held, shielded, sigterm_interrupts
 from .kinds import KINDS
 from .plan import Plan
 from .resources import Resource
@@ -100,17 +100,10 @@ def execute(plan: Plan, ctx: RunContext, events: RunEvents, options: RunOptions,
     summary = RunSummary()
     analyzer = RunAnalyzer.for_run(ctx)     # ceilings, efficiency and bottleneck from the run's baselines
     todo = {t.id for t in todo_tests}
-    scrub = ScrubFlags(ctx.cluster)
     previous = sigterm_interrupts()
     try:
         if ctx.settings.set_noscrub:
-            if options.dry_run:
-                ctx.planned += ["ceph osd set noscrub", "ceph osd set nodeep-scrub"]
-                ctx.ledger.add(Resource("osd-flags", "noscrub,nodeep-scrub"),
-                               lambda: ctx.planned.extend(["ceph osd unset nodeep-scrub", "ceph osd unset noscrub"]))
-            else:
-                scrub.set()
-                ctx.ledger.add(Resource("osd-flags", ",".join(scrub.set_by_us) or "none"), scrub.restore)
+            set_scrub_flags(ctx)
         for _gid, tests_iter in groupby(plan.tests, key=lambda t: t.group):
             group = list(tests_iter)
             if not any(t.id in todo for t in group):
@@ -126,8 +119,12 @@ def execute(plan: Plan, ctx: RunContext, events: RunEvents, options: RunOptions,
         summary.interrupted = True
         events.note("interrupted: cleaning up what this run created (Ctrl-C again to skip)")
     finally:
+        def first_signal() -> None:
+            summary.interrupted = True
+            events.note("cleaning up what this run created goes on (Ctrl-C again to skip it)")
         try:
-            failures = ctx.ledger.release(keep=lambda r: options.keep and r.kind != "osd-flags")
+            with shielded(first_signal):   # a first signal during cleanup must not leave flags or pools behind
+                failures = ctx.ledger.release(keep=lambda r: options.keep and r.kind != "osd-flags")
             summary.left_behind = [r for r, _ in failures]
             if options.keep:
                 summary.left_behind += [r for r in ctx.ledger.pending()]
@@ -141,6 +138,22 @@ def execute(plan: Plan, ctx: RunContext, events: RunEvents, options: RunOptions,
             signal.signal(signal.SIGTERM, previous)
         summary.planned = list(ctx.planned)
     return summary
+
+
+def set_scrub_flags(ctx: RunContext) -> None:
+    """noscrub/nodeep-scrub for the run: the flags it will set enter the ledger before the first is set, and the
+    whole change is held against signals, so that no exit path leaves a flag the run set."""
+    if ctx.dry_run:
+        ctx.planned += ["ceph osd set noscrub", "ceph osd set nodeep-scrub"]
+        ctx.ledger.add(Resource("osd-flags", "noscrub,nodeep-scrub"),
+                       lambda: ctx.planned.extend(["ceph osd unset nodeep-scrub", "ceph osd unset noscrub"]))
+        return
+    scrub = ScrubFlags(ctx.cluster)
+    with held():
+        wanted = scrub.missing()
+        if wanted:
+            ctx.ledger.add(Resource("osd-flags", ",".join(wanted)), scrub.restore)
+            scrub.set(wanted)
 
 
 def _run_group(driver, ctx: RunContext, group: list[Test], todo: set[str]) -> Iterator[Result]:

@@ -35,13 +35,16 @@ class ScrubFlags:
     set_by_us: list[str] = field(default_factory=list)
     before: list[str] = field(default_factory=list)
 
-    def set(self) -> None:
+    def missing(self) -> list[str]:
+        """The scrub flags not set now: the ones this run will set (and only those it will unset)."""
         current = self.cluster.osd_flags()
         self.before = sorted(f for f in SCRUB_FLAGS if f in current)
-        for flag in SCRUB_FLAGS:
-            if flag not in current:
-                self.cluster.set_flag(flag, True)
-                self.set_by_us.append(flag)
+        return [f for f in SCRUB_FLAGS if f not in current]
+
+    def set(self, flags: list[str] | None = None) -> None:
+        for flag in self.missing() if flags is None else flags:
+            self.cluster.set_flag(flag, True)
+            self.set_by_us.append(flag)
 
     def restore(self) -> None:
         while self.set_by_us:

@@ -167,6 +167,6 @@ workloads:
     proc.send_signal(signal.SIGINT)
     _, stderr = proc.communicate(timeout=180)
     assert proc.returncode == 130, stderr
-    assert "could not remove" not in stderr and "left on the cluster" not in stderr, stderr
+    assert "could not remove" not in stderr and "left behind" not in stderr, stderr
     assert leftovers(lab_cluster) == {"pools": [], "ec_profiles": []}, "Ctrl-C left RBD pools behind"
     assert json.loads((out / "resources.json").read_text()) == []

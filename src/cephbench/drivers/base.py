@@ -21,7 +21,8 @@ from ..errors import OperationFailed
 from ..hostload import WATCH_SH, CpuSampler, load_from_stream
 from ..hosts import CommandResult, LocalHost, Spawn, run_together, stop_group
 from ..remote import OsdHost, drop_caches_argv, osd_hosts, run_on_all
-from ..resources import Ledger
+from ..recovery import process_tag, stop_process_group
+from ..resources import Ledger, Resource
 from ..results import HostLoad, Measurement, RunDir, Test
 from ..safety import CapacityBudget, drop_caches_local
 
@@ -114,16 +115,34 @@ class RunContext:
                 bw, ops = live([sp.output for sp in spawns])
                 self.events.live(test, bw, ops)
 
+        tools: list[Resource] = []
         try:
-            results = run_together(spawns, timeout_s, tick=tick)
+            results = run_together(spawns, timeout_s, tick=tick,
+                                   started=lambda pids: tools.extend(self._record_processes(pids)))
         finally:
             for _, proc, _ in watchers:
                 stop_group(proc)
+            for r in tools + [self._process_resource(proc.pid) for _, proc, _ in watchers]:
+                self.ledger.forget(r)      # ended (or killed) by now: nothing of theirs is left
         loads = [cpu.summary(), *(load_from_stream(path.read_text(errors="replace"), h.name, "OSD host")
                                   for h, _, path in watchers)]
         # the last tool run of a test is its measured one
         self.host_loads[test.id] = [load for load in loads if load is not None]
         return results
+
+    def _record_processes(self, pids: list[int]) -> list[Resource]:
+        """Tool processes enter the ledger by PID and start time: a run killed with -9 leaves their record in
+        resources.json, and `cephbench cleanup` stops exactly those processes."""
+        out = []
+        for pid in pids:
+            r = self._process_resource(pid)
+            self.ledger.add(r, lambda tag=r.name: stop_process_group(tag))
+            out.append(r)
+        return out
+
+    @staticmethod
+    def _process_resource(pid: int) -> Resource:
+        return Resource("process", process_tag(pid))
 
     def _watch(self, test: Test, hosts: list[OsdHost]) -> list[tuple[OsdHost, subprocess.Popen, Path]]:
         """One ssh per OSD host streaming /proc/stat while the test runs; its output is kept as raw output."""
@@ -133,8 +152,10 @@ class RunContext:
             log.warning("ssh is not installed: OSD hosts are not watched")
             return []
         raw = self.rundir.raw_dir(test.id)
-        return [(h, self.host.start(h.argv(["sh", "-c", WATCH_SH], self.settings.ssh), stdout_path=path), path)
-                for h in hosts for path in [raw / f"host-{safe_name(h.name)}-proc-stat.txt"]]
+        watchers = [(h, self.host.start(h.argv(["sh", "-c", WATCH_SH], self.settings.ssh), stdout_path=path), path)
+                    for h in hosts for path in [raw / f"host-{safe_name(h.name)}-proc-stat.txt"]]
+        self._record_processes([proc.pid for _, proc, _ in watchers])
+        return watchers
 
     def _all_osd_hosts(self) -> list[OsdHost]:
         """Every host with an OSD, once per run; a cluster that will not say gives none."""

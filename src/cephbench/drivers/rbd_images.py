@@ -138,21 +138,26 @@ def create_images(ctx: RunContext, gid: str, params: dict[str, Any], krbd: bool 
     return images
 
 
+def remove_image_spec(ctx: RunContext, spec: str) -> None:
+    """Remove an image this run made ("pool/image"); one whose pool is gone went with it."""
+    if spec.split("/", 1)[0] not in ctx.cluster.pool_names():
+        return
+    res = ctx.host.run(rbd_argv(ctx, "rm", "--no-progress", spec), timeout_s=600)
+    if not res.ok and "watchers" in res.stderr:
+        # a client killed mid-run (Ctrl-C, timeout) still watches it for up to 30 s; the image's pool,
+        # which this run created and removes next, takes it with it
+        log.warning("rbd rm %s: still watched by a stopped client; it goes with its pool", spec)
+        return
+    _check(res, f"rbd rm {spec}")
+
+
+def unmap_device(ctx: RunContext, dev: str) -> None:
+    _check(ctx.host.run(rbd_argv(ctx, "unmap", dev), timeout_s=120), f"rbd unmap {dev}")
+
+
 def _register_image(ctx: RunContext, spec: str) -> None:
     argv = rbd_argv(ctx, "rm", "--no-progress", spec)
-
-    def remove() -> None:
-        if spec.split("/", 1)[0] not in ctx.cluster.pool_names():
-            return          # removed with its pool
-        res = ctx.host.run(argv, timeout_s=600)
-        if not res.ok and "watchers" in res.stderr:
-            # a client killed mid-run (Ctrl-C, timeout) still watches it for up to 30 s; the image's pool,
-            # which this run created and removes next, takes it with it
-            log.warning("rbd rm %s: still watched by a stopped client; it goes with its pool", spec)
-            return
-        _check(res, f"rbd rm {spec}")
-
-    ctx.ledger.add(Resource("rbd-image", spec), lambda: ctx.change(argv, remove))
+    ctx.ledger.add(Resource("rbd-image", spec), lambda: ctx.change(argv, lambda: remove_image_spec(ctx, spec)))
 
 
 WATCH_EXPIRY_S = 45.0   # a client that died without closing its image is dropped after osd_client_watch_timeout (30 s)
@@ -267,9 +272,7 @@ def map_images(ctx: RunContext, images: Images) -> None:
         with held():    # the device is known only when `rbd map` returns: an interrupt must not cut it short
             res = _check(ctx.host.run(argv, timeout_s=120), f"rbd map {spec}")
         dev = res.stdout.strip().splitlines()[-1].strip()
-        unmap = rbd_argv(ctx, "unmap", dev)
-        ctx.ledger.add(Resource("rbd-mapping", dev),
-                       lambda unmap=unmap, dev=dev: _check(ctx.host.run(unmap, timeout_s=120), f"rbd unmap {dev}"))
+        ctx.ledger.add(Resource("rbd-mapping", dev), lambda dev=dev: unmap_device(ctx, dev))
         images.devices.append(dev)
 
 

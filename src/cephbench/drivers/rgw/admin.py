@@ -22,6 +22,13 @@ def _admin(ctx: RunContext, *args: str) -> CommandResult:
     return ctx.host.run(["radosgw-admin", *ctx.target.client_args(), *args], 120)
 
 
+def remove_user(ctx: RunContext, uid: str) -> None:
+    """Remove a run's RGW user and everything it owns; one that does not exist (any more, or yet) is fine."""
+    r = _admin(ctx, "user", "rm", "--uid", uid, "--purge-data")
+    if not r.ok and "could not find user" not in r.stderr.lower() and "does not exist" not in r.stderr.lower():
+        raise OperationFailed(f"radosgw-admin user rm --uid {uid} --purge-data failed: {r.error_text()}")
+
+
 def run_user(ctx: RunContext) -> Credentials | None:
     """The RGW user of this run (uid cephbench-<run-id>-rgw) with S3 keys and a swift subuser.
 
@@ -43,13 +50,8 @@ def run_user(ctx: RunContext) -> Credentials | None:
            "--key-type", "swift", "--gen-secret"]
     rm = ["user", "rm", "--uid", uid, "--purge-data"]
 
-    def remove() -> None:
-        r = _admin(ctx, *rm)
-        if not r.ok and "could not find user" not in r.stderr.lower() and "does not exist" not in r.stderr.lower():
-            raise OperationFailed(f"radosgw-admin user rm --uid {uid} --purge-data failed: {r.error_text()}")
-
     def make() -> Credentials:
-        ctx.ledger.add(resource, remove)        # first: an interrupt may land after RGW made the user
+        ctx.ledger.add(resource, lambda: remove_user(ctx, uid))   # first: an interrupt may land after RGW made it
         with held():
             res = _admin(ctx, *create)
         if not res.ok:
