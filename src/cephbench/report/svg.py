@@ -62,9 +62,7 @@ def _step(span: float, target: int) -> float:
 
 def tick_text(v: float, step: float) -> str:
     """A tick label with as many decimals as the step needs (0.25 -> 2, 20 -> 0), never "-0"."""
-    decimals = max(0, -math.floor(math.log10(step) + 1e-9))
-    if decimals and round(step / 10 ** -decimals, 6) % 1:   # 2.5 × 10^k needs one more
-        decimals += 1
+    decimals = next(d for d in range(12) if abs(round(step, d) - step) <= step * 1e-9)
     out = f"{v:.{decimals}f}"
     return "0" if float(out) == 0 else out
 
