@@ -12,8 +12,9 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from html import escape
 from typing import Sequence
+
+from markupsafe import escape   # Jinja2's own escaping, already loaded for the page (html's pulls in html.entities)
 
 WIDTH = 912                 # what matplotlib's 9.5 in at 96 dpi gave: the page's charts keep their width
 FONT = "DejaVu Sans, Verdana, Arial, sans-serif"
@@ -32,7 +33,7 @@ Ticks = list[tuple[float, str]]
 
 
 def esc(text: object) -> str:
-    return escape(str(text), quote=True)
+    return str(escape(str(text)))
 
 
 def series_style(i: int) -> tuple[str, str]:
