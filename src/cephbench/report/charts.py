@@ -1,54 +1,26 @@
-"""Charts as inline SVG strings (matplotlib, Agg): no files, no network, deterministic ids."""
+"""The report's charts as inline SVG strings (drawn by svg.py): what each chart shows, chosen from the results."""
 
 from __future__ import annotations
 
-import io
 import math
-import re
 from typing import Sequence
 
-import matplotlib
-
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-
-from ..results import Result  # noqa: E402
-from ..units import format_size  # noqa: E402
+from ..results import Result
+from ..units import format_size
+from . import svg
 
 MIB = 1024 * 1024
-MAX_LINES = 24          # more lines than this make a chart unreadable (and slow): the rest are listed as omitted
-
-plt.rcParams.update({
-    "svg.fonttype": "none",       # text stays text: small files, selectable, printable
-    "svg.hashsalt": "cephbench",  # stable element ids from run to run
-    "font.size": 9,
-    "axes.grid": True,
-    "grid.alpha": 0.3,
-    "figure.dpi": 96,
-})
-
-_XML_HEAD = re.compile(r"^<\?xml[^>]*>\s*(<!DOCTYPE[^>]*>\s*)?", re.S)
-_METADATA = re.compile(r"<metadata>.*?</metadata>\s*", re.S)
+MAX_LINES = 24          # more lines than this make a chart unreadable: the rest are not drawn
+SLOW = "#c0392b"
+NORMAL = "#2e86c1"
 
 
-def _svg(fig) -> str:
-    buf = io.StringIO()
-    # Fixed margins instead of bbox_inches="tight", which draws every figure twice.
-    fig.savefig(buf, format="svg", metadata={"Date": None})
-    plt.close(fig)
-    return _METADATA.sub("", _XML_HEAD.sub("", buf.getvalue()))
+def _lines(named: Sequence[tuple[str, list[tuple[float, float]]]], marker: bool = False) -> list[svg.Line]:
+    return [svg.Line(name, pts, *svg.series_style(i), marker=marker) for i, (name, pts) in enumerate(named)]
 
 
-def _figure(rows: int, height: float):
-    fig, axes = plt.subplots(rows, 1, figsize=(9.5, height), sharex=rows > 1, squeeze=False)
-    # room on the right for the legend, left and bottom for labels
-    fig.subplots_adjust(left=0.08, right=0.70, bottom=0.14 if rows == 1 else 0.09, top=0.96, hspace=0.12)
-    return fig, [a[0] for a in axes]
-
-
-def _legend(ax, n: int) -> None:
-    if n:
-        ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
+def _legend(lines: Sequence[svg.Line]) -> list[svg.LegendItem]:
+    return [svg.LegendItem(ln.label, ln.color, ln.dash, "marker" if ln.marker else "line") for ln in lines]
 
 
 def _cpu_series(r: Result) -> list[float]:
@@ -82,59 +54,46 @@ def timeseries(results: Sequence[Result]) -> str | None:
     rs = _with_series(results)
     if not rs:
         return None
-    panels = _panels(rs)
-    fig, axes = _figure(len(panels), {1: 2.8, 2: 4.6, 3: 6.4}[len(panels)])
-    ax = dict(zip(panels, axes))
+    shown = _panels(rs)
+    panels = {"bandwidth": svg.Panel("MiB/s"), "IOPS": svg.Panel("IOPS (ops/s)"),
+              "host CPU": svg.Panel("CPU busy (%)\nbusiest host", ymax=100.0)}
+    series: dict[str, list[tuple[str, list[tuple[float, float]]]]] = {p: [] for p in panels}
     for r in rs:
         ts = r.measurement.timeseries
-        t = [s.t_s for s in ts]
-        ax["bandwidth"].plot(t, [(s.bytes_per_s or 0) / MIB for s in ts], label=r.test.id, linewidth=1.2)
-        if "IOPS" in ax:
-            ax["IOPS"].plot(t, [s.ops_per_s or 0 for s in ts], linewidth=1.2)
-        if "host CPU" in ax:
-            cpu = _cpu_series(r)
-            ax["host CPU"].plot(range(1, len(cpu) + 1), [100 * c for c in cpu], linewidth=1.2)
-    ax["bandwidth"].set_ylabel("MiB/s")
-    ax["bandwidth"].set_ylim(bottom=0)
-    if "IOPS" in ax:
-        ax["IOPS"].set_ylabel("IOPS (ops/s)")
-        ax["IOPS"].set_ylim(bottom=0)
-    if "host CPU" in ax:
-        ax["host CPU"].set_ylabel("CPU busy (%)\nbusiest host")
-        ax["host CPU"].set_ylim(0, 100)
-    axes[-1].set_xlabel("time (s)")
-    _legend(ax["bandwidth"], len(rs))
-    return _svg(fig)
+        series["bandwidth"].append((r.test.id, [(s.t_s, (s.bytes_per_s or 0) / MIB) for s in ts]))
+        series["IOPS"].append((r.test.id, [(s.t_s, float(s.ops_per_s or 0)) for s in ts]))
+        series["host CPU"].append((r.test.id, [(i, 100 * c) for i, c in enumerate(_cpu_series(r), 1)]))
+    for name, p in panels.items():
+        p.lines = _lines(series[name])
+    return svg.line_chart([panels[p] for p in shown], svg.XAxis("time (s)"), _legend(panels["bandwidth"].lines),
+                          f"{timeseries_caption(rs)} over time")
 
 
 def sweep(results: Sequence[Result], param: str) -> str | None:
     """Throughput (MiB/s) against a swept parameter (object size, concurrency), one line per phase."""
+    measured = [r for r in results
+                if r.measurement and r.measurement.bytes_per_s is not None and param in r.test.params]
+    if not measured:
+        return None
+    varying = _varying(results)
     points: dict[str, list[tuple[float, float]]] = {}
-    for r in results:
-        if not r.measurement or r.measurement.bytes_per_s is None or param not in r.test.params:
-            continue
+    for r in measured:
         p = r.test.params
         rest = [f"{k}={_short(k, v)}" for k, v in sorted(p.items())
                 if k not in (param, "pool_profile", "duration_s", "phase") and not isinstance(v, (dict, list))
-                and _varies(results, k)]
+                and k in varying]
         key = " ".join([str(p.get("phase", r.measurement.op)), *rest])
         points.setdefault(key, []).append((float(p[param]), r.measurement.bytes_per_s / MIB))
-    if len({x for pts in points.values() for x, _ in pts}) < 2:
-        return None
-    fig, (ax,) = _figure(1, 3.4)
-    for key, pts in list(points.items())[:MAX_LINES]:
-        pts.sort()
-        ax.plot([x for x, _ in pts], [y for _, y in pts], marker="o", label=key, linewidth=1.2)
     xs = sorted({x for pts in points.values() for x, _ in pts})
-    if param in ("object_size", "block_size", "io_size") or max(xs) / max(min(xs), 1) >= 16:
-        ax.set_xscale("log", base=2)
-    ax.set_xticks(xs)
-    ax.set_xticklabels([_short(param, x) for x in xs])
-    ax.set_xlabel(param.replace("_", " "))
-    ax.set_ylabel("MiB/s")
-    ax.set_ylim(bottom=0)
-    _legend(ax, len(points))
-    return _svg(fig)
+    if len(xs) < 2:
+        return None
+    log = param in ("object_size", "block_size", "io_size") or max(xs) / max(min(xs), 1) >= 16
+    if log and xs[0] <= 0:
+        log = False
+    lines = _lines([(k, sorted(pts)) for k, pts in list(points.items())[:MAX_LINES]], marker=True)
+    return svg.line_chart([svg.Panel("MiB/s", lines)],
+                          svg.XAxis(param.replace("_", " "), log=log, ticks=[(x, _short(param, x)) for x in xs]),
+                          _legend(lines), f"throughput against {param.replace('_', ' ')}", panel_height=240)
 
 
 def percentiles(results: Sequence[Result]) -> str | None:
@@ -142,14 +101,14 @@ def percentiles(results: Sequence[Result]) -> str | None:
     rs = [r for r in results if r.measurement and r.measurement.latency.percentiles_ns][:MAX_LINES]
     if not rs:
         return None
-    fig, (ax,) = _figure(1, 3.4)
-    for r in rs:
-        pc = sorted(r.measurement.latency.percentiles_ns.items(), key=lambda kv: float(kv[0]))
-        ax.plot([f"p{k}" for k, _ in pc], [v / 1e6 for _, v in pc], marker="o", label=r.test.id, linewidth=1.2)
-    ax.set_yscale("log")
-    ax.set_ylabel("latency (ms)")
-    _legend(ax, len(rs))
-    return _svg(fig)
+    keys = sorted({k for r in rs for k in r.measurement.latency.percentiles_ns}, key=float)
+    at = {k: i for i, k in enumerate(keys)}
+    lines = _lines([(r.test.id, [(at[k], v / 1e6) for k, v in sorted(r.measurement.latency.percentiles_ns.items(),
+                                                                        key=lambda kv: float(kv[0]))])
+                    for r in rs], marker=True)
+    return svg.line_chart([svg.Panel("latency (ms)", lines, ylog=True)],
+                          svg.XAxis("percentile", ticks=[(i, f"p{k}") for i, k in enumerate(keys)]),
+                          _legend(lines), "latency percentiles", panel_height=240)
 
 
 def osd_bars(result: Result) -> str | None:
@@ -158,26 +117,27 @@ def osd_bars(result: Result) -> str | None:
     per = (m.extra.get("per_osd") or {}) if m else {}
     if not per:
         return None
-    names = sorted(per, key=lambda n: int(n.split(".")[-1]) if n.split(".")[-1].isdigit() else n)
+    names = sorted(per, key=lambda n: (0, int(n.split(".")[-1]), "") if n.split(".")[-1].isdigit() else (1, 0, n))
     slow = set(m.extra.get("slow_osds", []))
     values = [per[n]["bytes_per_s"] / MIB for n in names]
-    fig, ax = plt.subplots(figsize=(max(4.0, min(0.35 * len(names) + 2, 14)), 3.0))
-    fig.subplots_adjust(left=0.14, right=0.97, bottom=0.3 if len(names) > 12 else 0.14, top=0.95)
-    ax.bar(names, values, color=["#c0392b" if n in slow else "#2e86c1" for n in names])
     median = (m.extra.get("median_bytes_per_s") or 0) / MIB
     thr = m.extra.get("slow_threshold", 0.2)
-    ax.axhline(median, color="#555", linewidth=1, label=f"median {median:.0f} MiB/s")
-    ax.axhline(median * (1 - thr), color="#c0392b", linewidth=1, linestyle="--",
-               label=f"slow below {median * (1 - thr):.0f} MiB/s")
-    ax.set_ylabel("MiB/s")
-    if len(names) > 12:
-        ax.tick_params(axis="x", rotation=90)
-    ax.legend(fontsize=7, frameon=False)
-    return _svg(fig)
+    refs = [svg.RefLine(median, f"median {median:.0f} MiB/s", "#555555"),
+            svg.RefLine(median * (1 - thr), f"slow below {median * (1 - thr):.0f} MiB/s", SLOW, "5 3")]
+    legend = [svg.LegendItem("slow OSD", SLOW, shape="box")] if slow else []
+    return svg.bar_chart(names, values, [SLOW if n in slow else NORMAL for n in names], "MiB/s", refs,
+                         "OSD bench per OSD", legend)
 
 
-def _varies(results: Sequence[Result], key: str) -> bool:
-    return len({repr(r.test.params.get(key)) for r in results}) > 1
+def _varying(results: Sequence[Result]) -> set[str]:
+    """The parameters that differ between these results (a missing one counts as None): the ones that tell a
+    sweep's lines apart. One pass over the results, not one per key and result."""
+    keys = {k for r in results for k in r.test.params}
+    seen: dict[str, set[str]] = {k: set() for k in keys}
+    for r in results:
+        for k in keys:
+            seen[k].add(repr(r.test.params.get(k)))
+    return {k for k, vals in seen.items() if len(vals) > 1}
 
 
 def _short(key: str, v) -> str:

@@ -7,7 +7,6 @@ the Markdown table cells have their pipes escaped).
 from __future__ import annotations
 
 import io
-import re
 from typing import Sequence
 
 from rich.console import Console
@@ -15,6 +14,7 @@ from rich.table import Table
 
 from ..analysis.compare import METRICS, Metric, MetricDelta, PairComparison
 from ..analysis.stats import ALPHA, repeats_needed
+from . import svg
 from .format import iops, mib_s, ms
 
 MAX_CHART_TESTS = 40      # beyond this a bar chart is unreadable: the largest changes are shown
@@ -135,11 +135,6 @@ def render_markdown(pairs: Sequence[PairComparison], charts: Sequence[str | None
 
 def pct_change_svg(pair: PairComparison, b_name: str = "B") -> str | None:
     """Horizontal bars of % change per matched test and metric; faded bars are not significant (`~`)."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
     tests = [t for t in pair.tests if any(d.delta_pct is not None for d in t.metrics)]
     if not tests:
         return None
@@ -147,33 +142,14 @@ def pct_change_svg(pair: PairComparison, b_name: str = "B") -> str | None:
         tests = sorted(tests, key=lambda t: -max(abs(d.delta_pct or 0) for d in t.metrics))[:MAX_CHART_TESTS]
     metrics = [m for m in METRICS if any(d.metric is m for t in tests for d in t.metrics)]
     colors = dict(zip((m.name for m in METRICS), ("#1f77b4", "#2ca02c", "#ff7f0e", "#d62728")))
-    height = 1.0 / (len(metrics) + 1)
-    with plt.rc_context({"svg.fonttype": "none", "svg.hashsalt": "cephbench", "font.size": 9}):
-        fig, ax = plt.subplots(figsize=(8, 0.9 + 0.32 * len(tests) * max(1, len(metrics)) ** 0.5))
-        for j, m in enumerate(metrics):
-            ys, xs, alphas = [], [], []
-            for i, t in enumerate(tests):
-                d = next((d for d in t.metrics if d.metric is m), None)
-                if d is None or d.delta_pct is None:
-                    continue
-                ys.append(i + (j - (len(metrics) - 1) / 2) * height)
-                xs.append(d.delta_pct)
-                alphas.append(1.0 if d.sig.significant else 0.35)
-            bars = ax.barh(ys, xs, height=height, color=colors[m.name],
-                           label=m.label if m.higher_is_better else f"{m.label} (lower is better)")
-            for bar, a in zip(bars, alphas):
-                bar.set_alpha(a)
-        ax.set_yticks(range(len(tests)), [t.label for t in tests])
-        ax.invert_yaxis()
-        ax.axvline(0, color="black", linewidth=0.8)
-        ax.set_xlabel(f"% change, {b_name} against A (faded: not significant)")
-        ax.set_title(f"{pair.b.name} against {pair.a.name}", fontsize=9)
-        ax.grid(axis="x", alpha=0.3)
-        ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
-        buf = io.StringIO()
-        fig.savefig(buf, format="svg", bbox_inches="tight", metadata={"Date": None})
-        plt.close(fig)
-    return re.sub(r"^<\?xml[^>]*>\s*(<!DOCTYPE[^>]*>\s*)?", "", buf.getvalue(), flags=re.S)
+    groups = []
+    for m in metrics:
+        found = [next((d for d in t.metrics if d.metric is m), None) for t in tests]
+        groups.append(svg.BarGroup(m.label if m.higher_is_better else f"{m.label} (lower is better)", colors[m.name],
+                                   [d.delta_pct if d else None for d in found],
+                                   [1.0 if d and d.sig.significant else 0.35 for d in found]))
+    return svg.hbar_chart([t.label for t in tests], groups, f"% change, {b_name} against A (faded: not significant)",
+                          f"{pair.b.name} against {pair.a.name}", unit="%")
 
 
 _HTML = """<!DOCTYPE html>
@@ -217,7 +193,7 @@ def render_html(pairs: Sequence[PairComparison]) -> str:
                 rows.append({"test": td.label, "metric": d.metric.label, "a": value(d.metric, d.mean_a),
                              "b": value(d.metric, d.mean_b), "delta": delta_text(d), "sig": d.sig.text(),
                              "n": _n(d), "cls": cls})
-        # the SVG is matplotlib's own output: tick labels (test names from the run) are XML-escaped by it
+        # svg.py escapes every text it writes (test names and run names come from the run)
         data.append({"b_name": b, "a": pair.a.name, "b": pair.b.name, "rows": rows, "count": len(pair.tests),
                      "geomean": _geomean_text(pair), "svg": pct_change_svg(pair, b)})
     return env.from_string(_HTML).render(pairs=data, legend=legend(pairs))

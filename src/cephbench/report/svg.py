@@ -1,0 +1,454 @@
+"""The report's few chart kinds, written as SVG text: line charts (panels stacked on one x axis), vertical bars
+with reference lines, and grouped horizontal bars.
+
+matplotlib drew them before: importing it cost ~0.8 s and each chart 0.1-0.4 s, paid at the end of every run.
+What the report needs is a page of geometry (scales, nice ticks, a legend) plus escaped text.
+
+Output has no ids, scripts or external references, so any number of charts can share one page; every string
+from a run goes through `esc`. Sizes are pixels at the page's scale; a viewBox lets CSS shrink a chart.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Sequence
+
+from markupsafe import escape   # Jinja2's own escaping, already loaded for the page (html's pulls in html.entities)
+
+WIDTH = 912                 # what matplotlib's 9.5 in at 96 dpi gave: the page's charts keep their width
+FONT = "DejaVu Sans, Verdana, Arial, sans-serif"
+TICK_PX = 11
+LABEL_PX = 12
+LEGEND_PX = 10
+CHAR_EM = 0.62              # a generous average glyph width: text measured by it does not overflow
+LEGEND_CHARS = 46           # longer legend labels are cut with "…"; the whole label is in the tooltip
+PALETTE = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22",
+           "#17becf")
+DASHES = ("", "6 3", "2 2")  # past ten lines the colours repeat: the dash tells the lines apart
+GRID = "#000000"
+GRID_OPACITY = 0.1
+
+Ticks = list[tuple[float, str]]
+
+
+def esc(text: object) -> str:
+    return str(escape(str(text)))
+
+
+def series_style(i: int) -> tuple[str, str]:
+    """The colour and dash pattern of the i-th line of a chart."""
+    return PALETTE[i % len(PALETTE)], DASHES[(i // len(PALETTE)) % len(DASHES)]
+
+
+def text_width(text: str, px: float) -> float:
+    return len(text) * px * CHAR_EM
+
+
+def _num(v: float) -> str:
+    return f"{v:.1f}".rstrip("0").rstrip(".")
+
+
+def _cut(text: str, chars: int) -> str:
+    return text if len(text) <= chars else text[:chars - 1] + "…"
+
+
+# ---- ticks and scales ---------------------------------------------------------------------------
+
+def _step(span: float, target: int) -> float:
+    raw = span / max(target, 1)
+    mag = 10 ** math.floor(math.log10(raw))
+    return next(m * mag for m in (1, 2, 2.5, 5, 10) if m * mag >= raw * (1 - 1e-9))
+
+
+def tick_text(v: float, step: float) -> str:
+    """A tick label with as many decimals as the step needs (0.25 -> 2, 20 -> 0), never "-0"."""
+    decimals = next(d for d in range(12) if abs(round(step, d) - step) <= step * 1e-9)
+    out = f"{v:.{decimals}f}"
+    return "0" if float(out) == 0 else out
+
+
+def nice_ticks(lo: float, hi: float, target: int = 5) -> tuple[float, float, Ticks]:
+    """Round-numbered ticks covering [lo, hi]; returns the axis limits widened to the outer ticks."""
+    if not (math.isfinite(lo) and math.isfinite(hi)):
+        lo, hi = 0.0, 1.0
+    if hi - lo <= 0:
+        pad = abs(hi) * 0.1 or 1.0
+        lo, hi = lo - pad if lo != 0 else lo, hi + pad
+    step = _step(hi - lo, target)
+    first, last = math.floor(lo / step + 1e-9), math.ceil(hi / step - 1e-9)
+    ticks = [(k * step, tick_text(k * step, step)) for k in range(first, last + 1)]
+    return first * step, last * step, ticks
+
+
+def log10_ticks(lo: float, hi: float) -> tuple[float, float, Ticks]:
+    """Decades (with 2 and 5 between them when the range is short), limits widened to whole decades."""
+    lo_e, hi_e = math.floor(math.log10(lo)), math.ceil(math.log10(hi))
+    if hi_e == lo_e:
+        hi_e += 1
+    mantissas = (1,) if hi_e - lo_e >= 3 else (1, 2, 5)
+    ticks = [(m * 10.0 ** e, f"{m * 10.0 ** e:g}") for e in range(lo_e, hi_e + 1) for m in mantissas
+             if m * 10.0 ** e <= 10.0 ** hi_e * (1 + 1e-9)]
+    return 10.0 ** lo_e, 10.0 ** hi_e, ticks
+
+
+@dataclass(frozen=True)
+class Scale:
+    """Maps data values in [lo, hi] onto pixels [a, b] (b < a for a y axis), linearly or in log space."""
+    lo: float
+    hi: float
+    a: float
+    b: float
+    log: bool = False
+
+    def __call__(self, v: float) -> float:
+        if self.log:
+            v, lo, hi = math.log(v), math.log(self.lo), math.log(self.hi)
+        else:
+            lo, hi = self.lo, self.hi
+        span = hi - lo or 1.0
+        return self.a + (v - lo) / span * (self.b - self.a)
+
+
+def _padded(lo: float, hi: float, log: bool, share: float = 0.04) -> tuple[float, float]:
+    """Room at both ends so that markers on the first and last value are not cut by the frame."""
+    if log:
+        llo, lhi = math.log(lo), math.log(hi)
+        pad = (lhi - llo) * share or 0.5
+        return math.exp(llo - pad), math.exp(lhi + pad)
+    pad = (hi - lo) * share or 0.5
+    return lo - pad, hi + pad
+
+
+# ---- drawing ------------------------------------------------------------------------------------
+
+class Canvas:
+    """SVG elements, appended in drawing order."""
+
+    def __init__(self) -> None:
+        self.parts: list[str] = []
+
+    def text(self, x: float, y: float, s: str, px: float = TICK_PX, anchor: str = "start", rotate: float = 0,
+             color: str = "#222", weight: str = "", tooltip: str = "") -> None:
+        lines = s.split("\n")
+        attrs = f'x="{_num(x)}" y="{_num(y)}" font-size="{_num(px)}"'
+        if anchor != "start":
+            attrs += f' text-anchor="{anchor}"'
+        if rotate:
+            attrs += f' transform="rotate({_num(rotate)} {_num(x)} {_num(y)})"'
+        if color != "#222":
+            attrs += f' fill="{color}"'
+        if weight:
+            attrs += f' font-weight="{weight}"'
+        title = f"<title>{esc(tooltip)}</title>" if tooltip else ""
+        if len(lines) == 1:
+            self.parts.append(f"<text {attrs}>{title}{esc(s)}</text>")
+            return
+        # a multi-line label: each line one em further, the block centred on y
+        dy0 = -(len(lines) - 1) * 0.6
+        spans = "".join(f'<tspan x="{_num(x)}" dy="{dy0 if i == 0 else 1.2:.1f}em">{esc(ln)}</tspan>'
+                        for i, ln in enumerate(lines))
+        self.parts.append(f"<text {attrs}>{title}{spans}</text>")
+
+    def line(self, x1: float, y1: float, x2: float, y2: float, color: str = "#333", width: float = 1,
+             dash: str = "", opacity: float = 1.0) -> None:
+        extra = (f' stroke-dasharray="{dash}"' if dash else "") + (f' stroke-opacity="{opacity}"' if opacity < 1 else "")
+        self.parts.append(f'<line x1="{_num(x1)}" y1="{_num(y1)}" x2="{_num(x2)}" y2="{_num(y2)}" '
+                          f'stroke="{color}" stroke-width="{_num(width)}"{extra}/>')
+
+    def rect(self, x: float, y: float, w: float, h: float, fill: str = "none", stroke: str = "",
+             opacity: float = 1.0, tooltip: str = "") -> None:
+        extra = (f' stroke="{stroke}"' if stroke else "") + (f' fill-opacity="{opacity}"' if opacity < 1 else "")
+        attrs = (f'x="{_num(x)}" y="{_num(y)}" width="{_num(max(w, 0))}" height="{_num(max(h, 0))}" '
+                 f'fill="{fill}"{extra}')
+        self.parts.append(f"<rect {attrs}><title>{esc(tooltip)}</title></rect>" if tooltip else f"<rect {attrs}/>")
+
+    def series(self, pts: Sequence[tuple[float, float]], color: str, dash: str, marker: bool, label: str) -> None:
+        """One line of a chart, its markers and its name as a tooltip, as one group."""
+        coords = " ".join(f"{_num(x)},{_num(y)}" for x, y in pts)
+        dash_attr = f' stroke-dasharray="{dash}"' if dash else ""
+        out = [f'<g><title>{esc(label)}</title>']
+        if len(pts) > 1:
+            out.append(f'<polyline points="{coords}" fill="none" stroke="{color}" stroke-width="1.5"'
+                       f' stroke-linejoin="round"{dash_attr}/>')
+        if marker or len(pts) == 1:
+            out += [f'<circle cx="{_num(x)}" cy="{_num(y)}" r="3" fill="{color}"/>' for x, y in pts]
+        out.append("</g>")
+        self.parts.append("".join(out))
+
+    def svg(self, width: float, height: float, label: str) -> str:
+        w, h = _num(width), _num(height)
+        return (f'<svg xmlns="http://www.w3.org/2000/svg" width="{w}" height="{h}" viewBox="0 0 {w} {h}" '
+                f'role="img" aria-label="{esc(label)}" font-family="{FONT}" fill="#222">'
+                + "".join(self.parts) + "</svg>")
+
+
+@dataclass(frozen=True)
+class Rect:
+    x: float
+    y: float
+    w: float
+    h: float
+
+    @property
+    def right(self) -> float:
+        return self.x + self.w
+
+    @property
+    def bottom(self) -> float:
+        return self.y + self.h
+
+
+def _y_axis(c: Canvas, r: Rect, scale: Scale, ticks: Ticks, label: str, label_x: float) -> None:
+    for v, t in ticks:
+        y = scale(v)
+        c.line(r.x, y, r.right, y, GRID, 1, opacity=GRID_OPACITY)
+        c.line(r.x - 4, y, r.x, y)
+        c.text(r.x - 6, y + TICK_PX * 0.35, t, anchor="end")
+    c.text(label_x, r.y + r.h / 2, label, px=LABEL_PX, anchor="middle", rotate=-90)
+
+
+def _x_axis(c: Canvas, r: Rect, scale: Scale, ticks: Ticks, label: str, labels: bool, rotate: bool = False) -> float:
+    """Grid and ticks; with `labels`, the tick texts and the axis label. Returns the y below the label."""
+    for v, t in ticks:
+        x = scale(v)
+        c.line(x, r.y, x, r.bottom, GRID, 1, opacity=GRID_OPACITY)
+        c.line(x, r.bottom, x, r.bottom + 4)
+        if labels and rotate:
+            c.text(x + TICK_PX * 0.35, r.bottom + 7, t, anchor="end", rotate=-90)
+        elif labels:
+            c.text(x, r.bottom + 6 + TICK_PX, t, anchor="middle")
+    if not labels:
+        return r.bottom
+    below = r.bottom + 6 + (max((text_width(t, TICK_PX) for _, t in ticks), default=0) if rotate else TICK_PX)
+    if label:
+        c.text(r.x + r.w / 2, below + 6 + LABEL_PX, label, px=LABEL_PX, anchor="middle")
+        below += 6 + LABEL_PX
+    return below
+
+
+@dataclass(frozen=True)
+class LegendItem:
+    label: str
+    color: str
+    dash: str = ""
+    shape: str = "line"      # line, marker (line with a dot), box
+    opacity: float = 1.0
+
+
+def _legend_width(items: Sequence[LegendItem]) -> float:
+    if not items:
+        return 0.0
+    return 34 + max(text_width(_cut(i.label, LEGEND_CHARS), LEGEND_PX) for i in items)
+
+
+def _legend(c: Canvas, x: float, y: float, items: Sequence[LegendItem]) -> None:
+    for n, it in enumerate(items):
+        cy = y + 7 + n * (LEGEND_PX + 4)
+        if it.shape == "box":
+            c.rect(x, cy - 5, 18, 10, fill=it.color, opacity=it.opacity)
+        else:
+            c.line(x, cy, x + 18, cy, it.color, 1.5, dash=it.dash)
+            if it.shape == "marker":
+                c.parts.append(f'<circle cx="{_num(x + 9)}" cy="{_num(cy)}" r="3" fill="{it.color}"/>')
+        cut = _cut(it.label, LEGEND_CHARS)
+        c.text(x + 24, cy + LEGEND_PX * 0.35, cut, px=LEGEND_PX, tooltip=it.label if cut != it.label else "")
+
+
+def _legend_height(n: int) -> float:
+    return n * (LEGEND_PX + 4) + 6
+
+
+def _frame(c: Canvas, r: Rect) -> None:
+    c.rect(r.x, r.y, r.w, r.h, stroke="#333")
+
+
+def _label_band(label: str) -> float:
+    return (label.count("\n") + 1) * LABEL_PX * 1.2 + 4
+
+
+# ---- line charts --------------------------------------------------------------------------------
+
+@dataclass
+class Line:
+    label: str
+    points: list[tuple[float, float]]
+    color: str
+    dash: str = ""
+    marker: bool = False
+
+
+@dataclass
+class Panel:
+    """One y axis of a line chart. `ymin`/`ymax` fix an end; None takes it from the data (rounded to a tick)."""
+    ylabel: str
+    lines: list[Line] = field(default_factory=list)
+    ylog: bool = False
+    ymin: float | None = 0.0
+    ymax: float | None = None
+
+    def limits(self) -> tuple[float, float, Ticks]:
+        ys = [y for ln in self.lines for _, y in ln.points if math.isfinite(y) and (y > 0 or not self.ylog)]
+        if self.ylog:
+            if not ys:
+                return 1.0, 10.0, [(1.0, "1"), (10.0, "10")]
+            return log10_ticks(min(ys), max(ys))
+        lo = self.ymin if self.ymin is not None else min(ys, default=0.0)
+        hi = self.ymax if self.ymax is not None else max(ys, default=1.0)
+        t_lo, t_hi, ticks = nice_ticks(lo, max(hi, lo))
+        lo = self.ymin if self.ymin is not None else t_lo
+        hi = self.ymax if self.ymax is not None else t_hi
+        return lo, hi, [(v, t) for v, t in ticks if lo - 1e-9 <= v <= hi + 1e-9]
+
+
+@dataclass
+class XAxis:
+    """The shared x axis. `ticks` given: those values and texts (categories, swept values); else nice ticks."""
+    label: str
+    log: bool = False
+    ticks: Ticks | None = None
+
+
+def thin(points: Sequence[tuple[float, float]], buckets: int) -> list[tuple[float, float]]:
+    """At most 2 points per bucket of consecutive points (the lowest and highest, in order): a line with more
+    points than the chart has pixels looks the same, its peaks and dips included, at a fraction of the size."""
+    if len(points) <= 2 * buckets:
+        return list(points)
+    out: list[tuple[float, float]] = []
+    size = len(points) / buckets
+    for b in range(buckets):
+        chunk = points[int(b * size):int((b + 1) * size)]
+        if not chunk:
+            continue
+        lo, hi = min(chunk, key=lambda p: p[1]), max(chunk, key=lambda p: p[1])
+        out += sorted({lo, hi}, key=lambda p: p[0])
+    return out
+
+
+def line_chart(panels: Sequence[Panel], x: XAxis, legend: Sequence[LegendItem], label: str,
+               panel_height: float | None = None) -> str:
+    """Panels stacked over one x axis; the legend to the right of the top panel."""
+    ys = [(p, *p.limits()) for p in panels]
+    tick_w = max((text_width(t, TICK_PX) for _, _, _, ticks in ys for _, t in ticks), default=0)
+    left = 8 + max(_label_band(p.ylabel) for p in panels) + tick_w + 8
+    legend_w = _legend_width(legend)
+    right = 16 + (legend_w + 10 if legend else 0)
+    plot_w = WIDTH - left - right
+    gap, top = 10.0, 10.0
+    each = panel_height or (200.0 if len(panels) == 1 else 150.0)
+    # the legend never runs past the bottom panel: the panels grow instead
+    each = max(each, (_legend_height(len(legend)) - gap * (len(panels) - 1)) / len(panels))
+
+    xs = [px for p in panels for ln in p.lines for px, _ in ln.points]
+    if x.ticks:
+        xs += [v for v, _ in x.ticks]
+    lo, hi = (min(xs), max(xs)) if xs else (0.0, 1.0)
+    ticks = x.ticks
+    if ticks is None:
+        lo, hi, ticks = nice_ticks(lo, hi, 8)
+        ticks = [(v, t) for v, t in ticks if lo <= v <= hi]
+    if x.ticks is not None or not x.log:
+        lo, hi = _padded(lo, hi, x.log)
+    xscale = Scale(lo, hi, left, left + plot_w, x.log)
+
+    c = Canvas()
+    y = top
+    bottom = top
+    for n, (p, ylo, yhi, yticks) in enumerate(ys):
+        r = Rect(left, y, plot_w, each)
+        yscale = Scale(ylo, yhi, r.bottom, r.y, p.ylog)
+        _y_axis(c, r, yscale, yticks, p.ylabel, 8 + LABEL_PX)
+        last = n == len(ys) - 1
+        bottom = _x_axis(c, r, xscale, ticks, x.label, labels=last)
+        for ln in p.lines:
+            # a value outside fixed limits (a CPU share above 100%) is drawn on the frame, not across the page
+            pts = [(xscale(px), min(max(yscale(py), r.y), r.bottom)) for px, py in ln.points
+                   if math.isfinite(py) and (py > 0 or not p.ylog)]
+            c.series(thin(pts, int(plot_w)), ln.color, ln.dash, ln.marker, ln.label)
+        _frame(c, r)
+        y = r.bottom + gap
+    if legend:
+        _legend(c, left + plot_w + 10, top, legend)
+    return c.svg(WIDTH, bottom + 8, label)
+
+
+# ---- bar charts ---------------------------------------------------------------------------------
+
+@dataclass
+class RefLine:
+    value: float
+    label: str
+    color: str
+    dash: str = ""
+
+
+def bar_chart(names: Sequence[str], values: Sequence[float], colors: Sequence[str], ylabel: str,
+              refs: Sequence[RefLine] = (), label: str = "", legend: Sequence[LegendItem] = ()) -> str:
+    """Vertical bars, one per name, with horizontal reference lines (a median, a threshold)."""
+    legend = [*legend, *(LegendItem(r.label, r.color, r.dash) for r in refs)]
+    top_value = max([*values, *(r.value for r in refs), 0.0])
+    _, yhi, yticks = nice_ticks(0.0, top_value or 1.0)
+    tick_w = max(text_width(t, TICK_PX) for _, t in yticks)
+    left = 8 + _label_band(ylabel) + tick_w + 8
+    right = 16 + _legend_width(legend) + 10
+    plot_w = min(max(34.0 * len(names), 260.0), 1340.0 - left - right)
+    rotate = len(names) > 12 or max((text_width(n, TICK_PX) for n in names), default=0) > plot_w / len(names)
+    r = Rect(left, 10, plot_w, max(200.0, _legend_height(len(legend))))
+    yscale = Scale(0.0, yhi, r.bottom, r.y)
+    c = Canvas()
+    _y_axis(c, r, yscale, yticks, ylabel, 8 + LABEL_PX)
+    slot = plot_w / max(len(names), 1)
+    for i, (n, v, color) in enumerate(zip(names, values, colors)):
+        c.rect(r.x + slot * (i + 0.1), yscale(v), slot * 0.8, r.bottom - yscale(v), fill=color,
+               tooltip=f"{n}: {v:.1f} {ylabel}")
+    xscale = Scale(-0.5, len(names) - 0.5, r.x, r.right)
+    bottom = _x_axis(c, r, xscale, [(i, n) for i, n in enumerate(names)], "", labels=True, rotate=rotate)
+    for ref in refs:
+        c.line(r.x, yscale(ref.value), r.right, yscale(ref.value), ref.color, 1.2, dash=ref.dash)
+    _frame(c, r)
+    _legend(c, r.right + 10, r.y, legend)
+    return c.svg(r.right + right - 10, bottom + 8, label)
+
+
+@dataclass
+class BarGroup:
+    """One bar per category (None: no bar), drawn side by side with the other groups' bars."""
+    label: str
+    color: str
+    values: list[float | None]
+    opacity: list[float]
+
+
+def hbar_chart(categories: Sequence[str], groups: Sequence[BarGroup], xlabel: str, title: str,
+               unit: str = "", label: str = "") -> str:
+    """Horizontal grouped bars around a zero line, categories down the left (first at the top)."""
+    legend = [LegendItem(g.label, g.color, shape="box") for g in groups]
+    cat_chars = 48
+    cats = [_cut(cat, cat_chars) for cat in categories]
+    left = 10 + max((text_width(cat, TICK_PX) for cat in cats), default=0) + 10
+    right = 16 + _legend_width(legend) + 10
+    plot_w = max(WIDTH - left - right, 300.0)
+    row = max(22.0, 9.0 * len(groups) + 10)
+    r = Rect(left, 10 + LABEL_PX + 8, plot_w, row * len(categories))
+    vals = [v for g in groups for v in g.values if v is not None]
+    lo, hi, ticks = nice_ticks(min([0.0, *vals]), max([0.0, *vals]), 8)
+    xscale = Scale(lo, hi, r.x, r.right)
+    c = Canvas()
+    c.text(r.x + r.w / 2, 10 + LABEL_PX, title, px=LABEL_PX, anchor="middle")
+    bottom = _x_axis(c, r, xscale, ticks, xlabel, labels=True)
+    bar_h = (row - 6) / max(len(groups), 1)
+    for i, (full, cat) in enumerate(zip(categories, cats)):
+        mid = r.y + row * (i + 0.5)
+        c.text(r.x - 6, mid + TICK_PX * 0.35, cat, anchor="end", tooltip=full if cat != full else "")
+        for j, g in enumerate(groups):
+            v = g.values[i]
+            if v is None:
+                continue
+            y = mid + (j - len(groups) / 2) * bar_h
+            x0, x1 = sorted((xscale(0.0), xscale(v)))
+            c.rect(x0, y, max(x1 - x0, 0.5), bar_h, fill=g.color, opacity=g.opacity[i],
+                   tooltip=f"{full}: {g.label} {v:+.1f}{unit}")
+    c.line(xscale(0.0), r.y, xscale(0.0), r.bottom, "#000", 1)
+    _frame(c, r)
+    _legend(c, r.right + 10, r.y, legend)
+    return c.svg(r.right + right - 10, bottom + 8, label or title)
