@@ -6,6 +6,7 @@ from dataclasses import dataclass
 
 from jinja2 import Environment, PackageLoader, select_autoescape
 
+from ..kinds import KINDS
 from ..results import Result
 from . import charts
 from .sections import ReportData, Section
@@ -38,7 +39,7 @@ def section_charts(section: Section) -> list[Chart]:
         if svg:
             out.append(Chart(f"pct-{section.level}-{name}", f"{name}: latency percentiles", svg))
         for r in rs:
-            if r.test.kind == "osd_bench":
+            if KINDS.get(r.test.kind) is not None and KINDS[r.test.kind].layout == "osd":
                 svg = charts.osd_bars(r)
                 if svg:
                     out.append(Chart(f"osd-{r.test.id}", f"{r.test.id}: OSD bench per OSD", svg))

@@ -28,7 +28,7 @@ def render(data: ReportData) -> str:
              f"{data.counts['skipped']} skipped — generated {data.generated}", "", "## Verdict", ""]
     if data.verdict:
         for v in data.verdict:
-            lines.append(f"- **{esc(v.level)} {v.direction}**: {esc(v.text().split(': ', 1)[1])}")
+            lines.append(f"- **{esc(v.title())}**: {esc(v.text()[len(v.title()) + 2:])}")
             if v.reason:
                 lines.append(f"  - {esc(v.reason)}")
     else:

@@ -53,15 +53,22 @@ class VerdictLine:
     def title(self) -> str:
         return f"{self.level} {self.direction}" + (f" ({self.op})" if self.op else "")
 
-    def text(self) -> str:
+    def headline(self) -> str:
+        """"best 320.9 MiB/s, 80 IOPS (011-…; median of 4 repeats, …)", without the title or the ceiling."""
         detail = "; ".join(x for x in (self.test_id, self.spread()) if x)
-        head = f"{self.title()}: best {self.figure()} ({detail})"
+        head = f"best {self.figure()} ({detail})"
         if self.set_aside:
             head += f" [{self.set_aside} result(s) with a warning not counted]"
+        return head
+
+    def no_ceiling(self) -> str:
+        return "the model covers plain reads and writes" if self.direction in ("mixed", "metadata") else \
+            "no baseline for this level"
+
+    def text(self) -> str:
+        head = f"{self.title()}: {self.headline()}"
         if self.efficiency is None:
-            why = "the model covers plain reads and writes" if self.direction in ("mixed", "metadata") else \
-                "no baseline for this level"
-            return head + f"; no ceiling ({why})"
+            return head + f"; no ceiling ({self.no_ceiling()})"
         return f"{head} = {pct(self.efficiency)} of its ceiling; bottleneck: {self.bottleneck or 'unknown'}"
 
 
