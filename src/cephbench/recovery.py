@@ -137,25 +137,38 @@ def how_to_remove(r: Resource) -> str:
 _ORDER = ["process", "rbd-mapping", "rgw-buckets", "rgw-user", "rbd-image", "pool", "ec-profile", "osd-flags"]
 
 
-def remove_leftovers(rundir: Path, table: dict[str, Remover], note: Callable[[str], None] = lambda _m: None
-                     ) -> tuple[list[Resource], list[tuple[Resource, str]]]:
+def remove_leftovers(rundir: Path, table: dict[str, Remover], note: Callable[[str], None] = lambda _m: None,
+                     passes: int = 3, settle_s: float = 2.0) -> tuple[list[Resource], list[tuple[Resource, str]]]:
     """Remove what a dead run left, each kind with its remover from `table`; resources.json keeps exactly what
-    could not be removed."""
+    could not be removed.
+
+    A run killed while the mon was applying its command (a pool being created) may see that change land after
+    this removal looked: a pool removed "before it existed" is there a moment later, and its EC profile is then
+    busy. So when anything fails, every leftover is removed again (each remover accepts what is already gone)
+    after the mon had time to settle, up to `passes` times."""
     left = leftovers(rundir)
     if not left:
         return [], []
+    ordered = sorted(left, key=lambda r: _ORDER.index(r.kind) if r.kind in _ORDER else len(_ORDER))
     done: list[Resource] = []
     failed: list[tuple[Resource, str]] = []
-    for r in sorted(left, key=lambda r: _ORDER.index(r.kind) if r.kind in _ORDER else len(_ORDER)):
-        remove = table.get(r.kind)
-        try:
-            if remove is None:
-                raise OperationFailed(f"cephbench does not know how to remove a {r.kind}")
-            remove(r)
-            done.append(r)
-            note(f"removed {r.kind} {r.name}")
-        except (OperationFailed, UserError, OSError) as exc:
-            msg = exc.one_line() if isinstance(exc, UserError) else str(exc)
-            failed.append((r, msg))
+    for attempt in range(passes):
+        failed = []
+        for r in ordered:
+            remove = table.get(r.kind)
+            try:
+                if remove is None:
+                    raise OperationFailed(f"cephbench does not know how to remove a {r.kind}")
+                remove(r)
+                if r not in done:
+                    done.append(r)
+                    note(f"removed {r.kind} {r.name}")
+            except (OperationFailed, UserError, OSError) as exc:
+                failed.append((r, exc.one_line() if isinstance(exc, UserError) else str(exc)))
+        broken = {r for r, _ in failed}
+        done = [r for r in done if r not in broken]
         save(rundir, [x for x in left if x not in done])
+        if not failed or attempt == passes - 1:
+            break
+        time.sleep(settle_s)
     return done, failed
