@@ -21,6 +21,8 @@ PHASES: dict[str, str | None] = {"rados_bench": "modes", "fio_rados": "rw", "osd
                                  "rbd_bench": "io_type", "fio_rbd": "rw", "rgw": "op"}
 GROUP_SETUP_S = 8.0
 OSD_BENCH_EST_S = 20.0
+# kinds whose `repeat` counts rounds inside one test (the driver interleaves them), not separate tests
+REPEAT_INSIDE_TEST = {"osd_bench"}
 _FIXED = {"name", "type", "repeat"}
 _SIZE_KEYS = {"object_size", "block_size", "total", "io_size"}
 _ALWAYS_LABEL = {"object_size", "block_size", "concurrency", "iodepth", "io_size", "io_threads"}
@@ -80,9 +82,13 @@ def expand(suite: Suite) -> Plan:
         phases = data[phase_field] if phase_field else [None]
         dims = [k for k, v in data.items() if isinstance(v, list) and k not in _FIXED and k != phase_field]
         fixed = {k: v for k, v in data.items() if k not in dims and k not in _FIXED and k != phase_field}
+        inside = kind in REPEAT_INSIDE_TEST
+        rounds, test_repeats = (w.repeat, 1) if inside else (1, w.repeat)
+        if inside:
+            fixed["repeat"] = rounds
         for combo in itertools.product(*(data[k] for k in dims)):
             params_base = dict(zip(dims, combo))
-            for rep in range(1, w.repeat + 1):
+            for rep in range(1, test_repeats + 1):
                 group_no += 1
                 group = f"g{group_no:03d}"
                 for phase in phases:
@@ -97,7 +103,7 @@ def expand(suite: Suite) -> Plan:
                         params["duration_s"] = params.pop("duration")
                     labels = [_label(k, params_base[k]) for k in dims
                               if k in _ALWAYS_LABEL or len(data[k]) > 1]
-                    parts = [name] + ([str(phase)] if phase else []) + labels + ([f"r{rep}"] if w.repeat > 1 else [])
+                    parts = [name] + ([str(phase)] if phase else []) + labels + ([f"r{rep}"] if test_repeats > 1 else [])
                     index = len(tests) + 1
                     tests.append(Test(
                         id=f"{index:03d}-" + "-".join(parts),
@@ -107,6 +113,6 @@ def expand(suite: Suite) -> Plan:
                         group=group,
                         params=params,
                         repeat=rep,
-                        est_duration_s=params.get("duration_s") or OSD_BENCH_EST_S,
+                        est_duration_s=params.get("duration_s") or OSD_BENCH_EST_S * rounds,
                     ))
     return Plan(suite=suite, tests=tests)
