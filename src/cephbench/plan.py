@@ -1,7 +1,8 @@
 """Sweep expansion: Suite -> Plan, a list of fully resolved Tests.
 
 Every list-valued workload parameter is a sweep dimension and the plan is their
-product, in the order the parameters are declared, times `repeat`. A workload's
+product, in the order the parameters are declared, times `repeat` (for kinds in
+REPEAT_INSIDE_TEST, `repeat` is a parameter of one test instead). A workload's
 phase field (rados bench modes, fio rw) is not a dimension: its values are the
 tests of one group, run in order on the same pool and objects.
 """
