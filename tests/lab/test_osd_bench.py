@@ -5,9 +5,12 @@ The lab's three OSDs keep their BlueStore files on one shared disk, so one bench
 one `cephbench run` (about 1 minute on the 2-CPU dev VM): none may flag an OSD.
 """
 
+import os
 import re
+from contextlib import contextmanager
 from pathlib import Path
 
+import pytest
 import yaml
 
 from cephbench.results import RunDir
@@ -50,3 +53,52 @@ def test_quick_suite_osd_bench_flags_no_osd_on_an_untouched_lab(lab_cluster, cep
     # the report's OSD table shows the spread and the repeat count
     md = (out / "report.md").read_text()
     assert "spread MiB/s (min–max)" in md and "benched 3 times, round-robin" in md
+
+
+BLKIO = Path("/sys/fs/cgroup/blkio")
+
+
+def whole_disk(path: Path) -> str:
+    """major:minor of the disk holding `path` (blkio throttles whole disks, not partitions)."""
+    st = os.stat(path)
+    sysdev = Path(f"/sys/dev/block/{os.major(st.st_dev)}:{os.minor(st.st_dev)}")
+    if not sysdev.exists():
+        pytest.skip(f"{path} is not on a block device (its filesystem is {os.major(st.st_dev)}:{os.minor(st.st_dev)})")
+    return ((sysdev / ".." / "dev") if (sysdev / "partition").exists() else (sysdev / "dev")).read_text().strip()
+
+
+@contextmanager
+def write_throttled(pid: int, disk: str, bytes_per_s: int):
+    """The process in a blkio cgroup (v1) of its own whose writes to `disk` are held to `bytes_per_s`."""
+    if not (BLKIO / "cgroup.procs").exists() or os.geteuid() != 0:
+        pytest.skip("needs root and the cgroup v1 blkio controller at /sys/fs/cgroup/blkio")
+    before = next(line.split(":", 2)[2].strip() for line in Path(f"/proc/{pid}/cgroup").read_text().splitlines()
+                  if line.split(":")[1] == "blkio")
+    cg = BLKIO / f"cephbench-test-throttle-{pid}"
+    cg.mkdir()
+    try:
+        (cg / "blkio.throttle.write_bps_device").write_text(f"{disk} {bytes_per_s}\n")
+        (cg / "cgroup.procs").write_text(str(pid))
+        yield
+    finally:
+        (BLKIO / before.lstrip("/") / "cgroup.procs").write_text(str(pid))
+        cg.rmdir()
+
+
+def test_an_osd_throttled_to_50MiBps_is_flagged(lab, lab_cluster, cephbench_env, tmp_path):
+    """osd.2's writes held to 50 MiB/s by the kernel: the quick suite's OSD bench names it (about 30 s)."""
+    osd = max(lab_cluster.osd_ids())
+    pid = int((Path(lab.dir) / "run" / f"osd.{osd}.pid").read_text())
+    disk = whole_disk(Path(lab.dir) / "osd" / str(osd) / "block")
+    suite = {"name": "osd-bench-throttled", "workloads": [quick_osd_bench()]}
+    out = tmp_path / "run"
+    with write_throttled(pid, disk, 50 * 2**20):
+        res = run_cli(["run", str(write_suite(tmp_path, yaml.safe_dump(suite))), "--out", str(out)], cephbench_env)
+    assert res.returncode == 0, res.stderr + res.stdout
+    (r,) = RunDir.open(out).results()[0]
+    per = {k: [round(b / 2**20) for b in v["bytes_per_s_repeats"]] for k, v in r.measurement.extra["per_osd"].items()}
+    assert r.measurement.extra["slow_osds"] == [f"osd.{osd}"], per
+    assert max(per[f"osd.{osd}"]) <= 55, per
+    (note,) = [n for n in r.notes if " is slow" in n]
+    assert note.startswith(f"osd.{osd} is slow: ") and "Mann-Whitney U" in note
+    assert f"osd.{osd}" in res.stdout.split("Verdict")[1]

@@ -138,7 +138,7 @@ def _osd_tables(rs: list[Result]) -> list[Table]:
                 for name, v in sorted(per.items(), key=lambda kv: _osd_number(kv[0]))]
         title = (f"{r.test.id}: ceph tell osd.N bench {_p(r, 'total', _size)} in {_p(r, 'block_size', _size)} writes")
         t = Table(title, ["OSD", "median MiB/s", "spread MiB/s (min–max)", "repeats", "vs other OSDs", "IOPS",
-                          "time", "slow?"], rows,
+                          "time per bench", "slow?"], rows,
                   notes=[_osd_rule(m)] if m else [r.error or ""])
         out.append(t)
     return out
@@ -169,8 +169,8 @@ def _osd_rule(m: Any) -> str:
     if "slow_test" not in x:      # a run from before OSD bench was repeated
         return f"median {mib_s(x.get('median_bytes_per_s'))} MiB/s; slow = more than {thr} below the median"
     return (f"median OSD {mib_s(x.get('median_bytes_per_s'))} MiB/s; each OSD benched {x.get('repeat')} times, "
-            f"round-robin; time is one bench's; slow = median more than {thr} below the other OSDs' median, "
-            f"and {x['slow_test']} p < {x.get('slow_alpha', 0.05):g}")
+            f"round-robin; slow = median more than {thr} below the other OSDs' median, and "
+            f"{x['slow_test']}: p < {x.get('slow_alpha', 0.05):g}")
 
 
 def _baseline_table(rs: list[Result]) -> Table:
