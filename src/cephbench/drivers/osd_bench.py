@@ -95,8 +95,8 @@ def flag_slow(repeats: dict[str, list[float]], threshold: float, alpha: float = 
         below = 1 - median / others_median if others_median else 0.0
         sig = mann_whitney(values, others, alpha)
         slow = below > threshold and sig.significant
-        checks[name] = SlowCheck(name, median, min(values), max(values), others_median, below, sig.p, min_p(len(values), len(others)),
-                                 len(values), len(others), slow)
+        checks[name] = SlowCheck(name, median, min(values), max(values), others_median, below, sig.p,
+                                 min_p(len(values), len(others)), len(values), len(others), slow)
     return checks
 
 
