@@ -104,7 +104,7 @@ def slow_note(c: SlowCheck, threshold: float, alpha: float = ALPHA) -> str | Non
     """Why an OSD is flagged, or why one far below the others cannot be judged; None otherwise.
 
     An OSD far below whose repeats overlap the others' gets no note (the OSD table shows its gap and p): on
-    the lab's shared disk that happens in most runs, and it is noise, not news."""
+    the lab's shared disk that happens in about half the runs, and it is noise, not news."""
     if c.below <= threshold or (not c.slow and c.p is not None):
         return None
     figures = (f"median {c.median / 2**20:.1f} MiB/s over {c.n} repeats ({c.low / 2**20:.1f}–{c.high / 2**20:.1f}), "
