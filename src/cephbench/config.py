@@ -189,7 +189,10 @@ class RadosBench(_Workload):
 
 
 class OsdBench(_Workload):
+    """`repeat` is the number of rounds inside one test (every OSD benched once per round, round-robin), not
+    separate tests: a slow OSD is only flagged when its repeats separate it from the others'."""
     type: Literal["osd_bench"]
+    repeat: PositiveInt = 3
     total: Sweep(Size) = [1024**3]
     block_size: Sweep(Size) = [4 * 1024**2]
     slow_threshold: float = Field(0.2, gt=0, lt=1)

@@ -140,7 +140,8 @@ def expand(suite: Suite) -> Plan:
                         params["duration_s"] = params.pop("duration")
                     labels = [_label(k, params_base[k]) for k in dims
                               if k in _ALWAYS_LABEL or len(data[k]) > 1]
-                    parts = [name] + ([str(phase)] if phase else []) + labels + ([f"r{rep}"] if repeats > 1 else [])
+                    parts = ([name] + ([str(phase)] if phase else []) + labels
+                             + ([f"r{rep}"] if repeats > 1 else []))
                     index = len(tests) + 1
                     tests.append(Test(
                         id=f"{index:03d}-" + "-".join(parts),

@@ -2,10 +2,31 @@ from pathlib import Path
 
 import pytest
 
+from cephbench.config import parse_suite
 from cephbench.drivers import ParseError
 from cephbench.drivers import osd_bench
+from cephbench.errors import UserError
+from cephbench.plan import expand
+from cephbench.report.sections import _osd_tables
+from cephbench.report.verdict import slow_osds
+from cephbench.results import Measurement, Result, Test
 
 FIX = Path(__file__).parent.parent / "fixtures" / "osd_bench"
+MIB = 2**20
+# 3 rounds of `ceph tell osd.N bench 256MiB 4MiB` on the 3-OSD lab (files on one shared disk), round-robin
+UNTOUCHED = "ceph16.2.15_lab3_256MiB_4MiB_untouched"
+THROTTLED = "ceph16.2.15_lab3_256MiB_4MiB_osd2-throttled-100MiBps"      # osd.2 in a blkio cgroup: 100 MiB/s
+THROTTLED_240 = "ceph16.2.15_lab3_256MiB_4MiB_osd2-throttled-240MiBps"
+
+
+def rounds(name: str, only: int | None = None) -> dict[str, list[Measurement]]:
+    """osd.N -> its benches in round order, parsed from the captured `r<round>-osd<N>.json` files."""
+    out: dict[str, list[Measurement]] = {}
+    for f in sorted((FIX / name).glob("r*-osd*.json")):
+        rnd, osd = f.stem.split("-")
+        if only is None or int(rnd[1:]) <= only:
+            out.setdefault(f"osd.{osd[3:]}", []).append(osd_bench.parse(f.read_text()))
+    return out
 
 
 def test_parse_compact_and_pretty_json():
@@ -24,13 +45,105 @@ def test_error_output_is_a_parse_error_and_yields_the_limit():
     assert osd_bench.limit_from_error(text) == 12288000
 
 
-def test_slow_drive_is_flagged_20_percent_below_median():
-    flags = osd_bench.flag_slow({"osd.0": 100.0, "osd.1": 105.0, "osd.2": 79.0, "osd.3": 81.0}, 0.2)
-    # median 90.5: 79 is 12.7% below, 81 is 10.5% below: neither is slow at 20%
-    assert flags["slow"] == []
-    flags = osd_bench.flag_slow({"osd.0": 154.0, "osd.1": 150.0, "osd.2": 93.0}, 0.2)
-    assert flags["slow"] == ["osd.2"] and flags["median_bytes_per_s"] == 150.0
-
-
 def test_argv():
     assert osd_bench.argv(["--conf", "c"], 3, 1024, 4096)[-6:] == ["osd.3", "bench", "1024", "4096", "-f", "json"]
+
+
+def test_rounds_are_interleaved_round_robin():
+    assert osd_bench.round_robin([0, 1, 2], 3) == [(1, 0), (1, 1), (1, 2), (2, 0), (2, 1), (2, 2),
+                                                   (3, 0), (3, 1), (3, 2)]
+    assert osd_bench.round_robin([5], 2) == [(1, 5), (2, 5)]
+
+
+def test_untouched_lab_flags_no_osd_and_keeps_every_repeat():
+    per = rounds(UNTOUCHED)
+    m, notes = osd_bench.summarise(per, 3, 0.2, 4 * MIB)
+    assert m.extra["slow_osds"] == [] and notes == []
+    osd0 = m.extra["per_osd"]["osd.0"]
+    # the cold first bench of the run (178.3 MiB/s) is one of osd.0's three, not its whole verdict
+    assert [round(v / MIB, 1) for v in osd0["bytes_per_s_repeats"]] == [178.3, 284.4, 305.9]
+    assert osd0["repeats"] == 3 and osd0["bytes_per_s"] == osd0["bytes_per_s_repeats"][1]
+    assert (osd0["bytes_per_s_min"], osd0["bytes_per_s_max"]) == (min(osd0["bytes_per_s_repeats"]),
+                                                                  max(osd0["bytes_per_s_repeats"]))
+    medians = sorted(v["bytes_per_s"] for v in m.extra["per_osd"].values())
+    assert m.bytes_per_s == m.extra["median_bytes_per_s"] == medians[1]     # the median OSD, stored in bytes/s
+    assert m.extra["repeat"] == 3 and m.extra["order"] == "round-robin"
+    assert m.bytes_total == 9 * 256 * MIB
+
+
+def test_one_bench_per_osd_cannot_accuse_a_drive():
+    """`make demo` flagged osd.0 from one cold bench; its first round alone is 28% below the others here."""
+    per = rounds(UNTOUCHED, only=1)
+    checks = osd_bench.flag_slow({k: [x.bytes_per_s for x in v] for k, v in per.items()}, 0.2)
+    assert checks["osd.0"].below > 0.2 and not checks["osd.0"].slow and checks["osd.0"].p is None
+    m, notes = osd_bench.summarise(per, 1, 0.2, 4 * MIB)
+    assert m.extra["slow_osds"] == []
+    (note,) = notes
+    assert note.startswith("osd.0 not flagged") and "1 against 2 repeats cannot separate" in note
+    assert "raise repeat" in note
+
+
+def test_overlapping_repeats_are_not_flagged():
+    # with a 10% threshold osd.0's median is far enough below, but its repeats sit among the others'
+    m, notes = osd_bench.summarise(rounds(UNTOUCHED), 3, 0.1, 4 * MIB)
+    assert m.extra["slow_osds"] == [] and notes == []     # noise, not news: the OSD table shows the gap and p
+    osd0 = m.extra["per_osd"]["osd.0"]
+    assert osd0["below_others"] > 0.1 and osd0["p_value"] > 0.05
+    r = Result(test=Test(id="018-osd-4MiB", index=18, workload="osd", kind="osd_bench", group="g7",
+                         params={"total": 256 * MIB, "block_size": 4 * MIB, "repeat": 3}),
+               status="ok", started_unix=0, duration_s=10, measurement=m)
+    (t,) = _osd_tables([r])
+    assert t.rows[0][4] == f"-15%, p {osd0['p_value']:.2g}" and t.rows[0][-1] == ""
+
+
+@pytest.mark.parametrize("name", [THROTTLED, THROTTLED_240])
+def test_a_throttled_osd_is_separated_and_flagged(name):
+    m, notes = osd_bench.summarise(rounds(name), 3, 0.2, 4 * MIB)
+    assert m.extra["slow_osds"] == ["osd.2"]
+    (note,) = notes
+    assert note.startswith("osd.2 is slow: median ") and "over 3 repeats" in note
+    # every one of its 3 repeats below all 6 of the others': the smallest two-sided p of 3 against 6
+    assert "Mann-Whitney U" in note and "p = 0.0238 < 0.05" in note
+    assert m.extra["per_osd"]["osd.2"]["below_others"] > 0.5
+    r = Result(test=Test(id="018-osd-4MiB", index=18, workload="osd", kind="osd_bench", group="g7",
+                         params={"total": 256 * MIB, "block_size": 4 * MIB, "repeat": 3}),
+               status="ok", started_unix=0, duration_s=10, measurement=m, notes=notes)
+    assert slow_osds([r]) == ["osd.2"]
+
+
+def test_the_same_throttled_osd_is_not_flagged_with_a_threshold_above_its_gap():
+    m, _ = osd_bench.summarise(rounds(THROTTLED_240), 3, 0.6, 4 * MIB)
+    assert m.extra["slow_osds"] == []
+
+
+def test_osd_table_shows_median_spread_and_repeats():
+    m, notes = osd_bench.summarise(rounds(THROTTLED), 3, 0.2, 4 * MIB)
+    r = Result(test=Test(id="018-osd-4MiB", index=18, workload="osd", kind="osd_bench", group="g7",
+                         params={"total": 256 * MIB, "block_size": 4 * MIB, "repeat": 3}),
+               status="ok", started_unix=0, duration_s=10, measurement=m, notes=notes)
+    (t,) = _osd_tables([r])
+    assert t.headers[:5] == ["OSD", "median MiB/s", "spread MiB/s (min–max)", "repeats", "vs other OSDs"]
+    assert [row[0] for row in t.rows] == ["osd.0", "osd.1", "osd.2"]
+    osd2 = t.rows[2]
+    assert osd2[1] == "101.1" and osd2[2] == "100.8–101.3" and osd2[3] == "3" and osd2[-1] == "SLOW"
+    assert osd2[4] == "-70%, p 0.024"
+    assert "benched 3 times, round-robin" in t.notes[0] and "Mann-Whitney" in t.notes[0]
+
+
+def test_repeat_is_rounds_inside_one_test_default_3():
+    plan = expand(parse_suite({"name": "t", "workloads": [{"type": "osd_bench", "total": "256MiB"}]}, "s"))
+    (t,) = plan.tests
+    assert t.params["repeat"] == 3 and t.repeat == 1 and t.id == "001-osd_bench-4MiB"
+    plan = expand(parse_suite({"name": "t", "workloads": [{"type": "osd_bench", "repeat": 5}]}, "s"))
+    (t,) = plan.tests
+    assert t.params["repeat"] == 5
+    # other kinds still repeat as separate tests
+    plan = expand(parse_suite({"name": "t", "workloads": [{"type": "rados_bench", "modes": ["write"],
+                                                            "repeat": 2}]}, "s"))
+    assert [t.repeat for t in plan.tests] == [1, 2] and "repeat" not in plan.tests[0].params
+
+
+def test_repeat_zero_is_refused_with_its_path():
+    with pytest.raises(UserError) as exc:
+        parse_suite({"name": "t", "workloads": [{"type": "osd_bench", "repeat": 0}]}, "s.yaml")
+    assert exc.value.one_line() == "s.yaml: workloads[0].repeat: must be greater than zero, got 0"
