@@ -34,7 +34,7 @@ def render(data: ReportData) -> str:
     else:
         lines.append("- no cluster results")
     if data.slow_osds:
-        lines.append(f"- **slow OSDs** (OSD bench, more than 20% below the median): {esc(', '.join(data.slow_osds))}")
+        lines.append(f"- **slow OSDs** (OSD bench: median below the other OSDs by more than the threshold, and told apart from them by the repeats): {esc(', '.join(data.slow_osds))}")
     lines += ["", "## Environment", "", "| | |", "|---|---|"]
     lines += [f"| {esc(k)} | {esc(v)} |" for k, v in data.environment]
     if data.pools:

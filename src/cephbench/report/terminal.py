@@ -113,7 +113,7 @@ def print_verdict(console: Console, results: list[Result]) -> None:
         if v.reason:
             console.print(f"      {v.reason}", markup=False)
     if slow:
-        console.print(f"  slow OSDs (OSD bench, >20% below the median): {', '.join(slow)}", markup=False)
+        console.print(f"  slow OSDs (OSD bench: median below the other OSDs by more than the threshold, and told apart from them by the repeats): {', '.join(slow)}", markup=False)
 
 
 def print_results(console: Console, results: list[Result], reasons: bool = False) -> None:
