@@ -78,7 +78,22 @@ def _lab_dir_option(f):
 
 
 def _lab(lab_dir: Path | None) -> Lab:
-    return Lab(Path(lab_dir or default_lab_dir()).absolute())
+    path = Path(lab_dir or default_lab_dir()).absolute()
+    if path.exists() and not path.is_dir():
+        raise UserError(f"{path} is a file, not a lab directory", "give --dir a directory", where="--dir")
+    return Lab(path)
+
+
+def _new_lab_dir(lb: Lab) -> None:
+    """A lab directory `lab up` can make: refused in one line when it cannot (a file on the way, /proc, no rights)."""
+    try:
+        lb.dir.mkdir(parents=True, exist_ok=True)
+        probe = lb.dir / ".cephbench-probe"
+        probe.touch()
+        probe.unlink()
+    except OSError as exc:
+        raise UserError(f"cannot make the lab directory {lb.dir}: {exc.strerror}",
+                        "give --dir a directory you may write", where="--dir") from None
 
 
 @lab.command("up")
@@ -93,6 +108,7 @@ def lab_up(lab_dir: Path | None, osds: int, osd_size: str, no_rgw: bool) -> None
     if lb.is_running():
         _print_lab_status(lb)
         raise UserError(f"a lab is already running in {lb.dir}", f"stop it with 'cephbench lab down --dir {lb.dir}'")
+    _new_lab_dir(lb)
     info = lb.up(osds=osds, osd_size_bytes=size, rgw=not no_rgw, progress=lambda m: err.print(f"lab: {m}"))
     out.print(f"lab ready in {info.startup_s:.1f} s: {osds} OSD(s) of {format_size(size)}"
               + (f", RGW at {info.rgw_endpoint}" if info.rgw else "") + f"; directory {lb.dir}")

@@ -100,13 +100,20 @@ class Settings(_Strict):
     cold_reads: Literal["none", "restart-lab-osds"] = "none"
     max_raw_used: float = Field(0.75, gt=0, le=0.95)
     set_noscrub: bool = True
+    # operations in flight from one client process (concurrency, iodepth × numjobs, io_threads) above this are a
+    # typo more often than a plan; raise it in the suite when you mean it
+    max_in_flight: int = Field(4096, gt=0, strict=True)
+    max_instances: int = Field(64, gt=0, strict=True)      # client processes at once (instances)
+
+
+MAX_POOL_PGS = 65536        # the monitors' mon_max_pool_pg_num default: a pool with more PGs is refused there
 
 
 class ReplicatedPool(_Strict):
     type: Literal["replicated"]
-    size: PositiveInt = 3
+    size: Annotated[int, Field(gt=0, le=10, strict=True)] = 3
     min_size: PositiveInt | None = None
-    pg_num: PositiveInt = 32
+    pg_num: Annotated[int, Field(gt=0, le=MAX_POOL_PGS, strict=True)] = 32
 
 
 class ErasurePool(_Strict):
@@ -114,7 +121,7 @@ class ErasurePool(_Strict):
     k: PositiveInt
     m: PositiveInt
     plugin: Literal["jerasure", "isa", "lrc", "shec", "clay"] = "jerasure"
-    pg_num: PositiveInt = 32
+    pg_num: Annotated[int, Field(gt=0, le=MAX_POOL_PGS, strict=True)] = 32
     failure_domain: str | None = None      # default: osd on the lab, host elsewhere
     allow_ec_overwrites: bool | None = None  # None: on for RBD data pools, Ceph's default (off) otherwise
 
@@ -374,6 +381,21 @@ class Suite(_Strict):
                 if p not in self.pools:
                     known = ", ".join(sorted(self.pools)) or "none"
                     raise ValueError(f"workloads[{i}].pool: profile {p!r} is not defined in pools (defined: {known})")
+        return self
+
+    @model_validator(mode="after")
+    def _bounded_load(self) -> "Suite":
+        limits = {"concurrency": self.settings.max_in_flight, "iodepth": self.settings.max_in_flight,
+                  "io_threads": self.settings.max_in_flight, "numjobs": self.settings.max_in_flight,
+                  "instances": self.settings.max_instances}
+        for i, w in enumerate(self.workloads):
+            for key, limit in limits.items():
+                values = getattr(w, key, None)
+                for v in values if isinstance(values, list) else [values] if values is not None else []:
+                    if v > limit:
+                        setting = "max_instances" if key == "instances" else "max_in_flight"
+                        raise ValueError(f"workloads[{i}].{key}: {v:,} is more than the {limit:,} this suite "
+                                         f"allows; if you mean it, raise settings.{setting}")
         return self
 
     @model_validator(mode="after")

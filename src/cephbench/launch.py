@@ -126,6 +126,8 @@ def prepare(request: RunRequest, say: Callable[[str], None] = lambda _m: None) -
                     f"while writing it); kept in {rundir.torn_jsonl.name}, that test runs again")
         plan = expand(suite)
         todo = pending_tests(plan, done)
+        if rundir is None and not request.dry_run:
+            RunDir.check_new(run_dir_path(suite.name, request.out_dir))
         target, lb = choose_target(suite, request, say)
         cluster = Cluster(target)
         status = preflight(cluster, plan, request.force)

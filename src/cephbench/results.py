@@ -172,13 +172,29 @@ class RunDir:
         d.mkdir(parents=True, exist_ok=True)
         return d
 
+    @staticmethod
+    def check_new(path: Path) -> None:
+        """Refuse, before anything else happens, a run directory that cannot be made or is taken."""
+        path = Path(path)
+        if path.exists() and not path.is_dir():
+            raise UserError(f"{path} is a file, not a directory", "give --out a new directory", where="--out")
+        if path.is_dir() and any(path.iterdir()):
+            raise UserError(f"run directory {path} already exists and is not empty",
+                            "choose another --out, or use --resume to complete it", where="--out")
+        parent = next((p for p in [path, *path.absolute().parents] if p.exists()), None)
+        if parent is None or not parent.is_dir() or not os.access(parent, os.W_OK | os.X_OK):
+            raise UserError(f"cannot create {path}: {parent} is not a writable directory",
+                            "give --out a directory you may write", where="--out")
+
     @classmethod
     def create(cls, path: Path, meta: dict[str, Any]) -> "RunDir":
         path = Path(path)
-        if path.exists() and any(path.iterdir()):
-            raise UserError(f"run directory {path} already exists and is not empty",
-                            "choose another --out, or use --resume to complete it", where="--out")
-        path.mkdir(parents=True, exist_ok=True)
+        cls.check_new(path)
+        try:
+            path.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise UserError(f"cannot create {path}: {exc.strerror}", "give --out a directory you may write",
+                            where="--out") from None
         rd = cls(path)
         (path / "raw").mkdir(exist_ok=True)
         rd.write_meta({"schema_version": SCHEMA_VERSION, **meta})

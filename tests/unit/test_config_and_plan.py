@@ -57,6 +57,14 @@ def suite(**workload):
     (suite(concurrency="4,16"), "workloads[0].concurrency", "write a YAML list: [4, 16]"),
     ({"name": "t", "workloads": [{"type": "fio_rbd", "duration": "0.5s"}]}, "workloads[0].duration",
      "shorter than a second"),
+    # issue 12's absurd values: refused with the limit and where it comes from
+    (suite(concurrency=100000000), "workloads[0].concurrency", "100,000,000 is more than the 4,096 this suite "
+     "allows; if you mean it, raise settings.max_in_flight"),
+    ({"name": "t", "workloads": [{"type": "fio_rbd", "iodepth": 5000}]}, "workloads[0].iodepth", "max_in_flight"),
+    (suite(instances=[1, 100]), "workloads[0].instances", "raise settings.max_instances"),
+    ({"name": "t", "pools": {"p": {"type": "replicated", "pg_num": 100000}}, "workloads": [{"type": "osd_bench"}]},
+     "pools.p.pg_num", "65536"),
+    (suite(object_size="4.5"), "workloads[0].object_size", "whole number of bytes"),
 ])
 def test_bad_suites_name_the_yaml_path(data, where, what):
     with pytest.raises(UserError) as e:
@@ -65,6 +73,11 @@ def test_bad_suites_name_the_yaml_path(data, where, what):
     assert line.startswith(f"s.yaml: {where}: "), line
     assert what in line
     assert "\n" not in line
+
+
+def test_a_raised_bound_lets_high_concurrency_through():
+    s = parse_suite({**suite(concurrency=8192), "settings": {"max_in_flight": 10000}}, "s.yaml")
+    assert s.workloads[0].concurrency == [8192]
 
 
 def test_duplicate_keys_and_binary_files_are_refused(tmp_path):

@@ -1,0 +1,87 @@
+"""Bad input at the command line: one line, exit 2, nothing created, no traceback at any moment of start-up."""
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+CLI = [sys.executable, "-m", "cephbench.entry"]
+ENV = {k: v for k, v in os.environ.items() if k not in ("CEPH_CONF", "CEPH_KEYRING")}
+
+
+def cli(*args, cwd=None):
+    return subprocess.run([*CLI, *map(str, args)], capture_output=True, text=True, env=ENV, timeout=120, cwd=cwd)
+
+
+def one_line_exit_2(res, *fragments):
+    assert res.returncode == 2, (res.returncode, res.stdout, res.stderr)
+    lines = res.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("cephbench: "), res.stderr
+    assert "Traceback" not in res.stderr
+    for f in fragments:
+        assert f in lines[0], lines[0]
+
+
+@pytest.mark.parametrize("text, fragments", [
+    ("name: t\nworkloads:\n  - {type: osd_bench, repeat: 0}\n", ["workloads[0].repeat", "greater than zero"]),
+    ("name: t\nworkloads:\n  - {type: rados_bench, object_size: 0}\n", ["workloads[0].object_size"]),
+    ("name: t\nworkloads:\n  - {type: rados_bench, duration: 2ms}\n", ["workloads[0].duration", "at least 1s"]),
+    ("name: t\nworkloads:\n  - {type: rados_bench, object_size: 4 MB}\n", ["ambiguous", "4MiB"]),
+    ("name: t\nworkloads:\n  - {type: rados_bench, concurrency: \"4,16\"}\n", ["[4, 16]"]),
+    ("name: t\nname: u\nworkloads: [{type: osd_bench}]\n", ["given twice"]),
+    ("name: t\nworkloads:\n  - {type: rados_bench, duration: .inf}\n", ["workloads[0].duration"]),
+    ("name: t\nworkloads:\n  - {type: rados_bench, duration: 1000000h}\n", ["longer than 24h"]),
+    ("name: t\nworkloads:\n  - {type: rados_bench, concurrency: 100000000}\n", ["settings.max_in_flight"]),
+])
+def test_bad_suites_refused_by_validate_and_run(tmp_path, text, fragments):
+    p = tmp_path / "s.yaml"
+    p.write_text(text)
+    one_line_exit_2(cli("validate", p), *fragments)
+    # run refuses it before looking for a cluster or making a run directory
+    one_line_exit_2(cli("run", p, "--conf", tmp_path / "no.conf", "--out", tmp_path / "run"), *fragments)
+    assert not (tmp_path / "run").exists()
+
+
+def test_binary_suite_and_taken_paths(tmp_path):
+    binary = tmp_path / "s.yaml"
+    binary.write_bytes(bytes(range(256)))
+    one_line_exit_2(cli("validate", binary), "not UTF-8")
+    afile = tmp_path / "afile"
+    afile.write_text("x")
+    quick = Path(__file__).resolve().parents[2] / "suites" / "quick.yaml"
+    one_line_exit_2(cli("run", quick, "--out", afile, "--conf", tmp_path / "no.conf"), "--out", "is a file")
+    one_line_exit_2(cli("lab", "up", "--dir", afile), "--dir", "is a file")
+    one_line_exit_2(cli("lab", "up", "--dir", "/proc/nope"), "--dir", "cannot make the lab directory")
+    assert not Path("/proc/nope").exists()
+
+
+def _catches_sigterm(pid: int) -> bool:
+    """The entry point has installed its handlers: before that the interpreter itself is starting up (site,
+    runpy), which is Python's, not cephbench's, to report."""
+    try:
+        status = Path(f"/proc/{pid}/status").read_text()
+    except OSError:
+        return True
+    caught = int(next(line.split()[1] for line in status.splitlines() if line.startswith("SigCgt:")), 16)
+    return bool(caught & (1 << (signal.SIGTERM - 1)))
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
+def test_a_signal_during_start_up_is_one_line_never_a_traceback(sig):
+    # aimed across the start-up window (imports, click, the command): each moment ends in exit 130, or the
+    # command finished first (exit 2: the suite does not exist)
+    for delay in (0.0, 0.02, 0.05, 0.1, 0.2, 0.3, 0.5):
+        p = subprocess.Popen([*CLI, "validate", "/nonexistent.yaml"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                             text=True, env=ENV)
+        while p.poll() is None and not _catches_sigterm(p.pid):
+            time.sleep(0.001)
+        time.sleep(delay)
+        p.send_signal(sig)
+        out, err = p.communicate(timeout=60)
+        assert "Traceback" not in err, (delay, err)
+        assert p.returncode in (130, 2), (delay, p.returncode, err)
+        assert len(err.strip().splitlines()) == 1, err
