@@ -13,8 +13,12 @@ CLI = [sys.executable, "-m", "cephbench.entry"]
 ENV = {k: v for k, v in os.environ.items() if k not in ("CEPH_CONF", "CEPH_KEYRING")}
 
 
-def cli(*args, cwd=None):
-    return subprocess.run([*CLI, *map(str, args)], capture_output=True, text=True, env=ENV, timeout=120, cwd=cwd)
+def cli(*args):
+    """The real command in this process (click's runner): start-up is tested apart, below."""
+    from click.testing import CliRunner
+    from cephbench.cli import main
+    res = CliRunner().invoke(main, [str(a) for a in args], env={"CEPH_CONF": None, "CEPH_KEYRING": None})
+    return subprocess.CompletedProcess(args, res.exit_code, res.stdout, res.stderr)
 
 
 def one_line_exit_2(res, *fragments):
