@@ -9,16 +9,14 @@ from pathlib import Path
 
 import pytest
 
+from clirun import cephbench
+
 CLI = [sys.executable, "-m", "cephbench.entry"]
 ENV = {k: v for k, v in os.environ.items() if k not in ("CEPH_CONF", "CEPH_KEYRING")}
 
 
 def cli(*args):
-    """The real command in this process (click's runner): start-up is tested apart, below."""
-    from click.testing import CliRunner
-    from cephbench.cli import main
-    res = CliRunner().invoke(main, [str(a) for a in args], env={"CEPH_CONF": None, "CEPH_KEYRING": None})
-    return subprocess.CompletedProcess(args, res.exit_code, res.stdout, res.stderr)
+    return cephbench(*args)      # in this process: start-up is tested apart, below
 
 
 def one_line_exit_2(res, *fragments):

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
-from pathlib import Path
 
 import pytest
+
+from clirun import cephbench
 
 from cephbench.analysis import stats
 from cephbench.analysis.compare import compare_runs, load_run, regressions
@@ -20,7 +20,7 @@ R4K = {"pool": "rep", "object_size": 4096, "concurrency": 16, "phase": "rand", "
 
 
 def cli(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "cephbench.cli", *args], capture_output=True, text=True)
+    return cephbench(*args)
 
 
 @pytest.fixture

@@ -1,8 +1,6 @@
 """Disk baseline: what refuses a path or a device, the fio jobs, and the per-pattern figures."""
 
 import json
-import os
-from pathlib import Path
 
 import pytest
 

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import subprocess
-import sys
 
 import pytest
+
+from clirun import cephbench
 
 from cephbench.errors import UserError
 from cephbench.history import Filters, History, ceph_version, default_path, parse_date
@@ -106,8 +106,7 @@ def test_not_a_catalog(tmp_path):
 # ---- CLI ---------------------------------------------------------------------------------------
 
 def cli(tmp_path, *args: str) -> subprocess.CompletedProcess:
-    env = {**os.environ, "CEPHBENCH_HISTORY": str(tmp_path / "cli.sqlite")}
-    return subprocess.run([sys.executable, "-m", "cephbench.cli", *args], capture_output=True, text=True, env=env)
+    return cephbench(*args, env={"CEPHBENCH_HISTORY": str(tmp_path / "cli.sqlite")})
 
 
 def test_cli_history(tmp_path, catalog):

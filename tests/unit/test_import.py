@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import hashlib
-import json
-import os
 import shutil
 import subprocess
-import sys
 
 import pytest
+
+from clirun import cephbench
 
 from conftest import FIXTURES, REPO
 from cephbench.analysis.compare import compare_runs, load_run
@@ -23,8 +22,7 @@ NEW_W, NEW_R = RB / "ceph16.2.15_write_4M.txt", RB / "ceph16.2.15_seq_4M.txt"
 
 
 def cli(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "cephbench.cli", *args], capture_output=True, text=True,
-                          env={**os.environ, **(env or {})})
+    return cephbench(*args, env=env)
 
 
 def test_old_and_new_rados_bench_formats(tmp_path):

@@ -1,6 +1,5 @@
 """report.md and report.html from a run directory made of parsed real outputs."""
 
-import json
 import time
 from pathlib import Path
 

@@ -4,7 +4,7 @@ import time
 
 from conftest import FIXTURES
 from runfactory import fixture_measurement, scaled
-from cephbench.drivers import fio, rados_bench
+from cephbench.drivers import fio
 from cephbench.report.verdict import slow_osds, verdict
 from cephbench.results import Analysis, Measurement, Result, Test
 
