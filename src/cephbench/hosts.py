@@ -126,6 +126,16 @@ class LocalHost:
         return shutil.which(program)
 
 
+STOP_GRACE_S = 5.0      # a tool asked to stop (SIGINT, as Ctrl-C would) gets this long to print its summary
+
+
+def _interrupt_group(proc: subprocess.Popen) -> None:
+    try:
+        os.killpg(proc.pid, signal.SIGINT)
+    except ProcessLookupError:
+        pass
+
+
 def _kill_group(proc: subprocess.Popen[str]) -> None:
     try:
         os.killpg(proc.pid, signal.SIGKILL)
@@ -152,15 +162,16 @@ class Spawn:
 def run_together(
     spawns: Sequence[Spawn],
     timeout_s: float,
-    tick: Callable[[], None] | None = None,
+    tick: Callable[[], bool | None] | None = None,
     tick_interval_s: float = 1.0,
     started: Callable[[list[int]], None] | None = None,
 ) -> list[CommandResult]:
     """Start every command at once, wait for all, call `tick` while waiting (and `started` with their PIDs).
 
     Output goes to files so that `tick` can read progress as it is written (live
-    MB/s) and large outputs never block on a pipe. On timeout or any exception
-    (Ctrl-C included) every process group is killed before this returns.
+    MB/s) and large outputs never block on a pipe. A `tick` that returns True stops them: SIGINT to each process
+    group (as Ctrl-C would, so that tools print their summary), SIGKILL after STOP_GRACE_S. On timeout or any
+    exception (Ctrl-C included) every process group is killed before this returns.
     """
     procs: list[tuple[Spawn, subprocess.Popen[bytes], float]] = []
     try:
@@ -180,7 +191,7 @@ def run_together(
             started([p.pid for _, p, _ in procs])     # e.g. recorded, so that a dead run's tools can be stopped
         deadline = time.monotonic() + timeout_s
         next_tick = time.monotonic() + tick_interval_s
-        timed_out = False
+        timed_out = stopped = False
         while any(p.poll() is None for _, p, _ in procs):
             now = time.monotonic()
             if now > deadline:
@@ -190,7 +201,11 @@ def run_together(
                         _kill_group(p)
                 break
             if tick and now >= next_tick:
-                tick()
+                if tick() is True:        # the caller wants the tools stopped (e.g. the cluster went bad)
+                    stopped = True
+                    for _, p, _ in procs:
+                        _interrupt_group(p)
+                    deadline = min(deadline, now + STOP_GRACE_S)
                 next_tick = now + tick_interval_s
             time.sleep(0.05)
         results = []
@@ -198,7 +213,7 @@ def run_together(
             rc = p.wait()
             text = sp.output.read_text(errors="replace")
             results.append(CommandResult([str(a) for a in sp.argv], rc, text, "", time.monotonic() - started,
-                                         timed_out and rc != 0))
+                                         timed_out and rc != 0 and not stopped))
         return results
     except BaseException:
         for _, p, _ in procs:

@@ -106,6 +106,20 @@ class HostLoad(BaseModel):
     cpu_busy_series: list[float] = Field(default_factory=list)   # one value per second
 
 
+class ClusterDuringTest(BaseModel):
+    """What happened to the cluster while the test ran (`ceph status` once a second)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    osds_down_max: int = 0
+    osds_out_max: int = 0
+    pgs_degraded_max: int = 0
+    pgs_inactive_max: int = 0
+    raw_used_max: float | None = None          # fraction of raw capacity, every client's data counted
+    events: list[str] = Field(default_factory=list)   # "3.2 s: 1 of 3 OSD(s) down", in order
+    stopped: str | None = None                 # why the test was stopped early, if it was
+
+
 class Analysis(BaseModel):
     model_config = ConfigDict(extra="allow")
 
@@ -133,6 +147,7 @@ class Result(BaseModel):
     # shortened): such a result never heads the verdict
     warnings: list[str] = Field(default_factory=list)
     hosts: list[HostLoad] = Field(default_factory=list)  # watched during the test: this host (on the lab: all)
+    cluster: ClusterDuringTest | None = None   # watched during the test: OSDs, PGs, slow ops, raw use
     analysis: Analysis | None = None
 
 

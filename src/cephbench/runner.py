@@ -10,6 +10,7 @@ from itertools import groupby
 from typing import Iterator, Protocol
 
 from .cluster import Cluster
+from .clusterwatch import ClusterWatch
 from .drivers.base import Events, Outcome, RunContext
 from .drivers.registry import DRIVERS, PREFLIGHT
 from .errors import OperationFailed, PermissionDenied, UserError
@@ -156,6 +157,16 @@ def set_scrub_flags(ctx: RunContext) -> None:
             scrub.set(wanted)
 
 
+def with_cluster(result: Result, watch: ClusterWatch) -> Result:
+    """What happened to the cluster during the test goes on its result; a degraded or stopped test carries a
+    warning (never a capability of the cluster), and a stopped one that failed says why it was stopped."""
+    result.cluster = watch.summary()
+    result.warnings += [w for w in watch.warnings() if w not in result.warnings]
+    if watch.stop_reason and result.status == "failed":
+        result.error = f"{watch.stop_reason} ({result.error})" if result.error else watch.stop_reason
+    return result
+
+
 def _run_group(driver, ctx: RunContext, group: list[Test], todo: set[str]) -> Iterator[Result]:
     """Drive one group; a group that breaks marks its unfinished tests failed and the run goes on."""
     reported: set[str] = set()
@@ -166,6 +177,9 @@ def _run_group(driver, ctx: RunContext, group: list[Test], todo: set[str]) -> It
             reported.add(outcome.test.id)
             result = to_result(outcome)
             result.hosts = ctx.host_loads.pop(outcome.test.id, [])
+            watch = ctx.cluster_watches.pop(outcome.test.id, None)
+            if watch is not None:
+                with_cluster(result, watch)
             if result.status == "failed":
                 failed.append(result.test.id)
             yield result

@@ -18,7 +18,9 @@ from typing import Any, Callable, Iterator, Protocol, Sequence
 from ..cluster import Cluster, Target
 from ..config import Settings
 from ..errors import OperationFailed
+from ..clusterwatch import ClusterWatch
 from ..hostload import WATCH_SH, CpuSampler, load_from_stream
+from ..kinds import direction_of
 from ..hosts import CommandResult, LocalHost, Spawn, run_together, stop_group
 from ..remote import OsdHost, drop_caches_argv, osd_hosts, run_on_all
 from ..recovery import process_tag, stop_process_group
@@ -75,6 +77,7 @@ class RunContext:
     planned: list[str] = field(default_factory=list)   # dry run: the commands that would change the cluster
     restart_lab_osds: Callable[[], None] | None = None
     host_loads: dict[str, list[HostLoad]] = field(default_factory=dict)   # test id -> hosts watched while it ran
+    cluster_watches: dict[str, ClusterWatch] = field(default_factory=dict)  # test id -> the cluster while it ran
     _osd_hosts: list[OsdHost] | None = field(default=None, repr=False)   # every OSD host, once known
 
     @property
@@ -108,12 +111,17 @@ class RunContext:
         cpu = CpuSampler(role="client and OSD host" if any(h.address is None for h in hosts) else "client")
         remote = [h for h in hosts if h.address is not None] if self.settings.watch_osd_hosts else []
         watchers = self._watch(test, remote)
+        watch = ClusterWatch(self.cluster.status, self.settings.max_raw_used,
+                             writing=direction_of(test.kind, test.params.get("phase")) in ("write", "mixed"))
+        self.cluster_watches[test.id] = watch
 
-        def tick() -> None:
+        def tick() -> bool:
             cpu.sample()
+            watch.sample()
             if live:
                 bw, ops = live([sp.output for sp in spawns])
                 self.events.live(test, bw, ops)
+            return watch.stop_reason is not None
 
         tools: list[Resource] = []
         try:

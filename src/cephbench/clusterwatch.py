@@ -1,0 +1,143 @@
+"""What happened to the cluster while a test ran: OSDs down or out, PGs degraded or inactive, slow ops, raw use.
+
+A sampler (one `ceph status` a second through the run's connection) and a pure summariser: `observe` turns one
+status into an Observation, `ClusterWatch` keeps the changes as timed events and decides when a test must stop —
+the cluster as a whole (every client, not just this run) passed the capacity limit during a write, or PGs stayed
+inactive so long that the tool would only hang. Drivers know nothing of it: `RunContext.run_tools` starts it.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+from .results import ClusterDuringTest
+
+log = logging.getLogger(__name__)
+
+INACTIVE_LIMIT_S = 15.0     # PGs inactive this long: I/O to them blocks; the test is stopped with that cause
+BRIEF_INACTIVE_S = 5.0      # peering after another client's pool creation or a map change: no warning
+
+
+@dataclass(frozen=True)
+class Observation:
+    osds: int
+    up: int
+    in_: int
+    pgs: int
+    degraded_pgs: int
+    inactive_pgs: int
+    degraded_objects: int
+    slow_ops: bool
+    raw_used: float | None          # fraction of the cluster's raw capacity in use
+
+
+def observe(status: dict[str, Any]) -> Observation:
+    """One `ceph status -f json` (Pacific's layout) as the figures the watch follows."""
+    osdmap = status.get("osdmap") or {}
+    osdmap = osdmap.get("osdmap", osdmap)            # older releases nest it once more
+    pgmap = status.get("pgmap") or {}
+    degraded = inactive = 0
+    for s in pgmap.get("pgs_by_state") or []:
+        states = set(str(s.get("state_name", "")).split("+"))
+        n = int(s.get("count", 0))
+        if "degraded" in states or "undersized" in states:
+            degraded += n
+        if "active" not in states:
+            inactive += n
+    total, used = pgmap.get("bytes_total"), pgmap.get("bytes_used")
+    checks = (status.get("health") or {}).get("checks") or {}
+    return Observation(osds=int(osdmap.get("num_osds", 0)), up=int(osdmap.get("num_up_osds", 0)),
+                       in_=int(osdmap.get("num_in_osds", 0)), pgs=int(pgmap.get("num_pgs", 0)),
+                       degraded_pgs=degraded, inactive_pgs=inactive,
+                       degraded_objects=int(pgmap.get("degraded_objects", 0) or 0),
+                       slow_ops="SLOW_OPS" in checks,
+                       raw_used=float(used) / float(total) if total else None)
+
+
+def _describe(o: Observation) -> list[str]:
+    out = []
+    if o.up < o.osds:
+        out.append(f"{o.osds - o.up} of {o.osds} OSD(s) down")
+    if o.in_ < o.osds:
+        out.append(f"{o.osds - o.in_} of {o.osds} OSD(s) out")
+    if o.degraded_pgs:
+        out.append(f"{o.degraded_pgs} PG(s) degraded ({o.degraded_objects} objects)")
+    if o.inactive_pgs:
+        out.append(f"{o.inactive_pgs} PG(s) inactive")
+    if o.slow_ops:
+        out.append("slow ops")
+    return out
+
+
+@dataclass
+class ClusterWatch:
+    """Follows the cluster during one test; `sample` once a second, `stop_reason` says when the test must end."""
+
+    status: Callable[[], dict[str, Any]]
+    max_raw_used: float
+    writing: bool                                   # a write phase: the capacity limit applies
+    started: float = field(default_factory=lambda: time.monotonic())
+    first: Observation | None = None
+    last: Observation | None = None
+    events: list[tuple[float, str]] = field(default_factory=list)
+    worst: dict[str, float] = field(default_factory=dict)
+    inactive_since: float | None = None
+    inactive_longest_s: float = 0.0
+    stop_reason: str | None = None
+    failures: int = 0
+
+    def sample(self) -> None:
+        try:
+            o = observe(self.status())
+        except Exception as exc:  # noqa: BLE001 - a missed reading must not stop the test; three in a row are noted
+            self.failures += 1
+            log.debug("cluster status: %s", exc)
+            return
+        now = time.monotonic() - self.started
+        if self.first is None:
+            self.first = o
+        before = set(_describe(self.last)) if self.last else set()
+        for text in _describe(o):
+            if text not in before:
+                self.events.append((round(now, 1), text))
+        if self.last is not None and _describe(self.last) and not _describe(o):
+            self.events.append((round(now, 1), "healthy again"))
+        self.last = o
+        for key, value in (("osds_down", o.osds - o.up), ("osds_out", o.osds - o.in_),
+                           ("pgs_degraded", o.degraded_pgs), ("pgs_inactive", o.inactive_pgs),
+                           ("raw_used", o.raw_used or 0.0)):
+            self.worst[key] = max(self.worst.get(key, 0), value)
+        if o.inactive_pgs:
+            self.inactive_since = self.inactive_since if self.inactive_since is not None else now
+            self.inactive_longest_s = max(self.inactive_longest_s, now - self.inactive_since)
+            if now - self.inactive_since >= INACTIVE_LIMIT_S and self.stop_reason is None:
+                self.stop_reason = (f"{o.inactive_pgs} PG(s) inactive for {now - self.inactive_since:.0f} s "
+                                    f"({o.up} of {o.osds} OSDs up): I/O to them blocks, so the test was stopped")
+        else:
+            self.inactive_since = None
+        if self.writing and o.raw_used is not None and o.raw_used >= self.max_raw_used and self.stop_reason is None:
+            self.stop_reason = (f"capacity guard: the cluster reached {o.raw_used:.1%} raw used (limit "
+                                f"{self.max_raw_used:.0%}, counting every client's writes), so the write was stopped")
+
+    def summary(self) -> ClusterDuringTest | None:
+        if self.first is None:
+            return None
+        return ClusterDuringTest(
+            osds_down_max=int(self.worst.get("osds_down", 0)), osds_out_max=int(self.worst.get("osds_out", 0)),
+            pgs_degraded_max=int(self.worst.get("pgs_degraded", 0)),
+            pgs_inactive_max=int(self.worst.get("pgs_inactive", 0)),
+            raw_used_max=self.worst.get("raw_used") or None, events=[f"{t:g} s: {e}" for t, e in self.events],
+            stopped=self.stop_reason)
+
+    def warnings(self) -> list[str]:
+        """What makes the result no capability of the cluster: it ran degraded, or was stopped."""
+        out = []
+        if self.stop_reason:
+            out.append(self.stop_reason)
+        if self.worst.get("osds_down") or self.worst.get("pgs_degraded") or \
+                self.inactive_longest_s >= BRIEF_INACTIVE_S:
+            out.append("the cluster was degraded during this test (" + "; ".join(e for _, e in self.events) + ")")
+        return out

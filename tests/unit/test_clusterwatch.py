@@ -1,0 +1,75 @@
+"""The cluster during a test, from real `ceph status` output of the lab with one OSD killed (Ceph 16.2.15)."""
+
+import json
+
+from conftest import FIXTURES
+from cephbench.clusterwatch import INACTIVE_LIMIT_S, ClusterWatch, observe
+
+STATUS = FIXTURES / "ceph_status"
+
+
+def status(name):
+    return json.loads((STATUS / f"ceph16.2.15_{name}.json").read_text())
+
+
+def test_observe_reads_osds_pgs_and_raw_use():
+    ok = observe(status("healthy"))
+    assert (ok.osds, ok.up, ok.in_, ok.degraded_pgs, ok.inactive_pgs, ok.slow_ops) == (3, 3, 3, 0, 0, False)
+    assert 0 < ok.raw_used < 0.2
+    bad = observe(status("osd_down_degraded_inactive"))
+    assert (bad.up, bad.in_) == (2, 3)
+    assert bad.degraded_pgs == 70 and bad.inactive_pgs == 5     # undersized+degraded+peered is not active
+    assert bad.degraded_objects > 0
+
+
+class Clock:
+    def __init__(self):
+        self.t = 0.0
+
+    def __call__(self):
+        return self.t
+
+
+def watch_over(sequence, monkeypatch, writing=False, max_raw_used=0.75):
+    clock = Clock()
+    monkeypatch.setattr("cephbench.clusterwatch.time.monotonic", clock)
+    feed = iter(sequence)
+    w = ClusterWatch(lambda: status(next(feed)), max_raw_used, writing)
+    for _ in sequence:
+        w.sample()
+        clock.t += 1.0
+    return w
+
+
+def test_an_osd_lost_mid_test_is_recorded_with_times_and_warns(monkeypatch):
+    w = watch_over(["healthy", "healthy", "osd_killed_peering", "osd_down_degraded_inactive",
+                    "osd_down_degraded_inactive"], monkeypatch)
+    s = w.summary()
+    assert s.osds_down_max == 1 and s.pgs_degraded_max == 70 and s.stopped is None
+    assert s.events[0] == "2 s: 1 of 3 OSD(s) down"
+    assert any(e.startswith("3 s: 70 PG(s) degraded") for e in s.events)
+    [warning] = w.warnings()
+    assert warning.startswith("the cluster was degraded during this test (1 of 3 OSD(s) down")
+
+
+def test_pgs_inactive_too_long_stop_the_test_with_that_cause(monkeypatch):
+    seconds = int(INACTIVE_LIMIT_S) + 2
+    w = watch_over(["healthy"] + ["osd_down_degraded_inactive"] * seconds, monkeypatch)
+    assert w.stop_reason.startswith("5 PG(s) inactive for 15 s (2 of 3 OSDs up): I/O to them blocks")
+    assert w.summary().stopped == w.stop_reason and w.stop_reason in w.warnings()
+
+
+def test_the_capacity_limit_counts_the_whole_cluster_during_writes_only(monkeypatch):
+    raw = observe(status("healthy")).raw_used
+    w = watch_over(["healthy"], monkeypatch, writing=True, max_raw_used=raw * 0.9)
+    assert w.stop_reason.startswith(f"capacity guard: the cluster reached {raw:.1%} raw used")
+    assert watch_over(["healthy"], monkeypatch, writing=False, max_raw_used=raw * 0.9).stop_reason is None
+    assert watch_over(["healthy"], monkeypatch, writing=True).warnings() == []
+
+
+def test_a_status_that_cannot_be_read_is_counted_not_fatal():
+    def fails():
+        raise OSError("mon gone")
+    w = ClusterWatch(fails, 0.75, False)
+    w.sample()
+    assert w.failures == 1 and w.summary() is None and w.warnings() == []
