@@ -138,7 +138,9 @@ func (cn *Conn) Buf() []byte { return cn.head[:0] }
 // read to the end (Discard, ReadAll); otherwise the network connection is
 // closed, since its state is unknown.
 func (cn *Conn) Release() {
-	if cn.resp.remaining != 0 || cn.resp.chunked != nil || cn.resp.closeAfter {
+	// Bytes beyond the answer (a server that sent a body with a HEAD answer)
+	// would be taken for the next one.
+	if cn.resp.remaining != 0 || cn.resp.chunked != nil || cn.resp.closeAfter || (cn.br != nil && cn.br.Buffered() > 0) {
 		cn.closeNet()
 	}
 	cn.resp = Response{}
