@@ -87,9 +87,6 @@ func (c *Client) Get() *Conn {
 	for n := len(c.idle); n > 0; n = len(c.idle) {
 		cn := c.idle[n-1]
 		c.idle = c.idle[:n-1]
-		if cn.nc != nil && time.Since(cn.lastUsed) > idleTimeout {
-			cn.closeNet()
-		}
 		c.mu.Unlock()
 		return cn
 	}
@@ -177,13 +174,16 @@ var aLongTimeAgo = time.Unix(1, 0)
 
 // begin marks the request in flight, arranges for ctx to abort it and sets
 // its deadline. It fails if ctx is already done.
-func (cn *Conn) begin(ctx context.Context) (time.Time, error) {
+func (cn *Conn) begin(ctx context.Context, now time.Time) (time.Time, error) {
 	if done := ctx.Done(); done != nil && cn.watched != ctx {
 		cn.unwatch()
 		cn.watched = ctx
 		cn.stop = context.AfterFunc(ctx, func() { cn.abort(ctx) })
 	}
-	deadline := time.Now().Add(cn.cl.timeout)
+	if cn.nc != nil && now.Sub(cn.lastUsed) > idleTimeout {
+		cn.closeNet()
+	}
+	deadline := now.Add(cn.cl.timeout)
 	if d, ok := ctx.Deadline(); ok && d.Before(deadline) {
 		deadline = d
 	}
@@ -268,10 +268,11 @@ func (cn *Conn) dial(ctx context.Context, deadline time.Time) error {
 // bytes of body, then reads the answer's status line and headers. The body
 // of the answer is read with the Response's methods before Release.
 // headOnly says the request is a HEAD (its answer has no body whatever
-// Content-Length says).
-func (cn *Conn) Send(ctx context.Context, head []byte, body io.Reader, size int64, headOnly bool) (*Response, error) {
+// Content-Length says). now is the time of sending, from which the timeout
+// counts (the caller has read the clock already to sign the request).
+func (cn *Conn) Send(ctx context.Context, now time.Time, head []byte, body io.Reader, size int64, headOnly bool) (*Response, error) {
 	cn.head = head
-	deadline, err := cn.begin(ctx)
+	deadline, err := cn.begin(ctx, now)
 	if err != nil {
 		cn.mu.Lock()
 		cn.busy = false
@@ -281,7 +282,10 @@ func (cn *Conn) Send(ctx context.Context, head []byte, body io.Reader, size int6
 	n := len(head)
 	inline := body != nil && size > 0 && size <= smallBody
 	if inline {
-		cn.head = append(cn.head, make([]byte, size)...)[:n+int(size)]
+		if cap(cn.head) < n+int(size) {
+			cn.head = append(cn.head, make([]byte, size)...)
+		}
+		cn.head = cn.head[:n+int(size)] // overwritten next, so not cleared
 		if _, err := io.ReadFull(body, cn.head[n:]); err != nil {
 			return nil, cn.end(ctx, err)
 		}
@@ -296,7 +300,7 @@ func (cn *Conn) Send(ctx context.Context, head []byte, body io.Reader, size int6
 		err := cn.exchange(body, size, inline, headOnly)
 		if err == nil {
 			cn.reused = true
-			cn.lastUsed = time.Now()
+			cn.lastUsed = cn.resp.HeadersAt
 			return &cn.resp, cn.end(ctx, nil)
 		}
 		if fresh || attempt > 0 || !staleConn(err) || !cn.rewind(body, inline) {

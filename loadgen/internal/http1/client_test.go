@@ -29,7 +29,7 @@ func send(t *testing.T, ctx context.Context, c *Client, method, target string, b
 		h = AppendContentLength(h, int64(len(body)))
 		r = bytes.NewReader(body)
 	}
-	resp, err := cn.Send(ctx, AppendEnd(h), r, int64(len(body)), method == http.MethodHead)
+	resp, err := cn.Send(ctx, time.Now(), AppendEnd(h), r, int64(len(body)), method == http.MethodHead)
 	if err != nil {
 		return 0, nil, err
 	}

@@ -72,8 +72,9 @@ func (c *Client) objectHead(dst []byte, method, bucket, key, rng string, size in
 func (c *Client) object(ctx context.Context, op, method, bucket, key, rng string, body io.Reader, size int64) (int64, time.Time, error) {
 	cn := c.h1.Get()
 	defer cn.Release()
-	head := c.objectHead(cn.Buf(), method, bucket, key, rng, size, time.Now())
-	resp, err := cn.Send(ctx, head, body, size, method == "HEAD")
+	now := time.Now()
+	head := c.objectHead(cn.Buf(), method, bucket, key, rng, size, now)
+	resp, err := cn.Send(ctx, now, head, body, size, method == "HEAD")
 	if err != nil {
 		return 0, time.Time{}, err
 	}

@@ -171,7 +171,7 @@ func (c *Client) object(ctx context.Context, op, method, bucket, key, rng string
 	if rng != "" {
 		b = http1.AppendHeader(b, "Range", rng)
 	}
-	resp, err := cn.Send(ctx, http1.AppendEnd(b), body, size, method == http.MethodHead)
+	resp, err := cn.Send(ctx, time.Now(), http1.AppendEnd(b), body, size, method == http.MethodHead)
 	if err != nil {
 		return 0, time.Time{}, err
 	}
