@@ -21,6 +21,7 @@ import (
 	"context"
 	"crypto/tls"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"net/url"
@@ -117,13 +118,13 @@ type Conn struct {
 	lastUsed time.Time
 	reused   bool // nc has carried a complete exchange before
 
-	// Cancellation: an AfterFunc on the context last used aborts the
-	// request in flight by setting a past deadline. mu orders it against
-	// the start and end of a request.
+	// Cancellation: an AfterFunc on the context last watched aborts the
+	// request in flight, if it runs under that context, by setting a past
+	// deadline. mu orders it against the start and end of a request.
 	mu      sync.Mutex
-	watched context.Context
+	watched context.Context // the context the AfterFunc is on
 	stop    func() bool
-	busy    bool
+	cur     context.Context // the request in flight's; nil when idle
 	aborted bool
 }
 
@@ -192,7 +193,7 @@ func (cn *Conn) begin(ctx context.Context, now time.Time) (time.Time, error) {
 	if err := ctx.Err(); err != nil {
 		return deadline, err
 	}
-	cn.busy, cn.aborted = true, false
+	cn.cur, cn.aborted = ctx, false
 	if cn.nc != nil {
 		if err := cn.nc.SetDeadline(deadline); err != nil {
 			cn.closeNet()
@@ -204,7 +205,7 @@ func (cn *Conn) begin(ctx context.Context, now time.Time) (time.Time, error) {
 func (cn *Conn) abort(ctx context.Context) {
 	cn.mu.Lock()
 	defer cn.mu.Unlock()
-	if cn.busy && cn.watched == ctx {
+	if cn.cur == ctx {
 		cn.aborted = true
 		if cn.nc != nil {
 			_ = cn.nc.SetDeadline(aLongTimeAgo)
@@ -216,7 +217,7 @@ func (cn *Conn) abort(ctx context.Context) {
 // the context's error when the context aborted it.
 func (cn *Conn) end(ctx context.Context, err error) error {
 	cn.mu.Lock()
-	cn.busy = false
+	cn.cur = nil
 	aborted := cn.aborted
 	cn.mu.Unlock()
 	if aborted {
@@ -274,9 +275,6 @@ func (cn *Conn) Send(ctx context.Context, now time.Time, head []byte, body io.Re
 	cn.head = head
 	deadline, err := cn.begin(ctx, now)
 	if err != nil {
-		cn.mu.Lock()
-		cn.busy = false
-		cn.mu.Unlock()
 		return nil, err
 	}
 	n := len(head)
@@ -319,7 +317,8 @@ func staleConn(err error) bool {
 	return errors.Is(err, errNoAnswer) || errors.Is(err, syscall.EPIPE) || errors.Is(err, syscall.ECONNRESET)
 }
 
-var errNoAnswer = errors.New("connection closed before any answer")
+// errNoAnswer is an io.EOF (error kind "eof") that says no byte came.
+var errNoAnswer = fmt.Errorf("connection closed before any answer: %w", io.EOF)
 
 func (cn *Conn) rewind(body io.Reader, inline bool) bool {
 	if body == nil || inline {

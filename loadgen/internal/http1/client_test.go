@@ -200,6 +200,7 @@ func TestRawAnswers(t *testing.T) {
 		{"http10", "HTTP/1.0 200 OK\r\nContent-Length: 3\r\n\r\nabc", 200, "abc", ""},
 		{"continue", "HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 201 Created\r\nContent-Length: 0\r\n\r\n", 201, "", ""},
 		{"short-body", "HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\nabc", 0, "", "eof"},
+		{"no-answer", "", 0, "", "eof"},
 		{"cut-headers", "HTTP/1.1 200 OK\r\nContent-Le", 0, "", "eof"},
 		{"not-http", "SSH-2.0-OpenSSH_9.2\r\n\r\n", 0, "", "other"},
 		{"bad-length", "HTTP/1.1 200 OK\r\nContent-Length: x\r\n\r\n", 0, "", "other"},
@@ -263,9 +264,15 @@ func TestTimeoutCancelAndRefused(t *testing.T) {
 }
 
 // A context cancelled after its request ended (as context.WithTimeout's
-// cancel does) must not break the pooled connection for the next request.
-func TestLaterCancelLeavesPooledConnectionAlone(t *testing.T) {
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "ok") }))
+// cancel does) must not break the pooled connection for the next request,
+// nor abort a request under another context (cleanup after an interrupt).
+func TestLaterCancelLeavesOtherRequestsAlone(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/slow" {
+			time.Sleep(300 * time.Millisecond)
+		}
+		io.WriteString(w, "ok")
+	}))
 	defer srv.Close()
 	c := newClient(t, srv.URL, 5*time.Second)
 	for range 5 {
@@ -275,5 +282,13 @@ func TestLaterCancelLeavesPooledConnectionAlone(t *testing.T) {
 		if err != nil || st != 200 {
 			t.Fatalf("%d %v", st, err)
 		}
+	}
+	run, interrupt := context.WithCancel(context.Background())
+	if st, _, err := send(t, run, c, "GET", "/", nil); err != nil || st != 200 {
+		t.Fatalf("%d %v", st, err)
+	}
+	time.AfterFunc(100*time.Millisecond, interrupt) // while the next request is in flight on the same connection
+	if st, _, err := send(t, context.Background(), c, "GET", "/slow", nil); err != nil || st != 200 {
+		t.Fatalf("a request under another context was aborted: %d %v", st, err)
 	}
 }
