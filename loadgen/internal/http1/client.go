@@ -116,7 +116,6 @@ type Conn struct {
 	head     []byte // request being sent: head, then a small body
 	resp     Response
 	lastUsed time.Time
-	reused   bool // nc has carried a complete exchange before
 
 	// Cancellation: an AfterFunc on the context last watched aborts the
 	// request in flight, if it runs under that context, by setting a past
@@ -160,7 +159,8 @@ func (cn *Conn) Release() {
 func (cn *Conn) closeNet() {
 	if cn.nc != nil {
 		cn.nc.Close()
-		cn.nc, cn.br, cn.reused = nil, nil, false
+		cn.nc = nil
+		cn.br.Reset(nil) // drops what was buffered; the buffer serves the next connection
 	}
 }
 
@@ -256,7 +256,7 @@ func (cn *Conn) dial(ctx context.Context, deadline time.Time) error {
 		nc.Close()
 		return err
 	}
-	cn.nc, cn.reused = nc, false
+	cn.nc = nc
 	if cn.br == nil {
 		cn.br = bufio.NewReaderSize(nc, 64<<10)
 	} else {
@@ -289,7 +289,7 @@ func (cn *Conn) Send(ctx context.Context, now time.Time, head []byte, body io.Re
 		}
 	}
 	for attempt := 0; ; attempt++ {
-		fresh := cn.nc == nil
+		fresh := cn.nc == nil // else pooled: it has carried a whole exchange, and the server may have closed it since
 		if fresh {
 			if err := cn.dial(ctx, deadline); err != nil {
 				return nil, cn.end(ctx, err)
@@ -297,7 +297,6 @@ func (cn *Conn) Send(ctx context.Context, now time.Time, head []byte, body io.Re
 		}
 		err := cn.exchange(body, size, inline, headOnly)
 		if err == nil {
-			cn.reused = true
 			cn.lastUsed = cn.resp.HeadersAt
 			return &cn.resp, cn.end(ctx, nil)
 		}
