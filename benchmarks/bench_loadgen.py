@@ -1,16 +1,26 @@
-"""What does cephbench-loadgen cost the client, next to swift-bench and a boto3 thread pool?
+"""What does cephbench-loadgen cost the client: against a null server on one core, and next to swift-bench and a
+boto3 thread pool on the lab's RGW?
 
-Against the lab's RGW, 4 KiB PUT and GET at 32 in flight, ROUNDS rounds alternating the clients (the order
-rotates each round): cephbench-loadgen over S3 and Swift, swift-bench (Swift) and a boto3 thread-pool client
-(S3, benchmarks/s3_threadpool_client.py). swift-bench and boto3 are installed at benchmark time into their own
-venv (build/bench-venv), never into cephbench's. Client CPU is the user + system time of the client process from
-os.wait4's rusage, per request it sent (loadgen: measured ops + prefill + cleanup deletes; swift-bench: its PUTs,
-GETs; boto3: its calls), less the CPU of the same program starting and exiting without load (interpreter,
-imports, client set-up), so that a longer run would not change the figure. Then loadgen alone against
-cephbench-nullserver with loadgen on one core (taskset -c 0, GOMAXPROCS=1) and the server on another, 10 s.
+1. Null server (the client's own ceiling): cephbench-nullserver on core 1 (taskset -c 1), loadgen on core 0
+   (taskset -c 0, GOMAXPROCS=1), S3, 4 KiB PUT and GET, 16 in flight, NULL_S seconds each, NULL_ROUNDS rounds.
+   Per run: ops/s of the measured phase, client CPU (user + system, os.wait4) per request sent (measured ops +
+   prefill + cleanup deletes + bucket calls), heap allocations per request (CEPHBENCH_LOADGEN_MEMSTATS=1) and the
+   null server's CPU per request (/proc/PID/stat), so that its own ceiling (1e6 / that) shows it is not the limit.
+   With BENCH_LOADGEN_OLD=/path/to/an/older/cephbench-loadgen each round runs old and new alternately (A B B A ...)
+   and the ratios new/old are printed. The machine is shared: ops/s depend on the neighbours on core 0, CPU per op
+   much less; medians of the rounds are reported, with the spread (min-max) as the noise.
+2. Lab RGW (skipped with BENCH_LOADGEN_SKIP_LAB=1): 4 KiB PUT and GET at 32 in flight, ROUNDS rounds alternating
+   the clients (the order rotates each round): cephbench-loadgen over S3 and Swift, swift-bench (Swift) and a boto3
+   thread-pool client (S3, benchmarks/s3_threadpool_client.py). swift-bench and boto3 are installed at benchmark time
+   into their own venv (build/bench-venv), never into cephbench's. Client CPU is the user + system time of the client
+   process from os.wait4's rusage, per request it sent (loadgen: measured ops + prefill + cleanup deletes;
+   swift-bench: its PUTs, GETs; boto3: its calls), less the CPU of the same program starting and exiting without
+   load (interpreter, imports, client set-up), so that a longer run would not change the figure.
 
-Goal: >= 5x fewer client CPU-seconds per op than swift-bench and boto3; >= 20,000 ops/s against the null server.
-RESULT: CPU-s per 1000 ops (medians), the ratios (other / loadgen, same operation), ops/s.
+Goals: >= 50,000 ops/s of 4 KiB PUT and GET against the null server on one core; >= 5x fewer client CPU-seconds per
+op than swift-bench and boto3 on the lab.
+RESULT: put_ops_s get_ops_s allocs_per_op cpu_us_per_op (null server, medians) and the per-op figures behind them;
+then (with the lab) CPU-s per 1000 ops, the ratios (other / loadgen, same operation) and ops/s.
 """
 
 from __future__ import annotations
@@ -38,7 +48,7 @@ N = int(os.environ.get("BENCH_LOADGEN_OPS", "3000"))    # measured requests per 
 GET_KEYS = 100                                          # objects a GET run reads (written first)
 CONC = 32
 SIZE = 4096
-NULL_S = 10
+NULL_S = float(os.environ.get("BENCH_LOADGEN_NULL_S", "10"))
 
 
 def ensure_venv() -> Path:
@@ -157,27 +167,107 @@ def boto3_startup(bin_dir: Path, endpoint: str, env: dict[str, str]) -> float:
 
 # ---- the null server ------------------------------------------------------------------------------
 
+NULL_ROUNDS = int(os.environ.get("BENCH_LOADGEN_NULL_ROUNDS", "3"))
+NULL_CONC = 16
+OLD = os.environ.get("BENCH_LOADGEN_OLD", "")
+_MEMSTATS = re.compile(r"memstats mallocs=(\d+)")
+
+
+def proc_cpu_s(pid: int) -> float:
+    """User + system CPU seconds of a running process."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def null_run(binary: str, addr: str, op: str, server_pid: int) -> dict[str, float]:
+    """One loadgen run on core 0 against the null server: ops/s, client CPU and allocations per request, and the
+    null server's CPU per request."""
+    env = {"CEPHBENCH_S3_ACCESS_KEY": "null", "CEPHBENCH_S3_SECRET_KEY": "null", "GOMAXPROCS": "1",
+           "CEPHBENCH_LOADGEN_MEMSTATS": "1"}
+    with tempfile.TemporaryDirectory() as d:
+        out = Path(d) / "r.json"
+        argv = ["taskset", "-c", "0", binary, "run", "--protocol", "s3", "--endpoint", f"http://{addr}",
+                "--workload", op, "--object-size", str(SIZE), "--concurrency", str(NULL_CONC), "--objects", "1000",
+                "--bucket-prefix", f"bench-null-{op}-", "--duration", f"{NULL_S:g}s", "--output", str(out)]
+        srv0 = proc_cpu_s(server_pid)
+        cpu, _, err = measured(argv, env)
+        srv = proc_cpu_s(server_pid) - srv0
+        doc = json.loads(out.read_text())
+    requests = doc["total"]["ops"] + (doc["prefill"] or {}).get("objects", 0) + doc["cleanup"]["objects_deleted"] \
+        + 2 * len(doc["cleanup"]["buckets_deleted"])
+    m = _MEMSTATS.search(err)
+    return {"ops_s": doc["total"]["ops_per_s"], "cpu_us": cpu / requests * 1e6,
+            "allocs": int(m.group(1)) / requests if m else float("nan"), "server_us": srv / requests * 1e6,
+            "requests": requests}
+
+
 def null_server_runs() -> dict[str, float]:
-    out: dict[str, float] = {}
+    """NULL_ROUNDS rounds of PUT and GET; old and new alternate when BENCH_LOADGEN_OLD is set."""
+    binaries = {"new": str(LOADGEN)} | ({"old": OLD} if OLD else {})
+    runs: dict[tuple[str, str], list[dict[str, float]]] = {}
     srv = subprocess.Popen(["taskset", "-c", "1", str(NULLSERVER), "--listen", "127.0.0.1:0", "--get-size",
                             str(SIZE)], stdout=subprocess.PIPE, text=True)
+    load = [os.getloadavg()[0]]
     try:
         addr = srv.stdout.readline().strip()
-        env = {"CEPHBENCH_S3_ACCESS_KEY": "null", "CEPHBENCH_S3_SECRET_KEY": "null", "GOMAXPROCS": "1"}
-        for op in ("put", "get"):
-            cpu, requests, ops_s = run_loadgen(f"http://{addr}", "s3", op, env, f"null-{op}",
-                                               pin=["taskset", "-c", "0"], duration_s=NULL_S)
-            out[f"null_{op}_ops_s"] = ops_s
-            out[f"null_{op}_cpu_s_per_1k"] = per_1k(cpu, requests)
+        for rnd in range(NULL_ROUNDS):
+            order = list(binaries) if rnd % 2 == 0 else list(binaries)[::-1]
+            for name in order:
+                for op in ("put", "get"):
+                    r = null_run(binaries[name], addr, op, srv.pid)
+                    runs.setdefault((name, op), []).append(r)
+                    print(f"  null {name:<3} {op}: {r['ops_s']:8.0f} ops/s  {r['cpu_us']:6.1f} us CPU/op  "
+                          f"{r['allocs']:5.2f} allocs/op  server {r['server_us']:5.1f} us/req", flush=True)
     finally:
         srv.terminate()
         srv.wait(timeout=10)
+    load.append(os.getloadavg()[0])
+
+    def med(name: str, op: str, key: str) -> float:
+        return statistics.median(r[key] for r in runs[(name, op)])
+
+    def spread(name: str, op: str, key: str) -> tuple[float, float]:
+        xs = [r[key] for r in runs[(name, op)]]
+        return min(xs), max(xs)
+
+    out: dict[str, float] = {}
+    for op in ("put", "get"):
+        out[f"{op}_ops_s"] = med("new", op, "ops_s")
+    every = runs[("new", "put")] + runs[("new", "get")]
+    out["allocs_per_op"] = statistics.median(r["allocs"] for r in every)
+    out["cpu_us_per_op"] = statistics.median(r["cpu_us"] for r in every)
+    for op in ("put", "get"):
+        lo, hi = spread("new", op, "ops_s")
+        out[f"{op}_ops_s_min"], out[f"{op}_ops_s_max"] = lo, hi
+        out[f"{op}_cpu_us_per_op"] = med("new", op, "cpu_us")
+        lo, hi = spread("new", op, "cpu_us")
+        out[f"{op}_cpu_us_min"], out[f"{op}_cpu_us_max"] = lo, hi
+        out[f"{op}_allocs_per_op"] = med("new", op, "allocs")
+        # What one whole core would do at this CPU per op: the figure the neighbours disturb least.
+        out[f"{op}_ops_per_cpu_s"] = 1e6 / out[f"{op}_cpu_us_per_op"]
+        out[f"null_server_{op}_us_per_req"] = med("new", op, "server_us")
+        if OLD:
+            out[f"old_{op}_ops_s"] = med("old", op, "ops_s")
+            out[f"old_{op}_cpu_us_per_op"] = med("old", op, "cpu_us")
+            out[f"ratio_{op}_ops_s_new_old"] = out[f"{op}_ops_s"] / out[f"old_{op}_ops_s"]
+            out[f"ratio_{op}_cpu_old_new"] = out[f"old_{op}_cpu_us_per_op"] / out[f"{op}_cpu_us_per_op"]
+    out["null_rounds"] = NULL_ROUNDS
+    out["load_avg_start"], out["load_avg_end"] = load
     return out
 
 
 # ---- main -----------------------------------------------------------------------------------------
 
 def main() -> None:
+    null = null_server_runs()
+    if os.environ.get("BENCH_LOADGEN_SKIP_LAB"):
+        result_line("loadgen", **null)
+        return
+    lab_figures = lab_runs()
+    result_line("loadgen", **null, **lab_figures)
+
+
+def lab_runs() -> dict[str, object]:
     bin_dir = ensure_venv()
     with lab() as lb:
         info = lb.info()
@@ -221,8 +311,6 @@ def main() -> None:
                         put_cost[client] = cpu / requests
                     cost = per_1k(cpu, requests)
                     record(f"{client}-{op}", cost, rate)
-    null = null_server_runs()
-    print(f"null server: {null}", flush=True)
 
     med = {k: statistics.median(v) for k, v in costs.items()}
     rate = {k: statistics.median(v) for k, v in rates.items()}
@@ -234,10 +322,9 @@ def main() -> None:
         figures[f"ratio_boto3_{op}"] = med[f"boto3-{op}"] / med[f"loadgen-s3-{op}"]
     for k in sorted(rate):
         figures[f"{k.replace('-', '_')}_ops_s"] = rate[k]
-    figures.update(null)
     figures["rounds"] = ROUNDS
     figures["ops_per_run"] = N
-    result_line("loadgen", **figures)
+    return figures
 
 
 if __name__ == "__main__":

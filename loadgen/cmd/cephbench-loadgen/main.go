@@ -2,8 +2,10 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"os/signal"
+	"runtime"
 	"runtime/pprof"
 
 	"github.com/cephbench/cephbench/loadgen/internal/cli"
@@ -25,5 +27,12 @@ func main() {
 		Stdout: os.Stdout, Stderr: os.Stderr, Getenv: os.Getenv, Signals: sigs, Exit: os.Exit,
 	})
 	pprof.StopCPUProfile()
+	// CEPHBENCH_LOADGEN_MEMSTATS=1 prints the run's heap allocations on
+	// stderr (benchmarks/bench_loadgen.py divides them by the requests sent).
+	if os.Getenv("CEPHBENCH_LOADGEN_MEMSTATS") != "" {
+		var ms runtime.MemStats
+		runtime.ReadMemStats(&ms)
+		fmt.Fprintf(os.Stderr, "cephbench-loadgen: memstats mallocs=%d alloc_bytes=%d gc_cycles=%d\n", ms.Mallocs, ms.TotalAlloc, ms.NumGC)
+	}
 	os.Exit(code)
 }

@@ -75,16 +75,16 @@ func (s *server) serve(c net.Conn) {
 	defer c.Close()
 	br := bufio.NewReaderSize(c, 64<<10)
 	bw := bufio.NewWriterSize(c, 64<<10+len(s.body))
+	hb := make([]byte, 0, 512)
 	for {
 		line, err := br.ReadSlice('\n')
 		if err != nil {
 			return
 		}
-		parts := strings.Fields(string(line))
-		if len(parts) != 3 {
+		method, target, ok := requestLine(line)
+		if !ok {
 			return
 		}
-		method, target := parts[0], parts[1]
 		var clen int64
 		closeConn, chunked := false, false
 		for {
@@ -114,14 +114,22 @@ func (s *server) serve(c net.Conn) {
 			if _, err := br.Discard(int(clen)); err != nil {
 				return
 			}
-			path, _, _ := strings.Cut(target, "?")
-			r = s.route(method, path)
+			path, _, _ := bytes.Cut(target, []byte{'?'})
+			r = s.route(method, string(path))
 		}
 		n := r.length
 		if r.body != nil {
 			n = int64(len(r.body))
 		}
-		fmt.Fprintf(bw, "HTTP/1.1 %d %s\r\nContent-Length: %d\r\n%s", r.status, reasons[r.status], n, r.headers)
+		hb = append(hb[:0], "HTTP/1.1 "...)
+		hb = strconv.AppendInt(hb, int64(r.status), 10)
+		hb = append(hb, ' ')
+		hb = append(hb, reasons[r.status]...)
+		hb = append(hb, "\r\nContent-Length: "...)
+		hb = strconv.AppendInt(hb, n, 10)
+		hb = append(hb, "\r\n"...)
+		hb = append(hb, r.headers...)
+		bw.Write(hb)
 		if closeConn {
 			bw.WriteString("Connection: close\r\n")
 		}
@@ -137,6 +145,24 @@ func (s *server) serve(c net.Conn) {
 		}
 	}
 }
+
+// requestLine splits "METHOD target HTTP/1.x"; the method is returned as
+// one of the constants route knows, so that it costs no allocation.
+func requestLine(line []byte) (method string, target []byte, ok bool) {
+	m, rest, ok1 := bytes.Cut(bytes.TrimRight(line, "\r\n"), []byte{' '})
+	target, proto, ok2 := bytes.Cut(rest, []byte{' '})
+	if !ok1 || !ok2 || !bytes.HasPrefix(proto, []byte("HTTP/1.")) {
+		return "", nil, false
+	}
+	for _, known := range methods {
+		if string(m) == known {
+			return known, target, true
+		}
+	}
+	return string(m), target, true
+}
+
+var methods = []string{"GET", "PUT", "HEAD", "DELETE", "POST"}
 
 const (
 	etag     = "ETag: \"d41d8cd98f00b204e9800998ecf8427e\"\r\n"

@@ -12,7 +12,9 @@ import (
 )
 
 // Client is one protocol's view of RGW. Implementations are safe for
-// concurrent use. Errors for HTTP failures are *StatusError.
+// concurrent use. Errors for HTTP failures are *StatusError. The object
+// calls (Put, Get, Stat, Delete) are bounded by the client's own timeout
+// (or ctx's deadline, if earlier) and abandoned when ctx is cancelled.
 type Client interface {
 	// Check makes one cheap authenticated call (S3 ListBuckets, Swift auth).
 	Check(ctx context.Context) error

@@ -73,10 +73,10 @@ func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
 func newBackend(cfg *config.Config) (backend.Client, error) {
 	tr := backend.NewTransport(cfg.Concurrency, cfg.Timeout)
 	if cfg.Protocol == "swift" {
-		return swift.New(cfg.SwiftAuthURL, cfg.Creds.SwiftUser, cfg.Creds.SwiftKey, tr), nil
+		return swift.New(cfg.SwiftAuthURL, cfg.Creds.SwiftUser, cfg.Creds.SwiftKey, tr, cfg.Timeout), nil
 	}
 	return s3.New(s3.Options{Endpoint: cfg.Endpoint, Region: cfg.Region,
-		AccessKey: cfg.Creds.S3AccessKey, SecretKey: cfg.Creds.S3SecretKey, Transport: tr})
+		AccessKey: cfg.Creds.S3AccessKey, SecretKey: cfg.Creds.S3SecretKey, Transport: tr, Timeout: cfg.Timeout})
 }
 
 // checkError turns a failed first call into advice.

@@ -3,7 +3,8 @@
 // unsigned payloads (no streaming SHA-256 over the body), no Content-MD5, no
 // checksum trailers, no client-side retries (every failure is counted), and
 // objects up to 64 MiB sent as one PUT. Object requests of the load itself
-// take a cheaper path with the same wire format (object.go).
+// take a cheaper path with the same wire format (object.go, over package
+// http1).
 package s3
 
 import (
@@ -12,11 +13,13 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"time"
 
 	"github.com/minio/minio-go/v7"
 	"github.com/minio/minio-go/v7/pkg/credentials"
 
 	"github.com/cephbench/cephbench/loadgen/internal/backend"
+	"github.com/cephbench/cephbench/loadgen/internal/http1"
 )
 
 // PartSize is the multipart part size; objects up to it go as one PUT.
@@ -26,9 +29,9 @@ const PartSize = 64 << 20
 type Client struct {
 	mc   *minio.Client
 	core minio.Core
-	hc   *http.Client
-	base string // scheme://host:port
+	h1   *http1.Client // object requests
 	sig  *signer
+	date amzDate
 }
 
 // Options configure New.
@@ -37,7 +40,8 @@ type Options struct {
 	Region    string
 	AccessKey string
 	SecretKey string
-	Transport http.RoundTripper
+	Transport http.RoundTripper // bucket-level calls (minio-go)
+	Timeout   time.Duration     // bound of each object request
 }
 
 // New builds a client; it sends nothing.
@@ -57,12 +61,11 @@ func New(o Options) (*Client, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Client{
-		mc: mc, core: minio.Core{Client: mc},
-		hc:   &http.Client{Transport: o.Transport, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }},
-		base: u.Scheme + "://" + u.Host,
-		sig:  &signer{accessKey: o.AccessKey, secretKey: o.SecretKey, region: o.Region},
-	}, nil
+	h1, err := http1.New(o.Endpoint, o.Timeout)
+	if err != nil {
+		return nil, err
+	}
+	return &Client{mc: mc, core: minio.Core{Client: mc}, h1: h1, sig: newSigner(o.AccessKey, o.SecretKey, o.Region)}, nil
 }
 
 // wrap turns minio's error answers into *backend.StatusError.

@@ -1,6 +1,7 @@
-// Package swift is the Swift backend over plain net/http, with auth v1:
-// GET {auth-url} with X-Auth-User/X-Auth-Key gives X-Storage-Url and
-// X-Auth-Token, which every later request carries.
+// Package swift is the Swift backend, with auth v1: GET {auth-url} with
+// X-Auth-User/X-Auth-Key gives X-Storage-Url and X-Auth-Token, which every
+// later request carries. Object requests (the load) go over package http1,
+// the rest over net/http.
 package swift
 
 import (
@@ -10,10 +11,13 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
+	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/cephbench/cephbench/loadgen/internal/backend"
+	"github.com/cephbench/cephbench/loadgen/internal/http1"
 )
 
 // Client implements backend.Client over Swift.
@@ -22,17 +26,27 @@ type Client struct {
 	authURL string
 	user    string
 	key     string
+	timeout time.Duration
 
 	mu         sync.RWMutex
 	storageURL string
 	token      []string // header value slice, shared read-only by requests
+	objects    atomic.Pointer[session]
 }
 
-// New builds a client; it sends nothing until Check.
-func New(authURL, user, key string, rt http.RoundTripper) *Client {
+// session is what object requests need from auth.
+type session struct {
+	h1     *http1.Client
+	prefix string // escaped path of the storage URL
+	token  string
+}
+
+// New builds a client; it sends nothing until Check. Object requests are
+// bounded by timeout.
+func New(authURL, user, key string, rt http.RoundTripper, timeout time.Duration) *Client {
 	return &Client{
 		hc:      &http.Client{Transport: rt, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }},
-		authURL: authURL, user: user, key: key,
+		authURL: authURL, user: user, key: key, timeout: timeout,
 	}
 }
 
@@ -56,9 +70,15 @@ func (c *Client) Check(ctx context.Context) error {
 	if su == "" || tok == "" {
 		return fmt.Errorf("auth answer from %s lacks X-Storage-Url or X-Auth-Token", c.authURL)
 	}
-	if _, err := url.Parse(su); err != nil {
+	u, err := url.Parse(su)
+	if err != nil {
 		return fmt.Errorf("auth answer has a bad X-Storage-Url: %v", err)
 	}
+	h1, err := http1.New(su, c.timeout)
+	if err != nil {
+		return fmt.Errorf("auth answer has a bad X-Storage-Url: %v", err)
+	}
+	c.objects.Store(&session{h1: h1, prefix: strings.TrimRight(u.EscapedPath(), "/"), token: tok})
 	c.mu.Lock()
 	c.storageURL, c.token = su, []string{tok}
 	c.mu.Unlock()
@@ -106,10 +126,6 @@ func (c *Client) do(ctx context.Context, op, method, path string, body io.Reader
 	return resp, nil
 }
 
-func objPath(bucket, key string) string {
-	return "/" + url.PathEscape(bucket) + "/" + (&url.URL{Path: key}).EscapedPath()
-}
-
 // BucketExists sends HEAD container.
 func (c *Client) BucketExists(ctx context.Context, bucket string) (bool, error) {
 	_, err := c.do(ctx, "HeadContainer", http.MethodHead, "/"+url.PathEscape(bucket), nil, 0, false, nil)
@@ -134,36 +150,63 @@ func (c *Client) DeleteBucket(ctx context.Context, bucket string) error {
 	return err
 }
 
-var octet = map[string]string{"Content-Type": "application/octet-stream"}
+// object sends one object request on the storage URL; on a 2xx answer it
+// returns the body's length (read to the end) and when the headers arrived.
+// Bucket and key names need no escaping (the config allows only unreserved
+// characters).
+func (c *Client) object(ctx context.Context, op, method, bucket, key, rng string, body io.Reader, size int64) (int64, time.Time, error) {
+	s := c.objects.Load()
+	if s == nil {
+		return 0, time.Time{}, fmt.Errorf("%s before auth", op)
+	}
+	cn := s.h1.Get()
+	defer cn.Release()
+	b := s.h1.AppendRequestLine(cn.Buf(), method, s.prefix, "/", bucket, "/", key)
+	b = http1.AppendHeader(b, "User-Agent", "cephbench-loadgen")
+	b = http1.AppendHeader(b, "X-Auth-Token", s.token)
+	if method == http.MethodPut {
+		b = http1.AppendContentLength(b, size)
+		b = http1.AppendHeader(b, "Content-Type", "application/octet-stream")
+	}
+	if rng != "" {
+		b = http1.AppendHeader(b, "Range", rng)
+	}
+	resp, err := cn.Send(ctx, time.Now(), http1.AppendEnd(b), body, size, method == http.MethodHead)
+	if err != nil {
+		return 0, time.Time{}, err
+	}
+	if resp.Status/100 != 2 {
+		_, _ = resp.Discard()
+		return 0, time.Time{}, &backend.StatusError{Op: op, Status: resp.Status}
+	}
+	n, err := resp.Discard()
+	return n, resp.HeadersAt, err
+}
 
 // Put sends PUT object.
 func (c *Client) Put(ctx context.Context, bucket, key string, body io.ReadSeeker, size int64) error {
-	_, err := c.do(ctx, "PutObject", http.MethodPut, objPath(bucket, key), body, size, false, octet)
+	_, _, err := c.object(ctx, "PutObject", http.MethodPut, bucket, key, "", body, size)
 	return err
 }
 
 // Get sends GET object, optionally ranged, and discards the body.
 func (c *Client) Get(ctx context.Context, bucket, key string, off, length int64) (int64, time.Time, error) {
-	var hdr map[string]string
+	rng := ""
 	if length > 0 {
-		hdr = map[string]string{"Range": "bytes=" + strconv.FormatInt(off, 10) + "-" + strconv.FormatInt(off+length-1, 10)}
+		rng = "bytes=" + strconv.FormatInt(off, 10) + "-" + strconv.FormatInt(off+length-1, 10)
 	}
-	resp, err := c.do(ctx, "GetObject", http.MethodGet, objPath(bucket, key), nil, 0, true, hdr)
-	if err != nil {
-		return 0, time.Time{}, err
-	}
-	return backend.ReadBody(resp)
+	return c.object(ctx, "GetObject", http.MethodGet, bucket, key, rng, nil, 0)
 }
 
 // Stat sends HEAD object.
 func (c *Client) Stat(ctx context.Context, bucket, key string) error {
-	_, err := c.do(ctx, "HeadObject", http.MethodHead, objPath(bucket, key), nil, 0, false, nil)
+	_, _, err := c.object(ctx, "HeadObject", http.MethodHead, bucket, key, "", nil, 0)
 	return err
 }
 
 // Delete sends DELETE object.
 func (c *Client) Delete(ctx context.Context, bucket, key string) error {
-	_, err := c.do(ctx, "DeleteObject", http.MethodDelete, objPath(bucket, key), nil, 0, false, nil)
+	_, _, err := c.object(ctx, "DeleteObject", http.MethodDelete, bucket, key, "", nil, 0)
 	return err
 }
 

@@ -100,7 +100,8 @@ func New(cfg *config.Config, be backend.Client, log io.Writer) *Common {
 	}
 }
 
-// reqCtx bounds one request by --timeout.
+// reqCtx bounds one bucket-level or list request by --timeout (object
+// requests are bounded by the backend itself, without a context each).
 func (c *Common) reqCtx(ctx context.Context) (context.Context, context.CancelFunc) {
 	return context.WithTimeout(ctx, c.cfg.Timeout)
 }

@@ -36,9 +36,7 @@ func (o *deleteOp) do(ctx context.Context, w *worker) result {
 			return result{op: opDelete, skipped: true}
 		}
 	}
-	rctx, cancel := o.c.reqCtx(ctx)
-	err := o.c.be.Delete(rctx, k.bucket(i), k.key(i))
-	cancel()
+	err := o.c.be.Delete(ctx, k.bucket(i), k.key(i))
 	gone := err == nil || backend.IsNotFound(err)
 	if gone {
 		k.markGone(i)

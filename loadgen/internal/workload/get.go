@@ -18,9 +18,7 @@ func (o *getOp) get(ctx context.Context, w *worker, i int) result {
 			off, length = w.rng.Int64N(size-rs+1), rs
 		}
 	}
-	rctx, cancel := o.c.reqCtx(ctx)
-	n, first, err := o.c.be.Get(rctx, k.bucket(i), k.key(i), off, length)
-	cancel()
+	n, first, err := o.c.be.Get(ctx, k.bucket(i), k.key(i), off, length)
 	return result{op: opGet, bytes: n, firstByte: first, err: err}
 }
 

@@ -20,9 +20,7 @@ func (c *Common) putKey(ctx context.Context, i int, wasPresent bool) result {
 	k := c.keys
 	size := k.size(i)
 	k.markWritten(i)
-	rctx, cancel := c.reqCtx(ctx)
-	err := c.be.Put(rctx, k.bucket(i), k.key(i), c.payload.Reader(size), size)
-	cancel()
+	err := c.be.Put(ctx, k.bucket(i), k.key(i), c.payload.Reader(size), size)
 	// A failed PUT leaves the old object, if any.
 	k.releaseExclusive(i, err == nil || wasPresent)
 	if err != nil {

@@ -91,9 +91,7 @@ func (c *Common) Cleanup(ctx context.Context) CleanupInfo {
 				if !k.written[i].Load() {
 					continue
 				}
-				rctx, cancel := c.reqCtx(ctx)
-				err := c.be.Delete(rctx, k.bucket(i), k.key(i))
-				cancel()
+				err := c.be.Delete(ctx, k.bucket(i), k.key(i))
 				if err == nil || backend.IsNotFound(err) {
 					k.markGone(i)
 					deleted.Add(1)

@@ -7,8 +7,6 @@ type statOp struct{ c *Common }
 
 func (o *statOp) do(ctx context.Context, w *worker) result {
 	return o.c.withShared(w, opStat, func(i int) result {
-		rctx, cancel := o.c.reqCtx(ctx)
-		defer cancel()
-		return result{op: opStat, err: o.c.be.Stat(rctx, o.c.keys.bucket(i), o.c.keys.key(i))}
+		return result{op: opStat, err: o.c.be.Stat(ctx, o.c.keys.bucket(i), o.c.keys.key(i))}
 	})
 }
