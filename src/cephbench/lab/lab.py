@@ -17,6 +17,7 @@ import logging
 import os
 import secrets
 import shutil
+import signal
 import socket
 import subprocess
 import time
@@ -60,6 +61,8 @@ RGW_POOLS = (".rgw.root", "default.rgw.log", "default.rgw.control", "default.rgw
 # pointing at a lab that is gone, and it overrides ceph.conf: the monitor then starts without cephx keys and
 # nothing can talk to it. The lab's processes never see them.
 CEPH_ENV_PREFIX = "CEPH_"
+# for the --mkfs runs: run/<name>.pid is the daemon's, and `down` would take a finished mkfs for it
+NO_PID_FILE = ("--pid-file", "")
 
 
 @dataclass
@@ -202,13 +205,18 @@ class Lab:
 
     def _check(self, res: CommandResult, what: str) -> CommandResult:
         if not res.ok:
-            raise OperationFailed(f"lab: {what} failed: {res.error_text()} (logs in {self.dir / 'log'})")
+            why = (f"killed by {signal.Signals(-res.returncode).name}" if res.returncode < 0 and not res.timed_out
+                   else res.error_text())
+            raise OperationFailed(f"lab: {what} failed: {why} (logs in {self.dir / 'log'})")
         return res
 
     def _start_daemon(self, name: str, argv: list[str]) -> None:
         """Start a daemon in the foreground of its own session: no waiting for its start-up here."""
         d = self._daemon(name)
-        self._started[name] = self.host.start([*argv, "--conf", str(self.conf), "-f"], stdout_path=d.console)
+        proc = self.host.start([*argv, "--conf", str(self.conf), "-f"], stdout_path=d.console)
+        self._started[name] = proc
+        # radosgw writes no PID file in the foreground; the others write this same PID (they are this process).
+        d.pid_file.write_text(f"{proc.pid}\n")
 
     # ---- up ----------------------------------------------------------------
     def up(self, osds: int = 3, osd_size_bytes: int = 10 * 1024**3, rgw: bool = True,
@@ -302,13 +310,13 @@ class Lab:
             # mkfs is mostly waiting on fsync, so the OSDs are made side by side.
             mkfs: dict[Future, int] = {
                 pool.submit(run, ["ceph-osd", "--conf", conf, "-i", str(i), "--mkfs", "--no-mon-config",
-                                  "--osd-uuid", osd_uuids[i]], dm.OVERALL_S): i for i in range(osds)}
+                                  "--osd-uuid", osd_uuids[i], *NO_PID_FILE], dm.OVERALL_S): i for i in range(osds)}
             monmap = self.dir / "run" / "monmap"
             self._check(run(["monmaptool", "--create", "--fsid", info.fsid, "--addv", "a",
                              f"[v2:127.0.0.1:{info.ports['mon_v2']},v1:127.0.0.1:{info.ports['mon_v1']}]",
                              monmap], dm.OVERALL_S), "monmaptool")
             self._check(run(["ceph-mon", "--conf", conf, "--mkfs", "-i", "a", "--monmap", monmap,
-                             "--keyring", self.dir / "keyring" / "mon-mkfs.keyring"], dm.OVERALL_S),
+                             "--keyring", self.dir / "keyring" / "mon-mkfs.keyring", *NO_PID_FILE], dm.OVERALL_S),
                         "ceph-mon --mkfs")
             self._start_daemon(MON, ["ceph-mon", "-i", "a"])
             # The mgr is what the lab waits for last on a busy machine: it imports its Python modules (seconds
