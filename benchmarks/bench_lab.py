@@ -1,31 +1,94 @@
-"""`cephbench lab up` (3 OSDs + RGW) and `lab down`: median of 3. Goal: up <= 30 s, down <= 5 s."""
+"""`cephbench lab up` (3 OSDs of 10 GiB + RGW) and `lab down`: medians of several cycles, and the start-up
+breakdown. Goal: up <= 15 s, down <= 2 s on 2 cores.
+
+LAB_BENCH_RUNS=N       cycles (default 3; with a baseline, N rounds of A B B A)
+LAB_BENCH_BASELINE=REV also time the lab code of git revision REV, alternating with this tree's, and print
+                       the ratios (e.g. LAB_BENCH_BASELINE=8944eb2, the lab before issue 13)
+LAB_BENCH_DIR=DIR      where the labs go (default: the system's temporary directory)
+
+Each cycle runs in a fresh Python process (so old and new code never share an interpreter); what is timed is
+Lab.up() and Lab.down(), not the CLI's own start-up.
+"""
 
 from __future__ import annotations
 
+import json
+import os
 import shutil
+import subprocess
+import sys
+import tarfile
 import tempfile
-import time
+from io import BytesIO
 from pathlib import Path
 
 from common import median, result_line
 
-from cephbench.lab import Lab
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parent
+UP_GOAL_S, DOWN_GOAL_S = 15.0, 2.0
 
-RUNS = 3
+CYCLE = """
+import json, sys, time
+from pathlib import Path
+from cephbench.lab import Lab
+lb = Lab(Path(sys.argv[1]))
+t0 = time.monotonic()
+info = lb.up(osds=3, osd_size_bytes=10 * 1024**3, rgw=True)
+up_s = time.monotonic() - t0
+t0 = time.monotonic()
+lb.down()
+down_s = time.monotonic() - t0
+print(json.dumps({"up_s": up_s, "down_s": down_s, "steps": getattr(info, "startup_steps", {})}))
+"""
+
+
+def _source_of(rev: str, into: Path) -> Path:
+    """src/ of a git revision, unpacked (no checkout, no worktree)."""
+    tar = subprocess.run(["git", "-C", str(REPO), "archive", rev, "src"], capture_output=True, check=True).stdout
+    with tarfile.open(fileobj=BytesIO(tar)) as t:
+        t.extractall(into, filter="data")
+    return into / "src"
+
+
+def _cycle(src: Path) -> dict:
+    parent = Path(tempfile.mkdtemp(prefix="cephbench-bench-lab-", dir=os.environ.get("LAB_BENCH_DIR")))
+    try:
+        res = subprocess.run([sys.executable, "-c", CYCLE, str(parent / "lab")], capture_output=True, text=True,
+                             env={**os.environ, "PYTHONPATH": str(src)}, timeout=1800)
+        if res.returncode != 0:
+            raise SystemExit(f"bench lab: a cycle failed:\n{res.stderr[-2000:]}")
+        return json.loads(res.stdout.strip().splitlines()[-1])
+    finally:
+        shutil.rmtree(parent, ignore_errors=True)
 
 
 def main() -> None:
-    ups, downs = [], []
-    for i in range(RUNS):
-        d = Path(tempfile.mkdtemp(prefix="cephbench-bench-lab-"))
-        lb = Lab(d / "lab")
-        t0 = time.monotonic()
-        lb.up(osds=3, osd_size_bytes=10 * 1024**3, rgw=True)
-        ups.append(time.monotonic() - t0)
-        t0 = time.monotonic()
-        lb.down()
-        downs.append(time.monotonic() - t0)
-        shutil.rmtree(d, ignore_errors=True)
-        print(f"run {i + 1}: up {ups[-1]:.1f} s, down {downs[-1]:.1f} s", flush=True)
-    result_line("lab", up_s_median=median(ups), down_s_median=median(downs), up_goal_s=30.0, down_goal_s=5.0,
-                up_ratio_to_goal=median(ups) / 30.0, down_ratio_to_goal=median(downs) / 5.0)
+    runs = int(os.environ.get("LAB_BENCH_RUNS", "3"))
+    baseline = os.environ.get("LAB_BENCH_BASELINE")
+    new_src = REPO / "src"
+    results: dict[str, list[dict]] = {"new": [], "old": []}
+    with tempfile.TemporaryDirectory(prefix="cephbench-bench-lab-src-") as tmp:
+        order = ["new"] * runs
+        if baseline:
+            old_src = _source_of(baseline, Path(tmp))
+            order = ["old", "new", "new", "old"] * runs
+        for which in order:
+            r = _cycle(new_src if which == "new" else old_src)
+            results[which].append(r)
+            print(f"{which}: up {r['up_s']:.1f} s, down {r['down_s']:.2f} s"
+                  + (f"  ({', '.join(f'{k} {v:.1f}' for k, v in r['steps'].items())})" if r["steps"] else ""),
+                  flush=True)
+    new = results["new"]
+    up, down = median([r["up_s"] for r in new]), median([r["down_s"] for r in new])
+    figures: dict[str, object] = {"up_s_median": up, "down_s_median": down, "up_goal_s": UP_GOAL_S,
+                                  "down_goal_s": DOWN_GOAL_S, "up_ratio_to_goal": up / UP_GOAL_S,
+                                  "down_ratio_to_goal": down / DOWN_GOAL_S, "runs": len(new)}
+    for step in new[0]["steps"]:
+        figures[f"at_{step.replace(' ', '_')}_s"] = median([r["steps"][step] for r in new if step in r["steps"]])
+    if baseline:
+        old = results["old"]
+        old_up, old_down = median([r["up_s"] for r in old]), median([r["down_s"] for r in old])
+        figures.update(baseline=baseline, baseline_up_s_median=old_up, baseline_down_s_median=old_down,
+                       up_ratio_new_to_old=up / old_up, down_ratio_new_to_old=down / old_down)
+    result_line("lab", **figures)

@@ -60,6 +60,11 @@ class LocalHost:
 
     name: str = "localhost"
     env: Mapping[str, str] = field(default_factory=dict)
+    # Variables of our own environment its commands must not see (the lab's: an old lab's CEPH_KEYRING).
+    unset_env: frozenset[str] = frozenset()
+
+    def _env(self, extra: Mapping[str, str] | None) -> dict[str, str]:
+        return {k: v for k, v in {**os.environ, **self.env, **(extra or {})}.items() if k not in self.unset_env}
 
     def run(
         self,
@@ -71,7 +76,7 @@ class LocalHost:
         cwd: str | Path | None = None,
     ) -> CommandResult:
         argv = [str(a) for a in argv]
-        full_env = {**os.environ, **self.env, **(env or {})}
+        full_env = self._env(env)
         log.debug("run: %s", shlex.join(argv))
         start = time.monotonic()
         try:
@@ -114,7 +119,7 @@ class LocalHost:
     ) -> subprocess.Popen[bytes]:
         """Start a long-running command in the background, output to a file."""
         argv = [str(a) for a in argv]
-        full_env = {**os.environ, **self.env, **(env or {})}
+        full_env = self._env(env)
         log.debug("start: %s", shlex.join(argv))
         with open(stdout_path, "wb") as out:
             return subprocess.Popen(

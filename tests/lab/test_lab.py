@@ -1,10 +1,14 @@
 """The lab cluster itself, through the CLI a user types."""
 
 import json
+import os
+import signal
 import subprocess
+import time
+from pathlib import Path
 
 
-from cephbench.lab.lab import _pid_alive
+from cephbench.lab.daemons import process_alive as _pid_alive
 
 from labcli import CLI
 
@@ -65,9 +69,15 @@ def test_missing_ceph_binaries_name_setup(tmp_path):
 
 
 def test_second_lab_side_by_side_then_down_leaves_no_process(lab, tmp_path):
-    """A 1-OSD lab beside the session's lab: free ports, its own PIDs, all gone after down."""
+    """A 1-OSD lab beside the session's lab: free ports, its own PIDs, all gone after down.
+
+    Started from a shell that still has an older lab's environment: CEPH_KEYRING overrides ceph.conf and
+    once made the new monitor start without keys ("timed out after 60 s waiting for the monitor")."""
     d = tmp_path / "lab2"
-    res = cli("lab", "up", "--dir", str(d), "--osds", "1", "--osd-size", "3GiB", "--no-rgw", timeout=240)
+    stale = {"CEPH_KEYRING": str(tmp_path / "gone" / "keyring" / "ceph.client.admin.keyring"),
+             "CEPH_CONF": str(tmp_path / "gone" / "ceph.conf"), "CEPH_ARGS": "--id nosuch"}
+    res = cli("lab", "up", "--dir", str(d), "--osds", "1", "--osd-size", "3GiB", "--no-rgw",
+              env={**os.environ, **stale}, timeout=240)
     assert res.returncode == 0, res.stderr
     st = json.loads(cli("lab", "status", "--dir", str(d), "--json").stdout)
     pids = [x["pid"] for x in st["daemons"]]
@@ -76,5 +86,68 @@ def test_second_lab_side_by_side_then_down_leaves_no_process(lab, tmp_path):
     assert res.returncode == 0 and not d.exists()
     for pid in pids:  # gone, or a zombie waiting for init to reap it
         assert not _pid_alive(pid), f"pid {pid} still runs after lab down"
+    assert _lab_processes(d) == []  # nor any daemon that wrote no PID file
     # the session's lab is untouched
     assert json.loads(cli("lab", "status", "--dir", str(lab.dir), "--json").stdout)["health"] == "HEALTH_OK"
+
+
+def _lab_processes(d: Path) -> list[int]:
+    """PIDs of processes started with this lab directory's ceph.conf (zombies excluded)."""
+    conf = os.fsencode(str(d / "ceph.conf"))
+    pids = []
+    for p in Path("/proc").iterdir():
+        if p.name.isdigit():
+            try:
+                if conf in (p / "cmdline").read_bytes().split(b"\0") and _pid_alive(int(p.name)):
+                    pids.append(int(p.name))
+            except OSError:
+                pass
+    return pids
+
+
+def _start_small_lab(d: Path) -> subprocess.Popen:
+    return subprocess.Popen([*CLI, "lab", "up", "--dir", str(d), "--osds", "1", "--osd-size", "3GiB", "--no-rgw"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def _wait_for_file(path: Path, proc: subprocess.Popen, timeout_s: float = 120) -> None:
+    deadline = time.monotonic() + timeout_s
+    while not path.exists():
+        assert proc.poll() is None, proc.communicate()
+        assert time.monotonic() < deadline, f"{path} never appeared"
+        time.sleep(0.02)
+
+
+def test_a_daemon_dying_during_start_is_named_with_its_log_at_once(tmp_path):
+    d = tmp_path / "lab3"
+    proc = _start_small_lab(d)
+    try:
+        _wait_for_file(d / "run" / "osd.0.pid", proc)
+        pid = int((d / "run" / "osd.0.pid").read_text())
+        os.kill(pid, signal.SIGKILL)            # this test's own lab's OSD, by the PID it wrote
+        killed = time.monotonic()
+        _, stderr = proc.communicate(timeout=120)
+        assert proc.returncode == 1 and time.monotonic() - killed < 15, stderr
+        assert "osd.0 exited while waiting for" in stderr and str(d / "log" / "ceph-osd.0.log") in stderr
+        assert "Traceback" not in stderr
+        assert _lab_processes(d) == []          # what had started is stopped
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        cli("lab", "down", "--dir", str(d))
+
+
+def test_sigterm_during_start_leaves_no_process(tmp_path):
+    d = tmp_path / "lab4"
+    proc = _start_small_lab(d)
+    try:
+        _wait_for_file(d / "run" / "mon.a.pid", proc)
+        proc.send_signal(signal.SIGTERM)
+        _, stderr = proc.communicate(timeout=60)
+        assert proc.returncode == 130 and "Traceback" not in stderr, stderr
+        assert _lab_processes(d) == []
+        res = cli("lab", "down", "--dir", str(d))
+        assert res.returncode == 0 and not d.exists()
+    finally:
+        if proc.poll() is None:
+            proc.kill()

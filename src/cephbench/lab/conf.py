@@ -6,6 +6,16 @@ from dataclasses import dataclass
 from pathlib import Path
 
 
+# The modules of Ceph 16.2's mgr that are neither "always on" (balancer, crash, devicehealth, orchestrator,
+# pg_autoscaler, progress, rbd_support, status, telemetry, volumes: not loading one of those is a health
+# error) nor `iostat` (a human command, cheap to load).
+MGR_DISABLED_MODULES = (
+    "alerts", "cephadm", "dashboard", "diskprediction_local", "influx", "insights", "k8sevents", "localpool",
+    "mds_autoscaler", "mirroring", "nfs", "osd_perf_query", "osd_support", "prometheus", "restful", "rook",
+    "selftest", "snap_schedule", "stats", "telegraf", "test_orchestrator", "zabbix",
+)
+
+
 @dataclass(frozen=True)
 class LabPorts:
     mon_v2: int
@@ -21,7 +31,16 @@ def render_conf(d: Path, fsid: str, ports: LabPorts, pool_size: int, osd_size_by
     # - mon_data_avail_warn lowered: a developer disk at 70% use is not a lab problem;
     # - osd_memory_target ~1 GiB so three OSDs fit beside RGW on a small machine;
     # - the autoscaler off: it would change pg_num under a running benchmark;
-    # - beast with tcp_nodelay: without it every small GET waits ~40 ms (Nagle against delayed ACK).
+    # - beast with tcp_nodelay: without it every small GET waits ~40 ms (Nagle against delayed ACK);
+    # start-up speed (docs/lab.md has the measurements):
+    # - paxos propose interval: the mon batches map changes for 1 s by default; a lab makes a few dozen in a
+    #   row while it starts (OSDs booting, pools, PG creation);
+    # - mgr stats/tick period: PG states reach `ceph status` from the OSDs through the mgr, every 5 + 2 s
+    #   by default;
+    # - mgr disabled modules: the mgr imports every module it finds at start, seconds of CPU beside OSDs
+    #   starting;
+    # - bdev aio poll ms: an idle BlueStore aio thread notices it should stop only after this, and mkfs
+    #   and mount open and close the device four times.
     return f"""\
 [global]
 fsid = {fsid}
@@ -43,6 +62,10 @@ osd pool default pg num = 8
 osd pool default pgp num = 8
 osd pool default pg autoscale mode = off
 mon max pg per osd = 1000
+paxos propose interval = 0.1
+mgr stats period = 1
+mgr tick period = 1
+mgr initial modules = iostat
 run dir = {d}/run
 admin socket = {d}/run/$cluster-$name.asok
 pid file = {d}/run/$name.pid
@@ -61,6 +84,7 @@ mon cluster log to file = false
 [mgr]
 mgr data = {d}/mgr/$id
 keyring = {d}/mgr/$id/keyring
+mgr disabled modules = {",".join(MGR_DISABLED_MODULES)}
 
 [osd]
 osd data = {d}/osd/$id
@@ -70,6 +94,7 @@ bluestore block create = true
 bluestore block size = {osd_size_bytes}
 bluestore fsck on mkfs = false
 bluestore fsck on mount = false
+bdev aio poll ms = 20
 osd memory target = 1073741824
 osd max object size = 134217728
 

@@ -1,8 +1,13 @@
 """Create, start, inspect and stop a lab cluster.
 
-A lab is one directory: ceph.conf, keyrings, mon/mgr/osd data, sparse files that
-hold BlueStore, an RGW, logs, PID files and lab.json. Daemons daemonize
-themselves and write PID files there; `down` stops exactly those PIDs.
+A lab is one directory: ceph.conf, keyrings, mon/mgr/osd data, sparse files that hold BlueStore, an RGW,
+logs, PID files and lab.json. Daemons run in the foreground of their own session (they do not wait for each
+other to start) and write PID files there; `down` stops exactly those PIDs, after checking each is still this
+lab's process.
+
+Start-up does everything that does not need the monitor before or beside it: keys are made in Python and the
+monitor imports them all at mkfs, the OSDs' `--mkfs` runs while the monitor starts, and one librados
+connection does the rest (OSD ids, RGW's pools, every poll) instead of `ceph` CLI processes.
 """
 
 from __future__ import annotations
@@ -14,22 +19,30 @@ import secrets
 import shutil
 import signal
 import socket
+import subprocess
 import time
 import urllib.error
 import urllib.request
 import uuid
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor, as_completed
+from contextlib import ExitStack
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from typing import Callable
 
 from ..errors import OperationFailed, UserError
 from ..hosts import CommandResult, LocalHost
 from ..units import format_size
+from . import daemons as dm
+from .asok import AsokError, asok_command
 from .conf import LabPorts, render_conf
+from .keys import Entity, new_secret, write_keyring
+from .monclient import LabMon
 
 log = logging.getLogger(__name__)
 
-REQUIRED_BINARIES = ("ceph", "ceph-mon", "ceph-mgr", "ceph-osd", "ceph-authtool", "monmaptool", "radosgw", "radosgw-admin", "rados")
+# ceph and rados are not used to start the lab, but are what a lab is for.
+REQUIRED_BINARIES = ("ceph", "ceph-mon", "ceph-mgr", "ceph-osd", "monmaptool", "radosgw", "radosgw-admin", "rados")
 # Health checks a healthy one-host lab may still show, and why they are harmless there.
 ACCEPTED_WARNINGS = {
     "MON_DISK_LOW": "the lab shares the developer's disk; only the OSD files matter",
@@ -38,6 +51,18 @@ ACCEPTED_WARNINGS = {
     "OSDMAP_FLAGS": "noscrub/nodeep-scrub are set by cephbench while it runs",
 }
 LAB_USER = "cephbench-lab"
+MON, MGR, RGW = "mon.a", "mgr.x", "client.rgw.lab"
+# RGW's pools, made before the OSDs are up so that all PGs peer at once. Without them RGW makes its own
+# pools one by one at start, and the bucket pools on the first write: the first benchmark would measure
+# pool creation (8 PUT/s at 2 s each).
+RGW_POOLS = (".rgw.root", "default.rgw.log", "default.rgw.control", "default.rgw.meta",
+             "default.rgw.buckets.index", "default.rgw.buckets.data", "default.rgw.buckets.non-ec")
+# Environment variables Ceph programs read. An earlier `eval "$(cephbench lab env)"` leaves CEPH_KEYRING
+# pointing at a lab that is gone, and it overrides ceph.conf: the monitor then starts without cephx keys and
+# nothing can talk to it. The lab's processes never see them.
+CEPH_ENV_PREFIX = "CEPH_"
+# for the --mkfs runs: run/<name>.pid is the daemon's, and `down` would take a finished mkfs for it
+NO_PID_FILE = ("--pid-file", "")
 
 
 @dataclass
@@ -53,6 +78,8 @@ class LabInfo:
     created_unix: float
     ceph_version: str = ""
     startup_s: float = 0.0
+    # when each start-up step ended, in seconds from the start (`make bench NAME=lab` prints them)
+    startup_steps: dict[str, float] = field(default_factory=dict)
 
     @property
     def conf(self) -> Path:
@@ -79,36 +106,55 @@ def default_lab_dir() -> Path:
     return Path(base) / "cephbench" / "lab"
 
 
-def _free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
+def _free_ports(n: int) -> list[int]:
+    """n distinct free loopback ports (all held open while choosing, so none is handed out twice)."""
+    socks = []
+    try:
+        for _ in range(n):
+            s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+            s.bind(("127.0.0.1", 0))
+            socks.append(s)
+        return [int(s.getsockname()[1]) for s in socks]
+    finally:
+        for s in socks:
+            s.close()
 
 
-def _pid_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    # A zombie is not alive for our purposes.
-    try:
-        with open(f"/proc/{pid}/stat") as f:
-            return f.read().split(")")[-1].split()[0] != "Z"
-    except OSError:
-        return False
+def _lab_host() -> LocalHost:
+    return LocalHost(unset_env=frozenset(k for k in os.environ if k.startswith(CEPH_ENV_PREFIX)))
+
+
+class _Steps:
+    """Seconds from the start at which each step ended, for the start-up breakdown."""
+
+    def __init__(self) -> None:
+        self.t0 = time.monotonic()
+        self.done: dict[str, float] = {}
+
+    def mark(self, step: str) -> None:
+        self.done[step] = round(time.monotonic() - self.t0, 3)
+        log.info("lab start: %s at %.2f s", step, self.done[step])
 
 
 @dataclass
 class Lab:
     dir: Path
-    host: LocalHost = field(default_factory=LocalHost)
+    host: LocalHost = field(default_factory=_lab_host)
+    # daemons this object started, by name: their PID before the daemon has written its PID file
+    _started: dict[str, subprocess.Popen] = field(default_factory=dict, repr=False)
 
     # ---- paths and state -------------------------------------------------
     @property
     def info_path(self) -> Path:
         return self.dir / "lab.json"
+
+    @property
+    def conf(self) -> Path:
+        return self.dir / "ceph.conf"
+
+    @property
+    def admin_keyring(self) -> Path:
+        return self.dir / "keyring" / "ceph.client.admin.keyring"
 
     def info(self) -> LabInfo | None:
         try:
@@ -123,37 +169,54 @@ class Lab:
         tmp.replace(self.info_path)
 
     def env(self) -> dict[str, str]:
-        return {"CEPH_CONF": str(self.dir / "ceph.conf"),
-                "CEPH_KEYRING": str(self.dir / "keyring" / "ceph.client.admin.keyring")}
+        return {"CEPH_CONF": str(self.conf), "CEPH_KEYRING": str(self.admin_keyring)}
+
+    def _daemon(self, name: str) -> dm.Daemon:
+        return dm.Daemon(name, self.dir / "run", self.dir / "log")
+
+    def _pid(self, d: dm.Daemon) -> int | None:
+        proc = self._started.get(d.name)
+        return proc.pid if proc is not None else d.pid()
 
     def daemons(self) -> list[DaemonStatus]:
         run = self.dir / "run"
+        names = {p.stem for p in run.glob("*.pid")} if run.is_dir() else set()
         out = []
-        if not run.is_dir():
-            return out
-        for pidfile in sorted(run.glob("*.pid")):
-            try:
-                pid = int(pidfile.read_text().strip())
-            except (OSError, ValueError):
-                pid = None
-            out.append(DaemonStatus(pidfile.stem, pid, pid is not None and _pid_alive(pid)))
+        for name in sorted(names | set(self._started)):
+            pid = self._pid(self._daemon(name))
+            out.append(DaemonStatus(name, pid, pid is not None and dm.is_lab_process(pid, self.conf)))
         return out
 
     def is_running(self) -> bool:
         return any(d.running for d in self.daemons())
 
-    # ---- commands ----------------------------------------------------------
-    def _ceph(self, *args: str, timeout_s: float = 60) -> CommandResult:
-        return self.host.run(["ceph", "--conf", str(self.dir / "ceph.conf"), *args], timeout_s)
+    def _mon(self, patience_s: float = dm.OVERALL_S) -> LabMon:
+        return LabMon(self.conf, self.admin_keyring, check_mon=self._check_mon_alive, patience_s=patience_s)
+
+    def _check_mon_alive(self) -> None:
+        d = self._daemon(MON)
+        pid = self._pid(d)
+        if pid is None or not dm.process_alive(pid):
+            raise OperationFailed(dm.died_message(d, "an answer from the monitor"))
 
     def _check(self, res: CommandResult, what: str) -> CommandResult:
         if not res.ok:
-            raise OperationFailed(f"lab: {what} failed: {res.error_text()} (logs in {self.dir / 'log'})")
+            why = (f"killed by {signal.Signals(-res.returncode).name}" if res.returncode < 0 and not res.timed_out
+                   else res.error_text())
+            raise OperationFailed(f"lab: {what} failed: {why} (logs in {self.dir / 'log'})")
         return res
+
+    def _start_daemon(self, name: str, argv: list[str]) -> None:
+        """Start a daemon in the foreground of its own session: no waiting for its start-up here."""
+        d = self._daemon(name)
+        proc = self.host.start([*argv, "--conf", str(self.conf), "-f"], stdout_path=d.console)
+        self._started[name] = proc
+        # radosgw writes no PID file in the foreground; the others write this same PID (they are this process).
+        d.pid_file.write_text(f"{proc.pid}\n")
 
     # ---- up ----------------------------------------------------------------
     def up(self, osds: int = 3, osd_size_bytes: int = 10 * 1024**3, rgw: bool = True,
-           progress=lambda msg: None) -> LabInfo:
+           progress: Callable[[str], None] = lambda msg: None) -> LabInfo:
         missing = [b for b in REQUIRED_BINARIES if self.host.which(b) is None]
         if missing:
             raise UserError(f"Ceph binaries missing: {', '.join(missing)}",
@@ -181,130 +244,162 @@ class Lab:
                 f"{format_size(osd_size_bytes)}, {format_size(free)} free in {self.dir}",
                 "use --osds, --osd-size or --dir on a larger filesystem")
 
-        t0 = time.monotonic()
+        steps = _Steps()
         try:
-            info = self._create(osds, osd_size_bytes, rgw, progress)
+            info = self._create(osds, osd_size_bytes, rgw, progress, steps)
         except BaseException:
-            progress("start failed; stopping what was started")
-            self.stop_daemons()
+            try:
+                progress("start failed; stopping what was started")
+            finally:  # even when the terminal that shows progress is gone
+                self.stop_daemons(grace_s=0)
             raise
-        info.startup_s = time.monotonic() - t0
+        info.startup_s = time.monotonic() - steps.t0
+        info.startup_steps = steps.done
         self._write_info(info)
         return info
 
-    def _create(self, osds: int, osd_size_bytes: int, rgw: bool, progress) -> LabInfo:
+    def _prepare(self, osds: int, osd_size_bytes: int, rgw: bool) -> LabInfo:
+        """Directories, ports, ceph.conf and every key, before any process starts."""
         d = self.dir
-        for sub in ("run", "log", "crash", "keyring", "mon", "mgr", "osd", "rgw"):
+        for sub in ("run", "log", "crash", "keyring", "mon", "mgr/x", "rgw",
+                    *(f"osd/{i}" for i in range(osds))):
             (d / sub).mkdir(parents=True, exist_ok=True)
         os.chmod(d / "keyring", 0o700)
         fsid = str(uuid.uuid4())
-        ports = LabPorts(_free_port(), _free_port(), _free_port())
-        conf = d / "ceph.conf"
-        conf.write_text(render_conf(d, fsid, ports, min(3, osds), osd_size_bytes))
+        ports = LabPorts(*_free_ports(3))
+        self.conf.write_text(render_conf(d, fsid, ports, min(3, osds), osd_size_bytes))
+
+        admin = Entity("client.admin", new_secret(), {"mon": "allow *", "osd": "allow *", "mds": "allow *",
+                                                        "mgr": "allow *"})
+        mgr = Entity(MGR, new_secret(), {"mon": "allow profile mgr", "osd": "allow *", "mds": "allow *"})
+        osd_keys = [Entity(f"osd.{i}", new_secret(), {"mon": "allow profile osd", "mgr": "allow profile osd",
+                                                       "osd": "allow *"}) for i in range(osds)]
+        rgw_key = Entity(RGW, new_secret(), {"mon": "allow rw", "osd": "allow rwx", "mgr": "allow rw"})
+        # ceph-mon --mkfs imports every entity of this keyring into its auth database, and keeps it.
+        write_keyring(d / "keyring" / "mon-mkfs.keyring",
+                      [Entity("mon.", new_secret(), {"mon": "allow *"}), admin, mgr, *osd_keys,
+                       *([rgw_key] if rgw else [])])
+        write_keyring(self.admin_keyring, [admin])
+        write_keyring(d / "mgr" / "x" / "keyring", [mgr])
+        for i, k in enumerate(osd_keys):
+            write_keyring(d / "osd" / str(i) / "keyring", [k])
+        if rgw:
+            write_keyring(d / "keyring" / f"ceph.{RGW}.keyring", [rgw_key])
         info = LabInfo(dir=str(d), fsid=fsid, osds=osds, osd_size_bytes=osd_size_bytes, rgw=rgw,
                        ports={"mon_v2": ports.mon_v2, "mon_v1": ports.mon_v1, "rgw": ports.rgw},
                        created_unix=time.time())
         self._write_info(info)
-        c = ["--conf", str(conf)]
-        run = self.host.run
-
-        progress("creating the monitor")
-        # ceph-mon --mkfs wants an empty data dir and copies this keyring into it.
-        mon_kr, admin_kr = d / "keyring" / "mon-mkfs.keyring", d / "keyring" / "ceph.client.admin.keyring"
-        self._check(run(["ceph-authtool", "--create-keyring", mon_kr, "--gen-key", "-n", "mon.",
-                         "--cap", "mon", "allow *"], 30), "mon key")
-        self._check(run(["ceph-authtool", "--create-keyring", admin_kr, "--gen-key", "-n", "client.admin",
-                         "--cap", "mon", "allow *", "--cap", "osd", "allow *", "--cap", "mds", "allow *",
-                         "--cap", "mgr", "allow *"], 30), "admin key")
-        os.chmod(admin_kr, 0o600)
-        self._check(run(["ceph-authtool", mon_kr, "--import-keyring", admin_kr], 30), "keyring import")
-        monmap = d / "run" / "monmap"
-        self._check(run(["monmaptool", "--create", "--fsid", fsid, "--addv", "a",
-                         f"[v2:127.0.0.1:{ports.mon_v2},v1:127.0.0.1:{ports.mon_v1}]", monmap], 30), "monmap")
-        self._check(run(["ceph-mon", *c, "--mkfs", "-i", "a", "--monmap", monmap, "--keyring", mon_kr], 60),
-                    "ceph-mon --mkfs")
-        self._check(run(["ceph-mon", *c, "-i", "a"], 60), "start ceph-mon")
-        self._wait(lambda: self._ceph("mon", "stat", timeout_s=10).ok, 60, "the monitor to answer")
-        info.ceph_version = self._ceph("version", timeout_s=10).stdout.strip()
-
-        progress("starting the manager")
-        mgr_dir = d / "mgr" / "x"
-        mgr_dir.mkdir()
-        self._check(self._ceph("auth", "get-or-create", "mgr.x", "mon", "allow profile mgr", "osd", "allow *",
-                               "mds", "allow *", "-o", str(mgr_dir / "keyring")), "mgr key")
-        self._check(run(["ceph-mgr", *c, "-i", "x"], 60), "start ceph-mgr")
-
-        progress(f"creating {osds} OSD(s) with BlueStore on {format_size(osd_size_bytes)} files")
-        ids = []
-        for _ in range(osds):
-            osd_uuid = str(uuid.uuid4())
-            res = self._check(self._ceph("osd", "new", osd_uuid), "ceph osd new")
-            osd_id = res.stdout.strip()
-            ids.append((osd_id, osd_uuid))
-            od = d / "osd" / osd_id
-            od.mkdir()
-            self._check(self._ceph("auth", "get-or-create", f"osd.{osd_id}", "mon", "allow profile osd",
-                                   "mgr", "allow profile osd", "osd", "allow *", "-o", str(od / "keyring")),
-                        f"osd.{osd_id} key")
-
-        def mkfs_and_start(item: tuple[str, str]) -> None:
-            osd_id, osd_uuid = item
-            self._check(run(["ceph-osd", *c, "-i", osd_id, "--mkfs", "--osd-uuid", osd_uuid], 180),
-                        f"ceph-osd --mkfs osd.{osd_id}")
-            self._check(run(["ceph-osd", *c, "-i", osd_id], 60), f"start osd.{osd_id}")
-
-        # mkfs is mostly waiting on fsync: doing the OSDs side by side halves the start time.
-        with ThreadPoolExecutor(max_workers=min(4, osds)) as pool:
-            list(pool.map(mkfs_and_start, ids))
-        self._wait(lambda: self._osds_up() >= osds, 120, f"{osds} OSD(s) to come up")
-
-        if rgw:
-            progress("starting RGW (beast) and creating the S3/Swift user")
-            self._check(self._ceph("auth", "get-or-create", "client.rgw.lab", "mon", "allow rw", "osd", "allow rwx",
-                                   "mgr", "allow rw", "-o", str(d / "keyring" / "ceph.client.rgw.lab.keyring")),
-                        "rgw key")
-            self._check(run(["radosgw", *c, "-n", "client.rgw.lab"], 60), "start radosgw")
-
-            # RGW creates its bucket pools on the first write, and the PGs peer while that write waits:
-            # the first benchmark would measure pool creation (8 PUT/s at 2 s each). Create them while
-            # RGW starts.
-            def bucket_pool(pool: str) -> None:
-                self._check(self._ceph("osd", "pool", "create", pool), f"create {pool}")
-                self._check(self._ceph("osd", "pool", "application", "enable", pool, "rgw"), f"tag {pool}")
-
-            with ThreadPoolExecutor(max_workers=3) as pool:
-                pending = [pool.submit(bucket_pool, p) for p in
-                           ("default.rgw.buckets.index", "default.rgw.buckets.data", "default.rgw.buckets.non-ec")]
-                self._wait(lambda: self._rgw_answers(ports.rgw), 120, "RGW to answer HTTP")
-                self._create_rgw_user()
-                for f in pending:
-                    f.result()
-
-        progress("waiting for HEALTH_OK and all PGs active+clean")
-        self._wait(self.healthy, 180, "the cluster to become healthy")
         return info
 
+    def _create(self, osds: int, osd_size_bytes: int, rgw: bool, progress: Callable[[str], None],
+                steps: _Steps) -> LabInfo:
+        info = self._prepare(osds, osd_size_bytes, rgw)
+        steps.mark("prepared")
+        conf, run = self.conf, self.host.run
+        osd_uuids = [str(uuid.uuid4()) for _ in range(osds)]
+        mon_d = self._daemon(MON)
+
+        with ThreadPoolExecutor(max_workers=osds + 1) as pool, ExitStack() as stack:
+            progress(f"creating the monitor and {osds} OSD(s) with BlueStore on {format_size(osd_size_bytes)} "
+                     "files")
+            # --no-mon-config: mkfs asks the monitor for configuration by default, and it is not up yet.
+            # mkfs is mostly waiting on fsync, so the OSDs are made side by side.
+            mkfs: dict[Future, int] = {
+                pool.submit(run, ["ceph-osd", "--conf", conf, "-i", str(i), "--mkfs", "--no-mon-config",
+                                  "--osd-uuid", osd_uuids[i], *NO_PID_FILE], dm.OVERALL_S): i for i in range(osds)}
+            monmap = self.dir / "run" / "monmap"
+            self._check(run(["monmaptool", "--create", "--fsid", info.fsid, "--addv", "a",
+                             f"[v2:127.0.0.1:{info.ports['mon_v2']},v1:127.0.0.1:{info.ports['mon_v1']}]",
+                             monmap], dm.OVERALL_S), "monmaptool")
+            self._check(run(["ceph-mon", "--conf", conf, "--mkfs", "-i", "a", "--monmap", monmap,
+                             "--keyring", self.dir / "keyring" / "mon-mkfs.keyring", *NO_PID_FILE], dm.OVERALL_S),
+                        "ceph-mon --mkfs")
+            self._start_daemon(MON, ["ceph-mon", "-i", "a"])
+            # The mgr is what the lab waits for last on a busy machine: it imports its Python modules (seconds
+            # of CPU) once it has reached the monitor. It retries until the monitor answers.
+            self._start_daemon(MGR, ["ceph-mgr", "-i", "x"])
+            dm.wait_for(lambda: self._mon_state(mon_d), "the monitor to form a quorum", [mon_d], self._pid,
+                        progress, starting=[mon_d])
+            steps.mark("mon leader")
+            mon = stack.enter_context(self._mon())
+            info.ceph_version = next(iter(mon.json("versions").get("overall", {})), "")
+
+            def rgw_pool(name: str) -> None:
+                mon.command("osd pool create", pool=name)
+                mon.command("osd pool application enable", pool=name, app="rgw")
+
+            # Side by side: the monitor gathers changes that arrive together into one map update.
+            with ThreadPoolExecutor(max_workers=8) as commands:
+                done = [commands.submit(mon.command, "osd new", uuid=u, id=i) for i, u in enumerate(osd_uuids)]
+                done += [commands.submit(rgw_pool, p) for p in (RGW_POOLS if rgw else ())]
+                # Device monitoring makes a pool of its own when the mgr activates (one more PG to peer at
+                # the very end) to keep SMART data the lab's file-backed OSDs do not have.
+                done.append(commands.submit(mon.command, "config set", who="mgr",
+                                            name="mgr/devicehealth/enable_monitoring", value="false",
+                                            force=True))
+                for f in done:
+                    f.result()
+            steps.mark("osd ids and pools")
+            for f in as_completed(mkfs):
+                i = mkfs[f]
+                self._check(f.result(), f"ceph-osd --mkfs osd.{i}")
+                self._start_daemon(f"osd.{i}", ["ceph-osd", "-i", str(i)])
+            steps.mark("osds started")
+
+            osd_ds = [self._daemon(f"osd.{i}") for i in range(osds)]
+            progress(f"waiting for {osds} OSD(s) to come up")
+            dm.wait_for(lambda: self._osds_up(mon, osds), f"{osds} OSD(s) to come up", [mon_d, *osd_ds],
+                        self._pid, progress, starting=osd_ds)
+            steps.mark("osds up")
+            all_ds = [mon_d, self._daemon(MGR), *osd_ds]
+            if rgw:
+                # Not earlier: a read RGW sends while no OSD is up waits for the client's next objecter tick
+                # (5 s) before it is sent again.
+                progress("starting RGW (beast)")
+                self._start_daemon(RGW, ["radosgw", "-n", RGW])
+                rgw_d = self._daemon(RGW)
+                all_ds.append(rgw_d)
+                dm.wait_for(lambda: (self._rgw_answers(info.ports["rgw"]), self._pgs_state(mon)), "RGW to answer HTTP", all_ds,
+                            self._pid, progress, starting=[rgw_d])
+                steps.mark("rgw answers")
+                progress("creating the S3/Swift user; waiting for HEALTH_OK and all PGs active+clean")
+                user = pool.submit(self._create_rgw_user)
+            else:
+                progress("waiting for HEALTH_OK and all PGs active+clean")
+            dm.wait_for(lambda: self._healthy(mon), "the cluster to become healthy", all_ds, self._pid,
+                        progress)
+            steps.mark("healthy")
+            if rgw:
+                user.result()
+                steps.mark("rgw user")
+        return info
+
+    def _mon_state(self, mon_d: dm.Daemon) -> tuple[bool, str]:
+        try:
+            state = str(asok_command(mon_d.asok, "mon_status", timeout_s=2).get("state", ""))
+        except (AsokError, AttributeError):
+            return False, "starting"
+        return state in ("leader", "peon"), state
+
     def _create_rgw_user(self) -> None:
-        access, secret, swift_key = secrets.token_hex(10).upper(), secrets.token_hex(20), secrets.token_hex(20)
-        c = ["--conf", str(self.dir / "ceph.conf")]
-        self._check(self.host.run(["radosgw-admin", *c, "user", "create", "--uid", LAB_USER,
-                                   "--display-name", "cephbench lab user", "--access-key", access,
-                                   "--secret-key", secret], 60), "radosgw-admin user create")
-        self._check(self.host.run(["radosgw-admin", *c, "subuser", "create", "--uid", LAB_USER,
-                                   "--subuser", f"{LAB_USER}:swift", "--access", "full",
-                                   "--key-type", "swift", "--secret-key", swift_key], 60),
-                    "radosgw-admin subuser create")
+        access, secret = secrets.token_hex(10).upper(), secrets.token_hex(20)
+        # One radosgw-admin (~1 s each) makes the user, its S3 key and the Swift subuser, whose key is then the
+        # same secret.
+        self._check(self.host.run(["radosgw-admin", "--conf", str(self.conf), "-n", "client.admin", "user",
+                                   "create", "--uid", LAB_USER, "--display-name", "cephbench lab user",
+                                   "--access-key", access, "--secret-key", secret,
+                                   "--subuser", f"{LAB_USER}:swift", "--access", "full"], dm.OVERALL_S),
+                    "radosgw-admin user create")
         path = self.dir / "rgw-user.json"
         fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
         with os.fdopen(fd, "w") as f:
             json.dump({"uid": LAB_USER, "s3_access_key": access, "s3_secret_key": secret,
-                       "swift_user": f"{LAB_USER}:swift", "swift_key": swift_key}, f, indent=2)
+                       "swift_user": f"{LAB_USER}:swift", "swift_key": secret}, f, indent=2)
 
-    def _osds_up(self) -> int:
-        res = self._ceph("osd", "stat", "-f", "json", timeout_s=10)
-        if not res.ok:
-            return 0
-        return int(json.loads(res.stdout).get("num_up_osds", 0))
+    @staticmethod
+    def _osds_up(mon: LabMon, want: int) -> tuple[bool, str]:
+        up = int(mon.json("osd stat").get("num_up_osds", 0))
+        return up >= want, f"{up}/{want} up"
 
     @staticmethod
     def _rgw_answers(port: int) -> bool:
@@ -315,76 +410,63 @@ class Lab:
             return False
 
     def health(self) -> dict:
-        res = self._ceph("status", "-f", "json", timeout_s=15)
-        if not res.ok:
-            raise OperationFailed(f"lab: ceph status failed: {res.error_text()}")
-        return json.loads(res.stdout)
+        """`ceph status` as JSON."""
+        with self._mon(patience_s=30) as mon:
+            return mon.json("status")
+
+    @staticmethod
+    def _healthy(mon: LabMon) -> tuple[bool, str]:
+        """All PGs of all pools active+clean, and no health check but the accepted ones.
+
+        PG states reach `ceph status` through the mgr: until it is active, and has heard from the OSDs, the
+        pgmap is empty and its health has no PG warnings. So the PGs to expect come from the osdmap."""
+        st = mon.json("status")
+        pools = mon.json("osd dump").get("pools", [])
+        want = sum(int(p.get("pg_num", 0)) for p in pools)
+        checks = {name: c.get("summary", {}).get("message", "") for name, c in
+                  st.get("health", {}).get("checks", {}).items() if name not in ACCEPTED_WARNINGS}
+        mgr_up = bool(st.get("mgrmap", {}).get("available"))
+        pgmap = st.get("pgmap", {})
+        clean = sum(s["count"] for s in pgmap.get("pgs_by_state", []) if s["state_name"] == "active+clean")
+        state = (f"{clean}/{want} PGs active+clean" + ("" if mgr_up else ", no mgr active yet")
+                 + "".join(f"; {k}: {m}" for k, m in sorted(checks.items())))
+        return mgr_up and not checks and clean == want == pgmap.get("num_pgs", 0), state
+
+    @staticmethod
+    def _pgs_state(mon: LabMon) -> str:
+        pgmap = mon.json("status").get("pgmap", {})
+        return ", ".join(f"{s['count']} {s['state_name']}" for s in pgmap.get("pgs_by_state", []))
 
     def healthy(self) -> bool:
         try:
-            st = self.health()
+            with self._mon(patience_s=30) as mon:
+                return self._healthy(mon)[0]
         except (OperationFailed, ValueError):
             return False
-        checks = set(st.get("health", {}).get("checks", {}))
-        if checks - set(ACCEPTED_WARNINGS):
-            return False
-        pgmap = st.get("pgmap", {})
-        states = pgmap.get("pgs_by_state", [])
-        total = pgmap.get("num_pgs", 0)
-        clean = sum(s["count"] for s in states if s["state_name"] == "active+clean")
-        return clean == total
-
-    def _wait(self, cond, timeout_s: float, what: str) -> None:
-        deadline = time.monotonic() + timeout_s
-        delay = 0.2
-        while time.monotonic() < deadline:
-            if cond():
-                return
-            self._raise_if_daemon_died()
-            time.sleep(delay)
-            delay = min(delay * 1.5, 0.3)
-        raise OperationFailed(f"lab: timed out after {timeout_s:.0f} s waiting for {what} (logs in {self.dir / 'log'})")
-
-    def _raise_if_daemon_died(self) -> None:
-        dead = [d.name for d in self.daemons() if not d.running]
-        if dead:
-            raise OperationFailed(f"lab: daemon(s) {', '.join(dead)} exited (logs in {self.dir / 'log'})")
 
     def restart_osds(self) -> None:
         """Stop and start every OSD: BlueStore's caches start cold (for cold-read benchmarks)."""
         osds = [d for d in self.daemons() if d.name.startswith("osd.") and d.running and d.pid]
+        dm.stop([(d.name, d.pid) for d in osds], self.conf, grace_s=60)
         for d in osds:
-            os.kill(d.pid, signal.SIGTERM)
-        deadline = time.monotonic() + 30
-        while time.monotonic() < deadline and any(_pid_alive(d.pid) for d in osds):
-            time.sleep(0.05)
-        conf = str(self.dir / "ceph.conf")
-        for d in osds:
-            self._check(self.host.run(["ceph-osd", "--conf", conf, "-i", d.name.split(".", 1)[1]], 60),
-                        f"restart {d.name}")
-        self._wait(lambda: self._osds_up() >= len(osds), 120, "OSDs to come back up")
-        self._wait(self.healthy, 180, "the cluster to become healthy after the OSD restart")
+            self._start_daemon(d.name, ["ceph-osd", "-i", d.name.split(".", 1)[1]])
+        watched = [self._daemon(MON), *(self._daemon(d.name) for d in osds)]
+        with self._mon() as mon:
+            dm.wait_for(lambda: self._osds_up(mon, len(osds)), "the OSDs to come back up", watched, self._pid,
+                        starting=watched[1:])
+            dm.wait_for(lambda: self._healthy(mon), "the cluster to become healthy after the OSD restart",
+                        watched, self._pid)
 
     # ---- down --------------------------------------------------------------
-    def stop_daemons(self, timeout_s: float = 10) -> list[str]:
-        """SIGTERM every daemon of this lab (by PID file, never by name), then SIGKILL stragglers."""
-        targets = [d for d in self.daemons() if d.running and d.pid]
-        for d in targets:
-            try:
-                os.kill(d.pid, signal.SIGTERM)
-            except ProcessLookupError:
-                pass
-        deadline = time.monotonic() + timeout_s
-        while time.monotonic() < deadline and any(_pid_alive(d.pid) for d in targets):
-            time.sleep(0.05)
-        for d in targets:
-            if _pid_alive(d.pid):
-                log.info("%s (pid %d) did not stop in %.0f s: killing", d.name, d.pid, timeout_s)
-                try:
-                    os.kill(d.pid, signal.SIGKILL)
-                except ProcessLookupError:
-                    pass
-        return [d.name for d in targets]
+    def stop_daemons(self, grace_s: float = 10) -> list[str]:
+        """Stop every daemon of this lab (by PID file, never by name; a PID is signalled only while it is still
+        this lab's process): SIGTERM and up to grace_s to exit, or SIGKILL at once with grace_s=0."""
+        targets = [(d.name, d.pid) for d in self.daemons() if d.running and d.pid]
+        dm.stop(targets, self.conf, grace_s)
+        for proc in self._started.values():
+            proc.poll()
+        self._started.clear()
+        return [name for name, _ in targets]
 
     def down(self, keep: bool = False) -> list[str] | None:
         """Stop the lab; None when there was no lab here."""
@@ -392,9 +474,9 @@ class Lab:
             return None
         if not self.info_path.exists() and not (self.dir / "run").exists():
             return None
-        # A lab that is thrown away need not wait for a clean shutdown: BlueStore is
-        # crash-consistent, and RGW's shutdown alone can take 10 s. A kept lab gets the time.
-        stopped = self.stop_daemons(timeout_s=10 if keep else 2)
+        # A lab that is thrown away need not shut down cleanly: its data is deleted next, and RGW's shutdown
+        # alone can take 10 s. A kept lab gets the time to stop cleanly.
+        stopped = self.stop_daemons(grace_s=10 if keep else 0)
         if not keep:
             shutil.rmtree(self.dir, ignore_errors=True)
         return stopped

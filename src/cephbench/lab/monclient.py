@@ -1,0 +1,111 @@
+"""The lab's own connection to its monitor: librados in this process.
+
+Start-up used to run ~20 `ceph` CLI processes (OSD ids, keys, pools, polls while waiting), each ~0.3-0.4 s of
+Python start-up taken from the daemons starting beside it on a small machine. Here each command is a
+mon_command of a few milliseconds. Everything is passed explicitly (conf file, keyring, name): librados, unlike
+the `ceph` CLI, reads no CEPH_KEYRING or CEPH_ARGS left in the environment by an earlier lab.
+"""
+
+from __future__ import annotations
+
+import errno
+import importlib.machinery
+import importlib.util
+import json
+import os
+import sys
+import time
+from pathlib import Path
+from types import ModuleType
+from typing import Any, Callable
+
+from ..errors import OperationFailed, UserError
+
+# Where Debian's python3-rados (a dependency of ceph-common, so present wherever the lab can run) puts the
+# module; used only when `import rados` does not find it (a virtualenv that does not see dist-packages).
+_DEBIAN_DIST_PACKAGES = Path("/usr/lib/python3/dist-packages")
+
+
+def import_rados() -> ModuleType:
+    try:
+        import rados  # type: ignore[import-not-found]
+        return rados
+    except ImportError:
+        pass
+    # Load just this one extension module by path: adding dist-packages to sys.path would expose all of it.
+    for suffix in importlib.machinery.EXTENSION_SUFFIXES:
+        path = _DEBIAN_DIST_PACKAGES / f"rados{suffix}"
+        if path.is_file():
+            loader = importlib.machinery.ExtensionFileLoader("rados", str(path))
+            spec = importlib.util.spec_from_file_location("rados", path, loader=loader)
+            if spec is None:
+                continue
+            module = importlib.util.module_from_spec(spec)
+            loader.exec_module(module)
+            sys.modules["rados"] = module
+            return module
+    raise UserError("Python bindings for librados (python3-rados) are missing",
+                    "run scripts/setup.sh (Debian) or install python3-rados")
+
+
+class LabMon:
+    """mon_command over one librados connection; use as a context manager.
+
+    `check_mon()` raises when the monitor process has exited: a command is tried in short slices and the
+    monitor looked at in between, so a dead monitor is reported at once rather than after a timeout. Every
+    command the lab sends may be repeated (`osd new` with the same uuid and id, `osd pool create` of a pool
+    that exists, ...).
+    """
+
+    SLICE_S = 10
+
+    def __init__(self, conf: Path, keyring: Path, check_mon: Callable[[], None] = lambda: None,
+                 patience_s: float = 900) -> None:
+        self.conf, self.keyring, self.check_mon, self.patience_s = conf, keyring, check_mon, patience_s
+        self._client: Any = None
+
+    def _still_patient(self, since: float, what: str) -> None:
+        self.check_mon()
+        if time.monotonic() - since > self.patience_s:
+            raise OperationFailed(f"lab: the monitor runs but did not answer {what} in {self.patience_s:.0f} s "
+                                  f"(its log: {self.conf.parent / 'log' / 'ceph-mon.a.log'})")
+
+    def __enter__(self) -> "LabMon":
+        rados = import_rados()
+        since = time.monotonic()
+        while True:
+            self._still_patient(since, "a connection")
+            client = rados.Rados(conffile=str(self.conf), name="client.admin",
+                                 conf={"keyring": str(self.keyring), "log_file": "/dev/null"})
+            try:
+                client.connect(timeout=self.SLICE_S)
+                break
+            except rados.TimedOut:
+                client.shutdown()      # a busy machine: try again while the monitor runs
+            except rados.Error as exc:
+                client.shutdown()
+                self.check_mon()
+                raise OperationFailed(f"lab: cannot connect to the lab's monitor ({self.conf}): {exc}") from exc
+        self._client = client
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._client is not None:
+            self._client.shutdown()
+            self._client = None
+
+    def command(self, prefix: str, *, inbuf: bytes = b"", **args: Any) -> bytes:
+        """Run one monitor command; its output. OperationFailed names the command and the mon's answer."""
+        cmd = json.dumps({"prefix": prefix, **args})
+        since = time.monotonic()
+        while True:
+            ret, out, outs = self._client.mon_command(cmd, inbuf, timeout=self.SLICE_S)
+            if ret != -errno.ETIMEDOUT:
+                break
+            self._still_patient(since, f"'{prefix}'")
+        if ret != 0:
+            raise OperationFailed(f"lab: '{prefix}' failed: {outs.strip() or os.strerror(-ret)}")
+        return out
+
+    def json(self, prefix: str, **args: Any) -> Any:
+        return json.loads(self.command(prefix, format="json", **args) or b"null")
