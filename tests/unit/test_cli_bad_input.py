@@ -85,5 +85,8 @@ def test_a_signal_during_start_up_is_one_line_never_a_traceback(sig):
         p.send_signal(sig)
         out, err = p.communicate(timeout=60)
         assert "Traceback" not in err, (delay, err)
-        assert p.returncode in (130, 2), (delay, p.returncode, err)
+        # 130: interrupted; 2: it finished first; -sig: it had finished (its one line is out) and was exiting,
+        # past the point where Python runs signal handlers
+        assert p.returncode in (130, 2) or (p.returncode == -sig and "does not exist" in err), \
+            (delay, p.returncode, err)
         assert len(err.strip().splitlines()) == 1, err
