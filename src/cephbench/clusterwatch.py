@@ -64,7 +64,7 @@ def _describe(o: Observation) -> list[str]:
     if o.in_ < o.osds:
         out.append(f"{o.osds - o.in_} of {o.osds} OSD(s) out")
     if o.degraded_pgs:
-        out.append(f"{o.degraded_pgs} PG(s) degraded ({o.degraded_objects} objects)")
+        out.append(f"{o.degraded_pgs} PG(s) degraded")
     if o.inactive_pgs:
         out.append(f"{o.inactive_pgs} PG(s) inactive")
     if o.slow_ops:
@@ -108,6 +108,7 @@ class ClusterWatch:
         self.last = o
         for key, value in (("osds_down", o.osds - o.up), ("osds_out", o.osds - o.in_),
                            ("pgs_degraded", o.degraded_pgs), ("pgs_inactive", o.inactive_pgs),
+                           ("objects_degraded", o.degraded_objects),
                            ("raw_used", o.raw_used or 0.0)):
             self.worst[key] = max(self.worst.get(key, 0), value)
         if o.inactive_pgs:
@@ -129,6 +130,7 @@ class ClusterWatch:
             osds_down_max=int(self.worst.get("osds_down", 0)), osds_out_max=int(self.worst.get("osds_out", 0)),
             pgs_degraded_max=int(self.worst.get("pgs_degraded", 0)),
             pgs_inactive_max=int(self.worst.get("pgs_inactive", 0)),
+            objects_degraded_max=int(self.worst.get("objects_degraded", 0)),
             raw_used_max=self.worst.get("raw_used") or None, events=[f"{t:g} s: {e}" for t, e in self.events],
             stopped=self.stop_reason)
 

@@ -115,6 +115,7 @@ class ClusterDuringTest(BaseModel):
     osds_out_max: int = 0
     pgs_degraded_max: int = 0
     pgs_inactive_max: int = 0
+    objects_degraded_max: int = 0
     raw_used_max: float | None = None          # fraction of raw capacity, every client's data counted
     events: list[str] = Field(default_factory=list)   # "3.2 s: 1 of 3 OSD(s) down", in order
     stopped: str | None = None                 # why the test was stopped early, if it was

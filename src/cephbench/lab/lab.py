@@ -448,9 +448,15 @@ class Lab:
         """Stop and start every OSD: BlueStore's caches start cold (for cold-read benchmarks)."""
         osds = [d for d in self.daemons() if d.name.startswith("osd.") and d.running and d.pid]
         dm.stop([(d.name, d.pid) for d in osds], self.conf, grace_s=60)
-        for d in osds:
-            self._start_daemon(d.name, ["ceph-osd", "-i", d.name.split(".", 1)[1]])
-        watched = [self._daemon(MON), *(self._daemon(d.name) for d in osds)]
+        self.start_osds([d.name for d in osds])
+
+    def start_osds(self, names: list[str]) -> None:
+        """Start OSDs of this lab that are not running (e.g. after a test killed one), and wait until every OSD is
+        up and the cluster healthy."""
+        for name in names:
+            self._start_daemon(name, ["ceph-osd", "-i", name.split(".", 1)[1]])
+        osds = [d for d in self.daemons() if d.name.startswith("osd.")]
+        watched = [self._daemon(MON), *(self._daemon(n) for n in names)]
         with self._mon() as mon:
             dm.wait_for(lambda: self._osds_up(mon, len(osds)), "the OSDs to come back up", watched, self._pid,
                         starting=watched[1:])
