@@ -16,7 +16,7 @@ import click
 from rich.console import Console
 
 from . import __version__
-from .cluster import Cluster, Target
+from .cluster import CONNECT_TIMEOUT_S, Cluster, Target
 from .config import Suite, load_suite, parse_suite
 from .drivers.base import RunContext
 from .errors import OperationFailed, UserError
@@ -326,9 +326,11 @@ def _target(suite: Suite, conf: Path | None, keyring: Path | None, client_id: st
 @click.option("--force", is_flag=True, help="Run even on a HEALTH_ERR cluster.")
 @click.option("--keep", is_flag=True, help="Keep the pools and objects the run created.")
 @click.option("--dry-run", is_flag=True, help="Print every cluster-changing command; change nothing.")
+@click.option("--connect-timeout", type=click.IntRange(min=1), default=CONNECT_TIMEOUT_S, show_default=True,
+              help="Seconds to wait for a monitor to answer.")
 def run(suite_path: Path | None, out_dir: Path | None, resume_dir: Path | None, conf: Path | None,
         keyring: Path | None, client_id: str | None, lab_dir: Path | None, force: bool, keep: bool,
-        dry_run: bool) -> None:
+        dry_run: bool, connect_timeout: int) -> None:
     """Run a suite against the lab (default) or any cluster."""
     if resume_dir is not None:
         rundir = RunDir.open(resume_dir)
@@ -350,7 +352,7 @@ def run(suite_path: Path | None, out_dir: Path | None, resume_dir: Path | None, 
     plan = expand(suite)
     todo = pending_tests(plan, done)
     target, lb = _target(suite, conf, keyring, client_id, lab_dir, dry_run)
-    cluster = Cluster(target)
+    cluster = Cluster(target, connect_timeout_s=connect_timeout)
     status = preflight(cluster, plan, force)
     run_id = secrets.token_hex(3)
     if not dry_run and rundir is None:

@@ -15,7 +15,8 @@ def failure_domain(ctx: RunContext, profile: dict[str, Any]) -> str:
 
 
 def _ceph(ctx: RunContext, *args: str) -> None:
-    """A cluster-changing `ceph` command: run it whole (an interrupt waits for it), or in a dry run print it."""
+    """A cluster-changing `ceph` command, sent to the mon over the run's connection: run it whole (an interrupt
+    waits for it), or in a dry run print it as the command line a user could type."""
     def action() -> None:
         with held():
             ctx.cluster.ceph_ok(*args)
@@ -28,7 +29,7 @@ def create_pool(ctx: RunContext, name: str, profile: dict[str, Any], application
         # `ceph osd pool create` succeeds on an existing pool: never adopt what we did not create
         raise OperationFailed(f"pool {name} already exists; cephbench will not use a pool it did not create")
     pg = str(profile["pg_num"])
-    # Size and autoscale mode at creation: each separate `ceph` call costs a mon round trip and ~0.4 s.
+    # Size and autoscale mode at creation: each separate command costs a mon round trip (an osdmap epoch).
     # Each pool and profile is in the ledger before it is created, so that no exit path can miss it;
     # removing one that was never made is not an error.
     if profile["type"] == "replicated":
