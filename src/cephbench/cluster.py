@@ -148,10 +148,10 @@ class Cluster:
         if code == errno.ETIMEDOUT:
             return self._unreachable()
         if code in (errno.EACCES, errno.EPERM):
-            return UserError(f"the cluster refused {self.mon.name}: wrong key or unknown client ({exc})",
+            return UserError(f"the cluster refused {self.mon.name}: wrong key or unknown client",
                              "check --keyring and --id", where="--keyring")
         if code == errno.ENOENT:
-            return UserError(f"cannot connect as {self.mon.name}: no key found ({exc})",
+            return UserError(f"cannot connect as {self.mon.name}: no key for it in the keyring",
                              "give the keyring with --keyring, or the client with --id", where="--keyring")
         return UserError(f"cannot talk to the cluster of {self.target.conf}: {exc}",
                          "check --conf, --keyring and --id")
