@@ -115,6 +115,19 @@ class Cluster:
             raise OperationFailed(f"ceph {' '.join(args)} failed: {reply.error_text()}")
         return reply
 
+    def ceph_ok_together(self, *argvs: Sequence[str], timeout_s: float = 60) -> list[MonReply | Exception]:
+        """Several independent changes sent at once: the mon commits the osdmap changes that arrive together in
+        one proposal (~1 s apart one by one, paxos_propose_interval). Each one's reply, or why it failed."""
+        def one(argv: Sequence[str]) -> MonReply | Exception:
+            try:
+                return self.ceph_ok(*argv, timeout_s=timeout_s)
+            except (OperationFailed, UserError) as exc:
+                return exc
+        if len(argvs) < 2:
+            return [one(a) for a in argvs]
+        with ThreadPoolExecutor(max_workers=len(argvs)) as pool:
+            return list(pool.map(one, argvs))
+
     # ---- reachability ------------------------------------------------------
     def check_reachable(self) -> dict[str, Any]:
         """Connect and read `ceph status`, with the reasons a user can fix turned into one line."""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from .drivers.base import RunContext
@@ -48,12 +49,20 @@ def create_pool(ctx: RunContext, name: str, profile: dict[str, Any], application
               f"plugin={profile['plugin']}", f"crush-failure-domain={fd}")
         _register_pool(ctx, name)
         _ceph(ctx, "osd", "pool", "create", name, pg, pg, "erasure", ec, "--autoscale-mode=off")
-    _ceph(ctx, "osd", "pool", "application", "enable", name, application)
-    if not ctx.dry_run:
+    enable = ("osd", "pool", "application", "enable", name, application)
+    if ctx.dry_run:
+        _ceph(ctx, *enable)
+        return name
+    # The tag is one more osdmap commit (~1 s: the mon makes one per paxos_propose_interval) that the PGs need not
+    # wait for: it is sent while they peer. Not held against signals: the pool is in the ledger, and a tag half
+    # made goes with it. The `with` waits for the tag, so it is never left in flight.
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        tagged = pool.submit(c.ceph_ok, *enable)
         try:
             c.wait_active_clean(timeout_s=300)
         except OperationFailed as exc:
             raise OperationFailed(f"pool {name}: {exc}") from exc
+        tagged.result()
     return name
 
 
