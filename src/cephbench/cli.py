@@ -26,7 +26,6 @@ from .plan import Plan, expand
 from .progress import ConsoleEvents
 from .report.format import seconds
 from .report.terminal import print_results, print_verdict
-from .report.write import write_report
 from .interrupts import sigterm_interrupts
 from .resources import Ledger, Resource
 from .results import Result, RunDir, Test
@@ -398,6 +397,7 @@ def run(suite_path: Path | None, out_dir: Path | None, resume_dir: Path | None, 
     print_results(out, all_results)
     print_verdict(out, all_results)
     try:
+        from .report.write import write_report  # matplotlib: ~1 s to import, only when a report is written
         html_path, md_path, _ = write_report(rundir)
         out.print(f"report: {html_path}  (and {md_path.name} for tickets)")
     except Exception as exc:  # noqa: BLE001 - results are safe on disk; a report problem must not hide them
@@ -441,6 +441,7 @@ def report(run_dir: Path) -> None:
     """Write report.html (self-contained, with charts) and report.md into a run directory."""
     rundir, results = _open_run(run_dir)
     t0 = time.monotonic()
+    from .report.write import write_report
     html_path, md_path, charts = write_report(rundir)
     out.print(f"report: {html_path} ({len(results)} tests, {charts} charts, {time.monotonic() - t0:.1f} s); "
               f"{md_path}")

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import json
 import logging
 import time
-from concurrent.futures import ThreadPoolExecutor
+import threading
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Sequence
@@ -67,6 +69,9 @@ class Cluster:
     host: LocalHost = field(default_factory=LocalHost)
     connect_timeout_s: float = CONNECT_TIMEOUT_S
     _mon: MonConnection | None = field(default=None, init=False, repr=False)
+    _sender: ThreadPoolExecutor | None = field(default=None, init=False, repr=False)
+    _pending: list[Future[MonReply]] = field(default_factory=list, init=False, repr=False)
+    _lock: threading.Lock = field(default_factory=threading.Lock, init=False, repr=False)
 
     @property
     def mon(self) -> MonConnection:
@@ -76,6 +81,9 @@ class Cluster:
         return self._mon
 
     def close(self) -> None:
+        if self._sender is not None:
+            self._sender.shutdown(wait=True)    # changes in flight finish: each is bounded by its timeout
+            self._sender = None
         if self._mon is not None:
             self._mon.close()
 
@@ -94,6 +102,7 @@ class Cluster:
 
     def ceph_json(self, *args: str, timeout_s: float = 60) -> Any:
         """What `ceph ARGS -f json` prints, parsed; None for a command with no output."""
+        self.join()     # a read sees the changes sent before it
         reply = self._command(args, timeout_s, fmt="json")
         if not reply.ok:
             raise OperationFailed(f"ceph {' '.join(args)} failed: {reply.error_text()}")
@@ -103,7 +112,19 @@ class Cluster:
             raise OperationFailed(f"ceph {' '.join(args)}: output is not JSON") from exc
 
     def ceph_ok(self, *args: str, timeout_s: float = 60) -> MonReply:
-        """A `ceph` command that must succeed; a refusal for lack of rights stops the run (exit 2)."""
+        """A `ceph` change that must succeed; a refusal for lack of rights stops the run (exit 2).
+
+        Changes sent before it (send(..., with_next=True)) reach the mon with it and are committed together."""
+        try:
+            reply = self._ok(args, timeout_s)
+        except BaseException:
+            with contextlib.suppress(Exception):
+                self.join()     # its own failure is the one to tell; theirs are their senders' to see
+            raise
+        self.join()
+        return reply
+
+    def _ok(self, args: Sequence[str], timeout_s: float = 60) -> MonReply:
         reply = self._command(args, timeout_s)
         if reply.denied:
             who = self.mon.name
@@ -115,18 +136,28 @@ class Cluster:
             raise OperationFailed(f"ceph {' '.join(args)} failed: {reply.error_text()}")
         return reply
 
-    def ceph_ok_together(self, *argvs: Sequence[str], timeout_s: float = 60) -> list[MonReply | Exception]:
-        """Several independent changes sent at once: the mon commits the osdmap changes that arrive together in
-        one proposal (~1 s apart one by one, paxos_propose_interval). Each one's reply, or why it failed."""
-        def one(argv: Sequence[str]) -> MonReply | Exception:
-            try:
-                return self.ceph_ok(*argv, timeout_s=timeout_s)
-            except (OperationFailed, UserError) as exc:
-                return exc
-        if len(argvs) < 2:
-            return [one(a) for a in argvs]
-        with ThreadPoolExecutor(max_workers=len(argvs)) as pool:
-            return list(pool.map(one, argvs))
+    def send(self, *argvs: Sequence[str], with_next: bool = False) -> list[Future[MonReply]]:
+        """Changes sent at once, not waited for: each future holds the reply or why it failed.
+
+        The mon commits osdmap changes about once a second (paxos_propose_interval), all that arrived meanwhile in
+        one commit: changes sent together cost one second, not one each. with_next: the next command through this
+        Cluster waits for them too (a change after sending itself, so that it joins their commit; a read before
+        it reads) and raises the first failure.
+        """
+        if self._sender is None:
+            self._sender = ThreadPoolExecutor(max_workers=4, thread_name_prefix="cephbench-change")
+        futures = [self._sender.submit(self._ok, argv) for argv in argvs]
+        if with_next:
+            with self._lock:
+                self._pending += futures
+        return futures
+
+    def join(self) -> None:
+        """Wait for the changes sent with_next; raise the first failure among them."""
+        with self._lock:
+            pending, self._pending = self._pending, []
+        for f in pending:
+            f.result()
 
     # ---- reachability ------------------------------------------------------
     def check_reachable(self) -> dict[str, Any]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import logging
 import os
+from concurrent.futures import Future
 from dataclasses import dataclass, field
 
 from .cluster import Cluster
@@ -35,28 +36,32 @@ class ScrubFlags:
     cluster: Cluster
     set_by_us: list[str] = field(default_factory=list)
     before: list[str] = field(default_factory=list)
+    _sent: list[tuple[str, Future]] = field(default_factory=list, repr=False)
 
     def set(self) -> None:
+        """Send the flags this run needs and return: they reach the mon with the run's next change (its first
+        pool) and are committed with it, one osdmap commit (~1 s) instead of three. The next command through the
+        cluster waits for them and raises their failure; restore() waits for them too."""
         current = self.cluster.osd_flags()
         self.before = sorted(f for f in SCRUB_FLAGS if f in current)
-        self._change([f for f in SCRUB_FLAGS if f not in current], on=True)
+        todo = [f for f in SCRUB_FLAGS if f not in current]
+        self.set_by_us = list(todo)     # as soon as sent: a flag set by the mon without us knowing is worse
+        self._sent = list(zip(todo, self.cluster.send(*(("osd", "set", f) for f in todo), with_next=True)))
 
     def restore(self) -> None:
-        self._change(list(reversed(self.set_by_us)), on=False)
-
-    def _change(self, flags: list[str], on: bool) -> None:
-        """Both flags at once (one osdmap commit instead of two, a second saved each way), whole: an interrupt
-        waits for them. set_by_us always says which flags this run has set and not yet unset."""
+        """Unset, all at once and whole (an interrupt waits for it), exactly the flags this run set."""
         with held():
-            replies = self.cluster.ceph_ok_together(*(("osd", "set" if on else "unset", f) for f in flags))
-        failures = [r for r in replies if isinstance(r, Exception)]
-        for flag, reply in zip(flags, replies):
-            if isinstance(reply, Exception):
-                continue
-            if on:
-                self.set_by_us.append(flag)
-            else:
-                self.set_by_us.remove(flag)
+            for flag, sent in self._sent:
+                if sent.exception() is not None and flag in self.set_by_us:
+                    self.set_by_us.remove(flag)         # never set: nothing to undo
+            self._sent = []
+            flags = list(reversed(self.set_by_us))
+            failures = []
+            for flag, unset in zip(flags, self.cluster.send(*(("osd", "unset", f) for f in flags))):
+                if unset.exception() is None:
+                    self.set_by_us.remove(flag)
+                else:
+                    failures.append(unset.exception())
         if failures:
             raise failures[0]
 

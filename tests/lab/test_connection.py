@@ -129,3 +129,35 @@ def test_health_err_is_refused_without_force(lab_cluster, cephbench_env, tmp_pat
     finally:
         lab_cluster.ceph_ok("osd", "set-nearfull-ratio", f"{nearfull:.4f}")
         _wait_health(lab_cluster, False)
+
+
+def test_scrub_flags_set_together_are_restored_exactly(lab_cluster, cephbench_env, tmp_path):
+    """noscrub already set by the operator stays set; nodeep-scrub, set by the run, is unset again."""
+    assert not {"noscrub", "nodeep-scrub"} & lab_cluster.osd_flags()
+    lab_cluster.set_flag("noscrub", True)
+    try:
+        res = run_cli(["run", str(write_suite(tmp_path, ONE_WRITE)), "--out", str(tmp_path / "run")], cephbench_env)
+        assert res.returncode == 0, res.stderr + res.stdout
+        flags = lab_cluster.osd_flags()
+        assert "noscrub" in flags and "nodeep-scrub" not in flags, flags
+    finally:
+        lab_cluster.set_flag("noscrub", False)
+
+
+def test_an_existing_pool_is_never_adopted_nor_removed(lab_cluster):
+    """`osd pool create` succeeds on an existing pool; the mon's answer says so, and the run refuses it."""
+    from cephbench.config import Settings
+    from cephbench.drivers.base import RunContext
+    from cephbench.errors import OperationFailed
+    from cephbench.pools import create_pool
+    from cephbench.resources import Ledger
+
+    name = "cephbench-someone-elses"
+    lab_cluster.ceph_ok("osd", "pool", "create", name, "8", "8", "replicated", "--size=2", "--autoscale-mode=off")
+    try:
+        ctx = RunContext(cluster=lab_cluster, run_id="x", rundir=None, ledger=Ledger(), settings=Settings())
+        with pytest.raises(OperationFailed, match="already exists; cephbench will not use a pool it did not create"):
+            create_pool(ctx, name, {"type": "replicated", "size": 2, "pg_num": 8})
+        assert ctx.ledger.pending() == [] and name in lab_cluster.pool_names()
+    finally:
+        lab_cluster.delete_pool(name)
