@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import wait
 from typing import Any
 
 from .drivers.base import RunContext
@@ -73,14 +73,15 @@ def create_pool(ctx: RunContext, name: str, profile: dict[str, Any], application
         return name
     # The tag is one more osdmap commit (~1 s: the mon makes one per paxos_propose_interval) that the PGs need not
     # wait for: it is sent while they peer. Not held against signals: the pool is in the ledger, and a tag half
-    # made goes with it. The `with` waits for the tag, so it is never left in flight.
-    with ThreadPoolExecutor(max_workers=1) as pool:
-        tagged = pool.submit(c.ceph_ok, *enable)
-        try:
-            c.wait_active_clean(timeout_s=300)
-        except OperationFailed as exc:
-            raise OperationFailed(f"pool {name}: {exc}") from exc
-        tagged.result()
+    # made goes with it; but never left in flight.
+    (tagged,) = c.send(enable)
+    try:
+        c.wait_active_clean(timeout_s=300)
+    except OperationFailed as exc:
+        raise OperationFailed(f"pool {name}: {exc}") from exc
+    finally:
+        wait([tagged])
+    tagged.result()
     return name
 
 
