@@ -5,7 +5,6 @@ import os
 import stat
 import subprocess
 import time
-from pathlib import Path
 
 import pytest
 
