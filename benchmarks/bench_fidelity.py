@@ -20,7 +20,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from common import lab, result_line
+from common import lab, result_line, settle
 
 from cephbench.cluster import Cluster, Target
 from cephbench.config import parse_suite
@@ -66,18 +66,6 @@ def direct(cluster: Cluster, size: int, tag: str) -> dict[str, float]:
     finally:
         cluster.delete_pool(pool)
         settle(cluster)
-
-
-def settle(cluster: Cluster, limit_s: float = 60.0) -> None:
-    """Wait until the OSDs have finished removing deleted pools' objects (raw use stops falling)."""
-    deadline = time.monotonic() + limit_s
-    last = cluster.raw_capacity()[1]
-    while time.monotonic() < deadline:
-        time.sleep(2.0)
-        used = cluster.raw_capacity()[1]
-        if used >= last:
-            return
-        last = used
 
 
 def through_cephbench(cluster: Cluster, size: int, workdir: Path) -> tuple[dict[str, float], float, float]:

@@ -7,9 +7,11 @@ import os
 import shutil
 import statistics
 import tempfile
+import time
 from pathlib import Path
 from typing import Iterator
 
+from cephbench.cluster import Cluster
 from cephbench.lab import Lab
 
 
@@ -37,3 +39,15 @@ def lab(osds: int = 3, osd_size: int = 6 * 1024**3, rgw: bool = True) -> Iterato
     finally:
         lb.down()
         shutil.rmtree(d, ignore_errors=True)
+
+
+def settle(cluster: Cluster, limit_s: float = 60.0) -> None:
+    """Wait until the OSDs have finished removing deleted pools' objects (raw use stops falling)."""
+    deadline = time.monotonic() + limit_s
+    last = cluster.raw_capacity()[1]
+    while time.monotonic() < deadline:
+        time.sleep(2.0)
+        used = cluster.raw_capacity()[1]
+        if used >= last:
+            return
+        last = used

@@ -3,8 +3,10 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-# chromium: the report's browser test renders report.html headless
-DEB_PACKAGES=(ceph-mon ceph-mgr ceph-osd ceph-common radosgw fio iperf3 openssh-client python3-venv golang-go chromium)
+# chromium: the report's browser test renders report.html headless; python3-rados: cephbench's one connection
+# to the monitors (librados), linked into .venv below
+DEB_PACKAGES=(ceph-mon ceph-mgr ceph-osd ceph-common python3-rados radosgw fio iperf3 openssh-client python3-venv
+              golang-go chromium)
 say() { printf 'setup: %s\n' "$*"; }
 
 missing=()
@@ -52,5 +54,22 @@ if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ]; then
   touch "$stamp"
 else
   say "cephbench already installed in .venv"
+fi
+
+# librados for Python comes from Debian (python3-rados), built for Debian's python3. .venv sees that one module,
+# not the rest of dist-packages: a directory holding a link to it, named in a .pth file.
+ext=$(.venv/bin/python -c 'import sysconfig; print(sysconfig.get_config_var("EXT_SUFFIX"))')
+rados_so=$(ls /usr/lib/python3/dist-packages/rados"$ext" 2>/dev/null || true)
+if [ -z "$rados_so" ]; then
+  say "python3-rados has no module for .venv's Python ($ext): it is built for Debian's $(/usr/bin/python3 --version 2>&1)"
+  say "  remove .venv and run me again with PYTHON=/usr/bin/python3"
+  exit 1
+fi
+mkdir -p .venv/ceph-python
+ln -sfn "$rados_so" .venv/ceph-python/
+site=$(.venv/bin/python -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
+printf '%s\n' "$PWD/.venv/ceph-python" > "$site/cephbench-ceph-python.pth"
+if ! .venv/bin/python -c 'import rados' 2>/dev/null; then
+  say "python3-rados ($rados_so) does not load in .venv: $(.venv/bin/python -c 'import rados' 2>&1 | tail -1)"; exit 1
 fi
 say "ready: .venv/bin/cephbench --help"

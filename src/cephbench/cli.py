@@ -13,6 +13,7 @@ import click
 from rich.console import Console
 
 from . import __version__
+from .cluster import CONNECT_TIMEOUT_S
 from .config import load_suite
 from .errors import OperationFailed, UserError
 from .hosts import LocalHost, local_facts
@@ -21,7 +22,6 @@ from .plan import Plan, expand
 from .progress import ConsoleEvents
 from .report.format import seconds
 from .report.terminal import print_results, print_verdict
-from .report.write import write_report
 from .interrupts import sigterm_interrupts
 from .results import Result, RunDir, run_dir_path
 from .units import format_size, parse_size
@@ -317,13 +317,15 @@ def validate(suite_path: Path) -> None:
 @click.option("--force", is_flag=True, help="Run even on a HEALTH_ERR cluster.")
 @click.option("--keep", is_flag=True, help="Keep the pools and objects the run created.")
 @click.option("--dry-run", is_flag=True, help="Print every cluster-changing command; change nothing.")
+@click.option("--connect-timeout", type=click.IntRange(min=1), default=CONNECT_TIMEOUT_S, show_default=True,
+              help="Seconds to wait for a monitor to answer.")
 def run(suite_path: Path | None, out_dir: Path | None, resume_dir: Path | None, conf: Path | None,
         keyring: Path | None, client_id: str | None, lab_dir: Path | None, force: bool, keep: bool,
-        dry_run: bool) -> None:
+        dry_run: bool, connect_timeout: int) -> None:
     """Run a suite against the lab (default) or any cluster."""
     from .launch import RunRequest, prepare, start
     prep = prepare(RunRequest(suite_path, resume_dir, out_dir, conf, keyring, client_id, lab_dir, force, keep,
-                              dry_run), say=lambda m: err.print(m, markup=False))
+                              dry_run, connect_timeout), say=lambda m: err.print(m, markup=False))
     for line in prep.unreadable:
         err.print(f"cephbench: {prep.rundir.results_jsonl if prep.rundir else resume_dir}:{line.line_no}: unreadable "
                   f"result ({line.reason}); that test runs again", markup=False)
@@ -350,6 +352,7 @@ def run(suite_path: Path | None, out_dir: Path | None, resume_dir: Path | None, 
     print_results(out, all_results)
     print_verdict(out, all_results)
     try:
+        from .report.write import write_report     # only when a report is written: start-up stays light
         html_path, md_path, _ = write_report(rundir)
         out.print(f"report: {html_path}  (and {md_path.name} for tickets)")
     except Exception as exc:  # noqa: BLE001 - results are safe on disk; a report problem must not hide them
@@ -414,6 +417,7 @@ def report(run_dir: Path) -> None:
     """Write report.html (self-contained, with charts) and report.md into a run directory."""
     rundir, results = _open_run(run_dir)
     t0 = time.monotonic()
+    from .report.write import write_report
     html_path, md_path, charts = write_report(rundir)
     out.print(f"report: {html_path} ({len(results)} tests, {charts} charts, {time.monotonic() - t0:.1f} s); "
               f"{md_path}")

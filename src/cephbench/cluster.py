@@ -1,21 +1,25 @@
-"""Ceph as seen from a client: `ceph ... -f json`, pools, flags, health, facts."""
+"""Ceph as seen from a client: health, facts, flags and pools, through one librados connection (mon.py)."""
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import json
-from concurrent.futures import ThreadPoolExecutor
 import logging
 import time
+import threading
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Sequence
 
 from .errors import OperationFailed, PermissionDenied, UserError
-from .hosts import CommandResult, LocalHost
+from .hosts import LocalHost
+from .mon import ConnectFailed, MonConnection, MonReply
 
 log = logging.getLogger(__name__)
 
-CONNECT_TIMEOUT_S = 15
+CONNECT_TIMEOUT_S = 10     # --connect-timeout, whole seconds as librados takes them
 
 
 @dataclass(frozen=True)
@@ -56,55 +60,145 @@ class Target:
 
 @dataclass
 class Cluster:
+    """The cluster through one librados connection (mon.py), opened at the first command.
+
+    Methods take `ceph` argv (what a user would type) and return what `ceph ... -f json` would print.
+    """
+
     target: Target
     host: LocalHost = field(default_factory=LocalHost)
+    connect_timeout_s: float = CONNECT_TIMEOUT_S
+    _mon: MonConnection | None = field(default=None, init=False, repr=False)
+    _sender: ThreadPoolExecutor | None = field(default=None, init=False, repr=False)
+    _pending: list[Future[MonReply]] = field(default_factory=list, init=False, repr=False)
+    _lock: threading.Lock = field(default_factory=threading.Lock, init=False, repr=False)
+
+    @property
+    def mon(self) -> MonConnection:
+        if self._mon is None:
+            self._mon = MonConnection(self.target.conf, self.target.keyring, self.target.id,
+                                      connect_timeout_s=self.connect_timeout_s)
+        return self._mon
+
+    def close(self) -> None:
+        if self._sender is not None:
+            self._sender.shutdown(wait=True)    # changes in flight finish: each is bounded by its timeout
+            self._sender = None
+        if self._mon is not None:
+            self._mon.close()
+
+    def __enter__(self) -> Cluster:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
     # ---- raw access --------------------------------------------------------
-    def ceph(self, *args: str, timeout_s: float = 60) -> CommandResult:
-        return self.host.run(["ceph", *self.target.client_args(), "--connect-timeout",
-                              str(CONNECT_TIMEOUT_S), *args], timeout_s)
+    def _command(self, args: Sequence[str], timeout_s: float, fmt: str | None = None) -> MonReply:
+        try:
+            return self.mon.command(args, timeout_s=timeout_s, fmt=fmt)
+        except ConnectFailed as exc:
+            raise self._connect_error(exc) from None
 
     def ceph_json(self, *args: str, timeout_s: float = 60) -> Any:
-        res = self.ceph(*args, "-f", "json", timeout_s=timeout_s)
-        if not res.ok:
-            raise OperationFailed(f"ceph {' '.join(args)} failed: {res.error_text()}")
+        """What `ceph ARGS -f json` prints, parsed; None for a command with no output."""
+        self.join()     # a read sees the changes sent before it
+        reply = self._command(args, timeout_s, fmt="json")
+        if not reply.ok:
+            raise OperationFailed(f"ceph {' '.join(args)} failed: {reply.error_text()}")
         try:
-            return json.loads(res.stdout) if res.stdout.strip() else None
+            return json.loads(reply.out) if reply.out.strip() else None
         except ValueError as exc:
             raise OperationFailed(f"ceph {' '.join(args)}: output is not JSON") from exc
 
-    def ceph_ok(self, *args: str, timeout_s: float = 60) -> CommandResult:
-        res = self.ceph(*args, timeout_s=timeout_s)
-        if not res.ok:
-            if "EACCES" in res.stderr or "Permission denied" in res.stderr or "access denied" in res.stderr:
-                who = self.target.id or "admin"
-                raise PermissionDenied(f"the cluster refused 'ceph {' '.join(args[:3])}' to client.{who}: "
-                                       f"{res.error_text()}",
-                                       "cephbench needs a key that may create pools and set OSD flags "
-                                       "(mon 'allow *' or 'profile admin'; osd 'allow *')", where="--keyring")
-            raise OperationFailed(f"ceph {' '.join(args)} failed: {res.error_text()}")
-        return res
+    def ceph_ok(self, *args: str, timeout_s: float = 60) -> MonReply:
+        """A `ceph` change that must succeed; a refusal for lack of rights stops the run (exit 2).
+
+        Changes sent before it (send(..., with_next=True)) reach the mon with it and are committed together."""
+        try:
+            reply = self._ok(args, timeout_s)
+        except BaseException:
+            with contextlib.suppress(Exception):
+                self.join()     # its own failure is the one to tell; theirs are their senders' to see
+            raise
+        self.join()
+        return reply
+
+    def _ok(self, args: Sequence[str], timeout_s: float = 60) -> MonReply:
+        reply = self._command(args, timeout_s)
+        if reply.denied:
+            who = self.mon.name
+            raise PermissionDenied(f"the cluster refused 'ceph {' '.join(args[:3])}' to {who}: "
+                                   f"{reply.error_text()}",
+                                   "cephbench needs a key that may create pools and set OSD flags "
+                                   "(mon 'allow *' or 'profile admin'; osd 'allow *')", where="--keyring")
+        if not reply.ok:
+            raise OperationFailed(f"ceph {' '.join(args)} failed: {reply.error_text()}")
+        return reply
+
+    def send(self, *argvs: Sequence[str], with_next: bool = False) -> list[Future[MonReply]]:
+        """Changes sent at once, not waited for: each future holds the reply or why it failed.
+
+        The mon commits osdmap changes about once a second (paxos_propose_interval), all that arrived meanwhile in
+        one commit: changes sent together cost one second, not one each. with_next: the next command through this
+        Cluster waits for them too (a change after sending itself, so that it joins their commit; a read before
+        it reads) and raises the first failure.
+        """
+        if self._sender is None:
+            self._sender = ThreadPoolExecutor(max_workers=4, thread_name_prefix="cephbench-change")
+        futures = [self._sender.submit(self._ok, argv) for argv in argvs]
+        if with_next:
+            with self._lock:
+                self._pending += futures
+        return futures
+
+    def join(self) -> None:
+        """Wait for the changes sent with_next; raise the first failure among them."""
+        with self._lock:
+            pending, self._pending = self._pending, []
+        for f in pending:
+            f.result()
 
     # ---- reachability ------------------------------------------------------
     def check_reachable(self) -> dict[str, Any]:
-        """`ceph status`, with the reasons a user can fix turned into one line."""
+        """Connect and read `ceph status`, with the reasons a user can fix turned into one line."""
         conf = self.target.conf
         if not conf.is_file():
             raise UserError(f"Ceph config {conf} does not exist", "give the path of ceph.conf", where="--conf")
         if self.target.keyring and not self.target.keyring.is_file():
             raise UserError(f"keyring {self.target.keyring} does not exist", "give a readable keyring",
                             where="--keyring")
-        res = self.ceph("status", "-f", "json", timeout_s=CONNECT_TIMEOUT_S + 15)
-        if res.timed_out or "timed out" in res.stderr.lower() or "RADOS timed out" in res.stderr:
-            raise UserError(f"cannot reach the cluster of {conf}: no monitor answered in {CONNECT_TIMEOUT_S} s",
-                            "check mon_host in the config and that the monitors run", where="--conf")
-        if not res.ok:
-            text = res.error_text()
-            if "Permission denied" in res.stderr or "(13)" in res.stderr or "(1)" in res.stderr:
-                raise UserError(f"the cluster refused this client: {text}",
-                                "check --keyring and --id", where="--keyring")
-            raise UserError(f"cannot talk to the cluster of {conf}: {text}", "check --conf, --keyring and --id")
-        return json.loads(res.stdout)
+        try:
+            reply = self._command(("status",), self.connect_timeout_s + 15, fmt="json")
+        except OperationFailed:
+            raise self._unreachable() from None
+        if reply.denied:
+            raise UserError(f"the cluster refused 'ceph status' to {self.mon.name}: {reply.error_text()}",
+                            "check --keyring and --id; the key needs at least mon 'allow r'", where="--keyring")
+        if not reply.ok:
+            raise UserError(f"cannot talk to the cluster of {conf}: {reply.error_text()}",
+                            "check --conf, --keyring and --id")
+        return json.loads(reply.out)
+
+    def _unreachable(self) -> UserError:
+        return UserError(f"cannot reach the cluster of {self.target.conf}: no monitor answered in "
+                         f"{self.connect_timeout_s:g} s",
+                         "check mon_host in the config and that the monitors run, or raise --connect-timeout",
+                         where="--conf")
+
+    def _connect_error(self, exc: ConnectFailed) -> UserError:
+        """Why librados could not connect, in the words of what the user can change."""
+        code = exc.errno
+        if code == errno.ETIMEDOUT:
+            return self._unreachable()
+        if code in (errno.EACCES, errno.EPERM):
+            return UserError(f"the cluster refused {self.mon.name}: wrong key or unknown client",
+                             "check --keyring and --id", where="--keyring")
+        if code == errno.ENOENT:
+            return UserError(f"cannot connect as {self.mon.name}: no key for it in the keyring",
+                             "give the keyring with --keyring, or the client with --id", where="--keyring")
+        return UserError(f"cannot talk to the cluster of {self.target.conf}: {exc}",
+                         "check --conf, --keyring and --id")
 
     # ---- facts ---------------------------------------------------------------
     def status(self) -> dict[str, Any]:
@@ -121,7 +215,7 @@ class Cluster:
                 return self.ceph_json(*args)
             except OperationFailed as exc:
                 return {"error": str(exc)}
-        # at once: each `ceph` process costs ~0.4 s of start-up, and these are independent reads
+        # at once, through the one (thread-safe) librados client: independent reads
         with ThreadPoolExecutor(max_workers=4) as pool:
             return dict(zip(queries, pool.map(one, queries.values())))
 
@@ -162,4 +256,5 @@ class Cluster:
                 return
             if time.monotonic() > deadline:
                 raise OperationFailed(f"PGs not active+clean after {timeout_s:.0f} s ({clean}/{total})")
-            time.sleep(0.5)
+            time.sleep(0.25)
+

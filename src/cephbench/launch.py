@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from . import __version__
-from .cluster import Cluster, Target
+from .cluster import CONNECT_TIMEOUT_S, Cluster, Target
 from .config import Settings, Suite, load_suite, parse_suite
 from .drivers.base import RunContext
 from .drivers.rbd_images import remove_image_spec, unmap_device
@@ -43,6 +43,7 @@ class RunRequest:
     force: bool = False
     keep: bool = False
     dry_run: bool = False
+    connect_timeout_s: int = CONNECT_TIMEOUT_S
 
 
 @dataclass
@@ -129,7 +130,7 @@ def prepare(request: RunRequest, say: Callable[[str], None] = lambda _m: None) -
         if rundir is None and not request.dry_run:
             RunDir.check_new(run_dir_path(suite.name, request.out_dir))
         target, lb = choose_target(suite, request, say)
-        cluster = Cluster(target)
+        cluster = Cluster(target, connect_timeout_s=request.connect_timeout_s)
         status = preflight(cluster, plan, request.force)
         run_id = secrets.token_hex(3)
         if rundir is not None and not request.dry_run:
@@ -200,7 +201,7 @@ def cleanup(run_dir: Path, request: RunRequest, say: Callable[[str], None]
                         request.client_id or recorded.get("id"), is_lab=bool(recorded.get("lab")))
         if not leftovers(rundir.path):
             return [], []
-        cluster = Cluster(target)
+        cluster = Cluster(target, connect_timeout_s=request.connect_timeout_s)
         cluster.check_reachable()
         ctx = RunContext(cluster=cluster, run_id="recovery", rundir=None, ledger=Ledger(None), settings=Settings())
         return remove_leftovers(rundir.path, removers(ctx), note=say)

@@ -5,10 +5,12 @@ from __future__ import annotations
 
 import logging
 import os
+from concurrent.futures import Future
 from dataclasses import dataclass, field
 
 from .cluster import Cluster
 from .errors import UserError
+from .interrupts import held
 from .units import format_size
 
 log = logging.getLogger(__name__)
@@ -34,22 +36,38 @@ class ScrubFlags:
     cluster: Cluster
     set_by_us: list[str] = field(default_factory=list)
     before: list[str] = field(default_factory=list)
+    _sent: list[tuple[str, Future]] = field(default_factory=list, repr=False)
 
     def missing(self) -> list[str]:
-        """The scrub flags not set now: the ones this run will set (and only those it will unset)."""
+        """The scrub flags not set now: the ones this run will set (and the only ones it will unset)."""
         current = self.cluster.osd_flags()
         self.before = sorted(f for f in SCRUB_FLAGS if f in current)
         return [f for f in SCRUB_FLAGS if f not in current]
 
     def set(self, flags: list[str] | None = None) -> None:
-        for flag in self.missing() if flags is None else flags:
-            self.cluster.set_flag(flag, True)
-            self.set_by_us.append(flag)
+        """Send the flags this run needs and return: they reach the mon with the run's next change (its first
+        pool) and are committed with it, one osdmap commit (~1 s) instead of three. The next command through the
+        cluster waits for them and raises their failure; restore() waits for them too."""
+        todo = self.missing() if flags is None else list(flags)
+        self.set_by_us = list(todo)     # as soon as sent: a flag set by the mon without us knowing is worse
+        self._sent = list(zip(todo, self.cluster.send(*(("osd", "set", f) for f in todo), with_next=True)))
 
     def restore(self) -> None:
-        while self.set_by_us:
-            self.cluster.set_flag(self.set_by_us[-1], False)
-            self.set_by_us.pop()
+        """Unset, all at once and whole (an interrupt waits for it), exactly the flags this run set."""
+        with held():
+            for flag, sent in self._sent:
+                if sent.exception() is not None and flag in self.set_by_us:
+                    self.set_by_us.remove(flag)         # never set: nothing to undo
+            self._sent = []
+            flags = list(reversed(self.set_by_us))
+            failures = []
+            for flag, unset in zip(flags, self.cluster.send(*(("osd", "unset", f) for f in flags))):
+                if unset.exception() is None:
+                    self.set_by_us.remove(flag)
+                else:
+                    failures.append(unset.exception())
+        if failures:
+            raise failures[0]
 
 
 @dataclass(frozen=True)
