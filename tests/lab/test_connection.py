@@ -116,7 +116,7 @@ def _wait_health(cluster, want: bool, status: str = "HEALTH_ERR", limit_s: float
 
 def test_health_err_is_refused_without_force(lab_cluster, cephbench_env, tmp_path):
     # nearfull above backfillfull: OSD_OUT_OF_ORDER_FULL, a HEALTH_ERR that changes no data path
-    nearfull = lab_cluster.full_ratios()["nearfull_ratio"]
+    nearfull = float(lab_cluster.ceph_json("osd", "dump")["nearfull_ratio"])
     lab_cluster.ceph_ok("osd", "set-nearfull-ratio", "0.95")
     try:
         _wait_health(lab_cluster, True)
