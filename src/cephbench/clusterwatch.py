@@ -86,6 +86,7 @@ class ClusterWatch:
     worst: dict[str, float] = field(default_factory=dict)
     inactive_since: float | None = None
     inactive_longest_s: float = 0.0
+    last_raw_used: float | None = None
     stop_reason: str | None = None
     failures: int = 0
 
@@ -119,9 +120,14 @@ class ClusterWatch:
                                     f"({o.up} of {o.osds} OSDs up): I/O to them blocks, so the test was stopped")
         else:
             self.inactive_since = None
-        if self.writing and o.raw_used is not None and o.raw_used >= self.max_raw_used and self.stop_reason is None:
-            self.stop_reason = (f"capacity guard: the cluster reached {o.raw_used:.1%} raw used (limit "
-                                f"{self.max_raw_used:.0%}, counting every client's writes), so the write was stopped")
+        if self.writing and o.raw_used is not None and self.stop_reason is None:
+            # stop a second early: the next reading comes a second later, and raw use grows meanwhile
+            rising = max(0.0, o.raw_used - self.last_raw_used) if self.last_raw_used is not None else 0.0
+            if o.raw_used + rising >= self.max_raw_used:
+                self.stop_reason = (f"capacity guard: the cluster reached {o.raw_used:.1%} raw used, "
+                                    f"{rising:.1%} a second (limit {self.max_raw_used:.0%}, counting every client's "
+                                    "writes), so the write was stopped")
+        self.last_raw_used = o.raw_used
 
     def summary(self) -> ClusterDuringTest | None:
         if self.first is None:

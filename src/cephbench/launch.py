@@ -28,7 +28,7 @@ from .plan import Plan, expand
 from .recovery import Remover, RunLock, how_to_remove, leftovers, remove_leftovers, stop_process_group
 from .resources import Ledger, Resource
 from .results import CorruptLine, Result, RunDir, Test, run_dir_path
-from .runner import RunEvents, RunOptions, RunSummary, execute, pending_tests, preflight
+from .runner import RunEvents, RunOptions, RunSummary, execute, other_runs, pending_tests, preflight
 
 
 @dataclass
@@ -132,6 +132,12 @@ def prepare(request: RunRequest, say: Callable[[str], None] = lambda _m: None) -
         target, lb = choose_target(suite, request, say)
         cluster = Cluster(target, connect_timeout_s=request.connect_timeout_s)
         status = preflight(cluster, plan, request.force)
+        for other in other_runs(cluster):
+            since = time.strftime("%H:%M:%S UTC", time.gmtime(other.get("started_unix", 0)))
+            say(f"warning: another cephbench run is in progress on this cluster (run {other['run_id']} from host "
+                f"{other.get('host', '?')}, PID {other.get('pid', '?')}, since {since}): both measure less, and the "
+                f"capacity guard counts both; if that run died, 'cephbench cleanup {other.get('run_dir') or 'RUN_DIR'}'"
+                " removes its marker")
         run_id = secrets.token_hex(3)
         if rundir is not None and not request.dry_run:
             finish_dead_run(rundir, cluster, suite, say)
@@ -170,6 +176,7 @@ def removers(ctx: RunContext) -> dict[str, Remover]:
         "rbd-mapping": lambda r: unmap_device(ctx, r.name),
         "rgw-user": lambda r: remove_user(ctx, r.name),
         "rgw-buckets": lambda r: BucketSweep(ctx, r.name.rstrip("*")).remove(),
+        "config-key": lambda r: ctx.cluster.ceph_ok("config-key", "rm", r.name),
     }
 
 

@@ -60,6 +60,9 @@ auth get | entity
 auth get-or-create | entity caps*
 auth del | entity
 auth rm | entity
+config-key set | key val?
+config-key rm | key
+config-key dump | key?
 """
 
 

@@ -130,11 +130,13 @@ def how_to_remove(r: Resource) -> str:
         "rbd-mapping": f"rbd unmap {r.name}",
         "rgw-user": f"radosgw-admin user rm --uid {r.name} --purge-data",
         "rgw-buckets": f"radosgw-admin bucket rm --bucket NAME --purge-objects  (each bucket named {r.name})",
+        "config-key": f"ceph config-key rm {r.name}",
     }.get(r.kind, f"remove {r.kind} {r.name}")
 
 
 # the order a dead run's leftovers go in: processes first (they may still be writing), flags last
-_ORDER = ["process", "rbd-mapping", "rgw-buckets", "rgw-user", "rbd-image", "pool", "ec-profile", "osd-flags"]
+_ORDER = ["process", "rbd-mapping", "rgw-buckets", "rgw-user", "rbd-image", "pool", "ec-profile", "osd-flags",
+          "config-key"]
 
 
 def remove_leftovers(rundir: Path, table: dict[str, Remover], note: Callable[[str], None] = lambda _m: None,

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import json
 import logging
+import os
+import socket
 import signal
 import time
 from dataclasses import dataclass, field
@@ -103,6 +106,7 @@ def execute(plan: Plan, ctx: RunContext, events: RunEvents, options: RunOptions,
     todo = {t.id for t in todo_tests}
     previous = sigterm_interrupts()
     try:
+        mark_run(ctx)
         if ctx.settings.set_noscrub:
             set_scrub_flags(ctx)
         for _gid, tests_iter in groupby(plan.tests, key=lambda t: t.group):
@@ -139,6 +143,40 @@ def execute(plan: Plan, ctx: RunContext, events: RunEvents, options: RunOptions,
             signal.signal(signal.SIGTERM, previous)
         summary.planned = list(ctx.planned)
     return summary
+
+
+RUN_MARKER_PREFIX = "cephbench/runs/"
+
+
+def mark_run(ctx: RunContext) -> None:
+    """A config-key that says a run is in progress (host, PID, start), so that a second run on the same cluster
+    can warn that both measure less and that the capacity guard sees both; removed with the run's cleanup."""
+    key = RUN_MARKER_PREFIX + ctx.run_id
+    value = json.dumps({"host": socket.gethostname(), "pid": os.getpid(), "started_unix": round(time.time()),
+                        "run_dir": str(ctx.rundir.path.absolute()) if ctx.rundir else None})
+    def remove() -> None:
+        ctx.change(["ceph", "config-key", "rm", key], lambda: ctx.cluster.ceph_ok("config-key", "rm", key))
+    ctx.ledger.add(Resource("config-key", key), remove)
+    with held():    # sent with the run's next change (it commits with it): no second of its own
+        ctx.change(["ceph", "config-key", "set", key, value],
+                   lambda: ctx.cluster.send(("config-key", "set", key, value), with_next=True))
+
+
+def other_runs(cluster: Cluster) -> list[dict]:
+    """Runs in progress on this cluster, from their markers (a marker whose run died is listed too: its
+    `cephbench cleanup` removes it)."""
+    try:
+        dump = cluster.ceph_json("config-key", "dump", RUN_MARKER_PREFIX) or {}
+    except (OperationFailed, UserError):
+        return []       # a key that may not read config-keys: no warning, nothing else depends on it
+    runs = []
+    for key, value in sorted(dump.items()):
+        try:
+            info = json.loads(value)
+        except (TypeError, ValueError):
+            info = {}
+        runs.append({"run_id": key.removeprefix(RUN_MARKER_PREFIX), **(info if isinstance(info, dict) else {})})
+    return runs
 
 
 def set_scrub_flags(ctx: RunContext) -> None:
