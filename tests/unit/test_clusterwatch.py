@@ -85,10 +85,10 @@ def test_the_capacity_guard_stops_a_second_before_the_limit_while_use_rises():
         s = json.loads(json.dumps(base))
         s["pgmap"]["bytes_used"] = int(total * fraction)
         return s
-    feed = iter([at(0.60), at(0.65), at(0.70)])
+    feed = iter([at(0.60), at(0.65), at(0.71)])
     w = ClusterWatch(lambda: next(feed), 0.75, writing=True)
     w.sample()
     w.sample()
     assert w.stop_reason is None                      # 65% + 5%/s < 75%
-    w.sample()                                        # 70% + 5%/s reaches 75%: stop now, not after the limit
-    assert w.stop_reason.startswith("capacity guard: the cluster reached 70.0% raw used, 5.0% a second")
+    w.sample()                                        # 71% + 6%/s passes 75%: stop now, not after the limit
+    assert w.stop_reason.startswith("capacity guard: the cluster reached 71.0% raw used, 6.0% a second")
