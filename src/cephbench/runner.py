@@ -2,10 +2,7 @@
 
 from __future__ import annotations
 
-import json
 import logging
-import os
-import socket
 import signal
 import time
 from dataclasses import dataclass, field
@@ -18,6 +15,7 @@ from .drivers.base import Events, Outcome, RunContext
 from .drivers.registry import DRIVERS, PREFLIGHT
 from .errors import OperationFailed, PermissionDenied, UserError
 from .hosts import LocalHost
+from . import marker
 from .interrupts import held, shielded, sigterm_interrupts
 from .kinds import KINDS
 from .plan import Plan
@@ -145,38 +143,28 @@ def execute(plan: Plan, ctx: RunContext, events: RunEvents, options: RunOptions,
     return summary
 
 
-RUN_MARKER_PREFIX = "cephbench/runs/"
-
-
 def mark_run(ctx: RunContext) -> None:
-    """A config-key that says a run is in progress (host, PID, start), so that a second run on the same cluster
-    can warn that both measure less and that the capacity guard sees both; removed with the run's cleanup."""
-    key = RUN_MARKER_PREFIX + ctx.run_id
-    value = json.dumps({"host": socket.gethostname(), "pid": os.getpid(), "started_unix": round(time.time()),
-                        "run_dir": str(ctx.rundir.path.absolute()) if ctx.rundir else None})
+    """The run's marker (marker.py) enters the ledger, then is sent with the run's next change (it commits with
+    it: no second of its own)."""
+    k = marker.key(ctx.run_id)
+
     def remove() -> None:
-        ctx.change(["ceph", "config-key", "rm", key], lambda: ctx.cluster.ceph_ok("config-key", "rm", key))
-    ctx.ledger.add(Resource("config-key", key), remove)
-    with held():    # sent with the run's next change (it commits with it): no second of its own
-        ctx.change(["ceph", "config-key", "set", key, value],
-                   lambda: ctx.cluster.send(("config-key", "set", key, value), with_next=True))
+        ctx.change(["ceph", "config-key", "rm", k], lambda: ctx.cluster.ceph_ok("config-key", "rm", k))
+    ctx.ledger.add(Resource("config-key", k), remove)
+    v = marker.value(str(ctx.rundir.path.absolute()) if ctx.rundir else None, ctx.started_unix)
+    with held():
+        ctx.change(["ceph", "config-key", "set", k, v],
+                   lambda: ctx.cluster.send(("config-key", "set", k, v), with_next=True))
 
 
-def other_runs(cluster: Cluster) -> list[dict]:
+def other_runs(cluster: Cluster, run_id: str | None = None) -> list[dict]:
     """Runs in progress on this cluster, from their markers (a marker whose run died is listed too: its
     `cephbench cleanup` removes it)."""
     try:
-        dump = cluster.ceph_json("config-key", "dump", RUN_MARKER_PREFIX) or {}
+        runs = marker.parse_dump(cluster.ceph_json("config-key", "dump", marker.PREFIX))
     except (OperationFailed, UserError):
         return []       # a key that may not read config-keys: no warning, nothing else depends on it
-    runs = []
-    for key, value in sorted(dump.items()):
-        try:
-            info = json.loads(value)
-        except (TypeError, ValueError):
-            info = {}
-        runs.append({"run_id": key.removeprefix(RUN_MARKER_PREFIX), **(info if isinstance(info, dict) else {})})
-    return runs
+    return [r for r in runs if r["run_id"] != run_id]
 
 
 def set_scrub_flags(ctx: RunContext) -> None:

@@ -73,8 +73,9 @@ class ScrubFlags:
 @dataclass(frozen=True)
 class CapacityBudget:
     total_raw: int
-    used_raw: int
+    used_raw: int                   # used now, plus what other runs in progress have reserved
     max_raw_used: float
+    reserved_by_others: int = 0
 
     @property
     def allowed_raw(self) -> int:
@@ -89,7 +90,9 @@ class CapacityBudget:
         return int(self.allowed_raw / amplification * 0.8)
 
     def describe(self) -> str:
-        return (f"{format_size(self.used_raw)} of {format_size(self.total_raw)} raw used; "
+        others = (f", {format_size(self.reserved_by_others)} of it reserved by other cephbench runs in progress"
+                  if self.reserved_by_others else "")
+        return (f"{format_size(self.used_raw)} of {format_size(self.total_raw)} raw used{others}; "
                 f"limit {self.max_raw_used:.0%}")
 
 

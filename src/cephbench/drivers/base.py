@@ -18,7 +18,9 @@ from typing import Any, Callable, Iterator, Protocol, Sequence
 from ..cluster import Cluster, Target
 from ..config import Settings
 from ..errors import OperationFailed
+from .. import marker
 from ..clusterwatch import ClusterWatch
+from ..interrupts import held
 from ..hostload import WATCH_SH, CpuSampler, load_from_stream
 from ..kinds import direction_of
 from ..hosts import CommandResult, LocalHost, Spawn, run_together, stop_group
@@ -79,6 +81,7 @@ class RunContext:
     host_loads: dict[str, list[HostLoad]] = field(default_factory=dict)   # test id -> hosts watched while it ran
     cluster_watches: dict[str, ClusterWatch] = field(default_factory=dict)  # test id -> the cluster while it ran
     _osd_hosts: list[OsdHost] | None = field(default=None, repr=False)   # every OSD host, once known
+    started_unix: float = field(default_factory=time.time)
 
     @property
     def target(self) -> Target:
@@ -89,8 +92,41 @@ class RunContext:
         return "-".join(("cephbench", self.run_id, *parts))
 
     def budget(self) -> CapacityBudget:
+        """Room left under settings.max_raw_used, counting what other runs in progress on the cluster have
+        reserved for their writes (their markers) as if already written."""
         total, used = self.cluster.raw_capacity()
-        return CapacityBudget(total, used, self.settings.max_raw_used)
+        others = 0
+        if not self.dry_run:
+            try:
+                others = marker.reserved_by_others(marker.parse_dump(
+                    self.cluster.ceph_json("config-key", "dump", marker.PREFIX)), self.run_id)
+            except OperationFailed as exc:
+                log.warning("other runs' reservations unknown (config-key dump): %s", exc)
+        return CapacityBudget(total, used + others, self.settings.max_raw_used, reserved_by_others=others)
+
+    def reserve_write(self, amplification: float) -> tuple[int, CapacityBudget]:
+        """Client bytes the next write may add, reserved in the run's marker. Runs that start together both
+        reserve, then both look again: if the reservations together pass the limit, each shrinks to what is left
+        beside the others' (never more than alone: two runs cannot overfill the cluster between them)."""
+        budget = self.budget()
+        granted = budget.client_bytes(amplification)
+        self.reserve(int(granted * amplification))
+        again = self.budget()
+        if again.reserved_by_others > budget.reserved_by_others:
+            granted = min(granted, again.client_bytes(amplification))
+            self.reserve(int(granted * amplification))
+            budget = again
+        return granted, budget
+
+    def reserve(self, raw_bytes: int) -> None:
+        """Say in the run's marker how many raw bytes its write may still add (0 once written: then `ceph df`
+        counts them). Other runs' capacity guards subtract it."""
+        if self.dry_run:
+            return
+        k = marker.key(self.run_id)
+        v = marker.value(str(self.rundir.path.absolute()) if self.rundir else None, self.started_unix, raw_bytes)
+        with held():
+            self.cluster.ceph_ok("config-key", "set", k, v)
 
     def change(self, argv: Sequence[str], action: Callable[[], Any]) -> Any:
         """Run a cluster-changing action, or in a dry run only record its command."""

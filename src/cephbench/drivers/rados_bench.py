@@ -255,9 +255,11 @@ def run_group(ctx, group, todo):
                 notes += ctx.prepare_reads()
             max_objects = None
             if mode == "write" and not ctx.dry_run:
-                budget = ctx.budget()
-                per_instance = budget.client_bytes(amplification(profile)) // size // n
+                amp = amplification(profile)
+                client_bytes, budget = ctx.reserve_write(amp)
+                per_instance = client_bytes // size // n
                 if per_instance < first["concurrency"]:
+                    ctx.reserve(0)
                     msg = (f"capacity guard: writing would take the cluster past {budget.max_raw_used:.0%} raw used "
                            f"({budget.describe()})")
                     if record:
@@ -271,7 +273,12 @@ def run_group(ctx, group, todo):
             raw_dir = ctx.rundir.raw_dir(test.id if record else f"{gid}-prepare-write") if ctx.rundir else None
             spawns = [Spawn(c.argv(client), (raw_dir / f"rados-bench-{mode}-i{i}.txt") if raw_dir else None)
                       for i, c in enumerate(cmds)]
-            results = ctx.run_tools(test, spawns, run_group_timeout(test.params["duration_s"]), live=live_figures)
+            try:
+                results = ctx.run_tools(test, spawns, run_group_timeout(test.params["duration_s"]),
+                                        live=live_figures)
+            finally:
+                if max_objects is not None:
+                    ctx.reserve(0)      # written now: `ceph df` counts it
             if results is None:  # dry run
                 continue
             commands = [r.cmdline for r in results]

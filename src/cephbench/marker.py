@@ -1,0 +1,45 @@
+"""The run marker: a config-key `cephbench/runs/<run id>` on the cluster while a run is in progress.
+
+It says who runs (host, PID, start, run directory) so that a second run warns, and how many raw bytes the run's
+current write may still add (`reserved_raw_bytes`), so that the capacity guard of every run counts the others'
+writes before they land: two runs that each fit alone cannot together pass the limit.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import time
+from typing import Any
+
+PREFIX = "cephbench/runs/"
+
+
+def key(run_id: str) -> str:
+    return PREFIX + run_id
+
+
+def value(run_dir: str | None, started_unix: float, reserved_raw_bytes: int = 0) -> str:
+    return json.dumps({"host": socket.gethostname(), "pid": os.getpid(), "started_unix": round(started_unix),
+                       "run_dir": run_dir, "reserved_raw_bytes": int(reserved_raw_bytes)})
+
+
+def parse_dump(dump: Any) -> list[dict[str, Any]]:
+    """`ceph config-key dump cephbench/runs/` -> one dict per run marker (run_id, host, pid, ...)."""
+    runs = []
+    for k, v in sorted((dump or {}).items()) if isinstance(dump, dict) else []:
+        try:
+            info = json.loads(v)
+        except (TypeError, ValueError):
+            info = {}
+        runs.append({"run_id": str(k).removeprefix(PREFIX), **(info if isinstance(info, dict) else {})})
+    return runs
+
+
+def reserved_by_others(runs: list[dict[str, Any]], run_id: str) -> int:
+    return sum(int(r.get("reserved_raw_bytes") or 0) for r in runs if r["run_id"] != run_id)
+
+
+def now() -> float:
+    return time.time()
