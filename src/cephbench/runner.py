@@ -144,17 +144,20 @@ def execute(plan: Plan, ctx: RunContext, events: RunEvents, options: RunOptions,
 
 
 def mark_run(ctx: RunContext) -> None:
-    """The run's marker (marker.py) enters the ledger, then is sent with the run's next change (it commits with
-    it: no second of its own)."""
+    """The run's marker (marker.py) enters the ledger, then is sent beside the run's first changes (the mon
+    commits them together: no second of its own)."""
     k = marker.key(ctx.run_id)
+    sent: list = []
 
     def remove() -> None:
+        if sent and sent[0].exception() is not None:
+            return          # the mon refused it (a key without config-key rights): there is nothing to remove
         ctx.change(["ceph", "config-key", "rm", k], lambda: ctx.cluster.ceph_ok("config-key", "rm", k))
     ctx.ledger.add(Resource("config-key", k), remove)
     v = marker.value(str(ctx.rundir.path.absolute()) if ctx.rundir else None, ctx.started_unix)
-    with held():
+    with held():        # the marker is a courtesy to other runs: a mon that refuses it does not stop this one
         ctx.change(["ceph", "config-key", "set", k, v],
-                   lambda: ctx.cluster.send(("config-key", "set", k, v), with_next=True))
+                   lambda: sent.extend(ctx.cluster.send(("config-key", "set", k, v))))
 
 
 def other_runs(cluster: Cluster, run_id: str | None = None) -> list[dict]:

@@ -92,7 +92,7 @@ def test_rbd_and_fio_rados_results_guards_and_cleanup(lab_cluster, cephbench_env
     assert w.status == rd.status == "ok", (w.error, rd.error)
     assert w.measurement.ops_total == 512 and w.measurement.op == "randwrite"
     assert rd.measurement.extra["prefilled"] is False
-    assert any("NOT PREFILLED" in n for n in rd.notes) and not any("NOT PREFILLED" in n for n in w.notes)
+    assert any("NOT PREFILLED" in n for n in rd.warnings) and not any("NOT PREFILLED" in n for n in w.warnings)
     # krbd: here with the kernel module, skipped with one line without it
     k = results["005-krbd-randread-4KiB-qd32"]
     if SYS_BUS_RBD.is_dir():

@@ -17,7 +17,7 @@ from typing import Any, Callable, Iterator, Protocol, Sequence
 
 from ..cluster import Cluster, Target
 from ..config import Settings
-from ..errors import OperationFailed
+from ..errors import OperationFailed, UserError
 from .. import marker
 from ..clusterwatch import ClusterWatch
 from ..interrupts import held
@@ -100,7 +100,7 @@ class RunContext:
             try:
                 others = marker.reserved_by_others(marker.parse_dump(
                     self.cluster.ceph_json("config-key", "dump", marker.PREFIX)), self.run_id)
-            except OperationFailed as exc:
+            except (OperationFailed, UserError) as exc:
                 log.warning("other runs' reservations unknown (config-key dump): %s", exc)
         return CapacityBudget(total, used + others, self.settings.max_raw_used, reserved_by_others=others)
 
@@ -125,8 +125,11 @@ class RunContext:
             return
         k = marker.key(self.run_id)
         v = marker.value(str(self.rundir.path.absolute()) if self.rundir else None, self.started_unix, raw_bytes)
-        with held():
-            self.cluster.ceph_ok("config-key", "set", k, v)
+        try:
+            with held():
+                self.cluster.ceph_ok("config-key", "set", k, v)
+        except (OperationFailed, UserError) as exc:   # refused: other runs then do not see this one's writes
+            log.warning("capacity reservation not shared with other runs (config-key set): %s", exc)
 
     def change(self, argv: Sequence[str], action: Callable[[], Any]) -> Any:
         """Run a cluster-changing action, or in a dry run only record its command."""
