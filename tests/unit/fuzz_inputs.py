@@ -155,12 +155,19 @@ _ODD_VALUES = st.one_of(
 )
 
 
-def _descend(draw: st.DrawFn, doc: Any) -> tuple[Any, ...]:
-    """A path into `doc`, chosen level by level so that big arrays (histogram bins) do not drown the rest."""
+def descend(draw: st.DrawFn, doc: Any, min_depth: int = 0) -> tuple[Any, ...]:
+    """A path into `doc`, at least `min_depth` deep where it can be, chosen level by level so that big arrays
+    (histogram bins) do not drown the rest, and leaning towards nested values (where most fields are). Choices
+    come from a Random that hypothesis seeds: its own draws favour the first key and the shallowest path, which
+    would mutate the same few fields over and over."""
+    rnd = draw(st.randoms(use_true_random=True))
     path: tuple[Any, ...] = ()
     node = doc
-    while isinstance(node, (dict, list)) and node and draw(st.integers(0, 4)) > 0:
-        key = draw(st.sampled_from(sorted(node) if isinstance(node, dict) else range(len(node))))
+    depth = rnd.randint(min_depth, 8)
+    while isinstance(node, (dict, list)) and node and len(path) < depth:
+        keys = list(node) if isinstance(node, dict) else list(range(len(node)))
+        nested = [k for k in keys if isinstance(node[k], (dict, list)) and node[k]]
+        key = rnd.choice(nested if nested and rnd.random() < 0.75 else keys)    # most fields are deeper down
         path += (key,)
         node = node[key]
     return path
@@ -171,7 +178,7 @@ def mutated_doc(draw: st.DrawFn, docs: list[Any]) -> Any:
     """A real JSON document with one to four values replaced by odd ones, or removed."""
     doc = copy.deepcopy(draw(st.sampled_from(docs)))
     for _ in range(draw(st.integers(1, 4))):
-        path = _descend(draw, doc)
+        path = descend(draw, doc)
         if not path:
             return draw(st.one_of(_ODD_VALUES, any_json()))
         parent = doc
