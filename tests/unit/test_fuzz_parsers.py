@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 from fuzz_inputs import (TESTDATA, any_json, any_text, finite_figures, fixture_docs, fixture_texts, dump,
                          mutated_doc, mutated_json_text, mutated_text, odd_number, parses_or_refuses)
 from cephbench import hostload, importer
-from cephbench.drivers import ParseError, disk_baseline, fio, fio_run, iperf, osd_bench, rados_bench
+from cephbench.drivers import disk_baseline, fio, fio_run, iperf, osd_bench, rados_bench
 from cephbench.drivers import rbd_bench_tool as rbd_bench
 from cephbench.drivers.rgw import parse as loadgen
 from cephbench.errors import UserError

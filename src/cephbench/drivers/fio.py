@@ -192,8 +192,8 @@ def percentiles_from_bins(bins: dict[int, int], wanted: tuple[str, ...] = PERCEN
     for p in wanted:
         need = float(p) / 100.0 * total
         cum = 0
-        for value, count in items:
-            cum += count
+        for value, n in items:
+            cum += n
             if cum >= need:
                 out[p] = float(value)
                 break
