@@ -98,10 +98,12 @@ JSON_SCALARS = st.one_of(st.none(), st.booleans(), st.integers(), st.floats(allo
                          st.text(max_size=12))
 
 
+def _json_containers(inner: st.SearchStrategy[Any]) -> st.SearchStrategy[Any]:
+    return st.one_of(st.lists(inner, max_size=4), st.dictionaries(st.text(max_size=8), inner, max_size=4))
+
+
 def any_json() -> st.SearchStrategy[Any]:
-    return st.recursive(JSON_SCALARS, lambda inner: st.one_of(st.lists(inner, max_size=4),
-                                                               st.dictionaries(st.text(max_size=8), inner, max_size=4)),
-                        max_leaves=12)
+    return st.recursive(JSON_SCALARS, _json_containers, max_leaves=12)
 
 
 # ---- mutations of real output ------------------------------------------------------------------

@@ -112,11 +112,13 @@ SCALARS = st.one_of(
 KEYS_ANY = st.one_of(st.sampled_from(KEYS), st.text(max_size=6), st.integers(), st.none(), st.booleans(), st.floats())
 
 
+def _containers(inner: st.SearchStrategy[object]) -> st.SearchStrategy[object]:
+    return st.one_of(st.lists(inner, max_size=3), st.dictionaries(KEYS_ANY, inner, max_size=3))
+
+
 def values() -> st.SearchStrategy[object]:
     """Arbitrary nested YAML-like data with the schema's keys (and non-string keys) in its mappings."""
-    return st.recursive(SCALARS, lambda inner: st.one_of(st.lists(inner, max_size=3),
-                                                          st.dictionaries(KEYS_ANY, inner, max_size=3)),
-                        max_leaves=10)
+    return st.recursive(SCALARS, _containers, max_leaves=10)
 
 
 def _parts(node: object) -> list[object]:
