@@ -88,9 +88,16 @@ class SshSettings(_Strict):
     @field_validator("identity_file")
     @classmethod
     def _identity_exists(cls, v: Path | None) -> Path | None:
-        if v is not None and not v.expanduser().is_file():
+        if v is None:
+            return None
+        try:
+            path = v.expanduser()
+            found = path.is_file()
+        except (RuntimeError, OSError) as exc:     # ~nosuchuser/..., a name longer than the system allows
+            raise ValueError(f"{v} cannot be used as a key file: {exc}") from None
+        if not found:
             raise ValueError(f"no such file: {v}")
-        return v.expanduser() if v is not None else None
+        return path
 
 
 class Settings(_Strict):
@@ -518,6 +525,11 @@ def _mapping_without_duplicates(loader: _StrictLoader, node: yaml.MappingNode, d
     seen: dict[Any, yaml.Node] = {}
     for key_node, _ in node.value:
         key = loader.construct_object(key_node, deep=True)
+        try:
+            hash(key)
+        except TypeError:
+            raise yaml.constructor.ConstructorError(
+                None, None, "a key must be a plain value (a name), not a list or mapping", key_node.start_mark) from None
         if key in seen:
             first = seen[key].start_mark.line + 1
             raise yaml.constructor.ConstructorError(
@@ -533,6 +545,10 @@ def read_yaml(text: str, source: str) -> Any:
     """YAML text -> data, with duplicate keys refused and errors as one line naming the file, line and column."""
     try:
         return yaml.load(text, Loader=_StrictLoader)  # noqa: S506 - a SafeLoader subclass
+    except RecursionError:
+        raise UserError("the YAML is nested too deeply to be a suite", "fix the YAML", where=source) from None
+    except ValueError as exc:       # e.g. an integer of more than 4300 digits
+        raise UserError(f"a value cannot be read: {exc}", "fix the YAML", where=source) from None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f"{source}:{mark.line + 1}:{mark.column + 1}" if mark else source

@@ -10,12 +10,15 @@ idle and iowait; iowait is kept apart, as a hint that disks were waited on.
 from __future__ import annotations
 
 import os
+import re
 import socket
 import statistics
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
+from .drivers import ParseError
+from .drivers.figures import count
 from .results import HostLoad
 
 
@@ -27,14 +30,16 @@ class CpuTimes:
 
 
 def parse_proc_stat(text: str) -> CpuTimes:
+    """/proc/stat (or its first line) -> CpuTimes; ParseError when it has no readable aggregate 'cpu ' line."""
     for line in text.splitlines():
         if line.startswith("cpu "):
-            f = [int(x) for x in line.split()[1:9]]
+            names = ("user", "nice", "system", "idle", "iowait", "irq", "softirq", "steal")
+            f = [count(x, f"/proc/stat cpu {name}") for name, x in zip(names, line.split()[1:9])]
             f += [0] * (8 - len(f))          # old kernels lack steal
             user, nice, system, idle, iowait, irq, softirq, steal = f
             total = user + nice + system + idle + iowait + irq + softirq + steal
             return CpuTimes(busy=total - idle - iowait, iowait=iowait, total=total)
-    raise ValueError("no aggregate 'cpu ' line in /proc/stat")
+    raise ParseError("no aggregate 'cpu ' line in /proc/stat")
 
 
 def _share(a: CpuTimes, b: CpuTimes) -> tuple[float, float] | None:
@@ -62,13 +67,25 @@ def _host_load(host: str, role: str, cpus: int, first: CpuTimes, last: CpuTimes,
 WATCH_SH = "nproc; while :; do head -n 1 /proc/stat; sleep 1; done"
 
 
+_NPROC_RE = re.compile(r"\s*[1-9][0-9]{0,5}\s*")     # what nproc prints
+
+
+def _reading(line: str) -> CpuTimes | None:
+    """One line of the stream; None for a line garbled in transit (ssh may mix in a warning), so that one bad
+    line costs one reading, not the host's whole load."""
+    try:
+        return parse_proc_stat(line)
+    except ParseError:
+        return None
+
+
 def load_from_stream(text: str, host: str, role: str) -> HostLoad | None:
     """A WATCH_SH stream -> HostLoad; None when fewer than two readings arrived (host unreachable, short test)."""
     lines = text.splitlines()
     if lines and not text.endswith("\n"):
         lines.pop()                     # cut off mid-line when the watch was stopped
-    cpus = next((int(ln) for ln in lines if ln.strip().isdigit()), 1)
-    readings = [parse_proc_stat(ln) for ln in lines if ln.startswith("cpu ")]
+    cpus = next((int(ln) for ln in lines if _NPROC_RE.fullmatch(ln)), 1)
+    readings = [r for ln in lines if ln.startswith("cpu ") and (r := _reading(ln)) is not None]
     if len(readings) < 2:
         return None
     series = [round(sh[0], 4) for a, b in zip(readings, readings[1:]) if (sh := _share(a, b)) is not None]

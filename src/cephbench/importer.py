@@ -24,6 +24,7 @@ from typing import Any
 from . import __version__
 from .drivers import ParseError, fio, iperf, rados_bench
 from .drivers import rbd_bench_tool as rbd_bench
+from .drivers.figures import count, mapping
 from .drivers.rgw import parse as rgw_loadgen
 from .errors import UserError
 from .results import Measurement, Result, RunDir, Test, run_dir_path
@@ -61,7 +62,7 @@ def _json_doc(text: str) -> dict[str, Any] | None:
         return None
     try:
         doc, _ = json.JSONDecoder().raw_decode(text[start:])
-    except ValueError:
+    except (ValueError, RecursionError):
         return None
     return doc if isinstance(doc, dict) else None
 
@@ -80,9 +81,10 @@ def _rados_bench(text: str, labels: dict[str, Any]) -> tuple[str, dict[str, Any]
         params["op_size"] = m.op_size_bytes
     conc = _MAINTAINING_RE.search(text)
     if conc:
-        params["concurrency"] = int(conc.group(1))
+        params["concurrency"] = count(conc.group(1), "concurrent writes")
     else:  # "Cur ops" of the per-second lines: the ops in flight, all of them while the run is going
-        in_flight = [int(mm.group(2)) for ln in text.splitlines() if (mm := rados_bench._SECOND_RE.match(ln))]
+        in_flight = [count(mm.group(2), "Cur ops") for ln in text.splitlines()
+                     if (mm := rados_bench._SECOND_RE.match(ln))]
         if in_flight and max(in_flight) > 0:
             params["concurrency"] = max(in_flight)
     return "rados_bench", params, m
@@ -93,7 +95,7 @@ def _fio(text: str) -> tuple[str, dict[str, Any], Measurement]:
     if not jobs:
         raise ParseError("fio JSON with no jobs")
     doc = _json_doc(text) or {}
-    glob = {str(k): str(v) for k, v in (doc.get("global options") or {}).items()}
+    glob = {str(k): str(v) for k, v in mapping(doc.get("global options") or {}, "global options").items()}
     opts = [{**glob, **j.options} for j in jobs]
     rws = sorted({o.get("rw", "read") for o in opts})
     if len(rws) > 1:
@@ -114,10 +116,10 @@ def _fio(text: str) -> tuple[str, dict[str, Any], Measurement]:
             params["block_size"] = parse_size(bs)
         except ValueError:
             params["block_size"] = bs
-    params["iodepth"] = int(opts[0].get("iodepth", 1))
+    params["iodepth"] = count(opts[0].get("iodepth", 1), "job option iodepth")
     params["jobs"] = len(jobs)
     if rw in ("rw", "randrw", "readwrite") and "rwmixread" in opts[0]:
-        params["rwmixread"] = int(opts[0]["rwmixread"])
+        params["rwmixread"] = count(opts[0]["rwmixread"], "job option rwmixread")
     return kind, params, m
 
 

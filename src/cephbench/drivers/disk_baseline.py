@@ -28,6 +28,7 @@ from ..hosts import LocalHost
 from ..results import Measurement, RunDir, Test
 from ..units import format_size
 from . import ParseError
+from .figures import array, count, mapping
 from .base import Outcome
 from .fio import FioJob, fio_argv, parse_fio_json, to_measurement
 
@@ -128,27 +129,66 @@ def _device_of(path: Path) -> str:
     return f"{os.major(dev)}:{os.minor(dev)}"
 
 
+def parse_lsblk(text: str) -> dict[str, Any]:
+    """`lsblk -J` output -> its document; ParseError when it is not one."""
+    try:
+        doc = json.loads(text)
+    except (ValueError, RecursionError) as exc:
+        raise ParseError(f"lsblk output is not JSON: {exc}") from None
+    return mapping(doc, "lsblk output")
+
+
+@dataclass(frozen=True)
+class _BlockNode:
+    """One device of lsblk's tree, its fields checked (lsblk -J -b -o NAME,PATH,TYPE,SIZE,RO,MOUNTPOINTS,FSTYPE)."""
+    name: str | None
+    path: str
+    type: str | None
+    fstype: str | None
+    mountpoints: list[str]
+    children: list[dict[str, Any]]
+
+
+def _block_node(d: Any, where: str) -> _BlockNode:
+    d = mapping(d, where)
+
+    def text(key: str) -> str | None:
+        v = d.get(key)
+        if v is not None and not isinstance(v, str):
+            raise ParseError(f"lsblk {where}.{key} is not text")
+        return v
+    mounts = d.get("mountpoints")
+    mounts = array(mounts, f"lsblk {where}.mountpoints") if mounts is not None else [text("mountpoint")]
+    if any(m is not None and not isinstance(m, str) for m in mounts):
+        raise ParseError(f"lsblk {where}.mountpoints holds something other than paths")
+    name = text("name")
+    return _BlockNode(name, text("path") or f"/dev/{name}", text("type"), text("fstype"), [m for m in mounts if m],
+                      array(d.get("children") or [], f"lsblk {where}.children"))
+
+
 def raw_device_problems(lsblk: dict[str, Any], blkid_rc: int, blkid_out: str, size: int,
                         mounts_text: str = "", swaps_text: str = "") -> list[str]:
     """Why a block device must not be written to (empty list: it looks unused).
 
-    `lsblk` is `lsblk -J -b -o NAME,PATH,TYPE,SIZE,RO,MOUNTPOINTS,FSTYPE DEV` (children included);
-    `blkid_rc`/`blkid_out` are from `blkid -p -o export DEV` (rc 2: no signature found).
+    `lsblk` is `lsblk -J -b -o NAME,PATH,TYPE,SIZE,RO,MOUNTPOINTS,FSTYPE DEV` (children included, see
+    parse_lsblk); `blkid_rc`/`blkid_out` are from `blkid -p -o export DEV` (rc 2: no signature found).
+    ParseError when the lsblk document does not have lsblk's shape.
     """
-    devs = lsblk.get("blockdevices") or []
+    devs = array(lsblk.get("blockdevices") or [], "lsblk blockdevices")
     if not devs:
         return ["lsblk does not know it"]
-    dev = devs[0]
+    raw_dev = devs[0]
+    dev = _block_node(raw_dev, "blockdevices[0]")
     problems: list[str] = []
-
-    def walk(d: dict[str, Any]) -> Iterator[dict[str, Any]]:
-        yield d
-        for c in d.get("children") or []:
-            yield from walk(c)
-
-    nodes = list(walk(dev))
-    paths = {n.get("path") or f"/dev/{n.get('name')}" for n in nodes}
-    mounted = sorted({m for n in nodes for m in (n.get("mountpoints") or [n.get("mountpoint")]) if m})
+    children = [_block_node(c, f"blockdevices[0].children[{i}]") for i, c in enumerate(dev.children)]
+    nodes, todo = [dev], [(c, f"blockdevices[0].children[{i}]") for i, c in enumerate(children)]
+    while todo:             # a loop, not recursion: the tree comes from outside
+        node, where = todo.pop()
+        nodes.append(node)
+        todo += [(_block_node(c, f"{where}.children[{i}]"), f"{where}.children[{i}]")
+                 for i, c in enumerate(node.children)]
+    paths = {n.path for n in nodes}
+    mounted = sorted({m for n in nodes for m in n.mountpoints})
     for line in mounts_text.splitlines():
         parts = line.split()
         if len(parts) >= 2 and parts[0] in paths:
@@ -159,16 +199,15 @@ def raw_device_problems(lsblk: dict[str, Any], blkid_rc: int, blkid_out: str, si
             mounted.append("[SWAP]")
     if mounted:
         problems.append(f"it is mounted ({', '.join(sorted(set(mounted)))})")
-    parts = [n.get("name") for n in dev.get("children") or [] if n.get("type") == "part"]
+    parts = [str(n.name) for n in children if n.type == "part"]
     if parts:
         problems.append(f"it has partitions ({', '.join(parts)})")
-    holders = [f"{n.get('name')} ({n.get('type')})" for n in dev.get("children") or [] if n.get("type") != "part"]
+    holders = [f"{n.name} ({n.type})" for n in children if n.type != "part"]
     if holders:
         problems.append(f"it is in use by {', '.join(holders)}")
     for n in nodes:
-        fs = n.get("fstype")
-        if fs:
-            problems.append(f"{n.get('name')} carries {SIGNATURE_WORDS.get(fs, f'a {fs} signature')}")
+        if n.fstype:
+            problems.append(f"{n.name} carries {SIGNATURE_WORDS.get(n.fstype, f'a {n.fstype} signature')}")
     if "error" in blkid_out.lower():
         problems.append(f"blkid could not check it for signatures ({blkid_out.strip().splitlines()[-1]})")
     elif blkid_rc == 0:
@@ -180,9 +219,9 @@ def raw_device_problems(lsblk: dict[str, Any], blkid_rc: int, blkid_out: str, si
                 problems.append(f"it carries {text} (blkid)")
     elif blkid_rc != 2:
         problems.append(f"blkid could not check it for signatures ({blkid_out.strip() or f'exit code {blkid_rc}'})")
-    if dev.get("ro"):
+    if raw_dev.get("ro"):
         problems.append("it is read-only")
-    dsize = int(dev.get("size") or 0)
+    dsize = count(raw_dev.get("size") or 0, "lsblk blockdevices[0].size")
     if dsize < size:
         problems.append(f"it holds {format_size(dsize)}, less than --size {format_size(size)}")
     return problems
@@ -197,8 +236,12 @@ def check_raw_device(path: Path, size: int, allow_raw: bool, host: LocalHost) ->
     if not res.ok:
         raise UserError(f"lsblk cannot read {path}: {res.error_text()}")
     blk = host.run(["blkid", "-p", "-o", "export", str(path)], 30)
-    problems = raw_device_problems(json.loads(res.stdout), blk.returncode, blk.stdout + blk.stderr, size,
-                                   _read("/proc/mounts"), _read("/proc/swaps"))
+    try:
+        problems = raw_device_problems(parse_lsblk(res.stdout), blk.returncode, blk.stdout + blk.stderr, size,
+                                       _read("/proc/mounts"), _read("/proc/swaps"))
+    except ParseError as exc:
+        raise UserError(f"cannot tell whether {path} is in use: {exc}",
+                        "check that lsblk works here (util-linux), or give a directory on the disk") from None
     if problems:
         raise UserError(f"refusing to write to {path}: {'; '.join(problems)}",
                         "give an unused device, or a directory on a mounted disk")

@@ -20,6 +20,7 @@ from typing import Any, Literal
 from ..results import Latency, Measurement
 from ..units import parse_size
 from . import ParseError
+from .figures import array, checked, count, mapping, number
 
 PERCENTILES = ("50", "90", "99", "99.9", "99.99")
 ENGINES = {"libaio": "libaio", "rados": "rados", "rbd": "rbd"}
@@ -126,22 +127,31 @@ def _json_start(text: str) -> int:
     return i + 1
 
 
-def _clat(d: dict[str, Any]) -> Clat | None:
+def _clat(d: dict[str, Any], where: str) -> Clat | None:
     c = d.get("clat_ns")
-    if not c or not c.get("N"):
+    if not c:
         return None
+    c = mapping(c, f"{where}.clat_ns")
+    if not c.get("N"):
+        return None
+    where += ".clat_ns"
     pct = {}
-    for k, v in (c.get("percentile") or {}).items():
-        pct[f"{float(k):g}"] = float(v)
-    return Clat(n=int(c["N"]), mean_ns=float(c["mean"]), stddev_ns=float(c.get("stddev", 0.0)),
-                min_ns=float(c["min"]), max_ns=float(c["max"]),
-                bins={int(k): int(v) for k, v in (c.get("bins") or {}).items()}, percentiles_ns=pct)
+    for k, v in mapping(c.get("percentile") or {}, f"{where}.percentile").items():
+        pct[f"{number(k, f'{where}.percentile key'):g}"] = number(v, f"{where}.percentile[{k!r}]")
+    bins = {count(k, f"{where}.bins key"): count(v, f"{where}.bins[{k!r}]")
+            for k, v in mapping(c.get("bins") or {}, f"{where}.bins").items()}
+    return Clat(n=count(c["N"], f"{where}.N"), mean_ns=number(c["mean"], f"{where}.mean"),
+                stddev_ns=number(c.get("stddev", 0.0), f"{where}.stddev"), min_ns=number(c["min"], f"{where}.min"),
+                max_ns=number(c["max"], f"{where}.max"), bins=bins, percentiles_ns=pct)
 
 
-def _direction(d: dict[str, Any]) -> Direction:
-    return Direction(io_bytes=int(d.get("io_bytes", 0)), bytes_per_s=float(d.get("bw_bytes", 0)),
-                     iops=float(d.get("iops", 0.0)), runtime_s=float(d.get("runtime", 0)) / 1000.0,
-                     total_ios=int(d.get("total_ios", 0)), clat=_clat(d))
+def _direction(d: Any, where: str) -> Direction:
+    d = mapping(d, where)
+    return Direction(io_bytes=count(d.get("io_bytes", 0), f"{where}.io_bytes"),
+                     bytes_per_s=number(d.get("bw_bytes", 0), f"{where}.bw_bytes"),
+                     iops=number(d.get("iops", 0.0), f"{where}.iops"),
+                     runtime_s=count(d.get("runtime", 0), f"{where}.runtime") / 1000.0,
+                     total_ios=count(d.get("total_ios", 0), f"{where}.total_ios"), clat=_clat(d, where))
 
 
 def parse_fio_json(text: str) -> list[JobResult]:
@@ -149,18 +159,24 @@ def parse_fio_json(text: str) -> list[JobResult]:
     start = _json_start(text)
     try:
         data, _ = json.JSONDecoder().raw_decode(text[start:])
-        jobs = data["jobs"]
-    except (ValueError, KeyError, TypeError) as exc:
+    except (ValueError, RecursionError) as exc:
         raise ParseError(f"not fio JSON output: {exc}") from exc
+    if not isinstance(data, dict) or "jobs" not in data:
+        raise ParseError("not fio JSON output: no \"jobs\" in the document")
     out = []
-    for j in jobs:
+    for i, j in enumerate(array(data["jobs"], "fio jobs")):
+        where = f"jobs[{i}]"
+        j = mapping(j, where)
         try:
-            out.append(JobResult(name=str(j["jobname"]), groupid=int(j.get("groupid", 0)), error=int(j.get("error", 0)),
-                                 runtime_s=float(j.get("job_runtime", 0)) / 1000.0,
-                                 read=_direction(j.get("read", {})), write=_direction(j.get("write", {})),
-                                 options={str(k): str(v) for k, v in (j.get("job options") or {}).items()}))
-        except (KeyError, TypeError, ValueError) as exc:
-            raise ParseError(f"fio job without the expected fields: {exc}") from exc
+            out.append(JobResult(name=str(j["jobname"]), groupid=count(j.get("groupid", 0), f"{where}.groupid"),
+                                 error=count(j.get("error", 0), f"{where}.error"),
+                                 runtime_s=count(j.get("job_runtime", 0), f"{where}.job_runtime") / 1000.0,
+                                 read=_direction(j.get("read", {}), f"{where}.read"),
+                                 write=_direction(j.get("write", {}), f"{where}.write"),
+                                 options={str(k): str(v) for k, v in
+                                          mapping(j.get("job options") or {}, f"{where}.job options").items()}))
+        except KeyError as exc:
+            raise ParseError(f"fio job without the expected field {exc}") from exc
     return out
 
 
@@ -176,8 +192,8 @@ def percentiles_from_bins(bins: dict[int, int], wanted: tuple[str, ...] = PERCEN
     for p in wanted:
         need = float(p) / 100.0 * total
         cum = 0
-        for value, count in items:
-            cum += count
+        for value, n in items:
+            cum += n
             if cum >= need:
                 out[p] = float(value)
                 break
@@ -222,7 +238,7 @@ def to_measurement(job_results: list[JobResult], op: str, tool: str = "fio") -> 
         raise ParseError("no fio jobs to aggregate")
     failed = [j for j in job_results if j.error]
     if failed:
-        raise ParseError(f"fio job {failed[0].name} ended with error {failed[0].error}")
+        raise ParseError(f"fio job {failed[0].name!r} ended with error {failed[0].error}")
     parts = [getattr(j, d) for j in job_results for d in _dirs(op)]
     bs = {j.options.get("bs") for j in job_results}
     duration = max((p.runtime_s for p in parts), default=0.0)
@@ -240,4 +256,4 @@ def to_measurement(job_results: list[JobResult], op: str, tool: str = "fio") -> 
             m.op_size_bytes = parse_size(b)
         except ValueError:
             pass
-    return m
+    return checked(m)

@@ -7,6 +7,7 @@ module adds the per-second series, read from the logs fio writes next to the JSO
 
 from __future__ import annotations
 
+import math
 import re
 from collections import defaultdict
 from dataclasses import dataclass
@@ -15,6 +16,7 @@ from pathlib import Path
 from ..hosts import Spawn
 from ..results import Measurement, Sample
 from . import ParseError
+from .figures import count, number
 from .fio import FioJob, fio_argv, parse_fio_json, to_measurement
 
 LOG_AVG_MSEC = 1000
@@ -62,14 +64,19 @@ _POWER = {"": 0, "k": 1, "K": 1, "M": 2, "G": 3, "T": 4, "P": 5}
 
 def eta_figures(line: str) -> tuple[float | None, float | None] | None:
     """fio's status line, e.g. "Jobs: 1 (f=1): [w(1)][75.0%][w=222MiB/s][w=56.8k IOPS][eta 00m:01s]" ->
-    (bytes/s, ops/s), reads and writes summed; None when it carries no figures (starting up, not a status line)."""
+    (bytes/s, ops/s), reads and writes summed; None when it carries no figures (starting up, not a status line)
+    or figures that are no numbers (a line cut off or garbled)."""
     def total(group: str) -> float:    # KiB/MiB: powers of 1024; kB/MB (kb_base=1000) and IOPS' k/M: of 1000
-        return sum(float(num) * (1024 if iec else 1000) ** _POWER[prefix]
+        return sum(number(num, "fio status figure") * (1024 if iec else 1000) ** _POWER[prefix]
                    for num, prefix, iec in _ETA_PART.findall(group))
     bw, iops = _ETA_BW.search(line), _ETA_IOPS.search(line)
     if bw is None and iops is None:
         return None
-    return (total(bw.group(1)) if bw else None), (total(iops.group(1)) if iops else None)
+    try:
+        figures = (total(bw.group(1)) if bw else None), (total(iops.group(1)) if iops else None)
+    except ParseError:
+        return None
+    return figures if all(f is None or math.isfinite(f) for f in figures) else None
 
 
 def live_figures(paths: list[Path]) -> tuple[float | None, float | None]:
@@ -86,9 +93,12 @@ def parse_log(text: str) -> list[tuple[int, float]]:
         if len(parts) < 3:
             continue
         try:
-            out.append((int(parts[0]), float(parts[1])))
-        except ValueError:
+            msec, value = count(parts[0], "msec"), number(parts[1], "value")
+        except ParseError:
             raise ParseError(f"not a fio log line: {line[:120]!r}") from None
+        if value < 0:
+            raise ParseError(f"a negative value in a fio log line: {line[:120]!r}")
+        out.append((msec, value))
     return out
 
 
@@ -106,6 +116,8 @@ def series(bw_logs: list[str], iops_logs: list[str]) -> list[Sample]:
     for text in iops_logs:
         for t_ms, v in parse_log(text):
             ops[round(t_ms / LOG_AVG_MSEC)] += v
+    if not all(math.isfinite(v) for v in (*bw.values(), *ops.values())):
+        raise ParseError("fio logs sum to more than a float holds: they are not fio's")
     seconds = sorted(set(bw) | set(ops))
     return [Sample(t_s=float(s), bytes_per_s=bw.get(s), ops_per_s=ops.get(s)) for s in seconds if s > 0]
 

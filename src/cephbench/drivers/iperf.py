@@ -23,6 +23,7 @@ from ..hosts import LocalHost, Spawn, run_together
 from ..remote import is_local_address, ssh_argv
 from ..results import Measurement, RunDir, Sample, Test
 from . import ParseError
+from .figures import array, checked, count, mapping, number, optional
 from .base import Outcome
 
 log = logging.getLogger(__name__)
@@ -85,33 +86,50 @@ def parse_iperf_json(text: str) -> Measurement:
         raise ParseError("no JSON in the iperf3 output" + (f" ({text.strip()[:200]!r})" if text.strip() else ""))
     try:
         data, _ = json.JSONDecoder().raw_decode(text[start:])
-    except ValueError as exc:
+    except (ValueError, RecursionError) as exc:
         raise ParseError(f"iperf3 output is not JSON: {exc}") from exc
     if data.get("error"):
-        raise ParseError(f"iperf3: {data['error']}")
+        raise ParseError(f"iperf3: {' '.join(str(data['error']).split())[:300]}")
     try:
-        end = data["end"]
-        sent, recv = end["sum_sent"], end["sum_received"]
+        end = mapping(data["end"], "end")
+        sent = mapping(end["sum_sent"], "end.sum_sent")
+        recv = mapping(end["sum_received"], "end.sum_received")
         streams = []
-        for s in end.get("streams", []):
-            snd, rcv = s.get("sender", {}), s.get("receiver", {})
-            streams.append({"bits_per_s": float(rcv.get("bits_per_second", 0.0)),
-                            "sender_bits_per_s": float(snd.get("bits_per_second", 0.0)),
-                            "retransmits": snd.get("retransmits"), "mean_rtt_us": snd.get("mean_rtt")})
-        duration = float(recv.get("seconds") or sent["seconds"])
-        samples = [Sample(t_s=float(iv["sum"]["end"]), bytes_per_s=float(iv["sum"]["bits_per_second"]) / 8)
-                   for iv in data.get("intervals", []) if "sum" in iv]
-        conn = (data.get("start", {}).get("connected") or [{}])[0]
-    except (KeyError, TypeError, ValueError) as exc:
-        raise ParseError(f"iperf3 JSON without the expected fields: {exc}") from exc
-    bits = float(recv["bits_per_second"])
-    return Measurement(
-        tool="iperf3", op="send", duration_s=duration, bytes_total=float(recv.get("bytes", 0)),
-        bytes_per_s=bits / 8, timeseries=samples,
-        extra={"bits_per_s": bits, "sender_bits_per_s": float(sent["bits_per_second"]),
-               "retransmits": sent.get("retransmits"), "streams": streams, "stream_count": len(streams),
-               "local": conn.get("local_host"), "remote": conn.get("remote_host"),
-               "version": data.get("start", {}).get("version")})
+        for i, s in enumerate(array(end.get("streams", []), "end.streams")):
+            where = f"end.streams[{i}]"
+            s = mapping(s, where)
+            snd = mapping(s.get("sender", {}), f"{where}.sender")
+            rcv = mapping(s.get("receiver", {}), f"{where}.receiver")
+            streams.append({"bits_per_s": number(rcv.get("bits_per_second", 0.0), f"{where}.receiver.bits_per_second"),
+                            "sender_bits_per_s": number(snd.get("bits_per_second", 0.0),
+                                                        f"{where}.sender.bits_per_second"),
+                            "retransmits": optional(snd.get("retransmits"), count, f"{where}.sender.retransmits"),
+                            "mean_rtt_us": optional(snd.get("mean_rtt"), number, f"{where}.sender.mean_rtt")})
+        duration = number(recv.get("seconds") or sent["seconds"], "end.sum_received.seconds")
+        samples = []
+        for i, iv in enumerate(array(data.get("intervals", []), "intervals")):
+            if "sum" in mapping(iv, f"intervals[{i}]"):
+                sm = mapping(iv["sum"], f"intervals[{i}].sum")
+                samples.append(Sample(t_s=number(sm["end"], f"intervals[{i}].sum.end"),
+                                      bytes_per_s=number(sm["bits_per_second"], f"intervals[{i}].sum.bits_per_second")
+                                      / 8))
+        started = mapping(data.get("start", {}), "start")
+        conn = mapping((array(started.get("connected") or [{}], "start.connected") or [{}])[0], "start.connected[0]")
+        hosts = {k: conn.get(k) for k in ("local_host", "remote_host")}
+        for k, v in hosts.items():
+            if v is not None and not isinstance(v, str):
+                raise ParseError(f"start.connected[0].{k} is not a host name")
+        bits = number(recv["bits_per_second"], "end.sum_received.bits_per_second")
+        extra = {"bits_per_s": bits,
+                 "sender_bits_per_s": number(sent["bits_per_second"], "end.sum_sent.bits_per_second"),
+                 "retransmits": optional(sent.get("retransmits"), count, "end.sum_sent.retransmits"),
+                 "streams": streams, "stream_count": len(streams),
+                 "local": hosts["local_host"], "remote": hosts["remote_host"], "version": started.get("version")}
+        bytes_total = number(recv.get("bytes", 0), "end.sum_received.bytes")
+    except KeyError as exc:
+        raise ParseError(f"iperf3 JSON without the expected field {exc}") from exc
+    return checked(Measurement(tool="iperf3", op="send", duration_s=duration, bytes_total=bytes_total,
+                               bytes_per_s=bits / 8, timeseries=samples, extra=extra))
 
 
 # ---- servers ------------------------------------------------------------------------------------

@@ -33,9 +33,11 @@ from typing import Any, Iterator
 from ..analysis.stats import ALPHA, mann_whitney, min_p
 from ..results import Measurement, Test
 from . import ParseError
+from .figures import checked, count, mapping, number
 from .base import Outcome, RunContext, now
 
-_LIMIT_RE = re.compile(r"'count' values greater than (\d+)")
+# at most 20 digits: a 64-bit count (and int() refuses strings of more than 4300 digits)
+_LIMIT_RE = re.compile(r"'count' values greater than (\d{1,20})(?!\d)")
 SLOW_TEST = "Mann-Whitney U (two-sided) of its repeats against the other OSDs' repeats pooled"
 
 
@@ -46,14 +48,15 @@ def argv(client_args: list[str], osd_id: int, total: int, block_size: int) -> li
 def parse(text: str) -> Measurement:
     """The JSON `ceph tell osd.N bench -f json` prints (pretty or compact)."""
     try:
-        data = json.loads(text)
-        written, elapsed = float(data["bytes_written"]), float(data["elapsed_sec"])
-        bs = int(data["blocksize"])
-        bw, iops = float(data["bytes_per_sec"]), float(data["iops"])
-    except (ValueError, KeyError, TypeError) as exc:
+        data = mapping(json.loads(text), "the document")
+        written, elapsed = number(data["bytes_written"], "bytes_written"), number(data["elapsed_sec"], "elapsed_sec")
+        bs = count(data["blocksize"], "blocksize")
+        bw, iops = number(data["bytes_per_sec"], "bytes_per_sec"), number(data["iops"], "iops")
+    except (ValueError, KeyError, RecursionError) as exc:      # ValueError: bad JSON, and every ParseError
         raise ParseError(f"not the output of ceph tell osd.N bench: {exc}") from exc
-    return Measurement(tool="ceph tell osd bench", op="write", duration_s=elapsed, bytes_total=written,
-                       ops_total=written / bs if bs else None, bytes_per_s=bw, ops_per_s=iops, op_size_bytes=bs)
+    return checked(Measurement(tool="ceph tell osd bench", op="write", duration_s=elapsed, bytes_total=written,
+                               ops_total=written / bs if bs else None, bytes_per_s=bw, ops_per_s=iops,
+                               op_size_bytes=bs))
 
 
 def limit_from_error(text: str) -> int | None:

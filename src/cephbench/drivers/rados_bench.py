@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 from ..results import Latency, Measurement, Sample
 from . import ParseError
+from .figures import checked, count, number
 
 MIB = 1024 * 1024
 NS = 1e9
@@ -82,15 +83,15 @@ def parse(text: str, mode: str) -> Measurement:
     for line in text.splitlines():
         m = _SECOND_RE.match(line)
         if m:
-            sec, finished = int(m.group(1)), int(m.group(4))
-            cur_mib = float(m.group(6))
+            sec, finished = count(m.group(1), "seconds"), count(m.group(4), "finished ops")
+            cur_mib = number(m.group(6), f"cur MB/s of second {sec}")
             if sec > 0:
                 last_lat = m.group(7)
                 samples.append(Sample(
                     t_s=sec,
                     bytes_per_s=cur_mib * MIB,
                     ops_per_s=float(finished - prev_finished),
-                    lat_mean_ns=float(last_lat) * NS if _is_number(last_lat) else None,
+                    lat_mean_ns=number(last_lat, "last lat(s)") * NS if _is_number(last_lat) else None,
                 ))
             prev_finished = finished
             continue
@@ -98,7 +99,7 @@ def parse(text: str, mode: str) -> Measurement:
         if m:
             key = _FIELDS.get(m.group(1).strip().lower())
             if key:
-                values[key] = float(m.group(2))
+                values[key] = number(m.group(2), m.group(1).strip())
     if "duration_s" not in values or "bw_mib" not in values:
         tail = _last_line(text)
         raise ParseError(f"no rados bench summary in the output (last line: {tail!r})")
@@ -108,7 +109,7 @@ def parse(text: str, mode: str) -> Measurement:
     iops = values.get("iops")
     if iops is None and ops is not None and duration > 0:
         iops = ops / duration  # old format prints no IOPS
-    return Measurement(
+    return checked(Measurement(
         tool="rados bench",
         op=mode,
         duration_s=duration,
@@ -131,7 +132,7 @@ def parse(text: str, mode: str) -> Measurement:
             min_ns=_scaled(values.get("lat_min_s"), NS),
         ),
         timeseries=samples,
-    )
+    ))
 
 
 def aggregate(parts: list[Measurement]) -> Measurement:
@@ -201,10 +202,11 @@ def _scaled(v: float | None, factor: float) -> float | None:
 
 
 def _is_number(s: str) -> bool:
+    """rados bench prints "-" as the last latency of a second in which no op completed."""
     try:
         float(s)
         return True
-    except ValueError:
+    except (ValueError, OverflowError):
         return False
 
 
@@ -215,14 +217,22 @@ def _last_line(text: str) -> str:
 
 # ---- running a group: pools, write, reads, cleanup ------------------------------------
 
+def live_line(line: str) -> tuple[float, None] | None:
+    """(bytes/s, None) of one per-second line; None for any other line, or one whose figures cannot be read."""
+    m = _SECOND_RE.match(line)
+    if not m:
+        return None
+    try:
+        sec, bw = count(m.group(1), "second"), number(m.group(6), "cur MB/s") * MIB
+    except ParseError:
+        return None
+    return (bw, None) if sec > 0 and math.isfinite(bw) else None
+
+
 def live_figures(paths: list) -> tuple[float | None, float | None]:
     """Current bytes/s summed over instances, from the last per-second line each has printed."""
     from .base import live_sum, newest_line
-
-    def line_figures(line: str):
-        m = _SECOND_RE.match(line)
-        return (float(m.group(6)) * MIB, None) if m and int(m.group(1)) > 0 else None
-    return live_sum(paths, lambda p: newest_line(p, line_figures))
+    return live_sum(paths, lambda p: newest_line(p, live_line))
 
 
 def run_group(ctx, group, todo):

@@ -10,12 +10,14 @@ and still prints its summary. The summary's "bytes/sec" is rounded for humans
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass
 from pathlib import Path
 
 from ..results import Measurement, Sample
 from . import ParseError
+from .figures import checked, count, number
 from .base import live_sum
 
 DURATION_IO_TOTAL = 1 << 50          # 1 PiB: "until timeout stops it"
@@ -76,26 +78,28 @@ def parse(text: str) -> Measurement:
             m = _HEADER_RE.match(line.strip())
             if m:
                 header = m
+                io_size = count(header.group(4), "io_size")
             continue
         m = _SECOND_RE.match(line)
         if m:
-            cumulative.append((int(m.group(1)), int(m.group(2))))
-            ops_s = float(m.group(3))
-            samples.append(Sample(t_s=float(m.group(1)), ops_per_s=ops_s,
-                                  bytes_per_s=ops_s * int(header.group(4))))
+            sec = count(m.group(1), "SEC")
+            cumulative.append((sec, count(m.group(2), f"OPS of second {sec}")))
+            ops_s = number(m.group(3), f"OPS/SEC of second {sec}")
+            samples.append(Sample(t_s=float(sec), ops_per_s=ops_s, bytes_per_s=ops_s * io_size))
             continue
         pairs = _PAIR_RE.findall(line)
         if pairs and pairs[0][0] in ("elapsed", "read_ops", "write_ops"):
             for key, value, _unit in pairs:
                 if "nan" not in value:
-                    summary[key] = float(value)
+                    summary[key] = number(value, key)
     if header is None:
         raise ParseError(f"not rbd bench output (no 'bench type ...' line; last line: {_last_line(text)!r})")
-    io_type, io_size, threads, pattern = header.group(1), int(header.group(4)), int(header.group(5)), header.group(7)
-    extra: dict[str, object] = {"io_threads": threads, "io_pattern": pattern, "io_total_bytes": int(header.group(6))}
+    io_type, threads, pattern = header.group(1), count(header.group(5), "io_threads"), header.group(7)
+    extra: dict[str, object] = {"io_threads": threads, "io_pattern": pattern,
+                                "io_total_bytes": count(header.group(6), "bytes")}
     if summary.get("ops", 0) > 0 and summary.get("ops/sec", 0) > 0:
         ops, ops_s = summary["ops"], summary["ops/sec"]
-    elif cumulative:
+    elif cumulative and cumulative[-1][0] > 0:
         # stopped without a summary (or an empty one): the per-second lines say what was done in whole seconds
         last_s, ops = cumulative[-1]
         ops_s = ops / last_s
@@ -105,14 +109,14 @@ def parse(text: str) -> Measurement:
     else:
         raise ParseError(f"no rbd bench summary in the output (last line: {_last_line(text)!r})")
     if header.group(2):
-        extra["rw_mix_read"] = int(header.group(2))
+        extra["rw_mix_read"] = count(header.group(2), "read:write")
         for side in ("read", "write"):
             if f"{side}_ops/sec" in summary:
                 extra[f"{side}_ops_per_s"] = summary[f"{side}_ops/sec"]
                 extra[f"{side}_bytes_per_s"] = summary[f"{side}_ops/sec"] * io_size
                 extra[f"{side}_ops_total"] = summary.get(f"{side}_ops")
     rates = [s.ops_per_s for s in samples if s.ops_per_s is not None]
-    return Measurement(
+    return checked(Measurement(
         tool="rbd bench",
         op=op_name(io_type, pattern),
         duration_s=ops / ops_s if ops_s > 0 else summary.get("elapsed", 0.0),
@@ -127,12 +131,26 @@ def parse(text: str) -> Measurement:
         bytes_per_s_min=min(rates) * io_size if rates else None,
         timeseries=samples,
         extra=extra,
-    )
+    ))
 
 
 def _last_line(text: str) -> str:
     lines = [ln for ln in text.strip().splitlines() if ln.strip()]
     return lines[-1][:200] if lines else ""
+
+
+def live_line(line: str, io_size: int) -> tuple[float, float] | None:
+    """(bytes/s, ops/s) of one per-second line; None for any other line, or one whose figures cannot be read.
+    The line's own BYTES/SEC is rounded to 2 digits: bytes/s is OPS/SEC x the header's io_size."""
+    s = _SECOND_RE.match(line)
+    if not s:
+        return None
+    try:
+        ops_s = number(s.group(3), "OPS/SEC")
+    except ParseError:
+        return None
+    bw = ops_s * io_size
+    return (bw, ops_s) if math.isfinite(bw) else None
 
 
 def live_figures(paths: list[Path]) -> tuple[float | None, float | None]:
@@ -142,11 +160,15 @@ def live_figures(paths: list[Path]) -> tuple[float | None, float | None]:
             text = p.read_text(errors="replace")
         except OSError:
             return None
-        header = _HEADER_RE.search(text)     # its io_size: the per-second BYTES/SEC is rounded to 2 digits
+        header = _HEADER_RE.search(text)
+        try:
+            io_size = count(header.group(4), "io_size") if header else None
+        except ParseError:
+            return None
         for line in reversed(text.splitlines()[-5:]):
-            s = _SECOND_RE.match(line)
-            if s and header:
-                return float(s.group(3)) * int(header.group(4)), float(s.group(3))
+            figures = live_line(line, io_size) if io_size is not None else None
+            if figures:
+                return figures
         return None
     return live_sum(paths, newest)
 

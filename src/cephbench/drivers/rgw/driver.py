@@ -275,7 +275,12 @@ def _run_phase(ctx: RunContext, setup: _GroupSetup, test: Test, started: tuple[f
     _release_swept(sweeps, parts)
     if not errors:
         errors = [_exit_error(r, part, op, p["max_error_ratio"]) for r, part in zip(results, parts) if not r.ok]
-    m = merge(parts) if parts and len(parts) == len(results) else None
+    m = None
+    if parts and len(parts) == len(results):
+        try:
+            m = merge(parts)
+        except ParseError as exc:   # documents whose histograms cannot be merged
+            errors.append(str(exc))
     warnings: list[str] = []
     if m is not None:
         notes += _result_notes(m, parts)

@@ -9,10 +9,12 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any, Mapping
+import zlib
+from typing import Any
 
 from ...results import Latency, Measurement, Sample
 from .. import ParseError
+from ..figures import array, checked, count, mapping, number, optional
 from .binary import TOOL
 
 SCHEMA = "cephbench-loadgen/1"
@@ -22,19 +24,39 @@ PERCENTILES = {"50": "p50", "90": "p90", "99": "p99", "99.9": "p999"}
 _PROGRESS_RE = re.compile(r"cephbench-loadgen: progress t=\d+s ops_per_s=([\d.]+) bytes_per_s=([\d.]+)")
 
 
-def _latency(lat: Mapping[str, Any] | None) -> Latency:
+def _latency(lat: Any, where: str) -> Latency:
     if not lat:
         return Latency()
-    return Latency(mean_ns=lat.get("mean"), min_ns=lat.get("min"), max_ns=lat.get("max"),
-                   percentiles_ns={k: float(lat[g]) for k, g in PERCENTILES.items() if lat.get(g) is not None})
+    lat = mapping(lat, where)
+    return Latency(mean_ns=optional(lat.get("mean"), number, f"{where}.mean"),
+                   min_ns=optional(lat.get("min"), number, f"{where}.min"),
+                   max_ns=optional(lat.get("max"), number, f"{where}.max"),
+                   percentiles_ns={k: number(lat[g], f"{where}.{g}") for k, g in PERCENTILES.items()
+                                   if lat.get(g) is not None})
 
 
-def _ttfb(t: Mapping[str, Any] | None) -> dict[str, float] | None:
+def _ttfb(t: Any) -> dict[str, float] | None:
     if not t:
         return None
-    out = {k: float(t[g]) for k, g in PERCENTILES.items() if t.get(g) is not None}
-    out.update({k: float(t[k]) for k in ("min", "max", "mean") if t.get(k) is not None})
+    t = mapping(t, "total.ttfb_ns")
+    out = {k: number(t[g], f"total.ttfb_ns.{g}") for k, g in PERCENTILES.items() if t.get(g) is not None}
+    out.update({k: number(t[k], f"total.ttfb_ns.{k}") for k in ("min", "max", "mean") if t.get(k) is not None})
     return out
+
+
+def _errors_by_kind(value: Any, where: str) -> dict[str, int]:
+    return {str(k): count(n, f"{where}.errors_by_kind[{k!r}]")
+            for k, n in mapping(value or {}, f"{where}.errors_by_kind").items()}
+
+
+def _histogram(value: Any, what: str) -> str | None:
+    """An HDR histogram of the document, checked to decode (merge decodes it again)."""
+    if value is None:
+        return None
+    if not isinstance(value, str):
+        raise ParseError(f"{what} is not an HDR histogram (base64 text)")
+    _decode(value, what)
+    return value
 
 
 def parse(json_text: str) -> Measurement:
@@ -46,44 +68,58 @@ def parse(json_text: str) -> Measurement:
     """
     try:
         doc = json.loads(json_text)
-    except ValueError as exc:
+    except json.JSONDecodeError as exc:
         raise ParseError(f"{TOOL} output is not JSON ({exc.msg} at character {exc.pos})") from None
+    except (ValueError, RecursionError) as exc:     # an int of more than 4300 digits, nesting too deep
+        raise ParseError(f"{TOOL} output is not JSON ({exc})") from None
     if not isinstance(doc, dict) or doc.get("schema") != SCHEMA:
         got = doc.get("schema") if isinstance(doc, dict) else type(doc).__name__
-        raise ParseError(f"{TOOL} output has schema {got!r}; this cephbench reads {SCHEMA}")
+        raise ParseError(f"{TOOL} output has schema {str(got)[:40]!r}; this cephbench reads {SCHEMA}")
     try:
-        total = doc["total"]
-        params = doc["params"]
-        ops = int(total["ops"])
-        sizes = params.get("sizes") or []
-        size = int(sizes[0]["bytes"]) if len(sizes) == 1 else None
-        workload = str(doc["workload"])
-        per_op = {name: {"ops": o["ops"], "errors": o["errors"], "ops_per_s": o["ops_per_s"],
-                         "bytes_per_s": o["bytes_per_s"], "errors_by_kind": o.get("errors_by_kind") or {},
-                         "lat_ns": _latency(o.get("lat_ns")).model_dump(exclude_none=True)}
-                  for name, o in sorted(doc["operations"].items())}
-        samples = [Sample(t_s=float(p["t_s"]), bytes_per_s=float(p["bytes"]), ops_per_s=float(p["ops"]))
-                   for p in doc.get("timeseries") or []]
-        series_lat = [[p.get("lat_ns_p50", 0), p.get("lat_ns_p99", 0)] for p in doc.get("timeseries") or []]
-        errors_by_kind = dict(total.get("errors_by_kind") or {})
+        total = mapping(doc["total"], "total")
+        params = mapping(doc["params"], "params")
+        ops = count(total["ops"], "total.ops")
+        sizes = array(params.get("sizes") or [], "params.sizes")
+        size = count(mapping(sizes[0], "params.sizes[0]")["bytes"], "params.sizes[0].bytes") \
+            if len(sizes) == 1 else None
+        workload = doc["workload"]
+        if not isinstance(workload, str):
+            raise ParseError("workload is not the name of an operation")
+        per_op = {}
+        for name, o in sorted(mapping(doc["operations"], "operations").items()):
+            where = f"operations.{name}"
+            o = mapping(o, where)
+            per_op[name] = {"ops": count(o["ops"], f"{where}.ops"), "errors": count(o["errors"], f"{where}.errors"),
+                            "ops_per_s": number(o["ops_per_s"], f"{where}.ops_per_s"),
+                            "bytes_per_s": number(o["bytes_per_s"], f"{where}.bytes_per_s"),
+                            "errors_by_kind": _errors_by_kind(o.get("errors_by_kind"), where),
+                            "lat_ns": _latency(o.get("lat_ns"), f"{where}.lat_ns").model_dump(exclude_none=True)}
+        samples, series_lat = [], []
+        for i, p in enumerate(array(doc.get("timeseries") or [], "timeseries")):
+            where = f"timeseries[{i}]"
+            p = mapping(p, where)
+            samples.append(Sample(t_s=number(p["t_s"], f"{where}.t_s"), bytes_per_s=number(p["bytes"], f"{where}.bytes"),
+                                  ops_per_s=number(p["ops"], f"{where}.ops")))
+            series_lat.append([number(p.get("lat_ns_p50", 0), f"{where}.lat_ns_p50"),
+                               number(p.get("lat_ns_p99", 0), f"{where}.lat_ns_p99")])
         extra: dict[str, Any] = {
             "protocol": doc.get("protocol"),
             "endpoint": doc.get("endpoint"),
             "loop": params.get("loop"),
             "arrival": params.get("arrival"),
-            "rate_ops_per_s": params.get("rate_ops_per_s") or None,
-            "concurrency": params.get("concurrency"),
-            "errors": int(total.get("errors", 0)),
-            "errors_by_kind": errors_by_kind,
+            "rate_ops_per_s": optional(params.get("rate_ops_per_s") or None, number, "params.rate_ops_per_s"),
+            "concurrency": optional(params.get("concurrency"), count, "params.concurrency"),
+            "errors": count(total.get("errors", 0), "total.errors"),
+            "errors_by_kind": _errors_by_kind(total.get("errors_by_kind"), "total"),
             "stopped_reason": doc.get("stopped_reason"),
-            "warmup_ops": doc.get("warmup_ops", 0),
-            "unsent_ops": doc.get("unsent_ops", 0),
+            "warmup_ops": count(doc.get("warmup_ops", 0), "warmup_ops"),
+            "unsent_ops": count(doc.get("unsent_ops", 0), "unsent_ops"),
             "prefill": doc.get("prefill"),
-            "cleanup": doc.get("cleanup"),
-            "start_unix_ns": doc.get("start_unix_ns"),
+            "cleanup": mapping(doc["cleanup"], "cleanup") if doc.get("cleanup") is not None else None,
+            "start_unix_ns": optional(doc.get("start_unix_ns"), count, "start_unix_ns"),
             "loadgen_version": doc.get("version"),
             "timeseries_lat_p50_p99_ns": series_lat,
-            "hdr_lat": total.get("hdr_lat"),
+            "hdr_lat": _histogram(total.get("hdr_lat"), "total.hdr_lat"),
         }
         if params.get("mix"):
             extra["mix"] = params["mix"]
@@ -92,16 +128,17 @@ def parse(json_text: str) -> Measurement:
         ttfb = _ttfb(total.get("ttfb_ns"))
         if ttfb is not None:
             extra["ttfb_ns"] = ttfb
-            extra["hdr_ttfb"] = total.get("hdr_ttfb")
-        return Measurement(
-            tool=TOOL, op=workload, duration_s=float(doc["duration_s"]),
-            ops_total=float(ops), bytes_total=float(total.get("bytes", 0)),
-            ops_per_s=float(total["ops_per_s"]), bytes_per_s=float(total["bytes_per_s"]),
+            extra["hdr_ttfb"] = _histogram(total.get("hdr_ttfb"), "total.hdr_ttfb")
+        return checked(Measurement(
+            tool=TOOL, op=workload, duration_s=number(doc["duration_s"], "duration_s"),
+            ops_total=float(ops), bytes_total=number(total.get("bytes", 0), "total.bytes"),
+            ops_per_s=number(total["ops_per_s"], "total.ops_per_s"),
+            bytes_per_s=number(total["bytes_per_s"], "total.bytes_per_s"),
             op_size_bytes=size, object_size_bytes=size,
-            latency=_latency(total.get("lat_ns")), timeseries=samples,
+            latency=_latency(total.get("lat_ns"), "total.lat_ns"), timeseries=samples,
             extra={k: v for k, v in extra.items() if v is not None},
-        )
-    except (KeyError, TypeError, ValueError, IndexError) as exc:
+        ))
+    except (KeyError, IndexError) as exc:
         raise ParseError(f"{TOOL} document is missing or has a bad field: {exc!r}") from None
 
 
@@ -129,9 +166,14 @@ def diagnose(m: Measurement) -> list[str]:
 
 # ---- merging instances ---------------------------------------------------------------------
 
-def _decode(b64: str):
+def _decode(b64: str, what: str = "an HDR histogram"):
+    from hdrh import codec
     from hdrh.histogram import HdrHistogram
-    return HdrHistogram.decode(b64)
+    try:
+        return HdrHistogram.decode(b64)
+    except (ValueError, IndexError, RuntimeError, zlib.error, codec.HdrCookieException, codec.HdrLengthException,
+            codec.HdrHistogramSettingsException) as exc:     # what hdrh raises on text that is no histogram
+        raise ParseError(f"{what} does not decode as an HDR histogram ({type(exc).__name__})") from None
 
 
 def merge_histograms(encoded: list[str]):
@@ -139,7 +181,10 @@ def merge_histograms(encoded: list[str]):
     from hdrh.histogram import HdrHistogram
     total = HdrHistogram(HDR_LOWEST_NS, HDR_HIGHEST_NS, HDR_SIG_FIGS)
     for b64 in encoded:
-        total.add(_decode(b64))
+        try:
+            total.add(_decode(b64))
+        except IndexError:
+            raise ParseError("an HDR histogram holds values beyond loadgen's range (1 µs .. 1 h)") from None
     return total
 
 
@@ -168,7 +213,8 @@ def merge(parts: list[Measurement]) -> Measurement:
         return parts[0]
     missing = [i for i, p in enumerate(parts) if not p.extra.get("hdr_lat")]
     if missing:
-        raise ValueError(f"part {missing[0]} has no HDR histogram (extra.hdr_lat): not a loadgen result")
+        raise ParseError(f"instance {missing[0]} wrote no latency histogram (total.hdr_lat): the instances' "
+                         "latencies cannot be merged")
     lat_hist = merge_histograms([p.extra["hdr_lat"] for p in parts])
     ops = [p.ops_total or 0.0 for p in parts]
     lat = Latency(mean_ns=_weighted_mean([(p.latency.mean_ns, w) for p, w in zip(parts, ops)]),
@@ -207,8 +253,10 @@ def merge(parts: list[Measurement]) -> Measurement:
     if all(p.extra.get("hdr_ttfb") for p in parts):
         ttfb_hist = merge_histograms([p.extra["hdr_ttfb"] for p in parts])
         ttfb = _pct(ttfb_hist)
-        ttfb["min"] = min(p.extra["ttfb_ns"]["min"] for p in parts if "min" in p.extra.get("ttfb_ns", {}))
-        ttfb["max"] = max(p.extra["ttfb_ns"]["max"] for p in parts if "max" in p.extra.get("ttfb_ns", {}))
+        for key, pick in (("min", min), ("max", max)):
+            values = [p.extra["ttfb_ns"][key] for p in parts if key in p.extra.get("ttfb_ns", {})]
+            if values:
+                ttfb[key] = pick(values)
         mean = _weighted_mean([(p.extra["ttfb_ns"].get("mean"), ttfb_hist_count(p)) for p in parts])
         if mean is not None:
             ttfb["mean"] = mean
@@ -216,14 +264,14 @@ def merge(parts: list[Measurement]) -> Measurement:
         extra["hdr_ttfb"] = ttfb_hist.encode().decode()
     instances = [p.model_copy(update={"extra": {k: v for k, v in p.extra.items() if not k.startswith("hdr_")}})
                  for p in parts]
-    return Measurement(
+    return checked(Measurement(
         tool=first.tool, op=first.op, duration_s=max(p.duration_s for p in parts),
         ops_total=sum(ops), bytes_total=sum(p.bytes_total or 0.0 for p in parts),
         ops_per_s=sum(p.ops_per_s or 0.0 for p in parts), bytes_per_s=sum(p.bytes_per_s or 0.0 for p in parts),
         op_size_bytes=first.op_size_bytes, object_size_bytes=first.object_size_bytes,
         latency=lat, timeseries=timeseries, instances=instances,
         extra={k: v for k, v in extra.items() if v is not None},
-    )
+    ))
 
 
 def ttfb_hist_count(m: Measurement) -> int:
@@ -233,4 +281,9 @@ def ttfb_hist_count(m: Measurement) -> int:
 def progress_figures(line: str) -> tuple[float, float] | None:
     """(bytes/s, ops/s) of one of loadgen's per-second progress lines; None for any other line."""
     m = _PROGRESS_RE.match(line)
-    return (float(m.group(2)), float(m.group(1))) if m else None
+    if not m:
+        return None
+    try:
+        return number(m.group(2), "bytes_per_s"), number(m.group(1), "ops_per_s")
+    except ParseError:      # a line cut off or garbled: no figures
+        return None
