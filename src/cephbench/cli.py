@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import logging
+import signal
 import secrets
 import sys
 import time
@@ -39,14 +40,23 @@ class Main(click.Group):
         try:
             return super().invoke(ctx)
         except UserError as exc:
-            err.print(f"cephbench: {exc.one_line()}", markup=False)
-            sys.exit(2)
+            _finish(f"cephbench: {exc.one_line()}", 2)
         except OperationFailed as exc:
-            err.print(f"cephbench: {exc}", markup=False)
-            sys.exit(1)
+            _finish(f"cephbench: {exc}", 1)
         except KeyboardInterrupt:
-            err.print("cephbench: interrupted")
-            sys.exit(130)
+            _finish("cephbench: interrupted", 130)
+
+
+def _finish(line: str, code: int) -> None:
+    """The command's last word: a signal while it is said must not turn it into click's "Aborted!" (the command is
+    over either way; entry.py ignores signals from the moment the exit leaves the command)."""
+    previous = {s: signal.signal(s, signal.SIG_IGN) for s in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        err.print(line, markup=False)
+    finally:
+        for s, handler in previous.items():
+            signal.signal(s, handler)
+    sys.exit(code)
 
 
 @click.group(cls=Main, context_settings={"help_option_names": ["-h", "--help"]})

@@ -30,8 +30,14 @@ def main() -> None:
         _interrupted()
     try:
         cli_main()
-    except KeyboardInterrupt:      # one that landed outside a command (click's own parsing, the exit path)
+    except KeyboardInterrupt:      # one that landed outside a command (click's own parsing)
         _interrupted()
+    except SystemExit:
+        # the command is done and has said so; a signal now would only interrupt the interpreter's own clean-up
+        # (atexit handlers, finalizers) with a traceback
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        raise
 
 
 if __name__ == "__main__":
