@@ -5,7 +5,7 @@ cd "$(dirname "$0")/.."
 
 # chromium: the report's browser test renders report.html headless; python3-rados: cephbench's one connection
 # to the monitors (librados), linked into .venv below
-DEB_PACKAGES=(ceph-mon ceph-mgr ceph-osd ceph-common python3-rados radosgw fio iperf3 openssh-client python3-venv
+DEB_PACKAGES=(ceph-mon ceph-mgr ceph-osd ceph-common python3-rados radosgw fio iperf3 iproute2 openssh-client python3-venv
               golang-go chromium)
 say() { printf 'setup: %s\n' "$*"; }
 

@@ -1,0 +1,347 @@
+"""The multi-host lab's network: one network namespace per host, veth links to a bridge per network, tc shaping.
+
+A lab's topology is planned in pure code (names, addresses), written to JSON, and only then made with `ip`
+and `tc`. Every object carries the lab's id, and destroy removes exactly the objects of that plan, never by
+a name pattern, so another lab beside it is never touched. The JSON is written before the first object is
+made: a lab killed half-way through create is destroyed from it like a whole one.
+
+Layout for lab id `ab12cd` in slot S, host i (1-based):
+  namespace  cb-ab12cd-h<i>            inside it: `lo`, `pub0` 198.18.S.i/24 and, with a cluster network,
+                                         `clu0` 198.19.S.i/24
+  veth       cb-ab12cd-h<i>p / ...c    the root-namespace ends, enslaved to
+  bridges    cbp-ab12cd / cbc-ab12cd   the public bridge carries 198.18.S.254, cephbench's own address
+Addresses come from 198.18.0.0/15 (RFC 2544, set aside for benchmarking networks): public networks from
+198.18.0.0/16 and cluster networks from 198.19.0.0/16, one /24 of each per lab, the lab's slot choosing which.
+
+Shaping: both ends of a host's veth get a tbf at the link's rate, so the host's sending (namespace end's
+egress) and receiving (root end's egress) are each limited. A delay is a netem under the tbf; a round trip
+between two hosts crosses four such queues, so each gets a quarter of the delay asked for.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import hashlib
+import ipaddress
+import json
+import os
+import re
+import shutil
+import subprocess
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Iterator, Sequence
+
+from ..errors import UserError
+from .rates import LinkShape, tbf_burst_bytes, tc_delay, tc_rate
+
+PUBLIC_BASE = ipaddress.IPv4Network("198.18.0.0/16")
+CLUSTER_BASE = ipaddress.IPv4Network("198.19.0.0/16")
+SLOTS = 256                      # one /24 of each base per lab
+MAX_HOSTS = 253                  # .1 .. .253; .254 is cephbench's address on the public bridge
+GATEWAY_HOST = 254
+IFNAMSIZ = 15                    # the kernel's limit on a link name (16 bytes with the NUL)
+LAB_ID_RE = re.compile(r"[a-z0-9]{1,6}")
+NS_PUBLIC_IF, NS_CLUSTER_IF = "pub0", "clu0"
+TBF_LATENCY = "50ms"             # how long a packet may wait in the tbf before it is dropped
+COMMAND_TIMEOUT_S = 20.0
+# Serialises slot choice between labs started at the same moment (the bridge address is the claim).
+SLOT_LOCK = Path("/run/cephbench-netns.lock")
+
+
+@dataclass(frozen=True)
+class Network:
+    """One of the lab's networks: its bridge, subnet, the address cephbench has on it (if any) and its shape."""
+
+    kind: str                    # "public" or "cluster"
+    bridge: str
+    subnet: str
+    gateway: str | None
+    shape: LinkShape | None
+
+    def to_json(self) -> dict:
+        return {"kind": self.kind, "bridge": self.bridge, "subnet": self.subnet, "gateway": self.gateway,
+                "shape": self.shape.to_json() if self.shape else None}
+
+    @classmethod
+    def from_json(cls, d: dict) -> Network:
+        return cls(d["kind"], d["bridge"], d["subnet"], d.get("gateway"),
+                   LinkShape.from_json(d["shape"]) if d.get("shape") else None)
+
+
+@dataclass(frozen=True)
+class HostLink:
+    """A host's link to one network: the root-namespace end of its veth and the address inside the namespace."""
+
+    network: str                 # "public" or "cluster"
+    veth: str                    # root-namespace end
+    inner: str                   # the end inside the namespace
+    address: str
+
+
+@dataclass(frozen=True)
+class NetHost:
+    name: str                    # h1, h2, ...
+    netns: str
+    links: tuple[HostLink, ...]
+
+    def address(self, network: str = "public") -> str:
+        return next(link.address for link in self.links if link.network == network)
+
+    def to_json(self) -> dict:
+        return {"name": self.name, "netns": self.netns,
+                "links": [{"network": k.network, "veth": k.veth, "inner": k.inner, "address": k.address}
+                          for k in self.links]}
+
+    @classmethod
+    def from_json(cls, d: dict) -> NetHost:
+        return cls(d["name"], d["netns"], tuple(HostLink(k["network"], k["veth"], k["inner"], k["address"])
+                                                  for k in d["links"]))
+
+
+@dataclass(frozen=True)
+class Topology:
+    lab_id: str
+    slot: int
+    networks: tuple[Network, ...]
+    hosts: tuple[NetHost, ...] = field(default=())
+
+    def network(self, kind: str) -> Network | None:
+        return next((n for n in self.networks if n.kind == kind), None)
+
+    def host(self, name: str) -> NetHost:
+        for h in self.hosts:
+            if h.name == name:
+                return h
+        raise KeyError(name)
+
+    def link_names(self) -> list[str]:
+        """Every link this lab makes in the root namespace: veth ends first, then bridges."""
+        return [k.veth for h in self.hosts for k in h.links] + [n.bridge for n in self.networks]
+
+    def to_json(self) -> dict:
+        return {"lab_id": self.lab_id, "slot": self.slot, "networks": [n.to_json() for n in self.networks],
+                "hosts": [h.to_json() for h in self.hosts]}
+
+    @classmethod
+    def from_json(cls, d: dict) -> Topology:
+        return cls(d["lab_id"], int(d["slot"]), tuple(Network.from_json(n) for n in d["networks"]),
+                   tuple(NetHost.from_json(h) for h in d["hosts"]))
+
+    def save(self, path: Path) -> None:
+        tmp = path.with_suffix(path.suffix + ".tmp")
+        tmp.write_text(json.dumps(self.to_json(), indent=2) + "\n")
+        tmp.replace(path)
+
+    @classmethod
+    def load(cls, path: Path) -> Topology:
+        return cls.from_json(json.loads(path.read_text()))
+
+
+# ---- planning (pure) ---------------------------------------------------------------------------
+
+def lab_id_for(lab_dir: Path) -> str:
+    """A lab's id from its directory: stable across restarts, so a half-made lab is found again."""
+    return hashlib.sha256(str(lab_dir.resolve()).encode()).hexdigest()[:6]
+
+
+def subnet(base: ipaddress.IPv4Network, slot: int) -> ipaddress.IPv4Network:
+    return list(base.subnets(new_prefix=24))[slot]
+
+
+def plan(lab_id: str, slot: int, hosts: int, public: LinkShape | None,
+         cluster: LinkShape | None = None, separate_cluster: bool = False) -> Topology:
+    """Names and addresses of a lab of `hosts` hosts; a cluster network when `cluster` or `separate_cluster`."""
+    if not LAB_ID_RE.fullmatch(lab_id):
+        raise ValueError(f"lab id {lab_id!r} must be 1-6 of [a-z0-9]")
+    if not 0 <= slot < SLOTS:
+        raise ValueError(f"slot {slot} outside 0..{SLOTS - 1}")
+    if not 1 <= hosts <= MAX_HOSTS:
+        raise UserError(f"a multi-host lab has 1 to {MAX_HOSTS} hosts, not {hosts}", where="--hosts")
+    pub_net = subnet(PUBLIC_BASE, slot)
+    networks = [Network("public", f"cbp-{lab_id}", str(pub_net), str(pub_net[GATEWAY_HOST]), public)]
+    with_cluster = cluster is not None or separate_cluster
+    if with_cluster:
+        networks.append(Network("cluster", f"cbc-{lab_id}", str(subnet(CLUSTER_BASE, slot)), None, cluster))
+    out = []
+    for i in range(1, hosts + 1):
+        links = [HostLink("public", f"cb-{lab_id}-h{i}p", NS_PUBLIC_IF, str(pub_net[i]))]
+        if with_cluster:
+            links.append(HostLink("cluster", f"cb-{lab_id}-h{i}c", NS_CLUSTER_IF,
+                                  str(subnet(CLUSTER_BASE, slot)[i])))
+        out.append(NetHost(f"h{i}", f"cb-{lab_id}-h{i}", tuple(links)))
+    topo = Topology(lab_id, slot, tuple(networks), tuple(out))
+    assert all(len(n) <= IFNAMSIZ for n in topo.link_names()), topo.link_names()
+    return topo
+
+
+def free_slot(used: set[int]) -> int:
+    for s in range(SLOTS):
+        if s not in used:
+            return s
+    raise UserError(f"all {SLOTS} lab network slots of 198.18.0.0/15 are in use",
+                    "take a multi-host lab down with `cephbench lab down --dir DIR`")
+
+
+def slots_in_use(addresses: Sequence[str]) -> set[int]:
+    """Slots claimed by the addresses of this (root) namespace, i.e. by other labs' public bridges."""
+    used = set()
+    for a in addresses:
+        ip = ipaddress.IPv4Address(a)
+        if ip in PUBLIC_BASE:
+            used.add(int(ip) - int(PUBLIC_BASE.network_address) >> 8)
+    return used
+
+
+def exec_argv(netns: str, argv: Sequence[str]) -> list[str]:
+    """The command line running `argv` inside a lab host's namespace."""
+    return ["ip", "netns", "exec", netns, *[str(a) for a in argv]]
+
+
+def _qdisc_lines(dev: str, shape: LinkShape) -> list[str]:
+    """`tc -batch` lines shaping the egress of `dev`: tbf at the rate, netem below it for the delay."""
+    burst = tbf_burst_bytes(shape.rate_bits_per_s)
+    lines = [f"qdisc add dev {dev} root handle 1: tbf rate {tc_rate(shape.rate_bits_per_s)} "
+             f"burst {burst} latency {TBF_LATENCY}"]
+    if shape.delay_s > 0:
+        lines.append(f"qdisc add dev {dev} parent 1:1 handle 10: netem delay {tc_delay(shape.delay_s / 4)}")
+    return lines
+
+
+def create_commands(topo: Topology) -> list[tuple[list[str], str | None]]:
+    """The commands that make `topo`, in order: (argv, stdin for -batch or None)."""
+    cmds: list[tuple[list[str], str | None]] = []
+    for n in topo.networks:
+        cmds.append((["ip", "link", "add", n.bridge, "type", "bridge"], None))
+        if n.gateway:
+            prefix = ipaddress.IPv4Network(n.subnet).prefixlen
+            cmds.append((["ip", "addr", "add", f"{n.gateway}/{prefix}", "dev", n.bridge], None))
+        cmds.append((["ip", "link", "set", n.bridge, "up"], None))
+    shapes = {n.kind: (n, n.shape) for n in topo.networks}
+    for h in topo.hosts:
+        cmds.append((["ip", "netns", "add", h.netns], None))
+        inner = ["link set lo up"]
+        root_tc: list[str] = []
+        inner_tc: list[str] = []
+        for k in h.links:
+            net, shape = shapes[k.network]
+            prefix = ipaddress.IPv4Network(net.subnet).prefixlen
+            cmds.append((["ip", "link", "add", k.veth, "type", "veth", "peer", "name", k.inner,
+                          "netns", h.netns], None))
+            cmds.append((["ip", "link", "set", k.veth, "master", net.bridge, "up"], None))
+            inner += [f"addr add {k.address}/{prefix} dev {k.inner}", f"link set {k.inner} up"]
+            if shape:
+                root_tc += _qdisc_lines(k.veth, shape)
+                inner_tc += _qdisc_lines(k.inner, shape)
+        cmds.append((["ip", "-n", h.netns, "-batch", "-"], "\n".join(inner) + "\n"))
+        if root_tc:
+            cmds.append((["tc", "-batch", "-"], "\n".join(root_tc) + "\n"))
+        if inner_tc:
+            cmds.append((["tc", "-n", h.netns, "-batch", "-"], "\n".join(inner_tc) + "\n"))
+    return cmds
+
+
+# ---- making and removing -----------------------------------------------------------------------
+
+def check_tools() -> None:
+    missing = [t for t in ("ip", "tc") if shutil.which(t) is None]
+    if missing:
+        raise UserError(f"{' and '.join(missing)} (iproute2) not found: the multi-host lab needs them",
+                        "run scripts/setup.sh")
+    if os.geteuid() != 0:
+        raise UserError("the multi-host lab needs root (network namespaces, veth links and tc)",
+                        "run it as root, or use the one-host lab (no --hosts)")
+
+
+def _run(argv: list[str], stdin: str | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(argv, input=stdin, capture_output=True, text=True, timeout=COMMAND_TIMEOUT_S,
+                          check=False)
+
+
+def _must(argv: list[str], stdin: str | None = None) -> None:
+    res = _run(argv, stdin)
+    if res.returncode != 0 and "netem" in (stdin or "") and "qdisc kind is unknown" in res.stderr:
+        raise UserError("this kernel has no netem queue discipline (sch_netem), so a link delay cannot be made",
+                        "give the rate alone, e.g. 1gbit instead of 1gbit/0.2ms")
+    if res.returncode != 0:
+        what = " ".join(argv) + (f" <<< {stdin.strip()!r}" if stdin else "")
+        raise RuntimeError(f"{what} failed ({res.returncode}): {(res.stderr or res.stdout).strip()}")
+
+
+def existing_netns() -> set[str]:
+    res = _run(["ip", "netns", "list"])
+    return {line.split()[0] for line in res.stdout.splitlines() if line.strip()}
+
+
+def existing_links() -> set[str]:
+    res = _run(["ip", "-j", "link", "show"])
+    return {link["ifname"] for link in json.loads(res.stdout or "[]")}
+
+
+def root_ipv4_addresses() -> list[str]:
+    res = _run(["ip", "-j", "-4", "addr", "show"])
+    return [a["local"] for link in json.loads(res.stdout or "[]") for a in link.get("addr_info", [])]
+
+
+def leftovers(topo: Topology) -> list[str]:
+    """The objects of `topo` that exist now (namespaces and root-namespace links); empty when it is all gone."""
+    ns = existing_netns()
+    links = existing_links()
+    return [h.netns for h in topo.hosts if h.netns in ns] + [n for n in topo.link_names() if n in links]
+
+
+@contextmanager
+def _slot_lock() -> Iterator[None]:
+    with open(SLOT_LOCK, "a") as f:
+        fcntl.flock(f, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(f, fcntl.LOCK_UN)
+
+
+def create(lab_id: str, hosts: int, public: LinkShape | None, record: Path,
+           cluster: LinkShape | None = None, separate_cluster: bool = False) -> Topology:
+    """Plan a free slot, record the plan at `record`, then make it. Any failure (or signal) removes what was made."""
+    check_tools()
+    with _slot_lock():
+        topo = plan(lab_id, free_slot(slots_in_use(root_ipv4_addresses())), hosts, public, cluster,
+                    separate_cluster)
+        present = leftovers(topo)
+        if present:
+            raise UserError(f"lab network {lab_id} already exists ({', '.join(present[:3])})",
+                            "take that lab down first with `cephbench lab down --dir DIR`")
+        topo.save(record)
+        try:
+            for argv, stdin in create_commands(topo):
+                _must(argv, stdin)
+        except BaseException:
+            destroy(topo)
+            raise
+    return topo
+
+
+def destroy(topo: Topology) -> list[str]:
+    """Remove every namespace and link of `topo` that exists (qdiscs and addresses go with them).
+
+    Idempotent: what is already gone is skipped. Returns what was removed. Raises when something of the lab
+    is still there afterwards, naming it.
+    """
+    removed = []
+    # Root ends first: deleting one removes its peer at once, while a deleted namespace's links go away
+    # later, in the kernel's own time.
+    links = existing_links()
+    for name in topo.link_names():
+        if name in links:
+            _run(["ip", "link", "delete", name])
+            removed.append(name)
+    ns = existing_netns()
+    for h in topo.hosts:
+        if h.netns in ns:
+            _run(["ip", "netns", "delete", h.netns])
+            removed.append(h.netns)
+    left = leftovers(topo)
+    if left:
+        raise RuntimeError(f"lab network {topo.lab_id}: could not remove {', '.join(left)}")
+    return removed
