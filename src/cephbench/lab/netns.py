@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterator, Sequence
 
-from ..errors import UserError
+from ..errors import OperationFailed, UserError
 from .rates import LinkShape, tbf_burst_bytes, tc_delay, tc_rate
 
 PUBLIC_BASE = ipaddress.IPv4Network("198.18.0.0/16")
@@ -266,7 +266,7 @@ def _must(argv: list[str], stdin: str | None = None) -> None:
                         "give the rate alone, e.g. 1gbit instead of 1gbit/0.2ms")
     if res.returncode != 0:
         what = " ".join(argv) + (f" <<< {stdin.strip()!r}" if stdin else "")
-        raise RuntimeError(f"{what} failed ({res.returncode}): {(res.stderr or res.stdout).strip()}")
+        raise OperationFailed(f"{what} failed ({res.returncode}): {(res.stderr or res.stdout).strip()}")
 
 
 def existing_netns() -> set[str]:
@@ -343,5 +343,5 @@ def destroy(topo: Topology) -> list[str]:
             removed.append(h.netns)
     left = leftovers(topo)
     if left:
-        raise RuntimeError(f"lab network {topo.lab_id}: could not remove {', '.join(left)}")
+        raise OperationFailed(f"lab network {topo.lab_id}: could not remove {', '.join(left)}")
     return removed
