@@ -371,6 +371,11 @@ def run(suite_path: Path | None, out_dir: Path | None, resume_dir: Path | None, 
                   markup=False)
     out.print(f"results: {rundir.path}  (print again with: cephbench show {rundir.path})")
     _catalog(rundir.path)
+    if summary.lost:
+        left = ", ".join(f"{r.kind} {r.name}" for r in summary.left_behind) or "nothing"
+        err.print(f"cephbench: the run ended early: {summary.lost}; finished results are kept; left on the "
+                  f"cluster: {left} (once it answers: cephbench cleanup {rundir.path})", markup=False)
+        sys.exit(1)
     if summary.interrupted:
         err.print(f"interrupted: finished results are kept; complete the run with "
                   f"'cephbench run --resume {rundir.path}'")

@@ -11,6 +11,7 @@ from __future__ import annotations
 import logging
 import time
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Callable
 
 from .results import ClusterDuringTest
@@ -18,6 +19,7 @@ from .results import ClusterDuringTest
 log = logging.getLogger(__name__)
 
 INACTIVE_LIMIT_S = 15.0     # PGs inactive this long: I/O to them blocks; the test is stopped with that cause
+LOST_AFTER = 3              # `ceph status` failing this many times in a row: the cluster is gone for this test
 BRIEF_INACTIVE_S = 5.0      # peering after another client's pool creation or a map change: no warning
 
 
@@ -89,14 +91,23 @@ class ClusterWatch:
     last_raw_used: float | None = None
     stop_reason: str | None = None
     failures: int = 0
+    failed_in_a_row: int = 0
+    conf: Path | None = None                        # the tools' ceph.conf: gone means no tool reaches the cluster
 
     def sample(self) -> None:
+        if self.conf is not None and not self.conf.exists() and self.stop_reason is None:
+            self.stop_reason = f"{self.conf} is gone: the tools cannot reach the cluster any more"
+            return
         try:
             o = observe(self.status())
-        except Exception as exc:  # noqa: BLE001 - a missed reading must not stop the test; three in a row are noted
+        except Exception as exc:  # noqa: BLE001 - one missed reading is noise; LOST_AFTER in a row end the test
             self.failures += 1
+            self.failed_in_a_row += 1
             log.debug("cluster status: %s", exc)
+            if self.failed_in_a_row >= LOST_AFTER and self.stop_reason is None:
+                self.stop_reason = f"the cluster stopped answering ({exc}), so the test was stopped"
             return
+        self.failed_in_a_row = 0
         now = time.monotonic() - self.started
         if self.first is None:
             self.first = o

@@ -63,6 +63,7 @@ auth rm | entity
 config-key set | key val?
 config-key rm | key
 config-key dump | key?
+config get | who key?
 """
 
 

@@ -15,7 +15,7 @@ from .drivers.base import Events, Outcome, RunContext
 from .drivers.registry import DRIVERS, PREFLIGHT
 from .errors import OperationFailed, PermissionDenied, UserError
 from .hosts import LocalHost
-from . import marker
+from . import limits, marker
 from .interrupts import held, shielded, sigterm_interrupts
 from .kinds import KINDS
 from .plan import Plan
@@ -46,6 +46,7 @@ class RunSummary:
     interrupted: bool = False
     left_behind: list[Resource] = field(default_factory=list)
     planned: list[str] = field(default_factory=list)
+    lost: str | None = None          # the cluster stopped answering: why the run ended early
 
     @property
     def failed(self) -> int:
@@ -79,6 +80,7 @@ def preflight(cluster: Cluster, plan: Plan, force: bool) -> dict:
             except UserError as exc:
                 exc.where = f"pools.{t.params['pool']}"
                 raise
+    limits.check(plan.suite, plan.tests, limits.read(cluster, status))
     for kind, check in PREFLIGHT.items():
         tests = [t for t in plan.tests if t.kind == kind]
         if tests:
@@ -112,12 +114,19 @@ def execute(plan: Plan, ctx: RunContext, events: RunEvents, options: RunOptions,
             if not any(t.id in todo for t in group):
                 continue
             driver = DRIVERS[group[0].kind]
-            for result in _run_group(driver, ctx, group, todo):
+            errors: list[str] = []
+            for result in _run_group(driver, ctx, group, todo, errors):
                 analyzer.attach(result)
                 summary.results.append(result)
                 if ctx.rundir is not None:
                     ctx.rundir.append(result)
                 events.test_finished(result)
+                if result.status == "failed":
+                    errors.append(result.error or "failed")
+            if errors and not options.dry_run:
+                summary.lost = unreachable(ctx)
+                if summary.lost:
+                    break
     except KeyboardInterrupt:
         summary.interrupted = True
         events.note("interrupted: cleaning up what this run created (Ctrl-C again to skip)")
@@ -126,12 +135,16 @@ def execute(plan: Plan, ctx: RunContext, events: RunEvents, options: RunOptions,
             summary.interrupted = True
             events.note("cleaning up what this run created goes on (Ctrl-C again to skip it)")
         try:
-            with shielded(first_signal):   # a first signal during cleanup must not leave flags or pools behind
-                failures = ctx.ledger.release(keep=lambda r: options.keep and r.kind != "osd-flags")
+            if summary.lost:                # removals would each wait out the connect timeout: list them instead
+                failures = [(r, "not removed: the cluster stopped answering") for r in ctx.ledger.pending()]
+            else:
+                with shielded(first_signal):   # a first signal during cleanup must not leave flags or pools behind
+                    failures = ctx.ledger.release(keep=lambda r: options.keep and r.kind != "osd-flags")
             summary.left_behind = [r for r, _ in failures]
             if options.keep:
                 summary.left_behind += [r for r in ctx.ledger.pending()]
-            events.cleanup(summary.left_behind, failures)
+            if not summary.lost:            # a lost cluster is said in one line, by whoever shows the summary
+                events.cleanup(summary.left_behind, failures)
         except KeyboardInterrupt:
             summary.interrupted = True
             summary.left_behind = ctx.ledger.pending()
@@ -141,6 +154,19 @@ def execute(plan: Plan, ctx: RunContext, events: RunEvents, options: RunOptions,
             signal.signal(signal.SIGTERM, previous)
         summary.planned = list(ctx.planned)
     return summary
+
+
+def unreachable(ctx: RunContext) -> str | None:
+    """After a failed group: why the cluster cannot be used any more (its conf is gone, no monitor answers), or
+    None when it answers and the failure was the test's own, so the run goes on with the next group."""
+    conf = ctx.target.conf
+    if not conf.is_file():
+        return f"{conf} is gone, so no tool can reach the cluster"
+    try:
+        ctx.cluster.status()
+    except (OperationFailed, UserError) as exc:
+        return f"the cluster stopped answering ({exc.one_line() if isinstance(exc, UserError) else exc})"
+    return None
 
 
 def mark_run(ctx: RunContext) -> None:
@@ -196,7 +222,8 @@ def with_cluster(result: Result, watch: ClusterWatch) -> Result:
     return result
 
 
-def _run_group(driver, ctx: RunContext, group: list[Test], todo: set[str]) -> Iterator[Result]:
+def _run_group(driver, ctx: RunContext, group: list[Test], todo: set[str],
+               errors: list[str] | None = None) -> Iterator[Result]:
     """Drive one group; a group that breaks marks its unfinished tests failed and the run goes on."""
     reported: set[str] = set()
     started = time.time()
@@ -224,6 +251,8 @@ def _run_group(driver, ctx: RunContext, group: list[Test], todo: set[str]) -> It
     except (OperationFailed, UserError) as exc:
         msg = exc.one_line() if isinstance(exc, UserError) else str(exc)
         log.warning("group %s failed: %s", group[0].group, msg)
+        if errors is not None:
+            errors.append(msg)          # also when every test had its result (a failed pool removal)
         for t in group:
             if t.id in todo and t.id not in reported:
                 yield Result(test=t, status="failed", error=msg, started_unix=started,

@@ -151,7 +151,8 @@ class RunContext:
         remote = [h for h in hosts if h.address is not None] if self.settings.watch_osd_hosts else []
         watchers = self._watch(test, remote)
         watch = ClusterWatch(self.cluster.status, self.settings.max_raw_used,
-                             writing=direction_of(test.kind, test.params.get("phase")) in ("write", "mixed"))
+                             writing=direction_of(test.kind, test.params.get("phase")) in ("write", "mixed"),
+                             conf=self.target.conf)
         self.cluster_watches[test.id] = watch
 
         def tick() -> bool:
