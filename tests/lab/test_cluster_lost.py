@@ -3,7 +3,6 @@ be cleaned, instead of failing every remaining test in turn (a throwaway lab, st
 
 import subprocess
 import time
-from pathlib import Path
 
 from cephbench.lab import Lab
 from cephbench.results import RunDir
