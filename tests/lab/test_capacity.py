@@ -22,8 +22,14 @@ def test_two_concurrent_runs_stay_below_the_limit(lab_cluster, cephbench_env, tm
     total, used = lab_cluster.raw_capacity()
     limit = round(used / total + 0.04, 3)          # room for a few hundred MiB: each run alone could take most
     suite = write_suite(tmp_path, FILL.format(limit=limit))
-    procs = [subprocess.Popen([*CLI, "run", str(suite), "--out", str(tmp_path / f"run{i}")], env=cephbench_env,
-                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for i in (0, 1)]
+    def start(i):
+        return subprocess.Popen([*CLI, "run", str(suite), "--out", str(tmp_path / f"run{i}")], env=cephbench_env,
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    procs = [start(0)]
+    deadline = time.monotonic() + 60            # the second starts once the first has marked the cluster
+    while not lab_cluster.ceph_json("config-key", "dump", "cephbench/runs/") and time.monotonic() < deadline:
+        time.sleep(0.1)
+    procs.append(start(1))
     peak = used / total
     while any(p.poll() is None for p in procs):      # the cluster's own figure, sampled from outside the runs
         t, u = lab_cluster.raw_capacity()
@@ -38,7 +44,7 @@ def test_two_concurrent_runs_stay_below_the_limit(lab_cluster, cephbench_env, tm
     for rs in results:
         for r in rs:
             assert r.cluster is None or (r.cluster.raw_used_max or 0) < limit
-    # both ran at once: the one that started second saw the first one's marker
+    # both ran at once: the one that started second saw the first one's marker (and its reservation)
     assert any("another cephbench run is in progress" in err for _, err in outputs), [e for _, e in outputs]
     # and nothing of either is left: pools, markers
     assert not [p for p in lab_cluster.pool_names() if p.startswith("cephbench-")]
