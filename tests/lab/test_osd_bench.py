@@ -42,9 +42,9 @@ def test_quick_suite_osd_bench_flags_no_osd_on_an_untouched_lab(lab_cluster, cep
         figures.append({k: round(v["bytes_per_s"] / 2**20) for k, v in m.extra["per_osd"].items()})
         assert m.extra["slow_osds"] == [], (r.test.id, r.notes, figures)
         assert not any("is slow" in n for n in r.notes), r.notes
-        # every OSD benched 3 times, interleaved round-robin: osd.0, osd.1, osd.2, osd.0, ...
+        # every OSD benched 3 times, interleaved round-robin, each round starting one OSD further on
         order = [re.search(r" tell (osd\.\d+) bench ", c).group(1) for c in r.commands]
-        assert order == osds * 3, order
+        assert order == [osds[(rnd + i) % len(osds)] for rnd in range(3) for i in range(len(osds))], order
         assert m.extra["repeat"] == 3 and sorted(m.extra["per_osd"]) == sorted(osds)
         for v in m.extra["per_osd"].values():
             assert v["repeats"] == len(v["bytes_per_s_repeats"]) == 3

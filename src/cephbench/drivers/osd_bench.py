@@ -66,8 +66,11 @@ def limit_from_error(text: str) -> int | None:
 
 
 def round_robin(osds: list[int], repeat: int) -> list[tuple[int, int]]:
-    """(round, osd) in the order they run: every OSD once per round, rounds one after another."""
-    return [(rnd, osd) for rnd in range(1, repeat + 1) for osd in osds]
+    """(round, osd) in the order they run: every OSD once per round, rounds one after another, and each round
+    starting one OSD further on, so that no OSD always runs first (after the previous round's writes, on a
+    device the OSDs share) or last: the position in a round is no cause of a drive looking slow."""
+    n = len(osds)
+    return [(rnd, osds[(rnd - 1 + i) % n]) for rnd in range(1, repeat + 1) for i in range(n)]
 
 
 @dataclass(frozen=True)
@@ -144,7 +147,7 @@ def summarise(per_osd: dict[str, list[Measurement]], repeat: int, threshold: flo
         bytes_per_s=statistics.median(medians), bytes_per_s_min=min(medians), bytes_per_s_max=max(medians),
         ops_per_s=statistics.median([v["ops_per_s"] for v in extra_osd.values()]),
         op_size_bytes=bs,
-        extra={"per_osd": extra_osd, "repeat": repeat, "order": "round-robin",
+        extra={"per_osd": extra_osd, "repeat": repeat, "order": "round-robin, rotated",
                "median_bytes_per_s": statistics.median(medians),
                "slow_osds": sorted(k for k, c in checks.items() if c.slow),
                "slow_threshold": threshold, "slow_test": SLOW_TEST, "slow_alpha": alpha,
