@@ -68,16 +68,16 @@ KINDS: dict[str, Kind] = {k.name: k for k in (
     Kind(NET_BASELINE, "Baselines", "Network baseline", "baseline", None, {"send": "write"},
          ceiling_source=True, cluster=False, test_overhead_s=1.5, ops_counted=False),
     Kind("rados_bench", "RADOS", "rados bench", "rados", "modes", {"write": "write", "seq": "read", "rand": "read"},
-         modelled=True, group_setup_s=8.0, exhaustible_reads=frozenset({"seq"})),
-    Kind("fio_rados", "RADOS", "fio (rados engine)", "fio", "rw", dict(_RW), modelled=True, group_setup_s=8.0),
+         modelled=True, group_setup_s=3.0, exhaustible_reads=frozenset({"seq"})),
+    Kind("fio_rados", "RADOS", "fio (rados engine)", "fio", "rw", dict(_RW), modelled=True, group_setup_s=3.0),
     Kind("osd_bench", "OSD", "ceph tell osd.N bench", "osd", None, {"write": "write"}, modelled=True,
          ceiling_source=True, repeat_within_test=True, default_test_s=0.5),
     Kind("rbd_bench", "RBD", "rbd bench", "fio", "io_type", {"write": "write", "read": "read", "readwrite": "mixed"},
-         modelled=True, group_setup_s=15.0),
-    Kind("fio_rbd", "RBD", "fio (rbd)", "fio", "rw", {**_RW, "randrw": "mixed"}, modelled=True, group_setup_s=15.0),
+         modelled=True, group_setup_s=6.0),
+    Kind("fio_rbd", "RBD", "fio (rbd)", "fio", "rw", {**_RW, "randrw": "mixed"}, modelled=True, group_setup_s=6.0),
     Kind("rgw", "RGW", "RGW (cephbench-loadgen)", "rgw", "op",
          {"put": "write", "get": "read", "stat": "metadata", "list": "metadata", "delete": "metadata",
-          "mixed": "mixed"}, group_setup_s=6.0, test_overhead_s=1.0),
+          "mixed": "mixed"}, group_setup_s=4.0, test_overhead_s=1.0),
 )}
 
 WORKLOAD_KINDS: tuple[str, ...] = tuple(k for k in KINDS if KINDS[k].level != "Baselines")

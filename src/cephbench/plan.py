@@ -21,7 +21,7 @@ _FIXED = {"name", "type", "repeat"}
 _SIZE_KEYS = {"object_size", "block_size", "total", "io_size"}
 _ALWAYS_LABEL = {"object_size", "block_size", "concurrency", "iodepth", "io_size", "io_threads"}
 ASSUMED_OSDS = 3            # the estimate of a per-OSD test when the cluster is not known yet (validate)
-RUN_OVERHEAD_S = 8.0        # preflight, the cluster's facts for run.json, and the report at the end
+RUN_OVERHEAD_S = 5.0        # preflight, the cluster's facts for run.json, and the report at the end
 
 
 @dataclass(frozen=True)
