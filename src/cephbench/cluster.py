@@ -95,6 +95,10 @@ class Cluster:
 
     # ---- raw access --------------------------------------------------------
     def _command(self, args: Sequence[str], timeout_s: float, fmt: str | None = None) -> MonReply:
+        if self.mon.connected and not self.target.conf.exists():
+            # the cluster's conf vanished mid-run (a lab taken down): every tool already fails, and waiting out
+            # the mon's timeout on a cluster that is gone would only delay saying so
+            raise OperationFailed(f"ceph {' '.join(args)}: {self.target.conf} is gone")
         try:
             return self.mon.command(args, timeout_s=timeout_s, fmt=fmt)
         except ConnectFailed as exc:

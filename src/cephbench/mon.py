@@ -13,6 +13,7 @@ import json
 import logging
 import math
 import threading
+import time
 import weakref
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -212,7 +213,8 @@ def _import_rados() -> Any:
     return rados
 
 
-def _in_thread(fn: Callable[[], T], timeout_s: float, what: str, busy: "_InFlight") -> T:
+def _in_thread(fn: Callable[[], T], timeout_s: float, what: str, busy: "_InFlight",
+               gone: Callable[[], str | None] = lambda: None) -> T:
     """Run a blocking librados call in a helper thread and wait for it here.
 
     librados blocks in C with the GIL released; the main thread waiting on an Event instead stays able to run
@@ -234,8 +236,13 @@ def _in_thread(fn: Callable[[], T], timeout_s: float, what: str, busy: "_InFligh
 
     busy.enter()
     threading.Thread(target=work, name=f"cephbench-mon: {what}", daemon=True).start()
-    if not done.wait(timeout_s):
-        raise OperationFailed(f"{what}: no answer from the monitors in {timeout_s:.0f} s")
+    deadline = time.monotonic() + timeout_s
+    while not done.wait(min(1.0, max(0.0, deadline - time.monotonic()))):
+        if time.monotonic() >= deadline:
+            raise OperationFailed(f"{what}: no answer from the monitors in {timeout_s:.0f} s")
+        why = gone()            # a cluster whose conf vanished (a lab taken down) will not answer: say so now
+        if why:
+            raise OperationFailed(f"{what}: {why}")
     if "error" in box:
         raise box["error"]
     return box["value"]
@@ -286,6 +293,10 @@ class MonConnection:
         cid = self.client_id or "admin"
         return cid if cid.startswith("client.") else f"client.{cid}"
 
+    @property
+    def connected(self) -> bool:
+        return self._client is not None
+
     def _connected(self) -> Any:
         with self._lock:
             if self._client is None:
@@ -319,7 +330,8 @@ class MonConnection:
         client = self._connected()
         what = "ceph " + " ".join(argv)
         log.debug("mon_command %s", json.dumps(cmd))
-        ret, out, status = _in_thread(lambda: client.mon_command(json.dumps(cmd), b""), timeout_s, what, self._busy)
+        ret, out, status = _in_thread(lambda: client.mon_command(json.dumps(cmd), b""), timeout_s, what, self._busy,
+                                      gone=lambda: None if self.conf.exists() else f"{self.conf} is gone")
         return MonReply(ret, out, status)
 
     def close(self) -> None:

@@ -35,8 +35,8 @@ def test_a_cluster_that_goes_away_ends_the_run_in_one_line(tmp_path):
         started = time.monotonic()
         out, err = proc.communicate(timeout=180)
         assert proc.returncode == 1, (out, err)
-        # at most one monitor command waits out its timeout (60 s), not one per remaining test
-        assert time.monotonic() - started < 90, (time.monotonic() - started, err[-3000:])
+        # a command in flight gives up as soon as the conf is gone: no monitor timeout is waited out
+        assert time.monotonic() - started < 30, (time.monotonic() - started, err[-3000:])
         lines = [line for line in err.splitlines() if line.startswith("cephbench: the run ended early")]
         assert len(lines) == 1 and "left on the cluster:" in lines[0] and "cephbench cleanup" in lines[0], err
         rs, _ = RunDir.open(tmp_path / "run").results()
