@@ -21,10 +21,6 @@ from .units import parse_duration, parse_size
 MAX_TEST_DURATION_S = 24 * 3600      # one test longer than a day is a typo, not a benchmark
 
 
-def _size(v: Any) -> int:
-    return parse_size(v)
-
-
 def _positive_size(v: Any) -> int:
     n = parse_size(v)
     if n <= 0:
@@ -57,7 +53,6 @@ def _as_list(v: Any) -> Any:
 
 
 Size = Annotated[int, BeforeValidator(_positive_size)]
-ByteCount = Annotated[int, BeforeValidator(_size)]          # may be zero
 Duration = Annotated[float, BeforeValidator(_duration)]
 PositiveInt = Annotated[int, Field(gt=0, strict=True), BeforeValidator(_count)]
 
@@ -197,9 +192,6 @@ class RadosBench(_Workload):
             if extra:
                 raise ValueError(f"duration: {', '.join(extra)} is not in modes ({', '.join(self.modes)})")
         return self
-
-    def mode_duration(self, mode: str, swept: float | None = None) -> float:
-        return self.duration[mode] if isinstance(self.duration, dict) else float(swept or self.duration[0])
 
 
 class OsdBench(_Workload):

@@ -83,10 +83,6 @@ KINDS: dict[str, Kind] = {k.name: k for k in (
 WORKLOAD_KINDS: tuple[str, ...] = tuple(k for k in KINDS if KINDS[k].level != "Baselines")
 
 
-def kind_of(name: str) -> Kind | None:
-    return KINDS.get(name)
-
-
 def direction_of(kind: str, phase: str | None, op: str | None = None) -> Direction | None:
     """What a test does to the cluster's data: from its phase, else from the op its tool reported."""
     k = KINDS.get(kind)

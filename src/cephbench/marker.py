@@ -10,8 +10,10 @@ from __future__ import annotations
 import json
 import os
 import socket
-import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .cluster import Cluster
 
 PREFIX = "cephbench/runs/"
 
@@ -41,5 +43,6 @@ def reserved_by_others(runs: list[dict[str, Any]], run_id: str) -> int:
     return sum(int(r.get("reserved_raw_bytes") or 0) for r in runs if r["run_id"] != run_id)
 
 
-def now() -> float:
-    return time.time()
+def read_runs(cluster: "Cluster") -> list[dict[str, Any]]:
+    """The markers on the cluster, one dict per run in progress (raises what the config-key read raises)."""
+    return parse_dump(cluster.ceph_json("config-key", "dump", PREFIX))

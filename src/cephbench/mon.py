@@ -204,7 +204,7 @@ class ConnectFailed(Exception):
         self.errno = code
 
 
-def _import_rados() -> Any:
+def import_rados() -> Any:
     try:
         import rados  # Debian's python3-rados, made importable in .venv by scripts/setup.sh
     except ImportError as exc:
@@ -300,7 +300,7 @@ class MonConnection:
     def _connected(self) -> Any:
         with self._lock:
             if self._client is None:
-                rados = _import_rados()
+                rados = import_rados()
                 # both options take whole seconds
                 conf = {"client_mount_timeout": str(math.ceil(self.connect_timeout_s)),
                         "rados_mon_op_timeout": str(math.ceil(self.op_timeout_s))}

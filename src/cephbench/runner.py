@@ -186,14 +186,13 @@ def mark_run(ctx: RunContext) -> None:
                    lambda: sent.extend(ctx.cluster.send(("config-key", "set", k, v))))
 
 
-def other_runs(cluster: Cluster, run_id: str | None = None) -> list[dict]:
+def other_runs(cluster: Cluster) -> list[dict]:
     """Runs in progress on this cluster, from their markers (a marker whose run died is listed too: its
     `cephbench cleanup` removes it)."""
     try:
-        runs = marker.parse_dump(cluster.ceph_json("config-key", "dump", marker.PREFIX))
+        return marker.read_runs(cluster)
     except (OperationFailed, UserError):
         return []       # a key that may not read config-keys: no warning, nothing else depends on it
-    return [r for r in runs if r["run_id"] != run_id]
 
 
 def set_scrub_flags(ctx: RunContext) -> None:

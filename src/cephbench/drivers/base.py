@@ -98,8 +98,7 @@ class RunContext:
         others = 0
         if not self.dry_run:
             try:
-                others = marker.reserved_by_others(marker.parse_dump(
-                    self.cluster.ceph_json("config-key", "dump", marker.PREFIX)), self.run_id)
+                others = marker.reserved_by_others(marker.read_runs(self.cluster), self.run_id)
             except (OperationFailed, UserError) as exc:
                 log.warning("other runs' reservations unknown (config-key dump): %s", exc)
         return CapacityBudget(total, used + others, self.settings.max_raw_used, reserved_by_others=others)

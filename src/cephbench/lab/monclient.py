@@ -9,43 +9,14 @@ the `ceph` CLI, reads no CEPH_KEYRING or CEPH_ARGS left in the environment by an
 from __future__ import annotations
 
 import errno
-import importlib.machinery
-import importlib.util
 import json
 import os
-import sys
 import time
 from pathlib import Path
-from types import ModuleType
 from typing import Any, Callable
 
-from ..errors import OperationFailed, UserError
-
-# Where Debian's python3-rados (a dependency of ceph-common, so present wherever the lab can run) puts the
-# module; used only when `import rados` does not find it (a virtualenv that does not see dist-packages).
-_DEBIAN_DIST_PACKAGES = Path("/usr/lib/python3/dist-packages")
-
-
-def import_rados() -> ModuleType:
-    try:
-        import rados  # type: ignore[import-not-found]
-        return rados
-    except ImportError:
-        pass
-    # Load just this one extension module by path: adding dist-packages to sys.path would expose all of it.
-    for suffix in importlib.machinery.EXTENSION_SUFFIXES:
-        path = _DEBIAN_DIST_PACKAGES / f"rados{suffix}"
-        if path.is_file():
-            loader = importlib.machinery.ExtensionFileLoader("rados", str(path))
-            spec = importlib.util.spec_from_file_location("rados", path, loader=loader)
-            if spec is None:
-                continue
-            module = importlib.util.module_from_spec(spec)
-            loader.exec_module(module)
-            sys.modules["rados"] = module
-            return module
-    raise UserError("Python bindings for librados (python3-rados) are missing",
-                    "run scripts/setup.sh (Debian) or install python3-rados")
+from ..errors import OperationFailed
+from ..mon import import_rados
 
 
 class LabMon:
