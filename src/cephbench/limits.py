@@ -16,6 +16,7 @@ from typing import Any
 from .cluster import Cluster
 from .config import Suite
 from .errors import OperationFailed, UserError
+from .kinds import level_of
 from .results import Test
 from .units import format_size
 
@@ -61,7 +62,8 @@ def check(suite: Suite, tests: list[Test], limits: Limits) -> None:
     """Refuse the first test or pool the cluster would refuse."""
     if limits.max_object_size:
         for t in tests:
-            for key in ("object_size", "block_size") if t.kind in ("rados_bench", "fio_rados") else ():
+            # RADOS-level tools write whole objects of the test's size (RBD's image objects are the image's own)
+            for key in ("object_size", "block_size") if level_of(t.kind) == "RADOS" else ():
                 size = t.params.get(key)
                 if size and size > limits.max_object_size:
                     raise UserError(f"{format_size(size)} objects are larger than the OSDs accept "
