@@ -19,6 +19,8 @@ from .config import load_suite
 from .errors import OperationFailed, UserError
 from .hosts import LocalHost, local_facts
 from .lab import Lab, default_lab_dir
+from .lab.multihost import MultiHostSpec
+from .lab.rates import parse_link
 from .plan import Plan, expand
 from .progress import ConsoleEvents
 from .report.format import seconds
@@ -108,21 +110,73 @@ def _new_lab_dir(lb: Lab) -> None:
 
 @lab.command("up")
 @_lab_dir_option
-@click.option("--osds", default=3, show_default=True, help="Number of OSDs.")
+@click.option("--osds", type=int, default=None, help="Number of OSDs of the one-host lab (default 3).")
 @click.option("--osd-size", default="10GiB", show_default=True, help="Size of each OSD's BlueStore file (sparse).")
 @click.option("--no-rgw", is_flag=True, help="Do not start an RGW.")
-def lab_up(lab_dir: Path | None, osds: int, osd_size: str, no_rgw: bool) -> None:
+@click.option("--hosts", type=int, default=None,
+              help="Hosts, each a network namespace with its own address, OSDs and sshd (1 alone: the loopback lab).")
+@click.option("--osds-per-host", type=int, default=1, show_default=True, help="OSDs on each host (with --hosts).")
+@click.option("--clients", type=int, default=0, show_default=True, help="Client hosts without OSDs (with --hosts).")
+@click.option("--public-net", metavar="RATE[/DELAY]",
+              help="Shape every host's public link both ways, e.g. 1gbit or 100mbit/0.2ms (with --hosts).")
+@click.option("--cluster-net", metavar="RATE[/DELAY]|unshaped",
+              help="A separate cluster network for replication, shaped like --public-net (with --hosts).")
+def lab_up(lab_dir: Path | None, osds: int | None, osd_size: str, no_rgw: bool, hosts: int | None,
+           osds_per_host: int, clients: int, public_net: str | None, cluster_net: str | None) -> None:
     """Start a lab cluster and wait until it is healthy."""
     lb = _lab(lab_dir)
     size = _size_option(osd_size, "--osd-size")
+    multi = _multi_host_spec(hosts, osds_per_host, clients, public_net, cluster_net, osds)
     if lb.is_running():
         _print_lab_status(lb)
         raise UserError(f"a lab is already running in {lb.dir}", f"stop it with 'cephbench lab down --dir {lb.dir}'")
     _new_lab_dir(lb)
-    info = lb.up(osds=osds, osd_size_bytes=size, rgw=not no_rgw, progress=lambda m: err.print(f"lab: {m}"))
-    out.print(f"lab ready in {info.startup_s:.1f} s: {osds} OSD(s) of {format_size(size)}"
+    n_osds = multi.osds if multi else (osds if osds is not None else 3)
+    info = lb.up(osds=n_osds, osd_size_bytes=size, rgw=not no_rgw, progress=lambda m: err.print(f"lab: {m}"),
+                 multi=multi)
+    out.print(f"lab ready in {info.startup_s:.1f} s: {n_osds} OSD(s) of {format_size(size)}"
               + (f", RGW at {info.rgw_endpoint}" if info.rgw else "") + f"; directory {lb.dir}")
+    if info.topology:
+        _print_topology(info.topology)
     out.print(f"use it from a shell: eval \"$(cephbench lab env --dir {lb.dir})\"")
+
+
+def _multi_host_spec(hosts: int | None, osds_per_host: int, clients: int, public_net: str | None,
+                     cluster_net: str | None, osds: int | None) -> MultiHostSpec | None:
+    """The flags of a multi-host lab; None for the one-host loopback lab (no --hosts, or --hosts 1 alone)."""
+    multi_flags = {"--public-net": public_net, "--cluster-net": cluster_net,
+                   "--clients": clients or None, "--osds-per-host": osds_per_host if osds_per_host != 1 else None}
+    if hosts is None:
+        given = [k for k, v in multi_flags.items() if v is not None]
+        if given:
+            raise UserError(f"{given[0]} describes a multi-host lab", "add --hosts N (e.g. --hosts 3)",
+                            where=given[0])
+        return None
+    if osds is not None:
+        raise UserError("--osds is for the one-host lab; a multi-host lab has --hosts x --osds-per-host OSDs",
+                        "give --osds-per-host instead", where="--osds")
+    if hosts == 1 and all(v is None for v in multi_flags.values()):
+        return None
+    public = parse_link(public_net, "--public-net") if public_net else None
+    unshaped = (cluster_net or "").strip().lower() == "unshaped"
+    cluster = parse_link(cluster_net, "--cluster-net") if cluster_net and not unshaped else None
+    return MultiHostSpec(hosts, osds_per_host, clients, public, cluster, separate_cluster=unshaped)
+
+
+def _print_topology(topo: dict) -> None:
+    shapes = {n["kind"]: n.get("shape") for n in topo["networks"]}
+
+    def shape(kind: str) -> str:
+        sh = shapes.get(kind)
+        if sh is None:
+            return "unshaped"
+        delay = f", +{sh['delay_s'] * 1e3:g} ms round trip" if sh.get("delay_s") else ""
+        return f"{sh['rate_bits_per_s'] / 1e6:g} Mbit/s each way{delay}"
+    out.print(f"networks: public {shape('public')}"
+              + (f"; cluster {shape('cluster')}" if "cluster" in shapes else "; replication shares the public network"))
+    for h in topo["hosts"]:
+        addrs = ", ".join(f"{k} {a}" for k, a in h["addresses"].items())
+        out.print(f"  {h['name']:<4} {addrs:<40} {' '.join(d for d in h['daemons'] if not d.startswith('sshd.'))}")
 
 
 @lab.command("status")

@@ -103,8 +103,23 @@ def test_commands_shape_both_ends_and_delay_is_split_over_four_queues():
 
 
 def test_exec_argv():
-    assert exec_argv("cb-ab12cd-h1", ["iperf3", "-s", 5201]) == ["ip", "netns", "exec", "cb-ab12cd-h1",
+    assert exec_argv("cb-ab12cd-h1", ["iperf3", "-s", 5201]) == ["nsenter", "--net=/run/netns/cb-ab12cd-h1", "--",
                                                                   "iperf3", "-s", "5201"]
+
+
+def test_client_hosts_follow_the_osd_hosts_on_the_public_network_only():
+    topo = plan("ab12cd", 3, 2, None, separate_cluster=True, clients=2)
+    assert [h.name for h in topo.hosts] == ["h1", "h2", "c1", "c2"]
+    assert topo.host("c1").address() == "198.18.3.3" and topo.host("c2").address() == "198.18.3.4"
+    assert [k.network for k in topo.host("c1").links] == ["public"]
+    assert topo.host("h2").address("cluster") == "198.19.3.2"
+    assert all(len(n) <= 15 for n in topo.link_names())
+
+
+def test_too_many_clients_is_refused_on_the_flag():
+    with pytest.raises(UserError) as e:
+        plan("ab12cd", 0, 3, None, clients=251)
+    assert e.value.where == "--clients"
 
 
 def test_bases_are_the_benchmarking_range():

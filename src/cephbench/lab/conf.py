@@ -23,10 +23,36 @@ class LabPorts:
     rgw: int
 
 
-def render_conf(d: Path, fsid: str, ports: LabPorts, pool_size: int, osd_size_bytes: int) -> str:
-    mon_host = f"[v2:127.0.0.1:{ports.mon_v2},v1:127.0.0.1:{ports.mon_v1}]"
+@dataclass(frozen=True)
+class LabNet:
+    """Where the daemons listen. The one-host lab: loopback, free ports. A multi-host lab: each host is a network
+    namespace of its own, so Ceph's standard ports, and CRUSH places replicas on different hosts."""
+
+    mon_ip: str = "127.0.0.1"
+    rgw_ip: str = "127.0.0.1"
+    public_network: str = "127.0.0.0/8"
+    cluster_network: str | None = None
+    multi_host: bool = False
+
+    @property
+    def chooseleaf_type(self) -> int:
+        return 1 if self.multi_host else 0          # 1: host, 0: osd
+
+
+def mon_addrs(net: LabNet, ports: LabPorts) -> str:
+    return f"[v2:{net.mon_ip}:{ports.mon_v2},v1:{net.mon_ip}:{ports.mon_v1}]"
+
+
+def render_conf(d: Path, fsid: str, ports: LabPorts, pool_size: int, osd_size_bytes: int,
+                net: LabNet = LabNet(), extra_osd: str = "", osd_hosts: dict[int, str] | None = None) -> str:
+    """`osd_hosts`: each OSD's CRUSH host in a multi-host lab (Pacific's OSDs take their CRUSH host from
+    gethostname(), which is the machine's for every lab host; NODE_NAME only reaches `ceph osd metadata`)."""
+    mon_host = mon_addrs(net, ports)
+    per_osd = "".join(f"\n[osd.{i}]\ncrush location = root=default host={h}\n"
+                      for i, h in sorted((osd_hosts or {}).items()))
     # Why each unusual setting is here:
-    # - one host, so CRUSH must place replicas across OSDs, not hosts (chooseleaf type 0);
+    # - one host, so CRUSH must place replicas across OSDs, not hosts (chooseleaf type 0); a multi-host lab
+    #   goes back to hosts (1);
     # - auth_allow_insecure_global_id_reclaim=false: otherwise a permanent HEALTH_WARN;
     # - mon_data_avail_warn lowered: a developer disk at 70% use is not a lab problem;
     # - osd_memory_target ~1 GiB so three OSDs fit beside RGW on a small machine;
@@ -45,8 +71,8 @@ def render_conf(d: Path, fsid: str, ports: LabPorts, pool_size: int, osd_size_by
 [global]
 fsid = {fsid}
 mon host = {mon_host}
-public network = 127.0.0.0/8
-auth cluster required = cephx
+public network = {net.public_network}
+{f"cluster network = {net.cluster_network}" + chr(10) if net.cluster_network else ""}auth cluster required = cephx
 auth service required = cephx
 auth client required = cephx
 auth allow insecure global id reclaim = false
@@ -55,7 +81,7 @@ mon allow pool delete = true
 mon warn on pool no redundancy = false
 mon data avail warn = 2
 mon data avail crit = 1
-osd crush chooseleaf type = 0
+osd crush chooseleaf type = {net.chooseleaf_type}
 osd pool default size = {pool_size}
 osd pool default min size = 1
 osd pool default pg num = 8
@@ -97,7 +123,7 @@ bluestore fsck on mount = false
 bdev aio poll ms = 20
 osd memory target = 1073741824
 osd max object size = 134217728
-
+{extra_osd}
 [client]
 # Clients (rados bench, fio) run many at once: per-process sockets, no log files.
 admin socket = {d}/run/$cluster-$name.$pid.$cctid.asok
@@ -106,7 +132,7 @@ log file = /dev/null
 [client.rgw.lab]
 admin socket = {d}/run/$cluster-$name.asok
 rgw data = {d}/rgw
-rgw frontends = beast endpoint=127.0.0.1:{ports.rgw} tcp_nodelay=1
+rgw frontends = beast endpoint={net.rgw_ip}:{ports.rgw} tcp_nodelay=1
 rgw dns name = localhost
 log file = {d}/log/$cluster-$name.log
-"""
+{per_osd}"""

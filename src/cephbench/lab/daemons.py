@@ -70,14 +70,28 @@ def process_alive(pid: int) -> bool:
 
 def is_lab_process(pid: int, conf: Path) -> bool:
     """`pid` runs and was started with this lab's ceph.conf. A PID file can outlive its process and the PID be
-    reused by anything, another engineer's daemon included: never signal a PID without this check."""
+    reused by anything, another engineer's daemon included: never signal a PID without this check.
+
+    The path is looked for anywhere in the command line, not as one argument: sshd rewrites its command line into
+    one title ("sshd: /usr/sbin/sshd -D ... -o SetEnv=CEPH_CONF=<conf> [listener] ...")."""
     if not process_alive(pid):
         return False
     try:
-        argv = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+        cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
     except OSError:
         return False
-    return os.fsencode(str(conf)) in argv
+    needle = os.fsencode(str(conf))
+    # followed by the end of an argument or of a word, so /lab/ceph.conf never matches /lab/ceph.conf.old
+    return any(cmdline[i + len(needle):i + len(needle) + 1] in (b"", b"\0", b" ")
+               for i in _find_all(cmdline, needle))
+
+
+def _find_all(data: bytes, needle: bytes) -> list[int]:
+    out, i = [], data.find(needle)
+    while i >= 0:
+        out.append(i)
+        i = data.find(needle, i + 1)
+    return out
 
 
 def reap(pid: int) -> None:

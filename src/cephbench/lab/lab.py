@@ -34,10 +34,12 @@ from ..errors import OperationFailed, UserError
 from ..hosts import CommandResult, LocalHost
 from ..units import format_size
 from . import daemons as dm
+from . import netns, sshd
 from .asok import AsokError, asok_command
-from .conf import LabPorts, render_conf
+from .conf import LabNet, LabPorts, mon_addrs, render_conf
 from .keys import Entity, new_secret, write_keyring
 from .monclient import LabMon
+from .multihost import MGR, MON, RGW, MultiHostSpec, daemon_host, osd_host, spec_from_topology, topology_json
 
 log = logging.getLogger(__name__)
 
@@ -51,7 +53,6 @@ ACCEPTED_WARNINGS = {
     "OSDMAP_FLAGS": "noscrub/nodeep-scrub are set by cephbench while it runs",
 }
 LAB_USER = "cephbench-lab"
-MON, MGR, RGW = "mon.a", "mgr.x", "client.rgw.lab"
 # RGW's pools, made before the OSDs are up so that all PGs peer at once. Without them RGW makes its own
 # pools one by one at start, and the bucket pools on the first write: the first benchmark would measure
 # pool creation (8 PUT/s at 2 s each).
@@ -80,6 +81,10 @@ class LabInfo:
     startup_s: float = 0.0
     # when each start-up step ended, in seconds from the start (`make bench NAME=lab` prints them)
     startup_steps: dict[str, float] = field(default_factory=dict)
+    rgw_address: str = "127.0.0.1"
+    # a multi-host lab: hosts, addresses, link rates, which network each daemon uses, ssh (multihost.topology_json);
+    # None: the one-host loopback lab
+    topology: dict | None = None
 
     @property
     def conf(self) -> Path:
@@ -87,7 +92,7 @@ class LabInfo:
 
     @property
     def rgw_endpoint(self) -> str | None:
-        return f"http://127.0.0.1:{self.ports['rgw']}" if self.rgw else None
+        return f"http://{self.rgw_address}:{self.ports['rgw']}" if self.rgw else None
 
     @property
     def rgw_credentials_path(self) -> Path:
@@ -142,6 +147,9 @@ class Lab:
     host: LocalHost = field(default_factory=_lab_host)
     # daemons this object started, by name: their PID before the daemon has written its PID file
     _started: dict[str, subprocess.Popen] = field(default_factory=dict, repr=False)
+    # a multi-host lab being started: its plan and its network
+    _spec: MultiHostSpec | None = field(default=None, repr=False)
+    _net: netns.Topology | None = field(default=None, repr=False)
 
     # ---- paths and state -------------------------------------------------
     @property
@@ -156,12 +164,36 @@ class Lab:
     def admin_keyring(self) -> Path:
         return self.dir / "keyring" / "ceph.client.admin.keyring"
 
+    @property
+    def netns_record(self) -> Path:
+        return self.dir / "netns.json"
+
+    @property
+    def ssh_files(self) -> sshd.SshFiles:
+        return sshd.SshFiles(self.dir / "ssh")
+
     def info(self) -> LabInfo | None:
         try:
             data = json.loads(self.info_path.read_text())
         except (OSError, ValueError):
             return None
         return LabInfo(**data)
+
+    def _multi(self) -> tuple[MultiHostSpec, netns.Topology] | None:
+        """The plan and network of this multi-host lab (the one starting, or the one lab.json describes)."""
+        if self._spec is not None and self._net is not None:
+            return self._spec, self._net
+        info = self.info()
+        topo = self._topology()
+        if info is None or info.topology is None or topo is None:
+            return None
+        return spec_from_topology(info.topology), topo
+
+    def _topology(self) -> netns.Topology | None:
+        try:
+            return netns.Topology.load(self.netns_record)
+        except (OSError, ValueError, KeyError):
+            return None
 
     def _write_info(self, info: LabInfo) -> None:
         tmp = self.info_path.with_suffix(".tmp")
@@ -206,21 +238,35 @@ class Lab:
             raise OperationFailed(f"lab: {what} failed: {why} (logs in {self.dir / 'log'})")
         return res
 
-    def _start_daemon(self, name: str, argv: list[str]) -> None:
-        """Start a daemon in the foreground of its own session: no waiting for its start-up here."""
+    def _start_daemon(self, name: str, argv: list[str], ceph: bool = True) -> None:
+        """Start a daemon in the foreground of its own session: no waiting for its start-up here.
+
+        In a multi-host lab it runs inside its host's network namespace, under its host's name."""
         d = self._daemon(name)
-        proc = self.host.start([*argv, "--conf", str(self.conf), "-f"], stdout_path=d.console)
+        argv = [*argv, "--conf", str(self.conf), "-f"] if ceph else list(argv)
+        env = None
+        multi = self._multi()
+        if multi is not None:
+            host = daemon_host(multi[0], name)
+            argv = netns.exec_argv(multi[1].host(host).netns, argv)
+            env = {"NODE_NAME": host}
+        proc = self.host.start(argv, stdout_path=d.console, env=env)
         self._started[name] = proc
         # radosgw writes no PID file in the foreground; the others write this same PID (they are this process).
         d.pid_file.write_text(f"{proc.pid}\n")
 
     # ---- up ----------------------------------------------------------------
     def up(self, osds: int = 3, osd_size_bytes: int = 10 * 1024**3, rgw: bool = True,
-           progress: Callable[[str], None] = lambda msg: None) -> LabInfo:
+           progress: Callable[[str], None] = lambda msg: None, multi: MultiHostSpec | None = None) -> LabInfo:
+        """Start the lab: one host on loopback, or with `multi` a lab of hosts that are network namespaces."""
         missing = [b for b in REQUIRED_BINARIES if self.host.which(b) is None]
         if missing:
             raise UserError(f"Ceph binaries missing: {', '.join(missing)}",
                             "run scripts/setup.sh (Debian) or install ceph-mon ceph-mgr ceph-osd radosgw ceph-common")
+        if multi is not None:
+            netns.check_tools()
+            sshd.check_tools(self.host)
+            osds = multi.osds
         if osds < 1:
             raise UserError(f"--osds must be at least 1, got {osds}", where="--osds")
         if osd_size_bytes < 2 * 1024**3:
@@ -233,6 +279,7 @@ class Lab:
             if not self.info_path.exists():
                 raise UserError(f"{self.dir} exists and is not a cephbench lab directory",
                                 "choose another --dir or empty it")
+            self._remove_host_objects()     # a lab killed while starting: its namespaces, from its records
             shutil.rmtree(self.dir)  # a stopped lab's leftovers: start afresh
         self.dir.mkdir(parents=True, exist_ok=True)
         need = osds * osd_size_bytes
@@ -245,6 +292,7 @@ class Lab:
                 "use --osds, --osd-size or --dir on a larger filesystem")
 
         steps = _Steps()
+        self._spec = multi
         try:
             info = self._create(osds, osd_size_bytes, rgw, progress, steps)
         except BaseException:
@@ -252,7 +300,10 @@ class Lab:
                 progress("start failed; stopping what was started")
             finally:  # even when the terminal that shows progress is gone
                 self.stop_daemons(grace_s=0)
+                self._remove_host_objects()
             raise
+        finally:
+            self._spec = self._net = None
         info.startup_s = time.monotonic() - steps.t0
         info.startup_steps = steps.done
         self._write_info(info)
@@ -266,8 +317,21 @@ class Lab:
             (d / sub).mkdir(parents=True, exist_ok=True)
         os.chmod(d / "keyring", 0o700)
         fsid = str(uuid.uuid4())
-        ports = LabPorts(*_free_ports(3))
-        self.conf.write_text(render_conf(d, fsid, ports, min(3, osds), osd_size_bytes))
+        spec = self._spec
+        if spec is None:
+            ports, net, pool_size = LabPorts(*_free_ports(3)), LabNet(), min(3, osds)
+        else:
+            # Each host is a network stack of its own: Ceph's standard ports are free there.
+            ports, pool_size = LabPorts(3300, 6789, 7480), min(3, spec.hosts)
+            self._net = netns.create(netns.lab_id_for(self.dir), spec.hosts, spec.public, self.netns_record,
+                                     spec.cluster, spec.separate_cluster, spec.clients)
+            cluster_net = self._net.network("cluster")
+            net = LabNet(mon_ip=self._net.host(daemon_host(spec, MON)).address(),
+                         rgw_ip=self._net.host(daemon_host(spec, RGW)).address(),
+                         public_network=self._net.network("public").subnet,
+                         cluster_network=cluster_net.subnet if cluster_net else None, multi_host=True)
+        self.conf.write_text(render_conf(d, fsid, ports, pool_size, osd_size_bytes, net,
+                                         osd_hosts={i: osd_host(spec, i) for i in range(osds)} if spec else None))
 
         admin = Entity("client.admin", new_secret(), {"mon": "allow *", "osd": "allow *", "mds": "allow *",
                                                         "mgr": "allow *"})
@@ -287,13 +351,42 @@ class Lab:
             write_keyring(d / "keyring" / f"ceph.{RGW}.keyring", [rgw_key])
         info = LabInfo(dir=str(d), fsid=fsid, osds=osds, osd_size_bytes=osd_size_bytes, rgw=rgw,
                        ports={"mon_v2": ports.mon_v2, "mon_v1": ports.mon_v1, "rgw": ports.rgw},
-                       created_unix=time.time())
+                       created_unix=time.time(), rgw_address=net.rgw_ip)
+        if spec is not None and self._net is not None:
+            info.topology = topology_json(spec, self._net, rgw, self._ssh_settings_json())
         self._write_info(info)
         return info
+
+    def _ssh_settings_json(self) -> dict:
+        """settings.ssh for this lab: its own key and known_hosts, each host's name -> public address."""
+        assert self._net is not None
+        f = self.ssh_files
+        return {"user": sshd.USER, "identity_file": str(f.identity), "options": sshd.client_options(f),
+                "hosts": {h.name: h.address() for h in self._net.hosts}}
+
+    def _start_sshds(self) -> None:
+        """One sshd per host, listening on its public address; sessions see CEPH_CONF and the host's cgroup."""
+        assert self._net is not None
+        f = self.ssh_files
+        sshd.make_keys(f, self.host)
+        sshd.write_known_hosts(f, [h.address() for h in self._net.hosts])
+        sshd.ensure_privsep_dir()
+        for h in self._net.hosts:
+            f.config(h.name).write_text(sshd.render_config(f, h.address()))
+            self._start_daemon(f"sshd.{h.name}", sshd.sshd_argv(f, h.name, {"CEPH_CONF": str(self.conf)}),
+                               ceph=False)
+
+    def _remove_host_objects(self) -> None:
+        """What a multi-host lab made outside its directory (namespaces, links), from the records it wrote first."""
+        topo = self._topology()
+        if topo is not None:
+            netns.destroy(topo)
 
     def _create(self, osds: int, osd_size_bytes: int, rgw: bool, progress: Callable[[str], None],
                 steps: _Steps) -> LabInfo:
         info = self._prepare(osds, osd_size_bytes, rgw)
+        if self._net is not None:
+            self._start_sshds()
         steps.mark("prepared")
         conf, run = self.conf, self.host.run
         osd_uuids = [str(uuid.uuid4()) for _ in range(osds)]
@@ -308,8 +401,9 @@ class Lab:
                 pool.submit(run, ["ceph-osd", "--conf", conf, "-i", str(i), "--mkfs", "--no-mon-config",
                                   "--osd-uuid", osd_uuids[i], *NO_PID_FILE], dm.OVERALL_S): i for i in range(osds)}
             monmap = self.dir / "run" / "monmap"
+            mon_ip = self._mon_ip()
             self._check(run(["monmaptool", "--create", "--fsid", info.fsid, "--addv", "a",
-                             f"[v2:127.0.0.1:{info.ports['mon_v2']},v1:127.0.0.1:{info.ports['mon_v1']}]",
+                             mon_addrs(LabNet(mon_ip=mon_ip), LabPorts(info.ports["mon_v2"], info.ports["mon_v1"], 0)),
                              monmap], dm.OVERALL_S), "monmaptool")
             self._check(run(["ceph-mon", "--conf", conf, "--mkfs", "-i", "a", "--monmap", monmap,
                              "--keyring", self.dir / "keyring" / "mon-mkfs.keyring", *NO_PID_FILE], dm.OVERALL_S),
@@ -359,7 +453,7 @@ class Lab:
                 self._start_daemon(RGW, ["radosgw", "-n", RGW])
                 rgw_d = self._daemon(RGW)
                 all_ds.append(rgw_d)
-                dm.wait_for(lambda: (self._rgw_answers(info.ports["rgw"]), self._pgs_state(mon)), "RGW to answer HTTP", all_ds,
+                dm.wait_for(lambda: (self._rgw_answers(info.rgw_endpoint or ""), self._pgs_state(mon)), "RGW to answer HTTP", all_ds,
                             self._pid, progress, starting=[rgw_d])
                 steps.mark("rgw answers")
                 progress("creating the S3/Swift user; waiting for HEALTH_OK and all PGs active+clean")
@@ -401,10 +495,14 @@ class Lab:
         up = int(mon.json("osd stat").get("num_up_osds", 0))
         return up >= want, f"{up}/{want} up"
 
+    def _mon_ip(self) -> str:
+        multi = self._multi()
+        return multi[1].host(daemon_host(multi[0], MON)).address() if multi else "127.0.0.1"
+
     @staticmethod
-    def _rgw_answers(port: int) -> bool:
+    def _rgw_answers(endpoint: str) -> bool:
         try:
-            with urllib.request.urlopen(f"http://127.0.0.1:{port}/", timeout=2) as r:
+            with urllib.request.urlopen(f"{endpoint}/", timeout=2) as r:
                 return r.status == 200
         except (urllib.error.URLError, OSError):
             return False
@@ -483,6 +581,7 @@ class Lab:
         # A lab that is thrown away need not shut down cleanly: its data is deleted next, and RGW's shutdown
         # alone can take 10 s. A kept lab gets the time to stop cleanly.
         stopped = self.stop_daemons(grace_s=10 if keep else 0)
+        self._remove_host_objects()
         if not keep:
             shutil.rmtree(self.dir, ignore_errors=True)
         return stopped

@@ -151,26 +151,31 @@ def subnet(base: ipaddress.IPv4Network, slot: int) -> ipaddress.IPv4Network:
 
 
 def plan(lab_id: str, slot: int, hosts: int, public: LinkShape | None,
-         cluster: LinkShape | None = None, separate_cluster: bool = False) -> Topology:
-    """Names and addresses of a lab of `hosts` hosts; a cluster network when `cluster` or `separate_cluster`."""
+         cluster: LinkShape | None = None, separate_cluster: bool = False, clients: int = 0) -> Topology:
+    """Names and addresses of a lab of `hosts` hosts (h1, h2, ...) and `clients` client hosts (c1, ...); a cluster
+    network, which client hosts are not on, when `cluster` or `separate_cluster`."""
     if not LAB_ID_RE.fullmatch(lab_id):
         raise ValueError(f"lab id {lab_id!r} must be 1-6 of [a-z0-9]")
     if not 0 <= slot < SLOTS:
         raise ValueError(f"slot {slot} outside 0..{SLOTS - 1}")
     if not 1 <= hosts <= MAX_HOSTS:
         raise UserError(f"a multi-host lab has 1 to {MAX_HOSTS} hosts, not {hosts}", where="--hosts")
+    if not 0 <= clients <= MAX_HOSTS - hosts:
+        raise UserError(f"a lab of {hosts} hosts has 0 to {MAX_HOSTS - hosts} client hosts, not {clients}",
+                        where="--clients")
     pub_net = subnet(PUBLIC_BASE, slot)
     networks = [Network("public", f"cbp-{lab_id}", str(pub_net), str(pub_net[GATEWAY_HOST]), public)]
     with_cluster = cluster is not None or separate_cluster
     if with_cluster:
         networks.append(Network("cluster", f"cbc-{lab_id}", str(subnet(CLUSTER_BASE, slot)), None, cluster))
     out = []
-    for i in range(1, hosts + 1):
-        links = [HostLink("public", f"cb-{lab_id}-h{i}p", NS_PUBLIC_IF, str(pub_net[i]))]
-        if with_cluster:
-            links.append(HostLink("cluster", f"cb-{lab_id}-h{i}c", NS_CLUSTER_IF,
+    names = [f"h{i}" for i in range(1, hosts + 1)] + [f"c{j}" for j in range(1, clients + 1)]
+    for i, name in enumerate(names, start=1):
+        links = [HostLink("public", f"cb-{lab_id}-{name}p", NS_PUBLIC_IF, str(pub_net[i]))]
+        if with_cluster and name.startswith("h"):
+            links.append(HostLink("cluster", f"cb-{lab_id}-{name}c", NS_CLUSTER_IF,
                                   str(subnet(CLUSTER_BASE, slot)[i])))
-        out.append(NetHost(f"h{i}", f"cb-{lab_id}-h{i}", tuple(links)))
+        out.append(NetHost(name, f"cb-{lab_id}-{name}", tuple(links)))
     topo = Topology(lab_id, slot, tuple(networks), tuple(out))
     assert all(len(n) <= IFNAMSIZ for n in topo.link_names()), topo.link_names()
     return topo
@@ -195,8 +200,12 @@ def slots_in_use(addresses: Sequence[str]) -> set[int]:
 
 
 def exec_argv(netns: str, argv: Sequence[str]) -> list[str]:
-    """The command line running `argv` inside a lab host's namespace."""
-    return ["ip", "netns", "exec", netns, *[str(a) for a in argv]]
+    """The command line running `argv` inside a lab host's network namespace.
+
+    nsenter, not `ip netns exec`: that one also gives the process a mount namespace with a fresh /sys, which
+    hides /sys/fs/cgroup (the host's CPU accounting and the drives' throttles). Only the network differs here.
+    The command is exec'd: its PID is the one this argv starts."""
+    return ["nsenter", f"--net=/run/netns/{netns}", "--", *[str(a) for a in argv]]
 
 
 def _qdisc_lines(dev: str, shape: LinkShape) -> list[str]:
@@ -245,7 +254,7 @@ def create_commands(topo: Topology) -> list[tuple[list[str], str | None]]:
 # ---- making and removing -----------------------------------------------------------------------
 
 def check_tools() -> None:
-    missing = [t for t in ("ip", "tc") if shutil.which(t) is None]
+    missing = [t for t in ("ip", "tc", "nsenter") if shutil.which(t) is None]
     if missing:
         raise UserError(f"{' and '.join(missing)} (iproute2) not found: the multi-host lab needs them",
                         "run scripts/setup.sh")
@@ -302,12 +311,12 @@ def _slot_lock() -> Iterator[None]:
 
 
 def create(lab_id: str, hosts: int, public: LinkShape | None, record: Path,
-           cluster: LinkShape | None = None, separate_cluster: bool = False) -> Topology:
+           cluster: LinkShape | None = None, separate_cluster: bool = False, clients: int = 0) -> Topology:
     """Plan a free slot, record the plan at `record`, then make it. Any failure (or signal) removes what was made."""
     check_tools()
     with _slot_lock():
         topo = plan(lab_id, free_slot(slots_in_use(root_ipv4_addresses())), hosts, public, cluster,
-                    separate_cluster)
+                    separate_cluster, clients)
         present = leftovers(topo)
         if present:
             raise UserError(f"lab network {lab_id} already exists ({', '.join(present[:3])})",

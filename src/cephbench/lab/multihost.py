@@ -1,0 +1,105 @@
+"""What goes where in a multi-host lab: hosts and their roles, which daemons each runs, what lab.json records.
+
+Pure: the lab (lab.py) makes the namespaces (netns.py) and starts the daemons this plan places.
+
+Host h<i> (1-based) carries OSDs (i-1)*K .. i*K-1 for K OSDs per host; the monitor and the manager run on h1, RGW
+on the last OSD host (so S3 traffic and the monitor do not share one link when there are several hosts). Client
+hosts c<j> run only sshd: load generators are started there over ssh. Each host's name (h1, c1) is also its
+Ceph host name (NODE_NAME, which Ceph reads before gethostname()): `ceph osd metadata` and the CRUSH map show it,
+and settings.ssh.hosts maps it to the host's address.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..errors import UserError
+from .netns import MAX_HOSTS, Topology
+from .rates import LinkShape
+
+MON, MGR, RGW = "mon.a", "mgr.x", "client.rgw.lab"
+MAX_OSDS_PER_HOST = 16
+
+
+@dataclass(frozen=True)
+class MultiHostSpec:
+    """`lab up --hosts N --osds-per-host K --clients C --public-net ... --cluster-net ...`."""
+
+    hosts: int
+    osds_per_host: int = 1
+    clients: int = 0
+    public: LinkShape | None = None
+    cluster: LinkShape | None = None
+    separate_cluster: bool = False          # a cluster network without shaping
+
+    def __post_init__(self) -> None:
+        if not 1 <= self.hosts <= MAX_HOSTS:
+            raise UserError(f"--hosts must be 1 to {MAX_HOSTS}, got {self.hosts}", "e.g. --hosts 3",
+                            where="--hosts")
+        if not 1 <= self.osds_per_host <= MAX_OSDS_PER_HOST:
+            raise UserError(f"--osds-per-host must be 1 to {MAX_OSDS_PER_HOST}, got {self.osds_per_host}",
+                            where="--osds-per-host")
+        if not 0 <= self.clients <= MAX_HOSTS - self.hosts:
+            raise UserError(f"--clients must be 0 to {MAX_HOSTS - self.hosts}, got {self.clients}",
+                            where="--clients")
+
+    @property
+    def osds(self) -> int:
+        return self.hosts * self.osds_per_host
+
+    @property
+    def with_cluster_network(self) -> bool:
+        return self.cluster is not None or self.separate_cluster
+
+
+def osd_host(spec: MultiHostSpec, osd_id: int) -> str:
+    return f"h{osd_id // spec.osds_per_host + 1}"
+
+
+def daemon_host(spec: MultiHostSpec, name: str) -> str:
+    """The lab host a daemon runs on: mon/mgr on h1, RGW on the last OSD host, osd.N on its host, sshd.<host>."""
+    if name in (MON, MGR):
+        return "h1"
+    if name == RGW:
+        return f"h{spec.hosts}"
+    if name.startswith("osd."):
+        return osd_host(spec, int(name.split(".", 1)[1]))
+    if name.startswith("sshd."):
+        return name.split(".", 1)[1]
+    raise KeyError(name)
+
+
+def host_daemons(spec: MultiHostSpec, host: str, rgw: bool) -> list[str]:
+    names = [f"sshd.{host}"]
+    if host.startswith("c"):
+        return names
+    if host == "h1":
+        names += [MON, MGR]
+    names += [f"osd.{i}" for i in range(spec.osds) if osd_host(spec, i) == host]
+    if rgw and host == f"h{spec.hosts}":
+        names.append(RGW)
+    return names
+
+
+def topology_json(spec: MultiHostSpec, topo: Topology, rgw: bool, ssh: dict) -> dict:
+    """lab.json's `topology`: hosts (role, namespace, addresses, OSDs, daemons), networks with their shapes, which
+    network each kind of traffic uses, and how to reach the hosts over ssh."""
+    hosts = []
+    for h in topo.hosts:
+        daemons = host_daemons(spec, h.name, rgw)
+        hosts.append({"name": h.name, "role": "client" if h.name.startswith("c") else "osd", "netns": h.netns,
+                      "addresses": {k.network: k.address for k in h.links},
+                      "osds": [int(d.split(".")[1]) for d in daemons if d.startswith("osd.")],
+                      "daemons": daemons})
+    return {"lab_id": topo.lab_id,
+            "spec": {"hosts": spec.hosts, "osds_per_host": spec.osds_per_host, "clients": spec.clients},
+            "networks": [n.to_json() for n in topo.networks], "hosts": hosts,
+            "traffic": {"client": "public",
+                        "replication": "cluster" if spec.with_cluster_network else "public"},
+            "ssh": ssh}
+
+
+def spec_from_topology(topology: dict) -> MultiHostSpec:
+    """The placement of a lab that is running, from its lab.json (shapes are in `networks`, not needed here)."""
+    sp = topology["spec"]
+    return MultiHostSpec(int(sp["hosts"]), int(sp["osds_per_host"]), int(sp["clients"]))

@@ -1,0 +1,115 @@
+"""An OpenSSH server on each host of a multi-host lab, on the lab's own key.
+
+cephbench reaches a lab host exactly as it reaches a host of a real cluster: `ssh -o BatchMode=yes` with a user,
+an identity file and a known_hosts file (settings.ssh). Everything lives in `<lab>/ssh/`: the client key pair
+(`id_ed25519`, only ever in authorized_keys of this lab), one host key shared by the lab's hosts, `known_hosts`
+naming every host's address with that key (so StrictHostKeyChecking stays on), and an sshd_config per host that
+listens on the host's public address only.
+
+Each session gets the host's environment through `SetEnv`: CEPH_CONF (so `ceph`, `rados` and fio find the lab) and
+CEPHBENCH_CPUACCT, the host's cpuacct cgroup, which is what "this host's CPU" means when hosts share a machine.
+"""
+
+from __future__ import annotations
+
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Mapping
+
+from ..errors import UserError
+from ..hosts import LocalHost
+
+SSHD = "/usr/sbin/sshd"
+USER = "root"
+
+
+@dataclass(frozen=True)
+class SshFiles:
+    dir: Path
+
+    @property
+    def identity(self) -> Path:
+        return self.dir / "id_ed25519"
+
+    @property
+    def host_key(self) -> Path:
+        return self.dir / "ssh_host_ed25519_key"
+
+    @property
+    def authorized_keys(self) -> Path:
+        return self.dir / "authorized_keys"
+
+    @property
+    def known_hosts(self) -> Path:
+        return self.dir / "known_hosts"
+
+    def config(self, host: str) -> Path:
+        return self.dir / f"sshd_config.{host}"
+
+
+def check_tools(host: LocalHost) -> None:
+    missing = [p for p in (SSHD, "ssh", "ssh-keygen") if host.which(p) is None]
+    if missing:
+        raise UserError(f"{', '.join(missing)} not found: each host of a multi-host lab runs sshd (openssh-server)",
+                        "run scripts/setup.sh")
+
+
+def make_keys(files: SshFiles, host: LocalHost) -> None:
+    """The client key pair and the host key, made fresh for each lab (never a key of the user's)."""
+    files.dir.mkdir(mode=0o700, parents=True, exist_ok=True)
+    for key, comment in ((files.identity, "cephbench-lab-client"), (files.host_key, "cephbench-lab-host")):
+        res = host.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", comment, "-f", str(key)], 30)
+        if not res.ok:
+            raise UserError(f"ssh-keygen failed: {res.error_text()}", "run scripts/setup.sh")
+    shutil.copyfile(files.identity.with_suffix(".pub"), files.authorized_keys)
+    files.authorized_keys.chmod(0o600)
+
+
+def write_known_hosts(files: SshFiles, addresses: list[str]) -> None:
+    pub = files.host_key.with_suffix(".pub").read_text().split()
+    files.known_hosts.write_text("".join(f"{a} {pub[0]} {pub[1]}\n" for a in addresses))
+
+
+def render_config(files: SshFiles, address: str) -> str:
+    # StrictModes off: the lab directory may sit under a group-writable /tmp path sshd would otherwise refuse.
+    # UsePAM off: no PAM session (and no login records) for a benchmark's commands.
+    # PidFile none: the lab writes the PID it started (run/sshd.<host>.pid), as for its other daemons.
+    return f"""\
+ListenAddress {address}
+Port 22
+HostKey {files.host_key}
+AuthorizedKeysFile {files.authorized_keys}
+PidFile none
+PermitRootLogin prohibit-password
+PasswordAuthentication no
+KbdInteractiveAuthentication no
+UsePAM no
+StrictModes no
+PrintMotd no
+PrintLastLog no
+MaxStartups 100:30:200
+MaxSessions 100
+LogLevel ERROR
+Subsystem sftp internal-sftp
+"""
+
+
+def sshd_argv(files: SshFiles, host: str, env: Mapping[str, str]) -> list[str]:
+    """-D: stays in the foreground, so the PID cephbench started is sshd's; -e: its log goes to our file.
+
+    The sessions' environment is given on the command line rather than in the config: it holds CEPH_CONF, the
+    path by which the lab recognises its own processes (daemons.is_lab_process), so sshd is checked like the
+    Ceph daemons before it is ever signalled."""
+    set_env = " ".join(f"{k}={v}" for k, v in sorted(env.items()))
+    return [SSHD, "-D", "-e", "-f", str(files.config(host)), "-o", f"SetEnv={set_env}"]
+
+
+def ensure_privsep_dir() -> None:
+    """sshd refuses to start without /run/sshd (Debian's service makes it at boot; no service runs here)."""
+    Path("/run/sshd").mkdir(mode=0o755, exist_ok=True)
+
+
+def client_options(files: SshFiles) -> list[str]:
+    """settings.ssh.options for the lab: its own known_hosts, checked strictly."""
+    return [f"UserKnownHostsFile={files.known_hosts}", "StrictHostKeyChecking=yes"]
