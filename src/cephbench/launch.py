@@ -17,7 +17,7 @@ from typing import Any, Callable
 
 from . import __version__
 from .cluster import CONNECT_TIMEOUT_S, Cluster, Target
-from .config import Settings, Suite, load_suite, parse_suite
+from .config import Settings, SshSettings, Suite, load_suite, parse_suite
 from .drivers.base import RunContext
 from .drivers.rbd_images import remove_image_spec, unmap_device
 from .drivers.rgw.admin import BucketSweep, remove_user
@@ -112,6 +112,16 @@ def choose_target(suite: Suite, request: RunRequest,
     return Target(Path(env["CEPH_CONF"]), Path(env["CEPH_KEYRING"]), None, is_lab=True), lb
 
 
+def with_lab_ssh(suite: Suite, lab_ssh: dict) -> Suite:
+    """The suite with settings.ssh filled from a multi-host lab: its user, key, known_hosts and host addresses.
+    What the suite sets itself wins (an option it gives, a host it maps elsewhere)."""
+    own = suite.settings.ssh
+    ssh = SshSettings(user=own.user or lab_ssh["user"], port=own.port,
+                      identity_file=own.identity_file or Path(lab_ssh["identity_file"]),
+                      options=[*own.options, *lab_ssh["options"]], hosts={**lab_ssh["hosts"], **own.hosts})
+    return suite.model_copy(update={"settings": suite.settings.model_copy(update={"ssh": ssh})})
+
+
 def prepare(request: RunRequest, say: Callable[[str], None] = lambda _m: None) -> Prepared:
     """Load, choose the target, preflight, and (unless a dry run) open the run directory with run.json.
 
@@ -130,6 +140,13 @@ def prepare(request: RunRequest, say: Callable[[str], None] = lambda _m: None) -
         if rundir is None and not request.dry_run:
             RunDir.check_new(run_dir_path(suite.name, request.out_dir))
         target, lb = choose_target(suite, request, say)
+        lab_info = lb.info() if lb is not None else None
+        lab_topology = lab_info.topology if lab_info is not None else None
+        as_given = suite
+        if lab_topology:
+            suite = with_lab_ssh(suite, lab_topology["ssh"])
+            plan = expand(suite)
+            todo = pending_tests(plan, done)
         cluster = Cluster(target, connect_timeout_s=request.connect_timeout_s)
         status = preflight(cluster, plan, request.force)
         for other in other_runs(cluster):
@@ -145,8 +162,8 @@ def prepare(request: RunRequest, say: Callable[[str], None] = lambda _m: None) -
         elif not request.dry_run:
             rundir = RunDir.create(run_dir_path(suite.name, request.out_dir), {
                 "cephbench_version": __version__, "run_ids": [run_id], "suite_name": suite.name,
-                "suite": suite.model_dump(mode="json"), "plan": [t.model_dump() for t in plan.tests],
-                "target": target.describe(), "started_unix": time.time(),
+                "suite": as_given.model_dump(mode="json"), "plan": [t.model_dump() for t in plan.tests],
+                "target": target.describe(), "started_unix": time.time(), "lab_topology": lab_topology,
                 "cluster": cluster.facts(), "hosts": {"client": local_facts()},
             })
             lock = RunLock.take(rundir.path)
