@@ -53,3 +53,34 @@ def lab_cluster(lab_target: Target) -> Cluster:
 def cephbench_env(lab: Lab) -> dict[str, str]:
     """Environment for running the `cephbench` CLI against the lab as a subprocess."""
     return {**os.environ, **lab.env()}
+
+
+# The shared multi-host lab: 3 hosts of one OSD each and a client host, public links shaped to MH_RATE with no
+# cluster network (Han's first cluster). 200 Mbit/s (25 MB/s) is far below what 2 cores move, so the links, not
+# the CPUs, limit large transfers (tests/lab/test_multihost.py checks the CPUs are not saturated).
+MH_RATE = "200mbit"
+MH_RATE_BITS = 200 * 10**6
+
+
+@pytest.fixture(scope="session")
+def multihost_lab() -> Lab:
+    from cephbench.lab.multihost import MultiHostSpec
+    from cephbench.lab.rates import parse_link
+    if os.geteuid() != 0:
+        pytest.fail("the multi-host lab needs root (network namespaces)")
+    spec = MultiHostSpec(hosts=3, osds_per_host=1, clients=1, public=parse_link(MH_RATE))
+    reuse = os.environ.get("CEPHBENCH_TEST_MH_LAB")
+    if reuse:
+        lb = Lab(Path(reuse))
+        if not lb.is_running():
+            lb.up(osd_size_bytes=4 * 1024**3, multi=spec)
+        yield lb
+        return
+    d = Path(tempfile.mkdtemp(prefix="cephbench-test-mhlab-"))
+    lb = Lab(d / "lab")
+    lb.up(osd_size_bytes=4 * 1024**3, multi=spec)
+    try:
+        yield lb
+    finally:
+        lb.down()
+        shutil.rmtree(d, ignore_errors=True)

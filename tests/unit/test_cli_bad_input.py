@@ -90,3 +90,22 @@ def test_a_signal_during_start_up_is_one_line_never_a_traceback(sig):
         assert p.returncode in (130, 2) or (p.returncode == -sig and "does not exist" in err), \
             (delay, p.returncode, err)
         assert len(err.strip().splitlines()) == 1, err
+
+
+@pytest.mark.parametrize("args, fragments", [
+    (["--hosts", "0"], ["--hosts", "1 to"]),
+    (["--hosts", "-2"], ["--hosts"]),
+    (["--hosts", "3", "--public-net", "1gbps"], ["--public-net", "bytes per second", "1gbit"]),
+    (["--hosts", "3", "--public-net", "fast"], ["--public-net", "not a number with a unit"]),
+    (["--hosts", "3", "--cluster-net", "100mbit/2parsecs"], ["--cluster-net", "delay"]),
+    (["--hosts", "3", "--osds-per-host", "0"], ["--osds-per-host"]),
+    (["--hosts", "3", "--clients", "-1"], ["--clients"]),
+    (["--hosts", "3", "--osds", "4"], ["--osds", "--osds-per-host"]),
+    (["--public-net", "1gbit"], ["--public-net", "add --hosts"]),
+    (["--clients", "2"], ["--clients", "add --hosts"]),
+])
+def test_bad_multi_host_lab_flags_make_nothing(tmp_path, args, fragments):
+    before = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout
+    one_line_exit_2(cli("lab", "up", "--dir", tmp_path / "lab", *args), *fragments)
+    assert not (tmp_path / "lab").exists()
+    assert subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout == before

@@ -276,7 +276,8 @@ class Lab:
             raise UserError(f"a lab is already running in {self.dir}",
                             f"see 'cephbench lab status --dir {self.dir}', or 'cephbench lab down --dir {self.dir}'")
         if self.dir.exists() and any(self.dir.iterdir()):
-            if not self.info_path.exists():
+            # a start cut short before lab.json was written still left the records made before it
+            if not any(p.exists() for p in (self.info_path, self.netns_record, self.dir / "run")):
                 raise UserError(f"{self.dir} exists and is not a cephbench lab directory",
                                 "choose another --dir or empty it")
             self._remove_host_objects()     # a lab killed while starting: its namespaces, from its records
@@ -576,7 +577,7 @@ class Lab:
         """Stop the lab; None when there was no lab here."""
         if not self.dir.exists():
             return None
-        if not self.info_path.exists() and not (self.dir / "run").exists():
+        if not any(p.exists() for p in (self.info_path, self.netns_record, self.dir / "run")):
             return None
         # A lab that is thrown away need not shut down cleanly: its data is deleted next, and RGW's shutdown
         # alone can take 10 s. A kept lab gets the time to stop cleanly.
