@@ -381,7 +381,6 @@ def create(record: LabDrives, path: Path) -> LabDrives:
 def _make_drive(record: LabDrives, i: int, drive: Drive) -> None:
     backing = Path(drive.backing)
     backing.parent.mkdir(parents=True, exist_ok=True)
-    fresh = not backing.exists()
     with open(backing, "ab") as f:          # sparse: no block is written until the OSD writes it
         if os.fstat(f.fileno()).st_size < drive.size_bytes:
             f.truncate(drive.size_bytes)
@@ -403,10 +402,16 @@ def _make_drive(record: LabDrives, i: int, drive: Drive) -> None:
         drive = replace(drive, kind="file", dev=block_device_of(backing))
     record.replace_drive(i, drive)
     if drive.fs and drive.mount and drive.device:
-        if fresh:
+        # A kept lab's drive already has its file system (and its OSD's data): made only when missing.
+        if _fs_type(drive.device) != drive.fs:
             _must([*FILESYSTEMS[drive.fs].mkfs, drive.device])
         Path(drive.mount).mkdir(parents=True, exist_ok=True)
         _must(["mount", "-t", drive.fs, "-o", FILESYSTEMS[drive.fs].mount_options, drive.device, drive.mount])
+
+
+def _fs_type(device: str) -> str:
+    """The file system on `device` as its superblock says (blkid probes the device itself, no cache)."""
+    return _run(["blkid", "-p", "-o", "value", "-s", "TYPE", device]).stdout.strip()
 
 
 def leftovers(record: LabDrives) -> list[str]:
