@@ -217,7 +217,8 @@ def test_destroy_waits_for_exiting_processes_and_names_those_that_stay(tmp_path)
                         tmp_path / "drives.json")
     group = rec.osd_cgroups(0)
     short = subprocess.Popen(cgroups.join_argv(group, ["sleep", "0.5"]))
-    stays = subprocess.Popen(cgroups.join_argv(group, ["sleep", "60"]))
+    stays = subprocess.Popen(["sleep", "60"])
+    cgroups.join(group[0], stays.pid)          # joining a running process by its PID
     try:
         deadline = time.monotonic() + 5
         while len(cgroups.tasks(group[0])) < 2 and time.monotonic() < deadline:
