@@ -6,7 +6,7 @@ cd "$(dirname "$0")/.."
 # chromium: the report's browser test renders report.html headless; python3-rados: cephbench's one connection
 # to the monitors (librados), linked into .venv below
 DEB_PACKAGES=(ceph-mon ceph-mgr ceph-osd ceph-common python3-rados radosgw fio iperf3 iproute2 openssh-client python3-venv
-              golang-go chromium)
+              golang-go chromium btrfs-progs xfsprogs e2fsprogs util-linux)
 say() { printf 'setup: %s\n' "$*"; }
 
 missing=()

@@ -1,0 +1,187 @@
+"""Drive throttle specs: `--osd-throttle osd.N=RATE[,IOPS]` and `cephbench lab throttle osd.N ... / --clear`.
+
+A spec names one drive of one OSD and how fast it may go:
+
+  osd.1=50MiB/s            osd.1's data drive, 50 MiB/s read and 50 MiB/s write
+  osd.1=8MiB/s,200iops     ... and at most 200 reads and 200 writes per second
+  osd.1=200iops            IOPS alone
+  osd.1.db=20MiB/s         osd.1's separate WAL/DB device (BlueStore) or journal device (FileStore)
+
+Rates are bytes per second: B/s, KiB/s, MiB/s, GiB/s, TiB/s (powers of 2) or kB/s, MB/s, GB/s, TB/s (powers of
+10, as dd prints them). `50M/s` is refused: M alone is 2^20 to Ceph and fio and 10^6 to dd. A lowercase `b`
+(`Mb/s`, `mbit/s`) is bits. Several specs may share one flag value (comma or space separated) or come in
+repeated flags; a part without `=` belongs to the spec before it, so `osd.1=8MiB/s,200iops,osd.2=20MiB/s` is two
+specs. The limit applies to reads and writes alike, each on its own, as blkio does.
+
+Pure: nothing here touches the system. drives.py applies a spec to a drive's cgroup.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Iterable, Sequence
+
+from ..errors import UserError
+
+ROLES = ("data", "db")
+# Below these an OSD's heartbeats and a 4 MiB object write take tens of seconds: the OSD is marked down, not slow.
+MIN_BYTES_PER_S = 64 * 1024
+MIN_IOPS = 10
+_BINARY = {"": 1, "k": 2**10, "m": 2**20, "g": 2**30, "t": 2**40}
+_DECIMAL = {"": 1, "k": 10**3, "m": 10**6, "g": 10**9, "t": 10**12}
+
+_NAME_RE = re.compile(r"osd\.(\d+)(?:\.(\w+))?")
+_VALUE_RE = re.compile(r"(\d+(?:\.\d*)?|\.\d+)([A-Za-z/]*)")
+_BYTE_UNIT_RE = re.compile(r"([kKmMgGtT]?)([iI]?)B")
+_EXAMPLE = "write e.g. osd.1=50MiB/s, osd.1=8MiB/s,200iops or osd.1.db=20MiB/s"
+
+
+@dataclass(frozen=True, order=True)
+class DriveRef:
+    """One drive of one OSD: its data drive or its separate WAL/DB (journal) device."""
+
+    osd: int
+    role: str = "data"
+
+    def __str__(self) -> str:
+        return f"osd.{self.osd}" + ("" if self.role == "data" else f".{self.role}")
+
+
+@dataclass(frozen=True)
+class DriveLimit:
+    """How fast a drive may go, each direction on its own; None is no limit."""
+
+    bytes_per_s: int | None = None
+    iops: int | None = None
+
+    def to_json(self) -> dict[str, int | None]:
+        return {"bytes_per_s": self.bytes_per_s, "iops": self.iops}
+
+    @classmethod
+    def from_json(cls, d: dict) -> DriveLimit:
+        return cls(d.get("bytes_per_s"), d.get("iops"))
+
+
+@dataclass(frozen=True)
+class ThrottleSpec:
+    drive: DriveRef
+    limit: DriveLimit
+
+
+def parse_byte_rate(text: str, where: str = "--osd-throttle") -> int:
+    """`50MiB/s` -> 52428800, `20MB/s` -> 20000000 (bytes per second)."""
+    m = _VALUE_RE.fullmatch(text.strip())
+    if not m:
+        raise UserError(f"rate {text!r} is not a number with a unit", "write e.g. 50MiB/s or 200iops", where=where)
+    number, unit = m.group(1), m.group(2)
+    if not unit.endswith("/s"):
+        hint = f"write {number}{unit}/s" if _BYTE_UNIT_RE.fullmatch(unit) else f"write e.g. {number}MiB/s"
+        raise UserError(f"rate {text!r} is not per second", hint, where=where)
+    size = unit[:-2]
+    u = _BYTE_UNIT_RE.fullmatch(size)
+    if size and size.lower() in _BINARY:
+        n = "kmgt".index(size.lower()) + 1
+        raise UserError(f"rate {text!r} is ambiguous: {size} alone means 2^{10 * n} to Ceph and fio but 10^{3 * n} "
+                        f"to dd", f"write {number}{size.upper()}iB/s or {number}{size.upper()}B/s", where=where)
+    if u is None:
+        bits = "b" in size or "bit" in size.lower()
+        raise UserError(f"rate {text!r} has " + ("a bit unit: a drive's rate is in bytes per second" if bits
+                                                  else f"an unknown unit {unit!r}"),
+                        f"write e.g. {number}MiB/s or {number}MB/s", where=where)
+    prefix, binary = u.group(1).lower(), bool(u.group(2))
+    if binary and not prefix:
+        raise UserError(f"rate {text!r} has an unknown unit {unit!r}", f"write e.g. {number}MiB/s", where=where)
+    value = round(float(number) * (_BINARY if binary else _DECIMAL)[prefix])
+    if value < MIN_BYTES_PER_S:
+        raise UserError(f"rate {text!r} is below 64KiB/s, where the OSD would be marked down rather than slow",
+                        "write at least 64KiB/s; to remove a throttle use --clear", where=where)
+    return value
+
+
+def _parse_iops(text: str, where: str) -> int:
+    m = _VALUE_RE.fullmatch(text.strip())
+    if not m or m.group(2).lower() != "iops" or not m.group(1).isdigit():
+        raise UserError(f"{text!r} is not an IOPS figure", "write a whole number with iops, e.g. 200iops",
+                        where=where)
+    n = int(m.group(1))
+    if n < MIN_IOPS:
+        raise UserError(f"{text!r} is below {MIN_IOPS}iops, where the OSD would be marked down rather than slow",
+                        f"write at least {MIN_IOPS}iops; to remove a throttle use --clear", where=where)
+    return n
+
+
+def _parse_ref(name: str, where: str) -> DriveRef:
+    m = _NAME_RE.fullmatch(name.strip())
+    if not m or (m.group(2) is not None and m.group(2) != "db"):
+        raise UserError(f"{name!r} does not name an OSD's drive", "write osd.N for its data drive or osd.N.db for "
+                        "its WAL/DB device, e.g. osd.1=50MiB/s", where=where)
+    return DriveRef(int(m.group(1)), "db" if m.group(2) else "data")
+
+
+def _tokens(values: Sequence[str] | str) -> list[str]:
+    if isinstance(values, str):
+        values = [values]
+    return [t for v in values for t in re.split(r"[,\s]+", v) if t]
+
+
+def parse_throttle_specs(values: Sequence[str] | str, where: str = "--osd-throttle") -> tuple[ThrottleSpec, ...]:
+    """Every spec in the flag values given, in order; a drive named twice is refused."""
+    groups: list[tuple[str, list[str]]] = []
+    for tok in _tokens(values):
+        if "=" in tok:
+            name, _, first = tok.partition("=")
+            groups.append((name, [first] if first else []))
+        elif groups:
+            groups[-1][1].append(tok)
+        else:
+            raise UserError(f"{tok!r} does not say which drive", _EXAMPLE, where=where)
+    if not groups:
+        raise UserError("no throttle given", _EXAMPLE, where=where)
+    specs: list[ThrottleSpec] = []
+    for name, parts in groups:
+        ref = _parse_ref(name, where)
+        rate = iops = None
+        if not parts:
+            raise UserError(f"{ref} has no rate", _EXAMPLE, where=where)
+        for p in parts:
+            if p.lower().endswith("iops"):
+                if iops is not None:
+                    raise UserError(f"{ref} has two IOPS figures", _EXAMPLE, where=where)
+                iops = _parse_iops(p, where)
+            else:
+                if rate is not None:
+                    raise UserError(f"{ref} has two rates", _EXAMPLE, where=where)
+                rate = parse_byte_rate(p, where)
+        if any(s.drive == ref for s in specs):
+            raise UserError(f"{ref} is throttled twice", "give each drive once", where=where)
+        specs.append(ThrottleSpec(ref, DriveLimit(rate, iops)))
+    return tuple(specs)
+
+
+def parse_drive_refs(values: Sequence[str] | str, where: str = "lab throttle --clear") -> tuple[DriveRef, ...]:
+    """Drive names alone (`osd.1 osd.2.db`), as `lab throttle --clear` takes them."""
+    refs: list[DriveRef] = []
+    for tok in _tokens(values):
+        if "=" in tok:
+            raise UserError(f"{tok!r}: --clear takes drive names without a rate", "write e.g. osd.1 or osd.1.db",
+                            where=where)
+        ref = _parse_ref(tok, where)
+        if ref not in refs:
+            refs.append(ref)
+    if not refs:
+        raise UserError("no drive given", "write e.g. osd.1 or osd.1.db", where=where)
+    return tuple(refs)
+
+
+def check_drives(refs: Iterable[DriveRef], osd_ids: Iterable[int], db_osd_ids: Iterable[int] = (),
+                 where: str = "--osd-throttle") -> None:
+    """Refuse a drive the lab does not have: an OSD id outside `osd_ids`, or `.db` of an OSD without a DB device."""
+    osds, dbs = sorted(set(osd_ids)), set(db_osd_ids)
+    for ref in refs:
+        if ref.osd not in osds:
+            have = ", ".join(f"osd.{i}" for i in osds) or "none"
+            raise UserError(f"{ref}: the lab has no osd.{ref.osd}", f"its OSDs are {have}", where=where)
+        if ref.role == "db" and ref.osd not in dbs:
+            raise UserError(f"{ref}: osd.{ref.osd} has no separate WAL/DB device",
+                            "start the lab with --db-device, or throttle its data drive (osd.N)", where=where)
