@@ -20,7 +20,10 @@ from .errors import OperationFailed, UserError
 from .hosts import LocalHost, local_facts
 from .lab import Lab, default_lab_dir
 from .lab.multihost import MultiHostSpec
+from .lab import drives as lab_drives
+from .lab.drives import check_objectstore
 from .lab.rates import parse_link
+from .lab.throttle import check_drives, parse_drive_refs, parse_throttle_specs
 from .plan import Plan, expand
 from .progress import ConsoleEvents
 from .report.format import seconds
@@ -121,12 +124,23 @@ def _new_lab_dir(lb: Lab) -> None:
               help="Shape every host's public link both ways, e.g. 1gbit or 100mbit/0.2ms (with --hosts).")
 @click.option("--cluster-net", metavar="RATE[/DELAY]|unshaped",
               help="A separate cluster network for replication, shaped like --public-net (with --hosts).")
+@click.option("--osd-throttle", "osd_throttle", multiple=True, metavar="osd.N[.db]=RATE[,IOPS]",
+              help="Slow one OSD's drive through blkio from the start, e.g. osd.1=50MiB/s or osd.2=200iops "
+                   "(with --hosts; change it later with `lab throttle`).")
+@click.option("--db-device", "db_device", default=None, metavar="SIZE",
+              help="Put each OSD's BlueStore WAL/DB (FileStore journal) on a drive of its own of SIZE, e.g. 2GiB "
+                   "(with --hosts).")
+@click.option("--objectstore", default="bluestore", show_default=True, help="bluestore or filestore (with --hosts).")
+@click.option("--fs", "fs", default=None, help="FileStore's file system: xfs (default), ext4 or btrfs.")
 def lab_up(lab_dir: Path | None, osds: int | None, osd_size: str, no_rgw: bool, hosts: int | None,
-           osds_per_host: int, clients: int, public_net: str | None, cluster_net: str | None) -> None:
+           osds_per_host: int, clients: int, public_net: str | None, cluster_net: str | None,
+           osd_throttle: tuple[str, ...], db_device: str | None, objectstore: str, fs: str | None) -> None:
     """Start a lab cluster and wait until it is healthy."""
     lb = _lab(lab_dir)
     size = _size_option(osd_size, "--osd-size")
-    multi = _multi_host_spec(hosts, osds_per_host, clients, public_net, cluster_net, osds)
+    drive_flags = {"--osd-throttle": list(osd_throttle) or None, "--db-device": db_device,
+                   "--objectstore": objectstore if objectstore != "bluestore" else None, "--fs": fs}
+    multi = _multi_host_spec(hosts, osds_per_host, clients, public_net, cluster_net, osds, drive_flags)
     if lb.is_running():
         _print_lab_status(lb)
         raise UserError(f"a lab is already running in {lb.dir}", f"stop it with 'cephbench lab down --dir {lb.dir}'")
@@ -142,10 +156,11 @@ def lab_up(lab_dir: Path | None, osds: int | None, osd_size: str, no_rgw: bool, 
 
 
 def _multi_host_spec(hosts: int | None, osds_per_host: int, clients: int, public_net: str | None,
-                     cluster_net: str | None, osds: int | None) -> MultiHostSpec | None:
+                     cluster_net: str | None, osds: int | None, drive_flags: dict) -> MultiHostSpec | None:
     """The flags of a multi-host lab; None for the one-host loopback lab (no --hosts, or --hosts 1 alone)."""
     multi_flags = {"--public-net": public_net, "--cluster-net": cluster_net,
-                   "--clients": clients or None, "--osds-per-host": osds_per_host if osds_per_host != 1 else None}
+                   "--clients": clients or None, "--osds-per-host": osds_per_host if osds_per_host != 1 else None,
+                   **drive_flags}
     if hosts is None:
         given = [k for k, v in multi_flags.items() if v is not None]
         if given:
@@ -160,7 +175,13 @@ def _multi_host_spec(hosts: int | None, osds_per_host: int, clients: int, public
     public = parse_link(public_net, "--public-net") if public_net else None
     unshaped = (cluster_net or "").strip().lower() == "unshaped"
     cluster = parse_link(cluster_net, "--cluster-net") if cluster_net and not unshaped else None
-    return MultiHostSpec(hosts, osds_per_host, clients, public, cluster, separate_cluster=unshaped)
+    store = check_objectstore(drive_flags["--objectstore"] or "bluestore", drive_flags["--fs"])
+    db_size = _size_option(drive_flags["--db-device"], "--db-device") if drive_flags["--db-device"] else None
+    throttles = parse_throttle_specs(list(drive_flags["--osd-throttle"])) if drive_flags["--osd-throttle"] else ()
+    spec = MultiHostSpec(hosts, osds_per_host, clients, public, cluster, separate_cluster=unshaped, store=store,
+                         db_size_bytes=db_size, throttles=throttles)
+    check_drives([t.drive for t in throttles], range(spec.osds), range(spec.osds) if db_size else ())
+    return spec
 
 
 def _print_topology(topo: dict) -> None:
@@ -230,6 +251,37 @@ def lab_env(lab_dir: Path | None) -> None:
         raise UserError(f"no lab in {lb.dir}", "start one with 'cephbench lab up'")
     for k, v in lb.env().items():
         click.echo(f"export {k}={v}")
+
+
+@lab.command("throttle")
+@_lab_dir_option
+@click.argument("specs", nargs=-1, metavar="[osd.N[.db]=RATE[,IOPS] ...]")
+@click.option("--clear", "clear", multiple=True, metavar="osd.N[.db]", help="Remove the throttle of these drives.")
+def lab_throttle(lab_dir: Path | None, specs: tuple[str, ...], clear: tuple[str, ...]) -> None:
+    """Slow (or stop slowing) drives of a running multi-host lab through blkio; with nothing given, list the drives."""
+    lb = _lab(lab_dir)
+    if lb.info() is None or not lb.is_running():
+        raise UserError(f"no lab running in {lb.dir}", "start one with 'cephbench lab up --hosts 3'", where="--dir")
+    record = lb.drives()
+    if record is None:
+        raise UserError(f"the lab in {lb.dir} is a one-host lab, whose OSDs are plain files", "throttles need a "
+                        "multi-host lab: 'cephbench lab down', then 'cephbench lab up --hosts 3'", where="--dir")
+    osds = sorted({d.osd for d in record.drives})
+    dbs = sorted({d.osd for d in record.drives if d.role == "db"})
+    to_set = parse_throttle_specs(list(specs), where="lab throttle") if specs else ()
+    to_clear = parse_drive_refs(list(clear)) if clear else ()
+    check_drives([t.drive for t in to_set], osds, dbs, where="lab throttle")
+    check_drives(to_clear, osds, dbs, where="lab throttle --clear")
+    for ref in to_clear:
+        lab_drives.clear_throttle(record, ref)
+    for t in to_set:
+        lab_drives.apply_throttle(record, t, where="lab throttle")
+    for d in record.drives:
+        limit = d.limit
+        shown = ("not throttled" if limit is None else
+                 ", ".join(x for x in (f"{format_size(limit.bytes_per_s)}/s" if limit.bytes_per_s else "",
+                                       f"{limit.iops} IOPS" if limit.iops else "") if x))
+        out.print(f"  {str(d.ref):<10} {d.path:<40} {shown}")
 
 
 @lab.command("down")

@@ -44,12 +44,12 @@ def mon_addrs(net: LabNet, ports: LabPorts) -> str:
 
 
 def render_conf(d: Path, fsid: str, ports: LabPorts, pool_size: int, osd_size_bytes: int,
-                net: LabNet = LabNet(), extra_osd: str = "", osd_hosts: dict[int, str] | None = None) -> str:
-    """`osd_hosts`: each OSD's CRUSH host in a multi-host lab (Pacific's OSDs take their CRUSH host from
-    gethostname(), which is the machine's for every lab host; NODE_NAME only reaches `ceph osd metadata`)."""
+                net: LabNet = LabNet(), extra_osd: str = "", osd_sections: dict[int, list[str]] | None = None) -> str:
+    """`extra_osd`: lines for [osd] (the object store's); `osd_sections`: lines of each OSD's own section (its
+    CRUSH host and drives in a multi-host lab)."""
     mon_host = mon_addrs(net, ports)
-    per_osd = "".join(f"\n[osd.{i}]\ncrush location = root=default host={h}\n"
-                      for i, h in sorted((osd_hosts or {}).items()))
+    per_osd = "".join(f"\n[osd.{i}]\n" + "".join(f"{line}\n" for line in lines)
+                      for i, lines in sorted((osd_sections or {}).items()))
     # Why each unusual setting is here:
     # - one host, so CRUSH must place replicas across OSDs, not hosts (chooseleaf type 0); a multi-host lab
     #   goes back to hosts (1);

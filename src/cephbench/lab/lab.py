@@ -34,7 +34,7 @@ from ..errors import OperationFailed, UserError
 from ..hosts import CommandResult, LocalHost
 from ..units import format_size
 from . import daemons as dm
-from . import netns, sshd
+from . import cgroups, drives, netns, sshd
 from .asok import AsokError, asok_command
 from .conf import LabNet, LabPorts, mon_addrs, render_conf
 from .keys import Entity, new_secret, write_keyring
@@ -150,6 +150,7 @@ class Lab:
     # a multi-host lab being started: its plan and its network
     _spec: MultiHostSpec | None = field(default=None, repr=False)
     _net: netns.Topology | None = field(default=None, repr=False)
+    _drives: drives.LabDrives | None = field(default=None, repr=False)
 
     # ---- paths and state -------------------------------------------------
     @property
@@ -167,6 +168,16 @@ class Lab:
     @property
     def netns_record(self) -> Path:
         return self.dir / "netns.json"
+
+    @property
+    def drives_record(self) -> Path:
+        return self.dir / drives.RECORD_NAME
+
+    def drives(self) -> drives.LabDrives | None:
+        try:
+            return drives.LabDrives.load(self.drives_record)
+        except (OSError, ValueError, KeyError):
+            return None
 
     @property
     def ssh_files(self) -> sshd.SshFiles:
@@ -250,6 +261,12 @@ class Lab:
             host = daemon_host(multi[0], name)
             argv = netns.exec_argv(multi[1].host(host).netns, argv)
             env = {"NODE_NAME": host}
+            record = self._drives or self.drives()
+            if record is not None:
+                # outside the namespace's command: the process joins its groups, then enters its network
+                groups = (record.osd_cgroups(int(name.split(".")[1]), host) if name.startswith("osd.")
+                          else record.host_cgroups(host))
+                argv = cgroups.join_argv(groups, argv)
         proc = self.host.start(argv, stdout_path=d.console, env=env)
         self._started[name] = proc
         # radosgw writes no PID file in the foreground; the others write this same PID (they are this process).
@@ -304,7 +321,7 @@ class Lab:
                 self._remove_host_objects()
             raise
         finally:
-            self._spec = self._net = None
+            self._spec = self._net = self._drives = None
         info.startup_s = time.monotonic() - steps.t0
         info.startup_steps = steps.done
         self._write_info(info)
@@ -326,13 +343,26 @@ class Lab:
             ports, pool_size = LabPorts(3300, 6789, 7480), min(3, spec.hosts)
             self._net = netns.create(netns.lab_id_for(self.dir), spec.hosts, spec.public, self.netns_record,
                                      spec.cluster, spec.separate_cluster, spec.clients)
+            self._drives = drives.create(
+                drives.plan(self._net.lab_id, d, {i: osd_host(spec, i) for i in range(osds)}, osd_size_bytes,
+                            spec.db_size_bytes, spec.store.fs, hosts=[h.name for h in self._net.hosts]),
+                self.drives_record)
+            for t in spec.throttles:
+                drives.apply_throttle(self._drives, t)
             cluster_net = self._net.network("cluster")
             net = LabNet(mon_ip=self._net.host(daemon_host(spec, MON)).address(),
                          rgw_ip=self._net.host(daemon_host(spec, RGW)).address(),
                          public_network=self._net.network("public").subnet,
                          cluster_network=cluster_net.subnet if cluster_net else None, multi_host=True)
-        self.conf.write_text(render_conf(d, fsid, ports, pool_size, osd_size_bytes, net,
-                                         osd_hosts={i: osd_host(spec, i) for i in range(osds)} if spec else None))
+        sections = None
+        extra = ""
+        if spec is not None and self._drives is not None:
+            extra = drives.objectstore_conf(spec.store)
+            # Pacific's OSDs take their CRUSH host from gethostname(), the machine's for every lab host
+            # (NODE_NAME reaches only `ceph osd metadata`): each OSD's section names it.
+            sections = {i: [f"crush location = root=default host={osd_host(spec, i)}",
+                            *drives.drive_conf(self._drives, i, spec.store).splitlines()[1:]] for i in range(osds)}
+        self.conf.write_text(render_conf(d, fsid, ports, pool_size, osd_size_bytes, net, extra, sections))
 
         admin = Entity("client.admin", new_secret(), {"mon": "allow *", "osd": "allow *", "mds": "allow *",
                                                         "mgr": "allow *"})
@@ -374,11 +404,17 @@ class Lab:
         sshd.ensure_privsep_dir()
         for h in self._net.hosts:
             f.config(h.name).write_text(sshd.render_config(f, h.address()))
-            self._start_daemon(f"sshd.{h.name}", sshd.sshd_argv(f, h.name, {"CEPH_CONF": str(self.conf)}),
-                               ceph=False)
+            env = {"CEPH_CONF": str(self.conf)}
+            if self._drives is not None and h.name in self._drives.hosts:
+                env["CEPHBENCH_CPUACCT"] = self._drives.hosts[h.name]
+            self._start_daemon(f"sshd.{h.name}", sshd.sshd_argv(f, h.name, env), ceph=False)
 
     def _remove_host_objects(self) -> None:
-        """What a multi-host lab made outside its directory (namespaces, links), from the records it wrote first."""
+        """What a multi-host lab made outside its directory (mounts, loop devices, cgroups, namespaces, links),
+        from the records it wrote before making them. Its daemons are stopped first (cgroups empty, mounts free)."""
+        record = self._drives or self.drives()
+        if record is not None:
+            drives.destroy(record)
         topo = self._topology()
         if topo is not None:
             netns.destroy(topo)

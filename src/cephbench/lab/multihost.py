@@ -14,8 +14,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..errors import UserError
+from .drives import StoreChoice
 from .netns import MAX_HOSTS, Topology
 from .rates import LinkShape
+from .throttle import ThrottleSpec
 
 MON, MGR, RGW = "mon.a", "mgr.x", "client.rgw.lab"
 MAX_OSDS_PER_HOST = 16
@@ -31,6 +33,9 @@ class MultiHostSpec:
     public: LinkShape | None = None
     cluster: LinkShape | None = None
     separate_cluster: bool = False          # a cluster network without shaping
+    store: StoreChoice = StoreChoice("bluestore", None)
+    db_size_bytes: int | None = None        # --db-device: BlueStore's WAL/DB (FileStore's journal) on a drive of its own
+    throttles: tuple[ThrottleSpec, ...] = ()
 
     def __post_init__(self) -> None:
         if not 1 <= self.hosts <= MAX_HOSTS:
@@ -93,6 +98,7 @@ def topology_json(spec: MultiHostSpec, topo: Topology, rgw: bool, ssh: dict) -> 
                       "daemons": daemons})
     return {"lab_id": topo.lab_id,
             "spec": {"hosts": spec.hosts, "osds_per_host": spec.osds_per_host, "clients": spec.clients},
+            "objectstore": spec.store.objectstore, "fs": spec.store.fs, "db_device_bytes": spec.db_size_bytes,
             "networks": [n.to_json() for n in topo.networks], "hosts": hosts,
             "traffic": {"client": "public",
                         "replication": "cluster" if spec.with_cluster_network else "public"},
