@@ -409,11 +409,25 @@ class Lab:
                 env["CEPHBENCH_CPUACCT"] = self._drives.hosts[h.name]
             self._start_daemon(f"sshd.{h.name}", sshd.sshd_argv(f, h.name, env), ceph=False)
 
+    @staticmethod
+    def _end_sessions(record: drives.LabDrives) -> None:
+        """A host that goes down ends what still runs on it: commands started over ssh on the lab's hosts (a
+        watcher whose ssh client was killed, a tool left running) are in the host's cgroup, which holds nothing
+        else. Its daemons are already stopped by their PIDs."""
+        for group in record.hosts.values():
+            for pid in cgroups.tasks(Path(group)):
+                log.info("lab down: ending pid %d left on host group %s", pid, group)
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
+
     def _remove_host_objects(self) -> None:
         """What a multi-host lab made outside its directory (mounts, loop devices, cgroups, namespaces, links),
         from the records it wrote before making them. Its daemons are stopped first (cgroups empty, mounts free)."""
         record = self._drives or self.drives()
         if record is not None:
+            self._end_sessions(record)
             drives.destroy(record)
         topo = self._topology()
         if topo is not None:

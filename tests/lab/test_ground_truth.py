@@ -1,0 +1,164 @@
+"""Ground truth: clusters whose bottleneck is known, and what cephbench measures and concludes on them.
+
+The shared multi-host lab (conftest.multihost_lab): 3 hosts of one OSD, a client host c1, every public link shaped
+to R = 200 Mbit/s both ways and no cluster network, replica 3. Why R is 200 Mbit/s: 25 MB/s is a few percent of
+what 2 cores move through Ceph here (a loopback lab writes 4 MiB objects at 80-100 MiB/s while its CPUs are
+saturated), so the links, not the CPUs, bind; each test prints the CPU share it saw as evidence.
+
+- The network baseline between the lab's hosts measures R within ±10%.
+- A 4 MiB seq read from the client host reaches at least 70% of its link, and the verdict names the network.
+- Writes from a client faster than any one host's link (this machine's own address on the lab's bridge):
+  without a cluster network, each host's public link carries client data and replicas (X in per host for X
+  written); with a cluster network at the same R, replicas go there (2X/3 per host), so the write is faster.
+  That is Han's private-network result.
+- One OSD's drive throttled: OSD bench flags exactly that OSD, a 4 MiB replicated write is slower, and the
+  verdict names it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from cephbench.lab import Lab, netns
+from cephbench.lab.multihost import MultiHostSpec
+from cephbench.lab.rates import parse_link
+
+from conftest import MH_RATE, MH_RATE_BITS
+
+CLI = [sys.executable, "-m", "cephbench.entry"]
+R_BYTES = MH_RATE_BITS / 8
+# what TCP carries of a tbf-shaped link: tbf counts whole Ethernet frames, 1448 payload bytes of each 1514
+TCP_SHARE = 1448 / 1514
+
+
+def run_suite(lab: Lab, tmp_path: Path, text: str, host: str | None = None) -> tuple[list[dict], str]:
+    """`cephbench run` of a suite against the lab, from a lab host's namespace (None: this machine's own); its
+    results and its output."""
+    tmp_path.mkdir(parents=True, exist_ok=True)
+    suite = tmp_path / "suite.yaml"
+    suite.write_text(text)
+    out = tmp_path / f"run-{host or 'root'}"
+    argv = [*CLI, "run", str(suite), "--out", str(out)]
+    if host is not None:
+        argv = netns.exec_argv(next(h["netns"] for h in lab.info().topology["hosts"] if h["name"] == host), argv)
+    env = {**{k: v for k, v in os.environ.items() if not k.startswith("CEPH_")}, **lab.env()}
+    res = subprocess.run(argv, capture_output=True, text=True, timeout=900, env=env)
+    assert res.returncode == 0, res.stdout[-3000:] + res.stderr[-3000:]
+    results = [json.loads(line) for line in (out / "results.jsonl").read_text().splitlines() if line.strip()]
+    return results, res.stdout + res.stderr
+
+
+def by_kind(results: list[dict], kind: str, **params) -> list[dict]:
+    return [r for r in results if r["test"]["kind"] == kind
+            and all(r["test"]["params"].get(k) == v for k, v in params.items())]
+
+
+def cpu_busy(result: dict) -> float:
+    return max((h["cpu_busy_median"] for h in result.get("hosts") or []), default=0.0)
+
+
+READ_SUITE = """
+name: gt-read
+baseline:
+  network: {hosts: [c1, h1, h2], streams: 1, duration: 3s}
+pools:
+  rep: {type: replicated, size: 3, pg_num: 32}
+workloads:
+  - {type: rados_bench, pool: rep, modes: [write, seq], object_size: 4MiB, concurrency: 16,
+     duration: {write: 12s, seq: 6s}}
+"""
+
+
+def test_network_baseline_measures_the_link_and_large_reads_are_named_network_bound(multihost_lab, tmp_path):
+    results, output = run_suite(multihost_lab, tmp_path, READ_SUITE, host="c1")
+    pairs = [r for r in by_kind(results, "net_baseline") if len(r["test"]["params"].get("receivers") or []) == 1]
+    assert pairs, output
+    for r in pairs:
+        got = r["measurement"]["bytes_per_s"]
+        print(f"\niperf3 {r['test']['params']['sender']} -> {r['test']['params']['receivers'][0]}: "
+              f"{got * 8 / 1e6:.1f} Mbit/s of a {MH_RATE} link")
+        assert abs(got - R_BYTES * TCP_SHARE) <= 0.10 * R_BYTES, r["measurement"]
+    seq = [r for r in by_kind(results, "rados_bench") if r["test"]["params"].get("phase") == "seq"]
+    assert len(seq) == 1 and seq[0]["status"] == "ok", output
+    got = seq[0]["measurement"]["bytes_per_s"]
+    print(f"seq read 4 MiB from c1: {got / 2**20:.1f} MiB/s = {got / R_BYTES:.0%} of the client link; "
+          f"CPU busy (busiest host, median second) {cpu_busy(seq[0]):.0%}")
+    assert got >= 0.70 * R_BYTES
+    assert "network" in seq[0]["analysis"]["bottleneck"], seq[0]["analysis"]
+    assert cpu_busy(seq[0]) < 0.8, "the CPUs, not the link, would be the limit: choose a lower rate"
+
+
+WRITE_SUITE = """
+name: gt-write
+pools:
+  rep: {type: replicated, size: 3, pg_num: 32}
+workloads:
+  - {type: rados_bench, pool: rep, modes: [write], object_size: 4MiB, concurrency: 16, duration: 12s}
+"""
+
+
+def _write_rate(lab: Lab, tmp_path: Path) -> tuple[float, float]:
+    results, output = run_suite(lab, tmp_path, WRITE_SUITE)
+    w = by_kind(results, "rados_bench")
+    assert len(w) == 1 and w[0]["status"] == "ok", output
+    return w[0]["measurement"]["bytes_per_s"], cpu_busy(w[0])
+
+
+def test_a_cluster_network_speeds_up_writes(multihost_lab, tmp_path):
+    shared, cpu_shared = _write_rate(multihost_lab, tmp_path / "shared")
+    d = tmp_path / "clusternet"
+    lb = Lab(d / "lab")
+    lb.up(osd_size_bytes=4 * 1024**3, rgw=False,
+          multi=MultiHostSpec(hosts=3, public=parse_link(MH_RATE), cluster=parse_link(MH_RATE)))
+    try:
+        separate, cpu_separate = _write_rate(lb, tmp_path / "separate")
+    finally:
+        lb.down()
+    print(f"\n4 MiB writes, replica 3, links of {MH_RATE}: {shared / 2**20:.1f} MiB/s sharing the public network "
+          f"(CPU {cpu_shared:.0%}), {separate / 2**20:.1f} MiB/s with a cluster network (CPU {cpu_separate:.0%}): "
+          f"x{separate / shared:.2f}")
+    assert shared <= 1.1 * R_BYTES           # each host's public link carries what is written, once
+    assert separate > 1.2 * shared
+
+
+THROTTLED_OSD = 1
+THROTTLE = "8MiB/s"
+OSD_SUITE = """
+name: gt-osd
+pools:
+  rep: {type: replicated, size: 3, pg_num: 32}
+workloads:
+  - {type: rados_bench, pool: rep, modes: [write], object_size: 4MiB, concurrency: 16, duration: 10s}
+  - {type: osd_bench, total: 32MiB, block_size: 4MiB, repeat: 3}
+"""
+
+
+def test_a_throttled_drive_is_flagged_and_slows_replicated_writes(multihost_lab, tmp_path):
+    env = {**os.environ}
+    lab_dir = str(multihost_lab.dir)
+    before, _ = run_suite(multihost_lab, tmp_path / "before", WRITE_SUITE)
+    res = subprocess.run([*CLI, "lab", "throttle", "--dir", lab_dir, f"osd.{THROTTLED_OSD}={THROTTLE}"],
+                         capture_output=True, text=True, timeout=60, env=env)
+    assert res.returncode == 0, res.stderr
+    try:
+        results, output = run_suite(multihost_lab, tmp_path / "after", OSD_SUITE)
+    finally:
+        res = subprocess.run([*CLI, "lab", "throttle", "--dir", lab_dir, "--clear", f"osd.{THROTTLED_OSD}"],
+                             capture_output=True, text=True, timeout=60, env=env)
+        assert res.returncode == 0, res.stderr
+    osd = by_kind(results, "osd_bench")
+    assert len(osd) == 1 and osd[0]["status"] == "ok", output
+    assert osd[0]["measurement"]["extra"]["slow_osds"] == [f"osd.{THROTTLED_OSD}"], osd[0]["measurement"]["extra"]
+    w_before = by_kind(before, "rados_bench")[0]["measurement"]["bytes_per_s"]
+    w_after = by_kind(results, "rados_bench")[0]["measurement"]["bytes_per_s"]
+    print(f"\n4 MiB writes: {w_before / 2**20:.1f} MiB/s, then {w_after / 2**20:.1f} MiB/s with osd.{THROTTLED_OSD} "
+          f"at {THROTTLE}")
+    assert w_after < 0.7 * w_before
+    verdict = output[output.index("Verdict"):]
+    assert f"osd.{THROTTLED_OSD}" in verdict and "disk" in verdict, verdict
