@@ -337,14 +337,29 @@ WORKLOAD_MODELS = (RadosBench, OsdBench, FioRados, RbdBench, FioRbd, Rgw)
 Workload = Annotated[Union[WORKLOAD_MODELS], Field(discriminator="type")]
 
 
+PathList = Annotated[list[str], Field(min_length=1)]
+
+
 class DiskBaselineConfig(_Strict):
-    """fio direct I/O on a test file in each directory ("lab-osds": the lab's OSD directories)."""
-    paths: Union[Literal["lab-osds"], Annotated[list[str], Field(min_length=1)]]
+    """fio direct I/O on a test file in each directory: on this host, on each of `hosts` (over ssh), or per host
+    ({host: [paths]}); "lab-osds": the lab's OSD directories, on whichever lab host each OSD is."""
+    paths: Union[Literal["lab-osds"], PathList, Annotated[dict[str, PathList], Field(min_length=1)]]
+    hosts: Union[Literal["osd-hosts"], Annotated[list[str], Field(min_length=1)]] | None = None
     size: Size = 1024**3
     runtime: Duration = 10.0
     patterns: list[Literal["dd", "write-1MiB", "write-4MiB", "read-1MiB", "read-4MiB", "randread-4KiB-qd1",
                            "randread-4KiB-qd32", "randwrite-4KiB-qd1", "randwrite-4KiB-qd32"]] | None = None
     allow_raw_device: bool = False
+
+    @model_validator(mode="after")
+    def _hosts_with_one_list(self) -> "DiskBaselineConfig":
+        if self.hosts is not None and not isinstance(self.paths, list):
+            which = "lab-osds already names each lab host's OSD directories" if self.paths == "lab-osds" else \
+                "paths already names the hosts ({host: [paths]})"
+            raise ValueError(f"hosts: {which}; remove hosts, or give paths as one list for every host")
+        if isinstance(self.hosts, list) and len(set(self.hosts)) < len(self.hosts):
+            raise ValueError("hosts: a host is given twice; give each host once")
+        return self
 
 
 class NetBaselineConfig(_Strict):
