@@ -147,16 +147,17 @@ def probe_argv(probe_name: str, paths: list[str]) -> list[str]:
     return ["sh", "-c", PROBE_SH, "cephbench-probe", probe_name, *paths]
 
 
-def _devnum(text: str, base: int) -> str:
-    """"2049" (st_dev) or "fd:1" (hex major:minor) -> "8:1"."""
-    try:
-        if ":" in text:
-            major, minor = (int(x, 16) for x in text.split(":"))
-            return f"{major}:{minor}"
-        n = int(text, base)
-        return f"{os.major(n)}:{os.minor(n)}"
-    except ValueError:
-        raise ParseError(f"not a device number: {text!r}") from None
+_HEX_DEV_RE = re.compile(r"([0-9a-f]{1,8}):([0-9a-f]{1,8})")
+_DEC_RE = re.compile(r"[0-9]{1,20}")
+
+
+def _devnum(text: str) -> str:
+    """"65024" (st_dev) or "fe:0" (hex major:minor) -> "254:0"."""
+    if (m := _HEX_DEV_RE.fullmatch(text)) is not None:
+        return f"{int(m.group(1), 16)}:{int(m.group(2), 16)}"
+    if _DEC_RE.fullmatch(text) is None or int(text) >= 2**64:
+        raise ParseError(f"not a device number: {text[:40]!r}")
+    return f"{os.major(int(text))}:{os.minor(int(text))}"
 
 
 def parse_probe(text: str) -> HostProbe:
@@ -172,14 +173,13 @@ def parse_probe(text: str) -> HostProbe:
     def done() -> None:
         if cur is not None:
             free = cur.get("free", "").split()
-            try:
-                nbytes = int(free[0]) * int(free[1]) if len(free) == 2 else None
-            except ValueError:
-                raise ParseError(f"free space of {cur['path']} unreadable: {cur.get('free')!r}") from None
+            if "free" in cur and (len(free) != 2 or not all(_DEC_RE.fullmatch(x) for x in free)):
+                raise ParseError(f"free space of {cur['path']} unreadable: {cur['free'][:40]!r}")
+            nbytes = int(free[0]) * int(free[1]) if free else None
             write = cur.get("write")
             paths.append(PathFacts(
                 cur["path"], cur.get("kind", "missing"), cur.get("real", ""),
-                _devnum(cur["rdev"], 16) if "rdev" in cur else _devnum(cur["dev"], 10) if "dev" in cur else "",
+                _devnum(cur["rdev"]) if "rdev" in cur else _devnum(cur["dev"]) if "dev" in cur else "",
                 nbytes, None if write in (None, "ok") else (write.rsplit(": ", 1)[-1] or write)))
     for line in head.splitlines():
         key, sep, value = line.partition("=")
@@ -793,7 +793,7 @@ def resolve_hosts(params: dict[str, Any], target: Any, ssh: SshSettings,
 
 def _where(exc: UserError, params: dict[str, Any]) -> UserError:
     """A refusal names the suite's key: hosts for a host ssh cannot reach, paths for everything else."""
-    if exc.where in (None, "PATH"):
+    if exc.where in ("", "PATH"):
         exc.where = "baseline.disks.paths"
     elif exc.where == "settings.ssh" and params.get("hosts") not in (None, "osd-hosts") and \
             params.get("paths") != "lab-osds":
