@@ -103,7 +103,7 @@ class HostLoad(BaseModel):
     cpu_busy_mean: float                 # over the whole tool run, start-up and wind-down included
     cpu_busy_median: float               # of the seconds: the steady state (the mean when under 3 seconds)
     cpu_busy_max: float                  # the busiest second
-    iowait_mean: float | None            # None: not known (a cgroup has no iowait of its own)
+    iowait_mean: float | None = None     # None: not known (a cgroup has no iowait of its own)
     cpu_busy_series: list[float] = Field(default_factory=list)   # one value per second
     source: Literal["proc-stat", "cpuacct"] = "proc-stat"
 

@@ -792,12 +792,14 @@ def resolve_hosts(params: dict[str, Any], target: Any, ssh: SshSettings,
 
 
 def _where(exc: UserError, params: dict[str, Any]) -> UserError:
-    """A refusal names the suite's key: hosts for a host ssh cannot reach, paths for everything else."""
+    """A refusal names the suite's key: where the host was named (hosts, or paths per host) for one ssh cannot
+    reach, settings.ssh for hosts the cluster or the lab named; paths for everything else."""
     if exc.where in ("", "PATH"):
         exc.where = "baseline.disks.paths"
-    elif exc.where == "settings.ssh" and params.get("hosts") not in (None, "osd-hosts") and \
-            params.get("paths") != "lab-osds":
+    elif exc.where == "settings.ssh" and isinstance(params.get("hosts"), list):
         exc.where = "baseline.disks.hosts"
+    elif exc.where == "settings.ssh" and isinstance(params.get("paths"), dict):
+        exc.where = "baseline.disks.paths"
     return exc
 
 
