@@ -50,24 +50,27 @@ def one_line_exit_2(res) -> str:
 
 
 def test_disk_baseline_runs_fio_on_the_remote_host_and_a_ctrl_c_leaves_nothing_there(tmp_path):
-    disk = tmp_path / "disk"
+    disk, disk2 = tmp_path / "disk", tmp_path / "disk2"
     disk.mkdir()
+    disk2.mkdir()
     with SshServer(tmp_path) as sshd:
         ssh = SshSettings.model_validate(sshd.ssh_settings(hosts={"node1": "127.0.0.1"}))
         ref, host = HostRef("node1", "127.0.0.1"), LocalHost()
         name = f"cephbench-t{os.getpid()}-baseline.dat"
-        targets = disk_baseline.check_targets([(ref, [str(disk)])], 16 * MIB, False, name, host, ssh)
+        targets = disk_baseline.check_targets([(ref, [str(disk), str(disk2)])], 16 * MIB, False, name, host, ssh)
         assert sshd.commands and "cephbench-probe" in sshd.commands[0]      # the checks ran over ssh
-        tests = disk_baseline.make_tests(["read-4MiB"], {"paths": {"node1": [str(disk)]}, "size": 16 * MIB,
-                                                         "runtime_s": 1.0})
+        tests = disk_baseline.make_tests([], {"size": 16 * MIB, "runtime_s": 1.0})
         rundir = RunDir.create(tmp_path / "run", {"kind": "baseline"})
         outs = list(disk_baseline.run(tests, targets, 16 * MIB, 1.0, rundir, host, lambda m: None, ssh=ssh))
-        assert [(o.test.params["pattern"], o.error) for o in outs] == [("dd", None), ("read-4MiB", None)]
-        x = outs[1].measurement.extra
-        assert x["paths"] == [f"node1:{disk}"] and x["alone"][f"node1:{disk}"]["host"] == "node1"
-        assert x["hosts"] == ["node1"] and x["alone_median_bytes_per_s"] > 0
-        assert any(c.startswith("sh -c 'timeout") and " fio " in c for c in sshd.commands)     # fio ran there
-        assert list(disk.iterdir()) == []                                    # test file and PID file removed
+        assert [(o.test.params["pattern"], o.error) for o in outs] == [("dd", None)]
+        x = outs[0].measurement.extra
+        assert x["paths"] == [f"node1:{disk}", f"node1:{disk2}"] and x["alone"][f"node1:{disk}"]["host"] == "node1"
+        assert x["hosts"] == ["node1"] and x["alone_median_bytes_per_s"] > 0 and x["shared_device"] is True
+        fio = [c for c in sshd.commands if c.startswith("sh -c 'timeout") and " fio " in c]     # fio ran there
+        assert len(fio) == 3                                                 # each path alone, then both at once
+        cleanup = next(c for c in sshd.commands if "cephbench-cleanup" in c)
+        assert all(f"echo $! > {disk / name}.pid" in c for c in fio) and f"{disk / name}.pid" in cleanup
+        assert list(disk.iterdir()) == list(disk2.iterdir()) == []          # test files and PID file removed
 
         # Ctrl-C while fio runs over ssh: the ssh client dies, fio does not by itself; cleanup stops it by the
         # PID it left beside the test file, and removes both
@@ -79,7 +82,7 @@ def test_disk_baseline_runs_fio_on_the_remote_host_and_a_ctrl_c_leaves_nothing_t
                 list(disk_baseline.run(long_tests, targets, 16 * MIB, 30.0, None, host, lambda m: None, ssh=ssh))
         finally:
             timer.cancel()
-        assert processes_with(name) == [] and list(disk.iterdir()) == []
+        assert processes_with(name) == [] and list(disk.iterdir()) == list(disk2.iterdir()) == []
 
 
 @pytest.fixture
@@ -143,7 +146,7 @@ def test_a_run_measures_and_watches_hosts_named_in_settings_ssh(lab_cluster, cep
         clients = [(a, c) for a, c in sshd.sessions if "iperf3 -c" in c]
         assert servers and all(c.endswith(f"-B {a}") for a, c in servers), servers
         assert len(clients) == 4 and all(f"-B {a}" in c and f"-c {a} " not in c for a, c in clients), clients
-        assert subprocess.run(["pgrep", "-f", f"iperf3 -s -p .* -B 127.0.0.2"], capture_output=True).returncode == 1
+        assert subprocess.run(["pgrep", "-f", "iperf3 -s -p .* -B 127.0.0.2"], capture_output=True).returncode == 1
 
         # the OSD host's CPU came from its cgroup (one spinning shell: at most one CPU of all), not /proc/stat
         write = by_kind["rados_bench"][0]

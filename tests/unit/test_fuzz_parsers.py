@@ -9,7 +9,6 @@ the real outputs in tests/fixtures and loadgen/testdata mutated (see fuzz_inputs
 from __future__ import annotations
 
 import math
-from pathlib import Path
 
 import pytest
 from hypothesis import example, given

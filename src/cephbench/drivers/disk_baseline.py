@@ -566,12 +566,14 @@ def pattern_measurement(pattern: Pattern, targets: list[DiskTarget], alone: dict
 # file, under `timeout` so that it never outlives its run. Cleanup stops it by that PID (an ssh client killed
 # by Ctrl-C leaves the remote fio running) and removes the test files.
 
-def _pid_file(targets: list[DiskTarget]) -> str:
-    """Next to the host's first test file; for raw devices only, named for the first device."""
-    d = next((t for t in targets if not t.raw), None)
-    if d is not None:
-        return f"{d.file}.pid"
-    return f"/tmp/cephbench-fio{_SAFE.sub('_', targets[0].path)}.pid"
+def _pid_files(targets: list[DiskTarget]) -> dict[str, str]:
+    """One PID file per host, whichever of its paths fio runs on: next to its first test file; with raw devices
+    only, named for the first device."""
+    out = {}
+    for host, mine in _by_host(targets, list(range(len(targets)))).items():
+        d = next((targets[i] for i in mine if not targets[i].raw), None)
+        out[host] = f"{d.file}.pid" if d is not None else f"/tmp/cephbench-fio{_SAFE.sub('_', targets[mine[0]].path)}.pid"
+    return out
 
 
 def fio_command(fio: list[str], limit_s: float, pid_file: str) -> list[str]:
@@ -617,6 +619,7 @@ def run(tests: list[Test], targets: list[DiskTarget], size: int, runtime_s: floa
     per_scope: dict[str, list] = {}
     commands, raw, errors = [], [], []
     limit = invocation_timeout(steps, size, runtime_s)
+    pid_files = _pid_files(targets)
     if test_started and tests:
         test_started(tests[0])
     try:
@@ -627,7 +630,7 @@ def run(tests: list[Test], targets: list[DiskTarget], size: int, runtime_s: floa
             for h, mine in _by_host(targets, idx).items():
                 mine_t = [targets[i] for i in mine]
                 fio = fio_argv(scope_jobs(steps, mine_t, size, runtime_s, mine), {"eta": "never"}, None)
-                cmd = fio_command(fio, limit, _pid_file(mine_t))
+                cmd = fio_command(fio, limit, pid_files[h])
                 ref = mine_t[0].ref
                 name = f"fio-{scope}-{_SAFE.sub('_', h)}.json" if scope == "parallel" and several_hosts \
                     else f"fio-{scope}.json"
@@ -671,11 +674,12 @@ def run(tests: list[Test], targets: list[DiskTarget], size: int, runtime_s: floa
 def remove_test_files(targets: list[DiskTarget], host: LocalHost, ssh: SshSettings) -> None:
     """On every host at once: stop a fio still running there (its ssh client may have been killed), then remove
     the test files and the PID file."""
-    groups = list(_by_host(targets, list(range(len(targets)))).values())
+    by_host, pid_files = _by_host(targets, list(range(len(targets)))), _pid_files(targets)
+    groups = list(by_host.values())
     argvs = []
-    for mine in groups:
+    for host_name, mine in by_host.items():
         mine_t = [targets[i] for i in mine]
-        cmd = ["sh", "-c", CLEANUP_SH, "cephbench-cleanup", _pid_file(mine_t),
+        cmd = ["sh", "-c", CLEANUP_SH, "cephbench-cleanup", pid_files[host_name],
                *[t.file for t in mine_t if not t.raw]]
         ref = mine_t[0].ref
         argvs.append(ref.argv(cmd, ssh) if ref is not None else cmd)
