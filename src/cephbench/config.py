@@ -337,14 +337,55 @@ WORKLOAD_MODELS = (RadosBench, OsdBench, FioRados, RbdBench, FioRbd, Rgw)
 Workload = Annotated[Union[WORKLOAD_MODELS], Field(discriminator="type")]
 
 
+def _disk_paths(v: Any) -> Any:
+    """lab-osds, a list of paths, or {host: [paths]}: checked here so that each form gets its own message rather
+    than pydantic's account of every union branch."""
+    def path_list(x: Any, what: str) -> list[str]:
+        if not isinstance(x, list) or not all(isinstance(p, str) and p for p in x):
+            raise ValueError(f"{what} is not a list of paths; give e.g. [/srv/disk1, /srv/disk2]")
+        if not x:
+            raise ValueError(f"{what} has no paths; give at least one")
+        return x
+    if v == "lab-osds":
+        return v
+    if isinstance(v, dict) and v:
+        return {str(h): path_list(p, str(h)) for h, p in v.items()}
+    if isinstance(v, list):
+        return path_list(v, "the list")
+    raise ValueError(f"give a list of paths, {{host: [paths]}}, or lab-osds, not {v!r}")
+
+
+def _disk_hosts(v: Any) -> Any:
+    if v is None or v == "osd-hosts":
+        return v
+    if isinstance(v, list) and v and all(isinstance(h, str) and h for h in v):
+        return v
+    raise ValueError(f"give a list of host names, or osd-hosts (every host with an OSD), not {v!r}")
+
+
+DiskPaths = Annotated[Union[Literal["lab-osds"], list[str], dict[str, list[str]]], BeforeValidator(_disk_paths)]
+
+
 class DiskBaselineConfig(_Strict):
-    """fio direct I/O on a test file in each directory ("lab-osds": the lab's OSD directories)."""
-    paths: Union[Literal["lab-osds"], Annotated[list[str], Field(min_length=1)]]
+    """fio direct I/O on a test file in each directory: on this host, on each of `hosts` (over ssh), or per host
+    ({host: [paths]}); "lab-osds": the lab's OSD directories, on whichever lab host each OSD is."""
+    paths: DiskPaths
+    hosts: Annotated[Union[Literal["osd-hosts"], list[str], None], BeforeValidator(_disk_hosts)] = None
     size: Size = 1024**3
     runtime: Duration = 10.0
     patterns: list[Literal["dd", "write-1MiB", "write-4MiB", "read-1MiB", "read-4MiB", "randread-4KiB-qd1",
                            "randread-4KiB-qd32", "randwrite-4KiB-qd1", "randwrite-4KiB-qd32"]] | None = None
     allow_raw_device: bool = False
+
+    @model_validator(mode="after")
+    def _hosts_with_one_list(self) -> "DiskBaselineConfig":
+        if self.hosts is not None and not isinstance(self.paths, list):
+            which = "lab-osds already names each lab host's OSD directories" if self.paths == "lab-osds" else \
+                "paths already names the hosts ({host: [paths]})"
+            raise ValueError(f"hosts: {which}; remove hosts, or give paths as one list for every host")
+        if isinstance(self.hosts, list) and len(set(self.hosts)) < len(self.hosts):
+            raise ValueError("hosts: a host is given twice; give each host once")
+        return self
 
 
 class NetBaselineConfig(_Strict):

@@ -1,10 +1,16 @@
-"""Watching the host while a test runs: how busy its CPUs were, from /proc/stat.
+"""Watching the host while a test runs: how busy its CPUs were, from /proc/stat or the host's cpuacct cgroup.
 
 The model needs evidence, not a guess, before it names the CPU as the
 bottleneck. /proc/stat's first line counts, since boot and in clock ticks for
 all CPUs together, the time spent user, nice, system, idle, iowait, irq,
 softirq, steal (guest time is already inside user). Busy is everything but
 idle and iowait; iowait is kept apart, as a hint that disks were waited on.
+
+A host that is a cgroup of a machine rather than the machine (the multi-host
+lab: each host's processes in a cpuacct cgroup) says so in its ssh session's
+CEPHBENCH_CPUACCT (the cgroup's directory). Its busy share is then the cgroup's
+CPU time (cpuacct.usage, ns) against wall time x CPUs; /proc/stat would count
+every host of the machine together. A cgroup has no idle or iowait of its own.
 """
 
 from __future__ import annotations
@@ -25,7 +31,7 @@ from .results import HostLoad
 @dataclass(frozen=True)
 class CpuTimes:
     busy: int
-    iowait: int
+    iowait: int | None        # None: not known (a cgroup)
     total: int
 
 
@@ -42,16 +48,18 @@ def parse_proc_stat(text: str) -> CpuTimes:
     raise ParseError("no aggregate 'cpu ' line in /proc/stat")
 
 
-def _share(a: CpuTimes, b: CpuTimes) -> tuple[float, float] | None:
-    """(busy, iowait) as fractions of all CPUs' time between two readings; None when no tick passed."""
+def _share(a: CpuTimes, b: CpuTimes) -> tuple[float, float | None] | None:
+    """(busy, iowait) as fractions of all CPUs' time between two readings; None when no tick passed. A cgroup's
+    share is capped at 1: its usage and the wall clock are read a moment apart."""
     dt = b.total - a.total
     if dt <= 0:
         return None
-    return (b.busy - a.busy) / dt, (b.iowait - a.iowait) / dt
+    iowait = (b.iowait - a.iowait) / dt if a.iowait is not None and b.iowait is not None else None
+    return min(1.0, (b.busy - a.busy) / dt), iowait
 
 
 def _host_load(host: str, role: str, cpus: int, first: CpuTimes, last: CpuTimes,
-               series: list[float]) -> HostLoad | None:
+               series: list[float], source: str = "proc-stat") -> HostLoad | None:
     """The whole test's figures from its first and last readings; the steady state from the per-second series."""
     whole = _share(first, last)
     if whole is None:
@@ -59,37 +67,56 @@ def _host_load(host: str, role: str, cpus: int, first: CpuTimes, last: CpuTimes,
     mean = round(whole[0], 4)
     steady = statistics.median(series) if len(series) >= 3 else mean
     return HostLoad(host=host, role=role, cpus=cpus, cpu_busy_mean=mean, cpu_busy_median=steady,
-                    cpu_busy_max=max(series, default=mean), iowait_mean=round(whole[1], 4), cpu_busy_series=series)
+                    cpu_busy_max=max(series, default=mean),
+                    iowait_mean=round(whole[1], 4) if whole[1] is not None else None,
+                    cpu_busy_series=series, source=source)
 
 
-# Streamed by a host watched over ssh for as long as a test runs: its CPU count, then /proc/stat's first line
-# once a second. The ssh client is killed when the test ends, and the loop dies with its session.
-WATCH_SH = "nproc; while :; do head -n 1 /proc/stat; sleep 1; done"
+# Streamed by a host watched over ssh for as long as a test runs: its CPU count, then once a second either
+# /proc/stat's first line or, on a host that is a cpuacct cgroup (CEPHBENCH_CPUACCT), "cpuacct <wall ns> <usage
+# ns>". The ssh client is killed when the test ends, and the loop dies with its session.
+WATCH_SH = ('nproc; if [ -n "$CEPHBENCH_CPUACCT" ]; then u="$CEPHBENCH_CPUACCT/cpuacct.usage"; '
+            'while :; do echo "cpuacct $(date +%s%N) $(cat "$u")"; sleep 1; done; '
+            'else while :; do head -n 1 /proc/stat; sleep 1; done; fi')
 
 
 _NPROC_RE = re.compile(r"\s*[1-9][0-9]{0,5}\s*")     # what nproc prints
 
 
-def _reading(line: str) -> CpuTimes | None:
+_CPUACCT_RE = re.compile(r"cpuacct ([0-9]{1,30}) ([0-9]{1,30})")
+
+
+def parse_cpuacct(line: str, cpus: int) -> CpuTimes:
+    """"cpuacct <wall ns> <usage ns>" -> CpuTimes: busy is the cgroup's CPU time, total the wall time x CPUs."""
+    m = _CPUACCT_RE.fullmatch(line.strip())
+    if m is None:
+        raise ParseError(f"not a cpuacct reading: {line[:100]!r}")
+    return CpuTimes(busy=int(m.group(2)), iowait=None, total=int(m.group(1)) * cpus)
+
+
+def _reading(line: str, cpus: int) -> CpuTimes | None:
     """One line of the stream; None for a line garbled in transit (ssh may mix in a warning), so that one bad
     line costs one reading, not the host's whole load."""
     try:
-        return parse_proc_stat(line)
+        return parse_cpuacct(line, cpus) if line.startswith("cpuacct ") else parse_proc_stat(line)
     except ParseError:
         return None
 
 
 def load_from_stream(text: str, host: str, role: str) -> HostLoad | None:
-    """A WATCH_SH stream -> HostLoad; None when fewer than two readings arrived (host unreachable, short test)."""
+    """A WATCH_SH stream -> HostLoad; None when fewer than two readings arrived (host unreachable, short test).
+    A stream with cgroup readings is read from those alone (source "cpuacct")."""
     lines = text.splitlines()
     if lines and not text.endswith("\n"):
         lines.pop()                     # cut off mid-line when the watch was stopped
     cpus = next((int(ln) for ln in lines if _NPROC_RE.fullmatch(ln)), 1)
-    readings = [r for ln in lines if ln.startswith("cpu ") and (r := _reading(ln)) is not None]
+    source = "cpuacct" if any(ln.startswith("cpuacct ") for ln in lines) else "proc-stat"
+    prefix = "cpuacct " if source == "cpuacct" else "cpu "
+    readings = [r for ln in lines if ln.startswith(prefix) and (r := _reading(ln, cpus)) is not None]
     if len(readings) < 2:
         return None
     series = [round(sh[0], 4) for a, b in zip(readings, readings[1:]) if (sh := _share(a, b)) is not None]
-    return _host_load(host, role, cpus, readings[0], readings[-1], series)
+    return _host_load(host, role, cpus, readings[0], readings[-1], series, source)
 
 
 class CpuSampler:

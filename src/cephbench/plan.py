@@ -94,10 +94,11 @@ def baseline_tests(suite: Suite) -> list[Test]:
     tests: list[Test] = []
     if b is not None and b.disks is not None:
         d = b.disks
-        n = len(d.paths) if isinstance(d.paths, list) else 3
+        n = disk_baseline.estimated_paths(d.paths, d.hosts)
         tests += disk_baseline.make_tests(
             d.patterns or disk_baseline.DEFAULT_PATTERNS,
-            {"paths": d.paths, "size": d.size, "runtime_s": d.runtime, "allow_raw_device": d.allow_raw_device},
+            {"paths": d.paths, "hosts": d.hosts, "size": d.size, "runtime_s": d.runtime,
+             "allow_raw_device": d.allow_raw_device},
             start_index=len(tests) + 1, est_scopes=n + (n > 1))
     if b is not None and b.network is not None:
         nw = b.network

@@ -1,9 +1,10 @@
-"""Reaching the cluster's other hosts with ssh: page-cache drops on OSD hosts, iperf3 peers.
+"""Reaching the cluster's other hosts with ssh: page-cache drops and CPU watching on OSD hosts, iperf3 peers,
+disk baselines.
 
 Every remote command goes through `ssh -o BatchMode=yes` (never a password
 prompt), with the user, port, identity file and extra options of the suite's
-`settings.ssh`. An OSD host is named as `ceph osd metadata` reports it; the
-suite may map such a name to the address ssh should use.
+`settings.ssh`. A host is named as `ceph osd metadata` reports it (or as the
+suite names it); the suite may map such a name to the address ssh should use.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from typing import TYPE_CHECKING, Sequence
 
 from .config import SshSettings
 from .errors import UserError
-from .hosts import LocalHost
+from .hosts import CommandResult, LocalHost
 
 if TYPE_CHECKING:
     from .cluster import Cluster
@@ -55,41 +56,87 @@ def is_local_address(addr: str) -> bool:
 
 
 @dataclass(frozen=True)
-class OsdHost:
-    name: str               # as `ceph osd metadata` reports it
+class HostRef:
+    """A host of the cluster and how commands reach it."""
+    name: str               # as `ceph osd metadata` reports it, or as the suite names it
     address: str | None     # what ssh reaches; None: this machine, no ssh needed
 
     def argv(self, argv: Sequence[str], ssh: SshSettings) -> list[str]:
         return list(argv) if self.address is None else ssh_argv(self.address, argv, ssh)
 
+    @property
+    def where(self) -> str:
+        """For messages: "node1" or "node1 (10.0.0.11)"."""
+        return self.name if self.address in (None, self.name) else f"{self.name} ({self.address})"
 
-def osd_hosts(cluster: Cluster, ssh: SshSettings) -> list[OsdHost]:
-    """The hosts that carry OSDs. A name in `ssh.hosts` is always reached over ssh at the address given there;
-    otherwise this machine's own name needs no ssh and any other name is reached by that name."""
+
+def this_host() -> HostRef:
+    return HostRef(socket.gethostname(), None)
+
+
+def host_ref(name: str, ssh: SshSettings) -> HostRef:
+    """A name in `ssh.hosts` is always reached over ssh at the address given there; otherwise this machine's own
+    name (or localhost) needs no ssh and any other name is reached by that name."""
+    if name in ssh.hosts:
+        return HostRef(name, ssh.hosts[name])
+    return HostRef(name, None if name in {socket.gethostname(), socket.getfqdn(), "localhost"} else name)
+
+
+def osd_hosts(cluster: Cluster, ssh: SshSettings) -> list[HostRef]:
+    """The hosts that carry OSDs, each reached as `host_ref` says."""
     names = sorted({str(m.get("hostname")) for m in cluster.ceph_json("osd", "metadata") if m.get("hostname")})
-    here = {socket.gethostname(), socket.getfqdn()}
-    return [OsdHost(n, ssh.hosts[n] if n in ssh.hosts else (None if n in here else n)) for n in names]
+    return [host_ref(n, ssh) for n in names]
 
 
-def drop_caches_argv(host: OsdHost, ssh: SshSettings) -> list[str]:
+def drop_caches_argv(host: HostRef, ssh: SshSettings) -> list[str]:
     return host.argv(["sh", "-c", DROP_CACHES_SH], ssh)
 
 
-def run_on_all(host: LocalHost, argvs: list[list[str]], timeout_s: float = 60) -> list[str | None]:
-    """Run one command per host at once (ssh connects take seconds); for each, None or why it failed."""
-    def one(argv: list[str]) -> str | None:
-        res = host.run(argv, timeout_s)
-        return None if res.ok else res.error_text()
+def run_all(host: LocalHost, argvs: list[list[str]], timeout_s: float = 60) -> list[CommandResult]:
+    """Run one command per host at once (ssh connects take seconds)."""
     if not argvs:
         return []
     with ThreadPoolExecutor(max_workers=min(16, len(argvs))) as pool:
-        return list(pool.map(one, argvs))
+        return list(pool.map(lambda argv: host.run(argv, timeout_s), argvs))
+
+
+def run_on_all(host: LocalHost, argvs: list[list[str]], timeout_s: float = 60) -> list[str | None]:
+    """Run one command per host at once; for each, None or why it failed."""
+    return [None if res.ok else res.error_text() for res in run_all(host, argvs, timeout_s)]
+
+
+SSH_FAILED = 255        # ssh's own exit code: no connection, no login (the remote command's codes pass through)
+NOT_FOUND = 127         # the remote shell's "command not found"
+
+
+def unreachable(ref: HostRef, res: CommandResult) -> str | None:
+    """Why ssh could not run anything on `ref` (None: it reached the host, whatever the command did)."""
+    if ref.address is None or not (res.timed_out or res.returncode == SSH_FAILED):
+        return None
+    return f"host {ref.where} cannot be reached over ssh: {res.error_text()}"
+
+
+def require_tools(host: LocalHost, refs: list[HostRef], tools: Sequence[str], ssh: SshSettings, where: str) -> None:
+    """Refuse, in one line naming `where`, a host ssh cannot reach or one without one of `tools`."""
+    script = "for t in " + " ".join(shlex.quote(t) for t in tools) + \
+        '; do command -v "$t" > /dev/null || { echo "missing $t"; exit 127; }; done'
+    for ref, res in zip(refs, run_all(host, [r.argv(["sh", "-c", script], ssh) for r in refs], 30)):
+        why = unreachable(ref, res)
+        if why:
+            raise UserError(why, "cephbench needs password-less ssh to every host: check settings.ssh (user, port, "
+                            "identity_file, hosts: {name: address})", where=where)
+        if res.returncode == NOT_FOUND and res.stdout.startswith("missing "):
+            tool = res.stdout.split()[1]
+            raise UserError(f"{tool} is not installed on host {ref.where}",
+                            f"install {tool} there (Debian: apt-get install {tool})", where=where)
+        if not res.ok:
+            raise UserError(f"host {ref.where} cannot run commands: {res.error_text()}", where=where)
 
 
 CAN_DROP_SH = '[ "$(id -u)" = 0 ] || sudo -n true'
 
 
-def check_osd_hosts(host: LocalHost, hosts: list[OsdHost], ssh: SshSettings) -> None:
+def check_osd_hosts(host: LocalHost, hosts: list[HostRef], ssh: SshSettings) -> None:
     """Refuse, before anything changes, a run whose read phases could not drop the OSD hosts' page cache."""
     remote = [h for h in hosts if h.address is not None]
     for h, why in zip(remote, run_on_all(host, [h.argv(["sh", "-c", CAN_DROP_SH], ssh) for h in remote])):

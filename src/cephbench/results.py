@@ -92,7 +92,8 @@ class Measurement(BaseModel):
 
 
 class HostLoad(BaseModel):
-    """How busy a host was while the test ran (fractions of all its CPUs' time, from /proc/stat)."""
+    """How busy a host was while the test ran (fractions of all its CPUs' time, from /proc/stat, or from its
+    cpuacct cgroup when the host is a cgroup of a machine: the multi-host lab)."""
 
     model_config = ConfigDict(extra="forbid")
 
@@ -102,8 +103,9 @@ class HostLoad(BaseModel):
     cpu_busy_mean: float                 # over the whole tool run, start-up and wind-down included
     cpu_busy_median: float               # of the seconds: the steady state (the mean when under 3 seconds)
     cpu_busy_max: float                  # the busiest second
-    iowait_mean: float
+    iowait_mean: float | None = None     # None: not known (a cgroup has no iowait of its own)
     cpu_busy_series: list[float] = Field(default_factory=list)   # one value per second
+    source: Literal["proc-stat", "cpuacct"] = "proc-stat"
 
 
 class ClusterDuringTest(BaseModel):

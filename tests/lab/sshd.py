@@ -1,7 +1,10 @@
 """A real SSH server on 127.0.0.1 for the remote-host code paths (asyncssh; OpenSSH's `ssh` is the client).
 
 It accepts one client key, runs each command with `sh -c` on this machine and
-records it, so a test can see what cephbench ran over ssh.
+records it, so a test can see what cephbench ran over ssh. It may listen on
+several loopback addresses (127.0.0.2, ...: "hosts" of one machine) and record
+which one each command came in on, and give every session extra environment
+variables, as sshd_config's SetEnv does.
 """
 
 from __future__ import annotations
@@ -17,10 +20,14 @@ import asyncssh
 
 
 class SshServer:
-    def __init__(self, workdir: Path) -> None:
+    def __init__(self, workdir: Path, addresses: tuple[str, ...] = ("127.0.0.1",),
+                 env: dict[str, str] | None = None) -> None:
         self.workdir = workdir
+        self.addresses = addresses
+        self.env = env or {}
         self.client_key = workdir / "id_ed25519"
         self.commands: list[str] = []
+        self.sessions: list[tuple[str, str]] = []     # (the address the client connected to, its command)
         self.finished = 0                  # commands that have ended (the watch loops included)
         self.port = 0
         self._loop = asyncio.new_event_loop()
@@ -40,7 +47,7 @@ class SshServer:
 
         async def start() -> asyncssh.SSHAcceptor:
             return await asyncssh.create_server(
-                asyncssh.SSHServer, "127.0.0.1", self.port, server_host_keys=[host_key],
+                asyncssh.SSHServer, list(self.addresses), self.port, server_host_keys=[host_key],
                 authorized_client_keys=authorized, process_factory=self._run)
         self._server = asyncio.run_coroutine_threadsafe(start(), self._loop).result(10)
         return self
@@ -48,9 +55,10 @@ class SshServer:
     async def _run(self, process: asyncssh.SSHServerProcess) -> None:
         """Stream the command's output as it comes; kill it when the client goes away (as sshd's SIGHUP would)."""
         self.commands.append(process.command or "")
+        self.sessions.append((process.get_extra_info("sockname")[0], process.command or ""))
         proc = await asyncio.create_subprocess_exec("sh", "-c", process.command or "true",
                                                     stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
-                                                    start_new_session=True)
+                                                    start_new_session=True, env={**os.environ, **self.env})
         try:
             while True:
                 line = await proc.stdout.readline()

@@ -159,7 +159,7 @@ def test_iperf3_port_that_is_taken(tmp_path):
 
 
 @pytest.mark.parametrize("host, words", [("no-such-host.invalid", "does not resolve"),
-                                          ("192.0.2.1", "cannot be reached over SSH")])
+                                          ("192.0.2.1", "cannot be reached over ssh")])
 def test_host_that_cannot_be_reached(tmp_path, host, words):
     before = iperf3_pids()
     line = one_line_exit_2(cli(["baseline", "network", "--hosts", f"localhost,{host}", "--duration", "1s",

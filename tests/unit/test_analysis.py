@@ -114,3 +114,16 @@ def test_a_resumed_run_remembers_the_baselines_of_its_first_part(tmp_path):
                                      op_size_bytes=4 * MIB), 9))
     assert w.analysis.efficiency is not None
     assert RunAnalyzer.for_run(SimpleNamespace(rundir=None)).seen == []     # a dry run
+
+
+def test_disk_figures_are_the_median_disk_of_every_host_and_the_slowest_host_is_noted():
+    r = disk("write-4MiB", 200e6, 150e6)
+    r.measurement.extra.update({"hosts": ["h1", "h2", "h3"], "shared_device": False, "per_host": {
+        h: {"disks": 1, "alone_median_bytes_per_s": a, "parallel_median_bytes_per_s": p}
+        for h, a, p in (("h1", 200e6, 150e6), ("h2", 210e6, 160e6), ("h3", 40e6, 8 * MIB))}})
+    f = facts_from_run({"osd_metadata": LAB_MD}, [r], "vm", 2)
+    assert f.disk.write_bytes_per_s == 150e6 and f.disk.hosts == 3
+    assert (f.disk.slowest_host, f.disk.slowest_host_write_bytes_per_s) == ("h3", 8 * MIB)
+    assert any("the slowest host, h3, writes 8.0 MiB/s per disk against 143.1 MiB/s" in n for n in f.notes), f.notes
+    one = facts_from_run({"osd_metadata": LAB_MD}, BASELINES, "vm", 2)
+    assert one.disk.slowest_host is None and not any("slowest" in n for n in one.notes)

@@ -9,7 +9,6 @@ the real outputs in tests/fixtures and loadgen/testdata mutated (see fuzz_inputs
 from __future__ import annotations
 
 import math
-from pathlib import Path
 
 import pytest
 from hypothesis import example, given
@@ -181,6 +180,7 @@ def test_loadgen_progress_line(line):
 # ---- /proc/stat --------------------------------------------------------------------------------------
 
 PROC_STAT = fixture_texts("proc-stat/*.txt")
+CPUACCT_LINES = [ln for t in fixture_texts("cpuacct/*.txt") for ln in t.splitlines()[1:]]
 
 
 @given(st.one_of(any_text(), mutated_text(PROC_STAT)))
@@ -193,8 +193,9 @@ def test_proc_stat(text):
 
 @st.composite
 def watch_streams(draw):
-    """What WATCH_SH prints: nproc, then /proc/stat's first line once a second (mutated, possibly cut)."""
-    firsts = [t.splitlines()[0] for t in PROC_STAT]
+    """What WATCH_SH prints: nproc, then /proc/stat's first line or a cgroup's reading once a second (mutated,
+    possibly cut, the two kinds mixed)."""
+    firsts = [t.splitlines()[0] for t in PROC_STAT] + CPUACCT_LINES
     lines = ["2", *draw(st.lists(st.sampled_from(firsts), min_size=0, max_size=4))]
     return draw(mutated_text(["\n".join(lines) + "\n"]))
 
@@ -228,8 +229,16 @@ def test_lsblk_blkid(lsblk_text, blkid_rc, blkid_out, mounts, swaps):
 @given(st.one_of(any_text(), mutated_text(["sysfs /sys sysfs rw 0 0\n/dev/vda1 / ext4 rw 0 0\n"
                                            "tmpfs /tmp tmpfs rw 0 0\n/dev/vdb /mnt/with\\040space xfs rw 0 0\n"])))
 def test_mounts(text):
-    fstype = disk_baseline._fs_type(Path("/tmp"), text)
+    fstype = disk_baseline._fs_type("/tmp", text)
     assert fstype is None or isinstance(fstype, str)
+
+
+@given(st.one_of(any_text(), mutated_text(fixture_texts("disk-probe/*.txt"))))
+def test_disk_probe(text):
+    """What the path probe printed on a host (over ssh it could be anything): facts or a ParseError."""
+    probe = parses_or_refuses(disk_baseline.parse_probe, text)
+    if probe is not None:
+        assert all(f.free is None or f.free >= 0 for f in probe.paths)
 
 
 # ---- the importer: format detection, then each driver's parser ----------------------------------------

@@ -5,7 +5,7 @@ from pathlib import Path
 import pytest
 
 from cephbench.analysis.model import Ceiling, Term, judge
-from cephbench.hostload import CpuSampler, load_from_stream, parse_proc_stat
+from cephbench.hostload import WATCH_SH, CpuSampler, load_from_stream, parse_cpuacct, parse_proc_stat
 
 FIX = Path(__file__).parent.parent / "fixtures" / "proc-stat"
 
@@ -85,3 +85,27 @@ def test_stream_from_a_watched_host():
     assert load.cpu_busy_series[0] == round((96 + 15) / (96 + 15 + 89 + 1), 4)   # user+system over all, iowait idle
     assert load_from_stream("2\ncpu  1 0 0 1 0 0 0 0\n", "h", "OSD host") is None   # one reading: no figure
     assert load_from_stream("ssh: connect to host h port 22: Connection refused\n", "h", "OSD host") is None
+
+
+def test_a_host_that_is_a_cpuacct_cgroup_reports_its_own_cpu_time():
+    """A real WATCH_SH stream with CEPHBENCH_CPUACCT set: a cgroup holding one spinning shell on a 2-CPU machine."""
+    text = (FIX.parent / "cpuacct" / "debian12-2cpu-watch-stream-one-spinner.txt").read_text()
+    load = load_from_stream(text, "h1", "OSD host")
+    assert load.source == "cpuacct" and load.cpus == 2 and load.iowait_mean is None
+    assert 0.47 <= load.cpu_busy_mean <= 0.51 and len(load.cpu_busy_series) == 4     # one CPU of two
+    assert all(0.47 <= b <= 0.51 for b in load.cpu_busy_series)
+    assert load_from_stream("2\n" + (FIX / "debian12-2cpu-a.txt").read_text().splitlines()[0] + "\n" +
+                            (FIX / "debian12-2cpu-b.txt").read_text().splitlines()[0] + "\n", "h", "r").source == \
+        "proc-stat"
+
+
+def test_cpuacct_readings_are_checked_and_capped():
+    with pytest.raises(ValueError):
+        parse_cpuacct("cpuacct 12 ", 2)
+    # usage read a moment after the clock can pass wall time x CPUs: never more than all of them
+    load = load_from_stream("1\ncpuacct 0 0\ncpuacct 1000000000 1000500000\ncpuacct 2000000000 2000000000\n", "h", "r")
+    assert load.cpu_busy_series == [1.0, 0.9995] and load.cpu_busy_mean == 1.0
+
+
+def test_the_watch_script_reads_the_cgroup_named_in_the_session():
+    assert "$CEPHBENCH_CPUACCT/cpuacct.usage" in WATCH_SH and "head -n 1 /proc/stat" in WATCH_SH

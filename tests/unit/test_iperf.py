@@ -7,6 +7,7 @@ import pytest
 
 from conftest import FIXTURES
 from cephbench.drivers import ParseError
+from cephbench.config import SshSettings
 from cephbench.drivers.iperf import (NetHost, aggregate, check_port, client_argv, make_tests, parse_iperf_json,
                                      patterns, resolve_hosts, server_argv)
 from cephbench.errors import UserError
@@ -60,6 +61,8 @@ def test_builders():
     remote = NetHost("n2", "10.0.0.2", False)
     assert remote.wrap(["iperf3", "-s"])[0] == "ssh" and remote.wrap(["x"])[-2:] == ["n2", "x"]
     assert NetHost("localhost", "127.0.0.1", True).wrap(["x"]) == ["x"]
+    assert server_argv(5300, 90, "198.18.0.2")[-2:] == ["-B", "198.18.0.2"]
+    assert client_argv("198.18.0.2", 5300, 10, 1, "198.18.0.1")[-2:] == ["-B", "198.18.0.1"]
 
 
 def test_patterns_pairs_and_one_to_many():
@@ -71,6 +74,19 @@ def test_patterns_pairs_and_one_to_many():
     assert patterns(["solo"], 1) == [{"pattern": "pair", "sender": "solo", "receivers": ["solo"], "streams": 1}]
     ids = [t.id for t in make_tests(["solo"], 4, 3.0, None)]
     assert ids == ["001-baseline-net-solo-to-solo-P1", "002-baseline-net-solo-to-solo-P4"]
+
+
+def test_hosts_named_in_settings_ssh_are_reached_there_with_the_suites_key(tmp_path):
+    key = tmp_path / "id"
+    key.write_text("k")
+    ssh = SshSettings(user="root", port=2222, identity_file=key, hosts={"h1": "198.18.0.1", "h2": "198.18.0.2"})
+    h1, h2 = resolve_hosts(["h1", "h2"], check_ssh=False, ssh=ssh)      # no DNS: the lab's names resolve nowhere
+    assert (h2.address, h2.local, h2.bind) == ("198.18.0.2", False, True)
+    argv = h2.wrap(["iperf3", "-s"])
+    assert argv[argv.index("-p") + 1] == "2222" and argv[argv.index("-i") + 1] == str(key)
+    assert argv[-2:] == ["root@198.18.0.2", "iperf3 -s"]
+    with pytest.raises(UserError, match="given twice"):
+        resolve_hosts(["h1", "h1"], check_ssh=False, ssh=ssh)
 
 
 def test_hosts_that_do_not_resolve_are_user_errors():

@@ -17,7 +17,7 @@ from typing import Any
 
 from ..kinds import DISK_BASELINE, NET_BASELINE, direction_of, kinds_where, level_of
 from ..results import Analysis, Result
-from .model import ClusterFacts, DiskFigures, Pool, ceiling, judge, osd_bench_ceiling
+from .model import MIB, ClusterFacts, DiskFigures, Pool, ceiling, judge, osd_bench_ceiling
 
 log = logging.getLogger(__name__)
 
@@ -57,32 +57,53 @@ def _pattern(results: list[Result], name: str) -> dict[str, Any] | None:
     return None
 
 
+WRITE_PATTERNS = ("write-4MiB", "write-1MiB", "dd")
+
+
+def _parallel_else_alone(x: dict[str, Any], key: str) -> float | None:
+    par, alone = x.get(f"parallel_median_{key}"), x.get(f"alone_median_{key}")
+    v = par if par else alone
+    return float(v) if v else None
+
+
+def _slowest_writer(disk: list[Result]) -> tuple[str, float] | None:
+    """The host whose median disk wrote slowest (same pattern and scope as the write figure), when several ran."""
+    for n in WRITE_PATTERNS:
+        x = _pattern(disk, n)
+        per_host = (x or {}).get("per_host") or {}
+        figures = {h: v for h, f in per_host.items() if (v := _parallel_else_alone(f, "bytes_per_s")) is not None}
+        if len(figures) > 1:
+            host = min(figures, key=figures.__getitem__)
+            return host, figures[host]
+    return None
+
+
 def disk_figures(disk: list[Result], osd_bench: list[Result]) -> DiskFigures | None:
-    """Per-disk figures: the disk baseline measured all at once when it ran on several paths (what each disk
-    gives while the others work too), else alone; osd bench when there is no disk baseline."""
+    """Per-disk figures: the median disk of every host, measured all at once when the baseline ran on several paths
+    (what each disk gives while the others work too), else alone; and the slowest host's median disk. osd bench
+    when there is no disk baseline."""
     def pick(names: tuple[str, ...], key: str) -> float | None:
         for n in names:
             x = _pattern(disk, n)
-            if x:
-                par, alone = x.get(f"parallel_median_{key}"), x.get(f"alone_median_{key}")
-                v = par if par else alone
-                if v:
-                    return float(v)
+            if x and (v := _parallel_else_alone(x, key)) is not None:
+                return v
         return None
 
     if any(r.status == "ok" for r in disk):
         first = next(r.measurement.extra for r in disk if r.status == "ok" and r.measurement)
         several = len(first.get("paths", [])) > 1
+        slowest = _slowest_writer(disk)
         return DiskFigures(
-            write_bytes_per_s=pick(("write-4MiB", "write-1MiB", "dd"), "bytes_per_s"),
+            write_bytes_per_s=pick(WRITE_PATTERNS, "bytes_per_s"),
             write_alone_bytes_per_s=next((float(x["alone_median_bytes_per_s"]) for x in
-                                          (_pattern(disk, n) for n in ("write-4MiB", "write-1MiB", "dd"))
+                                          (_pattern(disk, n) for n in WRITE_PATTERNS)
                                           if x and x.get("alone_median_bytes_per_s")), None),
             read_bytes_per_s=pick(("read-4MiB", "read-1MiB"), "bytes_per_s"),
             write_iops=pick(("randwrite-4KiB-qd32", "randwrite-4KiB-qd1"), "ops_per_s"),
             read_iops=pick(("randread-4KiB-qd32", "randread-4KiB-qd1"), "ops_per_s"),
             source="disk baseline, " + ("each disk while all ran at once" if several else "one disk alone"),
-            shared_device=bool(first.get("shared_device")))
+            shared_device=bool(first.get("shared_device")), hosts=max(1, len(first.get("hosts") or [])),
+            slowest_host=slowest[0] if slowest else None, slowest_host_write_bytes_per_s=slowest[1] if slowest else None)
     ok = [r for r in osd_bench if r.status == "ok" and r.measurement and r.measurement.bytes_per_s]
     if ok:
         return DiskFigures(write_bytes_per_s=ok[-1].measurement.bytes_per_s, source="ceph tell osd bench (median OSD)",
@@ -133,6 +154,10 @@ def facts_from_run(cluster: dict[str, Any], results: list[Result], client_hostna
     notes = []
     if disk is not None and not disk.shared_device:
         notes.append(f"disk figures: {disk.source}")
+    if disk is not None and disk.slowest_host and disk.write_bytes_per_s and disk.slowest_host_write_bytes_per_s:
+        notes.append(f"disk figures are the median disk of {disk.hosts} hosts; the slowest host, {disk.slowest_host}, "
+                     f"writes {disk.slowest_host_write_bytes_per_s / MIB:,.1f} MiB/s per disk against "
+                     f"{disk.write_bytes_per_s / MIB:,.1f} MiB/s")
     loopback = bool(net.get("loopback"))
     if loopback and not all(ipaddress.ip_address(a).is_loopback for m in md for a in _ips(m.get("front_addr", ""))):
         notes.append("the network baseline ran on loopback only: it says nothing about the NICs")

@@ -42,6 +42,9 @@ class DiskFigures:
     source: str = "given"                        # where the figures come from, for the reason
     includes_journal: bool = False               # osd bench: the OSD's own write path, journal/WAL included
     shared_device: bool = False                  # the measured paths share one device (the lab)
+    hosts: int = 1                               # hosts the disk baseline ran on
+    slowest_host: str | None = None              # of several: the host whose median disk wrote slowest
+    slowest_host_write_bytes_per_s: float | None = None   # its median disk, measured as write_bytes_per_s is
 
 
 @dataclass(frozen=True)

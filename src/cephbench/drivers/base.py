@@ -24,7 +24,7 @@ from ..interrupts import held
 from ..hostload import WATCH_SH, CpuSampler, load_from_stream
 from ..kinds import direction_of
 from ..hosts import CommandResult, LocalHost, Spawn, run_together, stop_group
-from ..remote import OsdHost, drop_caches_argv, osd_hosts, run_on_all
+from ..remote import HostRef, drop_caches_argv, osd_hosts, run_on_all
 from ..recovery import process_tag, stop_process_group
 from ..resources import Ledger, Resource
 from ..results import HostLoad, Measurement, RunDir, Test
@@ -80,7 +80,7 @@ class RunContext:
     restart_lab_osds: Callable[[], None] | None = None
     host_loads: dict[str, list[HostLoad]] = field(default_factory=dict)   # test id -> hosts watched while it ran
     cluster_watches: dict[str, ClusterWatch] = field(default_factory=dict)  # test id -> the cluster while it ran
-    _osd_hosts: list[OsdHost] | None = field(default=None, repr=False)   # every OSD host, once known
+    _osd_hosts: list[HostRef] | None = field(default=None, repr=False)   # every OSD host, once known
     started_unix: float = field(default_factory=time.time)
 
     @property
@@ -191,7 +191,7 @@ class RunContext:
     def _process_resource(pid: int) -> Resource:
         return Resource("process", process_tag(pid))
 
-    def _watch(self, test: Test, hosts: list[OsdHost]) -> list[tuple[OsdHost, subprocess.Popen, Path]]:
+    def _watch(self, test: Test, hosts: list[HostRef]) -> list[tuple[HostRef, subprocess.Popen, Path]]:
         """One ssh per OSD host streaming /proc/stat while the test runs; its output is kept as raw output."""
         if not hosts or self.rundir is None:
             return []
@@ -204,7 +204,7 @@ class RunContext:
         self._record_processes([proc.pid for _, proc, _ in watchers])
         return watchers
 
-    def _all_osd_hosts(self) -> list[OsdHost]:
+    def _all_osd_hosts(self) -> list[HostRef]:
         """Every host with an OSD, once per run; a cluster that will not say gives none."""
         if self._osd_hosts is None:
             try:

@@ -15,16 +15,19 @@ from __future__ import annotations
 import json
 import logging
 import os
-import shutil
-import stat
+import re
+import shlex
+import socket
 import statistics
 import time
 from dataclasses import dataclass
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Any, Callable, Iterator
 
+from ..config import SshSettings
 from ..errors import UserError
-from ..hosts import LocalHost
+from ..hosts import CommandResult, LocalHost, Spawn, run_together
+from ..remote import HostRef, host_ref, osd_hosts, run_on_all, unreachable
 from ..results import Measurement, RunDir, Test
 from ..units import format_size
 from . import ParseError
@@ -37,6 +40,7 @@ log = logging.getLogger(__name__)
 KIB, MIB, GIB = 1024, 1024**2, 1024**3
 DD_MAX_BS = GIB
 SEQ_IODEPTH = 16
+_SAFE = re.compile(r"[^A-Za-z0-9_.-]+")
 # Filesystems that would measure memory or nothing, not a disk.
 NOT_A_DISK_FS = {"tmpfs", "ramfs", "proc", "sysfs", "devtmpfs", "devpts", "cgroup", "cgroup2", "debugfs",
                  "securityfs", "pstore", "bpf", "tracefs", "hugetlbfs", "mqueue", "configfs", "fusectl"}
@@ -78,13 +82,124 @@ class DiskTarget:
     file: str           # what fio opens: a test file in the directory, or the raw device
     raw: bool
     device: str         # major:minor of the backing device, to spot paths that share one disk
+    ref: HostRef | None = None      # the host it is on; None: this machine
+    machine: str = ""               # the host's boot id: hosts that are one machine (the lab) share disks too
+    real: str = ""                  # the path with every symlink resolved, on its host
+
+    @property
+    def host(self) -> str:
+        return self.ref.name if self.ref is not None else socket.gethostname()
+
+    @property
+    def label(self) -> str:
+        """How results name it: the path on this machine, host:path on another."""
+        return self.path if self.ref is None or self.ref.address is None else f"{self.ref.name}:{self.path}"
 
 
 # ---- checks: everything that can refuse, before anything is written ------------------------
+#
+# One probe script gathers what the checks need, on this machine or over ssh alike, so that a remote path gets
+# exactly the checks a local one gets. Its output is key=value lines, one block per path, then the host's
+# /proc/mounts and /proc/swaps.
 
-def _fs_type(path: Path, mounts_text: str) -> str | None:
-    """The filesystem type of the mount holding `path` (longest mount point prefix)."""
-    real = str(path.resolve())
+PROBE_SH = r"""probe=$1; shift
+echo "boot=$(cat /proc/sys/kernel/random/boot_id 2>/dev/null)"
+for t in fio timeout lsblk blkid; do command -v "$t" > /dev/null && echo "tool=$t"; done
+for p in "$@"; do
+  echo "path=$p"
+  if [ ! -e "$p" ]; then echo "kind=missing"; continue; fi
+  echo "real=$(readlink -f -- "$p")"
+  if [ -b "$p" ]; then
+    echo "kind=block"; echo "rdev=$(stat -L -c '%t:%T' -- "$p")"
+  elif [ -d "$p" ]; then
+    echo "kind=dir"; echo "dev=$(stat -L -c '%d' -- "$p")"; echo "free=$(stat -f -L -c '%a %S' -- "$p")"
+    f="$p/$probe"
+    if err=$( (set -C; : > "$f") 2>&1 ); then rm -f -- "$f"; echo "write=ok"; else echo "write=$err"; fi
+  else
+    echo "kind=other"
+  fi
+done
+echo "@mounts"; cat /proc/mounts
+echo "@swaps"; cat /proc/swaps 2>/dev/null
+"""
+
+
+@dataclass(frozen=True)
+class PathFacts:
+    path: str
+    kind: str                   # missing, dir, block, other
+    real: str = ""
+    device: str = ""            # major:minor (of the filesystem for a directory, of the device for a block device)
+    free: int | None = None     # bytes this user may still write (directories)
+    write_error: str | None = None
+
+
+@dataclass(frozen=True)
+class HostProbe:
+    boot_id: str
+    tools: frozenset[str]
+    paths: list[PathFacts]
+    mounts: str
+    swaps: str
+
+
+def probe_argv(probe_name: str, paths: list[str]) -> list[str]:
+    return ["sh", "-c", PROBE_SH, "cephbench-probe", probe_name, *paths]
+
+
+_HEX_DEV_RE = re.compile(r"([0-9a-f]{1,8}):([0-9a-f]{1,8})")
+_DEC_RE = re.compile(r"[0-9]{1,20}")
+
+
+def _devnum(text: str) -> str:
+    """"65024" (st_dev) or "fe:0" (hex major:minor) -> "254:0"."""
+    if (m := _HEX_DEV_RE.fullmatch(text)) is not None:
+        return f"{int(m.group(1), 16)}:{int(m.group(2), 16)}"
+    if _DEC_RE.fullmatch(text) is None or int(text) >= 2**64:
+        raise ParseError(f"not a device number: {text[:40]!r}")
+    return f"{os.major(int(text))}:{os.minor(int(text))}"
+
+
+def parse_probe(text: str) -> HostProbe:
+    """PROBE_SH's output -> HostProbe; ParseError when it is cut short or not that output."""
+    if "\n@mounts\n" not in text:
+        raise ParseError("the path probe ended early" + (f" ({text.strip().splitlines()[-1][:200]})"
+                                                        if text.strip() else ""))
+    head, rest = text.split("\n@mounts\n", 1)
+    mounts, _, swaps = rest.partition("@swaps\n")
+    boot, tools, paths = "", set(), []
+    cur: dict[str, str] | None = None
+
+    def done() -> None:
+        if cur is not None:
+            free = cur.get("free", "").split()
+            if "free" in cur and (len(free) != 2 or not all(_DEC_RE.fullmatch(x) for x in free)):
+                raise ParseError(f"free space of {cur['path']} unreadable: {cur['free'][:40]!r}")
+            nbytes = int(free[0]) * int(free[1]) if free else None
+            write = cur.get("write")
+            paths.append(PathFacts(
+                cur["path"], cur.get("kind", "missing"), cur.get("real", ""),
+                _devnum(cur["rdev"]) if "rdev" in cur else _devnum(cur["dev"]) if "dev" in cur else "",
+                nbytes, None if write in (None, "ok") else (write.rsplit(": ", 1)[-1] or write)))
+    for line in head.splitlines():
+        key, sep, value = line.partition("=")
+        if not sep:
+            continue
+        if key == "boot":
+            boot = value
+        elif key == "tool":
+            tools.add(value)
+        elif key == "path":
+            done()
+            cur = {"path": value}
+        elif cur is not None:
+            cur[key] = value
+    done()
+    return HostProbe(boot, frozenset(tools), paths, mounts, swaps)
+
+
+def _fs_type(real: str, mounts_text: str) -> str | None:
+    """The filesystem type of the mount holding the resolved path `real` (longest mount point prefix)."""
     best, fstype = "", None
     for line in mounts_text.splitlines():
         parts = line.split()
@@ -96,37 +211,54 @@ def _fs_type(path: Path, mounts_text: str) -> str | None:
     return fstype
 
 
-def check_directory(path: Path, size: int, mounts_text: str, test_name: str) -> DiskTarget:
+def directory_target(facts: PathFacts, size: int, mounts_text: str, test_name: str, ref: HostRef | None = None,
+                     machine: str = "") -> DiskTarget:
     """A directory fio may write `size` bytes in. Raises UserError with the reason otherwise."""
-    if not path.exists():
-        raise UserError(f"{path} does not exist", "give an existing directory on the disk to measure")
-    if not path.is_dir():
-        raise UserError(f"{path} is not a directory", "give a directory on the disk to measure "
+    where = f" on host {ref.where}" if ref is not None and ref.address is not None else ""
+    path = facts.path
+    if facts.kind == "missing":
+        raise UserError(f"{path} does not exist{where}", "give an existing directory on the disk to measure")
+    if facts.kind != "dir":
+        raise UserError(f"{path}{where} is not a directory", "give a directory on the disk to measure "
                         "(a raw block device needs --allow-raw-device)")
-    fstype = _fs_type(path, mounts_text)
+    fstype = _fs_type(facts.real or path, mounts_text)
     if fstype in NOT_A_DISK_FS:
-        raise UserError(f"{path} is on {fstype}, which is memory, not a disk",
+        raise UserError(f"{path}{where} is on {fstype}, which is memory, not a disk",
                         "give a directory on the disk itself (BlueStore OSD directories are tmpfs: "
                         "use a mount point of the disk instead)")
-    free = shutil.disk_usage(path).free
-    if free < size:
-        raise UserError(f"{path} has {format_size(free)} free, less than the test file of {format_size(size)}",
-                        "free some space or choose a smaller --size")
-    probe = path / f".{test_name}.probe"
+    if facts.free is not None and facts.free < size:
+        raise UserError(f"{path}{where} has {format_size(facts.free)} free, less than the test file of "
+                        f"{format_size(size)}", "free some space or choose a smaller --size")
+    if facts.write_error is not None:
+        raise UserError(f"cannot write in {path}{where}: {facts.write_error}",
+                        "give a directory this user can write to")
+    return DiskTarget(path, str(PurePosixPath(path) / test_name), False, facts.device, ref, machine, facts.real)
+
+
+def _probe(paths: list[str], probe_name: str, host: LocalHost, ref: HostRef | None,
+           ssh: SshSettings) -> HostProbe:
+    bad = [p for p in paths if "\n" in p or not p]
+    if bad:
+        raise UserError(f"{bad[0]!r} is not a path", "give each path on one line")
+    argv = probe_argv(probe_name, paths)
+    res = host.run(ref.argv(argv, ssh) if ref is not None else argv, 60)
+    why = unreachable(ref, res) if ref is not None else None
+    if why:
+        raise UserError(why, "cephbench runs fio there over ssh: check settings.ssh (user, port, identity_file, "
+                        "hosts: {name: address})", where="settings.ssh")
     try:
-        fd = os.open(probe, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600)
-        os.close(fd)
-        os.unlink(probe)
-    except OSError as exc:
-        raise UserError(f"cannot write in {path}: {exc.strerror}",
-                        "give a directory this user can write to") from None
-    return DiskTarget(str(path), str(path / test_name), False, _device_of(path))
+        return parse_probe(res.stdout)
+    except ParseError as exc:
+        raise UserError(f"cannot check the paths on {ref.where if ref else 'this host'}: {res.error_text()} "
+                        f"({exc})") from None
 
 
-def _device_of(path: Path) -> str:
-    st = path.stat()
-    dev = st.st_rdev if stat.S_ISBLK(st.st_mode) else st.st_dev
-    return f"{os.major(dev)}:{os.minor(dev)}"
+def check_directory(path: Path, size: int, mounts_text: str, test_name: str,
+                    host: LocalHost | None = None) -> DiskTarget:
+    """A directory on this machine fio may write `size` bytes in (the probe's own mounts replaced by
+    `mounts_text`). Raises UserError with the reason otherwise."""
+    probe = _probe([str(path)], f".{test_name}.probe", host or LocalHost(), None, SshSettings())
+    return directory_target(probe.paths[0], size, mounts_text, test_name, None, probe.boot_id)
 
 
 def parse_lsblk(text: str) -> dict[str, Any]:
@@ -227,55 +359,76 @@ def raw_device_problems(lsblk: dict[str, Any], blkid_rc: int, blkid_out: str, si
     return problems
 
 
-def check_raw_device(path: Path, size: int, allow_raw: bool, host: LocalHost) -> DiskTarget:
+def check_raw_device(facts: PathFacts, size: int, allow_raw: bool, host: LocalHost, probe: HostProbe,
+                     ref: HostRef | None = None, ssh: SshSettings | None = None) -> DiskTarget:
+    path = facts.path
+    where = f" on host {ref.where}" if ref is not None and ref.address is not None else ""
     if not allow_raw:
-        raise UserError(f"{path} is a raw block device and the baseline would overwrite it",
+        raise UserError(f"{path}{where} is a raw block device and the baseline would overwrite it",
                         "pass --allow-raw-device if it holds nothing (cephbench checks that), "
                         "or give a directory on it")
-    res = host.run(["lsblk", "-J", "-b", "-o", "NAME,PATH,TYPE,SIZE,RO,MOUNTPOINTS,FSTYPE", str(path)], 30)
+    ssh = ssh or SshSettings()
+
+    def run(argv: list[str]) -> CommandResult:
+        return host.run(ref.argv(argv, ssh) if ref is not None else argv, 30)
+    res = run(["lsblk", "-J", "-b", "-o", "NAME,PATH,TYPE,SIZE,RO,MOUNTPOINTS,FSTYPE", path])
     if not res.ok:
-        raise UserError(f"lsblk cannot read {path}: {res.error_text()}")
-    blk = host.run(["blkid", "-p", "-o", "export", str(path)], 30)
+        raise UserError(f"lsblk cannot read {path}{where}: {res.error_text()}")
+    blk = run(["blkid", "-p", "-o", "export", path])
     try:
         problems = raw_device_problems(parse_lsblk(res.stdout), blk.returncode, blk.stdout + blk.stderr, size,
-                                       _read("/proc/mounts"), _read("/proc/swaps"))
+                                       probe.mounts, probe.swaps)
     except ParseError as exc:
-        raise UserError(f"cannot tell whether {path} is in use: {exc}",
-                        "check that lsblk works here (util-linux), or give a directory on the disk") from None
+        raise UserError(f"cannot tell whether {path}{where} is in use: {exc}",
+                        "check that lsblk works there (util-linux), or give a directory on the disk") from None
     if problems:
-        raise UserError(f"refusing to write to {path}: {'; '.join(problems)}",
+        raise UserError(f"refusing to write to {path}{where}: {'; '.join(problems)}",
                         "give an unused device, or a directory on a mounted disk")
-    return DiskTarget(str(path), str(path), True, _device_of(path))
+    return DiskTarget(path, path, True, facts.device, ref, probe.boot_id, facts.real)
 
 
-def _read(p: str) -> str:
-    try:
-        return Path(p).read_text()
-    except OSError:
-        return ""
+def check_host_paths(ref: HostRef | None, paths: list[str], size: int, allow_raw: bool, test_name: str,
+                     host: LocalHost, ssh: SshSettings) -> list[DiskTarget]:
+    """Every check of `paths` on one host (this machine when `ref` is None or has no address), run there."""
+    probe = _probe(paths, f".{test_name}.probe", host, ref, ssh)
+    where = f"host {ref.where}" if ref is not None and ref.address is not None else "this host"
+    missing = [t for t in ("fio", "timeout") if t not in probe.tools]
+    if missing:
+        raise UserError(f"{missing[0]} is not installed on {where}", f"install {missing[0]} there "
+                        "(scripts/setup.sh does on this host; Debian: apt-get install fio)")
+    targets = []
+    for facts in probe.paths:
+        if facts.kind == "block":
+            targets.append(check_raw_device(facts, size, allow_raw, host, probe, ref, ssh))
+        else:
+            targets.append(directory_target(facts, size, probe.mounts, test_name, ref, probe.boot_id))
+    return targets
+
+
+def check_targets(per_host: list[tuple[HostRef | None, list[str]]], size: int, allow_raw: bool, test_name: str,
+                  host: LocalHost | None = None, ssh: SshSettings | None = None) -> list[DiskTarget]:
+    """The paths of every host checked, each on its own host; hosts in the order given."""
+    host, ssh = host or LocalHost(), ssh or SshSettings()
+    if not any(paths for _, paths in per_host):
+        raise UserError("give at least one directory (or raw device) to measure", where="PATH")
+    if size <= 0:
+        raise UserError("the test file size must be larger than zero", where="--size")
+    targets: list[DiskTarget] = []
+    for ref, paths in per_host:
+        targets += check_host_paths(ref, paths, size, allow_raw, test_name, host, ssh)
+    seen: set[tuple[str, str]] = set()
+    for t in targets:
+        key = (t.machine or t.host, t.real or t.path)       # two lab hosts are one machine: one directory
+        if key in seen:
+            raise UserError(f"{t.label} is given twice", "give each disk once")
+        seen.add(key)
+    return targets
 
 
 def check_paths(paths: list[Path], size: int, allow_raw: bool, test_name: str,
                 host: LocalHost | None = None) -> list[DiskTarget]:
-    host = host or LocalHost()
-    if not paths:
-        raise UserError("give at least one directory (or raw device) to measure", where="PATH")
-    if size <= 0:
-        raise UserError("the test file size must be larger than zero", where="--size")
-    seen: set[str] = set()
-    targets = []
-    mounts = _read("/proc/mounts")
-    for p in paths:
-        p = Path(p)
-        key = str(p.resolve()) if p.exists() else str(p)
-        if key in seen:
-            raise UserError(f"{p} is given twice", "give each disk once")
-        seen.add(key)
-        if p.exists() and stat.S_ISBLK(p.stat().st_mode):
-            targets.append(check_raw_device(p, size, allow_raw, host))
-        else:
-            targets.append(check_directory(p, size, mounts, test_name))
-    return targets
+    """Paths on this machine (`cephbench baseline disk PATH...`)."""
+    return check_targets([(None, [str(p) for p in paths])], size, allow_raw, test_name, host)
 
 
 # ---- fio jobs -------------------------------------------------------------------------------
@@ -300,12 +453,15 @@ def steps_for(patterns: list[str]) -> list[Pattern]:
     return [PATTERNS[n] for n in names]
 
 
-def scope_jobs(steps: list[Pattern], targets: list[DiskTarget], size: int, runtime_s: float) -> list[FioJob]:
-    """One fio invocation: each step waits for the previous one; within a step every target runs at once."""
+def scope_jobs(steps: list[Pattern], targets: list[DiskTarget], size: int, runtime_s: float,
+               numbers: list[int] | None = None) -> list[FioJob]:
+    """One fio invocation: each step waits for the previous one; within a step every target runs at once.
+    Jobs are named pattern@N, N the target's number in the whole baseline (`numbers`; default 0, 1, ...)."""
+    numbers = numbers if numbers is not None else list(range(len(targets)))
     jobs = []
     for p in steps:
-        for i, t in enumerate(targets):
-            jobs.append(fio_job(p, t, size, runtime_s, f"{p.name}@{i}", first_of_step=(i == 0)))
+        for i, (n, t) in enumerate(zip(numbers, targets)):
+            jobs.append(fio_job(p, t, size, runtime_s, f"{p.name}@{n}", first_of_step=(i == 0)))
     return jobs
 
 
@@ -321,30 +477,63 @@ def _summary(m: Measurement) -> dict[str, Any]:
             "lat_p99_ns": m.latency.percentiles_ns.get("99"), "duration_s": m.duration_s}
 
 
+def _median(values: list[float]) -> float | None:
+    return statistics.median(values) if values else None
+
+
+def _per_host(targets: list[DiskTarget], alone: dict[int, Measurement],
+              parallel: dict[int, Measurement]) -> dict[str, dict[str, Any]]:
+    """Each host's median disk, alone and with every disk of the cluster at once."""
+    out: dict[str, dict[str, Any]] = {}
+    for host in dict.fromkeys(t.host for t in targets):
+        mine = [i for i, t in enumerate(targets) if t.host == host]
+        out[host] = {"disks": len(mine)}
+        for scope, figures in (("alone", alone), ("parallel", parallel)):
+            for key, attr in (("bytes_per_s", "bytes_per_s"), ("ops_per_s", "ops_per_s")):
+                out[host][f"{scope}_median_{key}"] = _median([getattr(figures[i], attr) or 0.0
+                                                              for i in mine if i in figures])
+    return out
+
+
+def _slowest_host(per_host: dict[str, dict[str, Any]], by: str) -> str | None:
+    """The host whose median disk is slowest (under parallel load when measured, else alone)."""
+    def figure(h: str) -> float:
+        x = per_host[h]
+        return x[f"parallel_median_{by}"] if x[f"parallel_median_{by}"] is not None else x[f"alone_median_{by}"] or 0.0
+    return min(per_host, key=figure) if len(per_host) > 1 else None
+
+
 def pattern_measurement(pattern: Pattern, targets: list[DiskTarget], alone: dict[int, Measurement],
                         parallel: dict[int, Measurement], size: int) -> tuple[Measurement, list[str]]:
-    """One pattern's Measurement: the median disk alone as the headline; every disk alone and in parallel in extra."""
+    """One pattern's Measurement: the median disk alone as the headline; every disk alone and in parallel, and
+    each host's median disk, in extra."""
     notes: list[str] = []
     alone_bw = [alone[i].bytes_per_s or 0.0 for i in sorted(alone)]
     par_bw = [parallel[i].bytes_per_s or 0.0 for i in sorted(parallel)]
     alone_iops = [alone[i].ops_per_s or 0.0 for i in sorted(alone)]
     par_iops = [parallel[i].ops_per_s or 0.0 for i in sorted(parallel)]
     head = alone[sorted(alone)[0]] if alone else parallel[sorted(parallel)[0]]
-    med_alone = statistics.median(alone_bw) if alone_bw else None
-    med_par = statistics.median(par_bw) if par_bw else None
-    devices = {t.path: t.device for t in targets}
-    shared = len(targets) > 1 and len(set(devices.values())) < len(targets)
+    med_alone, med_par = _median(alone_bw), _median(par_bw)
+    devices = {t.label: t.device for t in targets}
+    shared = len(targets) > 1 and len({(t.machine, t.device) for t in targets}) < len(targets)
+    per_host = _per_host(targets, alone, parallel)
+    by = "ops_per_s" if pattern.rw.startswith("rand") else "bytes_per_s"
+    slowest = _slowest_host(per_host, by)
+
+    def summary(t: DiskTarget, m: Measurement) -> dict[str, Any]:
+        return {"host": t.host, "path": t.path, **_summary(m)}
     extra: dict[str, Any] = {
         "pattern": pattern.name, "rw": pattern.rw, "iodepth": pattern.iodepth,
         "block_size": pattern.bs or min(size, DD_MAX_BS), "file_size": size,
-        "paths": [t.path for t in targets], "devices": devices, "shared_device": shared,
-        "alone": {targets[i].path: _summary(m) for i, m in alone.items()},
-        "parallel": {targets[i].path: _summary(m) for i, m in parallel.items()},
-        "alone_median_bytes_per_s": med_alone, "alone_median_ops_per_s": statistics.median(alone_iops) if alone_iops else None,
-        "parallel_median_bytes_per_s": med_par, "parallel_median_ops_per_s": statistics.median(par_iops) if par_iops else None,
+        "paths": [t.label for t in targets], "devices": devices, "shared_device": shared,
+        "hosts": list(per_host), "per_host": per_host, "slowest_host": slowest,
+        "alone": {targets[i].label: summary(targets[i], m) for i, m in alone.items()},
+        "parallel": {targets[i].label: summary(targets[i], m) for i, m in parallel.items()},
+        "alone_median_bytes_per_s": med_alone, "alone_median_ops_per_s": _median(alone_iops),
+        "parallel_median_bytes_per_s": med_par, "parallel_median_ops_per_s": _median(par_iops),
         "parallel_total_bytes_per_s": sum(par_bw) if par_bw else None,
         "parallel_total_ops_per_s": sum(par_iops) if par_iops else None,
-        "aggregate": "headline: median disk alone; parallel_*: every disk at once",
+        "aggregate": "headline: median disk alone; parallel_*: every disk at once; per_host: each host's median",
     }
     if med_alone and med_par is not None and len(targets) > 1:
         drop = 1 - med_par / med_alone
@@ -354,64 +543,127 @@ def pattern_measurement(pattern: Pattern, targets: list[DiskTarget], alone: dict
     if shared and pattern.name == "dd":
         notes.append(f"{pattern.name}: the {len(targets)} paths share one device "
                      f"({', '.join(sorted(set(devices.values())))}): the parallel figures split one disk between them")
+    if slowest is not None:
+        x, others = per_host[slowest], [h for h in per_host if h != slowest]
+        scope = "parallel" if x[f"parallel_median_{by}"] is not None else "alone"
+        unit, f = ("IOPS", 1.0) if by == "ops_per_s" else ("MB/s", 1e-6)
+        rest = _median([per_host[h][f"{scope}_median_{by}"] or 0.0 for h in others]) or 0.0
+        notes.append(f"{pattern.name}: slowest host {slowest}, {(x[f'{scope}_median_{by}'] or 0.0) * f:,.1f} {unit} per disk "
+                     f"against {rest * f:,.1f} on the other {len(others)} host(s) "
+                     f"({'all disks at once' if scope == 'parallel' else 'each disk alone'})")
     if pattern.name == "dd" and med_alone:
         notes.append(f"dd-equivalent ({format_size(extra['block_size'])} in one direct write): {med_alone / 1e6:.1f} MB/s "
                      "per disk (MB = 10^6 bytes, as dd prints; compare with the seeds' 107 MB/s, 154 MB/s)")
     m = Measurement(tool="fio", op=pattern.op, duration_s=max(x.duration_s for x in [*alone.values(), *parallel.values()]),
-                    bytes_per_s=med_alone, ops_per_s=statistics.median(alone_iops) if alone_iops else None,
+                    bytes_per_s=med_alone, ops_per_s=_median(alone_iops),
                     op_size_bytes=pattern.bs or min(size, DD_MAX_BS), latency=head.latency, extra=extra)
     return m, notes
 
 
 # ---- running ------------------------------------------------------------------------------
+#
+# fio runs the same way on every host: in the background of a small shell that writes its PID next to the test
+# file, under `timeout` so that it never outlives its run. Cleanup stops it by that PID (an ssh client killed
+# by Ctrl-C leaves the remote fio running) and removes the test files.
+
+def _pid_files(targets: list[DiskTarget]) -> dict[str, str]:
+    """One PID file per host, whichever of its paths fio runs on: next to its first test file; with raw devices
+    only, named for the first device."""
+    out = {}
+    for host, mine in _by_host(targets, list(range(len(targets)))).items():
+        d = next((targets[i] for i in mine if not targets[i].raw), None)
+        out[host] = f"{d.file}.pid" if d is not None else f"/tmp/cephbench-fio{_SAFE.sub('_', targets[mine[0]].path)}.pid"
+    return out
+
+
+def fio_command(fio: list[str], limit_s: float, pid_file: str) -> list[str]:
+    """`fio` under timeout, its PID in `pid_file` while it runs; the exit code is fio's."""
+    q = shlex.quote
+    script = (f"{shlex.join(['timeout', '-k', '10', str(int(limit_s) + 1), *fio])} & echo $! > {q(pid_file)}; "
+              f"wait $!; rc=$?; rm -f {q(pid_file)}; exit $rc")
+    return ["sh", "-c", script]
+
+
+CLEANUP_SH = r"""pf=$1; shift
+if [ -s "$pf" ]; then
+  pid=$(cat "$pf")
+  if grep -qa fio "/proc/$pid/cmdline" 2>/dev/null; then
+    kill "$pid"; i=0
+    while kill -0 "$pid" 2>/dev/null && [ $i -lt 100 ]; do sleep 0.1; i=$((i+1)); done
+  fi
+fi
+rm -f -- "$pf" "$@"
+"""
+
+
+def _by_host(targets: list[DiskTarget], idx: list[int]) -> dict[str, list[int]]:
+    out: dict[str, list[int]] = {}
+    for i in idx:
+        out.setdefault(targets[i].host, []).append(i)
+    return out
+
 
 def run(tests: list[Test], targets: list[DiskTarget], size: int, runtime_s: float, rundir: RunDir | None,
         host: LocalHost, note: Callable[[str], None], test_started: Callable[[Test], None] | None = None,
-        ) -> Iterator[Outcome]:
-    """Every path alone, then all at once; one Outcome per test (a test = one pattern). Test files always removed."""
+        ssh: SshSettings | None = None) -> Iterator[Outcome]:
+    """Every path alone (one at a time, over all hosts), then all at once (one fio per host, all hosts together);
+    one Outcome per test (a test = one pattern). Test files always removed, on every host."""
+    ssh = ssh or SshSettings()
     started, t0 = time.time(), time.monotonic()
     steps = steps_for([t.params["pattern"] for t in tests])
     scopes: list[tuple[str, list[int]]] = [(f"alone-{i}", [i]) for i in range(len(targets))]
     if len(targets) > 1:
         scopes.append(("parallel", list(range(len(targets)))))
     raw_dir = rundir.raw_dir("baseline-disk") if rundir else Path(os.environ.get("TMPDIR", "/tmp"))
+    several_hosts = len({t.host for t in targets}) > 1
     per_scope: dict[str, list] = {}
     commands, raw, errors = [], [], []
+    limit = invocation_timeout(steps, size, runtime_s)
+    pid_files = _pid_files(targets)
     if test_started and tests:
         test_started(tests[0])
     try:
         for scope, idx in scopes:
-            what = targets[idx[0]].path if len(idx) == 1 else f"all {len(idx)} paths at once"
+            what = targets[idx[0]].label if len(idx) == 1 else f"all {len(idx)} paths at once"
             note(f"disk baseline: {what} ({len(steps)} fio steps)")
-            out = raw_dir / f"fio-{scope}.json"
-            argv = fio_argv(scope_jobs(steps, [targets[i] for i in idx], size, runtime_s), {}, out)
-            res = host.run(argv, invocation_timeout(steps, size, runtime_s))
-            commands.append(res.cmdline)
-            text = out.read_text(errors="replace") if out.exists() else ""
+            spawns = []
+            for h, mine in _by_host(targets, idx).items():
+                mine_t = [targets[i] for i in mine]
+                fio = fio_argv(scope_jobs(steps, mine_t, size, runtime_s, mine), {"eta": "never"}, None)
+                cmd = fio_command(fio, limit, pid_files[h])
+                ref = mine_t[0].ref
+                name = f"fio-{scope}-{_SAFE.sub('_', h)}.json" if scope == "parallel" and several_hosts \
+                    else f"fio-{scope}.json"
+                spawns.append(Spawn(ref.argv(cmd, ssh) if ref is not None else cmd, raw_dir / name))
+            results = run_together(spawns, limit + 30)
+            commands += [r.cmdline for r in results]
             if rundir:
-                raw.append(str(out.relative_to(rundir.path)))
-            if not res.ok:
-                errors.append(f"fio ({scope}) failed: {res.error_text()}")
+                raw += [str(sp.output.relative_to(rundir.path)) for sp in spawns]
+            jobs = []
+            for h, res in zip(_by_host(targets, idx), results):
+                if not res.ok:
+                    errors.append(f"fio ({scope}{f' on {h}' if several_hosts else ''}) failed: {res.error_text()}")
+                    break
+                try:
+                    jobs += parse_fio_json(res.stdout)
+                except ParseError as exc:
+                    errors.append(f"fio ({scope}): {exc}")
+                    break
+            if errors:
                 break
-            try:
-                per_scope[scope] = parse_fio_json(text)
-            except ParseError as exc:
-                errors.append(f"fio ({scope}): {exc}")
-                break
+            per_scope[scope] = jobs
     finally:
-        remove_test_files(targets)
+        remove_test_files(targets, host, ssh)
     for test in tests:
         pat = PATTERNS[test.params["pattern"]]
         if errors:
             yield Outcome(test, started, time.monotonic() - t0, error="; ".join(errors), commands=commands, raw=raw)
             continue
         try:
-            alone = {i: to_measurement([j for j in per_scope[f"alone-{i}"] if j.name == f"{pat.name}@0"], pat.rw)
-                     for i in range(len(targets))}
-            parallel = {}
-            if "parallel" in per_scope:
-                parallel = {i: to_measurement([j for j in per_scope["parallel"] if j.name == f"{pat.name}@{i}"],
-                                              pat.rw) for i in range(len(targets))}
+            def figures(scope: str, i: int) -> Measurement:
+                return to_measurement([j for j in per_scope[scope] if j.name == f"{pat.name}@{i}"], pat.rw)
+            alone = {i: figures(f"alone-{i}", i) for i in range(len(targets))}
+            parallel = {i: figures("parallel", i) for i in range(len(targets))} if "parallel" in per_scope else {}
             m, notes = pattern_measurement(pat, targets, alone, parallel, size)
         except ParseError as exc:
             yield Outcome(test, started, time.monotonic() - t0, error=str(exc), commands=commands, raw=raw)
@@ -419,15 +671,22 @@ def run(tests: list[Test], targets: list[DiskTarget], size: int, runtime_s: floa
         yield Outcome(test, started, time.monotonic() - t0, measurement=m, commands=commands, raw=raw, notes=notes)
 
 
-def remove_test_files(targets: list[DiskTarget]) -> None:
-    for t in targets:
-        if not t.raw:
-            try:
-                os.unlink(t.file)
-            except FileNotFoundError:
-                pass
-            except OSError as exc:
-                log.warning("could not remove the test file %s: %s", t.file, exc)
+def remove_test_files(targets: list[DiskTarget], host: LocalHost, ssh: SshSettings) -> None:
+    """On every host at once: stop a fio still running there (its ssh client may have been killed), then remove
+    the test files and the PID file."""
+    by_host, pid_files = _by_host(targets, list(range(len(targets)))), _pid_files(targets)
+    groups = list(by_host.values())
+    argvs = []
+    for host_name, mine in by_host.items():
+        mine_t = [targets[i] for i in mine]
+        cmd = ["sh", "-c", CLEANUP_SH, "cephbench-cleanup", pid_files[host_name],
+               *[t.file for t in mine_t if not t.raw]]
+        ref = mine_t[0].ref
+        argvs.append(ref.argv(cmd, ssh) if ref is not None else cmd)
+    for mine, why in zip(groups, run_on_all(host, argvs, 60)):
+        if why is not None:
+            log.warning("could not remove the disk baseline's test files on %s (%s): %s", targets[mine[0]].host,
+                        ", ".join(targets[i].file for i in mine if not targets[i].raw), why)
 
 
 def make_tests(patterns: list[str], params: dict[str, Any], start_index: int = 1, group: str = "b001",
@@ -443,6 +702,15 @@ def make_tests(patterns: list[str], params: dict[str, Any], start_index: int = 1
     return out
 
 
+def estimated_paths(paths: Any, hosts: Any) -> int:
+    """How many paths a baseline.disks section measures, for the plan's duration (the lab's three OSDs and three
+    OSD hosts when they are only known once the run starts)."""
+    if isinstance(paths, dict):
+        return sum(len(p) for p in paths.values())
+    per_host = len(paths) if isinstance(paths, list) else 3
+    return per_host * (len(hosts) if isinstance(hosts, list) else 3 if hosts == "osd-hosts" else 1)
+
+
 def lab_osd_dirs(conf: Path) -> list[Path]:
     """A lab keeps each OSD's data (and its BlueStore block file) in <lab>/osd/<id>."""
     osd = Path(conf).parent / "osd"
@@ -451,38 +719,118 @@ def lab_osd_dirs(conf: Path) -> list[Path]:
     return dirs
 
 
-def _paths(params: dict[str, Any], target) -> list[str]:
-    """The suite's paths; "lab-osds" resolves to the lab's OSD directories."""
-    paths = params["paths"]
-    if paths != "lab-osds":
-        return list(paths)
-    if not target.is_lab:
-        raise UserError("paths 'lab-osds' only works against a lab", "list a mount point of each disk",
-                        where="baseline.disks.paths")
-    return [str(p) for p in lab_osd_dirs(target.conf)]
+@dataclass(frozen=True)
+class LabDisks:
+    host: str               # the lab host's name (h1, ...)
+    address: str | None     # where ssh reaches it; None: this machine
+    dirs: list[str]         # its OSDs' data directories
 
 
-def preflight(cluster, tests: list[Test], settings) -> None:  # noqa: ARG001 - the runner's preflight hook
-    """Refuse a bad path before the run changes anything (the same checks the CLI makes)."""
+def _topology(lab_json: Path) -> dict[str, Any]:
+    try:
+        doc = json.loads(Path(lab_json).read_text())
+    except (OSError, ValueError):
+        return {}
+    topo = doc.get("topology") if isinstance(doc, dict) else None
+    return topo if isinstance(topo, dict) else {}
+
+
+def lab_targets(lab_json: Path) -> list[LabDisks]:
+    """Each OSD host of a multi-host lab, where ssh reaches it and its OSD data directories (<lab>/osd/<id>),
+    from lab.json's `topology`; [] for a lab without one (every OSD on this machine: `lab_osd_dirs`).
+
+    topology = {"hosts": [{"name": "h1", "role": "osd", "addresses": {"public": ...}, "osds": [0, 1]}, ...],
+                "ssh": {"user": ..., "identity_file": ..., "options": [...], "hosts": {"h1": address}}}
+    Without an "ssh" section the hosts are this machine."""
+    topo = _topology(lab_json)
+    lab = Path(lab_json).parent
+    ssh_hosts = (topo.get("ssh") or {}).get("hosts") or {}
+    out = []
+    for h in topo.get("hosts") or []:
+        if not h.get("osds"):
+            continue
+        address = (ssh_hosts.get(h["name"]) or (h.get("addresses") or {}).get("public")) if topo.get("ssh") else None
+        out.append(LabDisks(h["name"], address, [str(lab / "osd" / str(i)) for i in h["osds"]]))
+    return out
+
+
+def lab_ssh(lab_json: Path) -> SshSettings | None:
+    """How cephbench reaches a multi-host lab's hosts (lab.json's topology.ssh); None without one."""
+    ssh = _topology(lab_json).get("ssh")
+    return SshSettings.model_validate(ssh) if ssh else None
+
+
+def resolve_hosts(params: dict[str, Any], target: Any, ssh: SshSettings,
+                  cluster: Any = None) -> tuple[list[tuple[HostRef | None, list[str]]], SshSettings]:
+    """The suite's baseline.disks -> the paths of each host (None: this machine), and the ssh settings to reach
+    them.
+
+    paths [..]             this machine, or each of `hosts` (names, or osd-hosts: every host with an OSD)
+    paths {host: [..]}     each host its own paths
+    paths lab-osds         the lab's OSD directories: on this machine, or on each host of a multi-host lab
+    """
+    paths, hosts = params["paths"], params.get("hosts")
+    if paths == "lab-osds":
+        if not target.is_lab:
+            raise UserError("paths 'lab-osds' only works against a lab", "list a mount point of each disk",
+                            where="baseline.disks.paths")
+        lab_json = Path(target.conf).parent / "lab.json"
+        per_lab_host = lab_targets(lab_json)
+        if not per_lab_host:
+            return [(None, [str(p) for p in lab_osd_dirs(target.conf)])], ssh
+        return [(HostRef(d.host, d.address) if d.address else None, d.dirs) for d in per_lab_host], \
+            lab_ssh(lab_json) or ssh
+    if isinstance(paths, dict):
+        return [(host_ref(name, ssh), list(p)) for name, p in paths.items()], ssh
+    if hosts is None:
+        return [(None, list(paths))], ssh
+    if hosts == "osd-hosts":
+        if cluster is None:
+            raise UserError("hosts 'osd-hosts' needs the cluster", where="baseline.disks.hosts")
+        refs = osd_hosts(cluster, ssh)
+        if not refs:
+            raise UserError("the cluster names no OSD host (ceph osd metadata)", "list the hosts by name",
+                            where="baseline.disks.hosts")
+        return [(r, list(paths)) for r in refs], ssh
+    return [(host_ref(name, ssh), list(paths)) for name in hosts], ssh
+
+
+def _where(exc: UserError, params: dict[str, Any]) -> UserError:
+    """A refusal names the suite's key: where the host was named (hosts, or paths per host) for one ssh cannot
+    reach, settings.ssh for hosts the cluster or the lab named; paths for everything else."""
+    if exc.where in ("", "PATH"):
+        exc.where = "baseline.disks.paths"
+    elif exc.where == "settings.ssh" and isinstance(params.get("hosts"), list):
+        exc.where = "baseline.disks.hosts"
+    elif exc.where == "settings.ssh" and isinstance(params.get("paths"), dict):
+        exc.where = "baseline.disks.paths"
+    return exc
+
+
+def preflight(cluster, tests: list[Test], settings) -> None:
+    """Refuse a bad path, on whichever host it is, before the run changes anything (the checks `run_group` makes)."""
     first = tests[0].params
     try:
-        check_paths([Path(p) for p in _paths(first, cluster.target)], first["size"],
-                    first.get("allow_raw_device", False), ".cephbench-preflight.dat")
+        per_host, ssh = resolve_hosts(first, cluster.target, settings.ssh, cluster)
+        check_targets(per_host, first["size"], first.get("allow_raw_device", False), ".cephbench-preflight.dat",
+                      ssh=ssh)
     except UserError as exc:
-        exc.where = exc.where or "baseline.disks.paths"
-        raise
+        raise _where(exc, first) from None
 
 
 def run_group(ctx, group: list[Test], todo: set[str]) -> Iterator[Outcome]:
-    """The runner's entry: check the paths, run every pattern of the group, remove the test files."""
+    """The runner's entry: check the paths on their hosts, run every pattern of the group, remove the test files."""
     first = group[0].params
-    paths = _paths(first, ctx.target)
+    per_host, ssh = resolve_hosts(first, ctx.target, ctx.settings.ssh, ctx.cluster)
     tests = [t for t in group if t.id in todo]
     if ctx.dry_run:
-        ctx.planned.append(f"fio direct I/O test files in {', '.join(paths)} (removed after)")
+        where = "; ".join(f"{ref.name if ref else 'this host'}: {', '.join(p)}" for ref, p in per_host)
+        ctx.planned.append(f"fio direct I/O test files in {where} (removed after)")
         return
     name = f"cephbench-{ctx.run_id}-baseline.dat"
-    targets = check_paths([Path(p) for p in paths], first["size"], first.get("allow_raw_device", False), name,
-                          ctx.host)
+    try:
+        targets = check_targets(per_host, first["size"], first.get("allow_raw_device", False), name, ctx.host, ssh)
+    except UserError as exc:
+        raise _where(exc, first) from None
     yield from run(tests, targets, first["size"], first["runtime_s"], ctx.rundir, ctx.host, ctx.events.note,
-                   ctx.events.test_started)
+                   ctx.events.test_started, ssh)

@@ -70,11 +70,12 @@ def _secs(s: float) -> str:
     return f"{int(s)}s" if float(s).is_integer() else f"{int(round(s * 1000))}ms"
 
 
-def fio_argv(jobs: list[FioJob], global_opts: dict[str, Any], output_path: Path | str) -> list[str]:
-    """fio command line: global options first (fio treats options before the first --name as global)."""
+def fio_argv(jobs: list[FioJob], global_opts: dict[str, Any], output_path: Path | str | None) -> list[str]:
+    """fio command line: global options first (fio treats options before the first --name as global).
+    `output_path` None: the JSON goes to stdout (fio run on another host over ssh)."""
     if not jobs:
         raise ValueError("fio needs at least one job")
-    argv = ["fio", "--output-format=json+", f"--output={output_path}"]
+    argv = ["fio", "--output-format=json+"] + ([f"--output={output_path}"] if output_path is not None else [])
     for k, v in global_opts.items():
         argv.append(f"--{k}" if v is True else f"--{k}={v}")
     for j in jobs:

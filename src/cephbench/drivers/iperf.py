@@ -3,24 +3,28 @@ sender to all others at once (the pattern that showed CenterDevice's bonding lim
 
 cephbench starts each iperf3 server itself, on a free port (or the --port given),
 for one test (`--one-off`), and stops it afterwards. Hosts other than this one
-are reached with `ssh -o BatchMode=yes`; on the lab the only host is this one and
-the pair is loopback. The parser of `iperf3 -J` is pure.
+are reached with `ssh -o BatchMode=yes` and the suite's `settings.ssh`; a host
+named in `settings.ssh.hosts` is reached at the address given there, and its
+server listens, and its client sends, on that address. On the one-host lab the
+only host is this one and the pair is loopback. The parser of `iperf3 -J` is pure.
 """
 
 from __future__ import annotations
 
+import ipaddress
 import json
 import logging
 import socket
 import subprocess
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
 from ..errors import UserError
 from ..hosts import LocalHost, Spawn, run_together
-from ..remote import is_local_address, ssh_argv
+from ..config import SshSettings
+from ..remote import HostRef, is_local_address, require_tools
 from ..results import Measurement, RunDir, Sample, Test
 from . import ParseError
 from .figures import array, checked, count, mapping, number, optional
@@ -37,44 +41,58 @@ class NetHost:
     name: str           # as the user gave it
     address: str        # what clients connect to
     local: bool         # this machine (no SSH needed)
+    ssh: SshSettings = field(default_factory=SshSettings)
+    bind: bool = False  # the address is the host's own (given in settings.ssh.hosts, or this machine's): servers
+                        # listen and clients send on it, so each test crosses exactly that host's link
+
+    @property
+    def ref(self) -> HostRef:
+        return HostRef(self.name, None if self.local else self.ssh.hosts.get(self.name, self.name))
 
     def wrap(self, argv: list[str]) -> list[str]:
-        """The command as run on this host: as is when local, through ssh otherwise."""
-        return argv if self.local else ssh_argv(self.name, argv)
+        """The command as run on this host: as is when local, through ssh (the suite's settings) otherwise."""
+        return self.ref.argv(argv, self.ssh)
 
 
-def resolve_hosts(names: list[str], host: LocalHost | None = None, check_ssh: bool = True) -> list[NetHost]:
-    """Names -> NetHosts; a name that does not resolve, or a remote host SSH cannot reach, is a UserError."""
-    host = host or LocalHost()
+def resolve_hosts(names: list[str], host: LocalHost | None = None, check_ssh: bool = True,
+                  ssh: SshSettings | None = None, where: str = "--hosts") -> list[NetHost]:
+    """Names -> NetHosts; a name that does not resolve, a remote host SSH cannot reach or one without iperf3 is a
+    UserError naming `where`. A name in `ssh.hosts` is reached over ssh at the address given there (also when
+    that address is this machine's: the lab's hosts are namespaces of it)."""
+    host, ssh = host or LocalHost(), ssh or SshSettings()
     out: list[NetHost] = []
     for name in names:
-        try:
-            addr = socket.getaddrinfo(name, None, proto=socket.IPPROTO_TCP)[0][4][0]
-        except socket.gaierror as exc:
-            raise UserError(f"host {name!r} cannot be reached: its name does not resolve ({exc.strerror})",
-                            "check the name, or give an IP address", where="--hosts") from None
-        nh = NetHost(name, addr, is_local_address(addr))
+        if name in ssh.hosts:
+            nh = NetHost(name, ssh.hosts[name], False, ssh, bind=True)
+        else:
+            try:
+                addr = socket.getaddrinfo(name, None, proto=socket.IPPROTO_TCP)[0][4][0]
+            except socket.gaierror as exc:
+                raise UserError(f"host {name!r} cannot be reached: its name does not resolve ({exc.strerror})",
+                                "check the name, give an IP address, or map it in settings.ssh.hosts",
+                                where=where) from None
+            local = is_local_address(addr)
+            nh = NetHost(name, addr, local, ssh, bind=local)
         if any(o.address == nh.address for o in out):
-            raise UserError(f"host {name!r} is given twice ({addr})", where="--hosts")
-        if not nh.local and check_ssh:
-            res = host.run(nh.wrap(["iperf3", "--version"]), 20)
-            if not res.ok:
-                raise UserError(f"host {name!r} cannot be reached over SSH: {res.error_text()}",
-                                "cephbench needs password-less ssh and iperf3 on every host", where="--hosts")
+            raise UserError(f"host {name!r} is given twice ({nh.address})", where=where)
         out.append(nh)
+    remote = [h for h in out if not h.local]
+    if check_ssh and remote:
+        require_tools(host, [h.ref for h in remote], ["iperf3", "timeout"], ssh, where)
     return out
 
 
 # ---- command builders ---------------------------------------------------------------------
 
-def server_argv(port: int, limit_s: float) -> list[str]:
+def server_argv(port: int, limit_s: float, bind: str | None = None) -> list[str]:
     """One test, then exit; `timeout` makes sure a remote server never outlives the run."""
-    return ["timeout", str(int(limit_s)), "iperf3", "-s", "-p", str(port), "--one-off", "--forceflush"]
+    return ["timeout", str(int(limit_s)), "iperf3", "-s", "-p", str(port), "--one-off", "--forceflush",
+            *(["-B", bind] if bind else [])]
 
 
-def client_argv(address: str, port: int, duration_s: float, streams: int) -> list[str]:
+def client_argv(address: str, port: int, duration_s: float, streams: int, bind: str | None = None) -> list[str]:
     return ["iperf3", "-c", address, "-p", str(port), "-t", f"{duration_s:g}", "-P", str(streams), "-J",
-            "--connect-timeout", str(CONNECT_TIMEOUT_MS)]
+            "--connect-timeout", str(CONNECT_TIMEOUT_MS), *(["-B", bind] if bind else [])]
 
 
 # ---- parser -----------------------------------------------------------------------------------
@@ -163,7 +181,7 @@ class Server:
     def __init__(self, on: NetHost, port: int, limit_s: float, log_path: Path) -> None:
         self.on, self.port, self.log_path = on, port, log_path
         self.proc: subprocess.Popen[bytes] | None = None
-        self.argv = on.wrap(server_argv(port, limit_s))
+        self.argv = on.wrap(server_argv(port, limit_s, on.address if on.bind else None))
 
     def start(self, host: LocalHost) -> None:
         self.log_path.parent.mkdir(parents=True, exist_ok=True)
@@ -254,13 +272,16 @@ def run(tests: list[Test], hosts: list[NetHost], rundir: RunDir | None, host: Lo
         servers: list[Server] = []
         try:
             for i, r in enumerate(receivers):
-                port = base_port + i if base_port is not None else (free_port() if r.local else 5201 + i)
+                # a server on this machine (or a lab host that is a namespace of it) takes a port free here
+                port = base_port + i if base_port is not None else \
+                    (free_port() if r.local or is_local_address(r.address) else 5201 + i)
                 if base_port is not None and r.local:
                     check_port(port)
                 srv = Server(r, port, duration * 3 + 60, raw_dir / f"iperf3-server-{r.name}-{port}.txt")
                 servers.append(srv)
                 srv.start(host)
-            spawns = [Spawn(sender.wrap(client_argv(s.on.address, s.port, duration, p["streams"])),
+            spawns = [Spawn(sender.wrap(client_argv(s.on.address, s.port, duration, p["streams"],
+                                                    sender.address if sender.bind else None)),
                             raw_dir / f"iperf3-client-{sender.name}-to-{s.on.name}.json") for s in servers]
             results = run_together(spawns, duration * 3 + 60)
         finally:
@@ -275,7 +296,8 @@ def run(tests: list[Test], hosts: list[NetHost], rundir: RunDir | None, host: Lo
             continue
         m = parts[0] if len(parts) == 1 else aggregate(parts, [r.name for r in receivers])
         m.extra.update({"pattern": p["pattern"], "sender": p["sender"], "receivers": p["receivers"],
-                        "loopback": sender.local and all(r.local for r in receivers)})
+                        "loopback": all(h.local or ipaddress.ip_address(h.address).is_loopback
+                                        for h in (sender, *receivers))})
         notes = []
         if m.extra["loopback"]:
             notes.append("loopback: sender and receiver are this host; the figure is memory and CPU, not a NIC")
@@ -297,7 +319,7 @@ def aggregate(parts: list[Measurement], receivers: list[str]) -> Measurement:
 def preflight(cluster, tests: list[Test], settings) -> None:  # noqa: ARG001 - the runner's preflight hook
     """Hosts that cannot be reached and a taken port refuse the run before it changes anything."""
     first = tests[0].params
-    hosts = resolve_hosts(first["hosts"])
+    hosts = resolve_hosts(first["hosts"], ssh=settings.ssh, where="baseline.network.hosts")
     if first.get("port") is not None and any(h.local for h in hosts):
         check_port(first["port"])
 
@@ -308,7 +330,7 @@ def run_group(ctx, group: list[Test], todo: set[str]) -> Iterator[Outcome]:
     if ctx.dry_run:
         ctx.planned.append(f"iperf3 between {', '.join(first['hosts'])} (servers started and stopped by cephbench)")
         return
-    hosts = resolve_hosts(first["hosts"], ctx.host)
+    hosts = resolve_hosts(first["hosts"], ctx.host, ssh=ctx.settings.ssh, where="baseline.network.hosts")
     if tests:
         ctx.events.test_started(tests[0])
     yield from run(tests, hosts, ctx.rundir, ctx.host, ctx.events.note, first.get("port"))

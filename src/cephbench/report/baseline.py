@@ -18,23 +18,42 @@ def _mb(v: float | None) -> str:
     return "-" if v is None else f"{v / 1e6:,.1f}"
 
 
+def _host_rows(x: dict) -> list[tuple[str, dict]]:
+    """(host, figures) rows of one pattern: the median disk of all hosts, then each host's when there are several.
+    A run from before hosts were recorded is one row for this host."""
+    per_host = x.get("per_host") or {}
+    if len(per_host) <= 1:
+        return [(next(iter(per_host), "this host"), x)]
+    rows = [(f"all {len(per_host)} hosts", x)]
+    for host, h in per_host.items():
+        p99s = sorted(v["lat_p99_ns"] for v in (x.get("alone") or {}).values()
+                      if v.get("host") == host and v.get("lat_p99_ns") is not None)
+        alone, par = h.get("alone_median_bytes_per_s"), h.get("parallel_median_bytes_per_s")
+        rows.append((host + (" (slowest)" if host == x.get("slowest_host") else ""),
+                     {**h, "p99_ns": p99s[len(p99s) // 2] if p99s else None,
+                      "parallel_drop": 1 - par / alone if alone and par is not None else None}))
+    return rows
+
+
 def disk_table(results: list[Result]) -> Table:
     t = Table(title="Disk baseline (fio, direct I/O; MB = 10^6 bytes)", title_justify="left", header_style="bold")
-    for col, right in (("pattern", False), ("bs", True), ("qd", True), ("MB/s alone", True), ("IOPS alone", True),
-                       ("p99 ms alone", True), ("MB/s each, all at once", True), ("drop", True), ("status", False)):
+    for col, right in (("pattern", False), ("host", False), ("bs", True), ("qd", True), ("MB/s alone", True),
+                       ("IOPS alone", True), ("p99 ms alone", True), ("MB/s each, all at once", True), ("drop", True),
+                       ("status", False)):
         t.add_column(col, justify="right" if right else "left")
     for r in results:
         m = r.measurement
         if m is None:
-            t.add_row(r.test.params.get("pattern", r.test.id), "-", "-", "-", "-", "-", "-", "-",
+            t.add_row(r.test.params.get("pattern", r.test.id), "-", "-", "-", "-", "-", "-", "-", "-",
                       f"[red]{r.status}[/red]")
             continue
         x = m.extra
-        p99 = m.latency.percentiles_ns.get("99")
-        t.add_row(x.get("pattern", ""), format_size(x.get("block_size") or 0), str(x.get("iodepth", "")),
-                  _mb(x.get("alone_median_bytes_per_s")), iops(x.get("alone_median_ops_per_s")), ms(p99),
-                  _mb(x.get("parallel_median_bytes_per_s")),
-                  pct(x["parallel_drop"]) if x.get("parallel_drop") is not None else "-", r.status)
+        for host, f in _host_rows(x):
+            p99 = f.get("p99_ns") if f is not x else m.latency.percentiles_ns.get("99")
+            t.add_row(x.get("pattern", ""), host, format_size(x.get("block_size") or 0), str(x.get("iodepth", "")),
+                      _mb(f.get("alone_median_bytes_per_s")), iops(f.get("alone_median_ops_per_s")), ms(p99),
+                      _mb(f.get("parallel_median_bytes_per_s")),
+                      pct(f["parallel_drop"]) if f.get("parallel_drop") is not None else "-", r.status)
     return t
 
 

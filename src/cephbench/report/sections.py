@@ -172,19 +172,27 @@ def _osd_rule(m: Any) -> str:
             f"{x['slow_test']}: p < {x.get('slow_alpha', 0.05):g}")
 
 
+def _baseline_hosts(r: Result) -> str:
+    """Where a baseline figure came from: the disk baseline's hosts, or the network's sender -> receivers."""
+    p = r.test.params
+    if "sender" in p:
+        return f"{p['sender']} -> {', '.join(p.get('receivers') or [])}"
+    return ", ".join((r.measurement.extra.get("hosts") if r.measurement else None) or []) or "-"
+
+
 def _baseline_table(rs: list[Result]) -> Table:
-    headers = ["test", "tool", "op", "figure", "IOPS", "notes"]
+    headers = ["test", "tool", "op", "hosts", "figure", "IOPS", "notes"]
     rows = []
     for r in rs:
         m = r.measurement
         if m is None:
-            rows.append([r.test.id, "-", "-", "-", "-", r.error or r.status])
+            rows.append([r.test.id, "-", "-", _baseline_hosts(r), "-", "-", r.error or r.status])
             continue
         if "bits_per_s" in m.extra:
             fig = f"{m.extra['bits_per_s'] / 1e9:,.2f} Gbit/s"
         else:
             fig = f"{mib_s(m.bytes_per_s)} MiB/s"
-        rows.append([r.test.id, m.tool, m.op, fig, iops(m.ops_per_s), "; ".join(r.notes)])
+        rows.append([r.test.id, m.tool, m.op, _baseline_hosts(r), fig, iops(m.ops_per_s), "; ".join(r.notes)])
     return Table("Disk and network baselines", headers, rows)
 
 
