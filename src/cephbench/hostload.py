@@ -74,10 +74,12 @@ def _host_load(host: str, role: str, cpus: int, first: CpuTimes, last: CpuTimes,
 
 # Streamed by a host watched over ssh for as long as a test runs: its CPU count, then once a second either
 # /proc/stat's first line or, on a host that is a cpuacct cgroup (CEPHBENCH_CPUACCT), "cpuacct <wall ns> <usage
-# ns>". The ssh client is killed when the test ends, and the loop dies with its session.
+# ns>". The ssh client is killed when the test ends; sshd then closes the command's output, and the loop ends at
+# its next write, which fails. (`while :` did not: a failed `head` is not the loop's condition, and the loops ran
+# on every watched host for ever, found in the lab's host groups.)
 WATCH_SH = ('nproc; if [ -n "$CEPHBENCH_CPUACCT" ]; then u="$CEPHBENCH_CPUACCT/cpuacct.usage"; '
-            'while :; do echo "cpuacct $(date +%s%N) $(cat "$u")"; sleep 1; done; '
-            'else while :; do head -n 1 /proc/stat; sleep 1; done; fi')
+            'while echo "cpuacct $(date +%s%N) $(cat "$u")"; do sleep 1; done; '
+            'else while head -n 1 /proc/stat; do sleep 1; done; fi')
 
 
 _NPROC_RE = re.compile(r"\s*[1-9][0-9]{0,5}\s*")     # what nproc prints
