@@ -240,6 +240,9 @@ def _print_lab_status(lb: Lab, status: dict | None = None) -> None:
               f"RGW: {s['rgw_endpoint'] or '-'}")
     for d in s["daemons"]:
         out.print(f"  {d['name']:<16} pid {d['pid']!s:<8} {'running' if d['running'] else 'stopped'}")
+    info = lb.info()
+    if info is not None and info.topology:
+        _print_topology(info.topology)
 
 
 @lab.command("env")
