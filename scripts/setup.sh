@@ -5,8 +5,10 @@ cd "$(dirname "$0")/.."
 
 # chromium: the report's browser test renders report.html headless; python3-rados: cephbench's one connection
 # to the monitors (librados), linked into .venv below
+# openssh-server, iproute2, util-linux, xfsprogs, e2fsprogs, btrfs-progs: the multi-host lab (an sshd per host,
+# namespaces, loop devices, FileStore's file systems)
 DEB_PACKAGES=(ceph-mon ceph-mgr ceph-osd ceph-common python3-rados radosgw fio iperf3 iproute2 openssh-client python3-venv
-              golang-go chromium btrfs-progs xfsprogs e2fsprogs util-linux)
+              golang-go chromium openssh-server btrfs-progs xfsprogs e2fsprogs util-linux)
 say() { printf 'setup: %s\n' "$*"; }
 
 missing=()
@@ -28,7 +30,15 @@ if [ ${#missing[@]} -gt 0 ]; then
   sudo=""; [ "$(id -u)" -eq 0 ] || sudo="sudo"
   say "installing Debian packages: ${missing[*]}"
   $sudo apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+  # The lab runs its own sshd per host; installing openssh-server must not also start the machine's sshd on
+  # port 22. A policy-rc.d that refuses service starts is put in place for this one install, only when none exists.
+  policy=/usr/sbin/policy-rc.d; made_policy=""
+  if printf '%s\n' "${missing[@]}" | grep -qx openssh-server && [ ! -e "$policy" ]; then
+    printf '#!/bin/sh\nexit 101\n' | $sudo tee "$policy" >/dev/null && $sudo chmod 755 "$policy" && made_policy=1
+  fi
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null \
+    || { if [ -n "$made_policy" ]; then $sudo rm -f "$policy"; fi; exit 1; }
+  if [ -n "$made_policy" ]; then $sudo rm -f "$policy"; fi
 else
   say "Debian packages present"
 fi
