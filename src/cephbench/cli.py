@@ -195,6 +195,13 @@ def _print_topology(topo: dict) -> None:
         return f"{sh['rate_bits_per_s'] / 1e6:g} Mbit/s each way{delay}"
     out.print(f"networks: public {shape('public')}"
               + (f"; cluster {shape('cluster')}" if "cluster" in shapes else "; replication shares the public network"))
+    dr = topo.get("drives")
+    if dr:
+        store = topo.get("objectstore", "bluestore") + (f" on {topo['fs']}" if topo.get("fs") else "")
+        db = " and a WAL/DB drive each" if topo.get("db_device_bytes") else ""
+        out.print(f"drives: {store}, OSD data on "
+                  + ("loop devices" if dr["kind"] == "loop" else f"plain files ({dr.get('fallback') or dr['kind']})")
+                  + db)
     for h in topo["hosts"]:
         addrs = ", ".join(f"{k} {a}" for k, a in h["addresses"].items())
         out.print(f"  {h['name']:<4} {addrs:<40} {' '.join(d for d in h['daemons'] if not d.startswith('sshd.'))}")
@@ -220,7 +227,8 @@ def _lab_status_data(lb: Lab) -> dict:
     info = lb.info()
     daemons = [{"name": d.name, "pid": d.pid, "running": d.running} for d in lb.daemons()]
     data = {"dir": str(lb.dir), "fsid": info.fsid if info else None, "daemons": daemons,
-            "rgw_endpoint": info.rgw_endpoint if info else None, "health": None, "osds_up": None, "osds_in": None}
+            "rgw_endpoint": info.rgw_endpoint if info else None, "health": None, "osds_up": None, "osds_in": None,
+            "topology": info.topology if info else None}
     if any(d["running"] for d in daemons):
         try:
             st = lb.health()
@@ -240,9 +248,8 @@ def _print_lab_status(lb: Lab, status: dict | None = None) -> None:
               f"RGW: {s['rgw_endpoint'] or '-'}")
     for d in s["daemons"]:
         out.print(f"  {d['name']:<16} pid {d['pid']!s:<8} {'running' if d['running'] else 'stopped'}")
-    info = lb.info()
-    if info is not None and info.topology:
-        _print_topology(info.topology)
+    if s.get("topology"):
+        _print_topology(s["topology"])
 
 
 @lab.command("env")

@@ -116,13 +116,18 @@ def shared_public_write(multihost_lab, tmp_path_factory) -> tuple[float, float]:
     return _write_rate(multihost_lab, tmp_path_factory.mktemp("shared-write"))
 
 
-def test_a_cluster_network_speeds_up_writes(shared_public_write, tmp_path):
+def test_a_cluster_network_speeds_up_writes(multihost_lab, shared_public_write, tmp_path):
     shared, cpu_shared = shared_public_write
     d = tmp_path / "clusternet"
     lb = Lab(d / "lab")
     lb.up(osd_size_bytes=4 * 1024**3, rgw=False,
           multi=MultiHostSpec(hosts=3, public=parse_link(MH_RATE), cluster=parse_link(MH_RATE)))
     try:
+        # two multi-host labs side by side: names, subnets and namespaces of their own
+        mine, other = lb.info().topology, multihost_lab.info().topology
+        assert mine["lab_id"] != other["lab_id"]
+        assert {n["subnet"] for n in mine["networks"]}.isdisjoint(n["subnet"] for n in other["networks"])
+        assert {h["netns"] for h in mine["hosts"]}.isdisjoint(h["netns"] for h in other["hosts"])
         separate, cpu_separate = _write_rate(lb, tmp_path / "separate")
     finally:
         lb.down()

@@ -103,9 +103,27 @@ def test_a_signal_during_start_up_is_one_line_never_a_traceback(sig):
     (["--hosts", "3", "--osds", "4"], ["--osds", "--osds-per-host"]),
     (["--public-net", "1gbit"], ["--public-net", "add --hosts"]),
     (["--clients", "2"], ["--clients", "add --hosts"]),
+    (["--hosts", "3", "--objectstore", "filestore", "--fs", "zfs"], ["--fs", "zfs", "xfs"]),
+    (["--hosts", "3", "--objectstore", "bluestore", "--fs", "xfs"], ["--fs", "BlueStore"]),
+    (["--hosts", "3", "--objectstore", "kstore"], ["--objectstore", "bluestore or filestore"]),
+    (["--hosts", "3", "--osd-throttle", "osd.9=5MiB/s"], ["--osd-throttle", "osd.9", "osd.0, osd.1, osd.2"]),
+    (["--hosts", "3", "--osd-throttle", "osd.1=5M/s"], ["--osd-throttle", "MiB/s"]),
+    (["--hosts", "3", "--osd-throttle", "osd.1.db=5MiB/s"], ["--osd-throttle", "osd.1.db"]),
+    (["--hosts", "3", "--db-device", "lots"], ["--db-device"]),
+    (["--osd-throttle", "osd.1=5MiB/s"], ["--osd-throttle", "add --hosts"]),
 ])
 def test_bad_multi_host_lab_flags_make_nothing(tmp_path, args, fragments):
-    before = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout
+    def state():
+        cgroups = sorted(str(p) for p in Path("/sys/fs/cgroup").glob("*/cephbench-*"))
+        return [subprocess.run(argv, capture_output=True, text=True).stdout
+                for argv in (["ip", "netns", "list"], ["losetup", "-a"])] + cgroups
+    before = state()
     one_line_exit_2(cli("lab", "up", "--dir", tmp_path / "lab", *args), *fragments)
     assert not (tmp_path / "lab").exists()
-    assert subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout == before
+    assert state() == before
+
+
+def test_lab_throttle_without_a_lab_is_one_line(tmp_path):
+    one_line_exit_2(cli("lab", "throttle", "--dir", tmp_path / "nolab", "osd.1=5MiB/s"), "--dir", "no lab running")
+    one_line_exit_2(cli("lab", "throttle", "--dir", tmp_path / "nolab", "--clear", "osd.1"), "no lab running")
+    assert not (tmp_path / "nolab").exists()

@@ -39,7 +39,8 @@ from .asok import AsokError, asok_command
 from .conf import LabNet, LabPorts, mon_addrs, render_conf
 from .keys import Entity, new_secret, write_keyring
 from .monclient import LabMon
-from .multihost import MGR, MON, RGW, MultiHostSpec, daemon_host, osd_host, spec_from_topology, topology_json
+from .multihost import (MGR, MON, RGW, MultiHostSpec, daemon_host, drives_json, osd_host, spec_from_topology,
+                        topology_json)
 
 log = logging.getLogger(__name__)
 
@@ -385,6 +386,7 @@ class Lab:
                        created_unix=time.time(), rgw_address=net.rgw_ip)
         if spec is not None and self._net is not None:
             info.topology = topology_json(spec, self._net, rgw, self._ssh_settings_json())
+            info.topology["drives"] = drives_json(self._drives) if self._drives else None
         self._write_info(info)
         return info
 

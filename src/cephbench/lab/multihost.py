@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..errors import UserError
-from .drives import StoreChoice
+from .drives import LabDrives, StoreChoice
 from .netns import MAX_HOSTS, Topology
 from .rates import LinkShape
 from .throttle import ThrottleSpec
@@ -109,3 +109,13 @@ def spec_from_topology(topology: dict) -> MultiHostSpec:
     """The placement of a lab that is running, from its lab.json (shapes are in `networks`, not needed here)."""
     sp = topology["spec"]
     return MultiHostSpec(int(sp["hosts"]), int(sp["osds_per_host"]), int(sp["clients"]))
+
+
+def drives_json(record: LabDrives) -> dict:
+    """lab.json's view of the drives: loop devices or plain files (and why), each OSD's data and DB drive."""
+    osds: dict[str, dict] = {}
+    for d in record.drives:
+        osds.setdefault(str(d.osd), {})[d.role] = {"path": d.path, "kind": d.kind, "backing": d.backing,
+                                                   "size_bytes": d.size_bytes, "fs": d.fs}
+    kinds = sorted({d.kind or "file" for d in record.drives})
+    return {"kind": kinds[0] if len(kinds) == 1 else "mixed", "fallback": record.fallback, "osds": osds}
