@@ -261,6 +261,11 @@ def lab_env(lab_dir: Path | None) -> None:
         raise UserError(f"no lab in {lb.dir}", "start one with 'cephbench lab up'")
     for k, v in lb.env().items():
         click.echo(f"export {k}={v}")
+    topo = lb.info().topology  # type: ignore[union-attr]
+    if topo:
+        # cephbench fills settings.ssh from the lab by itself; this is for a person at the shell
+        hosts = " ".join(h["name"] for h in topo["hosts"])
+        click.echo(f"# hosts {hosts}: ssh -F {lb.ssh_files.client_config} {topo['hosts'][0]['name']}")
 
 
 @lab.command("throttle")

@@ -94,6 +94,15 @@ def test_hosts_have_their_own_address_osds_crush_host_and_sshd(multihost_lab):
         others = [a for a in addresses if a != h["addresses"]["public"]]
         assert not any(a + "/" in res.stdout for a in others)
 
+    # and a person reaches them by name with the config `lab env` names
+    env_text = subprocess.run([*CLI, "lab", "env", "--dir", str(multihost_lab.dir)], capture_output=True, text=True,
+                              timeout=60).stdout
+    ssh_line = next(line for line in env_text.splitlines() if line.startswith("# hosts"))
+    config = ssh_line.split("ssh -F ", 1)[1].split()[0]
+    res = subprocess.run(["ssh", "-F", config, "c1", "ip -4 -o addr show pub0"], capture_output=True, text=True,
+                         timeout=60)
+    assert res.returncode == 0 and hosts["c1"]["addresses"]["public"] in res.stdout, res.stderr
+
 
 def test_the_client_host_runs_the_load_tools_against_the_cluster(multihost_lab):
     res = on_host(multihost_lab, "c1", f"rados --version && fio --version && {LOADGEN} version && "

@@ -120,3 +120,13 @@ def test_live_figures_reads_the_last_second(tmp_path):
     p.write_text(load("ceph16.2.15_write_4M.txt").split("Total time run")[0])
     bw, _ = rb.live_figures([p, tmp_path / "missing.txt"])
     assert bw == pytest.approx(188 * MIB)
+
+
+def test_a_write_that_ended_within_its_first_second_has_no_per_second_figures():
+    # the capacity guard's --max-objects stopped it after 184 objects in 0.996 s: no per-second line, and rados
+    # bench prints Max bandwidth 0 and Min bandwidth 1.79769e+308 (DBL_MAX)
+    m = rb.parse(load("ceph16.2.15_write_1M_ended_within_1s.txt"), "write")
+    assert m.bytes_per_s == pytest.approx(184.698 * 2**20)
+    assert m.ops_total == 184 and m.duration_s == pytest.approx(0.996222)
+    assert m.bytes_per_s_min is None and m.bytes_per_s_max is None and m.ops_per_s_min is None
+    assert m.timeseries == []

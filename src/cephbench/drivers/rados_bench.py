@@ -75,6 +75,10 @@ class RadosBenchCommand:
         return argv
 
 
+# the summary's figures taken over per-second reports
+PER_SECOND_FIELDS = ("bw_stddev_mib", "bw_max_mib", "bw_min_mib", "iops_stddev", "iops_max", "iops_min")
+
+
 def parse(text: str, mode: str) -> Measurement:
     """rados bench text output -> Measurement. Raises ParseError when there is no summary."""
     values: dict[str, float] = {}
@@ -103,6 +107,11 @@ def parse(text: str, mode: str) -> Measurement:
     if "duration_s" not in values or "bw_mib" not in values:
         tail = _last_line(text)
         raise ParseError(f"no rados bench summary in the output (last line: {tail!r})")
+    if not samples:
+        # It ended before its first per-second report (a short write cut by --max-objects): the per-second
+        # figures are then no figures (Max bandwidth 0, Min bandwidth DBL_MAX = 1.79769e+308).
+        for key in PER_SECOND_FIELDS:
+            values.pop(key, None)
     duration = values["duration_s"]
     ops = values.get("ops_total")
     op_size = int(values["op_size"]) if "op_size" in values else None

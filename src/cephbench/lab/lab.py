@@ -403,6 +403,7 @@ class Lab:
         f = self.ssh_files
         sshd.make_keys(f, self.host)
         sshd.write_known_hosts(f, [h.address() for h in self._net.hosts])
+        sshd.write_client_config(f, {h.name: h.address() for h in self._net.hosts})
         sshd.ensure_privsep_dir()
         for h in self._net.hosts:
             f.config(h.name).write_text(sshd.render_config(f, h.address()))

@@ -47,6 +47,11 @@ class SshFiles:
     def config(self, host: str) -> Path:
         return self.dir / f"sshd_config.{host}"
 
+    @property
+    def client_config(self) -> Path:
+        """An ssh client config naming every host: `ssh -F <lab>/ssh/config h1` for a person at the shell."""
+        return self.dir / "config"
+
 
 def check_tools(host: LocalHost) -> None:
     missing = [p for p in (SSHD, "ssh", "ssh-keygen") if host.which(p) is None]
@@ -69,6 +74,13 @@ def make_keys(files: SshFiles, host: LocalHost) -> None:
 def write_known_hosts(files: SshFiles, addresses: list[str]) -> None:
     pub = files.host_key.with_suffix(".pub").read_text().split()
     files.known_hosts.write_text("".join(f"{a} {pub[0]} {pub[1]}\n" for a in addresses))
+
+
+def write_client_config(files: SshFiles, hosts: Mapping[str, str]) -> None:
+    files.client_config.write_text("".join(
+        f"Host {name}\n  HostName {addr}\n  User {USER}\n  IdentityFile {files.identity}\n"
+        f"  UserKnownHostsFile {files.known_hosts}\n  StrictHostKeyChecking yes\n  BatchMode yes\n"
+        for name, addr in hosts.items()))
 
 
 def render_config(files: SshFiles, address: str) -> str:
