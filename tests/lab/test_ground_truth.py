@@ -71,7 +71,7 @@ pools:
   rep: {type: replicated, size: 3, pg_num: 32}
 workloads:
   - {type: rados_bench, pool: rep, modes: [write, seq], object_size: 4MiB, concurrency: 16,
-     duration: {write: 10s, seq: 5s}}
+     duration: {write: 8s, seq: 4s}}
 """
 
 
@@ -146,7 +146,7 @@ pools:
   rep: {type: replicated, size: 3, pg_num: 32}
 workloads:
   - {type: rados_bench, pool: rep, modes: [write], object_size: 4MiB, concurrency: 16, duration: 8s}
-  - {type: osd_bench, total: 32MiB, block_size: 4MiB, repeat: 3}
+  - {type: osd_bench, total: 16MiB, block_size: 4MiB, repeat: 3}
 """
 
 
