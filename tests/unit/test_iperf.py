@@ -162,3 +162,20 @@ def test_osd_hosts_are_this_machine_at_its_address_towards_them_then_each_osd_ho
     assert osd[0].wrap(["iperf3"])[-2:] == ["root@198.18.7.1", "iperf3"]
     with pytest.raises(UserError, match="names no OSD host"):
         osd_net_hosts([{"id": 0, "hostname": "h1"}], ssh)
+
+
+def test_progress_counts_each_part_of_an_osd_hosts_baseline_once():
+    import io
+
+    from rich.console import Console
+
+    from cephbench.progress import ConsoleEvents
+    (t,) = make_tests("osd-hosts", 1, 3.0, None)
+    parts = expand(t, ["c", "h1", "h2"])
+    out = io.StringIO()
+    ev = ConsoleEvents(Console(file=out, width=200), total=3, est_total_s=100)     # the baseline and 2 more
+    for p in parts:
+        ev.test_started(p)
+        ev.done += 1
+    assert ev.total == 3 - 1 + len(parts)
+    assert f"[{len(parts)}/{ev.total}] {parts[-1].id}" in out.getvalue()
