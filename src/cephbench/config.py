@@ -355,12 +355,15 @@ def _disk_paths(v: Any) -> Any:
     raise ValueError(f"give a list of paths, {{host: [paths]}}, or lab-osds, not {v!r}")
 
 
-def _disk_hosts(v: Any) -> Any:
-    if v is None or v == "osd-hosts":
-        return v
-    if isinstance(v, list) and v and all(isinstance(h, str) and h for h in v):
-        return v
-    raise ValueError(f"give a list of host names, or osd-hosts (every host with an OSD), not {v!r}")
+def _hosts_or_keyword(keyword_means: str, none_ok: bool) -> Any:
+    """A validator of a list of host names or osd-hosts, its message saying what the keyword means here."""
+    def check(v: Any) -> Any:
+        if (v is None and none_ok) or v == "osd-hosts":
+            return v
+        if isinstance(v, list) and v and all(isinstance(h, str) and h for h in v):
+            return v
+        raise ValueError(f"give a list of host names, or osd-hosts ({keyword_means}), not {v!r}")
+    return BeforeValidator(check)
 
 
 DiskPaths = Annotated[Union[Literal["lab-osds"], list[str], dict[str, list[str]]], BeforeValidator(_disk_paths)]
@@ -370,7 +373,8 @@ class DiskBaselineConfig(_Strict):
     """fio direct I/O on a test file in each directory: on this host, on each of `hosts` (over ssh), or per host
     ({host: [paths]}); "lab-osds": the lab's OSD directories, on whichever lab host each OSD is."""
     paths: DiskPaths
-    hosts: Annotated[Union[Literal["osd-hosts"], list[str], None], BeforeValidator(_disk_hosts)] = None
+    hosts: Annotated[Union[Literal["osd-hosts"], list[str], None],
+                     _hosts_or_keyword("every host with an OSD", none_ok=True)] = None
     size: Size = 1024**3
     runtime: Duration = 10.0
     patterns: list[Literal["dd", "write-1MiB", "write-4MiB", "read-1MiB", "read-4MiB", "randread-4KiB-qd1",
@@ -389,8 +393,10 @@ class DiskBaselineConfig(_Strict):
 
 
 class NetBaselineConfig(_Strict):
-    """iperf3 between the hosts: ordered pairs with 1 and `streams` streams, and one to all others."""
-    hosts: Annotated[list[str], Field(min_length=1)] = ["localhost"]
+    """iperf3 between the hosts: ordered pairs with 1 and `streams` streams, each one to all others, and all others
+    to the first at once; `osd-hosts`: this host (first) and every host with an OSD, named when the run starts."""
+    hosts: Annotated[Union[Literal["osd-hosts"], list[str]],
+                     _hosts_or_keyword("this host and every host with an OSD", none_ok=False)] = ["localhost"]
     streams: PositiveInt = 4
     duration: Duration = 10.0
     port: Annotated[int, Field(ge=1, le=65535)] | None = None

@@ -29,6 +29,7 @@ class ConsoleEvents:
         self.bw: float | None = None
         self.ops: float | None = None
         self._live: Live | None = None
+        self._expanded: set[str] = set()    # plan tests that became several at run time (their parts' part_of)
 
     def __enter__(self) -> "ConsoleEvents":
         if self.console.is_terminal and not self.quiet:
@@ -64,6 +65,10 @@ class ConsoleEvents:
             self._live.refresh()
 
     def test_started(self, test: Test) -> None:
+        whole = test.params.get("part_of")
+        if whole:       # the first part takes its plan test's place in the count; each other part adds one
+            self.total += whole in self._expanded
+            self._expanded.add(whole)
         self.current, self.current_started, self.bw, self.ops = test, time.monotonic(), None, None
         if not self._live and not self.quiet:
             self.console.print(f"[{self.done + 1}/{self.total}] {test.id} ...", markup=False)

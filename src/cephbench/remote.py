@@ -9,6 +9,7 @@ suite names it); the suite may map such a name to the address ssh should use.
 
 from __future__ import annotations
 
+import re
 import shlex
 import socket
 from concurrent.futures import ThreadPoolExecutor
@@ -42,6 +43,33 @@ def ssh_argv(address: str, argv: Sequence[str], ssh: SshSettings | None = None) 
         opts += ["-o", o]
     dest = f"{ssh.user}@{address}" if ssh.user else address
     return ["ssh", *opts, dest, shlex.join(str(a) for a in argv)]
+
+
+_ADDR_RE = re.compile(r"v[12]:\[?([0-9a-fA-F.:]+?)\]?:\d+/")
+
+
+def addr_ips(addr: str) -> set[str]:
+    """The IP addresses in a Ceph address vector ("[v2:10.0.0.1:6800/12,v1:10.0.0.1:6801/12]")."""
+    return set(_ADDR_RE.findall(addr or ""))
+
+
+def front_ips(metadata: list[dict]) -> dict[str, str]:
+    """`ceph osd metadata` -> each OSD host's public (front) address, the lowest when its OSDs give several."""
+    out: dict[str, set[str]] = {}
+    for m in metadata:
+        name = m.get("hostname")
+        if name:
+            out.setdefault(str(name), set()).update(addr_ips(str(m.get("front_addr") or "")))
+    return {name: min(ips) for name, ips in sorted(out.items()) if ips}
+
+
+def source_address(toward: str) -> str:
+    """The address this machine sends from towards `toward`: the kernel's route choice, found by connecting a UDP
+    socket (which sends nothing)."""
+    family = socket.AF_INET6 if ":" in toward else socket.AF_INET
+    with socket.socket(family, socket.SOCK_DGRAM) as s:
+        s.connect((toward, 9))
+        return str(s.getsockname()[0])
 
 
 def is_local_address(addr: str) -> bool:

@@ -127,3 +127,50 @@ def test_disk_figures_are_the_median_disk_of_every_host_and_the_slowest_host_is_
     assert any("the slowest host, h3, writes 8.0 MiB/s per disk against 143.1 MiB/s" in n for n in f.notes), f.notes
     one = facts_from_run({"osd_metadata": LAB_MD}, BASELINES, "vm", 2)
     assert one.disk.slowest_host is None and not any("slowest" in n for n in one.notes)
+
+
+# The multi-host lab from cephbench's own, unshaped address on the bridge: three OSD hosts whose links are
+# shaped to R (tbf: TCP carries 1448/1514 of it), `hosts: osd-hosts`, no cluster network.
+R_TCP = 200e6 / 8 * 1448 / 1514
+MH_MD = [{"id": i, "hostname": f"h{i + 1}", "osd_objectstore": "bluestore", "bluestore_bdev_rotational": "1",
+          "front_addr": f"[v2:198.18.1.{i + 1}:6800/1,v1:198.18.1.{i + 1}:6801/1]",
+          "back_addr": f"[v2:198.18.1.{i + 1}:6802/1,v1:198.18.1.{i + 1}:6803/1]"} for i in range(3)]
+MH_HOSTS = ["vm", "h1", "h2", "h3"]
+
+
+def mh_net(pattern: str, senders: list[str], receivers: list[str], bps: float, idx: int) -> Result:
+    who = {"senders": senders} if pattern == "many-to-one" else {"sender": senders[0]}
+    return result("net_baseline", {"pattern": pattern, **who, "receivers": receivers, "hosts": MH_HOSTS,
+                                   "streams": 1, "part_of": "002-baseline-net-osd-hosts"},
+                  Measurement(tool="iperf3", op="send", duration_s=3, bytes_per_s=bps,
+                              extra={"loopback": False, "bits_per_s": bps * 8}), idx)
+
+
+def mh_baselines() -> list[Result]:
+    out = [mh_net("pair", [a], [b], R_TCP, 2) for a in MH_HOSTS for b in MH_HOSTS if a != b]
+    out += [mh_net("one-to-many", [a], [h for h in MH_HOSTS if h != a], R_TCP * (3 if a == "vm" else 1), 2)
+            for a in MH_HOSTS]
+    out.append(mh_net("many-to-one", MH_HOSTS[1:], ["vm"], 3 * R_TCP, 2))
+    return out + [disk("write-4MiB", 500e6, 400e6), disk("read-4MiB", 500e6, 400e6)]
+
+
+def mh_rados(phase: str, bps: float) -> Result:
+    return result("rados_bench", {"phase": phase, "object_size": 4 * MIB,
+                                  "pool_profile": {"type": "replicated", "size": 3}},
+                  Measurement(tool="rados bench", op=phase, duration_s=5, bytes_per_s=bps, op_size_bytes=4 * MIB), 9)
+
+
+def test_a_client_receives_from_every_osd_host_at_once_so_reads_are_bound_by_three_links_not_one():
+    f = facts_from_run({"osd_metadata": MH_MD}, mh_baselines(), "vm", 2)
+    assert f.client_rx_bytes_per_s == 3 * R_TCP            # the fan-in, not the best pair (R)
+    assert f.client_tx_bytes_per_s == 3 * R_TCP and f.public_bytes_per_s == R_TCP and not f.loopback
+    an = RunAnalyzer(cluster={"osd_metadata": MH_MD}, client_hostname="vm", cpus=2, seen=mh_baselines())
+    seq = an.attach(mh_rados("seq", 2.6 * R_TCP)).analysis
+    assert seq.ceiling_bytes_per_s == 3 * R_TCP and "network" in seq.bottleneck and seq.efficiency < 1
+    write = an.attach(mh_rados("write", 0.8 * R_TCP)).analysis     # each host's link: data in + 2 replicas
+    assert write.ceiling_bytes_per_s == 3 * R_TCP / 3 and "network" in write.bottleneck
+
+
+def test_without_a_fan_in_the_client_receives_its_best_pair():
+    without = [r for r in mh_baselines() if r.test.params.get("pattern") != "many-to-one"]
+    assert facts_from_run({"osd_metadata": MH_MD}, without, "vm", 2).client_rx_bytes_per_s == R_TCP

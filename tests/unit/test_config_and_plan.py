@@ -149,6 +149,25 @@ def test_resume_runs_exactly_the_tests_without_a_result():
     assert pending_tests(plan, [_ok(t) for t in plan.tests]) == []
 
 
+def test_network_baseline_between_osd_hosts_is_one_test_done_once_a_part_of_it_is():
+    from cephbench.drivers.iperf import expand as expand_hosts
+    data = {**suite(duration=5), "baseline": {"network": {"hosts": "osd-hosts", "streams": 1, "duration": "2s"}}}
+    plan = expand(parse_suite(data, "s"))
+    net = plan.tests[0]
+    assert net.id == "001-baseline-net-osd-hosts" and net.params["hosts"] == "osd-hosts"
+    assert [t.id for t in pending_tests(plan, [])] == [t.id for t in plan.tests]
+    first_part = expand_hosts(net, ["vm", "h1", "h2"])[0]
+    assert [t.id for t in pending_tests(plan, [_ok(first_part)])] == [t.id for t in plan.tests[1:]]
+
+
+@pytest.mark.parametrize("hosts", ["all", [], [""], 3])
+def test_network_baseline_hosts_are_names_or_osd_hosts(hosts):
+    data = {**suite(duration=5), "baseline": {"network": {"hosts": hosts}}}
+    with pytest.raises(UserError, match="osd-hosts") as e:
+        parse_suite(data, "s")
+    assert "baseline.network.hosts" in e.value.one_line()
+
+
 def test_resume_does_not_match_a_result_whose_parameters_differ():
     plan = expand(parse_suite(suite(object_size=["4KiB"], duration=5), "s"))
     other = expand(parse_suite(suite(object_size=["4KiB"], duration=6), "s"))

@@ -8,9 +8,10 @@ import pytest
 from conftest import FIXTURES
 from cephbench.drivers import ParseError
 from cephbench.config import SshSettings
-from cephbench.drivers.iperf import (NetHost, aggregate, check_port, client_argv, make_tests, parse_iperf_json,
-                                     patterns, resolve_hosts, server_argv)
+from cephbench.drivers.iperf import (NetHost, aggregate, check_port, client_argv, expand, flows, make_tests,
+                                     osd_net_hosts, parse_iperf_json, patterns, resolve_hosts, server_argv)
 from cephbench.errors import UserError
+from cephbench.remote import is_local_address, source_address
 
 IPERF = FIXTURES / "iperf3"
 
@@ -104,3 +105,77 @@ def test_a_taken_port_is_a_user_error():
     with pytest.raises(UserError, match="not a TCP port"):
         check_port(70000)
 
+
+
+def test_many_to_one_goes_to_the_first_host_from_all_others_with_three_hosts_or_more():
+    fan_in = [p for p in patterns(["c", "h1", "h2", "h3"], 4) if p["pattern"] == "many-to-one"]
+    assert fan_in == [{"pattern": "many-to-one", "senders": ["h1", "h2", "h3"], "receivers": ["c"], "streams": 1}]
+    assert flows(fan_in[0]) == [("h1", "c"), ("h2", "c"), ("h3", "c")]
+    assert not [p for p in patterns(["c", "h1"], 4) if p["pattern"] == "many-to-one"]   # with two: a pair
+    ids = [t.id for t in make_tests(["c", "h1", "h2"], 1, 3.0, None)]
+    assert ids[-1] == f"{len(ids):03d}-baseline-net-all-to-c"
+
+
+def test_many_to_one_sums_senders():
+    a = parse_iperf_json(read("iperf3.12_loopback_1stream.json"))
+    b = parse_iperf_json(read("iperf3.12_loopback_2streams.json"))
+    m = aggregate([a, b], ["h1", "h2"], "per_sender_bits_per_s")
+    assert m.bytes_per_s == (a.extra["bits_per_s"] + b.extra["bits_per_s"]) / 8
+    assert m.extra["per_sender_bits_per_s"] == {"h1": a.extra["bits_per_s"], "h2": b.extra["bits_per_s"]}
+
+
+def test_osd_hosts_is_one_test_until_the_run_names_the_hosts():
+    (t,) = make_tests("osd-hosts", 4, 3.0, None, start_index=7)
+    assert t.id == "007-baseline-net-osd-hosts" and t.params["hosts"] == "osd-hosts"
+    assert t.est_duration_s == len(patterns(["c", "h1", "h2", "h3"], 4)) * 4.0
+    parts = expand(t, ["c", "h1", "h2", "h3"])
+    assert len(parts) == len(patterns(["c", "h1", "h2", "h3"], 4)) and len({p.id for p in parts}) == len(parts)
+    assert all(p.params["part_of"] == t.id and p.index == 7 and p.group == t.group and
+               p.params["hosts"] == ["c", "h1", "h2", "h3"] for p in parts)
+    assert parts[0].id == "007-baseline-net-osd-hosts-c-to-h1-P1" and parts[-1].id.endswith("-all-to-c")
+    # one host (the one-host lab): the loopback pair with 1 and 4 streams, as `hosts: [localhost]` gives
+    assert [p.params["pattern"] for p in expand(t, ["vm"])] == ["pair", "pair"]
+
+
+ME = socket.gethostname()
+
+
+def osd_md(host: str, ip: str, i: int) -> dict:
+    return {"id": i, "hostname": host, "front_addr": f"[v2:{ip}:6800/{i},v1:{ip}:6801/{i}]",
+            "back_addr": f"[v2:{ip}:6802/{i},v1:{ip}:6803/{i}]"}
+
+
+def test_osd_hosts_on_the_one_host_lab_are_this_machine_once_on_loopback():
+    md = [osd_md(ME, "127.0.0.1", i) for i in range(3)]
+    (h,) = osd_net_hosts(md, SshSettings())
+    assert (h.name, h.address, h.local) == (ME, "127.0.0.1", True)
+
+
+def test_osd_hosts_are_this_machine_at_its_address_towards_them_then_each_osd_host_at_its_public_address():
+    md = [osd_md(f"h{i}", f"198.18.7.{i}", i) for i in (1, 2, 3)]
+    ssh = SshSettings(user="root", hosts={"h1": "198.18.7.1", "h2": "198.18.7.2", "h3": "198.18.7.3"})
+    me, *osd = osd_net_hosts(md, ssh)
+    assert (me.name, me.local, me.bind) == (ME, True, True)
+    assert me.address == source_address("198.18.7.1") and is_local_address(me.address)
+    assert [(h.name, h.address, h.local, h.bind) for h in osd] == [(f"h{i}", f"198.18.7.{i}", False, True)
+                                                                   for i in (1, 2, 3)]
+    assert osd[0].wrap(["iperf3"])[-2:] == ["root@198.18.7.1", "iperf3"]
+    with pytest.raises(UserError, match="names no OSD host"):
+        osd_net_hosts([{"id": 0, "hostname": "h1"}], ssh)
+
+
+def test_progress_counts_each_part_of_an_osd_hosts_baseline_once():
+    import io
+
+    from rich.console import Console
+
+    from cephbench.progress import ConsoleEvents
+    (t,) = make_tests("osd-hosts", 1, 3.0, None)
+    parts = expand(t, ["c", "h1", "h2"])
+    out = io.StringIO()
+    ev = ConsoleEvents(Console(file=out, width=200), total=3, est_total_s=100)     # the baseline and 2 more
+    for p in parts:
+        ev.test_started(p)
+        ev.done += 1
+    assert ev.total == 3 - 1 + len(parts)
+    assert f"[{len(parts)}/{ev.total}] {parts[-1].id}" in out.getvalue()

@@ -10,12 +10,12 @@ from __future__ import annotations
 
 import ipaddress
 import logging
-import re
 import statistics
 from dataclasses import dataclass, field
 from typing import Any
 
 from ..kinds import DISK_BASELINE, NET_BASELINE, direction_of, kinds_where, level_of
+from ..remote import addr_ips
 from ..results import Analysis, Result
 from .model import MIB, ClusterFacts, DiskFigures, Pool, ceiling, judge, osd_bench_ceiling
 
@@ -23,7 +23,6 @@ log = logging.getLogger(__name__)
 
 MODELLED = kinds_where(modelled=True)
 CEILING_SOURCES = kinds_where(ceiling_source=True)   # osd bench is both: measured, and a stand-in for disks
-_ADDR_RE = re.compile(r"v[12]:\[?([0-9a-fA-F.:]+?)\]?:\d+/")
 
 
 def op_of(result: Result) -> str | None:
@@ -44,10 +43,6 @@ def op_size_of(result: Result) -> int | None:
 def _osd_metadata(cluster: dict[str, Any]) -> list[dict[str, Any]]:
     md = cluster.get("osd_metadata")
     return md if isinstance(md, list) else []
-
-
-def _ips(addr: str) -> set[str]:
-    return set(_ADDR_RE.findall(addr or ""))
 
 
 def _pattern(results: list[Result], name: str) -> dict[str, Any] | None:
@@ -112,19 +107,22 @@ def disk_figures(disk: list[Result], osd_bench: list[Result]) -> DiskFigures | N
 
 
 def network_figures(net: list[Result], client: str | None) -> dict[str, Any]:
-    """Client send (one-to-many when measured), client receive, per-host rate (best pair), loopback or not."""
+    """Client send (one-to-many when measured), client receive (many-to-one when measured: reads come from every
+    OSD host at once), per-host rate (median over ordered pairs, each at its best stream count), loopback or not."""
     ok = [r for r in net if r.status == "ok" and r.measurement and r.measurement.bytes_per_s]
     if not ok:
         return {}
     pairs = [r for r in ok if r.test.params.get("pattern") == "pair"]
     fan = [r for r in ok if r.test.params.get("pattern") == "one-to-many"]
+    fan_in = [r for r in ok if r.test.params.get("pattern") == "many-to-one"]
     loop = all(r.measurement.extra.get("loopback") for r in ok)
     hosts = ok[0].test.params.get("hosts") or []
     me = client if client in hosts else (hosts[0] if hosts else None)
     best = lambda rs: max((r.measurement.bytes_per_s for r in rs), default=None)  # noqa: E731
     tx = best([r for r in fan if r.test.params.get("sender") == me]) or \
         best([r for r in pairs if r.test.params.get("sender") == me])
-    rx = best([r for r in pairs if me in r.test.params.get("receivers", [])])
+    rx = best([r for r in fan_in if r.test.params.get("receivers") == [me]]) or \
+        best([r for r in pairs if me in r.test.params.get("receivers", [])])
     best_pair: dict[tuple[str, str], float] = {}          # each ordered pair at its best stream count
     for r in pairs:
         key = (r.test.params.get("sender"), (r.test.params.get("receivers") or [""])[0])
@@ -148,7 +146,7 @@ def facts_from_run(cluster: dict[str, Any], results: list[Result], client_hostna
     rotational = any(m.get("bluestore_bdev_rotational", m.get("rotational")) == "1" for m in md) if md else True
     separate_cluster = False
     for m in md:
-        front, back = _ips(m.get("front_addr", "")), _ips(m.get("back_addr", ""))
+        front, back = addr_ips(m.get("front_addr", "")), addr_ips(m.get("back_addr", ""))
         if front and back and front != back:
             separate_cluster = True
     notes = []
@@ -159,7 +157,7 @@ def facts_from_run(cluster: dict[str, Any], results: list[Result], client_hostna
                      f"writes {disk.slowest_host_write_bytes_per_s / MIB:,.1f} MiB/s per disk against "
                      f"{disk.write_bytes_per_s / MIB:,.1f} MiB/s")
     loopback = bool(net.get("loopback"))
-    if loopback and not all(ipaddress.ip_address(a).is_loopback for m in md for a in _ips(m.get("front_addr", ""))):
+    if loopback and not all(ipaddress.ip_address(a).is_loopback for m in md for a in addr_ips(m.get("front_addr", ""))):
         notes.append("the network baseline ran on loopback only: it says nothing about the NICs")
     return ClusterFacts(
         osds=osds or 1, osd_hosts=len(hosts) or 1, disk=disk or DiskFigures(), objectstore=store,

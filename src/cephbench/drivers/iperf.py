@@ -1,5 +1,6 @@
-"""Network baseline with iperf3: every ordered pair of hosts with one and with N streams, and one
-sender to all others at once (the pattern that showed CenterDevice's bonding limit).
+"""Network baseline with iperf3: every ordered pair of hosts with one and with N streams, one sender to
+all others at once (the pattern that showed CenterDevice's bonding limit), and all others to the first host
+(the client) at once: what a client can receive while every OSD host sends to it, as reads do.
 
 cephbench starts each iperf3 server itself, on a free port (or the --port given),
 for one test (`--one-off`), and stops it afterwards. Hosts other than this one
@@ -7,6 +8,11 @@ are reached with `ssh -o BatchMode=yes` and the suite's `settings.ssh`; a host
 named in `settings.ssh.hosts` is reached at the address given there, and its
 server listens, and its client sends, on that address. On the one-host lab the
 only host is this one and the pair is loopback. The parser of `iperf3 -J` is pure.
+
+`hosts: osd-hosts` names the hosts only when the run starts: this machine (the client, at the address it uses
+towards the cluster) and every host `ceph osd metadata` names (at its OSDs' public address, reached through
+settings.ssh). The plan then holds one test standing for the baseline; the tests it becomes say so in
+`part_of` (the runner counts them for it).
 """
 
 from __future__ import annotations
@@ -24,7 +30,7 @@ from typing import Any, Callable, Iterator
 from ..errors import UserError
 from ..hosts import LocalHost, Spawn, run_together
 from ..config import SshSettings
-from ..remote import HostRef, is_local_address, require_tools
+from ..remote import HostRef, front_ips, host_ref, is_local_address, require_tools, source_address
 from ..results import Measurement, RunDir, Sample, Test
 from . import ParseError
 from .figures import array, checked, count, mapping, number, optional
@@ -34,6 +40,8 @@ log = logging.getLogger(__name__)
 
 SERVER_START_TIMEOUT_S = 10
 CONNECT_TIMEOUT_MS = 3000
+OSD_HOSTS = "osd-hosts"     # the hosts keyword: this machine and every OSD host
+EST_OSD_HOSTS = 3           # OSD hosts the plan's duration assumes before the cluster names them
 
 
 @dataclass(frozen=True)
@@ -76,10 +84,49 @@ def resolve_hosts(names: list[str], host: LocalHost | None = None, check_ssh: bo
         if any(o.address == nh.address for o in out):
             raise UserError(f"host {name!r} is given twice ({nh.address})", where=where)
         out.append(nh)
-    remote = [h for h in out if not h.local]
-    if check_ssh and remote:
-        require_tools(host, [h.ref for h in remote], ["iperf3", "timeout"], ssh, where)
+    if check_ssh:
+        check_reach(out, host, ssh, where)
     return out
+
+
+def check_reach(hosts: list[NetHost], host: LocalHost | None, ssh: SshSettings, where: str) -> None:
+    remote = [h for h in hosts if not h.local]
+    if remote:
+        require_tools(host or LocalHost(), [h.ref for h in remote], ["iperf3", "timeout"], ssh, where)
+
+
+def osd_net_hosts(metadata: list[dict], ssh: SshSettings, where: str = "baseline.network.hosts") -> list[NetHost]:
+    """`hosts: osd-hosts`: this machine first (the client), at the address it sends from towards the cluster, then
+    every OSD host at its OSDs' public address, reached as settings.ssh says. An OSD host that is this machine
+    (the one-host lab, a client on an OSD host) is this machine once: the only host, a loopback pair on the lab."""
+    ips = front_ips(metadata)
+    if not ips:
+        raise UserError("hosts 'osd-hosts': the cluster names no OSD host with an address (ceph osd metadata)",
+                        "list the hosts by name", where=where)
+    me = socket.gethostname()
+    out = [NetHost(me, source_address_to(next(iter(ips.values())), where), True, ssh, bind=True)]
+    for name, ip in ips.items():
+        if host_ref(name, ssh).address is None or is_local_address(ip):
+            continue
+        out.append(NetHost(name, ip, False, ssh, bind=True))
+    return out
+
+
+def source_address_to(ip: str, where: str) -> str:
+    try:
+        return source_address(ip)
+    except OSError as exc:
+        raise UserError(f"this host has no route to the OSD host at {ip}: {exc.strerror or exc}",
+                        "run cephbench on a host of the cluster's public network", where=where) from None
+
+
+def cluster_hosts(cluster: Any, ssh: SshSettings, host: LocalHost | None = None, check_ssh: bool = True,
+                  where: str = "baseline.network.hosts") -> list[NetHost]:
+    """The keyword's hosts, from the cluster's OSD metadata, each remote one checked for ssh and iperf3."""
+    hosts = osd_net_hosts(cluster.ceph_json("osd", "metadata"), ssh, where)
+    if check_ssh:
+        check_reach(hosts, host, ssh, where)
+    return hosts
 
 
 # ---- command builders ---------------------------------------------------------------------
@@ -224,7 +271,8 @@ class Server:
 # ---- the plan of a network baseline ---------------------------------------------------------
 
 def patterns(hosts: list[str], streams: int) -> list[dict[str, Any]]:
-    """Ordered pairs with 1 and N streams, then one-to-many from every sender (needs 2+ hosts)."""
+    """Ordered pairs with 1 and N streams, then one-to-many from every sender (needs 2+ hosts), then all others to
+    the first host at once (many-to-one, needs 3+ hosts: with two it is a pair)."""
     out: list[dict[str, Any]] = []
     pairs = [(a, b) for a in hosts for b in hosts if a != b] or [(hosts[0], hosts[0])]
     for a, b in pairs:
@@ -234,28 +282,67 @@ def patterns(hosts: list[str], streams: int) -> list[dict[str, Any]]:
         for a in hosts:
             out.append({"pattern": "one-to-many", "sender": a, "receivers": [h for h in hosts if h != a],
                         "streams": 1})
+    if len(hosts) > 2:
+        out.append({"pattern": "many-to-one", "senders": hosts[1:], "receivers": [hosts[0]], "streams": 1})
     return out
+
+
+def flows(p: dict[str, Any]) -> list[tuple[str, str]]:
+    """(sender, receiver) of each iperf3 client of a pattern; they all run at once."""
+    if p["pattern"] == "many-to-one":
+        return [(s, p["receivers"][0]) for s in p["senders"]]
+    return [(p["sender"], r) for r in p["receivers"]]
 
 
 def _label(p: dict[str, Any]) -> str:
     if p["pattern"] == "pair":
         return f"{p['sender']}-to-{p['receivers'][0]}-P{p['streams']}"
+    if p["pattern"] == "many-to-one":
+        return f"all-to-{p['receivers'][0]}"
     return f"{p['sender']}-to-all"
 
 
-def make_tests(hosts: list[str], streams: int, duration_s: float, port: int | None, start_index: int = 1,
-               group: str = "b002", workload: str = "baseline-net") -> list[Test]:
+def make_tests(hosts: list[str] | str, streams: int, duration_s: float, port: int | None, start_index: int = 1,
+               group: str = "b002", workload: str = "baseline-net", part_of: str | None = None) -> list[Test]:
+    """One test per pattern; for `osd-hosts`, one test standing for all of them until the run names the hosts
+    (`expand`), its duration that of a client and EST_OSD_HOSTS OSD hosts."""
+    if isinstance(hosts, str):
+        guess = len(patterns([f"h{i}" for i in range(EST_OSD_HOSTS + 1)], streams))
+        return [Test(id=f"{start_index:03d}-{workload}-{hosts}", index=start_index, workload=workload,
+                     kind="net_baseline", group=group,
+                     params={"pattern": hosts, "hosts": hosts, "streams": streams, "duration_s": duration_s,
+                             "port": port},
+                     est_duration_s=guess * (duration_s + 1))]
     out = []
     for n, p in enumerate(patterns(hosts, streams)):
-        index = start_index + n
-        out.append(Test(id=f"{index:03d}-{workload}-{_label(p)}", index=index, workload=workload, kind="net_baseline",
-                        group=group, params={**p, "hosts": hosts, "duration_s": duration_s, "port": port},
+        index = start_index + (0 if part_of else n)
+        out.append(Test(id=f"{start_index + n:03d}-{workload}-{_label(p)}" if not part_of else
+                        f"{part_of}-{_label(p)}", index=index, workload=workload, kind="net_baseline",
+                        group=group, params={**p, "hosts": hosts, "duration_s": duration_s, "port": port,
+                                             **({"part_of": part_of} if part_of else {})},
                         est_duration_s=duration_s + 1))
     return out
 
 
+def expand(test: Test, names: list[str]) -> list[Test]:
+    """The tests a keyword's test stands for, once its hosts are known: ids `<its id>-<pattern>`, `part_of` it."""
+    p = test.params
+    return make_tests(names, p["streams"], p["duration_s"], p.get("port"), test.index, test.group, test.workload,
+                      part_of=test.id)
+
+
+def _port_for(r: NetHost, i: int, base_port: int | None) -> int:
+    """A server on this machine (or a lab host that is a namespace of it) takes a port free here."""
+    if base_port is not None:
+        if r.local:
+            check_port(base_port + i)
+        return base_port + i
+    return free_port() if r.local or is_local_address(r.address) else 5201 + i
+
+
 def run(tests: list[Test], hosts: list[NetHost], rundir: RunDir | None, host: LocalHost,
-        note: Callable[[str], None], base_port: int | None = None) -> Iterator[Outcome]:
+        note: Callable[[str], None], base_port: int | None = None,
+        started: Callable[[Test], None] = lambda _t: None) -> Iterator[Outcome]:
     by_name = {h.name: h for h in hosts}
     raw_root = rundir.raw_dir("baseline-net") if rundir else Path("/tmp")
     if base_port is not None:
@@ -264,62 +351,76 @@ def run(tests: list[Test], hosts: list[NetHost], rundir: RunDir | None, host: Lo
                 check_port(base_port)
     for test in tests:
         p = test.params
-        sender, receivers = by_name[p["sender"]], [by_name[r] for r in p["receivers"]]
+        pairs = [(by_name[a], by_name[b]) for a, b in flows(p)]
         duration = float(p["duration_s"])
         raw_dir = rundir.raw_dir(test.id) if rundir else raw_root
-        started, t0 = time.time(), time.monotonic()
-        note(f"network baseline: {p['sender']} -> {', '.join(p['receivers'])}, {p['streams']} stream(s)")
+        t_started, t0 = time.time(), time.monotonic()
+        started(test)
+        senders = p["senders"] if "senders" in p else [p["sender"]]
+        note(f"network baseline: {', '.join(senders)} -> {', '.join(p['receivers'])}, {p['streams']} stream(s)")
         servers: list[Server] = []
         try:
-            for i, r in enumerate(receivers):
-                # a server on this machine (or a lab host that is a namespace of it) takes a port free here
-                port = base_port + i if base_port is not None else \
-                    (free_port() if r.local or is_local_address(r.address) else 5201 + i)
-                if base_port is not None and r.local:
-                    check_port(port)
+            for i, (_, r) in enumerate(pairs):
+                port = _port_for(r, i, base_port)
                 srv = Server(r, port, duration * 3 + 60, raw_dir / f"iperf3-server-{r.name}-{port}.txt")
                 servers.append(srv)
                 srv.start(host)
-            spawns = [Spawn(sender.wrap(client_argv(s.on.address, s.port, duration, p["streams"],
-                                                    sender.address if sender.bind else None)),
-                            raw_dir / f"iperf3-client-{sender.name}-to-{s.on.name}.json") for s in servers]
+            spawns = [Spawn(a.wrap(client_argv(srv.on.address, srv.port, duration, p["streams"],
+                                               a.address if a.bind else None)),
+                            raw_dir / f"iperf3-client-{a.name}-to-{srv.on.name}.json")
+                      for (a, _), srv in zip(pairs, servers)]
             results = run_together(spawns, duration * 3 + 60)
         finally:
-            for s in servers:
-                s.stop()
+            for srv in servers:
+                srv.stop()
         commands = [r.cmdline for r in results]
         raw = [str(sp.output.relative_to(rundir.path)) for sp in spawns] if rundir else []
         try:
             parts = [parse_iperf_json(r.stdout) for r in results]
         except ParseError as exc:
-            yield Outcome(test, started, time.monotonic() - t0, error=str(exc), commands=commands, raw=raw)
+            yield Outcome(test, t_started, time.monotonic() - t0, error=str(exc), commands=commands, raw=raw)
             continue
-        m = parts[0] if len(parts) == 1 else aggregate(parts, [r.name for r in receivers])
-        m.extra.update({"pattern": p["pattern"], "sender": p["sender"], "receivers": p["receivers"],
+        if len(parts) == 1:
+            m = parts[0]
+        elif p["pattern"] == "many-to-one":
+            m = aggregate(parts, senders, "per_sender_bits_per_s")
+        else:
+            m = aggregate(parts, p["receivers"])
+        m.extra.update({"pattern": p["pattern"], "receivers": p["receivers"],
+                        **({"senders": senders} if "senders" in p else {"sender": p["sender"]}),
                         "loopback": all(h.local or ipaddress.ip_address(h.address).is_loopback
-                                        for h in (sender, *receivers))})
+                                        for pair in pairs for h in pair)})
         notes = []
         if m.extra["loopback"]:
             notes.append("loopback: sender and receiver are this host; the figure is memory and CPU, not a NIC")
-        yield Outcome(test, started, time.monotonic() - t0, measurement=m, commands=commands, raw=raw, notes=notes)
+        yield Outcome(test, t_started, time.monotonic() - t0, measurement=m, commands=commands, raw=raw,
+                      notes=notes)
 
 
-def aggregate(parts: list[Measurement], receivers: list[str]) -> Measurement:
-    """One sender to several receivers at once: the sum, and each receiver's own figure."""
+def aggregate(parts: list[Measurement], names: list[str], per: str = "per_receiver_bits_per_s") -> Measurement:
+    """Several iperf3 clients at once (one sender to several receivers, or several to one): the sum, and each
+    one's own figure under `per`, by the name of the host at its other end."""
     bits = sum(p.extra["bits_per_s"] for p in parts)
     return Measurement(tool="iperf3", op="send", duration_s=max(p.duration_s for p in parts),
                        bytes_total=sum(p.bytes_total or 0 for p in parts), bytes_per_s=bits / 8,
                        instances=parts,
                        extra={"bits_per_s": bits, "sender_bits_per_s": sum(p.extra["sender_bits_per_s"] for p in parts),
                               "retransmits": sum(p.extra.get("retransmits") or 0 for p in parts),
-                              "per_receiver_bits_per_s": {r: p.extra["bits_per_s"] for r, p in zip(receivers, parts)},
+                              per: {n: p.extra["bits_per_s"] for n, p in zip(names, parts)},
                               "stream_count": sum(p.extra["stream_count"] for p in parts)})
 
 
-def preflight(cluster, tests: list[Test], settings) -> None:  # noqa: ARG001 - the runner's preflight hook
+def _hosts(params: dict[str, Any], cluster: Any, ssh: SshSettings, host: LocalHost | None = None) -> list[NetHost]:
+    where = "baseline.network.hosts"
+    if params["hosts"] == OSD_HOSTS:
+        return cluster_hosts(cluster, ssh, host, where=where)
+    return resolve_hosts(params["hosts"], host, ssh=ssh, where=where)
+
+
+def preflight(cluster, tests: list[Test], settings) -> None:
     """Hosts that cannot be reached and a taken port refuse the run before it changes anything."""
     first = tests[0].params
-    hosts = resolve_hosts(first["hosts"], ssh=settings.ssh, where="baseline.network.hosts")
+    hosts = _hosts(first, cluster, settings.ssh)
     if first.get("port") is not None and any(h.local for h in hosts):
         check_port(first["port"])
 
@@ -328,9 +429,10 @@ def run_group(ctx, group: list[Test], todo: set[str]) -> Iterator[Outcome]:
     first = group[0].params
     tests = [t for t in group if t.id in todo]
     if ctx.dry_run:
-        ctx.planned.append(f"iperf3 between {', '.join(first['hosts'])} (servers started and stopped by cephbench)")
+        between = "this host and every OSD host" if first["hosts"] == OSD_HOSTS else ", ".join(first["hosts"])
+        ctx.planned.append(f"iperf3 between {between} (servers started and stopped by cephbench)")
         return
-    hosts = resolve_hosts(first["hosts"], ctx.host, ssh=ctx.settings.ssh, where="baseline.network.hosts")
-    if tests:
-        ctx.events.test_started(tests[0])
-    yield from run(tests, hosts, ctx.rundir, ctx.host, ctx.events.note, first.get("port"))
+    hosts = _hosts(first, ctx.cluster, ctx.settings.ssh, ctx.host)
+    if first["hosts"] == OSD_HOSTS:
+        tests = [part for t in tests for part in expand(t, [h.name for h in hosts])]
+    yield from run(tests, hosts, ctx.rundir, ctx.host, ctx.events.note, first.get("port"), ctx.events.test_started)

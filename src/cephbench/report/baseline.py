@@ -65,16 +65,18 @@ def net_table(results: list[Result]) -> Table:
         t.add_column(col, justify="right" if right else "left")
     for r in results:
         p, m = r.test.params, r.measurement
+        sender = p.get("sender") or ", ".join(p.get("senders") or [])
         if m is None:
-            t.add_row(p.get("pattern", ""), p.get("sender", ""), ", ".join(p.get("receivers", [])),
+            t.add_row(p.get("pattern", ""), sender, ", ".join(p.get("receivers", [])),
                       str(p.get("streams", "")), "-", "-", "-", "-", f"[red]{r.status}[/red]")
             continue
         x = m.extra
-        if "per_receiver_bits_per_s" in x:
-            per = ", ".join(f"{k}: {v / 1e9:.2f}" for k, v in x["per_receiver_bits_per_s"].items())
+        each = x.get("per_receiver_bits_per_s") or x.get("per_sender_bits_per_s")
+        if each:
+            per = ", ".join(f"{k}: {v / 1e9:.2f}" for k, v in each.items())
         else:
             per = " ".join(f"{s['bits_per_s'] / 1e9:.2f}" for s in x.get("streams", []))
-        t.add_row(p.get("pattern", ""), p.get("sender", ""), ", ".join(p.get("receivers", [])), str(p.get("streams")),
+        t.add_row(p.get("pattern", ""), sender, ", ".join(p.get("receivers", [])), str(p.get("streams")),
                   f"{x['bits_per_s'] / 1e9:,.2f}", _mb(m.bytes_per_s), str(x.get("retransmits", "-")), per, r.status)
     return t
 

@@ -175,8 +175,8 @@ def _osd_rule(m: Any) -> str:
 def _baseline_hosts(r: Result) -> str:
     """Where a baseline figure came from: the disk baseline's hosts, or the network's sender -> receivers."""
     p = r.test.params
-    if "sender" in p:
-        return f"{p['sender']} -> {', '.join(p.get('receivers') or [])}"
+    if "sender" in p or "senders" in p:
+        return f"{p.get('sender') or ', '.join(p['senders'])} -> {', '.join(p.get('receivers') or [])}"
     return ", ".join((r.measurement.extra.get("hosts") if r.measurement else None) or []) or "-"
 
 
