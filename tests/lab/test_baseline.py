@@ -98,8 +98,8 @@ def test_suite_baseline_gives_every_cluster_result_a_ceiling(cephbench_env, tmp_
     for r in cluster:
         a = r.analysis
         assert a is not None and a.ceiling_bytes_per_s > 0 and a.efficiency > 0, r.model_dump()
-        assert a.bottleneck in ("client network", "cluster network", "disks", "replication/EC write amplification",
-                                "journal double write", "CPU")
+        assert a.bottleneck in ("client network", "public network", "cluster network", "disks",
+                                "replication/EC write amplification", "journal double write", "CPU")
         assert "MiB/s" in a.reason and "loopback" in a.reason and "share one device" in a.reason
     assert "efficiency" in res.stdout and "bottleneck" in res.stdout
     assert leftovers(osd_dirs_from_env(cephbench_env)) == []

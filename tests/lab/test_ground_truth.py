@@ -66,7 +66,7 @@ def cpu_busy(result: dict) -> float:
 READ_SUITE = """
 name: gt-read
 baseline:
-  network: {hosts: [c1, h1], streams: 1, duration: 2s}
+  network: {hosts: [c1, h1], streams: 1, duration: 1s}
 pools:
   rep: {type: replicated, size: 3, pg_num: 32}
 workloads:

@@ -7,8 +7,8 @@ what this client can receive is three links (the many-to-one test), not one pair
 network for large reads, at or below 100 % of that ceiling. On the one-host lab the same keyword is the
 loopback pair it always was.
 
-The suite is quick.yaml trimmed to stay near 90 s: its network baseline with 1 stream and 2 s per test (the
-same hosts and patterns), two disk patterns, and its 4 MiB rados entry as it is.
+The suite is quick.yaml trimmed to keep `make test` within its budget: its network baseline with 1 stream and 1 s
+per test (the same hosts and patterns), no disk baseline, and its 4 MiB rados entry as it is.
 """
 
 from __future__ import annotations
@@ -44,8 +44,8 @@ def describe(r: dict) -> str:
 
 
 def test_quick_suite_names_the_network_for_large_reads_from_an_unshaped_client(multihost_lab, tmp_path):
-    text = trimmed_quick({"streams": 1, "duration": "2s"},
-                         {"size": "64MiB", "runtime": "1s", "patterns": ["write-4MiB", "read-4MiB"]})
+    # the disk baseline is left out: the network terms are under test, and it costs 16 s here
+    text = trimmed_quick({"streams": 1, "duration": "1s"}, None)
     results, output = run_suite(multihost_lab, tmp_path, text)
     r = MH_RATE_BITS / 8 * TCP_SHARE          # what TCP carries of one shaped link
     net = [x for x in by_kind(results, "net_baseline")]

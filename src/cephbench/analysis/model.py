@@ -177,11 +177,11 @@ def ceiling(facts: ClusterFacts, op: Literal["write", "read"], op_size: int, poo
     pub = facts.public_bytes_per_s
     if op == "write":
         if pub and facts.cluster_bytes_per_s is None and (fanout or local < 1):
-            terms.append(Term("cluster network" if fanout else "client network", h * pub / (1 + fanout),
+            terms.append(Term("public network", h * pub / (1 + fanout),
                               f"{h} OSD host{'s' if h > 1 else ''} × {mibs(pub)} {net_word} ÷ {1 + fanout:g} "
                               f"(client traffic + {fanout:g}× replication on one network)"))
         if pub and facts.cluster_bytes_per_s is not None and local < 1:
-            terms.append(Term("client network", h * pub, f"{h} OSD hosts × {mibs(pub)} public network"))
+            terms.append(Term("public network", h * pub, f"{h} OSD hosts × {mibs(pub)} public network"))
         if facts.cluster_bytes_per_s and fanout:
             terms.append(Term("cluster network", h * facts.cluster_bytes_per_s / fanout,
                               f"{h} OSD hosts × {mibs(facts.cluster_bytes_per_s)} cluster network ÷ {fanout:g} "
@@ -212,7 +212,7 @@ def ceiling(facts: ClusterFacts, op: Literal["write", "read"], op_size: int, poo
                               f"÷ {pool.amplification:g} for {pool.describe()} (every write passes a journal)"))
     else:
         if pub and local < 1:
-            terms.append(Term("client network", h * pub, f"{h} OSD host{'s' if h > 1 else ''} × {mibs(pub)} "
+            terms.append(Term("public network", h * pub, f"{h} OSD host{'s' if h > 1 else ''} × {mibs(pub)} "
                               f"{net_word} send"))
         rate, rate_text = per_disk_rate(op_size, facts.disk.read_bytes_per_s, facts.disk.read_iops)
         if rate is None and facts.disk.write_bytes_per_s:
