@@ -145,7 +145,7 @@ name: gt-osd
 pools:
   rep: {type: replicated, size: 3, pg_num: 32}
 workloads:
-  - {type: rados_bench, pool: rep, modes: [write], object_size: 4MiB, concurrency: 16, duration: 8s}
+  - {type: rados_bench, pool: rep, modes: [write], object_size: 4MiB, concurrency: 16, duration: 6s}
   - {type: osd_bench, total: 16MiB, block_size: 4MiB, repeat: 3}
 """
 
@@ -165,6 +165,8 @@ def test_a_throttled_drive_is_flagged_and_slows_replicated_writes(multihost_lab,
     osd = by_kind(results, "osd_bench")
     assert len(osd) == 1 and osd[0]["status"] == "ok", output
     assert osd[0]["measurement"]["extra"]["slow_osds"] == [f"osd.{THROTTLED_OSD}"], osd[0]["measurement"]["extra"]
+    (note,) = [n for n in osd[0]["notes"] if " is slow" in n]
+    assert note.startswith(f"osd.{THROTTLED_OSD} is slow: ") and "Mann-Whitney U" in note
     w_before = shared_public_write[0]
     w_after = by_kind(results, "rados_bench")[0]["measurement"]["bytes_per_s"]
     print(f"\n4 MiB writes: {w_before / 2**20:.1f} MiB/s, then {w_after / 2**20:.1f} MiB/s with osd.{THROTTLED_OSD} "
