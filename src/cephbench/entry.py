@@ -22,12 +22,27 @@ def _interrupted() -> None:
     os._exit(130)
 
 
+def _caused_by_interrupt(exc: BaseException) -> bool:
+    """A KeyboardInterrupt, or an error raised because one cut something short: pydantic builds its validators in
+    Rust while config.py is imported, and turns an interrupt raised there into a SchemaError whose cause it is."""
+    seen: set[int] = set()
+    e: BaseException | None = exc
+    while e is not None and id(e) not in seen:
+        if isinstance(e, KeyboardInterrupt):
+            return True
+        seen.add(id(e))
+        e = e.__cause__ or e.__context__
+    return "KeyboardInterrupt" in str(exc)
+
+
 def main() -> None:
     signal.signal(signal.SIGTERM, _stop)
     try:
         from .cli import main as cli_main
-    except KeyboardInterrupt:
-        _interrupted()
+    except BaseException as exc:  # noqa: BLE001 - anything an interrupt cut short
+        if _caused_by_interrupt(exc):
+            _interrupted()
+        raise
     try:
         cli_main()
     except KeyboardInterrupt:      # one that landed outside a command (click's own parsing)

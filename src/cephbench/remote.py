@@ -55,11 +55,21 @@ def addr_ips(addr: str) -> set[str]:
 
 def front_ips(metadata: list[dict]) -> dict[str, str]:
     """`ceph osd metadata` -> each OSD host's public (front) address, the lowest when its OSDs give several."""
+    return _host_ips(metadata, "front_addr")
+
+
+def back_ips(metadata: list[dict]) -> dict[str, str]:
+    """Each OSD host's cluster (back) address: where replication goes; the public one when there is no cluster
+    network."""
+    return _host_ips(metadata, "back_addr")
+
+
+def _host_ips(metadata: list[dict], key: str) -> dict[str, str]:
     out: dict[str, set[str]] = {}
     for m in metadata:
         name = m.get("hostname")
         if name:
-            out.setdefault(str(name), set()).update(addr_ips(str(m.get("front_addr") or "")))
+            out.setdefault(str(name), set()).update(addr_ips(str(m.get(key) or "")))
     return {name: min(ips) for name, ips in sorted(out.items()) if ips}
 
 

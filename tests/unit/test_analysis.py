@@ -174,3 +174,25 @@ def test_a_client_receives_from_every_osd_host_at_once_so_reads_are_bound_by_thr
 def test_without_a_fan_in_the_client_receives_its_best_pair():
     without = [r for r in mh_baselines() if r.test.params.get("pattern") != "many-to-one"]
     assert facts_from_run({"osd_metadata": MH_MD}, without, "vm", 2).client_rx_bytes_per_s == R_TCP
+
+
+def test_a_separate_cluster_network_is_measured_by_its_own_pairs_and_bounds_writes_with_its_own_rate():
+    # the lab with --public-net 200mbit --cluster-net 50mbit: replication crosses the slower network
+    md = [{**m, "back_addr": m["back_addr"].replace("198.18.1.", "198.19.1.")} for m in MH_MD]
+    r_cluster = R_TCP / 4
+    cluster_pairs = [result("net_baseline", {"pattern": "pair", "network": "cluster", "sender": a, "receivers": [b],
+                                             "hosts": MH_HOSTS, "streams": 1, "part_of": "002-baseline-net-osd-hosts"},
+                            Measurement(tool="iperf3", op="send", duration_s=3, bytes_per_s=r_cluster,
+                                        extra={"loopback": False, "bits_per_s": r_cluster * 8}), 2)
+                     for a in MH_HOSTS[1:] for b in MH_HOSTS[1:] if a != b]
+    f = facts_from_run({"osd_metadata": md}, mh_baselines() + cluster_pairs, "vm", 2)
+    assert f.public_bytes_per_s == R_TCP                     # the cluster pairs are not public links
+    assert f.cluster_bytes_per_s == r_cluster
+    an = RunAnalyzer(cluster={"osd_metadata": md}, client_hostname="vm", cpus=2, seen=mh_baselines() + cluster_pairs)
+    write = an.attach(mh_rados("write", 0.3 * R_TCP)).analysis
+    assert write.bottleneck == "cluster network"
+    assert write.ceiling_bytes_per_s == 3 * r_cluster / 2   # 3 hosts' cluster links ÷ 2 replica streams
+    # without its own pairs, the cluster network is assumed as fast as the public one (and the model says so)
+    g = facts_from_run({"osd_metadata": md}, mh_baselines(), "vm", 2)
+    assert g.cluster_bytes_per_s == R_TCP and any("cluster network was not measured" in n for n in g.notes)
+    assert not any("cluster network was not measured" in n for n in f.notes)

@@ -179,3 +179,19 @@ def test_progress_counts_each_part_of_an_osd_hosts_baseline_once():
         ev.done += 1
     assert ev.total == 3 - 1 + len(parts)
     assert f"[{len(parts)}/{ev.total}] {parts[-1].id}" in out.getvalue()
+
+
+def test_osd_hosts_with_a_cluster_network_are_also_paired_over_it():
+    md = [{**osd_md(f"h{i}", f"198.18.7.{i}", i), "back_addr": f"[v2:198.19.7.{i}:6802/{i},v1:198.19.7.{i}:6803/{i}]"}
+          for i in (1, 2, 3)]
+    ssh = SshSettings(user="root", hosts={f"h{i}": f"198.18.7.{i}" for i in (1, 2, 3)})
+    me, *osd = osd_net_hosts(md, ssh)
+    assert me.cluster_address is None and [h.cluster_address for h in osd] == [f"198.19.7.{i}" for i in (1, 2, 3)]
+    ps = patterns([me.name, "h1", "h2", "h3"], 1, ["h1", "h2", "h3"])
+    cluster = [p for p in ps if p.get("network") == "cluster"]
+    assert [(p["sender"], p["receivers"]) for p in cluster] == [(a, [b]) for a in ("h1", "h2", "h3")
+                                                                 for b in ("h1", "h2", "h3") if a != b]
+    assert len(ps) == len(patterns([me.name, "h1", "h2", "h3"], 1)) + 6
+    # the same public and cluster address: no cluster network, no cluster pairs
+    (_, *same) = osd_net_hosts([osd_md(f"h{i}", f"198.18.7.{i}", i) for i in (1, 2, 3)], ssh)
+    assert all(h.cluster_address is None for h in same)

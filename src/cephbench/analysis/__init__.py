@@ -108,11 +108,14 @@ def disk_figures(disk: list[Result], osd_bench: list[Result]) -> DiskFigures | N
 
 def network_figures(net: list[Result], client: str | None) -> dict[str, Any]:
     """Client send (one-to-many when measured), client receive (many-to-one when measured: reads come from every
-    OSD host at once), per-host rate (median over ordered pairs, each at its best stream count), loopback or not."""
+    OSD host at once), per-host rate (median over ordered pairs, each at its best stream count), the cluster
+    network's per-host rate (median of its pairs, when measured), loopback or not."""
     ok = [r for r in net if r.status == "ok" and r.measurement and r.measurement.bytes_per_s]
     if not ok:
         return {}
-    pairs = [r for r in ok if r.test.params.get("pattern") == "pair"]
+    pairs = [r for r in ok if r.test.params.get("pattern") == "pair" and r.test.params.get("network") != "cluster"]
+    cluster_pairs = [r for r in ok if r.test.params.get("pattern") == "pair"
+                     and r.test.params.get("network") == "cluster"]
     fan = [r for r in ok if r.test.params.get("pattern") == "one-to-many"]
     fan_in = [r for r in ok if r.test.params.get("pattern") == "many-to-one"]
     loop = all(r.measurement.extra.get("loopback") for r in ok)
@@ -128,7 +131,8 @@ def network_figures(net: list[Result], client: str | None) -> dict[str, Any]:
         key = (r.test.params.get("sender"), (r.test.params.get("receivers") or [""])[0])
         best_pair[key] = max(best_pair.get(key, 0.0), r.measurement.bytes_per_s)
     per_host = statistics.median(best_pair.values()) if best_pair else None
-    return {"tx": tx, "rx": rx, "per_host": per_host, "loopback": loop}
+    cluster = statistics.median(r.measurement.bytes_per_s for r in cluster_pairs) if cluster_pairs else None
+    return {"tx": tx, "rx": rx, "per_host": per_host, "cluster_per_host": cluster, "loopback": loop}
 
 
 def facts_from_run(cluster: dict[str, Any], results: list[Result], client_hostname: str | None = None,
@@ -157,6 +161,9 @@ def facts_from_run(cluster: dict[str, Any], results: list[Result], client_hostna
                      f"writes {disk.slowest_host_write_bytes_per_s / MIB:,.1f} MiB/s per disk against "
                      f"{disk.write_bytes_per_s / MIB:,.1f} MiB/s")
     loopback = bool(net.get("loopback"))
+    if separate_cluster and not loopback and net.get("per_host") and not net.get("cluster_per_host"):
+        notes.append("the cluster network was not measured (hosts: osd-hosts pairs it): taken as fast as the "
+                     "public links")
     if loopback and not all(ipaddress.ip_address(a).is_loopback for m in md for a in addr_ips(m.get("front_addr", ""))):
         notes.append("the network baseline ran on loopback only: it says nothing about the NICs")
     return ClusterFacts(
@@ -164,7 +171,9 @@ def facts_from_run(cluster: dict[str, Any], results: list[Result], client_hostna
         journal="separate" if dedicated else "same-disk", rotational=rotational,
         client_tx_bytes_per_s=net.get("tx"), client_rx_bytes_per_s=net.get("rx"),
         public_bytes_per_s=net.get("per_host"),
-        cluster_bytes_per_s=net.get("per_host") if separate_cluster and not loopback else None,
+        # the cluster network's own pairs when measured (osd-hosts); else assumed like the public links
+        cluster_bytes_per_s=(net.get("cluster_per_host") or net.get("per_host")) if separate_cluster and not loopback
+        else None,
         clients=1, client_on_osd_host=bool(client_hostname and client_hostname in hosts), loopback=loopback,
         cpus=cpus, notes=tuple(notes))
 

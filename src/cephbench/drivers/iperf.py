@@ -23,14 +23,14 @@ import logging
 import socket
 import subprocess
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Any, Callable, Iterator, Sequence
 
 from ..errors import UserError
 from ..hosts import LocalHost, Spawn, run_together
 from ..config import SshSettings
-from ..remote import HostRef, front_ips, host_ref, is_local_address, require_tools, source_address
+from ..remote import HostRef, back_ips, front_ips, host_ref, is_local_address, require_tools, source_address
 from ..results import Measurement, RunDir, Sample, Test
 from . import ParseError
 from .figures import array, checked, count, mapping, number, optional
@@ -52,6 +52,7 @@ class NetHost:
     ssh: SshSettings = field(default_factory=SshSettings)
     bind: bool = False  # the address is the host's own (given in settings.ssh.hosts, or this machine's): servers
                         # listen and clients send on it, so each test crosses exactly that host's link
+    cluster_address: str | None = None   # an OSD host's address on a separate cluster network
 
     @property
     def ref(self) -> HostRef:
@@ -104,11 +105,13 @@ def osd_net_hosts(metadata: list[dict], ssh: SshSettings, where: str = "baseline
         raise UserError("hosts 'osd-hosts': the cluster names no OSD host with an address (ceph osd metadata)",
                         "list the hosts by name", where=where)
     me = socket.gethostname()
+    backs = back_ips(metadata)
     out = [NetHost(me, source_address_to(next(iter(ips.values())), where), True, ssh, bind=True)]
     for name, ip in ips.items():
         if host_ref(name, ssh).address is None or is_local_address(ip):
             continue
-        out.append(NetHost(name, ip, False, ssh, bind=True))
+        back = backs.get(name)
+        out.append(NetHost(name, ip, False, ssh, bind=True, cluster_address=back if back and back != ip else None))
     return out
 
 
@@ -270,9 +273,10 @@ class Server:
 
 # ---- the plan of a network baseline ---------------------------------------------------------
 
-def patterns(hosts: list[str], streams: int) -> list[dict[str, Any]]:
+def patterns(hosts: list[str], streams: int, cluster: Sequence[str] = ()) -> list[dict[str, Any]]:
     """Ordered pairs with 1 and N streams, then one-to-many from every sender (needs 2+ hosts), then all others to
-    the first host at once (many-to-one, needs 3+ hosts: with two it is a pair)."""
+    the first host at once (many-to-one, needs 3+ hosts: with two it is a pair), then ordered pairs of the OSD
+    hosts in `cluster` over their cluster network (one stream: what one replica stream meets)."""
     out: list[dict[str, Any]] = []
     pairs = [(a, b) for a in hosts for b in hosts if a != b] or [(hosts[0], hosts[0])]
     for a, b in pairs:
@@ -284,6 +288,10 @@ def patterns(hosts: list[str], streams: int) -> list[dict[str, Any]]:
                         "streams": 1})
     if len(hosts) > 2:
         out.append({"pattern": "many-to-one", "senders": hosts[1:], "receivers": [hosts[0]], "streams": 1})
+    for a in cluster:
+        for b in cluster:
+            if a != b:
+                out.append({"pattern": "pair", "network": "cluster", "sender": a, "receivers": [b], "streams": 1})
     return out
 
 
@@ -295,6 +303,8 @@ def flows(p: dict[str, Any]) -> list[tuple[str, str]]:
 
 
 def _label(p: dict[str, Any]) -> str:
+    if p["pattern"] == "pair" and p.get("network") == "cluster":
+        return f"{p['sender']}-to-{p['receivers'][0]}-cluster"
     if p["pattern"] == "pair":
         return f"{p['sender']}-to-{p['receivers'][0]}-P{p['streams']}"
     if p["pattern"] == "many-to-one":
@@ -303,7 +313,8 @@ def _label(p: dict[str, Any]) -> str:
 
 
 def make_tests(hosts: list[str] | str, streams: int, duration_s: float, port: int | None, start_index: int = 1,
-               group: str = "b002", workload: str = "baseline-net", part_of: str | None = None) -> list[Test]:
+               group: str = "b002", workload: str = "baseline-net", part_of: str | None = None,
+               cluster: Sequence[str] = ()) -> list[Test]:
     """One test per pattern; for `osd-hosts`, one test standing for all of them until the run names the hosts
     (`expand`), its duration that of a client and EST_OSD_HOSTS OSD hosts."""
     if isinstance(hosts, str):
@@ -314,7 +325,7 @@ def make_tests(hosts: list[str] | str, streams: int, duration_s: float, port: in
                              "port": port},
                      est_duration_s=guess * (duration_s + 1))]
     out = []
-    for n, p in enumerate(patterns(hosts, streams)):
+    for n, p in enumerate(patterns(hosts, streams, cluster)):
         index = start_index + (0 if part_of else n)
         out.append(Test(id=f"{start_index + n:03d}-{workload}-{_label(p)}" if not part_of else
                         f"{part_of}-{_label(p)}", index=index, workload=workload, kind="net_baseline",
@@ -324,11 +335,12 @@ def make_tests(hosts: list[str] | str, streams: int, duration_s: float, port: in
     return out
 
 
-def expand(test: Test, names: list[str]) -> list[Test]:
-    """The tests a keyword's test stands for, once its hosts are known: ids `<its id>-<pattern>`, `part_of` it."""
+def expand(test: Test, names: list[str], cluster: Sequence[str] = ()) -> list[Test]:
+    """The tests a keyword's test stands for, once its hosts are known: ids `<its id>-<pattern>`, `part_of` it;
+    `cluster`: the OSD hosts with a cluster network of their own, paired over it too."""
     p = test.params
     return make_tests(names, p["streams"], p["duration_s"], p.get("port"), test.index, test.group, test.workload,
-                      part_of=test.id)
+                      part_of=test.id, cluster=cluster)
 
 
 def _port_for(r: NetHost, i: int, base_port: int | None) -> int:
@@ -352,6 +364,8 @@ def run(tests: list[Test], hosts: list[NetHost], rundir: RunDir | None, host: Lo
     for test in tests:
         p = test.params
         pairs = [(by_name[a], by_name[b]) for a, b in flows(p)]
+        if p.get("network") == "cluster":
+            pairs = [(_on_cluster(a), _on_cluster(b)) for a, b in pairs]
         duration = float(p["duration_s"])
         raw_dir = rundir.raw_dir(test.id) if rundir else raw_root
         t_started, t0 = time.time(), time.monotonic()
@@ -386,7 +400,7 @@ def run(tests: list[Test], hosts: list[NetHost], rundir: RunDir | None, host: Lo
             m = aggregate(parts, senders, "per_sender_bits_per_s")
         else:
             m = aggregate(parts, p["receivers"])
-        m.extra.update({"pattern": p["pattern"], "receivers": p["receivers"],
+        m.extra.update({"pattern": p["pattern"], "receivers": p["receivers"], "network": p.get("network", "public"),
                         **({"senders": senders} if "senders" in p else {"sender": p["sender"]}),
                         "loopback": all(h.local or ipaddress.ip_address(h.address).is_loopback
                                         for pair in pairs for h in pair)})
@@ -395,6 +409,12 @@ def run(tests: list[Test], hosts: list[NetHost], rundir: RunDir | None, host: Lo
             notes.append("loopback: sender and receiver are this host; the figure is memory and CPU, not a NIC")
         yield Outcome(test, t_started, time.monotonic() - t0, measurement=m, commands=commands, raw=raw,
                       notes=notes)
+
+
+def _on_cluster(h: NetHost) -> NetHost:
+    """The host as reached on its cluster network: its server listens, and its client sends, there."""
+    assert h.cluster_address is not None
+    return replace(h, address=h.cluster_address, bind=True)
 
 
 def aggregate(parts: list[Measurement], names: list[str], per: str = "per_receiver_bits_per_s") -> Measurement:
@@ -434,5 +454,6 @@ def run_group(ctx, group: list[Test], todo: set[str]) -> Iterator[Outcome]:
         return
     hosts = _hosts(first, ctx.cluster, ctx.settings.ssh, ctx.host)
     if first["hosts"] == OSD_HOSTS:
-        tests = [part for t in tests for part in expand(t, [h.name for h in hosts])]
+        cluster = [h.name for h in hosts if h.cluster_address]
+        tests = [part for t in tests for part in expand(t, [h.name for h in hosts], cluster)]
     yield from run(tests, hosts, ctx.rundir, ctx.host, ctx.events.note, first.get("port"), ctx.events.test_started)
