@@ -71,7 +71,7 @@ pools:
   rep: {type: replicated, size: 3, pg_num: 32}
 workloads:
   - {type: rados_bench, pool: rep, modes: [write, seq], object_size: 4MiB, concurrency: 16,
-     duration: {write: 8s, seq: 4s}}
+     duration: {write: 6s, seq: 3s}}
 """
 
 
