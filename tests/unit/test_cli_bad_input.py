@@ -107,7 +107,7 @@ def test_a_signal_during_start_up_is_one_line_never_a_traceback(sig):
     (["--hosts", "3", "--objectstore", "bluestore", "--fs", "xfs"], ["--fs", "BlueStore"]),
     (["--hosts", "3", "--objectstore", "kstore"], ["--objectstore", "bluestore or filestore"]),
     (["--hosts", "3", "--osd-throttle", "osd.9=5MiB/s"], ["--osd-throttle", "osd.9", "osd.0, osd.1, osd.2"]),
-    (["--hosts", "3", "--osd-throttle", "osd.1=5M/s"], ["--osd-throttle", "MiB/s"]),
+    (["--hosts", "3", "--osd-throttle", "osd.1=5MB/s"], ["--osd-throttle", "ambiguous", "5MiB"]),
     (["--hosts", "3", "--osd-throttle", "osd.1.db=5MiB/s"], ["--osd-throttle", "osd.1.db"]),
     (["--hosts", "3", "--db-device", "lots"], ["--db-device"]),
     (["--osd-throttle", "osd.1=5MiB/s"], ["--osd-throttle", "add --hosts"]),

@@ -7,9 +7,9 @@ A spec names one drive of one OSD and how fast it may go:
   osd.1=200iops            IOPS alone
   osd.1.db=20MiB/s         osd.1's separate WAL/DB device (BlueStore) or journal device (FileStore)
 
-Rates are bytes per second: B/s, KiB/s, MiB/s, GiB/s, TiB/s (powers of 2) or kB/s, MB/s, GB/s, TB/s (powers of
-10, as dd prints them). `50M/s` is refused: M alone is 2^20 to Ceph and fio and 10^6 to dd. A lowercase `b`
-(`Mb/s`, `mbit/s`) is bits. Several specs may share one flag value (comma or space separated) or come in
+Rates are bytes per second, the size written as everywhere in a suite (units.parse_size) followed by `/s`:
+B/s, KiB/s, MiB/s, GiB/s (K/s, M/s, G/s are the same, binary as in Ceph and fio); `MB/s` is refused as
+ambiguous, as `MB` is in a suite. A lowercase `b` (`Mb/s`, `mbit/s`) is bits, refused too. Several specs may share one flag value (comma or space separated) or come in
 repeated flags; a part without `=` belongs to the spec before it, so `osd.1=8MiB/s,200iops,osd.2=20MiB/s` is two
 specs. The limit applies to reads and writes alike, each on its own, as blkio does.
 
@@ -23,17 +23,16 @@ from dataclasses import dataclass
 from typing import Iterable, Sequence
 
 from ..errors import UserError
+from ..units import parse_size
 
 ROLES = ("data", "db")
 # Below these an OSD's heartbeats and a 4 MiB object write take tens of seconds: the OSD is marked down, not slow.
 MIN_BYTES_PER_S = 64 * 1024
 MIN_IOPS = 10
-_BINARY = {"": 1, "k": 2**10, "m": 2**20, "g": 2**30, "t": 2**40}
-_DECIMAL = {"": 1, "k": 10**3, "m": 10**6, "g": 10**9, "t": 10**12}
 
 _NAME_RE = re.compile(r"osd\.(\d+)(?:\.(\w+))?")
 _VALUE_RE = re.compile(r"(\d+(?:\.\d*)?|\.\d+)([A-Za-z/]*)")
-_BYTE_UNIT_RE = re.compile(r"([kKmMgGtT]?)([iI]?)B")
+_BITS_RE = re.compile(r"[\d.]+\s*[kKmMgGtT]?(b|bit|bits)")       # Mb/s, mbit/s: a link's unit, not a drive's
 _EXAMPLE = "write e.g. osd.1=50MiB/s, osd.1=8MiB/s,200iops or osd.1.db=20MiB/s"
 
 
@@ -70,33 +69,22 @@ class ThrottleSpec:
 
 
 def parse_byte_rate(text: str, where: str = "--osd-throttle") -> int:
-    """`50MiB/s` -> 52428800, `20MB/s` -> 20000000 (bytes per second)."""
-    m = _VALUE_RE.fullmatch(text.strip())
-    if not m:
-        raise UserError(f"rate {text!r} is not a number with a unit", "write e.g. 50MiB/s or 200iops", where=where)
-    number, unit = m.group(1), m.group(2)
-    if not unit.endswith("/s"):
-        hint = f"write {number}{unit}/s" if _BYTE_UNIT_RE.fullmatch(unit) else f"write e.g. {number}MiB/s"
-        raise UserError(f"rate {text!r} is not per second", hint, where=where)
-    size = unit[:-2]
-    u = _BYTE_UNIT_RE.fullmatch(size)
-    if size and size.lower() in _BINARY:
-        n = "kmgt".index(size.lower()) + 1
-        raise UserError(f"rate {text!r} is ambiguous: {size} alone means 2^{10 * n} to Ceph and fio but 10^{3 * n} "
-                        f"to dd", f"write {number}{size.upper()}iB/s or {number}{size.upper()}B/s", where=where)
-    if u is None:
-        bits = "b" in size or "bit" in size.lower()
-        raise UserError(f"rate {text!r} has " + ("a bit unit: a drive's rate is in bytes per second" if bits
-                                                  else f"an unknown unit {unit!r}"),
-                        f"write e.g. {number}MiB/s or {number}MB/s", where=where)
-    prefix, binary = u.group(1).lower(), bool(u.group(2))
-    if binary and not prefix:
-        raise UserError(f"rate {text!r} has an unknown unit {unit!r}", f"write e.g. {number}MiB/s", where=where)
-    value = round(float(number) * (_BINARY if binary else _DECIMAL)[prefix])
-    if value < MIN_BYTES_PER_S:
+    """`50MiB/s` -> 52428800 (bytes per second): a size as suites write it (units.parse_size), per second."""
+    value = text.strip()
+    if not value.endswith("/s"):
+        raise UserError(f"rate {text!r} is not per second", "write e.g. 50MiB/s or 200iops", where=where)
+    size = value[:-2]
+    if _BITS_RE.fullmatch(size):
+        raise UserError(f"rate {text!r} is in bits: a drive's rate is in bytes per second",
+                        "write e.g. 50MiB/s", where=where)
+    try:
+        n = parse_size(size)
+    except ValueError as exc:
+        raise UserError(f"rate {text!r}: {exc}", "write e.g. 50MiB/s or 200iops", where=where) from None
+    if n < MIN_BYTES_PER_S:
         raise UserError(f"rate {text!r} is below 64KiB/s, where the OSD would be marked down rather than slow",
                         "write at least 64KiB/s; to remove a throttle use --clear", where=where)
-    return value
+    return n
 
 
 def _parse_iops(text: str, where: str) -> int:
