@@ -7,11 +7,12 @@ run directory (run.json) → runner. cli.py parses the arguments and prints; eve
 
 from __future__ import annotations
 
+
 import os
 import secrets
 import shutil
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Callable
 
@@ -145,8 +146,7 @@ def prepare(request: RunRequest, say: Callable[[str], None] = lambda _m: None) -
         as_given = suite
         if lab_topology:
             suite = with_lab_ssh(suite, lab_topology["ssh"])
-            plan = expand(suite)
-            todo = pending_tests(plan, done)
+            plan = replace(plan, suite=suite)     # the tests do not depend on settings.ssh
         cluster = Cluster(target, connect_timeout_s=request.connect_timeout_s)
         status = preflight(cluster, plan, request.force)
         for other in other_runs(cluster):

@@ -39,15 +39,15 @@ class LabNet:
         return 1 if self.multi_host else 0          # 1: host, 0: osd
 
 
-def mon_addrs(net: LabNet, ports: LabPorts) -> str:
-    return f"[v2:{net.mon_ip}:{ports.mon_v2},v1:{net.mon_ip}:{ports.mon_v1}]"
+def mon_addrs(ip: str, ports: LabPorts) -> str:
+    return f"[v2:{ip}:{ports.mon_v2},v1:{ip}:{ports.mon_v1}]"
 
 
 def render_conf(d: Path, fsid: str, ports: LabPorts, pool_size: int, osd_size_bytes: int,
                 net: LabNet = LabNet(), extra_osd: str = "", osd_sections: dict[int, list[str]] | None = None) -> str:
     """`extra_osd`: lines for [osd] (the object store's); `osd_sections`: lines of each OSD's own section (its
     CRUSH host and drives in a multi-host lab)."""
-    mon_host = mon_addrs(net, ports)
+    mon_host = mon_addrs(net.mon_ip, ports)
     per_osd = "".join(f"\n[osd.{i}]\n" + "".join(f"{line}\n" for line in lines)
                       for i, lines in sorted((osd_sections or {}).items()))
     # Why each unusual setting is here:

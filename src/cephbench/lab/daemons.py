@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import logging
 import os
+import re
 import signal
 import time
 from dataclasses import dataclass
@@ -80,18 +81,8 @@ def is_lab_process(pid: int, conf: Path) -> bool:
         cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
     except OSError:
         return False
-    needle = os.fsencode(str(conf))
     # followed by the end of an argument or of a word, so /lab/ceph.conf never matches /lab/ceph.conf.old
-    return any(cmdline[i + len(needle):i + len(needle) + 1] in (b"", b"\0", b" ")
-               for i in _find_all(cmdline, needle))
-
-
-def _find_all(data: bytes, needle: bytes) -> list[int]:
-    out, i = [], data.find(needle)
-    while i >= 0:
-        out.append(i)
-        i = data.find(needle, i + 1)
-    return out
+    return re.search(re.escape(os.fsencode(str(conf))) + rb"(?:\0| |$)", cmdline) is not None
 
 
 def reap(pid: int) -> None:

@@ -39,8 +39,7 @@ from .asok import AsokError, asok_command
 from .conf import LabNet, LabPorts, mon_addrs, render_conf
 from .keys import Entity, new_secret, write_keyring
 from .monclient import LabMon
-from .multihost import (MGR, MON, RGW, MultiHostSpec, daemon_host, drives_json, osd_host, spec_from_topology,
-                        topology_json)
+from .multihost import MGR, MON, RGW, MultiHostSpec, daemon_host, osd_host, spec_from_topology, topology_json
 
 log = logging.getLogger(__name__)
 
@@ -385,8 +384,7 @@ class Lab:
                        ports={"mon_v2": ports.mon_v2, "mon_v1": ports.mon_v1, "rgw": ports.rgw},
                        created_unix=time.time(), rgw_address=net.rgw_ip)
         if spec is not None and self._net is not None:
-            info.topology = topology_json(spec, self._net, rgw, self._ssh_settings_json())
-            info.topology["drives"] = drives_json(self._drives) if self._drives else None
+            info.topology = topology_json(spec, self._net, rgw, self._ssh_settings_json(), self._drives)
         self._write_info(info)
         return info
 
@@ -455,10 +453,9 @@ class Lab:
                 pool.submit(run, ["ceph-osd", "--conf", conf, "-i", str(i), "--mkfs", "--no-mon-config",
                                   "--osd-uuid", osd_uuids[i], *NO_PID_FILE], dm.OVERALL_S): i for i in range(osds)}
             monmap = self.dir / "run" / "monmap"
-            mon_ip = self._mon_ip()
+            ports = LabPorts(info.ports["mon_v2"], info.ports["mon_v1"], info.ports["rgw"])
             self._check(run(["monmaptool", "--create", "--fsid", info.fsid, "--addv", "a",
-                             mon_addrs(LabNet(mon_ip=mon_ip), LabPorts(info.ports["mon_v2"], info.ports["mon_v1"], 0)),
-                             monmap], dm.OVERALL_S), "monmaptool")
+                             mon_addrs(self._mon_ip(), ports), monmap], dm.OVERALL_S), "monmaptool")
             self._check(run(["ceph-mon", "--conf", conf, "--mkfs", "-i", "a", "--monmap", monmap,
                              "--keyring", self.dir / "keyring" / "mon-mkfs.keyring", *NO_PID_FILE], dm.OVERALL_S),
                         "ceph-mon --mkfs")

@@ -86,9 +86,9 @@ def host_daemons(spec: MultiHostSpec, host: str, rgw: bool) -> list[str]:
     return names
 
 
-def topology_json(spec: MultiHostSpec, topo: Topology, rgw: bool, ssh: dict) -> dict:
+def topology_json(spec: MultiHostSpec, topo: Topology, rgw: bool, ssh: dict, drives: LabDrives | None) -> dict:
     """lab.json's `topology`: hosts (role, namespace, addresses, OSDs, daemons), networks with their shapes, which
-    network each kind of traffic uses, and how to reach the hosts over ssh."""
+    network each kind of traffic uses, the drives, and how to reach the hosts over ssh."""
     hosts = []
     for h in topo.hosts:
         daemons = host_daemons(spec, h.name, rgw)
@@ -102,7 +102,7 @@ def topology_json(spec: MultiHostSpec, topo: Topology, rgw: bool, ssh: dict) -> 
             "networks": [n.to_json() for n in topo.networks], "hosts": hosts,
             "traffic": {"client": "public",
                         "replication": "cluster" if spec.with_cluster_network else "public"},
-            "ssh": ssh}
+            "drives": drives_json(drives) if drives else None, "ssh": ssh}
 
 
 def spec_from_topology(topology: dict) -> MultiHostSpec:

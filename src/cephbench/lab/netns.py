@@ -27,13 +27,13 @@ import json
 import os
 import re
 import shutil
-import subprocess
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterator, Sequence
 
 from ..errors import OperationFailed, UserError
+from ..hosts import CommandResult, LocalHost
 from .rates import LinkShape, tbf_burst_bytes, tc_delay, tc_rate
 
 PUBLIC_BASE = ipaddress.IPv4Network("198.18.0.0/16")
@@ -256,26 +256,25 @@ def create_commands(topo: Topology) -> list[tuple[list[str], str | None]]:
 def check_tools() -> None:
     missing = [t for t in ("ip", "tc", "nsenter") if shutil.which(t) is None]
     if missing:
-        raise UserError(f"{' and '.join(missing)} (iproute2) not found: the multi-host lab needs them",
+        raise UserError(f"{' and '.join(missing)} not found (iproute2, util-linux): the multi-host lab needs them",
                         "run scripts/setup.sh")
     if os.geteuid() != 0:
         raise UserError("the multi-host lab needs root (network namespaces, veth links and tc)",
                         "run it as root, or use the one-host lab (no --hosts)")
 
 
-def _run(argv: list[str], stdin: str | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(argv, input=stdin, capture_output=True, text=True, timeout=COMMAND_TIMEOUT_S,
-                          check=False)
+def _run(argv: list[str], stdin: str | None = None) -> CommandResult:
+    return LocalHost().run(argv, COMMAND_TIMEOUT_S, input_text=stdin)
 
 
 def _must(argv: list[str], stdin: str | None = None) -> None:
     res = _run(argv, stdin)
-    if res.returncode != 0 and "netem" in (stdin or "") and "qdisc kind is unknown" in res.stderr:
+    if not res.ok and "netem" in (stdin or "") and "qdisc kind is unknown" in res.stderr:
         raise UserError("this kernel has no netem queue discipline (sch_netem), so a link delay cannot be made",
                         "give the rate alone, e.g. 1gbit instead of 1gbit/0.2ms")
-    if res.returncode != 0:
-        what = " ".join(argv) + (f" <<< {stdin.strip()!r}" if stdin else "")
-        raise OperationFailed(f"{what} failed ({res.returncode}): {(res.stderr or res.stdout).strip()}")
+    if not res.ok:
+        what = res.cmdline + (f" <<< {stdin.strip()!r}" if stdin else "")
+        raise OperationFailed(f"{what} failed: {res.error_text()}")
 
 
 def existing_netns() -> set[str]:
