@@ -140,14 +140,9 @@ def test_a_cluster_network_speeds_up_writes(multihost_lab, shared_public_write, 
 
 THROTTLED_OSD = 1
 THROTTLE = "8MiB/s"
-OSD_SUITE = """
-name: gt-osd
-pools:
-  rep: {type: replicated, size: 3, pg_num: 32}
-workloads:
-  - {type: rados_bench, pool: rep, modes: [write], object_size: 4MiB, concurrency: 16, duration: 6s}
-  - {type: osd_bench, total: 16MiB, block_size: 4MiB, repeat: 3}
-"""
+# the same write as the untouched lab's (the two are compared), then OSD bench
+OSD_SUITE = WRITE_SUITE.replace("name: gt-write", "name: gt-osd") + \
+    "  - {type: osd_bench, total: 16MiB, block_size: 4MiB, repeat: 3}\n"
 
 
 def test_a_throttled_drive_is_flagged_and_slows_replicated_writes(multihost_lab, shared_public_write, tmp_path):
