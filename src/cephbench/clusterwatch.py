@@ -90,6 +90,7 @@ class ClusterWatch:
     inactive_longest_s: float = 0.0
     last_raw_used: float | None = None
     stop_reason: str | None = None
+    stopped_for_capacity: bool = False              # what was written until then is a measurement, cut short
     failures: int = 0
     failed_in_a_row: int = 0
     conf: Path | None = None                        # the tools' ceph.conf: gone means no tool reaches the cluster
@@ -138,6 +139,7 @@ class ClusterWatch:
                 self.stop_reason = (f"capacity guard: the cluster reached {o.raw_used:.1%} raw used, "
                                     f"{rising:.1%} a second (limit {self.max_raw_used:.0%}, counting every client's "
                                     "writes), so the write was stopped")
+                self.stopped_for_capacity = True
         self.last_raw_used = o.raw_used
 
     def summary(self) -> ClusterDuringTest | None:

@@ -159,3 +159,36 @@ def test_capacity_guard_shortens_or_refuses_a_write(lab_cluster, cephbench_env, 
     results, _ = RunDir(out).results()
     assert results[0].status == "failed" and "capacity guard" in results[0].error
     assert cephbench_pools(lab_cluster) == set()
+
+
+def test_another_clients_writes_make_the_guard_stop_a_write_whose_seconds_are_kept(lab_cluster, cephbench_env,
+                                                                                      tmp_path):
+    """Another client fills the cluster while cephbench writes: the guard (which counts every client's writes)
+    stops the write mid-way. rados bench prints no summary then; the seconds it reported are the result, marked,
+    and the read that needs the unfinished write's metadata says why it cannot run."""
+    total, used = lab_cluster.raw_capacity()
+    room = used / total + 1.2 * 1024**3 / total          # ~1.2 GiB raw: the outside writer fills it in seconds
+    env = {k: v for k, v in cephbench_env.items()}
+    outside = "outside-writer"
+    subprocess.run(["ceph", "osd", "pool", "create", outside, "16"], env=env, check=True, capture_output=True)
+    writer = subprocess.Popen(["rados", "bench", "-p", outside, "60", "write", "-b", "4194304", "-t", "8",
+                               "--no-cleanup"], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                              start_new_session=True)
+    try:
+        suite = TINY.replace("pools:", f"settings: {{max_raw_used: {room:.6f}}}\npools:").replace(
+            "[64KiB, 1MiB]", "[1MiB]").replace("duration: 2s", "duration: {write: 15s, seq: 2s}").replace(
+            "concurrency: 4", "concurrency: 1")
+        out = tmp_path / "cut"
+        run_cli(["run", str(write_suite(tmp_path, suite)), "--out", str(out)], cephbench_env)
+    finally:
+        os.killpg(writer.pid, signal.SIGKILL)
+        writer.wait()
+        subprocess.run(["ceph", "osd", "pool", "rm", outside, outside, "--yes-i-really-really-mean-it"], env=env,
+                       check=True, capture_output=True)
+    results, _ = RunDir(out).results()
+    write, seq = results[0], results[1]
+    assert write.status == "ok", write.error
+    assert any("capacity guard" in w and "stopped" in w for w in write.warnings), write.warnings
+    assert write.measurement.duration_s < 15 and write.measurement.ops_total > 0 and write.measurement.timeseries
+    assert seq.status == "failed" and "capacity guard stopped the write" in seq.error
+    assert cephbench_pools(lab_cluster) == set()

@@ -130,3 +130,21 @@ def test_a_write_that_ended_within_its_first_second_has_no_per_second_figures():
     assert m.ops_total == 184 and m.duration_s == pytest.approx(0.996222)
     assert m.bytes_per_s_min is None and m.bytes_per_s_max is None and m.ops_per_s_min is None
     assert m.timeseries == []
+
+
+def test_an_interrupted_write_keeps_the_seconds_it_reported():
+    # SIGINT 2.5 s into a 20 s write: rados bench dies without a summary; the figures are those of its 2 seconds
+    text = (FIX / "ceph16.2.15_write_1M_sigint_at_2.5s.txt").read_text()
+    with pytest.raises(ParseError):
+        rb.parse(text, "write")
+    m = rb.parse_interrupted(text, "write", 1024 * 1024)
+    assert m.duration_s == 2 and m.ops_total == 259 and m.bytes_total == 259 * 1024 * 1024
+    assert m.bytes_per_s == pytest.approx(259 * 1024 * 1024 / 2)
+    assert m.latency.mean_ns == pytest.approx(0.0305187e9) and m.latency.percentiles_ns == {}
+    assert [s.ops_per_s for s in m.timeseries] == [124, 135]
+
+
+def test_interrupted_before_the_first_second_is_a_parse_error():
+    text = (FIX / "ceph16.2.15_write_1M_sigint_at_2.5s.txt").read_text().split("    1 ")[0]
+    with pytest.raises(ParseError, match="before its first per-second report"):
+        rb.parse_interrupted(text, "write", 1024 * 1024)

@@ -177,6 +177,11 @@ class RunContext:
         self.host_loads[test.id] = [load for load in loads if load is not None]
         return results
 
+    def stopped_for_capacity(self, test: Test) -> bool:
+        """The capacity guard stopped this test's tools: their output up to then is still a measurement."""
+        watch = self.cluster_watches.get(test.id)
+        return watch is not None and watch.stopped_for_capacity
+
     def _record_processes(self, pids: list[int]) -> list[Resource]:
         """Tool processes enter the ledger by PID and start time: a run killed with -9 leaves their record in
         resources.json, and `cephbench cleanup` stops exactly those processes."""

@@ -82,28 +82,14 @@ PER_SECOND_FIELDS = ("bw_stddev_mib", "bw_max_mib", "bw_min_mib", "iops_stddev",
 def parse(text: str, mode: str) -> Measurement:
     """rados bench text output -> Measurement. Raises ParseError when there is no summary."""
     values: dict[str, float] = {}
-    samples: list[Sample] = []
-    prev_finished = 0
     for line in text.splitlines():
-        m = _SECOND_RE.match(line)
-        if m:
-            sec, finished = count(m.group(1), "seconds"), count(m.group(4), "finished ops")
-            cur_mib = number(m.group(6), f"cur MB/s of second {sec}")
-            if sec > 0:
-                last_lat = m.group(7)
-                samples.append(Sample(
-                    t_s=sec,
-                    bytes_per_s=cur_mib * MIB,
-                    ops_per_s=float(finished - prev_finished),
-                    lat_mean_ns=number(last_lat, "last lat(s)") * NS if _is_number(last_lat) else None,
-                ))
-            prev_finished = finished
-            continue
         m = _SUMMARY_RE.match(line)
         if m:
             key = _FIELDS.get(m.group(1).strip().lower())
             if key:
                 values[key] = number(m.group(2), m.group(1).strip())
+    seconds = parse_seconds(text)
+    samples = seconds[3] if seconds else []
     if "duration_s" not in values or "bw_mib" not in values:
         tail = _last_line(text)
         raise ParseError(f"no rados bench summary in the output (last line: {tail!r})")
@@ -142,6 +128,43 @@ def parse(text: str, mode: str) -> Measurement:
         ),
         timeseries=samples,
     ))
+
+
+def parse_interrupted(text: str, mode: str, object_size: int) -> Measurement:
+    """The figures of a rados bench that was interrupted (SIGINT: it prints no summary) from its per-second lines:
+    the ops finished by the last whole second it reported, over those seconds. Only the mean latency exists then."""
+    full = parse_seconds(text)
+    if full is None:
+        raise ParseError(f"rados bench was stopped before its first per-second report (last line: "
+                         f"{_last_line(text)!r})")
+    sec, finished, avg_lat, samples = full
+    return checked(Measurement(
+        tool="rados bench", op=mode, duration_s=float(sec), ops_total=float(finished),
+        bytes_total=float(finished * object_size), op_size_bytes=object_size, object_size_bytes=object_size,
+        bytes_per_s=finished * object_size / sec, ops_per_s=finished / sec,
+        latency=Latency(mean_ns=avg_lat * NS if avg_lat is not None else None), timeseries=samples))
+
+
+def parse_seconds(text: str) -> tuple[int, int, float | None, list[Sample]] | None:
+    """(last second, ops finished by then, its avg lat(s), the per-second samples), or None before the first."""
+    last = None
+    samples: list[Sample] = []
+    prev_finished = 0
+    for line in text.splitlines():
+        m = _SECOND_RE.match(line)
+        if not m:
+            continue
+        sec, finished = count(m.group(1), "seconds"), count(m.group(4), "finished ops")
+        if sec > 0:
+            last_lat = m.group(7)
+            samples.append(Sample(t_s=sec, bytes_per_s=number(m.group(6), f"cur MB/s of second {sec}") * MIB,
+                                  ops_per_s=float(finished - prev_finished),
+                                  lat_mean_ns=number(last_lat, "last lat(s)") * NS if _is_number(last_lat) else None))
+            last = (sec, finished, number(m.group(8), "avg lat(s)"))
+        prev_finished = finished
+    if last is None:
+        return None
+    return last[0], last[1], last[2], samples
 
 
 def aggregate(parts: list[Measurement]) -> Measurement:
@@ -259,6 +282,7 @@ def run_group(ctx, group, todo):
     pools = [create_pool(ctx, ctx.name(gid, f"i{i}"), profile) for i in range(n)]
     run_names = [ctx.name(gid, f"i{i}") for i in range(n)]
     client = ctx.target.client_args()
+    write_cut = False       # rados bench stopped mid-write records no metadata object: seq/rand cannot run
     try:
         for test in group:
             mode = test.params["phase"]
@@ -270,6 +294,12 @@ def run_group(ctx, group, todo):
             started, t0 = now()
             notes: list[str] = []
             ctx.events.test_started(test)
+            if mode != "write" and write_cut:
+                if record:
+                    yield Outcome(test, started, 0.0, error=(
+                        "the capacity guard stopped the write before rados bench recorded what it wrote, so this "
+                        "read has nothing to read; lower the write's duration or raise settings.max_raw_used"))
+                continue
             if mode != "write":
                 notes += ctx.prepare_reads()
             max_objects = None
@@ -302,8 +332,10 @@ def run_group(ctx, group, todo):
                 continue
             commands = [r.cmdline for r in results]
             raw = [str(sp.output.relative_to(ctx.rundir.path)) for sp in spawns]
+            cut = mode == "write" and ctx.stopped_for_capacity(test)
+            write_cut = write_cut or cut
             failed = [r for r in results if not r.ok]
-            if failed:
+            if failed and not cut:
                 err = f"rados bench {mode} failed: {failed[0].error_text()}"
                 if record:
                     yield Outcome(test, started, time.monotonic() - t0, error=err, commands=commands, raw=raw,
@@ -312,7 +344,8 @@ def run_group(ctx, group, todo):
                     return  # reads have nothing to read
                 continue
             try:
-                parts = [parse(r.stdout, mode) for r in results]
+                parts = [parse(r.stdout, mode) if r.ok or not cut else parse_interrupted(r.stdout, mode, size)
+                         for r in results]
             except ParseError as exc:
                 if record:
                     yield Outcome(test, started, time.monotonic() - t0, error=str(exc), commands=commands, raw=raw,
