@@ -151,7 +151,13 @@ def remove_leftovers(rundir: Path, table: dict[str, Remover], note: Callable[[st
     left = leftovers(rundir)
     if not left:
         return [], []
-    ordered = sorted(left, key=lambda r: _ORDER.index(r.kind) if r.kind in _ORDER else len(_ORDER))
+    pools = {r.name for r in left if r.kind == "pool"}
+    # an image in a pool the run made goes with that pool: `rbd rm` would first wait out the watch of the
+    # client killed with the run (30 s)
+    with_pool = {r: Resource("pool", r.name.split("/", 1)[0]) for r in left
+                 if r.kind == "rbd-image" and r.name.split("/", 1)[0] in pools}
+    ordered = sorted((r for r in left if r not in with_pool),
+                     key=lambda r: _ORDER.index(r.kind) if r.kind in _ORDER else len(_ORDER))
     done: list[Resource] = []
     failed: list[tuple[Resource, str]] = []
     for attempt in range(passes):
@@ -169,6 +175,7 @@ def remove_leftovers(rundir: Path, table: dict[str, Remover], note: Callable[[st
                 failed.append((r, exc.one_line() if isinstance(exc, UserError) else str(exc)))
         broken = {r for r, _ in failed}
         done = [r for r in done if r not in broken]
+        done += [image for image, pool in with_pool.items() if pool in done and image not in done]
         save(rundir, [x for x in left if x not in done])
         if not failed or attempt == passes - 1:
             break

@@ -193,13 +193,17 @@ def wait_unwatched(ctx: RunContext, images: Images) -> list[str]:
 def remove_images(ctx: RunContext, images: Images) -> None:
     """Unmap, remove the images, then the pools: now, at the end of the group, not at the end of the run.
 
-    An image that cannot be removed (still watched by a client that just died) goes with its pool; its
-    ledger entry then finds the pool gone, which counts as removed.
+    An image in a pool of the group goes with its pool: `rbd rm` of an image still watched by a client that was
+    just stopped (Ctrl-C, a timeout) waits out the watch (30 s) for nothing. Its ledger entry then finds the pool
+    gone, which counts as removed.
     """
     mine = [r for r in reversed(ctx.ledger.pending())
             if (r.kind == "rbd-mapping" and r.name in images.devices) or (r.kind == "rbd-image" and r.name in images.specs)]
     failed = []
     for r in mine:
+        if r.kind == "rbd-image" and r.name.split("/", 1)[0] in images.pools:
+            failed.append(r)
+            continue
         try:
             ctx.ledger.release_one(r)
         except OperationFailed as exc:
