@@ -441,22 +441,23 @@ def validate(suite_path: Path) -> None:
 @click.option("--resume", "resume_dir", type=click.Path(path_type=Path),
               help="Complete an earlier run: run exactly the tests that have no result.")
 @click.option("-c", "--conf", type=click.Path(path_type=Path), help="ceph.conf of the target cluster "
-              "(default: CEPH_CONF, else the lab).")
+              "(default: CEPH_CONF).")
 @click.option("-k", "--keyring", type=click.Path(path_type=Path), help="Keyring (default: CEPH_KEYRING).")
 @click.option("--id", "client_id", help="Client id, e.g. admin.")
-@click.option("--lab-dir", type=click.Path(path_type=Path), help="Lab directory when targeting the lab.")
+@click.option("--lab", "use_lab", is_flag=True, help="Target the local lab (started when none runs).")
+@click.option("--lab-dir", type=click.Path(path_type=Path), help="Target the lab in this directory.")
 @click.option("--force", is_flag=True, help="Run even on a HEALTH_ERR cluster.")
 @click.option("--keep", is_flag=True, help="Keep the pools and objects the run created.")
 @click.option("--dry-run", is_flag=True, help="Print every cluster-changing command; change nothing.")
 @click.option("--connect-timeout", type=click.IntRange(min=1), default=CONNECT_TIMEOUT_S, show_default=True,
               help="Seconds to wait for a monitor to answer.")
 def run(suite_path: Path | None, out_dir: Path | None, resume_dir: Path | None, conf: Path | None,
-        keyring: Path | None, client_id: str | None, lab_dir: Path | None, force: bool, keep: bool,
+        keyring: Path | None, client_id: str | None, use_lab: bool, lab_dir: Path | None, force: bool, keep: bool,
         dry_run: bool, connect_timeout: int) -> None:
-    """Run a suite against the lab (default) or any cluster."""
+    """Run a suite against a cluster (-c, CEPH_CONF, the suite's target:) or the local lab (--lab)."""
     from .launch import RunRequest, prepare, start
     prep = prepare(RunRequest(suite_path, resume_dir, out_dir, conf, keyring, client_id, lab_dir, force, keep,
-                              dry_run, connect_timeout), say=lambda m: err.print(m, markup=False))
+                              dry_run, connect_timeout, lab=use_lab), say=lambda m: err.print(m, markup=False))
     for line in prep.unreadable:
         err.print(f"cephbench: {prep.rundir.results_jsonl if prep.rundir else resume_dir}:{line.line_no}: unreadable "
                   f"result ({line.reason}); that test runs again", markup=False)

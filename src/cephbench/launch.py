@@ -45,6 +45,7 @@ class RunRequest:
     keep: bool = False
     dry_run: bool = False
     connect_timeout_s: int = CONNECT_TIMEOUT_S
+    lab: bool = False                       # --lab: the local lab, started when none runs
 
 
 @dataclass
@@ -87,20 +88,44 @@ def load(request: RunRequest) -> tuple[Suite, RunDir | None, list[Result], list[
     return load_suite(request.suite_path), None, [], []
 
 
-def choose_target(suite: Suite, request: RunRequest,
-                  say: Callable[[str], None] = lambda _m: None) -> tuple[Target, Lab | None]:
-    """Flags, then the suite's target:, then CEPH_CONF/CEPH_KEYRING, else the lab (started when none runs)."""
+SYSTEM_CONF = Path("/etc/ceph/ceph.conf")
+
+
+def choose_target(suite: Suite, request: RunRequest, say: Callable[[str], None] = lambda _m: None,
+                  recorded: dict[str, Any] | None = None, system_conf: Path = SYSTEM_CONF
+                  ) -> tuple[Target, Lab | None]:
+    """Flags, then the suite's target:, then CEPH_CONF/CEPH_KEYRING, then the target a resumed run recorded; the
+    lab only when asked for (--lab, --lab-dir), or when nothing names a cluster and this host has no
+    /etc/ceph/ceph.conf (there `ceph` talks to a real cluster, and benchmarking a toy lab instead would go
+    unnoticed)."""
     t = suite.target
-    conf = request.conf or (t.conf if t else None) or (
-        Path(os.environ["CEPH_CONF"]) if os.environ.get("CEPH_CONF") else None)
+    env_conf = os.environ.get("CEPH_CONF") or None
+    named = [(f"--conf {request.conf}", request.conf), (f"the suite's target.conf {t.conf if t else ''}",
+                                                      t.conf if t else None),
+             (f"CEPH_CONF={env_conf}", env_conf)]
+    conf_source = next(((what, Path(c)) for what, c in named if c), None)
+    wants_lab = request.lab or request.lab_dir is not None
+    if wants_lab and conf_source is not None:
+        lab_flag = f"--lab-dir {request.lab_dir}" if request.lab_dir is not None else "--lab"
+        raise UserError(f"{lab_flag} and {conf_source[0]} both name the cluster to benchmark",
+                        "keep one: drop the flag, or unset CEPH_CONF (the lab's own shell sets it: "
+                        "eval \"$(cephbench lab env)\" is a way to target the lab too)", where=lab_flag.split()[0])
     keyring = request.keyring or (t.keyring if t else None) or (
         Path(os.environ["CEPH_KEYRING"]) if os.environ.get("CEPH_KEYRING") else None)
     client_id = request.client_id or (t.id if t else None)
+    conf = conf_source[1] if conf_source else None
+    if conf is None and not wants_lab and recorded and recorded.get("conf"):
+        conf = Path(recorded["conf"])           # a resumed run goes on where it ran
+        keyring = keyring or (Path(recorded["keyring"]) if recorded.get("keyring") else None)
+        client_id = client_id or recorded.get("id")
     if conf is not None:
         lab_json = Path(conf).absolute().parent / "lab.json"
         lb = Lab(lab_json.parent) if lab_json.exists() else None
         return Target(Path(conf).absolute(), keyring.absolute() if keyring else None, client_id,
                       is_lab=lb is not None), lb
+    if not wants_lab and system_conf.exists():
+        raise UserError(f"no cluster given, and {system_conf} names the one this host's ceph and rados talk to",
+                        f"use -c {system_conf} for that cluster, or --lab for the local lab", where="--conf")
     lb = Lab(Path(request.lab_dir or default_lab_dir()).absolute())
     if not lb.is_running():
         if request.dry_run:
@@ -140,7 +165,8 @@ def prepare(request: RunRequest, say: Callable[[str], None] = lambda _m: None) -
         todo = pending_tests(plan, done)
         if rundir is None and not request.dry_run:
             RunDir.check_new(run_dir_path(suite.name, request.out_dir))
-        target, lb = choose_target(suite, request, say)
+        target, lb = choose_target(suite, request, say,
+                                   recorded=(rundir.meta().get("target") or {}) if rundir is not None else None)
         lab_info = lb.info() if lb is not None else None
         lab_topology = lab_info.topology if lab_info is not None else None
         as_given = suite
