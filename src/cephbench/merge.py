@@ -16,12 +16,11 @@ from __future__ import annotations
 import math
 import statistics
 import zlib
-from typing import Any, Iterable, Literal
+from typing import Any, Iterable
 
 from .drivers import ParseError
 from .results import Latency, Measurement, Sample
 
-LatencyMode = Literal["bins", "hdr", "mean-max"]
 LATENCY_MODES = ("bins", "hdr", "mean-max")
 
 # fio's json+ bins: the percentiles fio itself reports
