@@ -89,6 +89,11 @@ class Measurement(BaseModel):
     timeseries: list[Sample] = Field(default_factory=list)
     instances: list["Measurement"] = Field(default_factory=list)   # per-process figures when aggregated
     extra: dict[str, Any] = Field(default_factory=dict)
+    # an instance run on a client host: which, and its actual start and end on THIS machine's clock (the client's
+    # measured clock offset taken off), so that merge.py can line instances up by time
+    host: str | None = None
+    start_unix_s: float | None = None
+    end_unix_s: float | None = None
 
 
 class HostLoad(BaseModel):

@@ -230,3 +230,56 @@ def test_the_report_needs_no_plotting_library():
             % str(Path(__file__).parent))
     res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert res.stdout.strip() == "[]"
+
+
+# ---- many clients --------------------------------------------------------------------------------
+
+def two_client_run(tmp_path: Path) -> RunDir:
+    """A rados bench write from clients c1 and c2 (c2 at 60% of c1's rate, started 20 ms later), merged by
+    merge.py, and the same write from this host alone."""
+    from cephbench.merge import merge_instances
+    a = rb.parse((FIX / "rados_bench" / "ceph16.2.15_write_4M.txt").read_text(), "write")
+    b = a.model_copy(update={"bytes_per_s": a.bytes_per_s * 0.6, "timeseries": [
+        s.model_copy(update={"bytes_per_s": s.bytes_per_s * 0.6}) for s in a.timeseries]})
+    t0 = 1_700_000_000.0
+    parts = [a.model_copy(update={"host": "c1", "start_unix_s": t0, "end_unix_s": t0 + a.duration_s}),
+             b.model_copy(update={"host": "c2", "start_unix_s": t0 + 0.02, "end_unix_s": t0 + 0.02 + a.duration_s})]
+    rd = RunDir.create(tmp_path / "run", {"suite_name": "clients", "started_unix": t0})
+    for i, m in enumerate((merge_instances(parts, latency="mean-max"), a), 1):
+        t = Test(id=f"00{i}-rados-write-4M", index=i, workload="rados", kind="rados_bench", group=f"g{i}",
+                 params={"phase": "write", "object_size": 4 << 20, "concurrency": 16, "instances": 1})
+        rd.append(Result(test=t, status="ok", started_unix=t0, duration_s=6, measurement=m))
+    return rd
+
+
+def test_per_client_table_chart_and_imbalance_only_for_a_result_of_several_clients(tmp_path):
+    rd = two_client_run(tmp_path)
+    html_path, md_path, charts = write_report(rd)
+    md, page = md_path.read_text(), html_path.read_text()
+    assert md.count("per client**") == 1 and "001-rados-write-4M: per client" in md
+    assert "002-rados-write-4M: per client" not in md           # one host: no per-client table
+    rows = [ln for ln in md.splitlines() if ln.startswith("| c1 ") or ln.startswith("| c2 ")]
+    assert len(rows) == 2 and rows[1].endswith("| BELOW |") and not rows[0].endswith("BELOW |")
+    assert "| 20 ms |" in rows[1] and "| 0 ms |" in rows[0]         # start offsets
+    assert "| 62% |" in rows[0] and "| 38% |" in rows[1]            # shares of the window's bandwidth
+    assert "client c2 40% below the others (imbalance)" in md
+    assert "imbalance: client c2 ran 40% below" in md and "no percentiles exist" in md
+    assert '<td class="slow">BELOW</td>' in page
+    # the per-client bars, beside the time series and the rados charts
+    assert 'id="clients-001-rados-write-4M"' in page and 'id="clients-002' not in page
+    assert charts == page.count('<figure class="chart"')
+    root = parse_svg(page.split('id="clients-001-rados-write-4M" data-chart="clients-001-rados-write-4M">')[1]
+                     .split("<figcaption>")[0])
+    assert {"c1", "c2"} <= set(texts(root)) and "more than 20% below the others" in texts(root)
+
+
+def test_terminal_shows_the_clients_spread_in_one_line(tmp_path):
+    from rich.console import Console
+    from cephbench.report.terminal import print_results
+    results, _ = two_client_run(tmp_path).results()
+    console = Console(record=True, width=300)
+    print_results(console, results)
+    lines = [ln for ln in console.export_text().splitlines() if ln.startswith("  ~ ")]
+    assert lines == [lines[0]] and lines[0].startswith("  ~ 001-rados-write-4M: 2 clients, start spread 20 ms, "
+                                                       "end spread 20 ms, first done 5.1 s, last done 5.2 s")
+    assert "client c2 40% below the others (imbalance)" in lines[0]

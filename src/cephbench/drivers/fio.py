@@ -17,12 +17,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from ..merge import BIN_PERCENTILES, add_bins, percentiles_from_bins
 from ..results import Latency, Measurement
 from ..units import parse_size
 from . import ParseError
 from .figures import array, checked, count, mapping, number
 
-PERCENTILES = ("50", "90", "99", "99.9", "99.99")
+PERCENTILES = BIN_PERCENTILES
 ENGINES = {"libaio": "libaio", "rados": "rados", "rbd": "rbd"}
 
 
@@ -183,24 +184,6 @@ def parse_fio_json(text: str) -> list[JobResult]:
 
 # ---- aggregation ----------------------------------------------------------------------
 
-def percentiles_from_bins(bins: dict[int, int], wanted: tuple[str, ...] = PERCENTILES) -> dict[str, float]:
-    """The value at which the cumulative count first reaches p% of all samples (fio's own rule)."""
-    total = sum(bins.values())
-    if total == 0:
-        return {}
-    items = sorted(bins.items())
-    out: dict[str, float] = {}
-    for p in wanted:
-        need = float(p) / 100.0 * total
-        cum = 0
-        for value, n in items:
-            cum += n
-            if cum >= need:
-                out[p] = float(value)
-                break
-    return out
-
-
 def merge_clat(clats: list[Clat]) -> Latency:
     """Completion latency of several jobs: pooled mean and stddev, merged histogram for percentiles."""
     clats = [c for c in clats if c is not None and c.n > 0]
@@ -209,10 +192,7 @@ def merge_clat(clats: list[Clat]) -> Latency:
     n = sum(c.n for c in clats)
     mean = sum(c.mean_ns * c.n for c in clats) / n
     second = sum((c.stddev_ns**2 + c.mean_ns**2) * c.n for c in clats) / n
-    bins: dict[int, int] = {}
-    for c in clats:
-        for k, v in c.bins.items():
-            bins[k] = bins.get(k, 0) + v
+    bins = add_bins(c.bins for c in clats)
     if bins:
         pct = percentiles_from_bins(bins)
     elif len(clats) == 1:
@@ -233,8 +213,10 @@ def _dirs(op: str) -> tuple[str, ...]:
     raise ValueError(f"unknown fio operation {op!r}")
 
 
-def to_measurement(job_results: list[JobResult], op: str, tool: str = "fio") -> Measurement:
-    """Jobs that ran at the same time -> one Measurement: summed bandwidth and IOPS, merged latency bins."""
+def to_measurement(job_results: list[JobResult], op: str, tool: str = "fio", keep_bins: bool = False) -> Measurement:
+    """Jobs that ran at the same time -> one Measurement: summed bandwidth and IOPS, merged latency bins.
+    `keep_bins`: the merged bins go into extra.clat_bins too, for merge.merge_instances to merge this fio with
+    the fio of other client hosts (latency="bins")."""
     if not job_results:
         raise ParseError("no fio jobs to aggregate")
     failed = [j for j in job_results if j.error]
@@ -252,6 +234,9 @@ def to_measurement(job_results: list[JobResult], op: str, tool: str = "fio") -> 
         latency=merge_clat([p.clat for p in parts if p.clat is not None]),
         extra={"jobs": len(job_results), "aggregate": "sum of jobs; latency from merged clat_ns bins"},
     )
+    if keep_bins:
+        bins = add_bins(p.clat.bins for p in parts if p.clat is not None)
+        m.extra["clat_bins"] = {str(k): v for k, v in sorted(bins.items())}
     if len(bs) == 1 and (b := bs.pop()):
         try:
             m.op_size_bytes = parse_size(b)

@@ -8,10 +8,11 @@ prints "MB" meaning MiB (2^20 bytes): that is what we convert from.
 from __future__ import annotations
 
 import math
-import time
 import re
+import time
 from dataclasses import dataclass
 
+from ..merge import merge_instances
 from ..results import Latency, Measurement, Sample
 from . import ParseError
 from .figures import checked, count, number
@@ -172,61 +173,10 @@ def aggregate(parts: list[Measurement]) -> Measurement:
 
     Bandwidth and IOPS are summed over the seconds all instances were running
     (the common interval), so a straggler's tail does not inflate the total;
-    latency is weighted by each instance's op count.
+    latency is weighted by each instance's op count (rados bench prints no percentiles).
+    Instances of several client hosts, with their start and end, are lined up by time (merge.py).
     """
-    if not parts:
-        raise ValueError("nothing to aggregate")
-    if len(parts) == 1:
-        return parts[0]
-    common = min((len(p.timeseries) for p in parts), default=0)
-    timeseries: list[Sample] = []
-    for i in range(common):
-        timeseries.append(Sample(
-            t_s=parts[0].timeseries[i].t_s,
-            bytes_per_s=sum(p.timeseries[i].bytes_per_s or 0 for p in parts),
-            ops_per_s=sum(p.timeseries[i].ops_per_s or 0 for p in parts),
-        ))
-    if common >= 2:
-        bw = sum(s.bytes_per_s or 0 for s in timeseries) / common
-        iops = sum(s.ops_per_s or 0 for s in timeseries) / common
-    else:  # too short for per-second figures: sum of averages
-        bw = sum(p.bytes_per_s or 0 for p in parts)
-        iops = sum(p.ops_per_s or 0 for p in parts)
-    ops = [p.ops_total or 0 for p in parts]
-    total_ops = sum(ops)
-    lat = _pooled_latency([p.latency for p in parts], ops)
-    return Measurement(
-        tool=parts[0].tool,
-        op=parts[0].op,
-        duration_s=max(p.duration_s for p in parts),
-        ops_total=total_ops,
-        bytes_total=sum(p.bytes_total or 0 for p in parts),
-        op_size_bytes=parts[0].op_size_bytes,
-        object_size_bytes=parts[0].object_size_bytes,
-        bytes_per_s=bw,
-        ops_per_s=iops,
-        bytes_per_s_max=max((s.bytes_per_s or 0 for s in timeseries), default=None),
-        bytes_per_s_min=min((s.bytes_per_s or 0 for s in timeseries), default=None),
-        latency=lat,
-        timeseries=timeseries,
-        instances=parts,
-        extra={"instances": len(parts), "common_interval_s": common},
-    )
-
-
-def _pooled_latency(lats: list[Latency], weights: list[float]) -> Latency:
-    total = sum(weights)
-    if total <= 0 or any(l.mean_ns is None for l in lats):
-        return Latency()
-    mean = sum(l.mean_ns * w for l, w in zip(lats, weights)) / total
-    stddev = None
-    if all(l.stddev_ns is not None for l in lats):
-        second_moment = sum((l.stddev_ns**2 + l.mean_ns**2) * w for l, w in zip(lats, weights)) / total
-        stddev = math.sqrt(max(second_moment - mean**2, 0.0))
-    maxes = [l.max_ns for l in lats if l.max_ns is not None]
-    mins = [l.min_ns for l in lats if l.min_ns is not None]
-    return Latency(mean_ns=mean, stddev_ns=stddev, max_ns=max(maxes) if maxes else None,
-                   min_ns=min(mins) if mins else None)
+    return merge_instances(parts, latency="mean-max")
 
 
 def _scaled(v: float | None, factor: float) -> float | None:

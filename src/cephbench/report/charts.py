@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import math
+import statistics
 from typing import Sequence
 
 from ..results import Result
 from ..units import format_size
 from . import svg
+from .clients import clients_of
 
 MIB = 1024 * 1024
 MAX_LINES = 24          # more lines than this make a chart unreadable: the rest are not drawn
@@ -127,6 +129,24 @@ def osd_bars(result: Result) -> str | None:
     legend = [svg.LegendItem("slow OSD", SLOW, shape="box")] if slow else []
     return svg.bar_chart(names, values, [SLOW if n in slow else NORMAL for n in names], "MiB/s", refs,
                          "OSD bench per OSD", legend)
+
+
+def client_bars(result: Result) -> str | None:
+    """Each client's bandwidth (MiB/s; ops/s for operations that move no data) over the common window, a client
+    flagged for imbalance in red, the clients' median as a line."""
+    c = clients_of(result)
+    if c is None:
+        return None
+    per = c["per_client"]
+    by_bytes = any(p.get("bytes_per_s") for p in per)
+    values = [(p.get("bytes_per_s") or 0.0) / MIB if by_bytes else float(p.get("ops_per_s") or 0.0) for p in per]
+    unit = "MiB/s" if by_bytes else "ops/s"
+    names = [str(p.get("host")) for p in per]
+    slow = set(c.get("imbalanced") or [])
+    mid = statistics.median(values)
+    legend = [svg.LegendItem("more than 20% below the others", SLOW, shape="box")] if slow else []
+    return svg.bar_chart(names, values, [SLOW if n in slow else NORMAL for n in names], unit,
+                         [svg.RefLine(mid, f"median {mid:,.1f} {unit}", "#555555")], "per client", legend)
 
 
 def _varying(results: Sequence[Result]) -> set[str]:

@@ -38,6 +38,13 @@ def seconds(s: float | None) -> str:
     return f"{h}h{m:02d}m"
 
 
+def span(s: float | None) -> str:
+    """A time apart (a spread, an offset): milliseconds below a second, else as `seconds`."""
+    if s is None:
+        return "-"
+    return f"{s * 1000:.0f} ms" if abs(s) < 1 else seconds(s)
+
+
 def pct(x: float | None) -> str:
     return "-" if x is None else f"{x * 100:.0f}%"
 

@@ -43,6 +43,9 @@ def section_charts(section: Section) -> list[Chart]:
                 svg = charts.osd_bars(r)
                 if svg:
                     out.append(Chart(f"osd-{r.test.id}", f"{r.test.id}: OSD bench per OSD", svg))
+            svg = charts.client_bars(r)
+            if svg:
+                out.append(Chart(f"clients-{r.test.id}", f"{r.test.id}: per client, over the common window", svg))
     return out
 
 

@@ -13,7 +13,8 @@ from typing import Any, Callable
 from ..kinds import KINDS, LEVEL_ORDER as KIND_LEVELS, level_of
 from ..results import CorruptLine, Result, RunDir
 from ..units import format_size
-from .format import host_cpu, iops, mib_s, ms, pct, result_mib_s, seconds
+from .clients import clients_of, spread_line
+from .format import host_cpu, iops, mib_s, ms, pct, result_mib_s, seconds, span
 from .verdict import VerdictLine, slow_osds, verdict
 
 LEVEL_ORDER = [*KIND_LEVELS, "Other"]      # "Other": results of a kind this cephbench does not know (a newer run)
@@ -220,6 +221,28 @@ def level_tables(rs: list[Result]) -> list[Table]:
     return tables
 
 
+BELOW = "BELOW"      # the flag of a client more than 20% below the others (html marks the cell)
+
+
+def client_tables(rs: list[Result]) -> list[Table]:
+    """One table per result whose instances ran on several client hosts: each client over the common window."""
+    out = []
+    for r in sorted(rs, key=lambda r: r.test.index):
+        c = clients_of(r)
+        if c is None:
+            continue
+        slow = set(c.get("imbalanced") or [])
+        rows = [[str(p.get("host")), str(p.get("instances", 1)), span(p.get("start_offset_s")),
+                 seconds(p.get("duration_s")), mib_s(p.get("bytes_per_s")), iops(p.get("ops_per_s")),
+                 ms(p.get("lat_mean_ns")), ms(p.get("lat_p99_ns")), pct(p.get("share")),
+                 BELOW if p.get("host") in slow else ""]
+                for p in c["per_client"]]
+        headers = ["client", "instances", "start offset", "duration", "MiB/s", "IOPS", "mean lat (ms)", "p99 (ms)",
+                   "share", "imbalance"]
+        out.append(Table(f"{r.test.id}: per client", headers, rows, notes=[spread_line(c), *c.get("notes", [])]))
+    return out
+
+
 def _environment(meta: dict[str, Any]) -> tuple[list[tuple[str, str]], list[tuple[str, str, str]],
                                                 list[tuple[str, str]]]:
     cluster = meta.get("cluster") or {}
@@ -267,7 +290,7 @@ def build(rundir: RunDir) -> ReportData:
     by_level: dict[str, list[Result]] = {}
     for r in results:
         by_level.setdefault(level_of(r.test.kind) or "Other", []).append(r)
-    sections = [Section(level, level_tables(by_level[level]), by_level[level])
+    sections = [Section(level, level_tables(by_level[level]) + client_tables(by_level[level]), by_level[level])
                 for level in LEVEL_ORDER if level in by_level]
     counts = {s: sum(1 for r in results if r.status == s) for s in ("ok", "failed", "skipped")}
     return ReportData(

@@ -7,6 +7,7 @@ from rich.table import Table
 
 from ..results import Result
 from ..units import format_size
+from .clients import clients_of, spread_line
 from .format import host_cpu, iops, mib_s, ms, pct, result_iops, result_mib_s, seconds
 from .verdict import slow_osds, verdict
 
@@ -130,6 +131,9 @@ def print_results(console: Console, results: list[Result], reasons: bool = False
     else:
         console.print(results_table(results))
     for r in results:
+        clients = clients_of(r)
+        if clients is not None:
+            console.print(f"  ~ {r.test.id}: {spread_line(clients)}", markup=False)
         for w in r.warnings:
             console.print(f"  ! {r.test.id}: {w} (not counted in the verdict)", markup=False)
         for n in r.notes:

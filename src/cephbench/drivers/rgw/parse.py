@@ -9,16 +9,15 @@ from __future__ import annotations
 
 import json
 import re
-import zlib
 from typing import Any
 
+from ...merge import decode_hdr, hdr_percentiles, merge_hdr, merge_instances, merged_latency, sum_series
 from ...results import Latency, Measurement, Sample
 from .. import ParseError
 from ..figures import array, checked, count, mapping, number, optional
 from .binary import TOOL
 
 SCHEMA = "cephbench-loadgen/1"
-HDR_LOWEST_NS, HDR_HIGHEST_NS, HDR_SIG_FIGS = 1000, 3600 * 10**9, 3
 # our percentile keys -> loadgen's lat_ns keys
 PERCENTILES = {"50": "p50", "90": "p90", "99": "p99", "99.9": "p999"}
 _PROGRESS_RE = re.compile(r"cephbench-loadgen: progress t=\d+s ops_per_s=([\d.]+) bytes_per_s=([\d.]+)")
@@ -166,32 +165,9 @@ def diagnose(m: Measurement) -> list[str]:
 
 # ---- merging instances ---------------------------------------------------------------------
 
-def _decode(b64: str, what: str = "an HDR histogram"):
-    from hdrh import codec
-    from hdrh.histogram import HdrHistogram
-    try:
-        return HdrHistogram.decode(b64)
-    except (ValueError, IndexError, RuntimeError, zlib.error, codec.HdrCookieException, codec.HdrLengthException,
-            codec.HdrHistogramSettingsException) as exc:     # what hdrh raises on text that is no histogram
-        raise ParseError(f"{what} does not decode as an HDR histogram ({type(exc).__name__})") from None
-
-
-def merge_histograms(encoded: list[str]):
-    """Exact merge of loadgen histograms (all have one geometry)."""
-    from hdrh.histogram import HdrHistogram
-    total = HdrHistogram(HDR_LOWEST_NS, HDR_HIGHEST_NS, HDR_SIG_FIGS)
-    for b64 in encoded:
-        try:
-            total.add(_decode(b64))
-        except IndexError:
-            raise ParseError("an HDR histogram holds values beyond loadgen's range (1 µs .. 1 h)") from None
-    return total
-
-
-def _pct(hist) -> dict[str, float]:
-    if hist.get_total_count() == 0:
-        return {}
-    return {k: float(hist.get_value_at_percentile(float(k))) for k in PERCENTILES}
+# kept under their old names: the histograms' merge lives in merge.py with the other instance merges
+_decode = decode_hdr
+merge_histograms = merge_hdr
 
 
 def _weighted_mean(values: list[tuple[float | None, float]]) -> float | None:
@@ -203,39 +179,29 @@ def _weighted_mean(values: list[tuple[float | None, float]]) -> float | None:
 def merge(parts: list[Measurement]) -> Measurement:
     """Several loadgen clients that ran at once -> one Measurement.
 
-    Ops, bytes, rates and errors add up; percentiles come from the exact merge of the HDR histograms (what one
-    client seeing every operation would report); min/max/mean are exact. The time series adds the clients'
-    seconds, aligned on their measured-phase start (start_unix_ns).
+    Ops, bytes and errors add up; percentiles come from the exact merge of the HDR histograms (what one
+    client seeing every operation would report); min/max/mean are exact. Instances of one host: rates add up
+    over their whole runs and the time series adds the clients' seconds, aligned on their measured-phase start
+    (start_unix_ns). Instances of client hosts with their start and end (start_unix_s/end_unix_s): rates are
+    summed over the common window (merge.merge_instances), and extra.clients tells how the clients ran.
     """
     if not parts:
         raise ValueError("nothing to merge")
     if len(parts) == 1:
         return parts[0]
-    missing = [i for i, p in enumerate(parts) if not p.extra.get("hdr_lat")]
-    if missing:
-        raise ParseError(f"instance {missing[0]} wrote no latency histogram (total.hdr_lat): the instances' "
-                         "latencies cannot be merged")
-    lat_hist = merge_histograms([p.extra["hdr_lat"] for p in parts])
+    lat, merged = merged_latency(parts, "hdr")
     ops = [p.ops_total or 0.0 for p in parts]
-    lat = Latency(mean_ns=_weighted_mean([(p.latency.mean_ns, w) for p, w in zip(parts, ops)]),
-                  min_ns=min((p.latency.min_ns for p in parts if p.latency.min_ns is not None), default=None),
-                  max_ns=max((p.latency.max_ns for p in parts if p.latency.max_ns is not None), default=None),
-                  percentiles_ns=_pct(lat_hist))
     errors_by_kind: dict[str, int] = {}
     for p in parts:
         for k, n in (p.extra.get("errors_by_kind") or {}).items():
             errors_by_kind[k] = errors_by_kind.get(k, 0) + int(n)
-    # per-second series, aligned on each client's start
-    starts = [p.extra.get("start_unix_ns") for p in parts]
-    t0 = min((s for s in starts if s), default=None)
-    seconds: dict[float, list[float]] = {}
-    for p, start in zip(parts, starts):
-        shift = round((start - t0) / 1e9) if start and t0 else 0
-        for s in p.timeseries:
-            acc = seconds.setdefault(s.t_s + shift, [0.0, 0.0])
-            acc[0] += s.bytes_per_s or 0.0
-            acc[1] += s.ops_per_s or 0.0
-    timeseries = [Sample(t_s=t, bytes_per_s=b, ops_per_s=o) for t, (b, o) in sorted(seconds.items())]
+    timed = all(p.start_unix_s is not None and p.end_unix_s is not None for p in parts)
+    windowed = merge_instances(parts, latency="hdr") if timed else None
+    if windowed is None:
+        # per-second series, aligned on each client's start
+        ns = [p.extra.get("start_unix_ns") for p in parts]
+        t0 = min((s for s in ns if s), default=0)
+        timeseries = sum_series(parts, [(s or t0) / 1e9 for s in ns])
     reasons = [p.extra.get("stopped_reason") for p in parts if p.extra.get("stopped_reason")]
     first = parts[0]
     extra: dict[str, Any] = {k: first.extra[k] for k in ("protocol", "endpoint", "loop", "arrival",
@@ -248,11 +214,11 @@ def merge(parts: list[Measurement]) -> Measurement:
         "stopped_reason": reasons[0] if reasons else None,
         "warmup_ops": sum(p.extra.get("warmup_ops", 0) for p in parts),
         "unsent_ops": sum(p.extra.get("unsent_ops", 0) for p in parts),
-        "hdr_lat": lat_hist.encode().decode(),
+        "hdr_lat": merged["hdr_lat"],
     })
     if all(p.extra.get("hdr_ttfb") for p in parts):
         ttfb_hist = merge_histograms([p.extra["hdr_ttfb"] for p in parts])
-        ttfb = _pct(ttfb_hist)
+        ttfb = hdr_percentiles(ttfb_hist)
         for key, pick in (("min", min), ("max", max)):
             values = [p.extra["ttfb_ns"][key] for p in parts if key in p.extra.get("ttfb_ns", {})]
             if values:
@@ -264,6 +230,10 @@ def merge(parts: list[Measurement]) -> Measurement:
         extra["hdr_ttfb"] = ttfb_hist.encode().decode()
     instances = [p.model_copy(update={"extra": {k: v for k, v in p.extra.items() if not k.startswith("hdr_")}})
                  for p in parts]
+    if windowed is not None:
+        extra.update({k: windowed.extra[k] for k in ("clients", "common_interval_s")})
+        return checked(windowed.model_copy(update={
+            "latency": lat, "instances": instances, "extra": {k: v for k, v in extra.items() if v is not None}}))
     return checked(Measurement(
         tool=first.tool, op=first.op, duration_s=max(p.duration_s for p in parts),
         ops_total=sum(ops), bytes_total=sum(p.bytes_total or 0.0 for p in parts),
