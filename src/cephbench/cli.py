@@ -453,7 +453,8 @@ def validate(suite_path: Path) -> None:
 @click.option("-k", "--keyring", type=click.Path(path_type=Path), help="Keyring (default: CEPH_KEYRING).")
 @click.option("--id", "client_id", help="Client id, e.g. admin.")
 @click.option("--lab-dir", type=click.Path(path_type=Path), help="Lab directory when targeting the lab.")
-@click.option("--force", is_flag=True, help="Run even on a HEALTH_ERR cluster.")
+@click.option("--force", is_flag=True, help="Run even on a HEALTH_ERR cluster, or with a client's clock more than "
+              "1 s off (the offset is recorded and corrected for).")
 @click.option("--keep", is_flag=True, help="Keep the pools and objects the run created.")
 @click.option("--dry-run", is_flag=True, help="Print every cluster-changing command; change nothing.")
 @click.option("--connect-timeout", type=click.IntRange(min=1), default=CONNECT_TIMEOUT_S, show_default=True,
