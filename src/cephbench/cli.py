@@ -124,6 +124,9 @@ def _new_lab_dir(lb: Lab) -> None:
               help="Shape every host's public link both ways, e.g. 1gbit or 100mbit/0.2ms (with --hosts).")
 @click.option("--cluster-net", metavar="RATE[/DELAY]|unshaped",
               help="A separate cluster network for replication, shaped like --public-net (with --hosts).")
+@click.option("--client-net", metavar="RATE[/DELAY]",
+              help="Shape only the client hosts' links both ways, e.g. 200mbit; the cluster side keeps "
+                   "--public-net's shape or none (with --hosts and --clients).")
 @click.option("--osd-throttle", "osd_throttle", multiple=True, metavar="osd.N[.db]=RATE[,IOPS]",
               help="Slow one OSD's drive through blkio from the start, e.g. osd.1=50MiB/s or osd.2=200iops "
                    "(with --hosts; change it later with `lab throttle`).")
@@ -134,13 +137,14 @@ def _new_lab_dir(lb: Lab) -> None:
 @click.option("--fs", "fs", default=None, help="FileStore's file system: xfs (default), ext4 or btrfs.")
 def lab_up(lab_dir: Path | None, osds: int | None, osd_size: str, no_rgw: bool, hosts: int | None,
            osds_per_host: int, clients: int, public_net: str | None, cluster_net: str | None,
-           osd_throttle: tuple[str, ...], db_device: str | None, objectstore: str, fs: str | None) -> None:
+           client_net: str | None, osd_throttle: tuple[str, ...], db_device: str | None, objectstore: str, fs: str | None) -> None:
     """Start a lab cluster and wait until it is healthy."""
     lb = _lab(lab_dir)
     size = _size_option(osd_size, "--osd-size")
     drive_flags = {"--osd-throttle": list(osd_throttle) or None, "--db-device": db_device,
                    "--objectstore": objectstore if objectstore != "bluestore" else None, "--fs": fs}
-    multi = _multi_host_spec(hosts, osds_per_host, clients, public_net, cluster_net, osds, drive_flags)
+    multi = _multi_host_spec(hosts, osds_per_host, clients, public_net, cluster_net, osds,
+                             {"--client-net": client_net, **drive_flags})
     if lb.is_running():
         _print_lab_status(lb)
         raise UserError(f"a lab is already running in {lb.dir}", f"stop it with 'cephbench lab down --dir {lb.dir}'")
@@ -178,8 +182,9 @@ def _multi_host_spec(hosts: int | None, osds_per_host: int, clients: int, public
     store = check_objectstore(drive_flags["--objectstore"] or "bluestore", drive_flags["--fs"])
     db_size = _size_option(drive_flags["--db-device"], "--db-device") if drive_flags["--db-device"] else None
     throttles = parse_throttle_specs(list(drive_flags["--osd-throttle"])) if drive_flags["--osd-throttle"] else ()
+    client = parse_link(drive_flags["--client-net"], "--client-net") if drive_flags.get("--client-net") else None
     spec = MultiHostSpec(hosts, osds_per_host, clients, public, cluster, separate_cluster=unshaped, store=store,
-                         db_size_bytes=db_size, throttles=throttles)
+                         db_size_bytes=db_size, throttles=throttles, client=client)
     check_drives([t.drive for t in throttles], range(spec.osds), range(spec.osds) if db_size else ())
     return spec
 
@@ -195,6 +200,9 @@ def _print_topology(topo: dict) -> None:
         return f"{sh['rate_bits_per_s'] / 1e6:g} Mbit/s each way{delay}"
     out.print(f"networks: public {shape('public')}"
               + (f"; cluster {shape('cluster')}" if "cluster" in shapes else "; replication shares the public network"))
+    if topo.get("client_link"):
+        shapes["client"] = topo["client_link"]
+        out.print(f"client hosts' links: {shape('client')} (the cluster side as above)")
     dr = topo.get("drives")
     if dr:
         store = topo.get("objectstore", "bluestore") + (f" on {topo['fs']}" if topo.get("fs") else "")
@@ -446,7 +454,8 @@ def validate(suite_path: Path) -> None:
 @click.option("--id", "client_id", help="Client id, e.g. admin.")
 @click.option("--lab", "use_lab", is_flag=True, help="Target the local lab (started when none runs).")
 @click.option("--lab-dir", type=click.Path(path_type=Path), help="Target the lab in this directory.")
-@click.option("--force", is_flag=True, help="Run even on a HEALTH_ERR cluster.")
+@click.option("--force", is_flag=True, help="Run even on a HEALTH_ERR cluster, or with a client's clock more than "
+              "1 s off (the offset is recorded and corrected for).")
 @click.option("--keep", is_flag=True, help="Keep the pools and objects the run created.")
 @click.option("--dry-run", is_flag=True, help="Print every cluster-changing command; change nothing.")
 @click.option("--connect-timeout", type=click.IntRange(min=1), default=CONNECT_TIMEOUT_S, show_default=True,

@@ -136,6 +136,15 @@ class _Workload(_Strict):
     repeat: PositiveInt = 1
 
 
+ClientCount = Annotated[Union[Annotated[int, Field(gt=0, strict=True)], Literal["all"]], BeforeValidator(_count)]
+
+
+class _ClientWorkload(_Workload):
+    """A kind whose tool runs on client hosts: `clients: N` (the first N of the suite's `clients:`) or `all`, a
+    list being a sweep ([1, 2]: from one client, then from two); None: this machine only."""
+    clients: Sweep(ClientCount) | None = None
+
+
 def _rados_seconds(v: Any) -> float:
     d = _duration(v)
     if not d.is_integer():
@@ -162,7 +171,7 @@ def _rados_durations(v: Any) -> dict[str, float] | list[float]:
 RadosDurations = Annotated[Union[dict[str, float], list[float]], BeforeValidator(_rados_durations)]
 
 
-class RadosBench(_Workload):
+class RadosBench(_ClientWorkload):
     type: Literal["rados_bench"]
     pool: Sweep(str) = ["default"]
     modes: list[Literal["write", "seq", "rand"]] = Field(["write", "seq", "rand"], min_length=1)
@@ -204,7 +213,7 @@ class OsdBench(_Workload):
     slow_threshold: float = Field(0.2, gt=0, lt=1)
 
 
-class FioRados(_Workload):
+class FioRados(_ClientWorkload):
     type: Literal["fio_rados"]
     pool: Sweep(str) = ["default"]
     rw: Sweep(Literal["write", "read", "randwrite", "randread"]) = ["write", "read"]
@@ -220,7 +229,7 @@ def _ramp(v: Any) -> float:
     return d
 
 
-class _RbdWorkload(_Workload):
+class _RbdWorkload(_ClientWorkload):
     """RBD images in a pool made for the group: `pool` holds the data (an erasure profile becomes a data pool
     with allow_ec_overwrites, the metadata going to `metadata_pool`, by default replicated size 3)."""
 
@@ -283,7 +292,7 @@ class FioRbd(_RbdWorkload):
     client: Sweep(Literal["librbd", "krbd"]) = ["librbd"]   # krbd: rbd map + fio libaio on /dev/rbdN
 
 
-class Rgw(_Workload):
+class Rgw(_ClientWorkload):
     """S3 or Swift load on RGW with cephbench-loadgen. Each op is one phase of the group, run in order on fresh
     buckets; reads prefill the key space (loadgen --prefill), so they never depend on what a put wrote.
     Keys: `credentials` (a JSON file like the lab's rgw-user.json), else CEPHBENCH_S3_*/CEPHBENCH_SWIFT_* from the
@@ -411,11 +420,33 @@ def _default_pools() -> dict[str, Any]:
     return {"default": ReplicatedPool(type="replicated")}
 
 
+def _client_hosts(v: Any) -> Any:
+    """`lab`, or a list of host names each given once: checked here so that each gets its own message."""
+    if v is None or v == "lab":
+        return v
+    if not isinstance(v, list) or not v:
+        raise ValueError(f"give a list of client host names, or lab (the multi-host lab's client hosts), not {v!r}")
+    seen: dict[str, int] = {}
+    for j, h in enumerate(v):
+        if not isinstance(h, str) or not h.strip():
+            raise ValueError(f"clients[{j}]: {h!r} is not a host name")
+        if h in seen:
+            raise ValueError(f"clients[{j}]: host {h!r} is listed twice (first as clients[{seen[h]}]); "
+                             "list each client host once")
+        seen[h] = j
+    return v
+
+
+ClientHosts = Annotated[Union[Literal["lab"], list[str]], BeforeValidator(_client_hosts)]
+
+
 class Suite(_Strict):
     name: str = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]*$", max_length=64)
     description: str = ""
     target: TargetConfig | None = None
     settings: Settings = Field(default_factory=Settings)
+    # client hosts the workloads' tools may run on (reached with settings.ssh), or `lab`: the multi-host lab's
+    clients: ClientHosts | None = None
     pools: dict[str, PoolProfile] = Field(default_factory=_default_pools)
     baseline: BaselineConfig | None = None      # disk and network baselines, run before the workloads
     workloads: list[Workload] = Field(min_length=1)
@@ -427,6 +458,21 @@ class Suite(_Strict):
                 if p not in self.pools:
                     known = ", ".join(sorted(self.pools)) or "none"
                     raise ValueError(f"workloads[{i}].pool: profile {p!r} is not defined in pools (defined: {known})")
+        return self
+
+    @model_validator(mode="after")
+    def _client_counts(self) -> "Suite":
+        for i, w in enumerate(self.workloads):
+            counts = getattr(w, "clients", None)
+            if counts is None:
+                continue
+            if self.clients is None:
+                raise ValueError(f"workloads[{i}].clients: the suite lists no client hosts; add "
+                                 "clients: [host, ...] (or clients: lab) at the top of the suite")
+            for n in counts:
+                if isinstance(n, int) and isinstance(self.clients, list) and n > len(self.clients):
+                    raise ValueError(f"workloads[{i}].clients: {n} clients, and the suite lists "
+                                     f"{len(self.clients)}; give at most {len(self.clients)}, or all")
         return self
 
     @model_validator(mode="after")
@@ -475,7 +521,7 @@ def _loc_path(loc: tuple[Any, ...]) -> str:
             continue
         # pydantic puts the union branch (discriminator tag or type name) into the path
         prev = parts[i - 1] if i else None
-        if p in KINDS or p in ("replicated", "erasure") or "[" in p or p.startswith("function-"):
+        if p in KINDS or p in ("replicated", "erasure") or "[" in p or p.startswith(("function-", "constrained-")):
             if isinstance(prev, int) or (prev is not None and prev not in ("workloads",)):
                 continue
         out += f".{p}" if out else p
@@ -544,7 +590,7 @@ def parse_suite(data: Any, source: str) -> Suite:
         err = exc.errors()[0]
         msg = _message(err)
         path = _loc_path(_trim_scalar_index(tuple(err.get("loc", ())), data))
-        if not path and ": " in msg and msg.split(": ", 1)[0].startswith("workloads["):
+        if ": " in msg and msg.split(": ", 1)[0].startswith(("workloads[", "clients[")):
             path, msg = msg.split(": ", 1)
         elif ": " in msg and re.fullmatch(r"[a-z_]+", msg.split(": ", 1)[0]):
             key, rest = msg.split(": ", 1)      # a model check names its field first: "duration: ..."

@@ -17,13 +17,15 @@ from pathlib import Path
 from typing import Any, Callable
 
 from . import __version__
+from .clients import (REMOTE_FILE, Client, ClientFacts, clients_of, deploy_loadgen, needs_of, preflight_clients,
+                      remove_remote_file, resolve_clients)
 from .cluster import CONNECT_TIMEOUT_S, Cluster, Target
 from .config import Settings, SshSettings, Suite, load_suite, parse_suite
 from .drivers.base import RunContext
 from .drivers.rbd_images import remove_image_spec, unmap_device
 from .drivers.rgw.admin import BucketSweep, remove_user
 from .errors import UserError
-from .hosts import local_facts
+from .hosts import LocalHost, local_facts
 from .lab import Lab, default_lab_dir
 from .plan import Plan, expand
 from .recovery import Remover, RunLock, how_to_remove, leftovers, remove_leftovers, stop_process_group
@@ -64,6 +66,9 @@ class Prepared:
     rundir: RunDir | None                   # None in a dry run
     unreadable: list[CorruptLine] = field(default_factory=list)   # of a resumed run's results.jsonl
     lock: RunLock | None = None             # held while this process runs the directory
+    clients: list[Client] = field(default_factory=list)            # the suite's client hosts (clients.py)
+    client_facts: dict[str, ClientFacts] = field(default_factory=dict)   # of those in use: clock, versions
+    loadgen_paths: dict[str, str] = field(default_factory=dict)    # client -> its cephbench-loadgen (after start)
 
     @property
     def est_s(self) -> float:
@@ -173,8 +178,11 @@ def prepare(request: RunRequest, say: Callable[[str], None] = lambda _m: None) -
         if lab_topology:
             suite = with_lab_ssh(suite, lab_topology["ssh"])
             plan = replace(plan, suite=suite)     # the tests do not depend on settings.ssh
+        clients = resolve_clients(suite, suite.settings, lab_topology)
         cluster = Cluster(target, connect_timeout_s=request.connect_timeout_s)
         status = preflight(cluster, plan, request.force)
+        client_facts = preflight_clients(LocalHost(), clients, todo, suite.settings.ssh, target.id, request.force,
+                                         say) if clients else {}
         for other in other_runs(cluster):
             since = time.strftime("%H:%M:%S UTC", time.gmtime(other.get("started_unix", 0)))
             say(f"warning: another cephbench run is in progress on this cluster (run {other['run_id']} from host "
@@ -185,12 +193,15 @@ def prepare(request: RunRequest, say: Callable[[str], None] = lambda _m: None) -
         if rundir is not None and not request.dry_run:
             finish_dead_run(rundir, cluster, suite, say)
             rundir.update_meta(run_ids=[*rundir.meta().get("run_ids", []), run_id])
+            if client_facts:
+                rundir.update_meta(clients={n: f.to_json() for n, f in client_facts.items()})
         elif not request.dry_run:
             rundir = RunDir.create(run_dir_path(suite.name, request.out_dir), {
                 "cephbench_version": __version__, "run_ids": [run_id], "suite_name": suite.name,
                 "suite": as_given.model_dump(mode="json"), "plan": [t.model_dump() for t in plan.tests],
                 "target": target.describe(), "started_unix": time.time(), "lab_topology": lab_topology,
                 "cluster": cluster.facts(), "hosts": {"client": local_facts()},
+                **({"clients": {n: f.to_json() for n, f in client_facts.items()}} if client_facts else {}),
             })
             lock = RunLock.take(rundir.path)
     except BaseException:
@@ -198,7 +209,7 @@ def prepare(request: RunRequest, say: Callable[[str], None] = lambda _m: None) -
             lock.release()
         raise
     return Prepared(request, suite, plan, todo, target, lb, cluster, status, run_id,
-                    None if request.dry_run else rundir, bad, lock)
+                    None if request.dry_run else rundir, bad, lock, clients, client_facts)
 
 
 def removers(ctx: RunContext) -> dict[str, Remover]:
@@ -220,6 +231,7 @@ def removers(ctx: RunContext) -> dict[str, Remover]:
         "rgw-user": lambda r: remove_user(ctx, r.name),
         "rgw-buckets": lambda r: BucketSweep(ctx, r.name.rstrip("*")).remove(),
         "config-key": lambda r: ctx.cluster.ceph_ok("config-key", "rm", r.name),
+        REMOTE_FILE: lambda r: remove_remote_file(LocalHost(), ctx.settings.ssh, r.name),
     }
 
 
@@ -234,6 +246,17 @@ def finish_dead_run(rundir: RunDir, cluster: Cluster, suite: Suite | None, say: 
         what = "; ".join(f"{r.kind} {r.name}: {why} (by hand: {how_to_remove(r)})" for r, why in failed)
         raise UserError(f"{rundir.path} left {len(failed)} thing(s) that could not be removed: {what}",
                         f"fix that, then run 'cephbench cleanup {rundir.path}'", where="--resume")
+
+
+def recorded_settings(meta: dict) -> Settings:
+    """A run's settings as run.json has them, with a multi-host lab's ssh: how a dead run's client hosts are
+    reached to remove what it copied there."""
+    try:
+        suite = parse_suite(meta["suite"], "run.json suite")
+    except (KeyError, UserError):
+        return Settings()
+    ssh = (meta.get("lab_topology") or {}).get("ssh")
+    return (with_lab_ssh(suite, ssh) if ssh else suite).settings
 
 
 def cleanup(run_dir: Path, request: RunRequest, say: Callable[[str], None]
@@ -253,10 +276,32 @@ def cleanup(run_dir: Path, request: RunRequest, say: Callable[[str], None]
             return [], []
         cluster = Cluster(target, connect_timeout_s=request.connect_timeout_s)
         cluster.check_reachable()
-        ctx = RunContext(cluster=cluster, run_id="recovery", rundir=None, ledger=Ledger(None), settings=Settings())
+        ctx = RunContext(cluster=cluster, run_id="recovery", rundir=None, ledger=Ledger(None),
+                         settings=recorded_settings(rundir.meta()))
         return remove_leftovers(rundir.path, removers(ctx), note=say)
     finally:
         lock.release()
+
+
+def deploy_clients(prep: Prepared, ctx: RunContext) -> None:
+    """cephbench-loadgen on the clients whose tests need it, through the run's ledger (execute removes it with the
+    rest); what was there or copied goes into run.json."""
+    users = {c.name: c for t in prep.todo if needs_of(t).loadgen
+             for c in clients_of(t.params.get("clients"), prep.clients)}
+    if not users or prep.request.dry_run:
+        return
+    from .drivers.rgw.binary import find_loadgen
+    try:
+        prep.loadgen_paths, facts = deploy_loadgen(LocalHost(), list(users.values()), prep.suite.settings.ssh,
+                                                   ctx.ledger, Path(find_loadgen()))
+    except BaseException:
+        ctx.ledger.release()        # execute, which removes what the run made, has not started
+        raise
+    for name, f in facts.items():
+        if name in prep.client_facts:
+            prep.client_facts[name].loadgen = f
+    if prep.rundir is not None:
+        prep.rundir.update_meta(clients={n: f.to_json() for n, f in prep.client_facts.items()})
 
 
 def start(prep: Prepared, events: RunEvents) -> RunSummary:
@@ -267,6 +312,7 @@ def start(prep: Prepared, events: RunEvents) -> RunSummary:
                      settings=prep.suite.settings, dry_run=req.dry_run, events=events,
                      restart_lab_osds=prep.lab.restart_osds if prep.lab is not None and prep.target.is_lab else None)
     try:
+        deploy_clients(prep, ctx)
         summary = execute(prep.plan, ctx, events, RunOptions(force=req.force, keep=req.keep, dry_run=req.dry_run),
                           prep.todo)
     except UserError:

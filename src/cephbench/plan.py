@@ -82,6 +82,8 @@ def _label(key: str, value: Any) -> str:
         return f"qd{value}"
     if key == "instances":
         return f"x{value}"
+    if key == "clients":
+        return f"clients-{value}"
     if key == "duration":
         return f"{value:g}s"
     return str(value)
@@ -139,6 +141,8 @@ def expand(suite: Suite) -> Plan:
                         params["metadata_profile"] = suite.pools[params["metadata_pool"]].model_dump()
                     if "duration" in params:
                         params["duration_s"] = params.pop("duration")
+                    if params.get("clients") is None:
+                        params.pop("clients", None)      # this machine alone: the parameters of every run before
                     labels = [_label(k, params_base[k]) for k in dims
                               if k in _ALWAYS_LABEL or len(data[k]) > 1]
                     parts = ([name] + ([str(phase)] if phase else []) + labels

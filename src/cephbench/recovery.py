@@ -119,6 +119,12 @@ def save(rundir: Path, resources: list[Resource]) -> None:
 Remover = Callable[[Resource], None]
 
 
+def remote_file_parts(name: str) -> tuple[str, str]:
+    """A remote file's ledger name "<address>:<absolute path>" (an IPv6 address has no slash) -> its parts."""
+    i = name.find(":/")
+    return (name[:i], name[i + 1:]) if i > 0 else (name, "")
+
+
 def how_to_remove(r: Resource) -> str:
     """The command a person runs to remove one resource by hand."""
     return {
@@ -131,11 +137,12 @@ def how_to_remove(r: Resource) -> str:
         "rgw-user": f"radosgw-admin user rm --uid {r.name} --purge-data",
         "rgw-buckets": f"radosgw-admin bucket rm --bucket NAME --purge-objects  (each bucket named {r.name})",
         "config-key": f"ceph config-key rm {r.name}",
+        "remote-file": "ssh {0} rm -f {1}".format(*remote_file_parts(r.name)),
     }.get(r.kind, f"remove {r.kind} {r.name}")
 
 
 # the order a dead run's leftovers go in: processes first (they may still be writing), flags last
-_ORDER = ["process", "rbd-mapping", "rgw-buckets", "rgw-user", "rbd-image", "pool", "ec-profile", "osd-flags",
+_ORDER = ["process", "remote-file", "rbd-mapping", "rgw-buckets", "rgw-user", "rbd-image", "pool", "ec-profile", "osd-flags",
           "config-key"]
 
 

@@ -179,6 +179,10 @@ class Lab:
         except (OSError, ValueError, KeyError):
             return None
 
+    def host_bin(self, host: str) -> Path:
+        """The directory first on a multi-host lab host's PATH in its ssh sessions (sshd.py)."""
+        return self.dir / "hosts" / host / "bin"
+
     @property
     def ssh_files(self) -> sshd.SshFiles:
         return sshd.SshFiles(self.dir / "ssh")
@@ -342,7 +346,7 @@ class Lab:
             # Each host is a network stack of its own: Ceph's standard ports are free there.
             ports, pool_size = LabPorts(3300, 6789, 7480), min(3, spec.hosts)
             self._net = netns.create(netns.lab_id_for(self.dir), spec.hosts, spec.public, self.netns_record,
-                                     spec.cluster, spec.separate_cluster, spec.clients)
+                                     spec.cluster, spec.separate_cluster, spec.clients, spec.client)
             self._drives = drives.create(
                 drives.plan(self._net.lab_id, d, {i: osd_host(spec, i) for i in range(osds)}, osd_size_bytes,
                             spec.db_size_bytes, spec.store.fs, hosts=[h.name for h in self._net.hosts]),
@@ -405,7 +409,8 @@ class Lab:
         sshd.ensure_privsep_dir()
         for h in self._net.hosts:
             f.config(h.name).write_text(sshd.render_config(f, h.address()))
-            env = {"CEPH_CONF": str(self.conf)}
+            self.host_bin(h.name).mkdir(parents=True, exist_ok=True)
+            env = {"CEPH_CONF": str(self.conf), "PATH": sshd.session_path(self.host_bin(h.name))}
             if self._drives is not None and h.name in self._drives.hosts:
                 env["CEPHBENCH_CPUACCT"] = self._drives.hosts[h.name]
             self._start_daemon(f"sshd.{h.name}", sshd.sshd_argv(f, h.name, env), ceph=False)

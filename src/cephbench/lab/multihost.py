@@ -25,7 +25,7 @@ MAX_OSDS_PER_HOST = 16
 
 @dataclass(frozen=True)
 class MultiHostSpec:
-    """`lab up --hosts N --osds-per-host K --clients C --public-net ... --cluster-net ...`."""
+    """`lab up --hosts N --osds-per-host K --clients C --public-net ... --cluster-net ... --client-net ...`."""
 
     hosts: int
     osds_per_host: int = 1
@@ -33,6 +33,7 @@ class MultiHostSpec:
     public: LinkShape | None = None
     cluster: LinkShape | None = None
     separate_cluster: bool = False          # a cluster network without shaping
+    client: LinkShape | None = None         # the client hosts' links (both ways), the cluster side as it is
     store: StoreChoice = StoreChoice("bluestore", None)
     db_size_bytes: int | None = None        # --db-device: BlueStore's WAL/DB (FileStore's journal) on a drive of its own
     throttles: tuple[ThrottleSpec, ...] = ()
@@ -47,6 +48,9 @@ class MultiHostSpec:
         if not 0 <= self.clients <= MAX_HOSTS - self.hosts:
             raise UserError(f"--clients must be 0 to {MAX_HOSTS - self.hosts}, got {self.clients}",
                             where="--clients")
+        if self.client is not None and not self.clients:
+            raise UserError("--client-net shapes the client hosts' links, and this lab has none",
+                            "add --clients N (e.g. --clients 2)", where="--client-net")
 
     @property
     def osds(self) -> int:
@@ -100,6 +104,7 @@ def topology_json(spec: MultiHostSpec, topo: Topology, rgw: bool, ssh: dict, dri
             "spec": {"hosts": spec.hosts, "osds_per_host": spec.osds_per_host, "clients": spec.clients},
             "objectstore": spec.store.objectstore, "fs": spec.store.fs, "db_device_bytes": spec.db_size_bytes,
             "networks": [n.to_json() for n in topo.networks], "hosts": hosts,
+            "client_link": spec.client.to_json() if spec.client else None,
             "traffic": {"client": "public",
                         "replication": "cluster" if spec.with_cluster_network else "public"},
             "drives": drives_json(drives) if drives else None, "ssh": ssh}

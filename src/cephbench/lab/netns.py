@@ -14,7 +14,8 @@ Addresses come from 198.18.0.0/15 (RFC 2544, set aside for benchmarking networks
 198.18.0.0/16 and cluster networks from 198.19.0.0/16, one /24 of each per lab, the lab's slot choosing which.
 
 Shaping: both ends of a host's veth get a tbf at the link's rate, so the host's sending (namespace end's
-egress) and receiving (root end's egress) are each limited. A delay is a netem under the tbf; a round trip
+egress) and receiving (root end's egress) are each limited. Client hosts' public links may have a shape of their
+own (`client_shape`, from `lab up --client-net`): then the client side is the bottleneck and the cluster side is not. A delay is a netem under the tbf; a round trip
 between two hosts crosses four such queues, so each gets a quarter of the delay asked for.
 """
 
@@ -106,6 +107,14 @@ class Topology:
     slot: int
     networks: tuple[Network, ...]
     hosts: tuple[NetHost, ...] = field(default=())
+    client_shape: LinkShape | None = None     # client hosts' public links, instead of the public network's shape
+
+    def link_shape(self, host: str, network: str) -> LinkShape | None:
+        """The shape of one host's link to one network."""
+        if network == "public" and host.startswith("c") and self.client_shape is not None:
+            return self.client_shape
+        net = self.network(network)
+        return net.shape if net else None
 
     def network(self, kind: str) -> Network | None:
         return next((n for n in self.networks if n.kind == kind), None)
@@ -122,12 +131,14 @@ class Topology:
 
     def to_json(self) -> dict:
         return {"lab_id": self.lab_id, "slot": self.slot, "networks": [n.to_json() for n in self.networks],
-                "hosts": [h.to_json() for h in self.hosts]}
+                "hosts": [h.to_json() for h in self.hosts],
+                "client_shape": self.client_shape.to_json() if self.client_shape else None}
 
     @classmethod
     def from_json(cls, d: dict) -> Topology:
         return cls(d["lab_id"], int(d["slot"]), tuple(Network.from_json(n) for n in d["networks"]),
-                   tuple(NetHost.from_json(h) for h in d["hosts"]))
+                   tuple(NetHost.from_json(h) for h in d["hosts"]),
+                   LinkShape.from_json(d["client_shape"]) if d.get("client_shape") else None)
 
     def save(self, path: Path) -> None:
         tmp = path.with_suffix(path.suffix + ".tmp")
@@ -151,9 +162,11 @@ def subnet(base: ipaddress.IPv4Network, slot: int) -> ipaddress.IPv4Network:
 
 
 def plan(lab_id: str, slot: int, hosts: int, public: LinkShape | None,
-         cluster: LinkShape | None = None, separate_cluster: bool = False, clients: int = 0) -> Topology:
+         cluster: LinkShape | None = None, separate_cluster: bool = False, clients: int = 0,
+         client: LinkShape | None = None) -> Topology:
     """Names and addresses of a lab of `hosts` hosts (h1, h2, ...) and `clients` client hosts (c1, ...); a cluster
-    network, which client hosts are not on, when `cluster` or `separate_cluster`."""
+    network, which client hosts are not on, when `cluster` or `separate_cluster`; `client`: the client hosts'
+    links shaped so, whatever the public network's shape."""
     if not LAB_ID_RE.fullmatch(lab_id):
         raise ValueError(f"lab id {lab_id!r} must be 1-6 of [a-z0-9]")
     if not 0 <= slot < SLOTS:
@@ -176,7 +189,10 @@ def plan(lab_id: str, slot: int, hosts: int, public: LinkShape | None,
             links.append(HostLink("cluster", f"cb-{lab_id}-{name}c", NS_CLUSTER_IF,
                                   str(subnet(CLUSTER_BASE, slot)[i])))
         out.append(NetHost(name, f"cb-{lab_id}-{name}", tuple(links)))
-    topo = Topology(lab_id, slot, tuple(networks), tuple(out))
+    if client is not None and not clients:
+        raise UserError("--client-net shapes the client hosts' links, and this lab has none", "add --clients N",
+                        where="--client-net")
+    topo = Topology(lab_id, slot, tuple(networks), tuple(out), client)
     assert all(len(n) <= IFNAMSIZ for n in topo.link_names()), topo.link_names()
     return topo
 
@@ -227,14 +243,14 @@ def create_commands(topo: Topology) -> list[tuple[list[str], str | None]]:
             prefix = ipaddress.IPv4Network(n.subnet).prefixlen
             cmds.append((["ip", "addr", "add", f"{n.gateway}/{prefix}", "dev", n.bridge], None))
         cmds.append((["ip", "link", "set", n.bridge, "up"], None))
-    shapes = {n.kind: (n, n.shape) for n in topo.networks}
+    nets = {n.kind: n for n in topo.networks}
     for h in topo.hosts:
         cmds.append((["ip", "netns", "add", h.netns], None))
         inner = ["link set lo up"]
         root_tc: list[str] = []
         inner_tc: list[str] = []
         for k in h.links:
-            net, shape = shapes[k.network]
+            net, shape = nets[k.network], topo.link_shape(h.name, k.network)
             prefix = ipaddress.IPv4Network(net.subnet).prefixlen
             cmds.append((["ip", "link", "add", k.veth, "type", "veth", "peer", "name", k.inner,
                           "netns", h.netns], None))
@@ -310,12 +326,13 @@ def _slot_lock() -> Iterator[None]:
 
 
 def create(lab_id: str, hosts: int, public: LinkShape | None, record: Path,
-           cluster: LinkShape | None = None, separate_cluster: bool = False, clients: int = 0) -> Topology:
+           cluster: LinkShape | None = None, separate_cluster: bool = False, clients: int = 0,
+           client: LinkShape | None = None) -> Topology:
     """Plan a free slot, record the plan at `record`, then make it. Any failure (or signal) removes what was made."""
     check_tools()
     with _slot_lock():
         topo = plan(lab_id, free_slot(slots_in_use(root_ipv4_addresses())), hosts, public, cluster,
-                    separate_cluster, clients)
+                    separate_cluster, clients, client)
         present = leftovers(topo)
         if present:
             raise UserError(f"lab network {lab_id} already exists ({', '.join(present[:3])})",

@@ -6,8 +6,10 @@ an identity file and a known_hosts file (settings.ssh). Everything lives in `<la
 naming every host's address with that key (so StrictHostKeyChecking stays on), and an sshd_config per host that
 listens on the host's public address only.
 
-Each session gets the host's environment through `SetEnv`: CEPH_CONF (so `ceph`, `rados` and fio find the lab) and
-CEPHBENCH_CPUACCT, the host's cpuacct cgroup, which is what "this host's CPU" means when hosts share a machine.
+Each session gets the host's environment through `SetEnv`: CEPH_CONF (so `ceph`, `rados` and fio find the lab),
+CEPHBENCH_CPUACCT, the host's cpuacct cgroup, which is what "this host's CPU" means when hosts share a machine, and
+a PATH whose first directory is the host's own (`<lab>/hosts/<host>/bin`, empty at start): the hosts share this
+machine's files, so a tool put there (a `date` 5 s off, a `fio` without the rbd engine) is seen on that host alone.
 """
 
 from __future__ import annotations
@@ -22,6 +24,12 @@ from ..hosts import LocalHost
 
 SSHD = "/usr/sbin/sshd"
 USER = "root"
+SYSTEM_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"   # sshd's own default for root
+
+
+def session_path(host_bin: Path) -> str:
+    """A lab host's PATH: its own directory first, then the system's."""
+    return f"{host_bin}:{SYSTEM_PATH}"
 
 
 @dataclass(frozen=True)
