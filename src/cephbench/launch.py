@@ -110,6 +110,9 @@ def choose_target(suite: Suite, request: RunRequest, say: Callable[[str], None] 
              (f"CEPH_CONF={env_conf}", env_conf)]
     conf_source = next(((what, Path(c)) for what, c in named if c), None)
     wants_lab = request.lab or request.lab_dir is not None
+    lab_dir = Path(request.lab_dir or default_lab_dir()).absolute()
+    if wants_lab and conf_source is not None and conf_source[1].absolute() == lab_dir / "ceph.conf":
+        conf_source = None                      # the lab's own conf (its shell's CEPH_CONF): the same target
     if wants_lab and conf_source is not None:
         lab_flag = f"--lab-dir {request.lab_dir}" if request.lab_dir is not None else "--lab"
         raise UserError(f"{lab_flag} and {conf_source[0]} both name the cluster to benchmark",
@@ -131,7 +134,7 @@ def choose_target(suite: Suite, request: RunRequest, say: Callable[[str], None] 
     if not wants_lab and system_conf.exists():
         raise UserError(f"no cluster given, and {system_conf} names the one this host's ceph and rados talk to",
                         f"use -c {system_conf} for that cluster, or --lab for the local lab", where="--conf")
-    lb = Lab(Path(request.lab_dir or default_lab_dir()).absolute())
+    lb = Lab(lab_dir)
     if not lb.is_running():
         if request.dry_run:
             raise UserError(f"no lab running in {lb.dir} and --dry-run starts nothing",

@@ -84,3 +84,33 @@ def multihost_lab() -> Lab:
     finally:
         lb.down()
         shutil.rmtree(d, ignore_errors=True)
+
+
+# The multi-host lab of many clients (issue 15): 3 hosts of one OSD, 2 client hosts whose links alone are shaped to
+# CLIENT_RATE (the cluster side unshaped: what one client can read is its link), with RGW.
+CLIENT_RATE = "200mbit"
+CLIENT_RATE_BITS = 200 * 10**6
+
+
+@pytest.fixture(scope="session")
+def clients_lab() -> Lab:
+    from cephbench.lab.multihost import MultiHostSpec
+    from cephbench.lab.rates import parse_link
+    if os.geteuid() != 0:
+        pytest.fail("the multi-host lab needs root (network namespaces)")
+    spec = MultiHostSpec(hosts=3, osds_per_host=1, clients=2, client=parse_link(CLIENT_RATE))
+    reuse = os.environ.get("CEPHBENCH_TEST_CLIENTS_LAB")
+    if reuse:
+        lb = Lab(Path(reuse))
+        if not lb.is_running():
+            lb.up(osd_size_bytes=4 * 1024**3, multi=spec)
+        yield lb
+        return
+    d = Path(tempfile.mkdtemp(prefix="cephbench-test-clients-"))
+    lb = Lab(d / "lab")
+    lb.up(osd_size_bytes=4 * 1024**3, multi=spec)
+    try:
+        yield lb
+    finally:
+        lb.down()
+        shutil.rmtree(d, ignore_errors=True)

@@ -2,8 +2,7 @@
 line, exit 2, before anything is created on the cluster; --force lets a client's clock through, recorded; and
 cephbench-loadgen is copied to a client and removed again through the ledger.
 
-Runs on CEPHBENCH_TEST_CLIENTS_LAB=DIR (a lab started with `cephbench lab up --dir DIR --hosts 3 --clients 2
---no-rgw`), else starts one of its own. Tools and clocks are faked on one client only through its own PATH
+Runs on conftest's `clients_lab` (CEPHBENCH_TEST_CLIENTS_LAB=DIR reuses one). Tools and clocks are faked on one client only through its own PATH
 directory (`<lab>/hosts/<host>/bin`, first on its ssh sessions' PATH).
 """
 
@@ -11,9 +10,7 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
-import tempfile
 from pathlib import Path
 
 import pytest
@@ -31,29 +28,6 @@ from cephbench.resources import Ledger
 from cephbench.results import RunDir
 
 from labcli import run_cli, write_suite
-
-
-@pytest.fixture(scope="module")
-def clients_lab() -> Lab:
-    from cephbench.lab.multihost import MultiHostSpec
-    if os.geteuid() != 0:
-        pytest.fail("the multi-host lab needs root (network namespaces)")
-    spec = MultiHostSpec(hosts=3, osds_per_host=1, clients=2)
-    reuse = os.environ.get("CEPHBENCH_TEST_CLIENTS_LAB")
-    if reuse:
-        lb = Lab(Path(reuse))
-        if not lb.is_running():
-            lb.up(osd_size_bytes=4 * 1024**3, multi=spec, rgw=False)
-        yield lb
-        return
-    d = Path(tempfile.mkdtemp(prefix="cephbench-test-clients-"))
-    lb = Lab(d / "lab")
-    lb.up(osd_size_bytes=4 * 1024**3, multi=spec, rgw=False)
-    try:
-        yield lb
-    finally:
-        lb.down()
-        shutil.rmtree(d, ignore_errors=True)
 
 
 @pytest.fixture

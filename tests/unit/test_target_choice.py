@@ -72,3 +72,10 @@ def test_conflicting_flags_at_the_command_line_are_one_line(no_env, tmp_path):
     res = cephbench("run", str(suite), "--lab", "-c", str(tmp_path / "c.conf"))
     assert res.returncode == 2 and len(res.stderr.strip().splitlines()) == 1, res.stderr
     assert "--lab and --conf" in res.stderr and "Traceback" not in res.stderr
+
+
+def test_the_labs_own_conf_and_its_directory_are_one_target(monkeypatch, no_env, tmp_path):
+    monkeypatch.setenv("CEPH_CONF", str(tmp_path / "lab" / "ceph.conf"))
+    with pytest.raises(UserError) as e:      # no lab runs there: --dry-run starts none (no conflict is reported)
+        choose_target(SUITE, RunRequest(lab_dir=tmp_path / "lab", dry_run=True), system_conf=Path("/nonexistent"))
+    assert "no lab running in" in e.value.one_line()
