@@ -13,7 +13,7 @@ setup:
 
 loadgen:
 	@if [ -d loadgen ]; then mkdir -p build/bin && cd loadgen && \
-	  go build -o ../build/bin/cephbench-loadgen ./cmd/cephbench-loadgen && \
+	  CGO_ENABLED=0 go build -o ../build/bin/cephbench-loadgen ./cmd/cephbench-loadgen && \
 	  go build -o ../build/bin/cephbench-nullserver ./cmd/cephbench-nullserver; fi
 
 demo: setup

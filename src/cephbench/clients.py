@@ -61,17 +61,19 @@ class Needs:
 
 
 def needs_of(test: Test) -> Needs:
-    """What one test's tool needs on a client host."""
+    """What one test's tool needs on a client host; every tool started there needs cephbench-loadgen too, whose
+    `at` starts it at the run's one instant."""
     p = test.params
     if test.kind == "rados_bench":
-        return Needs(tools=("rados",))
+        return Needs(tools=("rados",), loadgen=True)
     if test.kind == "fio_rados":
-        return Needs(tools=("fio",), engines=("rados",))
+        return Needs(tools=("fio",), engines=("rados",), loadgen=True)
     if test.kind == "fio_rbd":
         krbd = p.get("client") == "krbd"
-        return Needs(tools=("fio", "rbd") if krbd else ("fio",), engines=("libaio",) if krbd else ("rbd",))
+        return Needs(tools=("fio", "rbd") if krbd else ("fio",), engines=("libaio",) if krbd else ("rbd",),
+                     loadgen=True)
     if test.kind == "rbd_bench":
-        return Needs(tools=("rbd",))
+        return Needs(tools=("rbd",), loadgen=True)
     if test.kind == "rgw":
         return Needs(key=False, loadgen=True)
     return Needs(key=False)

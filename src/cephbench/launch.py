@@ -313,9 +313,12 @@ def start(prep: Prepared, events: RunEvents) -> RunSummary:
     ctx = RunContext(cluster=prep.cluster, run_id=prep.run_id, rundir=prep.rundir,
                      ledger=Ledger(prep.rundir.path / "resources.json" if prep.rundir else None),
                      settings=prep.suite.settings, dry_run=req.dry_run, events=events,
-                     restart_lab_osds=prep.lab.restart_osds if prep.lab is not None and prep.target.is_lab else None)
+                     restart_lab_osds=prep.lab.restart_osds if prep.lab is not None and prep.target.is_lab else None,
+                     clients=list(prep.clients),
+                     client_offsets_ns={n: f.clock.offset_ns for n, f in prep.client_facts.items() if f.clock})
     try:
         deploy_clients(prep, ctx)
+        ctx.at_paths = dict(prep.loadgen_paths)
         summary = execute(prep.plan, ctx, events, RunOptions(force=req.force, keep=req.keep, dry_run=req.dry_run),
                           prep.todo)
     except UserError:

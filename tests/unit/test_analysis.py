@@ -196,3 +196,28 @@ def test_a_separate_cluster_network_is_measured_by_its_own_pairs_and_bounds_writ
     g = facts_from_run({"osd_metadata": md}, mh_baselines(), "vm", 2)
     assert g.cluster_bytes_per_s == R_TCP and any("cluster network was not measured" in n for n in g.notes)
     assert not any("cluster network was not measured" in n for n in f.notes)
+
+
+def test_reads_from_client_hosts_are_bound_by_the_clients_own_links():
+    # issue 15's ground truth: client links shaped to R, OSD hosts' links 5R; c1 alone gets R, c1 and c2 get 2R
+    fat = 5 * R_TCP
+    base = [mh_net("pair", [a], [b], fat, 2) for a in MH_HOSTS for b in MH_HOSTS if a != b]
+    base += [mh_net("many-to-one", MH_HOSTS[1:], ["vm"], 3 * fat, 2)]
+    for c in ("c1", "c2"):
+        base += [mh_net("one-to-many", [c], MH_HOSTS[1:], R_TCP, 2), mh_net("many-to-one", MH_HOSTS[1:], [c], R_TCP, 2)]
+    base += [disk("write-4MiB", 5000e6, 4000e6), disk("read-4MiB", 5000e6, 4000e6)]
+    an = RunAnalyzer(cluster={"osd_metadata": MH_MD}, client_hostname="vm", cpus=2, seen=base)
+
+    def seq(hosts: list[str], bps: float) -> Result:
+        r = mh_rados("seq", bps)
+        r.measurement.instances = [Measurement(tool="rados bench", op="seq", duration_s=5, bytes_per_s=bps / len(hosts),
+                                               host=h) for h in hosts]
+        return r
+
+    one = an.attach(seq(["c1"], 0.95 * R_TCP)).analysis
+    assert one.bottleneck == "client network" and one.ceiling_bytes_per_s == R_TCP, one
+    two = an.attach(seq(["c1", "c2"], 1.9 * R_TCP)).analysis
+    assert two.bottleneck == "client network" and two.ceiling_bytes_per_s == 2 * R_TCP, two
+    assert "2 clients" in two.reason
+    alone = an.attach(mh_rados("seq", 2 * R_TCP)).analysis          # from this machine: its own fat fan-in
+    assert alone.ceiling_bytes_per_s == 3 * fat

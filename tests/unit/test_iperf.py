@@ -77,6 +77,19 @@ def test_patterns_pairs_and_one_to_many():
     assert ids == ["001-baseline-net-solo-to-solo-P1", "002-baseline-net-solo-to-solo-P4"]
 
 
+def test_each_client_sends_to_and_receives_from_every_osd_host_at_once():
+    ps = patterns(["me", "h1", "h2"], 1, clients=["c1", "c2"])
+    assert ps[:len(patterns(["me", "h1", "h2"], 1))] == patterns(["me", "h1", "h2"], 1)   # the OSD hosts' as before
+    extra = ps[len(patterns(["me", "h1", "h2"], 1)):]
+    assert extra == [
+        {"pattern": "one-to-many", "sender": "c1", "receivers": ["h1", "h2"], "streams": 1},
+        {"pattern": "many-to-one", "senders": ["h1", "h2"], "receivers": ["c1"], "streams": 1},
+        {"pattern": "one-to-many", "sender": "c2", "receivers": ["h1", "h2"], "streams": 1},
+        {"pattern": "many-to-one", "senders": ["h1", "h2"], "receivers": ["c2"], "streams": 1}]
+    ids = [t.id for t in make_tests(["me", "h1", "h2"], 1, 1.0, None, part_of="004-net", clients=["c1"])][-2:]
+    assert ids == ["004-net-c1-to-all", "004-net-all-to-c1"]
+
+
 def test_hosts_named_in_settings_ssh_are_reached_there_with_the_suites_key(tmp_path):
     key = tmp_path / "id"
     key.write_text("k")

@@ -11,7 +11,7 @@ from __future__ import annotations
 import ipaddress
 import logging
 import statistics
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ..kinds import DISK_BASELINE, NET_BASELINE, direction_of, kinds_where, level_of
@@ -120,7 +120,9 @@ def network_figures(net: list[Result], client: str | None) -> dict[str, Any]:
     fan_in = [r for r in ok if r.test.params.get("pattern") == "many-to-one"]
     loop = all(r.measurement.extra.get("loopback") for r in ok)
     hosts = ok[0].test.params.get("hosts") or []
-    me = client if client in hosts else (hosts[0] if hosts else None)
+    named = {r.test.params.get("sender") for r in ok} | {h for r in ok for h in r.test.params.get("receivers") or []}
+    # a client host of the suite is measured in patterns of its own (iperf.patterns), never among `hosts`
+    me = client if client in hosts or client in named else (hosts[0] if hosts else None)
     best = lambda rs: max((r.measurement.bytes_per_s for r in rs), default=None)  # noqa: E731
     tx = best([r for r in fan if r.test.params.get("sender") == me]) or \
         best([r for r in pairs if r.test.params.get("sender") == me])
@@ -176,6 +178,23 @@ def facts_from_run(cluster: dict[str, Any], results: list[Result], client_hostna
         else None,
         clients=1, client_on_osd_host=bool(client_hostname and client_hostname in hosts), loopback=loopback,
         cpus=cpus, notes=tuple(notes))
+
+
+def client_hosts(result: Result) -> list[str]:
+    """The client hosts a result's load came from (its instances' hosts); none when it ran on this machine."""
+    m = result.measurement
+    return sorted({i.host for i in m.instances if i.host}) if m is not None else []
+
+
+def with_clients(facts: ClusterFacts, net: list[Result], clients: list[str]) -> ClusterFacts:
+    """The facts of a test whose load came from `clients`: that many clients, each with the send and receive rate
+    the network baseline measured for it (their mean: clients × mean is their sum); unmeasured: no client term."""
+    figures = [network_figures(net, c) for c in clients]
+    tx = [f["tx"] for f in figures if f.get("tx")]
+    rx = [f["rx"] for f in figures if f.get("rx")]
+    return replace(facts, clients=len(clients), client_on_osd_host=False,
+                   client_tx_bytes_per_s=statistics.mean(tx) if len(tx) == len(clients) else None,
+                   client_rx_bytes_per_s=statistics.mean(rx) if len(rx) == len(clients) else None)
 
 
 def analyse(result: Result, facts: ClusterFacts | None) -> Analysis | None:
@@ -245,6 +264,9 @@ class RunAnalyzer:
                 return result
         try:
             facts = facts_from_run(self.cluster, self.seen, self.client_hostname, self.cpus)
+            clients = client_hosts(result)
+            if facts is not None and clients:
+                facts = with_clients(facts, [r for r in self.seen if r.test.kind == NET_BASELINE], clients)
             result.analysis = analyse(result, facts)
         except Exception as exc:  # noqa: BLE001 - a model bug must not lose a measured result
             log.warning("analysis of %s failed: %s", result.test.id, exc)

@@ -81,6 +81,9 @@ class RunContext:
     host_loads: dict[str, list[HostLoad]] = field(default_factory=dict)   # test id -> hosts watched while it ran
     cluster_watches: dict[str, ClusterWatch] = field(default_factory=dict)  # test id -> the cluster while it ran
     _osd_hosts: list[HostRef] | None = field(default=None, repr=False)   # every OSD host, once known
+    clients: list[Any] = field(default_factory=list)        # the suite's client hosts (clients.Client), in order
+    client_offsets_ns: dict[str, int] = field(default_factory=dict)   # client -> its clock minus this machine's
+    at_paths: dict[str, str] = field(default_factory=dict)  # client -> cephbench-loadgen there (the start barrier)
     started_unix: float = field(default_factory=time.time)
 
     @property
