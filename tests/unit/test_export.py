@@ -168,3 +168,18 @@ def test_export_of_a_missing_path_and_a_bad_format(tmp_path):
     one_line_exit_2(cephbench("export", tmp_path / "nope", "--format", "json"), "not a cephbench run directory")
     res = cephbench("export", tmp_path, "--format", "xml")
     assert res.returncode == 2 and "Traceback" not in res.stderr
+
+
+def test_grafana_dashboard_reads_the_exported_metrics_and_cephs_own(tmp_path):
+    """docs/grafana-cephbench.json queries only metrics the export writes, and labels it sets."""
+    import re
+    from conftest import REPO
+    from cephbench.export import METRICS
+    dash = json.loads((REPO / "docs" / "grafana-cephbench.json").read_text())
+    exprs = [t["expr"] for p in dash["panels"] for t in p.get("targets", [])]
+    exprs += [v["query"]["query"] for v in dash["templating"]["list"] if isinstance(v.get("query"), dict)]
+    ours = {f"cephbench_{m.name}" for m in METRICS}
+    used = {n for e in exprs for n in re.findall(r"\bcephbench_[a-z0-9_]+", e)}
+    assert used and used <= ours, used - ours
+    assert {lbl for e in exprs for lbl in re.findall(r"(\w+)=~", e)} <= set(LABELS)
+    assert any("ceph_osd_op_w_latency_sum" in e for e in exprs)             # the mgr prometheus module's beside them
