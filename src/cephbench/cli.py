@@ -547,8 +547,13 @@ def _open_run(run_dir: Path) -> tuple[RunDir, list[Result]]:
 @main.command()
 @click.argument("run_dir", type=click.Path(path_type=Path))
 @click.option("--reasons", is_flag=True, help="Print the efficiency model's reason for every result.")
-def show(run_dir: Path, reasons: bool) -> None:
+@click.option("--json", "as_json", is_flag=True, help="The results as a JSON list (as 'export --format json').")
+def show(run_dir: Path, reasons: bool, as_json: bool) -> None:
     """Print the results of a run directory."""
+    if as_json:
+        from .export import export
+        click.echo(export(run_dir, "json"), nl=False)
+        return
     _, results = _open_run(run_dir)
     if not results:
         out.print(f"{run_dir}: no results yet")
@@ -567,6 +572,54 @@ def report(run_dir: Path) -> None:
     html_path, md_path, charts = write_report(rundir)
     out.print(f"report: {html_path} ({len(results)} tests, {charts} charts, {time.monotonic() - t0:.1f} s); "
               f"{md_path}")
+
+
+@main.command("export")
+@click.argument("run_dir", metavar="RUN", type=click.Path(path_type=Path))
+@click.option("--format", "fmt", type=click.Choice(["csv", "json", "openmetrics"]), required=True,
+              help="csv (a row per test), json (a list of results) or openmetrics (Prometheus textfile/Pushgateway).")
+@click.option("--out", "out_file", type=click.Path(path_type=Path), help="Write to FILE instead of stdout.")
+def export_(run_dir: Path, fmt: str, out_file: Path | None) -> None:
+    """Export a run's results for spreadsheets, CI or Prometheus/Grafana (docs/exports.md)."""
+    from .export import export
+    text = export(run_dir, fmt)
+    if out_file is None:
+        click.echo(text, nl=False)
+        return
+    try:
+        tmp = out_file.with_name(out_file.name + ".tmp")   # the textfile collector must never read half a file
+        tmp.write_text(text)
+        tmp.replace(out_file)
+    except OSError as exc:
+        raise UserError(f"cannot write {out_file}: {exc.strerror}", "give --out a file you may write",
+                        where="--out") from None
+    err.print(f"exported {run_dir} as {fmt}: {out_file}", markup=False)
+
+
+@main.group()
+def suite() -> None:
+    """Suites from other tools."""
+
+
+@suite.command("from-cbt")
+@click.argument("cbt_yaml", metavar="CBT.yaml", type=click.Path(path_type=Path))
+@click.option("--out", "out_file", type=click.Path(path_type=Path), help="Write the suite to FILE (default stdout).")
+def suite_from_cbt(cbt_yaml: Path, out_file: Path | None) -> None:
+    """Translate CBT's radosbench, librbdfio and rawfio benchmarks into a cephbench suite (docs/suites.md)."""
+    from .cbt import translate_file
+    text, unmapped = translate_file(cbt_yaml)
+    for line in unmapped:
+        err.print(f"cephbench: not translated: {line}", markup=False)
+    if out_file is None:
+        click.echo(text, nl=False)
+        return
+    try:
+        out_file.write_text(text)
+    except OSError as exc:
+        raise UserError(f"cannot write {out_file}: {exc.strerror}", "give --out a file you may write",
+                        where="--out") from None
+    err.print(f"suite: {out_file} ({len(unmapped)} key(s) not translated); check it with "
+              f"'cephbench validate {out_file}'", markup=False)
 
 
 # ---- compare / import / history ---------------------------------------------------------------

@@ -72,7 +72,10 @@ KINDS: dict[str, Kind] = {k.name: k for k in (
     Kind("fio_rados", "RADOS", "fio (rados engine)", "fio", "rw", dict(_RW), modelled=True, group_setup_s=3.0),
     Kind("osd_bench", "OSD", "ceph tell osd.N bench", "osd", None, {"write": "write"}, modelled=True,
          ceiling_source=True, repeat_within_test=True, default_test_s=0.5),
-    Kind("rbd_bench", "RBD", "rbd bench", "fio", "io_type", {"write": "write", "read": "read", "readwrite": "mixed"},
+    # an imported random rbd bench is named as fio names it (randwrite, ...): importer.py
+    Kind("rbd_bench", "RBD", "rbd bench", "fio", "io_type", {"write": "write", "read": "read", "readwrite": "mixed",
+                                                             "randwrite": "write", "randread": "read",
+                                                             "randrw": "mixed"},
          modelled=True, group_setup_s=6.0),
     Kind("fio_rbd", "RBD", "fio (rbd)", "fio", "rw", {**_RW, "randrw": "mixed"}, modelled=True, group_setup_s=6.0),
     Kind("rgw", "RGW", "RGW (cephbench-loadgen)", "rgw", "op",

@@ -56,6 +56,18 @@ def test_rados_bench_parse(text, mode):
         stored_measurement(m)
 
 
+RADOS_JSON = fixture_texts("rados_bench/*json*.txt")
+
+
+@given(st.one_of(any_text(), mutated_text(RADOS_JSON)), st.sampled_from(["write", "seq", "rand"]))
+@example('hints = 1\n{"total_time_run":"1","bandwidth":"1","datas":[{"sec":"1","finished":"-1"}]}', "write")
+@example('{"total_time_run":"1","bandwidth":"1","datas":[{"sec":"1","finished":"1"}x\n]}', "write")
+def test_rados_bench_parse_json(text, mode):
+    m = parses_or_refuses(rados_bench.parse_json, text, mode)
+    if m is not None:
+        stored_measurement(m)
+
+
 @given(st.one_of(any_text(), mutated_text(lines_of(RADOS))))
 @example("    1      16        20         4   1.2.3        16    0.1   0.2")
 def test_rados_bench_live_line(line):

@@ -65,6 +65,8 @@ def test_every_format_is_told_from_the_content(tmp_path):
         FIXTURES / "fio" / "fio3.33_ceph16.2.15_rados_write_4M_qd16.json": ("fio", "fio_rados"),
         FIXTURES / "fio" / "fio3.33_psync_read_1M_note_before_json.txt": ("fio", "fio"),
         FIXTURES / "rbd_bench" / "ceph16.2.15_readwrite70_rand_4K.txt": ("rbd bench", "rbd_bench"),
+        RB / "ceph16.2.15_json_write_4M.txt": ("rados bench json", "rados_bench"),
+        RB / "ceph16.2.15_write_4K_json.txt": ("rados bench json", "rados_bench"),
         FIXTURES / "iperf3" / "iperf3.12_loopback_2streams.json": ("iperf3", "net_baseline"),
         REPO / "loadgen" / "testdata" / "result-rgw-16.2.15-swift-get-open.json": ("loadgen", "rgw"),
     }
@@ -76,7 +78,7 @@ def test_every_format_is_told_from_the_content(tmp_path):
     fio = read_file(FIXTURES / "fio" / "fio3.33_ceph16.2.15_rbd_randrw70_4K_qd8_2images.json")
     assert fio.params == {"phase": "randrw", "block_size": 4096, "iodepth": 8, "jobs": 2, "rwmixread": 70}
     rbd = read_file(FIXTURES / "rbd_bench" / "ceph16.2.15_readwrite70_rand_4K.txt")
-    assert rbd.params == {"phase": "readwrite", "io_size": 4096, "io_threads": 16, "io_pattern": "rand",
+    assert rbd.params == {"phase": "randrw", "io_size": 4096, "io_threads": 16, "io_pattern": "rand",
                           "rw_mix_read": 70}
     lg = read_file(REPO / "loadgen" / "testdata" / "result-rgw-16.2.15-swift-get-open.json")
     assert lg.params["protocol"] == "swift" and lg.params["phase"] == "get" and lg.params["object_size"] == 4096
@@ -141,3 +143,40 @@ def test_cli_import_then_bad_file_writes_nothing(tmp_path):
         f"cephbench: {bad}: not a rados bench, fio, rbd bench, iperf3 or loadgen output (looks like rados bench "
         "but: no rados bench summary in the output (last line: 'Total time run: 3'))"]
     assert not (tmp_path / "no").exists()
+
+
+def test_rbd_bench_random_pattern_imports_as_randwrite_and_randread(tmp_path):
+    rb = FIXTURES / "rbd_bench"
+    w = read_file(rb / "ceph16.2.15_write_rand_4K.txt")     # "bench  type write ... pattern random"
+    assert w.params["phase"] == "randwrite" and w.params["io_pattern"] == "rand" and w.measurement.op == "randwrite"
+    assert read_file(rb / "ceph16.2.15_read_rand_4K.txt").params["phase"] == "randread"
+    seq = read_file(rb / "ceph16.2.15_read_seq_4M.txt")      # "pattern sequential": rbd bench's io type, as in a suite
+    assert seq.params["phase"] == "read" and seq.params["io_pattern"] == "seq"
+    rd, results = import_files([rb / "ceph16.2.15_write_rand_4K.txt"], tmp_path / "imp", {})
+    assert results[0].test.id == "001-rbd_bench-randwrite-4KiB-t16"
+    from cephbench.kinds import direction_of
+    assert direction_of("rbd_bench", "randwrite") == "write" and direction_of("rbd_bench", "randread") == "read"
+
+
+def test_rados_bench_json_imports_like_its_text(tmp_path):
+    """`rados bench --format json` (Ceph 16.2.15): the same params as the text output gives, figures in base units."""
+    w = read_file(RB / "ceph16.2.15_json_write_4M.txt")
+    assert (w.format, w.kind) == ("rados bench json", "rados_bench")
+    assert w.params == {"phase": "write", "object_size": 4194304, "concurrency": 16}
+    assert w.measurement.bytes_per_s == pytest.approx(54.280508 * 2**20) and len(w.measurement.timeseries) == 5
+    r = read_file(RB / "ceph16.2.15_json_rand_4K.txt", {"phase": "rand"})
+    assert r.params == {"phase": "rand", "object_size": 4096, "concurrency": 16} and r.measurement.op == "rand"
+    assert read_file(RB / "ceph16.2.15_json_seq_4K.txt").params["phase"] == "read"   # seq or rand: not in the JSON
+    res = cli("import", RB / "ceph16.2.15_json_write_4K.txt", RB / "ceph16.2.15_json_rand_4K.txt", "--label",
+              "phase=rand", "--out", tmp_path / "imp", "--db", tmp_path / "h.db")
+    assert res.returncode == 0, res.stderr
+    results, bad = RunDir.open(tmp_path / "imp").results()
+    assert not bad and [r.test.params["phase"] for r in results] == ["write", "rand"]
+
+
+def test_a_broken_rados_bench_json_is_one_line(tmp_path):
+    f = tmp_path / "cut.json"
+    f.write_text((RB / "ceph16.2.15_json_write_4M.txt").read_text()[:400])
+    res = cli("import", f, "--out", tmp_path / "imp")
+    assert res.returncode == 2 and len(res.stderr.strip().splitlines()) == 1
+    assert "looks like rados bench json but" in res.stderr and not (tmp_path / "imp").exists()

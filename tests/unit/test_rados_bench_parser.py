@@ -148,3 +148,57 @@ def test_interrupted_before_the_first_second_is_a_parse_error():
     text = (FIX / "ceph16.2.15_write_1M_sigint_at_2.5s.txt").read_text().split("    1 ")[0]
     with pytest.raises(ParseError, match="before its first per-second report"):
         rb.parse_interrupted(text, "write", 1024 * 1024)
+
+
+# ---- rados bench --format json (Ceph 16.2.15, captured on the lab) --------------------------------------
+
+def test_json_write_in_base_units_with_its_seconds():
+    m = rb.parse_json(load("ceph16.2.15_json_write_4M.txt"), "write")     # "hints = 1" before the JSON
+    assert m.duration_s == pytest.approx(5.821611) and m.ops_total == 79
+    assert m.op_size_bytes == m.object_size_bytes == 4194304 and m.bytes_total == 79 * 4194304
+    assert m.bytes_per_s == pytest.approx(54.280508 * MIB)                 # "bandwidth" is MiB/s as in the text
+    assert m.bytes_per_s_max == pytest.approx(108 * MIB) and m.bytes_per_s_stddev == pytest.approx(37.373788 * MIB)
+    assert m.ops_per_s == 13 and m.ops_per_s_max == 27 and m.ops_per_s_min == 5
+    assert m.latency.mean_ns == pytest.approx(1.121415e9) and m.latency.max_ns == pytest.approx(3.671039e9)
+    assert [s.t_s for s in m.timeseries] == [1, 2, 3, 4, 5]                # second 0 is the start, not a second
+    assert m.timeseries[1].ops_per_s == 27 and m.timeseries[1].bytes_per_s == pytest.approx(108 * MIB)
+    assert m.timeseries[0].lat_mean_ns == pytest.approx(0.931136e9)
+
+
+def test_json_stddev_iops_overflowed_by_ceph16_is_dropped():
+    """Ceph 16 prints a write's stddev_iops as an overflowed integer: -1515805776, or 1076274096."""
+    assert rb.parse_json(load("ceph16.2.15_json_write_4K.txt"), "write").ops_per_s_stddev is None
+    assert rb.parse_json(load("ceph16.2.15_write_4K_json.txt"), "write").ops_per_s_stddev is None
+    assert rb.parse_json(load("ceph16.2.15_json_rand_4M.txt"), "rand").ops_per_s_stddev == pytest.approx(21.931712)
+
+
+def test_json_reads():
+    seq = rb.parse_json(load("ceph16.2.15_json_seq_4K.txt"), "seq")
+    assert seq.op == "seq" and seq.ops_total == 5133 and seq.ops_per_s == 4317
+    assert seq.bytes_per_s == pytest.approx(16.865598 * MIB) and seq.latency.stddev_ns is None
+    rand = rb.parse_json(load("ceph16.2.15_json_rand_4K.txt"), "rand")
+    assert rand.latency.min_ns == pytest.approx(0.000147e9) and len(rand.timeseries) == 2
+
+
+def test_json_with_cleanup_lines_inside_the_document():
+    """Without --no-cleanup Ceph 16 prints its clean-up lines in the middle of the per-second list."""
+    text = load("ceph16.2.15_write_4K_json.txt")
+    assert "}Cleaning up" in text
+    m = rb.parse_json(text, "write")
+    assert m.ops_total == 2373 and m.bytes_per_s == pytest.approx(3.07322 * MIB) and len(m.timeseries) == 3
+    assert rb.json_concurrency(text) == 16
+
+
+def test_json_concurrency_of_a_read_is_the_most_in_flight():
+    assert rb.json_concurrency(load("ceph16.2.15_json_rand_4K.txt")) == 16
+
+
+@pytest.mark.parametrize("text, fragment", [
+    ("hints = 1\n", "no JSON document"),
+    ('{"datas": []}', "no summary"),
+    ('{"total_time_run":"1","bandwidth":"1","datas":[{"sec":"1","finished":"x"}]}', "datas.finished"),
+    ('{"total_time_run":"1","bandwidth":"1"', "cannot be read"),
+])
+def test_json_refusals_name_what_is_wrong(text, fragment):
+    with pytest.raises(ParseError, match=fragment):
+        rb.parse_json(text, "write")

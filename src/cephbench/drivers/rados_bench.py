@@ -7,6 +7,7 @@ prints "MB" meaning MiB (2^20 bytes): that is what we convert from.
 
 from __future__ import annotations
 
+import json
 import math
 import re
 import time
@@ -94,6 +95,88 @@ def parse(text: str, mode: str) -> Measurement:
     if "duration_s" not in values or "bw_mib" not in values:
         tail = _last_line(text)
         raise ParseError(f"no rados bench summary in the output (last line: {tail!r})")
+    return _measurement(values, samples, mode)
+
+
+# `rados bench --format json` (Ceph 10+): the summary's keys -> the text summary's names above
+_JSON_FIELDS = {
+    "total_time_run": "duration_s", "total_writes_made": "ops_total", "total_reads_made": "ops_total",
+    "write_size": "op_size", "read_size": "op_size", "op_size": "op_size", "object_size": "object_size",
+    "bandwidth": "bw_mib", "stddev_bandwidth": "bw_stddev_mib", "max_bandwidth": "bw_max_mib",
+    "min_bandwidth": "bw_min_mib", "average_iops": "iops", "stddev_iops": "iops_stddev", "max_iops": "iops_max",
+    "min_iops": "iops_min", "average_latency": "lat_mean_s", "stddev_latency": "lat_stddev_s",
+    "max_latency": "lat_max_s", "min_latency": "lat_min_s",
+}
+_JSON_START_RE = re.compile(r"^\s*\{", re.M)
+MAX_PLAIN_LINES = 64
+
+
+def json_document(text: str) -> dict:
+    """The JSON object of `rados bench --format json` output. Ceph 16 prints plain status lines around and even
+    inside it ("hints = 1" before; "Cleaning up (deleting benchmark objects)", "Removed N objects", "Clean up
+    completed ..." in the middle of the per-second list when it removes its objects): each is cut where the
+    decoder stops at a letter, up to the end of its line. ParseError when no document remains."""
+    start = _JSON_START_RE.search(text)
+    if start is None:
+        raise ParseError(f"no JSON document in the rados bench output (last line: {_last_line(text)!r})")
+    doc = text[start.start():]
+    for _ in range(MAX_PLAIN_LINES):
+        try:
+            value, _end = json.JSONDecoder().raw_decode(doc.lstrip())
+        except json.JSONDecodeError as exc:
+            pos = len(doc) - len(doc.lstrip()) + exc.pos
+            if pos >= len(doc) or not doc[pos].isalpha():
+                raise ParseError(f"rados bench JSON cannot be read: {exc.msg} at character {exc.pos}") from None
+            eol = doc.find("\n", pos)
+            doc = doc[:pos] + (doc[eol + 1:] if eol >= 0 else "")
+            continue
+        except RecursionError:
+            raise ParseError("rados bench JSON nested too deeply") from None
+        if not isinstance(value, dict):
+            raise ParseError("rados bench JSON is not an object")
+        return value
+    raise ParseError(f"more than {MAX_PLAIN_LINES} plain lines inside the rados bench JSON")
+
+
+def parse_json(text: str, mode: str) -> Measurement:
+    """`rados bench --format json` output -> Measurement, as parse() makes of the text output."""
+    doc = json_document(text)
+    values = {key: number(doc[k], k) for k, key in _JSON_FIELDS.items() if doc.get(k) not in (None, "")}
+    if "duration_s" not in values or "bw_mib" not in values:
+        raise ParseError("no summary in the rados bench JSON (total_time_run and bandwidth missing)")
+    # Ceph 16 prints stddev_iops of a write as an overflowed integer (-1515805776, 1076274096): a standard
+    # deviation is never negative nor above the largest value
+    sd = values.get("iops_stddev")
+    if sd is not None and (sd < 0 or sd > values.get("iops_max", float("inf"))):
+        del values["iops_stddev"]
+    samples: list[Sample] = []
+    prev = 0
+    datas = doc.get("datas") or []
+    if not isinstance(datas, list):
+        raise ParseError("rados bench JSON: datas is not a list")
+    for d in datas:
+        if not isinstance(d, dict):
+            raise ParseError("rados bench JSON: an entry of datas is not an object")
+        sec, finished = count(d.get("sec"), "datas.sec"), count(d.get("finished"), "datas.finished")
+        if sec > 0:
+            last = d.get("last_lat")
+            samples.append(Sample(t_s=sec, bytes_per_s=number(d.get("cur_bw"), f"cur_bw of second {sec}") * MIB,
+                                  ops_per_s=float(finished - prev),
+                                  lat_mean_ns=number(last, "last_lat") * NS if _is_number(str(last)) else None))
+        prev = finished
+    return _measurement(values, samples, mode)
+
+
+def json_concurrency(text: str) -> int | None:
+    """Operations in flight: the write's concurrent_ios, else the most ops a second had in flight."""
+    doc = json_document(text)
+    if doc.get("concurrent_ios") not in (None, ""):
+        return count(doc["concurrent_ios"], "concurrent_ios")
+    in_flight = [count(d.get("cur_ops"), "datas.cur_ops") for d in doc.get("datas") or [] if isinstance(d, dict)]
+    return max(in_flight) if in_flight and max(in_flight) > 0 else None
+
+
+def _measurement(values: dict[str, float], samples: list[Sample], mode: str) -> Measurement:
     if not samples:
         # It ended before its first per-second report (a short write cut by --max-objects): the per-second
         # figures are then no figures (Max bandwidth 0, Min bandwidth DBL_MAX = 1.79769e+308).
