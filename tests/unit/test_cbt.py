@@ -1,4 +1,4 @@
-"""`cephbench suite from-cbt` on CBT's own example configurations (tests/fixtures/cbt, source in its README)."""
+"""`cephbench suite from-cbt` on CBT configurations written in the layout of CBT's examples (tests/fixtures/cbt)."""
 
 from __future__ import annotations
 
@@ -22,7 +22,7 @@ def suite_of(name, tmp_path):
 
 
 def test_radosbench_replicated_sweep(tmp_path):
-    suite, data, lines = suite_of("example-3x-radosbench.yaml", tmp_path)
+    suite, data, lines = suite_of("radosbench-replicated.yaml", tmp_path)
     assert data["pools"] == {"replicated": {"type": "replicated", "size": 3, "pg_num": 4096}}
     w = data["workloads"][0]
     assert w["type"] == "rados_bench" and w["modes"] == ["write", "seq"]          # write_only: False, readmode seq
@@ -35,7 +35,7 @@ def test_radosbench_replicated_sweep(tmp_path):
 
 
 def test_radosbench_erasure_profile_without_its_definition(tmp_path):
-    _, data, lines = suite_of("example-ec-radosbench.yaml", tmp_path)
+    _, data, lines = suite_of("radosbench-erasure.yaml", tmp_path)
     assert data["pools"]["erasure"] == {"type": "erasure", "k": 6, "m": 2, "pg_num": 4096}
     assert any(ln.startswith("cluster.pool_profiles.erasure.erasure_profile: 'myec' is not in") for ln in lines)
 
@@ -55,7 +55,7 @@ def test_erasure_profile_with_k_and_m(tmp_path):
 
 
 def test_librbdfio_nested_workloads(tmp_path):
-    suite, data, lines = suite_of("rbd_fio_test.yaml", tmp_path)
+    suite, data, lines = suite_of("librbdfio-workloads.yaml", tmp_path)
     names = [w["name"] for w in data["workloads"]]
     assert names == ["librbdfio-test1", "librbdfio-test2"]                        # precondition: cephbench prefills
     t1 = data["workloads"][0]
@@ -69,7 +69,7 @@ def test_librbdfio_nested_workloads(tmp_path):
 
 
 def test_librbdfio_flat_with_an_unsupported_mode(tmp_path):
-    _, data, lines = suite_of("runtests.bluestore_example.yaml", tmp_path)
+    _, data, lines = suite_of("librbdfio-flat.yaml", tmp_path)
     w = data["workloads"][0]
     assert w["rw"] == ["read", "write", "randread", "randwrite", "randrw"] and w["images"] == 2
     assert data["pools"]["rbd"] == {"type": "replicated", "size": 3, "pg_num": 8192}
@@ -79,7 +79,7 @@ def test_librbdfio_flat_with_an_unsupported_mode(tmp_path):
 
 
 def test_rawfio_becomes_a_disk_baseline(tmp_path):
-    _, data, lines = suite_of("example-raw.yaml", tmp_path)
+    _, data, lines = suite_of("rawfio.yaml", tmp_path)
     assert data["baseline"]["disks"] == {"paths": ["/dev/vdb"], "patterns": ["dd", "write-4MiB"], "runtime": "60s",
                                          "size": "1024MiB"}
     assert data["workloads"] == [{"type": "osd_bench"}]
@@ -90,13 +90,13 @@ def test_rawfio_becomes_a_disk_baseline(tmp_path):
 
 def test_cli_prints_the_suite_and_one_line_per_key(tmp_path):
     out = tmp_path / "s.yaml"
-    res = cephbench("suite", "from-cbt", CBT / "example-3x-radosbench.yaml", "--out", out)
+    res = cephbench("suite", "from-cbt", CBT / "radosbench-replicated.yaml", "--out", out)
     assert res.returncode == 0, res.stderr
-    text, lines = translate_file(CBT / "example-3x-radosbench.yaml")
+    text, lines = translate_file(CBT / "radosbench-replicated.yaml")
     assert out.read_text() == text
     err = res.stderr.strip().splitlines()
     assert err[:-1] == [f"cephbench: not translated: {ln}" for ln in lines] and err[-1].startswith("suite: ")
-    res = cephbench("suite", "from-cbt", CBT / "example-3x-radosbench.yaml")
+    res = cephbench("suite", "from-cbt", CBT / "radosbench-replicated.yaml")
     assert res.returncode == 0 and res.stdout == text
 
 
