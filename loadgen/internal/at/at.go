@@ -7,6 +7,9 @@
 // with "@cephbench ", in the same stream as the command's own output, so the
 // controller strips them and hands the tool's output to its parser unchanged.
 //
+// Before "go", lines "env NAME=VALUE" add to CMD's environment: secrets (S3
+// keys) reach CMD without ever being on a command line (ps, ssh's logs).
+//
 // The command runs in its own process group, so that stopping it reaches the
 // processes it started. Stdin EOF means the controller (or its ssh) is gone:
 // the command is stopped, never left running on a client nobody watches.
@@ -112,11 +115,11 @@ func Main(args []string, env Env) int {
 	lines := make(chan string)
 	go readLines(env.Stdin, lines)
 
-	goNs, code, ok := waitForGo(lines, env.Signals, env.Stderr, o)
+	goNs, extra, code, ok := waitForGo(lines, env.Signals, env.Stderr, o)
 	if !ok {
 		return code
 	}
-	return runAt(o, env, out, lines, goNs)
+	return runAt(o, env, out, lines, goNs, extra)
 }
 
 // readLines sends stdin's lines, then closes: EOF is "the controller is gone".
@@ -128,24 +131,30 @@ func readLines(r io.Reader, lines chan<- string) {
 	close(lines)
 }
 
-func waitForGo(lines <-chan string, sigs <-chan os.Signal, stderr io.Writer, o *options) (int64, int, bool) {
+// waitForGo reads stdin until "go": the instant, and the "env" lines before it.
+func waitForGo(lines <-chan string, sigs <-chan os.Signal, stderr io.Writer, o *options) (int64, []string, int, bool) {
+	var extra []string
 	for {
 		select {
 		case line, open := <-lines:
 			if !open || line == "stop" {
-				return 0, ExitNoGo, false
+				return 0, nil, ExitNoGo, false
 			}
 			if rest, found := strings.CutPrefix(line, "go "); found {
 				ns, err := strconv.ParseInt(strings.TrimSpace(rest), 10, 64)
 				if err == nil {
-					return ns, 0, true
+					return ns, extra, 0, true
 				}
 			}
-			fmt.Fprintf(stderr, "cephbench-loadgen at%s: ignoring stdin line %q (expected 'go <unix_ns>' or 'stop')\n",
+			if rest, found := strings.CutPrefix(line, "env "); found && strings.Index(rest, "=") > 0 {
+				extra = append(extra, rest)
+				continue
+			}
+			fmt.Fprintf(stderr, "cephbench-loadgen at%s: ignoring stdin line %q (expected 'env NAME=VALUE', 'go <unix_ns>' or 'stop')\n",
 				labelled(o.label), line)
 		case s := <-sigs:
 			if n, stops := stopSignal(s); stops {
-				return 0, 128 + n, false
+				return 0, nil, 128 + n, false
 			}
 		}
 	}
@@ -180,9 +189,10 @@ func sleepUntil(ns int64, now func() time.Time) {
 	}
 }
 
-func runAt(o *options, env Env, out *writer, lines <-chan string, goNs int64) int {
+func runAt(o *options, env Env, out *writer, lines <-chan string, goNs int64, extraEnv []string) int {
 	sleepUntil(goNs, env.Now)
 	cmd := exec.Command(o.argv[0], o.argv[1:]...)
+	cmd.Env = append(os.Environ(), extraEnv...)
 	cmd.Stdout, cmd.Stderr = env.Stdout, env.Stderr // *os.File in real use: CMD writes to them itself
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	out.marker("start_ns=%d", env.Now().UnixNano())

@@ -231,6 +231,16 @@ func TestCommandNotFound(t *testing.T) {
 	s.waitFor(`cannot start /nonexistent/cephbench-tool`)
 }
 
+func TestEnvLinesReachCMD(t *testing.T) {
+	s := start(t, "--", "sh", "-c", `echo "secret=$CEPHBENCH_AT_TEST_SECRET"`)
+	s.send("env CEPHBENCH_AT_TEST_SECRET=a=b c")
+	s.goIn(10 * time.Millisecond)
+	if code := s.exit(); code != 0 {
+		t.Fatalf("exit code %d, want 0", code)
+	}
+	s.waitFor(`(?m)^secret=a=b c$`)
+}
+
 func TestBadLinesAreIgnored(t *testing.T) {
 	s := start(t, "--", "true")
 	s.send("go soon")
