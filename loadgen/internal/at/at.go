@@ -7,6 +7,8 @@
 // with "@cephbench ", in the same stream as the command's own output, so the
 // controller strips them and hands the tool's output to its parser unchanged.
 //
+// After starting CMD, `at` prints "@cephbench pid=<CMD's pid>".
+//
 // Before "go", lines "env NAME=VALUE" add to CMD's environment: secrets (S3
 // keys) reach CMD without ever being on a command line (ps, ssh's logs).
 //
@@ -194,7 +196,8 @@ func runAt(o *options, env Env, out *writer, lines <-chan string, goNs int64, ex
 	cmd := exec.Command(o.argv[0], o.argv[1:]...)
 	cmd.Env = append(os.Environ(), extraEnv...)
 	cmd.Stdout, cmd.Stderr = env.Stdout, env.Stderr // *os.File in real use: CMD writes to them itself
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	// Pdeathsig: should `at` itself be killed (SIGKILL, OOM), CMD goes with it rather than run on unwatched.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	out.marker("start_ns=%d", env.Now().UnixNano())
 	if err := cmd.Start(); err != nil {
 		fmt.Fprintf(env.Stderr, "cephbench-loadgen at%s: cannot start %s: %v\n", labelled(o.label), o.argv[0], err)
@@ -202,6 +205,9 @@ func runAt(o *options, env Env, out *writer, lines <-chan string, goNs int64, ex
 		return ExitNotFound
 	}
 	pgid := cmd.Process.Pid
+	// CMD's pid (and process group): the controller kills a local group itself on Ctrl-C, and a test can kill
+	// the tool on its host. A line CMD has half written stays whole: the controller keeps the text before a marker.
+	out.marker("pid=%d", pgid)
 	done := make(chan error, 1)
 	go func() { done <- cmd.Wait() }()
 

@@ -121,6 +121,7 @@ func TestStartsAtTheInstantAndReportsExitCode(t *testing.T) {
 			t.Errorf("CMD's output %q missing:\n%s", want, text)
 		}
 	}
+	s.waitFor(`(?m)^@cephbench pid=\d+$`)
 	if strings.Index(text, "@cephbench start_ns") > strings.Index(text, "tool-output") {
 		t.Errorf("start marker after CMD's output:\n%s", text)
 	}
