@@ -75,7 +75,7 @@ def _group_alive(pgid: int) -> list[int]:
     for d in Path("/proc").iterdir():
         try:
             fields = (d / "stat").read_text().rsplit(")", 1)[1].split()
-        except (FileNotFoundError, NotADirectoryError, ProcessLookupError, IndexError):
+        except (OSError, IndexError, ValueError):
             continue
         if fields[0] != "Z" and int(fields[2]) == pgid:
             out.append(int(d.name))
