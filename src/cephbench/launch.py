@@ -27,6 +27,7 @@ from .hosts import local_facts
 from .lab import Lab, default_lab_dir
 from .plan import Plan, expand
 from .recovery import Remover, RunLock, how_to_remove, leftovers, remove_leftovers, stop_process_group
+from .remote import ssh_master
 from .resources import Ledger, Resource
 from .results import CorruptLine, Result, RunDir, Test, run_dir_path
 from .runner import RunEvents, RunOptions, RunSummary, execute, other_runs, pending_tests, preflight
@@ -236,13 +237,16 @@ def cleanup(run_dir: Path, request: RunRequest, say: Callable[[str], None]
 def start(prep: Prepared, events: RunEvents) -> RunSummary:
     """Run the tests still to do; a run refused before its first result leaves no directory behind."""
     req = prep.request
-    ctx = RunContext(cluster=prep.cluster, run_id=prep.run_id, rundir=prep.rundir,
-                     ledger=Ledger(prep.rundir.path / "resources.json" if prep.rundir else None),
-                     settings=prep.suite.settings, dry_run=req.dry_run, events=events,
-                     restart_lab_osds=prep.lab.restart_osds if prep.lab is not None and prep.target.is_lab else None)
     try:
-        summary = execute(prep.plan, ctx, events, RunOptions(force=req.force, keep=req.keep, dry_run=req.dry_run),
-                          prep.todo)
+        # one ssh connection per host for the whole run: every drop of caches, host watch and baseline reuses it
+        with ssh_master(prep.suite.settings.ssh) as ssh:
+            ctx = RunContext(cluster=prep.cluster, run_id=prep.run_id, rundir=prep.rundir,
+                             ledger=Ledger(prep.rundir.path / "resources.json" if prep.rundir else None),
+                             settings=prep.suite.settings.model_copy(update={"ssh": ssh}), dry_run=req.dry_run,
+                             events=events, restart_lab_osds=prep.lab.restart_osds
+                             if prep.lab is not None and prep.target.is_lab else None)
+            summary = execute(prep.plan, ctx, events,
+                              RunOptions(force=req.force, keep=req.keep, dry_run=req.dry_run), prep.todo)
     except UserError:
         if prep.rundir is not None and req.resume_dir is None and not prep.rundir.results()[0]:
             shutil.rmtree(prep.rundir.path, ignore_errors=True)
