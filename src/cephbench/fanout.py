@@ -57,6 +57,7 @@ class TimedResult:
     end_unix_s: float | None
     ready_s: float                      # from spawning the wrapper (ssh included) to its ready line
     stopped: bool = False               # stopped by this batch (a tick, or another host's failure), not failed
+    go_unix_s: float | None = None      # the instant it was asked to start at (this machine's clock)
 
 
 def split_markers(text: str) -> tuple[str, int | None, int | None, int | None]:
@@ -255,7 +256,7 @@ def run_started_together(
             results.append(TimedResult(res, w.placement.host.name,
                                        None if start_ns is None else (start_ns - off) / 1e9,
                                        None if end_ns is None else (end_ns - off) / 1e9,
-                                       w.ready_s or 0.0, w.stopped))
+                                       w.ready_s or 0.0, w.stopped, go_ns / 1e9))
         return results
     except BaseException:
         for w in wrappers:
