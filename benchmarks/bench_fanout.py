@@ -7,7 +7,9 @@ machine; sshds of 16 addresses each), with a throwaway host key and client key; 
 connection per host, opened by a warm-up batch, as every test after a run's first finds it).
 
 Figures (medians over the rounds):
-- skew_ms: max - min of the 32 actual starts (the wrappers' start markers; one clock, so no offset error). Goal <= 50.
+- skew_ms: max - min of the 32 actual starts (the wrappers' start markers; one clock, so no offset error), over
+  shared connections as a run has them (skew_ms_new: new connections). Goal <= 50. Here all 32 wrappers and their
+  sshd sessions share this machine's cores at the instant, which real client hosts do not: an upper bound.
 - ready_s: from the first spawn to the last ready line (ssh connect + login + the wrapper's start), A and B.
 - controller_cpu_s: CPU of this process and its children (the 32 ssh clients) for one batch, A and B.
 - merge_ms is not printed yet: it times merge.merge_instances, which another branch adds (the lead adds it here).
@@ -159,8 +161,9 @@ def fanout() -> None:
     for name, xs in (("A", a), ("B", b)):
         print(f"  {name}: skew {[round(x['skew_ms'], 1) for x in xs]} ms; all ready after "
               f"{[round(x['ready_s'], 2) for x in xs]} s; controller CPU {[round(x['cpu_s'], 2) for x in xs]} s")
-    result_line("fanout", hosts=HOSTS, skew_ms=max(med(a, "skew_ms"), med(b, "skew_ms")),
-                skew_ms_max=max(x["skew_ms"] for x in a + b),
+    # a run shares connections (launch.start opens ssh_master), so B's skew is the headline
+    result_line("fanout", hosts=HOSTS, skew_ms=med(b, "skew_ms"), skew_ms_max=max(x["skew_ms"] for x in b),
+                skew_ms_new=med(a, "skew_ms"),
                 ready_s_new=med(a, "ready_s"), ready_s_shared=med(b, "ready_s"),
                 controller_cpu_s_new=med(a, "cpu_s"), controller_cpu_s_shared=med(b, "cpu_s"),
                 batch_s_new=med(a, "wall_s"), batch_s_shared=med(b, "wall_s"))
