@@ -162,3 +162,16 @@ def test_env_reaches_a_local_tool(tmp_path):
     places = [Placement(Spawn(["sh", "-c", "echo $CB_X"], tmp_path / "a", env={"CB_X": "y"}), LOCAL)]
     res = run_started_together(LocalHost(), places, SshSettings(), {"localhost": find_loadgen()}, timeout_s=30)
     assert res[0].result.stdout == "y\n"
+
+
+def test_ssh_master_settings_and_private_directory(tmp_path):
+    from cephbench.remote import ssh_master
+    own = SshSettings(user="ceph", options=["ControlPersist=5"], hosts={"c1": "10.0.0.5"})
+    with ssh_master(own) as shared:
+        opts = dict(o.split("=", 1) for o in shared.options)
+        ctl = Path(opts["ControlPath"]).parent
+        assert shared.options[0] == "ControlPersist=5"          # the suite's own option comes first, so it wins
+        assert opts["ControlMaster"] == "auto" and opts["ControlPath"].endswith("/%C")
+        assert ctl.is_dir() and ctl.stat().st_mode & 0o777 == 0o700
+        assert (shared.user, shared.hosts) == (own.user, own.hosts) and own.options == ["ControlPersist=5"]
+    assert not ctl.exists()
