@@ -29,6 +29,7 @@ from .hosts import LocalHost, local_facts
 from .lab import Lab, default_lab_dir
 from .plan import Plan, expand
 from .recovery import Remover, RunLock, how_to_remove, leftovers, remove_leftovers, stop_process_group
+from .remote import ssh_master
 from .resources import Ledger, Resource
 from .results import CorruptLine, Result, RunDir, Test, run_dir_path
 from .runner import RunEvents, RunOptions, RunSummary, execute, other_runs, pending_tests, preflight
@@ -295,7 +296,7 @@ def deploy_clients(prep: Prepared, ctx: RunContext) -> None:
         return
     from .drivers.rgw.binary import find_loadgen
     try:
-        prep.loadgen_paths, facts = deploy_loadgen(LocalHost(), list(users.values()), prep.suite.settings.ssh,
+        prep.loadgen_paths, facts = deploy_loadgen(LocalHost(), list(users.values()), ctx.settings.ssh,
                                                    ctx.ledger, Path(find_loadgen()))
     except BaseException:
         ctx.ledger.release()        # execute, which removes what the run made, has not started
@@ -310,17 +311,22 @@ def deploy_clients(prep: Prepared, ctx: RunContext) -> None:
 def start(prep: Prepared, events: RunEvents) -> RunSummary:
     """Run the tests still to do; a run refused before its first result leaves no directory behind."""
     req = prep.request
-    ctx = RunContext(cluster=prep.cluster, run_id=prep.run_id, rundir=prep.rundir,
-                     ledger=Ledger(prep.rundir.path / "resources.json" if prep.rundir else None),
-                     settings=prep.suite.settings, dry_run=req.dry_run, events=events,
-                     restart_lab_osds=prep.lab.restart_osds if prep.lab is not None and prep.target.is_lab else None,
-                     clients=list(prep.clients),
-                     client_offsets_ns={n: f.clock.offset_ns for n, f in prep.client_facts.items() if f.clock})
     try:
-        deploy_clients(prep, ctx)
-        ctx.at_paths = dict(prep.loadgen_paths)
-        summary = execute(prep.plan, ctx, events, RunOptions(force=req.force, keep=req.keep, dry_run=req.dry_run),
-                          prep.todo)
+        # one ssh connection per host for the whole run: every drop of caches, host watch, baseline and client
+        # tool reuses it
+        with ssh_master(prep.suite.settings.ssh) as ssh:
+            ctx = RunContext(cluster=prep.cluster, run_id=prep.run_id, rundir=prep.rundir,
+                             ledger=Ledger(prep.rundir.path / "resources.json" if prep.rundir else None),
+                             settings=prep.suite.settings.model_copy(update={"ssh": ssh}), dry_run=req.dry_run,
+                             events=events, restart_lab_osds=prep.lab.restart_osds
+                             if prep.lab is not None and prep.target.is_lab else None,
+                             clients=list(prep.clients),
+                             client_offsets_ns={n: f.clock.offset_ns for n, f in prep.client_facts.items()
+                                                if f.clock})
+            deploy_clients(prep, ctx)
+            ctx.at_paths = dict(prep.loadgen_paths)
+            summary = execute(prep.plan, ctx, events,
+                              RunOptions(force=req.force, keep=req.keep, dry_run=req.dry_run), prep.todo)
     except UserError:
         if prep.rundir is not None and req.resume_dir is None and not prep.rundir.results()[0]:
             shutil.rmtree(prep.rundir.path, ignore_errors=True)

@@ -11,10 +11,15 @@ from __future__ import annotations
 
 import re
 import shlex
+import shutil
 import socket
+import tempfile
+import time
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Iterator, Sequence
 
 from .config import SshSettings
 from .errors import UserError
@@ -29,6 +34,41 @@ BASE_OPTS = ["-o", "BatchMode=yes", "-o", "ConnectTimeout=5", "-o", "StrictHostK
 # root writes drop_caches itself; anyone else needs password-less sudo for exactly this
 DROP_CACHES_SH = ('sync; if [ "$(id -u)" = 0 ]; then echo 3 > /proc/sys/vm/drop_caches; '
                   'else echo 3 | sudo -n tee /proc/sys/vm/drop_caches > /dev/null; fi')
+
+
+# How long an idle master outlives its last session: the backstop for a run killed with -9, whose masters then
+# end by themselves this long after its last ssh command.
+MASTER_PERSIST_S = 60
+
+
+@contextmanager
+def ssh_master(settings: SshSettings, parent: Path | None = None) -> Iterator[SshSettings]:
+    """`settings` with OpenSSH connection sharing: the first ssh to a host becomes its master, every later one
+    (drop caches, host watches, iperf, fio, a fan-out's wrappers) runs as one more session over that connection,
+    without a TCP connect, key exchange or login each time.
+
+    The sockets live in a private directory (0700: a control socket is a login to the host for whoever can open
+    it), under `parent` or the system's temporary directory. On exit every master is told to exit and the
+    directory is removed: no daemonised ssh outlives the run. Options the suite gives itself come first and so
+    win (ssh takes the first value of an option)."""
+    # a control socket's path must fit a Unix socket's ~108 bytes: %C (40 hex digits) under a short directory
+    base = parent if parent is not None and len(str(parent)) < 40 else None
+    ctl = Path(tempfile.mkdtemp(prefix="cephbench-ssh-", dir=base))
+    shared = ["ControlMaster=auto", f"ControlPath={ctl}/%C", f"ControlPersist={MASTER_PERSIST_S}"]
+    try:
+        yield settings.model_copy(update={"options": [*settings.options, *shared]})
+    finally:
+        close_masters(ctl)
+        shutil.rmtree(ctl, ignore_errors=True)
+
+
+def close_masters(ctl: Path) -> None:
+    """`ssh -O exit` for every control socket in `ctl`; a master removes its socket as it exits."""
+    socks = [p for p in ctl.iterdir() if p.is_socket()] if ctl.is_dir() else []
+    run_all(LocalHost(), [["ssh", "-o", f"ControlPath={p}", "-O", "exit", "cephbench-master"] for p in socks], 10)
+    deadline = time.monotonic() + 2
+    while any(p.exists() for p in socks) and time.monotonic() < deadline:
+        time.sleep(0.02)
 
 
 def ssh_argv(address: str, argv: Sequence[str], ssh: SshSettings | None = None) -> list[str]:

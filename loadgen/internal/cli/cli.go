@@ -55,6 +55,8 @@ func Main(args []string, env Env) int {
 		return ExitOK
 	case "run":
 		return run(args[1:], env)
+	case "at":
+		return runAt(args[1:], env)
 	case "help", "-h", "--help":
 		config.Usage(env.Stdout)
 		return ExitOK
