@@ -2,18 +2,15 @@
 ssh with shared connections (remote.ssh_master); one client's tool killed mid-run; Ctrl-C. Nothing may be left: no
 wrapper, no tool, no ssh master.
 
-The lab (3 OSD hosts, clients c1 and c2, links unshaped) is this module's own: the session's `multihost_lab` has
-one client. CEPHBENCH_TEST_MH2_LAB=DIR reuses a running one (`lab up --dir DIR --hosts 3 --clients 2`).
+The lab is conftest's `clients_lab` (3 OSD hosts, clients c1 and c2).
 """
 
 from __future__ import annotations
 
 import os
-import shutil
 import signal
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 
@@ -29,27 +26,9 @@ from cephbench.remote import HostRef, ssh_argv, ssh_master
 ROOT = Path(__file__).resolve().parents[2]
 
 
-@pytest.fixture(scope="module")
-def two_clients() -> Lab:
-    from cephbench.lab.multihost import MultiHostSpec
-    if os.geteuid() != 0:
-        pytest.fail("the multi-host lab needs root (network namespaces)")
-    spec = MultiHostSpec(hosts=3, osds_per_host=1, clients=2)
-    reuse = os.environ.get("CEPHBENCH_TEST_MH2_LAB")
-    if reuse:
-        lb = Lab(Path(reuse))
-        if not lb.is_running():
-            lb.up(osd_size_bytes=4 * 1024**3, rgw=False, multi=spec)
-        yield lb
-        return
-    d = Path(tempfile.mkdtemp(prefix="cephbench-test-fanout-"))
-    lb = Lab(d / "lab")
-    lb.up(osd_size_bytes=4 * 1024**3, rgw=False, multi=spec)
-    try:
-        yield lb
-    finally:
-        lb.down()
-        shutil.rmtree(d, ignore_errors=True)
+@pytest.fixture
+def two_clients(clients_lab: Lab) -> Lab:
+    return clients_lab
 
 
 def lab_ssh(lab: Lab) -> SshSettings:
