@@ -39,6 +39,11 @@ class Target:
             args += ["--id", self.id]
         return args
 
+    def remote_client_args(self) -> list[str]:
+        """For a tool on a client host: that host's own ceph.conf and keyring (checked by the clients' preflight),
+        as the same client id; this machine's paths mean nothing there."""
+        return ["--id", self.id] if self.id else []
+
     def env(self) -> dict[str, str]:
         """For tools that take no flags (fio's rados/rbd engines read these)."""
         env = {"CEPH_CONF": str(self.conf)}

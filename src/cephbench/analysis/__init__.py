@@ -183,7 +183,9 @@ def facts_from_run(cluster: dict[str, Any], results: list[Result], client_hostna
 def client_hosts(result: Result) -> list[str]:
     """The client hosts a result's load came from (its instances' hosts); none when it ran on this machine."""
     m = result.measurement
-    return sorted({i.host for i in m.instances if i.host}) if m is not None else []
+    if m is None:
+        return []
+    return sorted({i.host for i in m.instances if i.host} or ({m.host} if m.host else set()))
 
 
 def with_clients(facts: ClusterFacts, net: list[Result], clients: list[str]) -> ClusterFacts:

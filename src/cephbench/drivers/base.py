@@ -13,7 +13,7 @@ import subprocess
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterator, Protocol, Sequence
+from typing import Any, Callable, Iterator, Protocol, Sequence, TypeVar
 
 from ..cluster import Cluster, Target
 from ..config import Settings
@@ -23,6 +23,7 @@ from ..clusterwatch import ClusterWatch
 from ..interrupts import held
 from ..hostload import WATCH_SH, CpuSampler, load_from_stream
 from ..kinds import direction_of
+from ..fanout import Placement, TimedResult, run_started_together
 from ..hosts import CommandResult, LocalHost, Spawn, run_together, stop_group
 from ..remote import HostRef, drop_caches_argv, osd_hosts, run_on_all
 from ..recovery import process_tag, stop_process_group
@@ -31,6 +32,7 @@ from ..results import HostLoad, Measurement, RunDir, Test
 from ..safety import CapacityBudget, drop_caches_local
 
 log = logging.getLogger(__name__)
+R = TypeVar("R")
 
 
 @dataclass
@@ -148,9 +150,57 @@ class RunContext:
             self.planned.extend(" ".join(str(a) for a in sp.argv) for sp in spawns)
             return None
 
+        return self._watched(test, [sp.output for sp in spawns], live, [], lambda tick, started: run_together(
+            spawns, timeout_s, tick=tick, started=started))
+
+    def run_on_clients(self, test: Test, placements: list[Placement], timeout_s: float,
+                       live: Callable[[list[Path]], Figures] | None = None) -> list[TimedResult] | None:
+        """Run tool processes on the suite's client hosts, started at one instant (fanout: ready, then go), and
+        watched as run_tools watches them, the client hosts' CPU too. None in a dry run."""
+        if self.dry_run:
+            self.planned.extend(f"on {pl.host.name}: " + " ".join(str(a) for a in pl.spawn.argv)
+                                for pl in placements)
+            return None
+        clients = list({pl.host.name: pl.host for pl in placements if pl.host.address is not None}.values())
+        return self._watched(test, [pl.spawn.output for pl in placements], live, clients,
+                             lambda tick, started: run_started_together(
+                                 self.host, placements, self.settings.ssh, self.at_paths, timeout_s, tick=tick,
+                                 started=started))
+
+    def placements(self, spawns: list[tuple[Any, Spawn]]) -> list[Placement]:
+        """(client, spawn) pairs -> placements with each client's measured clock offset."""
+        return [Placement(sp, c.ref, self.client_offsets_ns.get(c.name, 0)) for c, sp in spawns]
+
+    def at_paths_on(self, refs: Sequence[HostRef]) -> dict[str, str]:
+        """cephbench-loadgen (whose `at` is the start barrier) on each of these hosts: copied through the ledger
+        where missing (as to clients), each host's clock offset measured once; host name -> its path there."""
+        from ..clients import Client, deploy_loadgen, measure_clock
+        from .rgw.binary import find_loadgen
+        missing = list({r.name: r for r in refs if r.name not in self.at_paths}.values())
+        if missing:
+            paths, _ = deploy_loadgen(self.host, [Client(r.name, r, "baseline.network.hosts") for r in missing],
+                                      self.settings.ssh, self.ledger, Path(find_loadgen()))
+            self.at_paths.update(paths)
+            for r in missing:
+                if r.address is not None and r.name not in self.client_offsets_ns:
+                    self.client_offsets_ns[r.name] = measure_clock(self.host, r, self.settings.ssh).offset_ns
+        return {r.name: self.at_paths[r.name] for r in refs}
+
+    def clients_of(self, test: Test) -> list[Any]:
+        """The client hosts (clients.Client) a test's load comes from; none: this machine."""
+        from ..clients import clients_of
+        return clients_of(test.params.get("clients"), self.clients)
+
+    def _watched(self, test: Test, outputs: list[Path], live: Callable[[list[Path]], Figures] | None,
+                 clients: list[HostRef], run: Callable[[Callable[[], bool], Callable[[list[int]], None]], R]) -> R:
+        """`run(tick, started)` with this host, the OSD hosts and the load's client hosts watched (CPU), the
+        cluster watched (it may stop the tools), and live figures reported once a second."""
         hosts = self._all_osd_hosts()
-        cpu = CpuSampler(role="client and OSD host" if any(h.address is None for h in hosts) else "client")
+        role = "controller" if clients else "client"
+        cpu = CpuSampler(role=f"{role} and OSD host" if any(h.address is None for h in hosts) else role)
         remote = [h for h in hosts if h.address is not None] if self.settings.watch_osd_hosts else []
+        osd_names = {h.name for h in remote}
+        remote += [c for c in clients if c.name not in osd_names]
         watchers = self._watch(test, remote)
         watch = ClusterWatch(self.cluster.status, self.settings.max_raw_used,
                              writing=direction_of(test.kind, test.params.get("phase")) in ("write", "mixed"),
@@ -161,20 +211,20 @@ class RunContext:
             cpu.sample()
             watch.sample()
             if live:
-                bw, ops = live([sp.output for sp in spawns])
+                bw, ops = live(outputs)
                 self.events.live(test, bw, ops)
             return watch.stop_reason is not None
 
         tools: list[Resource] = []
         try:
-            results = run_together(spawns, timeout_s, tick=tick,
-                                   started=lambda pids: tools.extend(self._record_processes(pids)))
+            results = run(tick, lambda pids: tools.extend(self._record_processes(pids)))
         finally:
             for _, proc, _ in watchers:
                 stop_group(proc)
             for r in tools + [self._process_resource(proc.pid) for _, proc, _ in watchers]:
                 self.ledger.forget(r)      # ended (or killed) by now: nothing of theirs is left
-        loads = [cpu.summary(), *(load_from_stream(path.read_text(errors="replace"), h.name, "OSD host")
+        loads = [cpu.summary(), *(load_from_stream(path.read_text(errors="replace"), h.name,
+                                                   "OSD host" if h.name in osd_names else "client")
                                   for h, _, path in watchers)]
         # the last tool run of a test is its measured one
         self.host_loads[test.id] = [load for load in loads if load is not None]
@@ -341,6 +391,11 @@ def measure(ctx: RunContext, test: Test, started: tuple[float, float], spawns: l
                        notes=notes)
     return Outcome(test, started_unix, time.monotonic() - t0, measurement=m, commands=commands, raw=raw, notes=notes,
                    warnings=list(warnings))
+
+
+def client_notes(m: Measurement) -> list[str]:
+    """What the merge of many clients noticed (a client that started late, stopped early, or lagged), for notes."""
+    return list((m.extra.get("clients") or {}).get("notes") or [])
 
 
 def started_tests(ctx: RunContext, group: list[Test], todo: set[str]) -> Iterator[tuple[Test, tuple[float, float]]]:

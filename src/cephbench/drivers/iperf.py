@@ -28,7 +28,8 @@ from pathlib import Path
 from typing import Any, Callable, Iterator, Sequence
 
 from ..errors import UserError
-from ..hosts import LocalHost, Spawn, run_together
+from ..fanout import Placement, run_started_together
+from ..hosts import CommandResult, LocalHost, Spawn, run_together
 from ..config import SshSettings
 from ..remote import HostRef, back_ips, front_ips, host_ref, is_local_address, require_tools, source_address
 from ..results import Measurement, RunDir, Sample, Test
@@ -360,9 +361,15 @@ def _port_for(r: NetHost, i: int, base_port: int | None) -> int:
     return free_port() if r.local or is_local_address(r.address) else 5201 + i
 
 
+Together = Callable[[list[tuple[HostRef, Spawn]], float], list[CommandResult]]
+
+
 def run(tests: list[Test], hosts: list[NetHost], rundir: RunDir | None, host: LocalHost,
         note: Callable[[str], None], base_port: int | None = None,
-        started: Callable[[Test], None] = lambda _t: None) -> Iterator[Outcome]:
+        started: Callable[[Test], None] = lambda _t: None, together: Together | None = None) -> Iterator[Outcome]:
+    """Each test's servers, then its clients all at once: with `together`, the clients of a pattern of several
+    flows start at one instant (fanout's barrier): a sender that started 0.2 s before the others would have a
+    shared link to itself for that long, and a 1 s fan-in would read a fifth more than the link carries."""
     by_name = {h.name: h for h in hosts}
     raw_root = rundir.raw_dir("baseline-net") if rundir else Path("/tmp")
     if base_port is not None:
@@ -387,11 +394,15 @@ def run(tests: list[Test], hosts: list[NetHost], rundir: RunDir | None, host: Lo
                 srv = Server(r, port, duration * 3 + 60, raw_dir / f"iperf3-server-{r.name}-{port}.txt")
                 servers.append(srv)
                 srv.start(host)
-            spawns = [Spawn(a.wrap(client_argv(srv.on.address, srv.port, duration, p["streams"],
-                                               a.address if a.bind else None)),
-                            raw_dir / f"iperf3-client-{a.name}-to-{srv.on.name}.json")
-                      for (a, _), srv in zip(pairs, servers)]
-            results = run_together(spawns, duration * 3 + 60)
+            argvs = [client_argv(srv.on.address, srv.port, duration, p["streams"], a.address if a.bind else None)
+                     for (a, _), srv in zip(pairs, servers)]
+            outputs = [raw_dir / f"iperf3-client-{a.name}-to-{srv.on.name}.json" for (a, _), srv in zip(pairs, servers)]
+            if together is not None and len(pairs) > 1:
+                spawns = [Spawn(argv, out) for argv, out in zip(argvs, outputs)]
+                results = together([(a.ref, sp) for (a, _), sp in zip(pairs, spawns)], duration * 3 + 60)
+            else:
+                spawns = [Spawn(a.wrap(argv), out) for (a, _), argv, out in zip(pairs, argvs, outputs)]
+                results = run_together(spawns, duration * 3 + 60)
         finally:
             for srv in servers:
                 srv.stop()
@@ -467,7 +478,14 @@ def run_group(ctx, group: list[Test], todo: set[str]) -> Iterator[Outcome]:
         tests = [part for t in tests for part in expand(t, [h.name for h in hosts], cluster,
                                                          [c.name for c in clients])]
         hosts = hosts + clients
-    yield from run(tests, hosts, ctx.rundir, ctx.host, ctx.events.note, first.get("port"), ctx.events.test_started)
+
+    def together(flows: list[tuple[HostRef, Spawn]], timeout_s: float) -> list[CommandResult]:
+        paths = ctx.at_paths_on([ref for ref, _ in flows])
+        placements = [Placement(sp, ref, ctx.client_offsets_ns.get(ref.name, 0)) for ref, sp in flows]
+        return [t.result for t in run_started_together(ctx.host, placements, ctx.settings.ssh, paths, timeout_s)]
+
+    yield from run(tests, hosts, ctx.rundir, ctx.host, ctx.events.note, first.get("port"), ctx.events.test_started,
+                   together)
 
 
 def client_net_hosts(clients: Sequence[Any], ssh: SshSettings, taken: set[str],

@@ -305,7 +305,8 @@ def run_group(ctx, group, todo):
     from ..hosts import Spawn
     from ..pools import create_pool, remove_pool
     from ..safety import amplification
-    from .base import Outcome, now, run_group_timeout
+    from ..fanout import failure
+    from .base import Outcome, client_notes, now, run_group_timeout
 
     first = group[0].params
     n = first["instances"]
@@ -315,6 +316,8 @@ def run_group(ctx, group, todo):
     pools = [create_pool(ctx, ctx.name(gid, f"i{i}"), profile) for i in range(n)]
     run_names = [ctx.name(gid, f"i{i}") for i in range(n)]
     client = ctx.target.client_args()
+    remote = ctx.target.remote_client_args()
+    clients = ctx.clients_of(group[0])
     write_cut = False       # rados bench stopped mid-write records no metadata object: seq/rand cannot run
     try:
         for test in group:
@@ -339,7 +342,7 @@ def run_group(ctx, group, todo):
             if mode == "write" and not ctx.dry_run:
                 amp = amplification(profile)
                 client_bytes, budget = ctx.reserve_write(amp)
-                per_instance = client_bytes // size // n
+                per_instance = client_bytes // size // (n * max(1, len(clients)))
                 if per_instance < first["concurrency"]:
                     ctx.reserve(0)
                     msg = (f"capacity guard: writing would take the cluster past {budget.max_raw_used:.0%} raw used "
@@ -348,16 +351,27 @@ def run_group(ctx, group, todo):
                         yield Outcome(test, started, time.monotonic() - t0, error=msg, notes=notes)
                     return
                 max_objects = int(per_instance)
+            # N instances on this machine, or N on each client host, each with its own run name (a client's
+            # reads read what its own write made)
+            where = [(c, i) for c in clients for i in range(n)] if clients else [(None, i) for i in range(n)]
             cmds = [RadosBenchCommand(pool=pools[i], mode=mode, duration_s=int(round(test.params["duration_s"])),
                                       concurrency=test.params["concurrency"], object_size=size,
-                                      run_name=run_names[i], no_cleanup=True, max_objects=max_objects)
-                    for i in range(n)]
+                                      run_name=run_names[i] if c is None else ctx.name(gid, c.name, f"i{i}"),
+                                      no_cleanup=True, max_objects=max_objects)
+                    for c, i in where]
             raw_dir = ctx.rundir.raw_dir(test.id if record else f"{gid}-prepare-write") if ctx.rundir else None
-            spawns = [Spawn(c.argv(client), (raw_dir / f"rados-bench-{mode}-i{i}.txt") if raw_dir else None)
-                      for i, c in enumerate(cmds)]
+            spawns = [Spawn(cmd.argv(client if c is None else remote), (raw_dir / (
+                f"rados-bench-{mode}-i{i}.txt" if c is None else f"rados-bench-{mode}-{c.name}-i{i}.txt"))
+                if raw_dir else None) for cmd, (c, i) in zip(cmds, where)]
+            timed = None
             try:
-                results = ctx.run_tools(test, spawns, run_group_timeout(test.params["duration_s"]),
-                                        live=live_figures)
+                timeout = run_group_timeout(test.params["duration_s"])
+                if clients:
+                    timed = ctx.run_on_clients(test, ctx.placements([(c, sp) for (c, _), sp in zip(where, spawns)]),
+                                               timeout, live=live_figures)
+                    results = None if timed is None else [t.result for t in timed]
+                else:
+                    results = ctx.run_tools(test, spawns, timeout, live=live_figures)
             finally:
                 if max_objects is not None:
                     ctx.reserve(0)      # written now: `ceph df` counts it
@@ -369,7 +383,8 @@ def run_group(ctx, group, todo):
             write_cut = write_cut or cut
             failed = [r for r in results if not r.ok]
             if failed and not cut:
-                err = f"rados bench {mode} failed: {failed[0].error_text()}"
+                err = f"rados bench {mode} failed: " + (failure(timed) or failed[0].error_text() if timed
+                                                         else failed[0].error_text())
                 if record:
                     yield Outcome(test, started, time.monotonic() - t0, error=err, commands=commands, raw=raw,
                                   notes=notes)
@@ -384,7 +399,10 @@ def run_group(ctx, group, todo):
                     yield Outcome(test, started, time.monotonic() - t0, error=str(exc), commands=commands, raw=raw,
                                   notes=notes)
                 continue
+            for part, t in zip(parts, timed or []):
+                part.host, part.start_unix_s, part.end_unix_s = t.host, t.start_unix_s, t.end_unix_s
             m = aggregate(parts)
+            notes += client_notes(m)
             warnings: list[str] = []
             if mode == "write":
                 if max_objects is not None and any((p.ops_total or 0) >= max_objects for p in parts):
