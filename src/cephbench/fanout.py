@@ -102,11 +102,23 @@ def tool_pid(text: str) -> int | None:
 
 
 def failure(results: Sequence[TimedResult]) -> str | None:
-    """The first host that failed on its own (not stopped by the batch), as "host: its error line"."""
+    """The first host that failed on its own (not stopped by the batch), as "host: how it ended: its last line"."""
     for r in results:
         if not r.result.ok and not r.stopped:
-            return f"{r.host}: {r.result.error_text()}"
+            return f"{r.host}: {ended(r.result.returncode)}: {r.result.error_text()}"
     return None
+
+
+def ended(rc: int) -> str:
+    """An exit code as a person reads it: `at` passes a signal on as 128+N (and ssh 255 is its own failure)."""
+    if rc == 255:
+        return "ssh failed (exit code 255)"
+    if 128 < rc < 128 + 65:
+        try:
+            return f"killed by {signal.Signals(rc - 128).name}"
+        except ValueError:
+            pass
+    return f"exit code {rc}"
 
 
 @dataclass

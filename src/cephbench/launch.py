@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from . import __version__
+from .kinds import level_of
 from .clients import (REMOTE_FILE, Client, ClientFacts, clients_of, deploy_loadgen, needs_of, preflight_clients,
                       remove_remote_file, resolve_clients)
 from .cluster import CONNECT_TIMEOUT_S, Cluster, Target
@@ -322,7 +323,10 @@ def start(prep: Prepared, events: RunEvents) -> RunSummary:
                              if prep.lab is not None and prep.target.is_lab else None,
                              clients=list(prep.clients),
                              client_offsets_ns={n: f.clock.offset_ns for n, f in prep.client_facts.items()
-                                                if f.clock})
+                                                if f.clock},
+                             load_here=not prep.clients or any(
+                                 level_of(t.kind) not in ("Baselines", "OSD") and not t.params.get("clients")
+                                 for t in prep.plan.tests))
             deploy_clients(prep, ctx)
             ctx.at_paths = dict(prep.loadgen_paths)
             summary = execute(prep.plan, ctx, events,

@@ -110,7 +110,13 @@ def test_one_failure_stops_the_others(tmp_path):
     assert time.monotonic() - t0 < 10
     assert res[0].stopped and res[0].result.returncode == 130
     assert not res[1].stopped and res[1].result.returncode == 5
-    assert failure(res) == "localhost: rados: bad pool"
+    assert failure(res) == "localhost: exit code 5: rados: bad pool"
+
+
+def test_how_a_tool_ended_reads_as_a_person_says_it():
+    from cephbench.fanout import ended
+    assert ended(137) == "killed by SIGKILL" and ended(130) == "killed by SIGINT"
+    assert ended(255) == "ssh failed (exit code 255)" and ended(2) == "exit code 2" and ended(200) == "exit code 200"
 
 
 def test_tick_stops_every_tool(tmp_path):

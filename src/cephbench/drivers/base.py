@@ -86,6 +86,7 @@ class RunContext:
     clients: list[Any] = field(default_factory=list)        # the suite's client hosts (clients.Client), in order
     client_offsets_ns: dict[str, int] = field(default_factory=dict)   # client -> its clock minus this machine's
     at_paths: dict[str, str] = field(default_factory=dict)  # client -> cephbench-loadgen there (the start barrier)
+    load_here: bool = True          # some test's load comes from this machine (not every one from client hosts)
     started_unix: float = field(default_factory=time.time)
 
     @property
@@ -202,6 +203,8 @@ class RunContext:
         osd_names = {h.name for h in remote}
         remote += [c for c in clients if c.name not in osd_names]
         watchers = self._watch(test, remote)
+        # recorded now: once a watcher has ended, its start time (part of the tag) can no longer be read
+        watcher_res = self._record_processes([proc.pid for _, proc, _ in watchers])
         watch = ClusterWatch(self.cluster.status, self.settings.max_raw_used,
                              writing=direction_of(test.kind, test.params.get("phase")) in ("write", "mixed"),
                              conf=self.target.conf)
@@ -221,7 +224,7 @@ class RunContext:
         finally:
             for _, proc, _ in watchers:
                 stop_group(proc)
-            for r in tools + [self._process_resource(proc.pid) for _, proc, _ in watchers]:
+            for r in tools + watcher_res:
                 self.ledger.forget(r)      # ended (or killed) by now: nothing of theirs is left
         loads = [cpu.summary(), *(load_from_stream(path.read_text(errors="replace"), h.name,
                                                    "OSD host" if h.name in osd_names else "client")
@@ -259,7 +262,6 @@ class RunContext:
         raw = self.rundir.raw_dir(test.id)
         watchers = [(h, self.host.start(h.argv(["sh", "-c", WATCH_SH], self.settings.ssh), stdout_path=path), path)
                     for h in hosts for path in [raw / f"host-{safe_name(h.name)}-proc-stat.txt"]]
-        self._record_processes([proc.pid for _, proc, _ in watchers])
         return watchers
 
     def _all_osd_hosts(self) -> list[HostRef]:

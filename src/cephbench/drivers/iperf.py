@@ -275,12 +275,13 @@ class Server:
 # ---- the plan of a network baseline ---------------------------------------------------------
 
 def patterns(hosts: list[str], streams: int, cluster: Sequence[str] = (),
-             clients: Sequence[str] = ()) -> list[dict[str, Any]]:
+             clients: Sequence[str] = (), first_is_client: bool = True) -> list[dict[str, Any]]:
     """Ordered pairs with 1 and N streams, then one-to-many from every sender (needs 2+ hosts), then all others to
     the first host at once (many-to-one, needs 3+ hosts: with two it is a pair), then ordered pairs of the OSD
     hosts in `cluster` over their cluster network (one stream: what one replica stream meets), then for each of
     the suite's `clients`: it to every OSD host at once (what its writes can send) and every OSD host to it at
-    once (what its reads can receive). The OSD hosts are `hosts[1:]`."""
+    once (what its reads can receive). The OSD hosts are `hosts[1:]`, or all of `hosts` when the first is no
+    client (`first_is_client` False: no load comes from this machine, so nothing is sent to it)."""
     out: list[dict[str, Any]] = []
     pairs = [(a, b) for a in hosts for b in hosts if a != b] or [(hosts[0], hosts[0])]
     for a, b in pairs:
@@ -290,13 +291,13 @@ def patterns(hosts: list[str], streams: int, cluster: Sequence[str] = (),
         for a in hosts:
             out.append({"pattern": "one-to-many", "sender": a, "receivers": [h for h in hosts if h != a],
                         "streams": 1})
-    if len(hosts) > 2:
+    if len(hosts) > 2 and first_is_client:
         out.append({"pattern": "many-to-one", "senders": hosts[1:], "receivers": [hosts[0]], "streams": 1})
     for a in cluster:
         for b in cluster:
             if a != b:
                 out.append({"pattern": "pair", "network": "cluster", "sender": a, "receivers": [b], "streams": 1})
-    osd_hosts = hosts[1:]
+    osd_hosts = hosts[1:] if first_is_client else hosts
     for c in clients:
         out.append({"pattern": "one-to-many", "sender": c, "receivers": osd_hosts, "streams": 1})
         out.append({"pattern": "many-to-one", "senders": osd_hosts, "receivers": [c], "streams": 1})
@@ -322,7 +323,8 @@ def _label(p: dict[str, Any]) -> str:
 
 def make_tests(hosts: list[str] | str, streams: int, duration_s: float, port: int | None, start_index: int = 1,
                group: str = "b002", workload: str = "baseline-net", part_of: str | None = None,
-               cluster: Sequence[str] = (), clients: Sequence[str] = ()) -> list[Test]:
+               cluster: Sequence[str] = (), clients: Sequence[str] = (), first_is_client: bool = True
+               ) -> list[Test]:
     """One test per pattern; for `osd-hosts`, one test standing for all of them until the run names the hosts
     (`expand`), its duration that of a client and EST_OSD_HOSTS OSD hosts."""
     if isinstance(hosts, str):
@@ -333,7 +335,7 @@ def make_tests(hosts: list[str] | str, streams: int, duration_s: float, port: in
                              "port": port},
                      est_duration_s=guess * (duration_s + 1))]
     out = []
-    for n, p in enumerate(patterns(hosts, streams, cluster, clients)):
+    for n, p in enumerate(patterns(hosts, streams, cluster, clients, first_is_client)):
         index = start_index + (0 if part_of else n)
         out.append(Test(id=f"{start_index + n:03d}-{workload}-{_label(p)}" if not part_of else
                         f"{part_of}-{_label(p)}", index=index, workload=workload, kind="net_baseline",
@@ -343,13 +345,14 @@ def make_tests(hosts: list[str] | str, streams: int, duration_s: float, port: in
     return out
 
 
-def expand(test: Test, names: list[str], cluster: Sequence[str] = (), clients: Sequence[str] = ()) -> list[Test]:
+def expand(test: Test, names: list[str], cluster: Sequence[str] = (), clients: Sequence[str] = (),
+           first_is_client: bool = True) -> list[Test]:
     """The tests a keyword's test stands for, once its hosts are known: ids `<its id>-<pattern>`, `part_of` it;
     `cluster`: the OSD hosts with a cluster network of their own, paired over it too; `clients`: the suite's client
     hosts, each measured against every OSD host."""
     p = test.params
     return make_tests(names, p["streams"], p["duration_s"], p.get("port"), test.index, test.group, test.workload,
-                      part_of=test.id, cluster=cluster, clients=clients)
+                      part_of=test.id, cluster=cluster, clients=clients, first_is_client=first_is_client)
 
 
 def _port_for(r: NetHost, i: int, base_port: int | None) -> int:
@@ -475,8 +478,10 @@ def run_group(ctx, group: list[Test], todo: set[str]) -> Iterator[Outcome]:
     if first["hosts"] == OSD_HOSTS:
         cluster = [h.name for h in hosts if h.cluster_address]
         clients = client_net_hosts(ctx.clients, ctx.settings.ssh, {h.name for h in hosts}, ctx.host)
+        if clients and not ctx.load_here:
+            hosts = [h for h in hosts if not h.local]       # every workload's load comes from client hosts
         tests = [part for t in tests for part in expand(t, [h.name for h in hosts], cluster,
-                                                         [c.name for c in clients])]
+                                                         [c.name for c in clients], first_is_client=ctx.load_here)]
         hosts = hosts + clients
 
     def together(flows: list[tuple[HostRef, Spawn]], timeout_s: float) -> list[CommandResult]:
