@@ -114,7 +114,8 @@ def run_group(ctx: RunContext, group: list[Test], todo: set[str]) -> Iterator[Ou
             if phase == "write" and m is not None and all((p.ops_total or 0) >= objects
                                                           for p in (m.instances if clients else None) or [m]):
                 filled = True       # every client wrote all its objects
-            outcome.notes.append(f"{objects} objects of {test.params['block_size']} bytes")
+            outcome.notes.append(f"{objects} objects of {test.params['block_size']} bytes"
+                                 + (" on each client host" if clients else ""))
             yield outcome
     finally:
         remove_pool(ctx, pool)
@@ -161,7 +162,11 @@ def _on_clients(ctx: RunContext, test: Test, name: str, started: tuple[float, fl
 
     runs = client_runs(ctx, name, clients, jobs, wrap=remote_conf)
     timeout = run_group_timeout(objects * params["block_size"] / 2**20 if fill else params["duration_s"])
-    return measure_on_clients(ctx, test, started, runs, timeout, parse, tool=f"fio rados {phase}", notes=notes)
+    outcome = measure_on_clients(ctx, test, started, runs, timeout, parse, tool=f"fio rados {phase}", notes=notes)
+    if outcome is not None and outcome.measurement is not None:
+        outcome.measurement.extra.update({"objects": objects * len(clients), "objects_per_client": objects,
+                                          "iodepth": params["iodepth"]})
+    return outcome
 
 
 def _prepare_write(ctx: RunContext, test: Test, pool: str, objects: int, clients: list) -> Outcome | None:
