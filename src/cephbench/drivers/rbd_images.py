@@ -301,6 +301,12 @@ def preflight(cluster: Cluster, tests: list[Test], settings: Settings) -> None:
     Groups run one after the other and each removes its images, so every group
     must fit on its own within the capacity guard (max_raw_used).
     """
+    for t in tests:
+        p = t.params
+        if p.get("client") == "krbd" and p.get("clients") is not None:
+            raise UserError("krbd maps images into this machine's kernel only; it does not run on client hosts",
+                            "use client: librbd for load from client hosts, or drop clients: from this workload",
+                            where=f"workload {t.workload}: clients")
     firsts: dict[str, Test] = {}
     for t in tests:
         firsts.setdefault(t.group, t)
@@ -308,15 +314,10 @@ def preflight(cluster: Cluster, tests: list[Test], settings: Settings) -> None:
         return
     total, used = cluster.raw_capacity()
     budget = CapacityBudget(total, used, settings.max_raw_used)
-    for t in tests:
-        p = t.params
-        if p.get("client") == "krbd" and p.get("clients") is not None:
-            raise UserError("krbd maps images into this machine's kernel only; it does not run on client hosts",
-                            "use client: librbd for load from client hosts, or drop clients: from this workload",
-                            where=f"workload {t.workload}: clients")
     for t in firsts.values():
         p = t.params
-        # each client host has its own images ("all": at least one client, checked again when it runs)
+        # each client host has its own images ("all" counts as one here: this check does not know the suite's
+        # client list)
         per = p["clients"] if isinstance(p.get("clients"), int) else 1
         need = p["images"] * p["image_size"] * per
         free = budget.client_bytes(amplification(p["pool_profile"]))
