@@ -143,3 +143,26 @@ def test_ctrl_c_mid_fio_leaves_nothing_on_the_cluster_or_the_clients(clients_lab
             break
         time.sleep(0.3)
     assert not any(left.values()), left
+
+
+def test_a_client_whose_fio_fails_fails_the_test_named(clients_lab, env, tmp_path):
+    """fio on c2 is a wrapper that passes preflight's checks and then fails: the test fails naming c2 and its
+    error line; nothing is left."""
+    fake = clients_lab.host_bin("c2") / "fio"
+    real = subprocess.run(["sh", "-c", "command -v fio"], capture_output=True, text=True, check=True).stdout.strip()
+    fake.write_text(f'#!/bin/sh\ncase "$*" in *--enghelp*|*--version*) exec {real} "$@";; esac\n'
+                    'echo "fio: broken on purpose" >&2\nexit 1\n')
+    fake.chmod(0o755)
+    try:
+        out = tmp_path / "run"
+        res = run_cli(["run", str(write_suite(tmp_path, suite({**RBD, "rw": ["randwrite"]}))), "--out", str(out)],
+                      env)
+    finally:
+        fake.unlink()
+    assert "Traceback" not in res.stderr, res.stderr
+    (r,) = RunDir.open(out).results()[0]
+    assert r.status == "failed" and "c2: " in r.error and "broken on purpose" in r.error, r.error
+    assert our_pools(clients_lab) == []
+    run_id = json.loads((out / "run.json").read_text())["run_ids"][0]
+    assert work_dirs(clients_lab, run_id) == {"c1": [], "c2": []}
+    assert json.loads((out / "resources.json").read_text()) == []
