@@ -33,6 +33,7 @@ from .recovery import Remover, RunLock, how_to_remove, leftovers, remove_leftove
 from .remote import ssh_master
 from .resources import Ledger, Resource
 from .results import CorruptLine, Result, RunDir, Test, run_dir_path
+from .remote_dirs import REMOTE_DIR, remove_dir
 from .runner import RunEvents, RunOptions, RunSummary, execute, other_runs, pending_tests, preflight
 
 
@@ -237,6 +238,7 @@ def removers(ctx: RunContext) -> dict[str, Remover]:
         "rgw-buckets": lambda r: BucketSweep(ctx, r.name.rstrip("*")).remove(),
         "config-key": lambda r: ctx.cluster.ceph_ok("config-key", "rm", r.name),
         REMOTE_FILE: lambda r: remove_remote_file(LocalHost(), ctx.settings.ssh, r.name),
+        REMOTE_DIR: lambda r: remove_dir(LocalHost(), ctx.settings.ssh, r.name),
     }
 
 

@@ -11,6 +11,11 @@ object is written once before the first read, and that write is not recorded.
 fio 3.33's rados engine reads the Ceph config from its `conf` option (default
 /etc/ceph/ceph.conf), not from CEPH_CONF, so the target's conf is passed as `conf`;
 the keyring and id reach librados through CEPH_KEYRING / CEPH_ARGS.
+
+With `clients:`, one fio runs on each client host (started together, merged exactly: fio_run.measure_on_clients),
+each on objects of its own (job name obj-<client>) in the group's pool, the capacity budget shared between them.
+There fio reads the client's own ceph.conf: `--conf="${CEPH_CONF:-/etc/ceph/ceph.conf}"`, expanded by a shell on
+the client (`remote_conf`), and the id arrives in CEPH_ARGS (fio_run.client_env).
 """
 
 from __future__ import annotations
@@ -25,9 +30,9 @@ from ..hosts import CommandResult
 from ..pools import create_pool, remove_pool
 from ..results import Measurement, Test
 from ..safety import amplification
-from .base import Outcome, RunContext, measure, now, run_group_timeout, started_tests
+from .base import Outcome, RunContext, measure, now, run_group_timeout, safe_name, started_tests
 from .fio import FioJob
-from .fio_run import fio_run, live_figures
+from .fio_run import FioRun, client_runs, fio_run, live_figures, measure_on_clients
 
 DATA_SET_BYTES = 256 * 1024**2    # objects per group: this much data, within MIN..MAX objects
 MIN_OBJECTS = 16
@@ -46,16 +51,29 @@ def object_count(block_size: int, iodepth: int, budget_bytes: int | None) -> int
     return n
 
 
-def job_for(phase: str, params: dict, pool: str, objects: int, conf: str, client_id: str | None) -> FioJob:
+def remote_conf(argv: list[str]) -> list[str]:
+    """fio's command line for a client host: its rados job reads the client's ceph.conf (CEPH_CONF there, or the
+    default), which only a shell on the client knows. The option goes last: it belongs to the (one) job."""
+    return ["sh", "-c", 'exec "$@" --conf="${CEPH_CONF:-/etc/ceph/ceph.conf}"', "sh", *argv]
+
+
+def job_name(client: str | None) -> str:
+    """The job's name, which names its objects: one set per client host."""
+    return JOB_NAME if client is None else f"{JOB_NAME}-{safe_name(client)}"
+
+
+def job_for(phase: str, params: dict, pool: str, objects: int, conf: str | None, client_id: str | None,
+            name: str = JOB_NAME) -> FioJob:
+    """`conf` None: left out (a client host's command gets its own, see remote_conf)."""
     bs = params["block_size"]
     # touch_objects=0: fio would otherwise create every object before starting (slow with many objects, and
     # pointless: a write creates its object, and a read must find objects written in full)
     extra: dict = {"nrfiles": objects, "filesize": bs, "touch_objects": 0}
     if phase.startswith("rand"):
         extra["file_service_type"] = "random"
-    return FioJob(name=JOB_NAME, rw=phase, bs=bs, iodepth=params["iodepth"], size=objects * bs,
-                  runtime_s=params["duration_s"], time_based=True, engine="rados",
-                  options={"pool": pool, "clientname": client_id or "admin", "conf": conf}, extra=extra)
+    options = {"pool": pool, "clientname": client_id or "admin", **({"conf": conf} if conf is not None else {})}
+    return FioJob(name=name, rw=phase, bs=bs, iodepth=params["iodepth"], size=objects * bs,
+                  runtime_s=params["duration_s"], time_based=True, engine="rados", options=options, extra=extra)
 
 
 def run_group(ctx: RunContext, group: list[Test], todo: set[str]) -> Iterator[Outcome]:
@@ -63,9 +81,12 @@ def run_group(ctx: RunContext, group: list[Test], todo: set[str]) -> Iterator[Ou
         return
     first = group[0].params
     gid = group[0].group
+    clients = ctx.clients_of(group[0])
     pool = create_pool(ctx, ctx.name(gid), first["pool_profile"])
     try:
         budget = None if ctx.dry_run else ctx.budget().client_bytes(amplification(first["pool_profile"]))
+        if budget is not None and clients:
+            budget //= len(clients)         # each client writes objects of its own
         objects = object_count(first["block_size"], first["iodepth"], budget)
         filled = False      # every object written in full, so that a read finds all of them
         for test, started in started_tests(ctx, group, todo):
@@ -77,7 +98,7 @@ def run_group(ctx: RunContext, group: list[Test], todo: set[str]) -> Iterator[Ou
                 continue
             if "read" in phase:
                 if not filled:
-                    prep = _prepare_write(ctx, test, pool, objects)
+                    prep = _prepare_write(ctx, test, pool, objects, clients)
                     if prep is not None and prep.error:
                         yield Outcome(test, started[0], time.monotonic() - started[1], commands=prep.commands,
                                       raw=prep.raw, error=f"writing the objects to read failed: {prep.error}")
@@ -86,13 +107,15 @@ def run_group(ctx: RunContext, group: list[Test], todo: set[str]) -> Iterator[Ou
                     notes.append(f"all {objects} objects were written in full before this read (not recorded): "
                                  "no earlier write in the group covered them")
                 notes += ctx.prepare_reads()
-            outcome = _run(ctx, test, pool, objects, phase, started, notes)
+            outcome = _run(ctx, test, pool, objects, phase, started, notes, clients)
             if outcome is None:
                 continue
             m = outcome.measurement
-            if phase == "write" and m is not None and (m.ops_total or 0) >= objects:
-                filled = True
-            outcome.notes.append(f"{objects} objects of {test.params['block_size']} bytes")
+            if phase == "write" and m is not None and all((p.ops_total or 0) >= objects
+                                                          for p in (m.instances if clients else None) or [m]):
+                filled = True       # every client wrote all its objects
+            outcome.notes.append(f"{objects} objects of {test.params['block_size']} bytes"
+                                 + (" on each client host" if clients else ""))
             yield outcome
     finally:
         remove_pool(ctx, pool)
@@ -103,7 +126,9 @@ def _raw_dir(ctx: RunContext, name: str) -> Path:
 
 
 def _run(ctx: RunContext, test: Test, pool: str, objects: int, phase: str, started: tuple[float, float],
-         notes: list[str]) -> Outcome | None:
+         notes: list[str], clients: list) -> Outcome | None:
+    if clients:
+        return _on_clients(ctx, test, test.id, started, pool, objects, phase, test.params, clients, notes)
     raw_dir = _raw_dir(ctx, test.id)
     job = job_for(phase, test.params, pool, objects, str(ctx.target.conf), ctx.target.id)
     run = fio_run(raw_dir, [job], env=ctx.target.env())
@@ -121,9 +146,35 @@ def _run(ctx: RunContext, test: Test, pool: str, objects: int, phase: str, start
     return outcome
 
 
-def _prepare_write(ctx: RunContext, test: Test, pool: str, objects: int) -> Outcome | None:
+def _on_clients(ctx: RunContext, test: Test, name: str, started: tuple[float, float], pool: str, objects: int,
+               phase: str, params: dict, clients: list, notes: list[str], fill: bool = False) -> Outcome | None:
+    """One fio per client host on its own objects, started together, merged by bins; `fill`: the unrecorded
+    write of every object before a read (not time-based)."""
+    def jobs(c) -> list[FioJob]:
+        job = job_for(phase, params, pool, objects, None, ctx.target.id, name=job_name(c.name))
+        return [replace(job, time_based=False, runtime_s=None) if fill else job]
+
+    def parse(run: FioRun) -> Measurement:
+        m = run.measurement(phase, "fio rados", keep_bins=True)
+        m.object_size_bytes = params["block_size"]
+        m.extra.update({"objects": objects, "iodepth": params["iodepth"]})
+        return m
+
+    runs = client_runs(ctx, name, clients, jobs, wrap=remote_conf)
+    timeout = run_group_timeout(objects * params["block_size"] / 2**20 if fill else params["duration_s"])
+    outcome = measure_on_clients(ctx, test, started, runs, timeout, parse, tool=f"fio rados {phase}", notes=notes)
+    if outcome is not None and outcome.measurement is not None:
+        outcome.measurement.extra.update({"objects": objects * len(clients), "objects_per_client": objects,
+                                          "iodepth": params["iodepth"]})
+    return outcome
+
+
+def _prepare_write(ctx: RunContext, test: Test, pool: str, objects: int, clients: list) -> Outcome | None:
     """Write every object once (sequential, not time-based) so that a read has something to read."""
     ctx.events.note(f"{test.group}: writing {objects} objects for the reads (not recorded)")
+    if clients:
+        return _on_clients(ctx, test, f"{test.id}-fill", now(), pool, objects, "write", test.params, clients, [],
+                           fill=True)
     job = replace(job_for("write", test.params, pool, objects, str(ctx.target.conf), ctx.target.id),
                   time_based=False, runtime_s=None)
     run = fio_run(_raw_dir(ctx, f"{test.id}-fill"), [job], env=ctx.target.env())

@@ -4,6 +4,10 @@ A group's images are created and prefilled once (rbd_images); each rw phase is
 one fio process with one job per image (times numjobs), time-based, json+ output
 and per-second logs. Jobs over several images are aggregated by fio.py: summed
 bandwidth and IOPS, latency percentiles from the merged histograms.
+
+With `clients:` (librbd only: krbd maps into this machine's kernel, and preflight refuses it), every client host
+has its own `images` images, created and prefilled from here once per group, and runs one fio on them; the fios
+start together (fanout) and are merged exactly (fio_run.measure_on_clients), each client kept as an instance.
 """
 
 from __future__ import annotations
@@ -12,12 +16,13 @@ import tempfile
 from pathlib import Path
 from typing import Iterator
 
+from ..errors import UserError
 from ..hosts import CommandResult
 from ..results import Measurement, Test
 from . import rbd_images
 from .base import Outcome, RunContext, measure, now, run_group_timeout
 from .fio import FioJob
-from .fio_run import fio_run, live_figures
+from .fio_run import FioRun, client_runs, fio_run, live_figures, measure_on_clients
 
 
 def jobs_for(test: Test, images: rbd_images.Images, client_id: str | None, krbd: bool) -> list[FioJob]:
@@ -51,9 +56,18 @@ def run_group(ctx: RunContext, group: list[Test], todo: set[str]) -> Iterator[Ou
                     yield Outcome(t, started, 0.0, error=why, skipped=True)
             return
     tool = "fio krbd" if krbd else "fio rbd"
-    with rbd_images.group_images(ctx, group, krbd=krbd) as images:
+    clients = ctx.clients_of(group[0])
+    if krbd and clients:        # preflight refuses it; never run krbd anywhere but here
+        raise UserError("krbd maps images into this machine's kernel only; it does not run on client hosts",
+                        where=f"workload {group[0].workload}: clients")
+    with rbd_images.group_images(ctx, group, krbd=krbd, owners=[c.name for c in clients]) as images:
         for test, started, notes, warnings in rbd_images.tests_to_run(ctx, group, todo, images):
             p = test.params
+            if clients:
+                outcome = _on_clients(ctx, test, started, images, clients, notes, warnings)
+                if outcome is not None:
+                    yield outcome
+                continue
             raw_dir = ctx.rundir.raw_dir(test.id) if ctx.rundir else Path(tempfile.gettempdir()) / "cephbench-dry"
             run = fio_run(raw_dir, jobs_for(test, images, ctx.target.id, krbd), env=ctx.target.env())
 
@@ -69,3 +83,24 @@ def run_group(ctx: RunContext, group: list[Test], todo: set[str]) -> Iterator[Ou
                 if ctx.rundir and run.json_path.exists():
                     outcome.raw.append(str(run.json_path.relative_to(ctx.rundir.path)))
                 yield outcome
+
+
+def _on_clients(ctx: RunContext, test: Test, started: tuple[float, float], images: rbd_images.Images,
+                clients: list, notes: list[str], warnings: list[str]) -> Outcome | None:
+    """One librbd fio per client host on that client's own images, started together, merged by bins."""
+    p = test.params
+    runs = client_runs(ctx, test.id, clients, lambda c: jobs_for(test, images.of(c.name), ctx.target.id, False))
+    owner = {r.run.json_path.parent: r.client.name for r in runs}
+
+    def parse(run: FioRun) -> Measurement:
+        m = run.measurement(p["phase"], "fio rbd", keep_bins=True)
+        m.extra.update({**images.of(owner[run.json_path.parent]).describe(), "client": "librbd",
+                        "iodepth": p["iodepth"], "numjobs": p["numjobs"]})
+        return m
+
+    outcome = measure_on_clients(ctx, test, started, runs, run_group_timeout(p["duration_s"] + p["ramp"]), parse,
+                                 tool="fio rbd", notes=notes, warnings=warnings)
+    if outcome is not None and outcome.measurement is not None:
+        outcome.measurement.extra.update({**images.describe(), "client": "librbd", "iodepth": p["iodepth"],
+                                          "numjobs": p["numjobs"]})
+    return outcome

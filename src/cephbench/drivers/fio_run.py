@@ -7,17 +7,31 @@ module adds the per-second series, read from the logs fio writes next to the JSO
 
 from __future__ import annotations
 
+import logging
 import math
 import re
+import shlex
+import tempfile
+import time
 from collections import defaultdict
-from dataclasses import dataclass
-from pathlib import Path
+from dataclasses import dataclass, replace
+from pathlib import Path, PurePosixPath
+from typing import Any, Callable, Sequence
 
+from ..cluster import Target
+from ..errors import OperationFailed
+from ..fanout import failure
 from ..hosts import Spawn
-from ..results import Measurement, Sample
+from ..merge import merge_instances
+from ..remote_dirs import dir_path, fetch_dir, make_dir
+from ..resources import Resource
+from ..results import Measurement, Sample, Test
 from . import ParseError
+from .base import Outcome, RunContext, client_notes, safe_name
 from .figures import count, number
 from .fio import FioJob, fio_argv, parse_fio_json, to_measurement
+
+log = logging.getLogger(__name__)
 
 LOG_AVG_MSEC = 1000
 KIB = 1024
@@ -29,13 +43,14 @@ class FioRun:
     json_path: Path
     log_prefix: Path
 
-    def measurement(self, op: str, tool: str) -> Measurement:
-        """json+ (summary, percentiles from merged bins) + logs (per-second series) -> Measurement."""
+    def measurement(self, op: str, tool: str, keep_bins: bool = False) -> Measurement:
+        """json+ (summary, percentiles from merged bins) + logs (per-second series) -> Measurement.
+        `keep_bins`: keep the merged latency bins (extra.clat_bins) for a merge with other clients' fio."""
         try:
             text = self.json_path.read_text(errors="replace")
         except OSError as exc:
             raise ParseError(f"fio wrote no JSON output ({self.json_path.name}: {exc.strerror})") from exc
-        m = to_measurement(parse_fio_json(text), op, tool=tool)
+        m = to_measurement(parse_fio_json(text), op, tool=tool, keep_bins=keep_bins)
         m.timeseries = series_from_logs(self.log_prefix)
         rates = [s.bytes_per_s for s in m.timeseries if s.bytes_per_s is not None]
         if len(rates) >= 2:
@@ -45,14 +60,18 @@ class FioRun:
         return m
 
 
-def fio_run(raw_dir: Path, jobs: list[FioJob], env: dict[str, str] | None = None) -> FioRun:
-    """The fio command of one test: json+ to raw_dir/fio.json, logs to raw_dir/fio_{bw,iops}.N.log."""
+def fio_run(raw_dir: Path, jobs: list[FioJob], env: dict[str, str] | None = None,
+            remote_dir: str | None = None) -> FioRun:
+    """The fio command of one test: json+ to raw_dir/fio.json, logs to raw_dir/fio_{bw,iops}.N.log.
+    `remote_dir`: fio runs on a client host and writes those files into this directory there (to be fetched into
+    raw_dir); its stdout still comes to raw_dir/fio-stdout.txt."""
     json_path = raw_dir / "fio.json"
     prefix = raw_dir / "fio"
+    out_dir = raw_dir if remote_dir is None else PurePosixPath(remote_dir)
     # --eta=always: a status line per second on stdout (the JSON goes to its own file) for live figures
-    global_opts = {"write_bw_log": prefix, "write_iops_log": prefix, "log_avg_msec": LOG_AVG_MSEC,
+    global_opts = {"write_bw_log": out_dir / "fio", "write_iops_log": out_dir / "fio", "log_avg_msec": LOG_AVG_MSEC,
                    "per_job_logs": 1, "eta": "always"}
-    argv = fio_argv(jobs, global_opts, json_path)
+    argv = fio_argv(jobs, global_opts, out_dir / "fio.json")
     return FioRun(Spawn(argv, raw_dir / "fio-stdout.txt", env=env), json_path, prefix)
 
 
@@ -126,3 +145,103 @@ def series_from_logs(prefix: Path) -> list[Sample]:
     def texts(kind: str) -> list[str]:
         return [p.read_text(errors="replace") for p in sorted(prefix.parent.glob(f"{prefix.name}_{kind}.*.log"))]
     return series(texts("bw"), texts("iops"))
+
+
+# ---- one fio on each of many client hosts ------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class ClientRun:
+    """One client host's fio in a test: its command, writing its json+ and logs into `remote_dir` on that host,
+    from where they come back into raw/<test>/<client>/ (run.json_path and run.log_prefix are there)."""
+    client: Any             # clients.Client
+    run: FioRun
+    remote_dir: str
+
+
+def client_env(target: Target) -> dict[str, str] | None:
+    """What fio on a client host needs in its environment: the run's client id (CEPH_ARGS), never this machine's
+    conf or keyring paths (the client uses its own). It reaches the client as `env` lines on the start
+    barrier's stdin, not on a command line."""
+    args = target.remote_client_args()
+    return {"CEPH_ARGS": " ".join(args)} if args else None
+
+
+def client_runs(ctx: RunContext, test_id: str, clients: Sequence[Any], jobs_of: Callable[[Any], list[FioJob]],
+                wrap: Callable[[list[str]], list[str]] | None = None) -> list[ClientRun]:
+    """One fio per client for a test (`jobs_of(client)`: that client's jobs), each with its own work directory
+    there and its own raw/<test>/<client>/ here; `wrap` rewrites a command line (e.g. to read the client's own
+    ceph.conf)."""
+    raw = ctx.rundir.raw_dir(test_id) if ctx.rundir else Path(tempfile.gettempdir()) / "cephbench-dry"
+    out = []
+    for c in clients:
+        remote = dir_path(ctx.run_id, c.name, test_id)
+        run = fio_run(raw / safe_name(c.name), jobs_of(c), env=client_env(ctx.target), remote_dir=remote)
+        if wrap is not None:
+            run = replace(run, spawn=replace(run.spawn, argv=wrap([str(a) for a in run.spawn.argv])))
+        out.append(ClientRun(c, run, remote))
+    return out
+
+
+def measure_on_clients(ctx: RunContext, test: Test, started: tuple[float, float], runs: list[ClientRun],
+                       timeout_s: float, parse: Callable[[FioRun], Measurement], *, tool: str, notes: list[str],
+                       warnings: Sequence[str] = ()) -> Outcome | None:
+    """base.measure for one fio per client host: their work directories made (ledger first), the fios started
+    together (fanout), their outputs brought back and the directories removed, each client's figures parsed
+    (`parse`, with its latency bins kept) and merged exactly (merge_instances, latency from the merged bins),
+    each client kept as an instance with its host and its actual start and end. None in a dry run.
+    A client whose fio fails fails the test, named (fanout stopped the others)."""
+    started_unix, t0 = started
+    ssh = ctx.settings.ssh
+    placements = ctx.placements([(r.client, r.run.spawn) for r in runs])
+    if ctx.dry_run:
+        ctx.planned.extend(shlex.join(r.client.ref.argv(["mkdir", "-m", "0700", "--", r.remote_dir], ssh))
+                           for r in runs)
+        ctx.run_on_clients(test, placements, timeout_s, live=live_figures)
+        return None
+    dirs = [make_dir(ctx.host, r.client.ref, ssh, ctx.ledger, r.remote_dir) for r in runs]
+    timed = ctx.run_on_clients(test, placements, timeout_s, live=live_figures) or []
+    fetch_errors = bring_back(ctx, runs, dirs)
+    rundir = ctx.rundir.path if ctx.rundir else Path("/")
+    commands = [f"on {t.host}: {t.result.cmdline}" for t in timed]
+    raw = [str(r.run.spawn.output.relative_to(rundir)) for r in runs]
+    raw += [str(r.run.json_path.relative_to(rundir)) for r in runs if r.run.json_path.exists()]
+
+    def failed(error: str) -> Outcome:
+        return Outcome(test, started_unix, time.monotonic() - t0, error=error, commands=commands, raw=raw,
+                       notes=notes)
+
+    if any(not t.result.ok for t in timed):
+        first = next(t for t in timed if not t.result.ok)
+        return failed(f"{tool} failed: " + (failure(timed) or f"{first.host}: {first.result.error_text()}"))
+    parts = []
+    for r, t in zip(runs, timed):
+        try:
+            m = parse(r.run)
+        except ParseError as exc:
+            return failed(f"{t.host}: {exc}" + (f" ({fetch_errors[r.client.name]})"
+                                                if r.client.name in fetch_errors else ""))
+        m.host, m.start_unix_s, m.end_unix_s = t.host, t.start_unix_s, t.end_unix_s
+        parts.append(m)
+    try:
+        merged = merge_instances(parts, latency="bins")
+    except ParseError as exc:
+        return failed(str(exc))
+    return Outcome(test, started_unix, time.monotonic() - t0, measurement=merged, commands=commands, raw=raw,
+                   notes=notes + client_notes(merged), warnings=list(warnings))
+
+
+def bring_back(ctx: RunContext, runs: list[ClientRun], dirs: list[Resource]) -> dict[str, str]:
+    """Each client's work directory copied into its raw directory here, then removed (through the ledger);
+    client -> why its files could not be fetched."""
+    errors: dict[str, str] = {}
+    for r, res in zip(runs, dirs):
+        try:
+            fetch_dir(ctx.host, r.client.ref, ctx.settings.ssh, r.remote_dir, r.run.json_path.parent)
+        except OperationFailed as exc:
+            errors[r.client.name] = str(exc)
+        finally:
+            try:
+                ctx.ledger.release_one(res)
+            except OperationFailed as exc:      # the ledger keeps it: the run's final cleanup tries again
+                log.warning("%s", exc)
+    return errors

@@ -13,7 +13,7 @@ import time
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any, Iterator, Sequence
 
 from ..cluster import Cluster
 from ..config import Settings
@@ -27,7 +27,7 @@ from ..results import Test
 from ..safety import CapacityBudget, amplification
 from ..units import format_size
 from . import rbd_bench_tool   # rbd bench is the prefill tool
-from .base import RunContext, run_group_timeout, started_tests
+from .base import RunContext, run_group_timeout, safe_name, started_tests
 
 log = logging.getLogger(__name__)
 
@@ -50,10 +50,18 @@ class Images:
     prefilled: bool = False
     notes: list[str] = field(default_factory=list)
     devices: list[str] = field(default_factory=list)   # krbd: /dev/rbdN per image
+    owners: list[str | None] = field(default_factory=list)   # per image: the client host whose it is (None: here)
 
     @property
     def specs(self) -> list[str]:
         return [f"{self.pool}/{n}" for n in self.names]
+
+    def of(self, owner: str) -> "Images":
+        """The images of one client host (what its fio opens)."""
+        keep = [i for i, o in enumerate(self.owners) if o == owner]
+        return Images(pool=self.pool, data_pool=self.data_pool, names=[self.names[i] for i in keep],
+                      size_bytes=self.size_bytes, pools=[], prefilled=self.prefilled, notes=list(self.notes),
+                      owners=[owner] * len(keep))
 
     def describe(self) -> dict[str, Any]:
         """What every RBD Measurement records about its images (extra)."""
@@ -62,10 +70,12 @@ class Images:
 
 
 @contextmanager
-def group_images(ctx: RunContext, group: list[Test], krbd: bool = False) -> Iterator[Images]:
-    """The images of a group, created, prefilled (when asked) and mapped (krbd); removed when the group ends."""
+def group_images(ctx: RunContext, group: list[Test], krbd: bool = False,
+                 owners: Sequence[str] = ()) -> Iterator[Images]:
+    """The images of a group, created, prefilled (when asked) and mapped (krbd); removed when the group ends.
+    `owners`: client hosts, each with its own `images` images (prefilled from here); none: this machine's."""
     first = group[0].params
-    images = create_images(ctx, group[0].group, first, krbd=krbd)
+    images = create_images(ctx, group[0].group, first, krbd=krbd, owners=owners)
     try:
         if first["prefill"]:
             prefill(ctx, group[0], images)
@@ -101,8 +111,10 @@ def _check(res: CommandResult, what: str) -> CommandResult:
     return res
 
 
-def create_images(ctx: RunContext, gid: str, params: dict[str, Any], krbd: bool = False) -> Images:
-    """Pools for the group (an erasure profile becomes the data pool) and `images` images in them."""
+def create_images(ctx: RunContext, gid: str, params: dict[str, Any], krbd: bool = False,
+                  owners: Sequence[str] = ()) -> Images:
+    """Pools for the group (an erasure profile becomes the data pool) and `images` images in them, or `images`
+    images for each of the client hosts `owners` (named for it: cephbench-<run>-<group>-<client>-imgN)."""
     profile = params["pool_profile"]
     images = Images(pool="", data_pool=None, names=[], size_bytes=params["image_size"], pools=[])
     try:
@@ -118,8 +130,8 @@ def create_images(ctx: RunContext, gid: str, params: dict[str, Any], krbd: bool 
         else:
             images.pool = create_pool(ctx, ctx.name(gid), profile, application="rbd")
             images.pools.append(images.pool)
-        for i in range(params["images"]):
-            name = ctx.name(gid, f"img{i}")
+        for owner, i in [(o, i) for o in (list(owners) or [None]) for i in range(params["images"])]:
+            name = ctx.name(gid, f"img{i}") if owner is None else ctx.name(gid, safe_name(owner), f"img{i}")
             argv = rbd_argv(ctx, "create", f"{images.pool}/{name}", "--size", f"{params['image_size']}B",
                             "--object-size", f"{params['object_size']}B")
             if images.data_pool:
@@ -129,6 +141,7 @@ def create_images(ctx: RunContext, gid: str, params: dict[str, Any], krbd: bool 
             ctx.change(argv, lambda argv=argv: _check(ctx.host.run(argv, timeout_s=120), "rbd create"))
             _register_image(ctx, f"{images.pool}/{name}")
             images.names.append(name)
+            images.owners.append(owner)
     except BaseException:
         try:
             remove_images(ctx, images)
@@ -288,6 +301,12 @@ def preflight(cluster: Cluster, tests: list[Test], settings: Settings) -> None:
     Groups run one after the other and each removes its images, so every group
     must fit on its own within the capacity guard (max_raw_used).
     """
+    for t in tests:
+        p = t.params
+        if p.get("client") == "krbd" and p.get("clients") is not None:
+            raise UserError("krbd maps images into this machine's kernel only; it does not run on client hosts",
+                            "use client: librbd for load from client hosts, or drop clients: from this workload",
+                            where=f"workload {t.workload}: clients")
     firsts: dict[str, Test] = {}
     for t in tests:
         firsts.setdefault(t.group, t)
@@ -297,10 +316,13 @@ def preflight(cluster: Cluster, tests: list[Test], settings: Settings) -> None:
     budget = CapacityBudget(total, used, settings.max_raw_used)
     for t in firsts.values():
         p = t.params
-        need = p["images"] * p["image_size"]
+        # each client host has its own images ("all" counts as one here: this check does not know the suite's
+        # client list)
+        per = p["clients"] if isinstance(p.get("clients"), int) else 1
+        need = p["images"] * p["image_size"] * per
         free = budget.client_bytes(amplification(p["pool_profile"]))
         if need > free:
             raise UserError(
-                f"{p['images']} image(s) of {format_size(p['image_size'])} need {format_size(need)} in pool "
+                f"{p['images'] * per} image(s) of {format_size(p['image_size'])} need {format_size(need)} in pool "
                 f"{p['pool']!r}, which has room for {format_size(free)} ({budget.describe()})",
                 "use a smaller image_size or fewer images", where=f"workload {t.workload}: image_size")
