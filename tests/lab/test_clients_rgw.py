@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from cephbench.config import SshSettings
 from cephbench.lab import Lab
 from cephbench.remote import ssh_argv
 from cephbench.results import RunDir
@@ -51,18 +52,36 @@ def leftovers(lab: Lab) -> tuple[list[str], list[str]]:
     return users, [b for b in admin(lab, "bucket", "list") if b.startswith("cephbench-")]
 
 
-def loadgen_on_clients(lab: Lab, run_id: str) -> dict[str, list[str]]:
-    """The run's loadgen processes still on c1 and c2 (asked there over ssh)."""
+def on_client(lab: Lab, host: str, argv: list[str]) -> subprocess.CompletedProcess:
     s = lab.info().topology["ssh"]
-    from cephbench.config import SshSettings
     ssh = SshSettings(user=s["user"], identity_file=Path(s["identity_file"]), options=s["options"], hosts=s["hosts"])
+    return subprocess.run(ssh_argv(ssh.hosts[host], argv, ssh), capture_output=True, text=True, timeout=30)
+
+
+def loadgen_on_clients(lab: Lab, run_id: str) -> dict[str, list[str]]:
+    """The run's loadgen processes still on c1 and c2 (asked there over ssh), as `pid args` lines."""
     out = {}
     for host in ("c1", "c2"):
-        res = subprocess.run(ssh_argv(ssh.hosts[host], ["ps", "-eo", "pid,args"], ssh), capture_output=True,
-                             text=True, timeout=30)
+        res = on_client(lab, host, ["ps", "-eo", "pid,args"])
         assert res.returncode == 0, res.stderr
-        out[host] = [ln for ln in res.stdout.splitlines() if f"cephbench-{run_id}-" in ln and "loadgen" in ln]
+        # the lab's hosts may share one process table: a client's loadgen is the one on its own buckets
+        out[host] = [ln.strip() for ln in res.stdout.splitlines() if ln.split()[2:3] == ["run"]
+                     and "loadgen" in ln.split()[1] and f"cephbench-{run_id}-" in ln and f"-{host}-i" in ln]
     return out
+
+
+def wait_for_load(lab: Lab, out: Path, proc: subprocess.Popen) -> str:
+    """The run's id, once loadgen runs on both clients and the buckets of both exist."""
+    deadline = time.monotonic() + 120
+    run_id = None
+    while time.monotonic() < deadline and proc.poll() is None:
+        if run_id is None and (out / "run.json").exists():
+            run_id = (RunDir(out).meta().get("run_ids") or [None])[0]
+        if run_id and all(loadgen_on_clients(lab, run_id).values()) \
+                and {"-c1-", "-c2-"} <= {t for b in leftovers(lab)[1] for t in ("-c1-", "-c2-") if t in b}:
+            return run_id
+        time.sleep(0.5)
+    raise AssertionError(f"no load on both clients (cephbench exit code {proc.poll()})")
 
 
 def test_s3_put_then_get_from_two_clients(clients_lab, env, tmp_path):
@@ -113,19 +132,11 @@ def test_s3_put_then_get_from_two_clients(clients_lab, env, tmp_path):
 def test_ctrl_c_mid_run_leaves_nothing_on_the_cluster_or_the_clients(clients_lab, env, tmp_path):
     """With the run's own user (removed with --purge-data)."""
     out = tmp_path / "run"
-    path = write_suite(tmp_path, suite(op=["put"], duration="40s", objects=4000))
+    path = write_suite(tmp_path, suite(op=["put"], duration="30s", objects=200))
     proc = subprocess.Popen([*CLI, "run", str(path), "--lab-dir", str(clients_lab.dir), "--out", str(out)],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
     try:
-        deadline = time.monotonic() + 120
-        run_id = None
-        while time.monotonic() < deadline and proc.poll() is None:
-            if run_id is None and (out / "run.json").exists():
-                run_id = (RunDir(out).meta().get("run_ids") or [None])[0]
-            if run_id and all(loadgen_on_clients(clients_lab, run_id).values()):
-                break                               # loadgen runs on both clients
-            time.sleep(0.5)
-        assert run_id and all(loadgen_on_clients(clients_lab, run_id).values()), proc.poll()
+        run_id = wait_for_load(clients_lab, out, proc)
         time.sleep(2)                               # objects are being written
         proc.send_signal(signal.SIGINT)
         _, stderr = proc.communicate(timeout=120)
@@ -138,4 +149,30 @@ def test_ctrl_c_mid_run_leaves_nothing_on_the_cluster_or_the_clients(clients_lab
     deadline = time.monotonic() + 20                # a client's `at` stops its loadgen once its stdin ends
     while time.monotonic() < deadline and any(loadgen_on_clients(clients_lab, run_id).values()):
         time.sleep(0.5)
+    assert loadgen_on_clients(clients_lab, run_id) == {"c1": [], "c2": []}
+
+
+def test_a_client_whose_loadgen_is_killed_fails_the_test_naming_it(clients_lab, env, tmp_path):
+    """With given keys: the killed loadgen's buckets are left to the sweep of its prefix, which removes them."""
+    keys = json.loads(clients_lab.info().rgw_credentials_path.read_text())
+    env = {**env, "CEPHBENCH_S3_ACCESS_KEY": keys["s3_access_key"], "CEPHBENCH_S3_SECRET_KEY": keys["s3_secret_key"]}
+    out = tmp_path / "run"
+    path = write_suite(tmp_path, suite(op=["put"], duration="30s", objects=200))
+    proc = subprocess.Popen([*CLI, "run", str(path), "--lab-dir", str(clients_lab.dir), "--out", str(out)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    try:
+        run_id = wait_for_load(clients_lab, out, proc)
+        time.sleep(1)
+        pid = loadgen_on_clients(clients_lab, run_id)["c2"][0].split()[0]
+        # the run's own loadgen on c2, killed as a crash or the OOM killer would
+        assert on_client(clients_lab, "c2", ["kill", "-KILL", pid]).returncode == 0
+        _, stderr = proc.communicate(timeout=120)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    results = RunDir(out).results()[0]
+    assert len(results) == 1 and results[0].error, (proc.returncode, stderr)
+    assert results[0].error.startswith("cephbench-loadgen put failed on c2: "), results[0].error
+    assert leftovers(clients_lab) == ([], [])
     assert loadgen_on_clients(clients_lab, run_id) == {"c1": [], "c2": []}
