@@ -342,13 +342,14 @@ def _run_phase(ctx: RunContext, setup: _GroupSetup, test: Test, started: tuple[f
         return None
     if timed is not None:   # the errors below name the client host
         timed = [replace(t, result=r) for t, r in zip(timed, results)]
-    refused = [(k, r) for k, r in enumerate(results) if r.returncode == EXIT_USAGE]
+    refused = [k for k, r in enumerate(results) if r.returncode == EXIT_USAGE]
     if refused:
-        for sweep in sweeps:  # loadgen created nothing
-            sweep.done()
-        k, r = refused[0]
-        host = f" on {timed[k].host}" if timed else ""
-        raise LoadgenRefused(r.error_text().removeprefix(f"{TOOL}: ") + host,
+        for k in refused:       # that loadgen created nothing; one stopped on another client may have: swept
+            if sweeps:
+                sweeps[k].done()
+        k = refused[0]
+        host = f"client {timed[k].host}: " if timed else ""
+        raise LoadgenRefused(host + results[k].error_text().removeprefix(f"{TOOL}: "),
                              where=f"{test.id} ({p['protocol']} {op})")
     docs = [raw_dir / f"loadgen-{op}-{inst.label}.json" for inst in instances]
     parts, errors = _read_documents(results, docs, op)
