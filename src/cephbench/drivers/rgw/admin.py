@@ -7,7 +7,9 @@ removes them: the run's user with --purge-data, or, with keys the user gave, any
 from __future__ import annotations
 
 import json
+import logging
 import shlex
+import time
 from dataclasses import dataclass
 
 from ...errors import OperationFailed, PermissionDenied
@@ -17,16 +19,33 @@ from ...resources import Resource
 from ..base import RunContext
 from .credentials import Credentials, credentials_from_user_info
 
+log = logging.getLogger(__name__)
+
 
 def _admin(ctx: RunContext, *args: str) -> CommandResult:
     return ctx.host.run(["radosgw-admin", *ctx.target.client_args(), *args], 120)
 
 
-def remove_user(ctx: RunContext, uid: str) -> None:
-    """Remove a run's RGW user and everything it owns; one that does not exist (any more, or yet) is fine."""
-    r = _admin(ctx, "user", "rm", "--uid", uid, "--purge-data")
-    if not r.ok and "could not find user" not in r.stderr.lower() and "does not exist" not in r.stderr.lower():
-        raise OperationFailed(f"radosgw-admin user rm --uid {uid} --purge-data failed: {r.error_text()}")
+def remove_user(ctx: RunContext, uid: str, attempts: int = 5) -> None:
+    """Remove a run's RGW user and everything it owns; one that does not exist (any more, or yet) is fine.
+
+    After Ctrl-C a loadgen on a client host may still be cleaning up (its `at` stops it once the ssh ends): a
+    bucket it removes while --purge-data walks them can fail the removal with a "does not exist" that is not the
+    user's. So the user's absence is checked with `user info`, and the removal tried again until it is gone."""
+    why = ""
+    for attempt in range(attempts):
+        if attempt:
+            time.sleep(1)
+        r = _admin(ctx, "user", "rm", "--uid", uid, "--purge-data")
+        if not r.ok:
+            why = r.error_text()
+            if "could not find user" not in r.stderr.lower() and "does not exist" not in r.stderr.lower():
+                continue
+        info = _admin(ctx, "user", "info", "--uid", uid)
+        if not info.ok and "no user info saved" in info.stderr:
+            return
+        log.info("RGW user %s still there after user rm (%s): trying again", uid, why or "it said done")
+    raise OperationFailed(f"radosgw-admin user rm --uid {uid} --purge-data failed: {why or 'the user is still there'}")
 
 
 def run_user(ctx: RunContext) -> Credentials | None:

@@ -14,26 +14,28 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 import shutil
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Iterator, Mapping
+from typing import Any, Iterator, Mapping
 
 from ...cluster import Cluster
 from ...config import Settings
 from ...errors import PermissionDenied, UserError
+from ...fanout import TimedResult, failure
 from ...hosts import CommandResult, Spawn
 from ...results import Measurement, Test
 from ...safety import CapacityBudget
 from ...units import format_size
 from .. import ParseError
-from ..base import Outcome, RunContext, live_sum, newest_line, run_group_timeout, started_tests
+from ..base import Outcome, RunContext, client_notes, live_sum, newest_line, run_group_timeout, started_tests
 from .admin import BucketSweep, run_user, sweep_buckets
 from .binary import EXIT_INTERRUPTED, EXIT_USAGE, TOOL, find_loadgen
 from .credentials import ENV_KEYS, Credentials, given_credentials
 from .endpoint import check_connect, resolve_endpoint
-from .parse import diagnose, merge, parse, progress_figures
+from .parse import diagnose, merge, parse, progress_figures, split_document
 
 log = logging.getLogger(__name__)
 
@@ -49,7 +51,7 @@ class LoadgenCommand:
     object_size: int
     concurrency: int
     bucket_prefix: str
-    output: Path
+    output: Path | None             # None: the document on stdout (a client host's run brings it back that way)
     objects: int = 1000
     buckets: int = 1
     duration_s: float | None = None
@@ -70,7 +72,7 @@ class LoadgenCommand:
                 "--concurrency", str(self.concurrency), "--objects", str(self.objects),
                 "--buckets", str(self.buckets), "--bucket-prefix", self.bucket_prefix,
                 "--max-error-ratio", f"{self.max_error_ratio:g}", "--seed", str(self.seed),
-                "--output", str(self.output)]
+                "--output", "-" if self.output is None else str(self.output)]
         if self.duration_s is not None:
             argv += ["--duration", _go_duration(self.duration_s)]
         else:
@@ -163,7 +165,7 @@ def _setup(ctx: RunContext, group: list[Test]) -> _GroupSetup:
 def _capacity_check(ctx: RunContext, test: Test) -> str | None:
     """An error text when one phase's key space would take the cluster past max_raw_used."""
     p = test.params
-    need = p["objects"] * p["object_size"] * p["instances"]
+    need = p["objects"] * p["object_size"] * p["instances"] * max(1, len(ctx.clients_of(test)))
     try:
         pools = ctx.cluster.ceph_json("osd", "pool", "ls", "detail")
         sizes = [float(x.get("size", 3)) for x in pools if str(x.get("pool_name", "")).endswith("rgw.buckets.data")]
@@ -173,8 +175,9 @@ def _capacity_check(ctx: RunContext, test: Test) -> str | None:
         log.warning("capacity guard skipped: %s", exc)
         return None
     if need > budget.client_bytes(amp):
+        hosts = len(ctx.clients_of(test))
         return (f"capacity guard: {p['objects']} objects of {format_size(p['object_size'])} x {p['instances']} "
-                f"instance(s) would take the cluster past {budget.max_raw_used:.0%} raw used ({budget.describe()}); "
+                f"instance(s){f' x {hosts} client hosts' if hosts else ''} would take the cluster past {budget.max_raw_used:.0%} raw used ({budget.describe()}); "
                 "lower objects")
     return None
 
@@ -184,27 +187,88 @@ def _prefill(op: str) -> bool:
     return op != "put"
 
 
-def _commands(setup: _GroupSetup, test: Test, prefixes: list[str], raw_dir: Path) -> list[LoadgenCommand]:
-    """One command per instance, each on its own buckets and with its own seed."""
+@dataclass(frozen=True)
+class _Instance:
+    """One loadgen process of a phase: where it runs, the buckets that are its own, the name of its files."""
+
+    client: Any | None              # clients.Client; None: this machine, as without clients
+    index: int                      # its number on its host
+    prefix: str                     # its buckets are prefix + 0, 1, ...: no other instance or client touches them
+    label: str                      # in its files' names: i0, or c1-i0
+
+
+_TAG_MAX = 16                       # a client's part of a bucket name: S3 names are 63 characters at most
+
+
+def client_tags(names: list[str]) -> list[str]:
+    """Each client's part of its bucket names: its name as a bucket name may spell it (lower case, letters,
+    digits and '-'), or c0, c1, ... when a name does not fit or two would come out the same."""
+    tags = [re.sub(r"[^a-z0-9-]+", "-", n.lower()).strip("-") for n in names]
+    if all(0 < len(t) <= _TAG_MAX for t in tags) and len(set(tags)) == len(tags):
+        return tags
+    return [f"c{j}" for j in range(len(names))]
+
+
+def _instances(ctx: RunContext, test: Test, clients: list[Any]) -> list[_Instance]:
+    """`instances` loadgen processes on this machine, or on each client host of the test."""
+    p = test.params
+    n, op = p["instances"], p["phase"]
+    if not clients:
+        return [_Instance(None, i, ctx.name(test.group, op, f"i{i}") + "-", f"i{i}") for i in range(n)]
+    tags = client_tags([c.name for c in clients])
+    return [_Instance(c, i, ctx.name(test.group, op, tag, f"i{i}") + "-", f"{c.name}-i{i}")
+            for c, tag in zip(clients, tags) for i in range(n)]
+
+
+def _commands(ctx: RunContext, setup: _GroupSetup, test: Test, instances: list[_Instance],
+              raw_dir: Path) -> list[LoadgenCommand]:
+    """One command per instance, each on its own buckets and with its own seed. On a client host: the copy of
+    loadgen there (the one whose `at` starts it), and the document on stdout, which brings it back."""
     p = test.params
     op = p["phase"]
     return [LoadgenCommand(
-        binary=setup.binary, protocol=p["protocol"], endpoint=setup.endpoint, workload=op,
-        object_size=p["object_size"], concurrency=p["concurrency"], bucket_prefix=prefixes[i],
-        output=raw_dir / f"loadgen-{op}-i{i}.json", objects=p["objects"], buckets=p["buckets"],
-        duration_s=p.get("duration_s"), ops=p.get("ops"), rate=p.get("rate"), arrival=p.get("arrival", "constant"),
-        mix=p.get("mix"), warmup_s=p.get("warmup", 0.0), max_error_ratio=p["max_error_ratio"], prefill=_prefill(op),
-        seed=i + 1) for i in range(p["instances"])]
+        binary=setup.binary if inst.client is None else ctx.at_paths.get(inst.client.name, TOOL), protocol=p["protocol"],
+        endpoint=setup.endpoint, workload=op, object_size=p["object_size"], concurrency=p["concurrency"],
+        bucket_prefix=inst.prefix, output=raw_dir / f"loadgen-{op}-{inst.label}.json" if inst.client is None else None,
+        objects=p["objects"], buckets=p["buckets"], duration_s=p.get("duration_s"), ops=p.get("ops"),
+        rate=p.get("rate"), arrival=p.get("arrival", "constant"), mix=p.get("mix"), warmup_s=p.get("warmup", 0.0),
+        max_error_ratio=p["max_error_ratio"], prefill=_prefill(op), seed=k + 1) for k, inst in enumerate(instances)]
 
 
-def _read_documents(results: list[CommandResult], cmds: list[LoadgenCommand],
+def _documents_from_clients(timed: list[TimedResult], instances: list[_Instance], raw_dir: Path,
+                            op: str) -> list[CommandResult]:
+    """Each client's document (on its stdout) into raw/ as loadgen-<op>-<client>-i<n>.json, as a local run
+    writes it; its log keeps the rest. The results returned hold that rest, so their error lines are loadgen's."""
+    results = []
+    for t, inst in zip(timed, instances):
+        doc, rest = split_document(t.result.stdout)
+        if doc is not None:
+            (raw_dir / f"loadgen-{op}-{inst.label}.json").write_text(doc)
+        (raw_dir / f"loadgen-{op}-{inst.label}.log").write_text(rest)
+        results.append(replace(t.result, stdout=rest))
+    return results
+
+
+def measured_window(part: Measurement, t: TimedResult, offset_ns: int) -> tuple[float | None, float | None]:
+    """A client's measured phase on this machine's clock: from its document's start (its own clock, less its
+    offset) for its duration. The process ran longer (the check, prefill, cleanup): its time series and rates are
+    those of the measured phase, and the clients' common window is where their measured phases overlap. Without
+    a start in the document: the process's own start and end."""
+    start_ns = part.extra.get("start_unix_ns")
+    if not start_ns:
+        return t.start_unix_s, t.end_unix_s
+    start = (start_ns - offset_ns) / 1e9
+    return start, start + part.duration_s
+
+
+def _read_documents(results: list[CommandResult], paths: list[Path],
                     op: str) -> tuple[list[Measurement], list[str]]:
     """Each instance's JSON document parsed; an instance without one gives an error instead."""
     parts: list[Measurement] = []
     errors: list[str] = []
-    for r, c in zip(results, cmds):
+    for r, path in zip(results, paths):
         try:
-            parts.append(parse(c.output.read_text()))
+            parts.append(parse(path.read_text()))
         except (OSError, ParseError) as exc:
             errors.append(f"{TOOL} {op} failed: {r.error_text()}" if not r.ok else str(exc))
     return parts, errors
@@ -248,7 +312,8 @@ def _result_notes(m: Measurement, parts: list[Measurement]) -> list[str]:
 
 
 def _run_phase(ctx: RunContext, setup: _GroupSetup, test: Test, started: tuple[float, float]) -> Outcome | None:
-    """One phase (op): its instances at once, merged into one Outcome; None in a dry run."""
+    """One phase (op): its instances at once (on this machine, or on each client host started together), merged
+    into one Outcome; None in a dry run."""
     started_unix, t0 = started
     p = test.params
     op = p["phase"]
@@ -256,37 +321,59 @@ def _run_phase(ctx: RunContext, setup: _GroupSetup, test: Test, started: tuple[f
     if setup.guard:
         return Outcome(test, started_unix, time.monotonic() - t0, error=setup.guard, notes=notes)
     raw_dir = ctx.rundir.raw_dir(test.id) if ctx.rundir else Path("RUN_DIR", "raw", test.id)
-    prefixes = [ctx.name(test.group, op, f"i{i}") + "-" for i in range(p["instances"])]
-    cmds = _commands(setup, test, prefixes, raw_dir)
+    clients = ctx.clients_of(test)
+    instances = _instances(ctx, test, clients)
+    cmds = _commands(ctx, setup, test, instances, raw_dir)
+    # keys reach loadgen through its environment; on a client host through `at`'s stdin (fanout), never argv
     env = setup.creds.env(p["protocol"]) if setup.creds is not None else {}
-    spawns = [Spawn(c.argv(), raw_dir / f"loadgen-{op}-i{i}.log", env=env) for i, c in enumerate(cmds)]
-    sweeps = [] if setup.made_user or ctx.dry_run else [sweep_buckets(ctx, prefix) for prefix in prefixes]
+    spawns = [Spawn(c.argv(), raw_dir / f"loadgen-{op}-{inst.label}.log", env=env)
+              for inst, c in zip(instances, cmds)]
+    sweeps = [] if setup.made_user or ctx.dry_run else [sweep_buckets(ctx, inst.prefix) for inst in instances]
     length = p.get("duration_s") or 60.0
-    results = ctx.run_tools(test, spawns, run_group_timeout(length + p.get("warmup", 0.0)) + 60, live=live_figures)
+    timeout = run_group_timeout(length + p.get("warmup", 0.0)) + 60
+    timed: list[TimedResult] | None = None
+    if clients:
+        timed = ctx.run_on_clients(test, ctx.placements([(inst.client, sp) for inst, sp in zip(instances, spawns)]),
+                                   timeout, live=live_figures)
+        results = None if timed is None else _documents_from_clients(timed, instances, raw_dir, op)
+    else:
+        results = ctx.run_tools(test, spawns, timeout, live=live_figures)
     if results is None:  # dry run
         return None
-    refused = [r for r in results if r.returncode == EXIT_USAGE]
+    if timed is not None:   # the errors below name the client host
+        timed = [replace(t, result=r) for t, r in zip(timed, results)]
+    refused = [k for k, r in enumerate(results) if r.returncode == EXIT_USAGE]
     if refused:
-        for sweep in sweeps:  # loadgen created nothing
-            sweep.done()
-        raise LoadgenRefused(refused[0].error_text().removeprefix(f"{TOOL}: "),
+        for k in refused:       # that loadgen created nothing; one stopped on another client may have: swept
+            if sweeps:
+                sweeps[k].done()
+        k = refused[0]
+        host = f"client {timed[k].host}: " if timed else ""
+        raise LoadgenRefused(host + results[k].error_text().removeprefix(f"{TOOL}: "),
                              where=f"{test.id} ({p['protocol']} {op})")
-    parts, errors = _read_documents(results, cmds, op)
+    docs = [raw_dir / f"loadgen-{op}-{inst.label}.json" for inst in instances]
+    parts, errors = _read_documents(results, docs, op)
     _release_swept(sweeps, parts)
+    failed = failure(timed) if timed else None
+    if failed:      # one client failed on its own: the others were stopped, and the test fails naming it
+        errors.insert(0, f"{TOOL} {op} failed on " + failed.replace(f": {TOOL}: ", ": ", 1))
     if not errors:
         errors = [_exit_error(r, part, op, p["max_error_ratio"]) for r, part in zip(results, parts) if not r.ok]
     m = None
     if parts and len(parts) == len(results):
+        for part, t in zip(parts, timed or []):
+            part.host = t.host
+            part.start_unix_s, part.end_unix_s = measured_window(part, t, ctx.client_offsets_ns.get(t.host, 0))
         try:
             m = merge(parts)
         except ParseError as exc:   # documents whose histograms cannot be merged
             errors.append(str(exc))
     warnings: list[str] = []
     if m is not None:
-        notes += _result_notes(m, parts)
+        notes += _result_notes(m, parts) + client_notes(m)
         if m.extra.get("stopped_reason") == "keys-exhausted":
             warnings.append("delete used up the key space before the end; raise objects for a longer run")
-    raw = [str(path.relative_to(ctx.rundir.path)) for sp, c in zip(spawns, cmds) for path in (c.output, sp.output)
+    raw = [str(path.relative_to(ctx.rundir.path)) for sp, doc in zip(spawns, docs) for path in (doc, sp.output)
            if path.exists()]
     return Outcome(test, started_unix, time.monotonic() - t0, measurement=m, error=errors[0] if errors else None,
                    commands=[r.cmdline for r in results], raw=raw, notes=notes, warnings=warnings)

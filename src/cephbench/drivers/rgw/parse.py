@@ -20,6 +20,9 @@ from .binary import TOOL
 SCHEMA = "cephbench-loadgen/1"
 # our percentile keys -> loadgen's lat_ns keys
 PERCENTILES = {"50": "p50", "90": "p90", "99": "p99", "99.9": "p999"}
+# a line loadgen (or `at` around it) prints on stderr; in a client host's output it shares the stream with the
+# document, and ssh may cut the document where such a line lands
+_STDERR_LINE = re.compile(rf"{TOOL}(?: at)?(?: \([^)\n]*\))?: [^\n]*(?:\n|$)")
 _PROGRESS_RE = re.compile(r"cephbench-loadgen: progress t=\d+s ops_per_s=([\d.]+) bytes_per_s=([\d.]+)")
 
 
@@ -139,6 +142,28 @@ def parse(json_text: str) -> Measurement:
         ))
     except (KeyError, IndexError) as exc:
         raise ParseError(f"{TOOL} document is missing or has a bad field: {exc!r}") from None
+
+
+def split_document(output: str) -> tuple[str | None, str]:
+    """loadgen's output with `--output -` (the document on stdout, its messages on stderr in the same stream, as a
+    client host's run brings it back) -> (the document, or None when there is none; the other lines).
+
+    The document is loadgen's indented JSON: from a line `{` to the last line `}`. A message written while the
+    document was on its way may land inside it, even mid-line: such lines are taken out of it."""
+    lines = output.splitlines(keepends=True)
+    starts = [i for i, ln in enumerate(lines) if ln.rstrip("\r\n") == "{"]
+    ends = [i for i, ln in enumerate(lines) if ln.rstrip("\r\n") == "}"]
+    if not starts or not ends or ends[-1] < starts[0]:
+        return None, output
+    a, b = starts[0], ends[-1]
+    messages: list[str] = []
+
+    def aside(m: re.Match[str]) -> str:
+        messages.append(m.group(0) if m.group(0).endswith("\n") else m.group(0) + "\n")
+        return ""
+
+    doc = _STDERR_LINE.sub(aside, "".join(lines[a:b + 1]))
+    return doc, "".join(lines[:a]) + "".join(messages) + "".join(lines[b + 1:])
 
 
 NAGLE_GAP_NS = 30e6      # delayed ACKs hold a segment back for 40 ms on Linux (200 ms elsewhere)
