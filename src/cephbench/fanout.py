@@ -105,7 +105,8 @@ def failure(results: Sequence[TimedResult]) -> str | None:
     """The first host that failed on its own (not stopped by the batch), as "host: how it ended: its last line"."""
     for r in results:
         if not r.result.ok and not r.stopped:
-            return f"{r.host}: {ended(r.result.returncode)}: {r.result.error_text()}"
+            how, line = ended(r.result.returncode), r.result.error_text()
+            return f"{r.host}: {how}" if line == f"exit code {r.result.returncode}" else f"{r.host}: {how}: {line}"
     return None
 
 
