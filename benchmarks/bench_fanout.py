@@ -12,7 +12,9 @@ Figures (medians over the rounds):
   sshd sessions share this machine's cores at the instant, which real client hosts do not: an upper bound.
 - ready_s: from the first spawn to the last ready line (ssh connect + login + the wrapper's start), A and B.
 - controller_cpu_s: CPU of this process and its children (the 32 ssh clients) for one batch, A and B.
-- merge_ms is not printed yet: it times merge.merge_instances, which another branch adds (the lead adds it here).
+- merge_ms (`RESULT fanout_merge`): merging 32 clients' results (merge.merge_instances over the common window),
+  for each latency kind, from real tool output (tests/fixtures) placed 10 ms apart: rados bench (mean and max),
+  fio json+ (bins), cephbench-loadgen (HDR histograms); the median of 5.
 
 CEPHBENCH_FANOUT_ROUNDS (5) and CEPHBENCH_FANOUT_HOSTS (32) override. With CEPHBENCH_BENCH_MH_LAB=DIR (a running
 multi-host lab), also: 10 rounds of dropping the page cache on all its hosts over ssh, A against B
@@ -169,6 +171,35 @@ def fanout() -> None:
                 batch_s_new=med(a, "wall_s"), batch_s_shared=med(b, "wall_s"))
 
 
+def merge_times() -> None:
+    """What merging 32 clients' results costs, per latency kind (the controller's work after a test)."""
+    from cephbench.drivers import fio
+    from cephbench.drivers import rados_bench as rb
+    from cephbench.drivers.rgw import parse as loadgen
+    from cephbench.merge import merge_instances
+    fix = Path(__file__).resolve().parents[1] / "tests" / "fixtures"
+    kinds = {
+        "rados_bench": (rb.parse((fix / "rados_bench" / "ceph16.2.15_write_4M.txt").read_text(), "write"),
+                        "mean-max"),
+        "fio": (fio.to_measurement(fio.parse_fio_json(
+            (fix / "fio" / "fio3.33_ceph16.2.15_rbd_randread_4K_qd8_2images.json").read_text()), "randread",
+            tool="fio rbd", keep_bins=True), "bins"),
+        "loadgen": (loadgen.parse((fix / "loadgen" / "loadgen0.1_rgw16.2.15_s3_put_4K_t8.json").read_text()), "hdr"),
+    }
+    t0 = 1_700_000_000.0
+    figures = {}
+    for name, (m, latency) in kinds.items():
+        parts = [m.model_copy(update={"host": f"c{i}", "start_unix_s": t0 + i * 0.01,
+                                      "end_unix_s": t0 + i * 0.01 + m.duration_s}) for i in range(HOSTS)]
+        times = []
+        for _ in range(5):
+            a = time.perf_counter()
+            merge_instances(parts, latency=latency)
+            times.append((time.perf_counter() - a) * 1e3)
+        figures[f"{name}_ms"] = median(times)
+    result_line("fanout_merge", hosts=HOSTS, **figures)
+
+
 def ssh_reuse(lab_dir: Path) -> None:
     """10 rounds of dropping the page cache on every host of a multi-host lab: each round runs one ssh per host at
     once (remote.run_on_all, as before every read); A new connections, B shared ones."""
@@ -208,6 +239,7 @@ def main() -> None:
     mh = os.environ.get("CEPHBENCH_BENCH_MH_LAB")
     if mh:
         ssh_reuse(Path(mh))
+    merge_times()
     fanout()
 
 
