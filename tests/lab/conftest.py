@@ -1,7 +1,9 @@
-"""One real lab cluster for the whole integration session.
+"""The real lab clusters of the integration session: the one-host lab, the multi-host lab and the lab of many
+clients, each started when a test first needs it and stopped as soon as no test left does (the tests are ordered
+so that each lab's tests run together): idle labs beside a measuring one take CPU from it.
 
-CEPHBENCH_TEST_LAB=DIR reuses a lab that is already running there (and leaves it
-running); otherwise a lab is started in a temporary directory and stopped at the end.
+CEPHBENCH_TEST_LAB=DIR (and _MH_LAB, _CLIENTS_LAB) reuses a lab that is already running there (and leaves it
+running); otherwise a lab is started in a temporary directory and stopped when done.
 """
 
 from __future__ import annotations
@@ -10,6 +12,7 @@ import os
 import shutil
 import tempfile
 from pathlib import Path
+from typing import Callable, Iterator
 
 import pytest
 
@@ -17,25 +20,64 @@ from cephbench.cluster import Cluster, Target
 from cephbench.lab import Lab
 
 
-@pytest.fixture(scope="session")
-def lab() -> Lab:
-    if shutil.which("ceph-mon") is None:
-        pytest.fail("Ceph is not installed: run scripts/setup.sh (make test does)")
-    reuse = os.environ.get("CEPHBENCH_TEST_LAB")
+LABS = ("lab", "clients_lab", "multihost_lab")      # the session's labs, in the order their tests run
+_STOP: dict[str, Callable[[], None]] = {}           # lab fixture -> how to stop it, while it runs
+
+
+def _session_lab(name: str, reuse_env: str, prefix: str, up: Callable[[Lab], object]) -> Iterator[Lab]:
+    reuse = os.environ.get(reuse_env)
     if reuse:
         lb = Lab(Path(reuse))
         if not lb.is_running():
-            lb.up(osds=3, osd_size_bytes=6 * 1024**3)
+            up(lb)
         yield lb
         return
-    d = Path(tempfile.mkdtemp(prefix="cephbench-test-lab-"))
+    d = Path(tempfile.mkdtemp(prefix=prefix))
     lb = Lab(d / "lab")
-    lb.up(osds=3, osd_size_bytes=6 * 1024**3)
-    try:
-        yield lb
-    finally:
+
+    def stop() -> None:
         lb.down()
         shutil.rmtree(d, ignore_errors=True)
+    _STOP[name] = stop
+    try:
+        up(lb)
+        yield lb
+    finally:
+        if _STOP.pop(name, None) is not None:
+            stop()
+
+
+def _group(item: pytest.Item) -> int:
+    """Tests of no shared lab first (they make and check their own), then each lab's tests together."""
+    used = [i for i, name in enumerate(LABS) if name in item.fixturenames]
+    return 1 + used[0] if used else 0
+
+
+def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config, items: list[pytest.Item]) -> None:
+    for item in items:
+        # what makes namespaces, links, loop devices or cgroups (and checks the machine has none left) runs in the
+        # multi-host half of `make test-lab`, beside the one-host half (which makes none of them)
+        if getattr(item.module, "MULTI_HOST", False) or {"multihost_lab", "clients_lab"} & set(item.fixturenames):
+            item.add_marker("multihost")
+    items.sort(key=_group)          # stable: each module's tests keep their order
+
+
+def pytest_runtest_teardown(item: pytest.Item, nextitem: pytest.Item | None) -> None:
+    if not _STOP:
+        return
+    items = item.session.items
+    remaining = items[items.index(item) + 1:]
+    for name in list(_STOP):
+        if not any(name in it.fixturenames for it in remaining):
+            _STOP.pop(name)()
+
+
+@pytest.fixture(scope="session")
+def lab() -> Iterator[Lab]:
+    if shutil.which("ceph-mon") is None:
+        pytest.fail("Ceph is not installed: run scripts/setup.sh (make test does)")
+    yield from _session_lab("lab", "CEPHBENCH_TEST_LAB", "cephbench-test-lab-",
+                            lambda lb: lb.up(osds=3, osd_size_bytes=6 * 1024**3))
 
 
 @pytest.fixture(scope="session")
@@ -63,27 +105,14 @@ MH_RATE_BITS = 200 * 10**6
 
 
 @pytest.fixture(scope="session")
-def multihost_lab() -> Lab:
+def multihost_lab() -> Iterator[Lab]:
     from cephbench.lab.multihost import MultiHostSpec
     from cephbench.lab.rates import parse_link
     if os.geteuid() != 0:
         pytest.fail("the multi-host lab needs root (network namespaces)")
     spec = MultiHostSpec(hosts=3, osds_per_host=1, clients=1, public=parse_link(MH_RATE))
-    reuse = os.environ.get("CEPHBENCH_TEST_MH_LAB")
-    if reuse:
-        lb = Lab(Path(reuse))
-        if not lb.is_running():
-            lb.up(osd_size_bytes=4 * 1024**3, multi=spec)
-        yield lb
-        return
-    d = Path(tempfile.mkdtemp(prefix="cephbench-test-mhlab-"))
-    lb = Lab(d / "lab")
-    lb.up(osd_size_bytes=4 * 1024**3, multi=spec)
-    try:
-        yield lb
-    finally:
-        lb.down()
-        shutil.rmtree(d, ignore_errors=True)
+    yield from _session_lab("multihost_lab", "CEPHBENCH_TEST_MH_LAB", "cephbench-test-mhlab-",
+                            lambda lb: lb.up(osd_size_bytes=4 * 1024**3, multi=spec))
 
 
 # The multi-host lab of many clients (issue 15): 3 hosts of one OSD, 2 client hosts whose links alone are shaped to
@@ -93,24 +122,11 @@ CLIENT_RATE_BITS = 200 * 10**6
 
 
 @pytest.fixture(scope="session")
-def clients_lab() -> Lab:
+def clients_lab() -> Iterator[Lab]:
     from cephbench.lab.multihost import MultiHostSpec
     from cephbench.lab.rates import parse_link
     if os.geteuid() != 0:
         pytest.fail("the multi-host lab needs root (network namespaces)")
     spec = MultiHostSpec(hosts=3, osds_per_host=1, clients=2, client=parse_link(CLIENT_RATE))
-    reuse = os.environ.get("CEPHBENCH_TEST_CLIENTS_LAB")
-    if reuse:
-        lb = Lab(Path(reuse))
-        if not lb.is_running():
-            lb.up(osd_size_bytes=4 * 1024**3, multi=spec)
-        yield lb
-        return
-    d = Path(tempfile.mkdtemp(prefix="cephbench-test-clients-"))
-    lb = Lab(d / "lab")
-    lb.up(osd_size_bytes=4 * 1024**3, multi=spec)
-    try:
-        yield lb
-    finally:
-        lb.down()
-        shutil.rmtree(d, ignore_errors=True)
+    yield from _session_lab("clients_lab", "CEPHBENCH_TEST_CLIENTS_LAB", "cephbench-test-clients-",
+                            lambda lb: lb.up(osd_size_bytes=4 * 1024**3, multi=spec))

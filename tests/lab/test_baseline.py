@@ -10,6 +10,8 @@ import pytest
 from cephbench.results import RunDir
 
 from labcli import run_cli as cli
+from test_ground_truth import by_kind, run_suite
+from test_quick_multihost import trimmed_quick
 
 SUITE = """
 name: baselined
@@ -38,8 +40,9 @@ def leftovers(dirs: list[str]) -> list[str]:
 
 
 def iperf3_pids() -> set[str]:
-    res = subprocess.run(["pgrep", "-x", "iperf3"], capture_output=True, text=True)
-    return set(res.stdout.split())
+    """iperf3 processes not of a multi-host lab (whose tests may run beside these, all on 198.18.0.0/15)."""
+    res = subprocess.run(["pgrep", "-a", "-x", "iperf3"], capture_output=True, text=True)
+    return {line.split()[0] for line in res.stdout.splitlines() if " 198.1" not in line}
 
 
 def one_line_exit_2(res) -> str:
@@ -198,3 +201,14 @@ def test_two_addresses_of_this_host_give_pairs_both_ways_and_one_to_many(tmp_pat
                    ("one-to-many", "127.0.0.1", ["127.0.0.2"]), ("one-to-many", "127.0.0.2", ["127.0.0.1"])]
     assert all(r.status == "ok" and r.measurement.extra["bits_per_s"] > 0 for r in results)
     assert iperf3_pids() <= before
+
+
+def test_quick_suite_network_baseline_is_the_loopback_pair_on_the_one_host_lab(lab, tmp_path):
+    results, output = run_suite(lab, tmp_path, trimmed_quick({"duration": "1s"}, None, workloads=False))
+    net = by_kind(results, "net_baseline")
+    assert [(x["test"]["params"]["pattern"], x["test"]["params"]["streams"]) for x in net] == \
+        [("pair", 1), ("pair", 4)], output
+    for x in net:
+        p = x["test"]["params"]
+        assert p["sender"] == p["receivers"][0] == p["hosts"][0] and len(p["hosts"]) == 1
+        assert x["measurement"]["extra"]["loopback"] and any("loopback" in n for n in x["notes"]), x

@@ -24,6 +24,8 @@ from cephbench.errors import OperationFailed, UserError
 from cephbench.lab import cgroups, drives, netns
 from cephbench.lab.throttle import DriveRef, parse_throttle_specs
 
+MULTI_HOST = True      # makes namespaces, bridges or loop devices: runs with the multi-host tests
+
 MiB = 2**20
 SRC = Path(__file__).resolve().parents[2] / "src"
 

@@ -19,6 +19,8 @@ from cephbench.config import SshSettings
 from cephbench.lab import Lab, netns
 from cephbench.remote import ssh_argv
 
+MULTI_HOST = True      # makes namespaces, bridges or loop devices: runs with the multi-host tests
+
 ROOT = Path(__file__).resolve().parents[2]
 CLI = [sys.executable, "-m", "cephbench.entry"]
 LOADGEN = ROOT / "build" / "bin" / "cephbench-loadgen"

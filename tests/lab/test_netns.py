@@ -19,6 +19,8 @@ from cephbench.errors import UserError
 from cephbench.lab import netns
 from cephbench.lab.rates import parse_link
 
+MULTI_HOST = True      # makes namespaces, bridges or loop devices: runs with the multi-host tests
+
 RATE = 100 * 10**6
 SRC = Path(__file__).resolve().parents[2] / "src"
 
