@@ -128,6 +128,102 @@ class ClusterDuringTest(BaseModel):
     stopped: str | None = None                 # why the test was stopped early, if it was
 
 
+class OsdCounters(BaseModel):
+    """One OSD's perf counters over a test: the deltas from its start to its end (`ceph daemon osd.N perf dump`).
+    Latencies are averages over the test's ops, in seconds; None: the counter was not there (its name is in
+    `missing`) or no op of that kind ran."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    osd: int
+    host: str | None = None
+    op_r: float | None = None                       # client read ops
+    op_w: float | None = None                       # client write ops
+    op_in_bytes: float | None = None
+    op_out_bytes: float | None = None
+    op_r_latency_s: float | None = None             # op_r_latency: from receipt to reply
+    op_w_latency_s: float | None = None
+    op_r_process_latency_s: float | None = None     # op_*_process_latency: from dequeue to reply (no queue wait)
+    op_w_process_latency_s: float | None = None
+    subop_w: float | None = None                    # replica writes this OSD applied for others
+    subop_w_latency_s: float | None = None
+    commit_latency_s: float | None = None           # bluestore commit_lat (txc_commit_lat in newer Ceph)
+    kv_sync_latency_s: float | None = None          # bluestore kv_sync_lat (txc_kv_sync_lat)
+    kv_flush_latency_s: float | None = None         # bluestore kv_flush_lat
+    aio_wait_latency_s: float | None = None         # bluestore state_aio_wait_lat: the data device's writes
+    bluefs_db_used_bytes: float | None = None       # at the end
+    bluefs_slow_used_bytes: float | None = None     # at the end: DB spilled onto the slow device
+    missing: list[str] = Field(default_factory=list)
+
+
+class DeviceLoad(BaseModel):
+    """A block device behind an OSD, per second from /proc/diskstats on its host."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    host: str
+    device: str                                     # e.g. sdb, nvme0n1, loop3
+    osds: list[int] = Field(default_factory=list)   # the OSDs whose data, DB or WAL it holds
+    role: str = "data"                              # data, db, wal, journal
+    busy: list[float] = Field(default_factory=list)              # fraction of each second with I/O in flight
+    read_bytes_per_s: list[float] = Field(default_factory=list)
+    write_bytes_per_s: list[float] = Field(default_factory=list)
+    await_ms: list[float | None] = Field(default_factory=list)   # mean time an I/O took, per second
+
+
+class LinkLoad(BaseModel):
+    """A network link a Ceph host uses, per second from /proc/net/dev on its host, against its speed."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    host: str
+    iface: str
+    network: str = "public"                         # public, cluster (both: one link carries both)
+    speed_bits_per_s: float | None = None
+    speed_source: str | None = None                 # "sysfs", "lab shaping"; None: the kernel does not say
+    rx_bytes_per_s: list[float] = Field(default_factory=list)
+    tx_bytes_per_s: list[float] = Field(default_factory=list)
+
+
+class OtherLoad(BaseModel):
+    """Client I/O on the cluster that was not this run's (pools it did not create), sampled during the test."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    read_bytes_per_s: float = 0.0                   # mean over the test
+    write_bytes_per_s: float = 0.0
+    ops_per_s: float = 0.0
+    pools: list[str] = Field(default_factory=list)  # the pools it came from
+
+
+class Evidence(BaseModel):
+    """What Ceph's own counters and the hosts' disks and links showed while a test ran (raw under raw/<test>/)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    osds: list[OsdCounters] = Field(default_factory=list)
+    devices: list[DeviceLoad] = Field(default_factory=list)
+    links: list[LinkLoad] = Field(default_factory=list)
+    settings: dict[str, dict[str, str]] = Field(default_factory=dict)   # "osd.0" -> {option: value} that cap results
+    other_load: OtherLoad | None = None
+    notes: list[str] = Field(default_factory=list)  # what could not be collected, and why
+
+
+class LatencyBreakdown(BaseModel):
+    """Where a client's mean latency went, in seconds (None: not known from the evidence)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    client_s: float                                 # what the client measured
+    network_s: float | None = None                  # client minus the OSD's op latency: messenger and wire
+    queue_s: float | None = None                    # op latency minus process latency: waiting in the OSD's queue
+    replica_s: float | None = None                  # replica writes beyond the primary's own commit
+    commit_s: float | None = None                   # BlueStore commit (kv_sync and the data device's wait inside)
+    kv_sync_s: float | None = None
+    device_wait_s: float | None = None
+    other_s: float | None = None                    # what is left of the OSD's process latency
+
+
 class Analysis(BaseModel):
     model_config = ConfigDict(extra="allow")
 
@@ -136,6 +232,8 @@ class Analysis(BaseModel):
     efficiency: float | None = None
     bottleneck: str | None = None
     reason: str | None = None
+    breakdown: LatencyBreakdown | None = None       # where the mean latency went (from the result's evidence)
+    evidence: list[str] = Field(default_factory=list)   # the facts the bottleneck rests on, one line each
 
 
 class Result(BaseModel):
@@ -156,6 +254,7 @@ class Result(BaseModel):
     warnings: list[str] = Field(default_factory=list)
     hosts: list[HostLoad] = Field(default_factory=list)  # watched during the test: this host (on the lab: all)
     cluster: ClusterDuringTest | None = None   # watched during the test: OSDs, PGs, slow ops, raw use
+    evidence: Evidence | None = None          # Ceph's counters, devices and links during the test
     analysis: Analysis | None = None
 
 
