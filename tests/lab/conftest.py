@@ -59,6 +59,8 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
         # multi-host half of `make test-lab`, beside the one-host half (which makes none of them)
         if getattr(item.module, "MULTI_HOST", False) or {"multihost_lab", "clients_lab"} & set(item.fixturenames):
             item.add_marker("multihost")
+        if getattr(item.module, "GROUND_TRUTH", False):
+            item.add_marker("groundtruth")
     items.sort(key=_group)          # stable: each module's tests keep their order
 
 

@@ -19,6 +19,8 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
 from cephbench.lab import Lab
 
 from conftest import CLIENT_RATE, CLIENT_RATE_BITS
@@ -55,6 +57,7 @@ def results_of(out: Path) -> list[dict]:
     return [json.loads(ln) for ln in (out / "results.jsonl").read_text().splitlines() if ln.strip()]
 
 
+@pytest.mark.groundtruth
 def test_one_client_reads_its_link_and_two_clients_read_twice_that(clients_lab, tmp_path):
     res, out = run(clients_lab, tmp_path, SUITE)
     assert res.returncode == 0, res.stdout[-3000:] + res.stderr[-3000:]

@@ -30,6 +30,8 @@ from cephbench.lab.rates import parse_link
 
 from conftest import MH_RATE, MH_RATE_BITS
 
+GROUND_TRUTH = True    # measures rates and verdicts against known bottlenecks: runs alone, with no other load on the CPUs
+
 CLI = [sys.executable, "-m", "cephbench.entry"]
 R_BYTES = MH_RATE_BITS / 8
 # what TCP carries of a tbf-shaped link: tbf counts whole Ethernet frames, 1448 payload bytes of each 1514

@@ -20,6 +20,8 @@ import yaml
 from conftest import MH_RATE, MH_RATE_BITS
 from test_ground_truth import TCP_SHARE, by_kind, cpu_busy, run_suite
 
+GROUND_TRUTH = True    # measures rates and verdicts against known bottlenecks: runs alone, with no other load on the CPUs
+
 QUICK = Path(__file__).resolve().parents[2] / "suites" / "quick.yaml"
 MIB = 2**20
 
