@@ -30,11 +30,13 @@ from .hosts import LocalHost, local_facts
 from .lab import Lab, default_lab_dir
 from .plan import Plan, expand
 from .recovery import Remover, RunLock, how_to_remove, leftovers, remove_leftovers, stop_process_group
-from .remote import ssh_master
+from .remote import control_dir, remove_control_dir, ssh_master
 from .resources import Ledger, Resource
 from .results import CorruptLine, Result, RunDir, Test, run_dir_path
 from .remote_dirs import REMOTE_DIR, remove_dir
 from .runner import RunEvents, RunOptions, RunSummary, execute, other_runs, pending_tests, preflight
+
+SSH_CONTROL = "ssh-control"           # ledger kind: a run's private directory of ssh master sockets
 
 
 @dataclass
@@ -239,6 +241,7 @@ def removers(ctx: RunContext) -> dict[str, Remover]:
         "config-key": lambda r: ctx.cluster.ceph_ok("config-key", "rm", r.name),
         REMOTE_FILE: lambda r: remove_remote_file(LocalHost(), ctx.settings.ssh, r.name),
         REMOTE_DIR: lambda r: remove_dir(LocalHost(), ctx.settings.ssh, r.name),
+        SSH_CONTROL: lambda r: remove_control_dir(Path(r.name)),
     }
 
 
@@ -329,6 +332,10 @@ def start(prep: Prepared, events: RunEvents) -> RunSummary:
                              load_here=not prep.clients or any(
                                  level_of(t.kind) not in ("Baselines", "OSD") and not t.params.get("clients")
                                  for t in prep.plan.tests))
+            ctl = control_dir(ssh)
+            if ctl is not None and not req.dry_run:
+                # this `with` removes it; the record is for a run killed with -9 (cleanup, --resume)
+                ctx.ledger.add(Resource(SSH_CONTROL, str(ctl)), lambda: None)
             deploy_clients(prep, ctx)
             ctx.at_paths = dict(prep.loadgen_paths)
             summary = execute(prep.plan, ctx, events,

@@ -137,13 +137,14 @@ def how_to_remove(r: Resource) -> str:
         "rgw-user": f"radosgw-admin user rm --uid {r.name} --purge-data",
         "rgw-buckets": f"radosgw-admin bucket rm --bucket NAME --purge-objects  (each bucket named {r.name})",
         "config-key": f"ceph config-key rm {r.name}",
+        "ssh-control": f"rm -rf {r.name}  (its ssh masters exit by themselves a minute after their last use)",
         "remote-file": "ssh {0} rm -f {1}".format(*remote_file_parts(r.name)),
         "remote-dir": "ssh {0} rm -rf {1}".format(*remote_file_parts(r.name)),
     }.get(r.kind, f"remove {r.kind} {r.name}")
 
 
 # the order a dead run's leftovers go in: processes first (they may still be writing), flags last
-_ORDER = ["process", "remote-file", "remote-dir", "rbd-mapping", "rgw-buckets", "rgw-user", "rbd-image", "pool", "ec-profile", "osd-flags",
+_ORDER = ["process", "ssh-control", "remote-file", "remote-dir", "rbd-mapping", "rgw-buckets", "rgw-user", "rbd-image", "pool", "ec-profile", "osd-flags",
           "config-key"]
 
 

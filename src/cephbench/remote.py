@@ -53,13 +53,33 @@ def ssh_master(settings: SshSettings, parent: Path | None = None) -> Iterator[Ss
     win (ssh takes the first value of an option)."""
     # a control socket's path must fit a Unix socket's ~108 bytes: %C (40 hex digits) under a short directory
     base = parent if parent is not None and len(str(parent)) < 40 else None
-    ctl = Path(tempfile.mkdtemp(prefix="cephbench-ssh-", dir=base))
+    ctl = Path(tempfile.mkdtemp(prefix=CONTROL_PREFIX, dir=base))
     shared = ["ControlMaster=auto", f"ControlPath={ctl}/%C", f"ControlPersist={MASTER_PERSIST_S}"]
     try:
         yield settings.model_copy(update={"options": [*settings.options, *shared]})
     finally:
         close_masters(ctl)
         shutil.rmtree(ctl, ignore_errors=True)
+
+
+CONTROL_PREFIX = "cephbench-ssh-"
+
+
+def control_dir(settings: SshSettings) -> Path | None:
+    """The private directory of an ssh_master's sockets, from the settings it gave (None: no sharing)."""
+    for o in settings.options:
+        if o.startswith("ControlPath=") and Path(o.split("=", 1)[1]).parent.name.startswith(CONTROL_PREFIX):
+            return Path(o.split("=", 1)[1]).parent
+    return None
+
+
+def remove_control_dir(path: Path) -> None:
+    """What a run killed with -9 left of its ssh_master: its masters (told to exit) and their directory. Only a
+    directory of that name is touched."""
+    if not path.name.startswith(CONTROL_PREFIX):
+        raise ValueError(f"{path} is not an ssh control directory of cephbench")
+    close_masters(path)
+    shutil.rmtree(path, ignore_errors=True)
 
 
 def close_masters(ctl: Path) -> None:

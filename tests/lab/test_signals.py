@@ -109,11 +109,13 @@ def test_kill_9_then_cleanup_leaves_nothing(lab, cephbench_env, tmp_path):
     proc.wait()
     [tool] = [r["name"] for r in left if r["kind"] == "process"]
     assert Path(f"/proc/{tool.split(':')[0]}").exists()          # the orphaned rados bench goes on writing
+    [ctl] = [r["name"] for r in left if r["kind"] == "ssh-control"]
+    assert Path(ctl).is_dir()                                    # the run's ssh sockets, in /tmp
     res = run_cli(["cleanup", tmp_path / "run"], cephbench_env)
     assert res.returncode == 0, res.stderr + res.stdout
     for kind in ("process", "pool", "ec-profile", "osd-flags"):
         assert f"removed {kind}" in res.stdout, res.stdout
-    assert not Path(f"/proc/{tool.split(':')[0]}").exists()
+    assert not Path(f"/proc/{tool.split(':')[0]}").exists() and not Path(ctl).exists()
     assert json.loads(resources.read_text()) == []
     assert snapshot(cephbench_env) == before
     again = run_cli(["cleanup", tmp_path / "run"], cephbench_env)
