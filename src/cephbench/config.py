@@ -5,7 +5,9 @@ Any list-valued workload parameter is a sweep dimension; plan.py expands them.
 
 from __future__ import annotations
 
+import difflib
 import re
+import typing
 from pathlib import Path
 from typing import Annotated, Any, Literal, Union
 
@@ -343,6 +345,7 @@ class Rgw(_ClientWorkload):
 
 
 WORKLOAD_MODELS = (RadosBench, OsdBench, FioRados, RbdBench, FioRbd, Rgw)
+KINDS_OF_MODELS = tuple(typing.get_args(m.model_fields["type"].annotation)[0] for m in WORKLOAD_MODELS)
 Workload = Annotated[Union[WORKLOAD_MODELS], Field(discriminator="type")]
 
 
@@ -528,24 +531,81 @@ def _loc_path(loc: tuple[Any, ...]) -> str:
     return out
 
 
-def _message(err: dict[str, Any]) -> str:
+def _did_you_mean(word: Any, choices: Any) -> str:
+    close = difflib.get_close_matches(str(word), [str(c) for c in choices], n=1, cutoff=0.6)
+    return f" (did you mean {close[0]!r}?)" if close else ""
+
+
+def _keys_at(loc: tuple[Any, ...]) -> list[str]:
+    """The keys a suite may have where `loc` points (its last part is the key given), for a "did you mean"."""
+    model: Any = Suite
+    for part in loc[:-1]:
+        if isinstance(part, int):
+            continue
+        if part in KINDS:
+            model = dict(zip(KINDS_OF_MODELS, WORKLOAD_MODELS)).get(part, model)
+            continue
+        if part in ("replicated", "erasure"):
+            model = ReplicatedPool if part == "replicated" else ErasurePool
+            continue
+        field = getattr(model, "model_fields", {}).get(part)
+        if field is None:
+            continue            # a pool's or host's own name, a union branch pydantic named
+        inner = [a for a in typing.get_args(field.annotation) or (field.annotation,)
+                 if isinstance(a, type) and issubclass(a, BaseModel)]
+        if inner:
+            model = inner[0]
+        elif part == "pools":
+            return sorted(set(ReplicatedPool.model_fields) | set(ErasurePool.model_fields))
+    return sorted(getattr(model, "model_fields", {}))
+
+
+# pydantic's wording, said as this project says it
+_PLAIN = {
+    "int_parsing": "must be a whole number", "int_type": "must be a whole number",
+    "int_from_float": "must be a whole number", "float_parsing": "must be a number", "float_type": "must be a number",
+    "bool_parsing": "must be true or false", "bool_type": "must be true or false", "string_type": "must be text",
+    "list_type": "must be a list, e.g. [a, b]", "dict_type": "must be a mapping (key: value)",
+    "model_type": "must be a mapping (key: value)", "model_attributes_type": "must be a mapping (key: value)",
+}
+
+
+def _message(err: dict[str, Any], loc: tuple[Any, ...] = ()) -> str:
     kind = err.get("type", "")
     msg = str(err.get("msg", "invalid"))
+    ctx = err.get("ctx") or {}
+    value = err.get("input")
     if kind == "extra_forbidden":
-        return "unknown key (check the spelling; docs/suites.md lists the keys)"
+        key = loc[-1] if loc else value
+        keys = _keys_at(loc)
+        return f"unknown key{_did_you_mean(key, keys)}; the keys here are {', '.join(keys)}"
     if kind == "missing":
         return "required key is missing"
     if kind == "union_tag_invalid":
-        tag = err.get("input", {}).get("type") if isinstance(err.get("input"), dict) else None
-        return f"unknown type {tag!r}; use one of the types listed in docs/suites.md"
+        tag = ctx.get("tag", value.get("type") if isinstance(value, dict) else None)
+        tags = re.findall(r"'([^']*)'", str(ctx.get("expected_tags", ""))) or list(KINDS_OF_MODELS)
+        return f"unknown type {tag!r}{_did_you_mean(tag, tags)}; the types are {', '.join(tags)}"
     if kind == "union_tag_not_found":
-        return "needs a 'type' key"
-    if kind == "greater_than" and err.get("ctx", {}).get("gt") == 0:
-        return f"must be greater than zero, got {err.get('input')!r}"
+        tags = list(KINDS_OF_MODELS) if "workloads" in loc else ["replicated", "erasure"]
+        return f"needs a 'type' key: one of {', '.join(tags)}"
+    if kind == "too_short":
+        n = ctx.get("min_length", 1)
+        return f"needs at least {n} item{'s' if n != 1 else ''}"
+    if kind == "literal_error":
+        options = re.findall(r"'([^']*)'", str(ctx.get("expected", "")))
+        return f"{value!r} is not one of {', '.join(options)}{_did_you_mean(value, options)}"
+    if kind == "greater_than":
+        return (f"must be greater than zero, got {value!r}" if ctx.get("gt") == 0
+                else f"must be greater than {ctx.get('gt')}, got {value!r}")
+    if kind == "greater_than_equal":
+        return f"must be at least {ctx.get('ge')}, got {value!r}"
+    if kind in ("less_than", "less_than_equal"):
+        return f"must be at most {ctx.get('le', ctx.get('lt'))}, got {value!r}"
+    if kind in _PLAIN:
+        return f"{_PLAIN[kind]}, got {value!r}"
     for prefix in ("Value error, ", "Assertion failed, "):
         if msg.startswith(prefix):
             msg = msg[len(prefix):]
-    value = err.get("input")
     if isinstance(value, (str, int, float)) and not isinstance(value, bool) and repr(value) not in msg:
         msg += f", got {value!r}"
     return msg
@@ -587,18 +647,23 @@ def parse_suite(data: Any, source: str) -> Suite:
     try:
         return Suite.model_validate(data)
     except ValidationError as exc:
-        err = exc.errors()[0]
-        msg = _message(err)
-        path = _loc_path(_trim_scalar_index(tuple(err.get("loc", ())), data))
-        if ": " in msg and msg.split(": ", 1)[0].startswith(("workloads[", "clients[")):
-            path, msg = msg.split(": ", 1)
-        elif ": " in msg and re.fullmatch(r"[a-z_]+", msg.split(": ", 1)[0]):
-            key, rest = msg.split(": ", 1)      # a model check names its field first: "duration: ..."
-            if isinstance(_node(data, err.get("loc", ())), dict) and key in _node(data, err.get("loc", ())):
-                path, msg = f"{path}.{key}" if path else key, rest
-        more = len(exc.errors()) - 1
-        suffix = f" (and {more} more problem{'s' if more > 1 else ''})" if more else ""
-        raise UserError(f"{msg}{suffix}", where=f"{source}: {path}" if path else source) from None
+        problems = []
+        for err in exc.errors():
+            loc = tuple(err.get("loc", ()))
+            msg = _message(err, loc)
+            path = _loc_path(_trim_scalar_index(loc, data))
+            if ": " in msg and msg.split(": ", 1)[0].startswith(("workloads[", "clients[")):
+                path, msg = msg.split(": ", 1)
+            elif ": " in msg and re.fullmatch(r"[a-z_]+", msg.split(": ", 1)[0]):
+                key, rest = msg.split(": ", 1)      # a model check names its field first: "duration: ..."
+                if isinstance(_node(data, loc), dict) and key in _node(data, loc):
+                    path, msg = f"{path}.{key}" if path else key, rest
+            if (path, msg) not in problems:
+                problems.append((path, msg))
+        # every problem, each at its YAML path, on the one line a bad input gets
+        first_path, first = problems[0]
+        rest = "".join(f"; {p}: {m}" if p else f"; {m}" for p, m in problems[1:])
+        raise UserError(f"{first}{rest}", where=f"{source}: {first_path}" if first_path else source) from None
 
 
 class _StrictLoader(yaml.SafeLoader):

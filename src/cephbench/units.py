@@ -33,8 +33,10 @@ def parse_size(value: str | int | float) -> int:
         value = int(value)
     if isinstance(value, int):
         if value < 0:
-            raise ValueError(f"{value} is negative")
+            raise ValueError(f"{value} is negative: a size must be positive, e.g. 4KiB")
         return value
+    if str(value).strip().startswith("-") and _SIZE_RE.match(str(value).strip()[1:]):
+        raise ValueError(f"{value!r} is negative: a size must be positive, e.g. {str(value).strip()[1:]}")
     m = _SIZE_RE.match(str(value))
     unit = m.group(2).lower() if m else None
     if m and unit in _AMBIGUOUS:
@@ -56,7 +58,11 @@ def parse_duration(value: str | int | float) -> float:
     if isinstance(value, (int, float)):
         if not math.isfinite(value):
             raise ValueError(f"{value!r} is not a duration; use e.g. 30s, 2m or 500ms")
+        if value < 0:
+            raise ValueError(f"{value!r} is negative: a duration must be positive, e.g. 30s")
         return float(value)
+    if str(value).strip().startswith("-") and _DUR_RE.match(str(value).strip()[1:]):
+        raise ValueError(f"{value!r} is negative: a duration must be positive, e.g. {str(value).strip()[1:]}")
     m = _DUR_RE.match(str(value))
     if not m:
         raise ValueError(f"{value!r} is not a duration; use e.g. 30s, 2m or 500ms")

@@ -21,7 +21,7 @@ def suite(**workload):
 @pytest.mark.parametrize("data, where, what", [
     ({"name": "t", "workloads": [{"type": "rados_bench", "colour": 1}]}, "workloads[0].colour", "unknown key"),
     ({"name": "t", "bogus": 1, "workloads": [{"type": "osd_bench"}]}, "bogus", "unknown key"),
-    (suite(concurrency="many"), "workloads[0].concurrency", "valid integer"),
+    (suite(concurrency="many"), "workloads[0].concurrency", "must be a whole number"),
     (suite(object_size="4X"), "workloads[0].object_size", "'4X' is not a size"),
     (suite(object_size=["4KiB", "4X"]), "workloads[0].object_size[1]", "'4X' is not a size"),
     (suite(concurrency=0), "workloads[0].concurrency", "greater than zero"),
@@ -37,7 +37,7 @@ def suite(**workload):
     ({**suite(), "settings": {"ssh": {"port": 0}}}, "settings.ssh.port", "greater than zero"),
     ({**suite(), "settings": {"ssh": {"identity_file": "/nonexistent/key"}}}, "settings.ssh.identity_file",
      "no such file"),
-    ({**suite(), "settings": {"ssh": {"hosts": ["node1"]}}}, "settings.ssh.hosts", "valid dictionary"),
+    ({**suite(), "settings": {"ssh": {"hosts": ["node1"]}}}, "settings.ssh.hosts", "must be a mapping"),
     ({**suite(), "settings": {"ssh": {"password": "x"}}}, "settings.ssh.password", "unknown key"),
     # issue 11's bad inputs: each one line with its YAML path
     ({"name": "t", "workloads": [{"type": "osd_bench", "repeat": 0}]}, "workloads[0].repeat", "greater than zero"),

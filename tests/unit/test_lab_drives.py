@@ -35,7 +35,7 @@ def test_byte_rates(text, value):
 @pytest.mark.parametrize("text,words", [
     ("20MB/s", "ambiguous"), ("100kB/s", "ambiguous"), ("2GB/s", "write 2GiB"),
     ("50MiB", "not per second"), ("50", "not per second"), ("50Mb/s", "in bits"), ("50mbit/s", "in bits"),
-    ("50XB/s", "not a size"), ("50iB/s", "not a size"), ("fast", "not per second"), ("-5MiB/s", "not a size"),
+    ("50XB/s", "not a size"), ("50iB/s", "not a size"), ("fast", "not per second"), ("-5MiB/s", "must be positive"),
     ("10KiB/s", "below 64KiB/s"), ("0MiB/s", "below"),
 ])
 def test_bad_rates_say_what_and_how(text, words):

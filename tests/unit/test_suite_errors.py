@@ -1,0 +1,103 @@
+"""Every bad suite of a table gets its own one line: what is wrong, at its YAML path, and how to fix it — the
+valid choices listed, a near miss answered with "did you mean", every problem of the suite named, no library
+wording (issue 18, point 2). The expected lines are whole: a change of wording is a change of this table."""
+
+import pytest
+
+from clirun import cephbench
+
+
+CASES = [
+    ('name: t\nworkloads:\n  - {type: rados-bench}\n',
+     "workloads[0]: unknown type 'rados-bench' (did you mean 'rados_bench'?); the types are rados_bench, osd_bench, fio_rados, rbd_bench, fio_rbd, rgw"),
+    ('name: t\nworkloads:\n  - {type: rados_bench, concurency: 4}\n',
+     "workloads[0].concurency: unknown key (did you mean 'concurrency'?); the keys here are clients, concurrency, duration, instances, modes, name, object_size, pool, repeat, type"),
+    ('name: t\nworkloads:\n  - {type: rados_bench, concurrency: "4,16"}\n',
+     "workloads[0].concurrency: '4,16' is text, not a number; for a sweep write a YAML list: [4, 16]"),
+    ('name: t\npools:\n  ec: {type: erasure, k: 0, m: -1}\nworkloads:\n  - {type: rados_bench, pool: ec}\n',
+     'pools.ec.k: must be greater than zero, got 0; pools.ec.m: must be greater than zero, got -1'),
+    ('name: t\nworkloads:\n  - {type: rados_bench, duration: -2s}\n',
+     "workloads[0].duration: '-2s' is negative: a duration must be positive, e.g. 2s"),
+    ('name: t\nworkloads:\n  - {type: rados_bench, modes: [write, sequential]}\n',
+     "workloads[0].modes[1]: 'sequential' is not one of write, seq, rand"),
+    ('name: t\nsettings: {drop_cache: false}\nworkloads:\n  - {type: rados_bench}\n',
+     "settings.drop_cache: unknown key (did you mean 'drop_caches'?); the keys here are cold_reads, drop_caches, max_in_flight, max_instances, max_raw_used, set_noscrub, ssh, watch_osd_hosts"),
+    ('name: t\npools:\n  rep: {type: replicated, sise: 3}\nworkloads:\n  - {type: rados_bench, pool: rep}\n',
+     "pools.rep.sise: unknown key (did you mean 'size'?); the keys here are allow_ec_overwrites, failure_domain, k, m, min_size, pg_num, plugin, size, type"),
+    ('name: t\nworkloads:\n  - {type: rados_bench, instances: many}\n',
+     "workloads[0].instances: must be a whole number, got 'many'"),
+    ('nme: t\nworkloads:\n  - {type: rados_bench}\n',
+     "name: required key is missing; nme: unknown key (did you mean 'name'?); the keys here are baseline, clients, description, name, pools, settings, target, workloads"),
+    ('name: t\nworkloads:\n  - {concurrency: 4}\n',
+     "workloads[0]: needs a 'type' key: one of rados_bench, osd_bench, fio_rados, rbd_bench, fio_rbd, rgw"),
+    ('name: t\nworkloads:\n  - {type: rados_bench, object_size: -4KiB}\n',
+     "workloads[0].object_size: '-4KiB' is negative: a size must be positive, e.g. 4KiB"),
+    ('name: t\nworkloads:\n  - {type: rados_bench, object_size: 4 MB}\n',
+     "workloads[0].object_size: '4 MB' is ambiguous: MB means 10^6 bytes to some tools and 2^20 to others (rados bench); write 4MiB"),
+    ('name: t\nworkloads:\n  - {type: rados_bench, object_size: 4KB}\n',
+     "workloads[0].object_size: '4KB' is ambiguous: KB means 10^3 bytes to some tools and 2^10 to others (rados bench); write 4KiB"),
+    ('name: t\nworkloads:\n  - {type: rados_bench, duration: 10 minutes}\n',
+     "workloads[0].duration: '10 minutes' is not a duration; use e.g. 30s, 2m or 500ms"),
+    ('name: t\nworkloads:\n  - {type: rados_bench, pool: nosuch}\n',
+     "workloads[0].pool: profile 'nosuch' is not defined in pools (defined: default)"),
+    ('name: t\nworkloads:\n  - {type: fio_rbd, rw: randomwrite}\n',
+     "workloads[0].rw: 'randomwrite' is not one of read, write, randread, randwrite, randrw (did you mean 'randwrite'?)"),
+    ('name: t\nworkloads:\n  - {type: fio_rbd, client: krbdx}\n',
+     "workloads[0].client: 'krbdx' is not one of librbd, krbd (did you mean 'krbd'?)"),
+    ('name: t\nworkloads:\n  - {type: rgw, protocol: s4}\n',
+     "workloads[0].protocol: 's4' is not one of s3, swift"),
+    ('name: t\nworkloads:\n  - {type: rgw, op: [putt]}\n',
+     "workloads[0].op[0]: 'putt' is not one of put, get, stat, list, delete, mixed (did you mean 'put'?)"),
+    ('name: t\nworkloads:\n  - {type: osd_bench, total: 0}\n',
+     'workloads[0].total: 0 must be greater than zero'),
+    ('name: t\nworkloads:\n  - {type: osd_bench, repeat: 0}\n',
+     'workloads[0].repeat: must be greater than zero, got 0'),
+    ('name: t\nworkloads: []\n',
+     'workloads: needs at least 1 item'),
+    ('name: t\n',
+     'workloads: required key is missing'),
+    ('name: t\nworkloads:\n  - rados_bench\n',
+     "workloads[0]: must be a mapping (key: value), got 'rados_bench'"),
+    ('name: t\nworkloads:\n  - {type: rados_bench, concurrency: true}\n',
+     'workloads[0].concurrency: must be a whole number, got True'),
+    ('name: t\nsettings: {max_raw_used: 2}\nworkloads:\n  - {type: rados_bench}\n',
+     'settings.max_raw_used: must be at most 0.95, got 2'),
+    ('name: t\nsettings: {ssh: {port: 70000}}\nworkloads:\n  - {type: rados_bench}\n',
+     'settings.ssh.port: must be at most 65536, got 70000'),
+    ('name: t\nsettings: {ssh: {hosts: [node1]}}\nworkloads:\n  - {type: rados_bench}\n',
+     "settings.ssh.hosts: must be a mapping (key: value), got ['node1']"),
+    ('name: t\nbaseline: {network: {hosts: osd_hosts}}\nworkloads:\n  - {type: rados_bench}\n',
+     "baseline.network.hosts: give a list of host names, or osd-hosts (this host and every host with an OSD), not 'osd_hosts'"),
+    ('name: t\nbaseline: {disks: {size: -1GiB}}\nworkloads:\n  - {type: rados_bench}\n',
+     "baseline.disks.paths: required key is missing; baseline.disks.size: '-1GiB' is negative: a size must be positive, e.g. 1GiB"),
+    ('name: t\nbaseline: {disks: {patern: [dd]}}\nworkloads:\n  - {type: rados_bench}\n',
+     "baseline.disks.paths: required key is missing; baseline.disks.patern: unknown key (did you mean 'patterns'?); the keys here are allow_raw_device, hosts, paths, patterns, runtime, size"),
+    ('name: t\npools:\n  rep: {type: replicated, size: 0}\nworkloads:\n  - {type: rados_bench, pool: rep}\n',
+     'pools.rep.size: must be greater than zero, got 0'),
+    ('name: t\npools:\n  rep: {type: mirrored}\nworkloads:\n  - {type: rados_bench, pool: rep}\n',
+     "pools.rep: unknown type 'mirrored'; the types are replicated, erasure"),
+    ('name: t\nclients: [a, a]\nworkloads:\n  - {type: rados_bench, clients: 1}\n',
+     "clients[1]: host 'a' is listed twice (first as clients[0]); list each client host once"),
+    ('name: t\nclients: [a, b]\nworkloads:\n  - {type: rados_bench, clients: 5}\n',
+     'workloads[0].clients: 5 clients, and the suite lists 2; give at most 2, or all'),
+    ('name: t\nworkloads:\n  - {type: rados_bench, clients: 2}\n',
+     'workloads[0].clients: the suite lists no client hosts; add clients: [host, ...] (or clients: lab) at the top of the suite'),
+    ('name: t\nworkloads:\n  - {type: rados_bench, repeat: -1}\n',
+     'workloads[0].repeat: must be greater than zero, got -1'),
+]
+
+
+@pytest.mark.parametrize("text, expected", CASES)
+def test_a_bad_suite_gets_one_line_naming_the_path_and_the_fix(tmp_path, text, expected):
+    suite = tmp_path / "suite.yaml"
+    suite.write_text(text)
+    res = cephbench("validate", suite)
+    assert res.returncode == 2, (res.stdout, res.stderr)
+    lines = res.stderr.strip().splitlines()
+    assert lines == [f"cephbench: {suite}: {expected}"]
+    for library_wording in ("Input should", "List should", "validation error", "Traceback"):
+        assert library_wording not in res.stderr
+
+
+def test_the_table_is_long_enough_to_mean_something():
+    assert len(CASES) >= 30
