@@ -1,0 +1,55 @@
+"""Other clients' load: the client I/O of pools this run did not create, from `ceph osd pool stats -f json`
+(pure: no I/O). The mon's rates are its own recent averages, so a sample once a second during a test, averaged,
+says what others did meanwhile."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from cephbench.results import OtherLoad
+
+
+@dataclass
+class PoolIo:
+    read_bytes_per_s: float = 0.0
+    write_bytes_per_s: float = 0.0
+    ops_per_s: float = 0.0
+    pools: list[str] = field(default_factory=list)
+
+
+def _rate(io: dict[str, Any], key: str) -> float:
+    v = io.get(key, 0)
+    return float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) and v > 0 else 0.0
+
+
+def others_io(doc: Any, ours_prefix: str) -> PoolIo:
+    """One `ceph osd pool stats -f json` document -> the client I/O of pools whose name does not start with
+    `ours_prefix` (this run's pools: "cephbench-<run id>-"). Entries that do not read are skipped."""
+    out = PoolIo()
+    for pool in doc if isinstance(doc, list) else []:
+        if not isinstance(pool, dict):
+            continue
+        name, io = pool.get("pool_name"), pool.get("client_io_rate")
+        if not isinstance(name, str) or name.startswith(ours_prefix) or not isinstance(io, dict):
+            continue
+        read, write = _rate(io, "read_bytes_sec"), _rate(io, "write_bytes_sec")
+        ops = _rate(io, "read_op_per_sec") + _rate(io, "write_op_per_sec")
+        if read or write or ops:
+            out.read_bytes_per_s += read
+            out.write_bytes_per_s += write
+            out.ops_per_s += ops
+            out.pools.append(name)
+    return out
+
+
+def other_load(samples: Sequence[PoolIo]) -> OtherLoad | None:
+    """The mean over a test's samples; None when no sample saw another client's I/O."""
+    if not samples or not any(s.pools for s in samples):
+        return None
+    n = len(samples)
+    pools = sorted({p for s in samples for p in s.pools})
+    return OtherLoad(read_bytes_per_s=sum(s.read_bytes_per_s for s in samples) / n,
+                     write_bytes_per_s=sum(s.write_bytes_per_s for s in samples) / n,
+                     ops_per_s=sum(s.ops_per_s for s in samples) / n, pools=pools)

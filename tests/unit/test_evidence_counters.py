@@ -1,0 +1,88 @@
+"""OSD perf-counter deltas from real `perf dump` output of Ceph 16.2.15 (tests/fixtures/perf_dump/)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from cephbench.evidence.counters import deltas
+
+FIX = Path(__file__).parent.parent / "fixtures" / "perf_dump"
+
+
+def _dump(name: str) -> dict:
+    return json.loads((FIX / name).read_text())
+
+
+def _pair(osd: int, suffix: str = "") -> tuple[dict, dict]:
+    return (_dump(f"ceph16.2.15_osd{osd}_before_rados_write_4K{suffix}.json"),
+            _dump(f"ceph16.2.15_osd{osd}_after_rados_write_4K{suffix}.json"))
+
+
+def _bench_writes() -> int:
+    for line in (FIX / "ceph16.2.15_rados_write_4K_between.txt").read_text().splitlines():
+        if line.startswith("Total writes made:"):
+            return int(line.split(":")[1])
+    raise AssertionError("no 'Total writes made' in the rados bench output")
+
+
+def test_write_ops_over_the_three_osds_match_what_rados_bench_wrote():
+    counters = [deltas(*_pair(i), osd=i, host="lab") for i in range(3)]
+    writes = _bench_writes()
+    primary = sum(c.op_w for c in counters)
+    # one op outside the bench (the pool's creation) may fall between the two dumps
+    assert writes <= primary <= writes + 2
+    # a size-3 pool: each write is applied on two replicas besides its primary
+    assert sum(c.subop_w for c in counters) == pytest.approx(2 * primary, abs=4)
+    assert all(c.missing == [] for c in counters)
+    assert counters[0].host == "lab" and counters[2].osd == 2
+
+
+def test_latencies_are_the_mean_of_the_deltas_in_seconds():
+    before, after = _pair(0)
+    c = deltas(before, after, osd=0)
+    a, b = before["osd"]["op_w_latency"], after["osd"]["op_w_latency"]
+    assert c.op_w_latency_s == pytest.approx((b["sum"] - a["sum"]) / (b["avgcount"] - a["avgcount"]))
+    a, b = before["bluestore"]["kv_sync_lat"], after["bluestore"]["kv_sync_lat"]
+    assert c.kv_sync_latency_s == pytest.approx((b["sum"] - a["sum"]) / (b["avgcount"] - a["avgcount"]))
+    # the OSD's own write latency lies under the client's mean (rados bench: 10.2 ms) and above BlueStore's commit
+    assert c.commit_latency_s < c.op_w_process_latency_s <= c.op_w_latency_s < 0.0102
+    assert c.op_in_bytes == pytest.approx(c.op_w * 4096, rel=0.01)
+    assert c.bluefs_db_used_bytes == after["bluefs"]["db_used_bytes"] and c.bluefs_slow_used_bytes == 0
+
+
+def test_newer_txc_names_read_the_same_as_pacific_names():
+    pacific = deltas(*_pair(0), osd=0)
+    renamed = deltas(*_pair(0, "_renamed_txc"), osd=0)
+    assert renamed == pacific
+    assert renamed.commit_latency_s is not None and renamed.aio_wait_latency_s is not None
+
+
+def test_a_missing_counter_is_named_and_the_rest_still_read():
+    before, _ = _pair(0)
+    after = _dump("ceph16.2.15_osd0_after_rados_write_4K_missing_kv_flush_lat_subop_w_latency.json")
+    c = deltas(before, after, osd=0)
+    assert c.kv_flush_latency_s is None and c.subop_w_latency_s is None
+    assert c.missing == ["osd.subop_w_latency", "bluestore.kv_flush_lat|txc_kv_flush_lat"]
+    assert c.commit_latency_s is not None and c.op_w == deltas(*_pair(0), osd=0).op_w
+
+
+def test_no_ops_in_between_gives_no_latency_and_is_not_missing():
+    before, _ = _pair(0)
+    c = deltas(before, before, osd=0)
+    assert c.op_w == 0 and c.op_w_latency_s is None and c.missing == []
+
+
+def test_an_osd_that_restarted_between_dumps_reads_as_missing_not_negative():
+    before, after = _pair(0)
+    c = deltas(after, before, osd=0)     # counters went backwards
+    assert c.op_w is None and c.op_w_latency_s is None
+    assert "osd.op_w" in c.missing and "osd.op_w_latency" in c.missing
+
+
+def test_an_empty_or_strange_document_is_all_missing_not_a_traceback():
+    c = deltas({}, {"osd": "x", "bluestore": {"commit_lat": 3}}, osd=5)
+    assert c.osd == 5 and c.op_w is None and c.commit_latency_s is None
+    assert len(c.missing) == 16

@@ -1,0 +1,47 @@
+"""Other clients' load from real `ceph osd pool stats -f json` of Ceph 16.2.15 (tests/fixtures/pool_stats/)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from cephbench.evidence.otherload import PoolIo, other_load, others_io
+
+FIX = Path(__file__).parent.parent / "fixtures" / "pool_stats"
+
+
+def _doc(name: str):
+    return json.loads((FIX / name).read_text())
+
+
+def test_another_clients_writes_count_and_ours_do_not():
+    io = others_io(_doc("ceph16.2.15_other_and_ours_writing.json"), "cephbench-r1-")
+    assert io.pools == ["other"]
+    # that client's rados bench reported 10.1 MB/s over its 6 s; the mon's recent average said 10.9
+    assert 9e6 < io.write_bytes_per_s < 12e6 and io.read_bytes_per_s == 0 and io.ops_per_s == 166
+
+
+def test_another_run_of_cephbench_is_another_client():
+    io = others_io(_doc("ceph16.2.15_other_and_ours_writing.json"), "cephbench-r2-")
+    assert sorted(io.pools) == ["cephbench-r1-rados", "other"]
+
+
+def test_an_idle_cluster_has_no_other_load():
+    samples = [others_io(_doc("ceph16.2.15_idle.json"), "cephbench-r1-")] * 3
+    assert samples[0].pools == [] and other_load(samples) is None
+
+
+def test_the_load_is_the_mean_over_the_tests_samples():
+    busy = others_io(_doc("ceph16.2.15_other_and_ours_writing.json"), "cephbench-r1-")
+    idle = others_io(_doc("ceph16.2.15_idle.json"), "cephbench-r1-")
+    load = other_load([busy, idle])
+    assert load is not None and load.pools == ["other"]
+    assert load.write_bytes_per_s == pytest.approx(busy.write_bytes_per_s / 2)
+
+
+@pytest.mark.parametrize("doc", [None, {}, "x", [1, {"pool_name": 3}, {"pool_name": "p", "client_io_rate": []},
+                                                  {"pool_name": "p", "client_io_rate": {"write_bytes_sec": "many"}}]])
+def test_documents_that_do_not_read_give_no_load(doc):
+    assert others_io(doc, "cephbench-r1-") == PoolIo()
