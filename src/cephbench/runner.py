@@ -235,6 +235,7 @@ def _run_group(driver, ctx: RunContext, group: list[Test], todo: set[str],
             reported.update({outcome.test.id, outcome.test.params.get("part_of") or outcome.test.id})
             result = to_result(outcome)
             result.hosts = ctx.host_loads.pop(outcome.test.id, [])
+            result.evidence = ctx.evidence.pop(outcome.test.id, None)
             watch = ctx.cluster_watches.pop(outcome.test.id, None)
             if watch is not None:
                 with_cluster(result, watch)

@@ -25,10 +25,12 @@ from ..hostload import WATCH_SH, CpuSampler, load_from_stream
 from ..kinds import direction_of
 from ..fanout import Placement, TimedResult, run_started_together
 from ..hosts import CommandResult, LocalHost, Spawn, run_together, stop_group
-from ..remote import HostRef, drop_caches_argv, osd_hosts, run_on_all
+from ..evidence.asok import read_all
+from ..evidence.counters import osd_evidence
+from ..remote import HostRef, drop_caches_argv, host_ref, osd_hosts, run_on_all
 from ..recovery import process_tag, stop_process_group
 from ..resources import Ledger, Resource
-from ..results import HostLoad, Measurement, RunDir, Test
+from ..results import Evidence, HostLoad, Measurement, RunDir, Test
 from ..safety import CapacityBudget, drop_caches_local
 
 log = logging.getLogger(__name__)
@@ -83,6 +85,8 @@ class RunContext:
     host_loads: dict[str, list[HostLoad]] = field(default_factory=dict)   # test id -> hosts watched while it ran
     cluster_watches: dict[str, ClusterWatch] = field(default_factory=dict)  # test id -> the cluster while it ran
     _osd_hosts: list[HostRef] | None = field(default=None, repr=False)   # every OSD host, once known
+    _osd_ids: dict[HostRef, list[int]] | None = field(default=None, repr=False)   # each OSD host's OSDs
+    evidence: dict[str, Evidence] = field(default_factory=dict)   # test id -> Ceph's counters during it
     clients: list[Any] = field(default_factory=list)        # the suite's client hosts (clients.Client), in order
     client_offsets_ns: dict[str, int] = field(default_factory=dict)   # client -> its clock minus this machine's
     at_paths: dict[str, str] = field(default_factory=dict)  # client -> cephbench-loadgen there (the start barrier)
@@ -218,6 +222,8 @@ class RunContext:
                 self.events.live(test, bw, ops)
             return watch.stop_reason is not None
 
+        osds = self._osds_by_host() if self.settings.osd_counters else {}
+        before = read_all(self.host, osds, self.settings.ssh, str(self.target.conf)) if osds else ({}, {})
         tools: list[Resource] = []
         try:
             results = run(tick, lambda pids: tools.extend(self._record_processes(pids)))
@@ -231,7 +237,23 @@ class RunContext:
                                   for h, _, path in watchers)]
         # the last tool run of a test is its measured one
         self.host_loads[test.id] = [load for load in loads if load is not None]
+        if osds:
+            after = read_all(self.host, osds, self.settings.ssh, str(self.target.conf))
+            self.evidence[test.id] = osd_evidence(before, after, {n: ref.name for ref, ns in osds.items() for n in ns})
         return results
+
+    def _osds_by_host(self) -> dict[HostRef, list[int]]:
+        """Each OSD host (reached as settings.ssh says) and its OSDs' ids, once per run."""
+        if self._osd_ids is None:
+            by_name: dict[str, list[int]] = {}
+            try:
+                for m in self.cluster.ceph_json("osd", "metadata") or []:
+                    if m.get("hostname") is not None and isinstance(m.get("id"), int):
+                        by_name.setdefault(str(m["hostname"]), []).append(m["id"])
+            except OperationFailed as exc:
+                log.warning("OSDs unknown (ceph osd metadata): %s", exc)
+            self._osd_ids = {host_ref(name, self.settings.ssh): sorted(ids) for name, ids in sorted(by_name.items())}
+        return self._osd_ids
 
     def stopped_for_capacity(self, test: Test) -> bool:
         """The capacity guard stopped this test's tools: their output up to then is still a measurement."""

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from cephbench.results import OsdCounters
+from ..results import Evidence, OsdCounters
 
 # field -> (section, candidate names, newest first is not needed: the first present wins)
 _COUNTS: dict[str, tuple[str, tuple[str, ...]]] = {
@@ -100,3 +100,16 @@ def deltas(before: Mapping[str, Any], after: Mapping[str, Any], osd: int, host: 
             _missing(section, names)
         fields[field] = vb
     return OsdCounters(osd=osd, host=host, missing=missing, **fields)
+
+
+def osd_evidence(before: tuple[dict[int, dict[str, Any]], dict[int, str]],
+                 after: tuple[dict[int, dict[str, Any]], dict[int, str]], hosts: Mapping[int, str]) -> Evidence:
+    """Both readings of every OSD (perf dumps, and why an OSD could not be read) -> the test's Evidence."""
+    osds, notes = [], []
+    for osd in sorted(set(before[0]) | set(after[0]) | set(before[1]) | set(after[1])):
+        why = after[1].get(osd) or before[1].get(osd)
+        if osd in before[0] and osd in after[0]:
+            osds.append(deltas(before[0][osd], after[0][osd], osd, hosts.get(osd)))
+        else:
+            notes.append(f"osd.{osd} on {hosts.get(osd, 'its host')}: counters not read ({why or 'no answer'})")
+    return Evidence(osds=osds, notes=notes)
