@@ -17,7 +17,9 @@ from typing import Any
 from ..kinds import DISK_BASELINE, NET_BASELINE, direction_of, kinds_where, level_of
 from ..remote import addr_ips
 from ..results import Analysis, Result
-from .model import MIB, ClusterFacts, DiskFigures, Pool, ceiling, judge, osd_bench_ceiling
+from .breakdown import breakdown
+from .model import MIB, Ceiling, ClusterFacts, DiskFigures, Pool, ceiling, judge, osd_bench_ceiling
+from .utilization import from_evidence
 
 log = logging.getLogger(__name__)
 
@@ -216,15 +218,37 @@ def analyse(result: Result, facts: ClusterFacts | None) -> Analysis | None:
     if op is None or size is None:
         return Analysis(bottleneck="unknown", reason=f"{label}: mixed or unknown operation; the model covers "
                                                       "plain reads and writes")
-    if facts is None:
+    ev = result.evidence
+    b = breakdown(_latency_s(result), ev.osds, op) if ev is not None else None
+    if facts is None and ev is None:
         return Analysis(bottleneck="unknown", reason=f"{label}: no ceiling (no disk or network baseline in this "
                                                       "run: add a baseline section to the suite)")
-    c = ceiling(facts, op, size, Pool.from_profile(result.test.params.get("pool_profile")))
+    pool = Pool.from_profile(result.test.params.get("pool_profile"))
+    c = ceiling(facts, op, size, pool) if facts is not None else Ceiling(op=op, op_size=size, terms=[],
+                                                                          bottleneck="unknown")
     watched = max(result.hosts, key=lambda h: h.cpu_busy_median, default=None)
-    v = judge(c, result.measurement.bytes_per_s, label, watched.cpus if watched else facts.cpus,
-              watched.cpu_busy_median if watched else None, f"{watched.host} ({watched.role})" if watched else "")
+    measured, lines = None, []
+    if ev is not None:
+        eff = result.measurement.bytes_per_s / c.bytes_per_s if c.bytes_per_s and result.measurement.bytes_per_s \
+            else None
+        found = from_evidence(result, eff, b, set(client_hosts(result)))
+        lines = found.lines
+        if found.bottleneck is not None:
+            measured = (found.bottleneck, found.sentence)
+    v = judge(c, result.measurement.bytes_per_s, label, watched.cpus if watched else (facts.cpus if facts else None),
+              watched.cpu_busy_median if watched else None, f"{watched.host} ({watched.role})" if watched else "",
+              measured=measured)
+    if facts is None and measured is None:
+        v = replace(v, reason=v.reason.replace("(no disk or network baseline in this run)",
+                                               "(no disk or network baseline in this run: add a baseline section "
+                                               "to the suite)"))
     return Analysis(ceiling_bytes_per_s=v.ceiling_bytes_per_s, ceiling_ops_per_s=v.ceiling_ops_per_s,
-                    efficiency=v.efficiency, bottleneck=v.bottleneck, reason=v.reason)
+                    efficiency=v.efficiency, bottleneck=v.bottleneck, reason=v.reason, breakdown=b, evidence=lines)
+
+
+def _latency_s(result: Result) -> float | None:
+    m = result.measurement
+    return m.latency.mean_ns / 1e9 if m and m.latency.mean_ns else None
 
 
 def _short(size: int | None) -> str:
