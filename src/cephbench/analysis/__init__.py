@@ -16,13 +16,17 @@ from typing import Any
 
 from ..kinds import DISK_BASELINE, NET_BASELINE, direction_of, kinds_where, level_of
 from ..remote import addr_ips
-from ..results import Analysis, Result
-from .model import MIB, ClusterFacts, DiskFigures, Pool, ceiling, judge, osd_bench_ceiling
+from ..results import Analysis, LatencyBreakdown, Result
+from . import rgw
+from .breakdown import breakdown
+from .model import MIB, Ceiling, ClusterFacts, DiskFigures, Pool, ceiling, judge, osd_bench_ceiling
+from .utilization import from_evidence
 
 log = logging.getLogger(__name__)
 
 MODELLED = kinds_where(modelled=True)
-CEILING_SOURCES = kinds_where(ceiling_source=True)   # osd bench is both: measured, and a stand-in for disks
+CEILING_SOURCES = kinds_where(ceiling_source=True)
+RGW, RADOS_BENCH = "rgw", "rados_bench"   # osd bench is both: measured, and a stand-in for disks
 
 
 def op_of(result: Result) -> str | None:
@@ -199,10 +203,14 @@ def with_clients(facts: ClusterFacts, net: list[Result], clients: list[str]) -> 
                    client_rx_bytes_per_s=statistics.mean(rx) if len(rx) == len(clients) else None)
 
 
-def analyse(result: Result, facts: ClusterFacts | None) -> Analysis | None:
-    """The Analysis of one cluster result (None when the model has nothing to say about it)."""
+def analyse(result: Result, facts: ClusterFacts | None, rados: list[Result] | None = None,
+            cluster: dict[str, Any] | None = None) -> Analysis | None:
+    """The Analysis of one cluster result (None when the model has nothing to say about it). `rados`: the run's
+    rados bench results so far, and `cluster` its cluster facts, for RGW's ceiling."""
     if result.status != "ok" or result.measurement is None:
         return None
+    if result.test.kind == RGW:
+        return _analyse_rgw(result, facts, rados or [], cluster or {})
     if level_of(result.test.kind) == "OSD" and facts is not None and facts.disk.write_alone_bytes_per_s:
         size = op_size_of(result) or 4 * 1024**2
         v = judge(osd_bench_ceiling(facts, size), result.measurement.bytes_per_s,
@@ -216,15 +224,82 @@ def analyse(result: Result, facts: ClusterFacts | None) -> Analysis | None:
     if op is None or size is None:
         return Analysis(bottleneck="unknown", reason=f"{label}: mixed or unknown operation; the model covers "
                                                       "plain reads and writes")
-    if facts is None:
+    ev = result.evidence
+    b = breakdown(_latency_s(result), ev.osds, op) if ev is not None else None
+    if facts is None and ev is None:
         return Analysis(bottleneck="unknown", reason=f"{label}: no ceiling (no disk or network baseline in this "
                                                       "run: add a baseline section to the suite)")
-    c = ceiling(facts, op, size, Pool.from_profile(result.test.params.get("pool_profile")))
+    pool = Pool.from_profile(result.test.params.get("pool_profile"))
+    c = ceiling(facts, op, size, pool) if facts is not None else Ceiling(op=op, op_size=size, terms=[],
+                                                                          bottleneck="unknown")
     watched = max(result.hosts, key=lambda h: h.cpu_busy_median, default=None)
-    v = judge(c, result.measurement.bytes_per_s, label, watched.cpus if watched else facts.cpus,
-              watched.cpu_busy_median if watched else None, f"{watched.host} ({watched.role})" if watched else "")
+    measured, lines = _measured(result, c, b)
+    v = judge(c, result.measurement.bytes_per_s, label, watched.cpus if watched else (facts.cpus if facts else None),
+              watched.cpu_busy_median if watched else None, f"{watched.host} ({watched.role})" if watched else "",
+              measured=measured)
+    if facts is None and measured is None:
+        v = replace(v, reason=v.reason.replace("(no disk or network baseline in this run)",
+                                               "(no disk or network baseline in this run: add a baseline section "
+                                               "to the suite)"))
     return Analysis(ceiling_bytes_per_s=v.ceiling_bytes_per_s, ceiling_ops_per_s=v.ceiling_ops_per_s,
-                    efficiency=v.efficiency, bottleneck=v.bottleneck, reason=v.reason)
+                    efficiency=v.efficiency, bottleneck=v.bottleneck, reason=v.reason, breakdown=b, evidence=lines)
+
+
+def _measured(result: Result, c: Ceiling, b: LatencyBreakdown | None) -> tuple[tuple[str, str] | None, list[str]]:
+    """(bottleneck, sentence) the evidence names, or None, and the evidence lines; nothing without evidence."""
+    if result.evidence is None:
+        return None, []
+    bps = result.measurement.bytes_per_s if result.measurement else None
+    eff = bps / c.bytes_per_s if c.bytes_per_s and bps else None
+    found = from_evidence(result, eff, b, set(client_hosts(result)))
+    return ((found.bottleneck, found.sentence) if found.bottleneck is not None else None), found.lines
+
+
+def _analyse_rgw(result: Result, facts: ClusterFacts | None, rados: list[Result],
+                 cluster: dict[str, Any]) -> Analysis | None:
+    """RGW's verdict: its S3 op as RADOS ops (rgw.py), the RGW host's link and CPU, and the evidence."""
+    op, size = op_of(result), op_size_of(result)
+    if op is None or size is None:
+        return None                   # stat, list, delete, mixed: metadata, which the model does not cover
+    piece = min(size, rgw.STRIPE)
+    pool = Pool.from_profile(result.test.params.get("pool_profile") or {"type": "replicated", "size": 3})
+    figures = [rgw.RadosFigure(o, n, r.measurement.bytes_per_s, r.measurement.ops_per_s,
+                               f"rados bench {r.test.params.get('phase', o)} {_short(n)} of this run")
+               for r in rados if r.status == "ok" and r.measurement and r.measurement.bytes_per_s
+               and (o := op_of(r)) and (n := op_size_of(r))]
+    data_term = rgw.rados_rate(figures, op, piece)
+    if data_term is None and facts is not None:
+        model = ceiling(facts, op, piece, pool)
+        if model.bytes_per_s:
+            data_term = (model.bytes_per_s, f"the model's ceiling for {pool.describe()} from the baselines")
+    index = rgw.small_write_ops(figures)
+    if index is None and facts is not None and op == "write":
+        small = ceiling(facts, "write", 4096, pool)
+        if small.ops_per_s:
+            index = (small.ops_per_s, "the model's 4 KiB write ceiling")
+    names = rgw.rgw_hosts(cluster)
+    ev = result.evidence
+    speeds = [(lk.speed_bits_per_s / 8, f"{lk.host} {lk.iface} ({lk.speed_bits_per_s / 1e9:g} Gbit/s)")
+              for lk in (ev.links if ev else []) if lk.host in names and lk.speed_bits_per_s]
+    c = rgw.rgw_ceiling(op, size, data_term, index, min(speeds, default=None))
+    b = breakdown(_latency_s(result), ev.osds, op) if ev is not None else None
+    measured, lines = _measured(result, c, b)
+    host = rgw.rgw_host_load(result.hosts, names)
+    label = f"{result.test.params.get('op', result.measurement.op)} {_short(size)}"
+    v = judge(c, result.measurement.bytes_per_s, label, host.cpus if host else None,
+              host.cpu_busy_median if host else None, f"{host.host} (RGW host)" if host else "the RGW host",
+              measured=measured)
+    reason = v.reason
+    if c.bytes_per_s is None and measured is None:
+        reason = f"{label}: no ceiling (no rados bench of this run in that direction and no baselines: add a rados " \
+                 "bench at the object size, or a baseline section, to the suite)"
+    return Analysis(ceiling_bytes_per_s=v.ceiling_bytes_per_s, ceiling_ops_per_s=v.ceiling_ops_per_s,
+                    efficiency=v.efficiency, bottleneck=v.bottleneck, reason=reason, breakdown=b, evidence=lines)
+
+
+def _latency_s(result: Result) -> float | None:
+    m = result.measurement
+    return m.latency.mean_ns / 1e9 if m and m.latency.mean_ns else None
 
 
 def _short(size: int | None) -> str:
@@ -244,6 +319,7 @@ class RunAnalyzer:
     client_hostname: str | None = None
     cpus: int | None = None
     seen: list[Result] = field(default_factory=list)
+    rados: list[Result] = field(default_factory=list)      # the run's rados bench results: RGW's RADOS rates
 
     @classmethod
     def for_run(cls, ctx: Any) -> "RunAnalyzer":
@@ -257,7 +333,8 @@ class RunAnalyzer:
                 log.warning("analysis: cannot read the run directory: %s", exc)
         client = (meta.get("hosts") or {}).get("client") or {}
         return cls(cluster=meta.get("cluster") or {}, client_hostname=client.get("hostname"),
-                   cpus=client.get("cpu_count"), seen=[r for r in earlier if r.test.kind in CEILING_SOURCES])
+                   cpus=client.get("cpu_count"), seen=[r for r in earlier if r.test.kind in CEILING_SOURCES],
+                   rados=[r for r in earlier if r.test.kind == RADOS_BENCH])
 
     def attach(self, result: Result) -> Result:
         if result.test.kind in CEILING_SOURCES:
@@ -269,7 +346,9 @@ class RunAnalyzer:
             clients = client_hosts(result)
             if facts is not None and clients:
                 facts = with_clients(facts, [r for r in self.seen if r.test.kind == NET_BASELINE], clients)
-            result.analysis = analyse(result, facts)
+            result.analysis = analyse(result, facts, self.rados, self.cluster)
+            if result.test.kind == RADOS_BENCH:
+                self.rados.append(result)
         except Exception as exc:  # noqa: BLE001 - a model bug must not lose a measured result
             log.warning("analysis of %s failed: %s", result.test.id, exc)
         return result

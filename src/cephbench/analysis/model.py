@@ -252,10 +252,17 @@ class Verdict:
 
 
 def judge(c: Ceiling, measured_bytes_per_s: float | None, label: str, cpus: int | None = None,
-          cpu_busy: float | None = None, cpu_host: str = "the client host") -> Verdict:
-    """measured / ceiling, the bottleneck, and a sentence a person can check with a calculator."""
+          cpu_busy: float | None = None, cpu_host: str = "the client host",
+          measured: tuple[str, str] | None = None) -> Verdict:
+    """measured / ceiling, the bottleneck, and a sentence a person can check with a calculator.
+
+    `measured` is (bottleneck, sentence) from the test's evidence (utilization.from_evidence): it names the
+    resource that was actually saturated, in place of the inference from CPU and op size."""
     if c.bytes_per_s is None or measured_bytes_per_s is None:
         missing = "no disk or network baseline in this run" if c.bytes_per_s is None else "no measurement"
+        if measured is not None:
+            return Verdict(None, None, None, measured[0],
+                           f"{label}: no ceiling ({missing}); {measured[1]}; bottleneck: {measured[0]}")
         return Verdict(None, None, None, "unknown", f"{label}: no ceiling ({missing})")
     eff = measured_bytes_per_s / c.bytes_per_s
     b = c.binding
@@ -265,7 +272,10 @@ def judge(c: Ceiling, measured_bytes_per_s: float | None, label: str, cpus: int 
             f"({b.formula})")
     if others:
         text += f"; next: {others[0].bottleneck} {mibs(others[0].bytes_per_s)} ({others[0].formula})"
-    if cpu_busy is not None and cpu_busy >= CPU_BUSY and eff < 0.9:
+    if measured is not None:
+        bottleneck = measured[0]
+        text += f"; {measured[1]}"
+    elif cpu_busy is not None and cpu_busy >= CPU_BUSY and eff < 0.9:
         bottleneck = "CPU"
         n = f"{cpus} " if cpus else ""
         text += (f"; the {n}CPUs of {cpu_host} were {cpu_busy:.0%} busy in a typical second of the test "

@@ -1,0 +1,200 @@
+"""Which resource was actually saturated during a test, from the evidence collected while it ran.
+
+Pure. The ceiling model says what *could* limit a test; this reads what *did*:
+
+  a link        carried ≥ 85 % of its speed (either direction) in its busy seconds
+  a device      was ≥ 90 % busy (a second with I/O in flight all the time is 100 %)
+  a CPU         a host's CPUs were ≥ 80 % busy in the typical second (model.CPU_BUSY)
+  other load    another client's I/O ran on the cluster at the same time (OtherLoad): named, not blamed on us
+  latency       nothing saturated: Little's law, ops in flight ÷ mean latency = the ops/s reached; more in flight
+                would go faster (concurrency 1 is latency-bound whatever the hardware)
+
+"Busy seconds" are the seconds that carried at least a tenth of the series' peak: the test's start-up and
+wind-down are left out, as a person reading the series would. Every rule adds one line with its figures to
+`Analysis.evidence`, so a person can check it by hand (docs/model.md gives the commands).
+"""
+
+from __future__ import annotations
+
+import statistics
+from dataclasses import dataclass, field
+
+from ..results import DeviceLoad, Evidence, HostLoad, LatencyBreakdown, LinkLoad, Result
+from .breakdown import describe, largest_part
+from .model import CPU_BUSY, MIB
+
+LINK_NEAR = 0.85
+DEVICE_BUSY = 0.90
+OTHER_LOAD_BYTES = 1 * MIB        # another client's I/O at least this fast (or OTHER_LOAD_OPS) is named
+OTHER_LOAD_OPS = 10.0
+LATENCY_BOUND_BELOW = 0.9         # efficiency under which an unsaturated test is called latency-bound
+IDLE_SHARE = 0.1                  # seconds under this share of the peak are start-up or wind-down
+
+
+def busy_seconds(series: list[float | None]) -> float | None:
+    """The median of the seconds that carried load (≥ IDLE_SHARE of the peak); None for an empty series."""
+    vals = [v for v in series if v is not None]
+    if not vals:
+        return None
+    peak = max(vals)
+    if peak <= 0:
+        return 0.0
+    return statistics.median(v for v in vals if v >= IDLE_SHARE * peak)
+
+
+@dataclass(frozen=True)
+class Finding:
+    bottleneck: str
+    share: float          # of the resource's capacity
+    line: str
+
+
+@dataclass
+class EvidenceVerdict:
+    bottleneck: str | None        # None: the evidence names nothing; the ceiling's bottleneck stands
+    sentence: str = ""            # appended to the verdict's reason
+    lines: list[str] = field(default_factory=list)
+
+
+def _gbit(bits: float) -> str:
+    return f"{bits / 1e9:g} Gbit/s" if bits >= 1e9 else f"{bits / 1e6:g} Mbit/s"
+
+
+def link_finding(link: LinkLoad, clients: set[str]) -> Finding | None:
+    if not link.speed_bits_per_s:
+        return None
+    speed = link.speed_bits_per_s / 8
+    best = None
+    for direction, series in (("send", link.tx_bytes_per_s), ("receive", link.rx_bytes_per_s)):
+        v = busy_seconds(series)
+        if v is not None and (best is None or v > best[1]):
+            best = (direction, v)
+    if best is None:
+        return None
+    net = "client network" if link.host in clients else f"{link.network} network"
+    share = best[1] / speed
+    return Finding(f"{net} ({link.host} {link.iface})", share,
+                   f"link {link.host} {link.iface} ({link.network}): {best[0]} {best[1] / MIB:,.1f} MiB/s in its busy "
+                   f"seconds = {share:.0%} of {_gbit(link.speed_bits_per_s)} ({link.speed_source or 'speed'})")
+
+
+def device_finding(dev: DeviceLoad) -> Finding | None:
+    v = busy_seconds(dev.busy)
+    if v is None:
+        return None
+    kind = {"data": "disk", "db": "WAL/DB device", "wal": "WAL/DB device", "journal": "journal device"}.get(
+        dev.role, f"{dev.role} device")
+    osds = ", ".join(f"osd.{o}" for o in dev.osds) or "no OSD named"
+    waits = [w for w in dev.await_ms if w is not None]
+    wait = f", await {statistics.median(waits):.1f} ms" if waits else ""
+    rw = busy_seconds([r + w for r, w in zip(dev.read_bytes_per_s, dev.write_bytes_per_s)])
+    rate = f", {rw / MIB:,.1f} MiB/s" if rw is not None else ""
+    return Finding(f"{kind} {dev.host}:{dev.device}", v,
+                   f"device {dev.host}:{dev.device} ({dev.role} of {osds}): {v:.0%} busy in its busy seconds"
+                   f"{rate}{wait}")
+
+
+def cpu_finding(h: HostLoad) -> Finding:
+    return Finding(f"CPU ({h.host})", h.cpu_busy_median,
+                   f"CPU {h.host} ({h.role}, {h.cpus} CPUs): {h.cpu_busy_median:.0%} busy in a typical second, "
+                   f"{h.cpu_busy_max:.0%} at most")
+
+
+def in_flight(result: Result) -> int | None:
+    """Ops the test kept in flight: per process (concurrency, io_threads, iodepth × numjobs) × processes."""
+    p = result.test.params
+    per = p.get("concurrency") or p.get("io_threads") or (
+        int(p["iodepth"]) * int(p.get("numjobs") or 1) if p.get("iodepth") else None)
+    if not per:
+        return None
+    m = result.measurement
+    procs = len(m.instances) if m and m.instances else int(p.get("instances") or 1)
+    return int(per) * max(procs, 1)
+
+
+def little_line(n: int | None, latency_s: float | None, ops_per_s: float | None) -> str | None:
+    if not latency_s or not ops_per_s:
+        return None
+    if n:
+        return (f"Little's law: {n} op{'s' if n != 1 else ''} in flight ÷ {latency_s * 1000:.2f} ms mean latency = "
+                f"{n / latency_s:,.0f} ops/s; measured {ops_per_s:,.0f} ops/s")
+    return (f"Little's law: {ops_per_s:,.0f} ops/s × {latency_s * 1000:.2f} ms mean latency = "
+            f"{ops_per_s * latency_s:.1f} ops in flight")
+
+
+def missing_evidence(ev: Evidence, hosts: list[HostLoad]) -> list[str]:
+    """The evidence a verdict would need and this test does not have, named for the person reading it."""
+    out = []
+    if not ev.osds:
+        out.append("OSD counters")
+    if not ev.devices:
+        out.append("device load (no /proc/diskstats entry for the OSDs' devices)")
+    if not ev.links:
+        out.append("link load")
+    elif not any(link.speed_bits_per_s for link in ev.links):
+        out.append("link speeds (the kernel does not report them)")
+    if not hosts:
+        out.append("host CPU")
+    return out
+
+
+def from_evidence(result: Result, efficiency: float | None, b: LatencyBreakdown | None,
+                  clients: set[str] | None = None) -> EvidenceVerdict:
+    """What the evidence says limited `result` (which must carry evidence)."""
+    ev = result.evidence or Evidence()
+    clients = clients or set()
+    m = result.measurement
+    links = sorted((f for link in ev.links if (f := link_finding(link, clients))), key=lambda f: -f.share)
+    devices = sorted((f for d in ev.devices if (f := device_finding(d))), key=lambda f: -f.share)
+    cpus = sorted((cpu_finding(h) for h in result.hosts), key=lambda f: -f.share)
+    lines = [f.line for f in (links[:1] + [f for f in links[1:] if f.share >= LINK_NEAR])]
+    lines += [f.line for f in (devices[:1] + [f for f in devices[1:] if f.share >= DEVICE_BUSY])]
+    lines += [f.line for f in cpus[:1]]
+    other = ev.other_load
+    busy_other = other is not None and (other.read_bytes_per_s + other.write_bytes_per_s >= OTHER_LOAD_BYTES
+                                        or other.ops_per_s >= OTHER_LOAD_OPS)
+    if busy_other:
+        lines.append(f"other clients' load: {other.write_bytes_per_s / MIB:,.1f} MiB/s written, "
+                     f"{other.read_bytes_per_s / MIB:,.1f} MiB/s read, {other.ops_per_s:,.0f} ops/s "
+                     f"(pools {', '.join(other.pools) or 'not ours'})")
+    latency_s = m.latency.mean_ns / 1e9 if m and m.latency.mean_ns else None
+    n = in_flight(result)
+    little = little_line(n, latency_s, m.ops_per_s if m else None)
+    if little:
+        lines.append(little)
+    if b is not None:
+        lines.append(describe(b))
+    lines += [f"not collected: {note}" for note in ev.notes]
+
+    def ev_verdict(bottleneck: str | None, sentence: str) -> EvidenceVerdict:
+        return EvidenceVerdict(bottleneck, sentence, lines)
+
+    if links and links[0].share >= LINK_NEAR:
+        f = links[0]
+        return ev_verdict(f.bottleneck, f"measured: the link {f.bottleneck.split('(')[-1].rstrip(')')} carried "
+                                        f"{f.share:.0%} of its speed")
+    if busy_other:
+        return ev_verdict("other clients' load",
+                          f"measured: other clients loaded the cluster at the same time "
+                          f"({(other.read_bytes_per_s + other.write_bytes_per_s) / MIB:,.1f} MiB/s, "
+                          f"{other.ops_per_s:,.0f} ops/s), so this result is not the cluster's alone")
+    if devices and devices[0].share >= DEVICE_BUSY:
+        f = devices[0]
+        return ev_verdict(f.bottleneck, f"measured: {f.bottleneck} was {f.share:.0%} busy")
+    if cpus and cpus[0].share >= CPU_BUSY:
+        f = cpus[0]
+        return ev_verdict("CPU", f"measured: the CPUs of {f.bottleneck[5:-1]} were {f.share:.0%} busy")
+    if efficiency is not None and efficiency >= LATENCY_BOUND_BELOW:
+        return ev_verdict(None, "")
+    part = largest_part(b) if b is not None else None
+    where = f"; most of it: {part[0]} ({part[1] * 1000:.2f} ms)" if part else ""
+    if n is not None and n <= 1:
+        return ev_verdict("latency (1 op in flight)",
+                          f"measured: one op in flight, so each op's latency sets the rate{where}")
+    missing = missing_evidence(ev, result.hosts)
+    if missing:
+        return ev_verdict("unknown", "nothing measured was saturated, but missing: " + ", ".join(missing))
+    flight = f"{n} ops in flight" if n else "the ops in flight"
+    return ev_verdict(f"latency ({flight})",
+                      f"measured: no link, device or CPU was saturated, so {flight} ÷ the latency set the "
+                      f"rate: more in flight would go faster{where}")

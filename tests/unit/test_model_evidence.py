@@ -1,0 +1,166 @@
+"""The bottleneck from evidence: what was actually saturated while the test ran, beside the ceiling model.
+
+The Evidence objects have the shape and size of a three-OSD-host cluster with 10 Gbit/s links and one SSD per OSD
+(per-second series of 8-10 s with a start-up second, Pacific's latency averages)."""
+
+from cephbench.analysis import analyse
+from cephbench.analysis.model import ClusterFacts, DiskFigures
+from cephbench.analysis.utilization import busy_seconds, from_evidence
+from cephbench.results import (DeviceLoad, Evidence, HostLoad, Latency, LinkLoad, Measurement, OsdCounters,
+                               OtherLoad, Result, Test)
+
+MIB = 1024**2
+GBIT = 10e9
+FACTS = ClusterFacts(osds=3, osd_hosts=3, disk=DiskFigures(write_bytes_per_s=180 * MIB, read_bytes_per_s=200 * MIB,
+                                                           write_iops=20000, read_iops=40000),
+                     client_tx_bytes_per_s=1100 * MIB, client_rx_bytes_per_s=1100 * MIB,
+                     public_bytes_per_s=1100 * MIB, rotational=False)
+
+
+def rados(phase: str, size: int, bps: float, lat_s: float, concurrency: int = 16, ev: Evidence | None = None,
+          cpu: float = 0.35) -> Result:
+    m = Measurement(tool="rados bench", op=phase, duration_s=10, bytes_per_s=bps, ops_per_s=bps / size,
+                    op_size_bytes=size, latency=Latency(mean_ns=lat_s * 1e9))
+    return Result(test=Test(id="001-x", index=1, workload="w", kind="rados_bench", group="g",
+                            params={"phase": phase, "object_size": size, "concurrency": concurrency,
+                                    "pool_profile": {"type": "replicated", "size": 3}}),
+                  status="ok", started_unix=0, duration_s=10, measurement=m, evidence=ev,
+                  hosts=[HostLoad(host=f"osd{i}", role="OSD host", cpus=8, cpu_busy_mean=cpu * 0.9,
+                                  cpu_busy_median=cpu, cpu_busy_max=min(1.0, cpu + 0.1)) for i in (1, 2, 3)])
+
+
+def link(host: str, tx_mib: float, rx_mib: float = 20, network: str = "public", speed=GBIT) -> LinkLoad:
+    series = lambda v: [v * 0.05] + [v] * 8 + [v * 0.3]  # noqa: E731 - start-up, steady, wind-down seconds
+    return LinkLoad(host=host, iface="eth1", network=network, speed_bits_per_s=speed,
+                    speed_source="sysfs" if speed else None,
+                    tx_bytes_per_s=series(tx_mib * MIB), rx_bytes_per_s=series(rx_mib * MIB))
+
+
+def device(host: str, busy: float, osd: int, role: str = "data") -> DeviceLoad:
+    return DeviceLoad(host=host, device="sdb", osds=[osd], role=role, busy=[0.02] + [busy] * 9,
+                      write_bytes_per_s=[0] + [60 * MIB] * 9, read_bytes_per_s=[0] * 10,
+                      await_ms=[None] + [9.5] * 9)
+
+
+OSDS = [OsdCounters(osd=i, host=f"osd{i + 1}", op_w=4000, op_w_latency_s=0.030, op_w_process_latency_s=0.024,
+                    subop_w=8000, subop_w_latency_s=0.012, commit_latency_s=0.010, kv_sync_latency_s=0.004,
+                    aio_wait_latency_s=0.005) for i in range(3)]
+
+
+def evidence(links=(), devices=(), other=None, osds=OSDS, notes=()) -> Evidence:
+    return Evidence(osds=list(osds), links=list(links), devices=list(devices), other_load=other, notes=list(notes))
+
+
+QUIET_LINKS = [link(f"osd{i}", 150) for i in (1, 2, 3)]
+QUIET_DEVICES = [device(f"osd{i}", 0.45, i - 1) for i in (1, 2, 3)]
+
+
+def test_busy_seconds_leave_start_up_and_wind_down_out():
+    assert busy_seconds([0.0, 5.0, 100.0, 100.0, 98.0, 40.0]) == 99.0
+    assert busy_seconds([]) is None
+    assert busy_seconds([0.0, 0.0]) == 0.0
+
+
+def test_a_link_at_95_percent_with_cpu_at_40_is_the_network():
+    hot = link("osd2", 0.95 * GBIT / 8 / MIB)
+    a = analyse(rados("write", 4 * MIB, 400 * MIB, 0.16, ev=evidence([QUIET_LINKS[0], hot], QUIET_DEVICES),
+                      cpu=0.40), FACTS)
+    assert a.bottleneck == "public network (osd2 eth1)"
+    assert "the link osd2 eth1 carried 95% of its speed" in a.reason
+    assert any(line.startswith("link osd2 eth1 (public): send 1,132.5 MiB/s") and "95% of 10 Gbit/s (sysfs)" in line
+               for line in a.evidence)
+    assert any(line.startswith("CPU osd1") and "40% busy" in line for line in a.evidence)
+    assert a.efficiency is not None and a.ceiling_bytes_per_s is not None   # the ceiling model stays
+
+
+def test_a_device_99_percent_busy_is_that_device():
+    devs = [QUIET_DEVICES[0], device("osd3", 0.99, 2)]
+    a = analyse(rados("write", 4 * MIB, 90 * MIB, 0.7, ev=evidence(QUIET_LINKS, devs)), FACTS)
+    assert a.bottleneck == "disk osd3:sdb"
+    assert "disk osd3:sdb was 99% busy" in a.reason
+    assert any(line.startswith("device osd3:sdb (data of osd.2): 99% busy") and "await 9.5 ms" in line
+               for line in a.evidence)
+
+
+def test_a_busy_wal_db_device_is_named_as_such():
+    devs = QUIET_DEVICES + [device("osd1", 0.97, 0, role="db")]
+    a = analyse(rados("write", 4096, 8 * MIB, 0.008, ev=evidence(QUIET_LINKS, devs)), FACTS)
+    assert a.bottleneck == "WAL/DB device osd1:sdb"
+
+
+def test_other_clients_load_is_named_instead_of_cpu_or_disks():
+    other = OtherLoad(write_bytes_per_s=5.4 * MIB, ops_per_s=40, pools=["rbd"])
+    a = analyse(rados("write", 4096, 6 * MIB, 0.01, ev=evidence(QUIET_LINKS, QUIET_DEVICES, other), cpu=0.92),
+                FACTS)
+    assert a.bottleneck == "other clients' load"
+    assert "other clients loaded the cluster at the same time (5.4 MiB/s, 40 ops/s)" in a.reason
+    assert "other clients' load: 5.4 MiB/s written, 0.0 MiB/s read, 40 ops/s (pools rbd)" in a.evidence
+
+
+def test_a_trickle_of_other_load_is_not_blamed():
+    other = OtherLoad(write_bytes_per_s=0.1 * MIB, ops_per_s=2, pools=["rbd"])
+    a = analyse(rados("write", 4 * MIB, 90 * MIB, 0.7, ev=evidence(QUIET_LINKS, [device("osd1", 0.99, 0)], other)),
+                FACTS)
+    assert a.bottleneck == "disk osd1:sdb"
+
+
+def test_cpu_near_full_is_measured_cpu():
+    a = analyse(rados("write", 4096, 6 * MIB, 0.01, ev=evidence(QUIET_LINKS, QUIET_DEVICES), cpu=0.93), FACTS)
+    assert a.bottleneck == "CPU"
+    assert "the CPUs of osd1 were 93% busy" in a.reason
+
+
+def test_concurrency_1_is_latency_bound_by_littles_law():
+    osds = [o.model_copy(update={"op_w": 300, "op_w_latency_s": 0.0030, "op_w_process_latency_s": 0.0028})
+            for o in OSDS]
+    a = analyse(rados("write", 4096, 4096 / 0.004, 0.004, concurrency=1, ev=evidence(QUIET_LINKS, QUIET_DEVICES,
+                                                                                      osds=osds)), FACTS)
+    assert a.bottleneck == "latency (1 op in flight)"
+    assert "Little's law: 1 op in flight ÷ 4.00 ms mean latency = 250 ops/s; measured 250 ops/s" in a.evidence
+    assert "one op in flight, so each op's latency sets the rate; most of it:" in a.reason
+    assert a.breakdown is not None and abs(a.breakdown.network_s - 0.001) < 1e-9
+
+
+def test_nothing_saturated_at_depth_is_latency_with_the_largest_part_named():
+    a = analyse(rados("write", 4096, 4 * MIB, 0.016, ev=evidence(QUIET_LINKS, QUIET_DEVICES)), FACTS)
+    assert a.bottleneck == "latency (16 ops in flight)"
+    assert "no link, device or CPU was saturated" in a.reason
+    assert "most of it: other OSD processing" in a.reason or "most of it: BlueStore commit" in a.reason
+
+
+def test_missing_evidence_leaves_unknown_and_names_what_is_missing():
+    ev = evidence([link("osd1", 150, speed=None)], (), notes=["osd1: no /proc/diskstats entry for osd.0 (file-backed)"])
+    a = analyse(rados("write", 4096, 4 * MIB, 0.016, ev=ev), FACTS)
+    assert a.bottleneck == "unknown"
+    assert ("missing: device load (no /proc/diskstats entry for the OSDs' devices), link speeds (the kernel does not "
+            "report them)") in a.reason
+    assert "not collected: osd1: no /proc/diskstats entry for osd.0 (file-backed)" in a.evidence
+
+
+def test_near_the_ceiling_and_nothing_saturated_keeps_the_ceilings_bottleneck():
+    a = analyse(rados("write", 4 * MIB, 175 * MIB, 0.36, ev=evidence(QUIET_LINKS, QUIET_DEVICES)), FACTS)
+    assert a.efficiency > 0.9
+    assert a.bottleneck == "disks"
+
+
+def test_without_evidence_the_verdict_is_exactly_todays():
+    r = rados("write", 4096, 4 * MIB, 0.016)
+    a = analyse(r, FACTS)
+    assert a.evidence == [] and a.breakdown is None
+    assert a.bottleneck == "unknown"
+    assert "yet the CPUs of osd1 (OSD host) were only 35% busy: per-op latency" in a.reason
+
+
+def test_evidence_without_a_baseline_still_names_the_saturated_resource():
+    hot = link("osd1", 0.9 * GBIT / 8 / MIB)
+    a = analyse(rados("seq", 4 * MIB, 1000 * MIB, 0.06, ev=evidence([hot], QUIET_DEVICES)), None)
+    assert a.bottleneck == "public network (osd1 eth1)"
+    assert a.reason.startswith("seq 4MiB: no ceiling (no disk or network baseline in this run); measured: the link")
+
+
+def test_a_client_hosts_link_is_the_client_network():
+    r = rados("write", 4 * MIB, 400 * MIB, 0.16)
+    r.measurement.host = "client1"
+    r.evidence = evidence([link("client1", 1150)] + QUIET_LINKS, QUIET_DEVICES)
+    found = from_evidence(r, 0.5, None, {"client1"})
+    assert found.bottleneck == "client network (client1 eth1)"
