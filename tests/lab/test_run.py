@@ -48,6 +48,11 @@ def test_run_writes_results_raw_output_and_cleans_up(lab_cluster, cephbench_env,
     assert all(r.status == "ok" for r in results), [r.error for r in results]
     w = results[2].measurement
     assert w.op_size_bytes == 1024 * 1024 and w.bytes_per_s > 0 and w.timeseries
+    # every OSD's counters over the test (admin sockets): the write's ops are there, and so is its breakdown
+    ev = results[2].evidence
+    assert ev is not None and sorted(o.osd for o in ev.osds) == [0, 1, 2] and not ev.notes, ev
+    assert sum(o.op_w or 0 for o in ev.osds) >= w.ops_total * 0.9 and all(o.op_w_latency_s for o in ev.osds if o.op_w)
+    assert results[2].analysis.breakdown.client_s > 0
     assert w.latency.mean_ns and w.latency.max_ns >= w.latency.mean_ns
     osd = results[4].measurement
     assert set(osd.extra["per_osd"]) == {"osd.0", "osd.1", "osd.2"}
