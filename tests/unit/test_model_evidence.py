@@ -128,12 +128,15 @@ def test_nothing_saturated_at_depth_is_latency_with_the_largest_part_named():
     assert "most of it: other OSD processing" in a.reason or "most of it: BlueStore commit" in a.reason
 
 
-def test_missing_evidence_leaves_unknown_and_names_what_is_missing():
+def test_missing_evidence_keeps_the_ceilings_verdict_and_names_what_is_missing():
+    # only OSD counters collected, say (no device or link series): nothing measured was saturated, and what was not
+    # measured may be: the ceiling's verdict stands (without evidence: exactly today's), the evidence says what is
+    # missing
     ev = evidence([link("osd1", 150, speed=None)], (), notes=["osd1: no /proc/diskstats entry for osd.0 (file-backed)"])
     a = analyse(rados("write", 4096, 4 * MIB, 0.016, ev=ev), FACTS)
-    assert a.bottleneck == "unknown"
-    assert ("missing: device load (no /proc/diskstats entry for the OSDs' devices), link speeds (the kernel does not "
-            "report them)") in a.reason
+    assert a.bottleneck == analyse(rados("write", 4096, 4 * MIB, 0.016), FACTS).bottleneck
+    assert ("not measured: device load (no /proc/diskstats entry for the OSDs' devices), link speeds (the kernel "
+            "does not report them)") in a.evidence
     assert "not collected: osd1: no /proc/diskstats entry for osd.0 (file-backed)" in a.evidence
 
 

@@ -193,7 +193,10 @@ def from_evidence(result: Result, efficiency: float | None, b: LatencyBreakdown 
                           f"measured: one op in flight, so each op's latency sets the rate{where}")
     missing = missing_evidence(ev, result.hosts)
     if missing:
-        return ev_verdict("unknown", "nothing measured was saturated, but missing: " + ", ".join(missing))
+        # what was measured saturated nothing, and the rest was not measured: the ceiling's verdict stands (it is
+        # "unknown" itself without a baseline), and the evidence says what is missing
+        lines.append("not measured: " + ", ".join(missing))
+        return ev_verdict(None, "")
     flight = f"{n} ops in flight" if n else "the ops in flight"
     return ev_verdict(f"latency ({flight})",
                       f"measured: no link, device or CPU was saturated, so {flight} ÷ the latency set the "
