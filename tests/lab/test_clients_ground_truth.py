@@ -23,7 +23,7 @@ import pytest
 
 from cephbench.lab import Lab
 
-from conftest import CLIENT_RATE, CLIENT_RATE_BITS
+from conftest import CLIENT_RATE_BITS
 from test_ground_truth import TCP_SHARE, by_kind
 
 CLI = [sys.executable, "-m", "cephbench.entry"]
@@ -112,19 +112,27 @@ def _pids_on(lab: Lab, host: str, pattern: str) -> list[int]:
     return [int(p) for p in res.stdout.split()]
 
 
-def test_a_client_killed_mid_run_fails_the_test_by_name_and_nothing_is_left(clients_lab, tmp_path):
+def _start_kill_suite(lab: Lab, tmp_path: Path, hosts: tuple[str, ...]) -> tuple[subprocess.Popen, Path, Path]:
+    """`cephbench run` of KILL_SUITE, returned once rados bench reports on every one of `hosts`."""
     suite = tmp_path / "suite.yaml"
     suite.write_text(KILL_SUITE)
     out = tmp_path / "run"
-    env = {**{k: v for k, v in os.environ.items() if not k.startswith("CEPH_")}, **clients_lab.env()}
+    env = {**{k: v for k, v in os.environ.items() if not k.startswith("CEPH_")}, **lab.env()}
     proc = subprocess.Popen([*CLI, "run", str(suite), "--out", str(out)], stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True, env=env)
     raw = out / "raw" / "001-rados-write-64KiB-t4"
     deadline = time.monotonic() + 120
-    c1_out = raw / "rados-bench-write-c1-i0.txt"
-    while time.monotonic() < deadline and "sec Cur ops" not in (c1_out.read_text() if c1_out.exists() else ""):
+    while time.monotonic() < deadline and not all(
+            "sec Cur ops" in ((raw / f"rados-bench-write-{c}-i0.txt").read_text()
+                              if (raw / f"rados-bench-write-{c}-i0.txt").exists() else "") for c in hosts):
         time.sleep(0.2)
-    text = c1_out.read_text()
+    return proc, out, raw
+
+
+def test_a_client_killed_mid_run_fails_the_test_by_name_and_nothing_is_left(clients_lab, tmp_path):
+    proc, out, raw = _start_kill_suite(clients_lab, tmp_path, ("c1",))
+    env = {**{k: v for k, v in os.environ.items() if not k.startswith("CEPH_")}, **clients_lab.env()}
+    text = (raw / "rados-bench-write-c1-i0.txt").read_text()
     pid = int(text.split("@cephbench pid=")[1].split()[0])     # the tool's pid, as `at` printed it
     subprocess.run(["ssh", "-F", str(clients_lab.dir / "ssh" / "config"), "c1", f"kill -9 {pid}"], check=True,
                    timeout=30)
@@ -141,18 +149,8 @@ def test_a_client_killed_mid_run_fails_the_test_by_name_and_nothing_is_left(clie
 
 
 def test_ctrl_c_stops_every_client_and_leaves_nothing(clients_lab, tmp_path):
-    suite = tmp_path / "suite.yaml"
-    suite.write_text(KILL_SUITE)
-    out = tmp_path / "run"
+    proc, out, _ = _start_kill_suite(clients_lab, tmp_path, ("c1", "c2"))
     env = {**{k: v for k, v in os.environ.items() if not k.startswith("CEPH_")}, **clients_lab.env()}
-    proc = subprocess.Popen([*CLI, "run", str(suite), "--out", str(out)], stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, env=env)
-    raw = out / "raw" / "001-rados-write-64KiB-t4"
-    deadline = time.monotonic() + 120
-    while time.monotonic() < deadline and not all(
-            "sec Cur ops" in ((raw / f"rados-bench-write-{c}-i0.txt").read_text()
-                              if (raw / f"rados-bench-write-{c}-i0.txt").exists() else "") for c in ("c1", "c2")):
-        time.sleep(0.2)
     proc.send_signal(signal.SIGINT)
     _, stderr = proc.communicate(timeout=180)
     assert proc.returncode == 130, stderr

@@ -4,16 +4,13 @@
 per OSD that would cost more than the harness may. The admin socket's protocol is small (a JSON command ended by
 a NUL byte; the answer a 4-byte big-endian length, then the JSON), so one short Python script per host asks every
 OSD there, with each socket's path from `ceph-conf` (a C++ binary, as fast as `cat`) as the host's own ceph.conf
-names it. On this machine the same function runs in-process.
+names it: over ssh on an OSD host, as a local process on this machine.
 """
 
 from __future__ import annotations
 
 import json
-import socket
-import struct
-import subprocess
-from typing import Any, Sequence
+from typing import Any
 
 from ..config import SshSettings
 from ..hosts import LocalHost
@@ -76,36 +73,6 @@ def parse_lines(text: str) -> tuple[dict[int, dict[str, Any]], dict[int, str]]:
     return dumps, errors
 
 
-def read_local(osds: Sequence[int], conf: str | None) -> str:
-    """The script's output for OSDs of this machine, without starting a process per OSD."""
-    out = []
-    for n in osds:
-        path = ""
-        try:
-            argv = ["ceph-conf", *(["--conf", conf] if conf else []), "--name", f"osd.{n}",
-                    "--show-config-value", "admin_socket"]
-            path = subprocess.run(argv, capture_output=True, text=True, timeout=TIMEOUT_S).stdout.strip()
-            with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
-                s.settimeout(TIMEOUT_S)
-                s.connect(path)
-                s.sendall(b'{"prefix": "perf dump"}\0')
-                size = struct.unpack(">I", _recv(s, 4))[0]
-                out.append(f"osd.{n} {json.dumps(json.loads(_recv(s, size)))}")
-        except (OSError, ValueError, subprocess.SubprocessError, struct.error) as exc:
-            out.append(f"osd.{n} !{path or 'no admin socket path'}: {exc}")
-    return "\n".join(out)
-
-
-def _recv(s: socket.socket, size: int) -> bytes:
-    data = b""
-    while len(data) < size:
-        chunk = s.recv(min(1 << 16, size - len(data)))
-        if not chunk:
-            raise OSError("the admin socket closed early")
-        data += chunk
-    return data
-
-
 def read_all(host: LocalHost, by_host: dict[HostRef, list[int]], ssh: SshSettings, conf: str | None
              ) -> tuple[dict[int, dict[str, Any]], dict[int, str]]:
     """Every OSD's perf dump: one ssh per remote host (all at once), in-process for this machine's."""
@@ -122,8 +89,10 @@ def read_all(host: LocalHost, by_host: dict[HostRef, list[int]], ssh: SshSetting
             if n not in d and n not in e:
                 errors[n] = f"host {ref.where} did not answer ({res.error_text()})"
     for ref, osds in by_host.items():
-        if ref.address is None:
-            d, e = parse_lines(read_local(osds, conf))
+        if ref.address is None:         # the same script here, the run's ceph.conf naming the sockets
+            res = host.run(["python3", "-c", SCRIPT, *map(str, osds)], TIMEOUT_S * (len(osds) + 2),
+                           env={"CEPH_CONF": conf} if conf else None)
+            d, e = parse_lines(res.stdout)
             dumps.update(d)
             errors.update(e)
     return dumps, errors
