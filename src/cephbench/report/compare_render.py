@@ -64,7 +64,7 @@ def explain(pairs: Sequence[PairComparison]) -> list[str]:
     """What the columns mean; the repeats' caveats only where they apply."""
     too_few = any(p.too_few() for p in pairs)
     lines = [f"Each side is the median of its repeats and their min–max (n = repeats of A/B); Δ% is B's median "
-             f"against A's. Significance: two-sided Mann-Whitney U on the repeats, α = {ALPHA:g}; `~` = not "
+             f"against A's. Significance: two-sided Mann-Whitney U on the repeats, α = {ALPHA:g}; ~ = not "
              f"significant" + (", or too few repeats to tell (see below)." if too_few else ".")]
     if _few(pairs):
         lines.append(f"A min–max of fewer than {SPREAD_MIN_N} repeats is marked (n=2), or 'one run': one or two "
@@ -72,24 +72,25 @@ def explain(pairs: Sequence[PairComparison]) -> list[str]:
     return lines
 
 
-def pair_notes(pair: PairComparison, b: str) -> list[str]:
-    """What one pair leaves out or cannot tell, and the command that matches more of its tests."""
+def pair_notes(pair: PairComparison, b: str) -> list[tuple[str, str]]:
+    """What one pair leaves out or cannot tell, and the command that matches more of its tests: (text, command)
+    pairs, the command empty when there is none (HTML shows it as code)."""
     lines = []
     few = pair.too_few()
     if few:
-        lines.append(f"{few} of {len(pair.tests)} matched tests have too few repeats for the test to reach "
-                     f"α = {ALPHA:g} at all ({repeats_needed()} per side are enough): their `~` means 'cannot "
-                     f"tell', not 'no change'. Give the suite's workloads repeat: {repeats_needed()} or more.")
+        lines.append((f"{few} of {len(pair.tests)} matched tests have too few repeats for the test to reach "
+                      f"α = {ALPHA:g} at all ({repeats_needed()} per side are enough): their ~ means 'cannot "
+                      f"tell', not 'no change'. Give the suite's workloads repeat: {repeats_needed()} or more.", ""))
     if pair.only_a:
-        lines.append(f"only in A: {', '.join(pair.only_a)}")
+        lines.append((f"only in A: {', '.join(pair.only_a)}", ""))
     if pair.only_b:
-        lines.append(f"only in {b}: {', '.join(pair.only_b)}")
+        lines.append((f"only in {b}: {', '.join(pair.only_b)}", ""))
     if pair.suggestion:
-        lines.append(f"tests left unmatched differ in {', '.join(pair.suggestion.stops_matching)}; to compare "
-                     f"them anyway: {pair.suggestion.command()}")
+        lines.append((f"tests left unmatched differ in {', '.join(pair.suggestion.stops_matching)}; to compare "
+                      f"them anyway:", pair.suggestion.command()))
     elif pair.differs:
-        lines.append(f"tests left unmatched differ in {', '.join(pair.differs)}; leaving that out of the match "
-                     f"would make different tests of one run one test")
+        lines.append((f"tests left unmatched differ in {', '.join(pair.differs)}; leaving that out of the match "
+                      f"would make different tests of one run one test", ""))
     return lines
 
 
@@ -97,7 +98,7 @@ def legend(pairs: Sequence[PairComparison]) -> list[str]:
     """The lines under the text and Markdown outputs: which run is which, what the columns mean, what is missing."""
     lines = [f"{name} = {path}" for name, path in run_names(pairs)] + explain(pairs)
     for i, p in enumerate(pairs):
-        lines += [f"A vs {letter(i)}: {n}" for n in pair_notes(p, letter(i))]
+        lines += [f"A vs {letter(i)}: {text} {command}".rstrip() for text, command in pair_notes(p, letter(i))]
     return lines
 
 
