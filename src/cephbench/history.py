@@ -87,15 +87,15 @@ def fsid(meta: dict[str, Any]) -> str | None:
     return str(status["fsid"]) if isinstance(status, dict) and status.get("fsid") else None
 
 
-def parse_date(value: str, end: bool = False) -> float:
+def parse_date(value: str, end: bool = False, where: str = "") -> float:
     """'2026-11-20' or '2026-11-20T08:00' (UTC unless an offset is given) -> unix seconds.
 
     A bare date used as an end (--until) means the end of that day."""
     try:
         dt = datetime.fromisoformat(value.strip())
     except ValueError:
-        raise UserError(f"{value!r} is not a date", "use YYYY-MM-DD or YYYY-MM-DDTHH:MM",
-                        where="--until" if end else "--since") from None
+        raise UserError(f"{value!r} is not a date", "use YYYY-MM-DD or YYYY-MM-DDTHH:MM[:SS], UTC unless an "
+                        "offset such as +02:00 follows", where=where or ("--until" if end else "--since")) from None
     if dt.tzinfo is None:
         dt = dt.replace(tzinfo=timezone.utc)
     if end and re.fullmatch(r"\d{4}-\d{2}-\d{2}", value.strip()):
