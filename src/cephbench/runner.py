@@ -21,6 +21,7 @@ from .kinds import KINDS
 from .plan import Plan
 from .resources import Resource
 from .analysis import RunAnalyzer
+from .evidence import otherload
 from .remote import check_osd_hosts, osd_hosts
 from .results import Result, Test
 from .safety import ScrubFlags, preflight_health
@@ -236,6 +237,10 @@ def _run_group(driver, ctx: RunContext, group: list[Test], todo: set[str],
             result = to_result(outcome)
             result.hosts = ctx.host_loads.pop(outcome.test.id, [])
             result.evidence = ctx.evidence.pop(outcome.test.id, None)
+            if result.evidence is not None and otherload.busy(result.evidence.other_load):
+                # not the cluster's own figure: never the verdict's best
+                result.warnings.append(f"other clients loaded the cluster during this test: "
+                                       f"{otherload.describe(result.evidence.other_load)}")
             watch = ctx.cluster_watches.pop(outcome.test.id, None)
             if watch is not None:
                 with_cluster(result, watch)

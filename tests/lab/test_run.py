@@ -197,3 +197,32 @@ def test_another_clients_writes_make_the_guard_stop_a_write_whose_seconds_are_ke
     assert write.measurement.duration_s < 15 and write.measurement.ops_total > 0 and write.measurement.timeseries
     assert seq.status == "failed" and "capacity guard stopped the write" in seq.error
     assert cephbench_pools(lab_cluster) == set()
+
+
+def test_a_test_run_while_another_client_writes_is_marked_with_its_rate(lab_cluster, cephbench_env, tmp_path):
+    """Issue 16: another client's writes to a pool cephbench did not create are sampled from pool stats before and
+    during the test, named on the result with their rate, and the result is warned about (never the best)."""
+    env = dict(cephbench_env)
+    outside = "outside-light-writer"
+    subprocess.run(["ceph", "osd", "pool", "create", outside, "8"], env=env, check=True, capture_output=True)
+    writer = subprocess.Popen(["rados", "bench", "-p", outside, "40", "write", "-b", "65536", "-t", "2"], env=env,
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    try:
+        time.sleep(6)            # the mgr's pool stats are its recent average: let them see the writer
+        suite = TINY[:TINY.index("  - name: osd")].replace("[64KiB, 1MiB]", "[4KiB]").replace(
+            "[write, seq]", "[write]").replace("duration: 2s", "duration: 4s")
+        out = tmp_path / "shared"
+        res = run_cli(["run", str(write_suite(tmp_path, suite)), "--out", str(out)], cephbench_env)
+        assert res.returncode == 0, res.stderr
+    finally:
+        os.killpg(writer.pid, signal.SIGKILL)
+        writer.wait()
+        subprocess.run(["ceph", "osd", "pool", "rm", outside, outside, "--yes-i-really-really-mean-it"], env=env,
+                       check=True, capture_output=True)
+    (write,) = RunDir(out).results()[0]
+    other = write.evidence.other_load
+    assert other is not None and other.pools == [outside] and other.write_bytes_per_s >= 1024**2, write.evidence
+    (warning,) = [w for w in write.warnings if w.startswith("other clients loaded the cluster during this test: ")]
+    assert f"pools {outside}" in warning and "MiB/s written" in warning
+    assert any(ln.startswith("other clients' load: ") for ln in write.analysis.evidence), write.analysis.evidence
+    assert cephbench_pools(lab_cluster) == set()

@@ -21,13 +21,12 @@ import statistics
 from dataclasses import dataclass, field
 
 from ..results import DeviceLoad, Evidence, HostLoad, LatencyBreakdown, LinkLoad, Result
+from ..evidence import otherload
 from .breakdown import describe, largest_part
 from .model import CPU_BUSY, MIB
 
 LINK_NEAR = 0.80
 DEVICE_BUSY = 0.90
-OTHER_LOAD_BYTES = 1 * MIB        # another client's I/O at least this fast (or OTHER_LOAD_OPS) is named
-OTHER_LOAD_OPS = 10.0
 LATENCY_BOUND_BELOW = 0.9         # efficiency under which an unsaturated test is called latency-bound
 IDLE_SHARE = 0.1                  # seconds under this share of the peak are start-up or wind-down
 
@@ -175,12 +174,9 @@ def from_evidence(result: Result, efficiency: float | None, b: LatencyBreakdown 
     lines += [f.line for f in (devices[:1] + [f for f in devices[1:] if f.share >= DEVICE_BUSY])]
     lines += [f.line for f in cpus[:1]]
     other = ev.other_load
-    busy_other = other is not None and (other.read_bytes_per_s + other.write_bytes_per_s >= OTHER_LOAD_BYTES
-                                        or other.ops_per_s >= OTHER_LOAD_OPS)
+    busy_other = other is not None and otherload.busy(other)
     if busy_other:
-        lines.append(f"other clients' load: {other.write_bytes_per_s / MIB:,.1f} MiB/s written, "
-                     f"{other.read_bytes_per_s / MIB:,.1f} MiB/s read, {other.ops_per_s:,.0f} ops/s "
-                     f"(pools {', '.join(other.pools) or 'not ours'})")
+        lines.append(f"other clients' load: {otherload.describe(other)}")
     latency_s = m.latency.mean_ns / 1e9 if m and m.latency.mean_ns else None
     n = in_flight(result)
     little = little_line(n, latency_s, m.ops_per_s if m else None)

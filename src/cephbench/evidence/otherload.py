@@ -10,6 +10,11 @@ from typing import Any
 
 from cephbench.results import OtherLoad
 
+MIB = 1024 ** 2
+# another client's I/O at least this fast is named: below it, a mon's rounding and our own pools' stragglers
+BUSY_BYTES_PER_S = 1 * MIB
+BUSY_OPS_PER_S = 10.0
+
 
 @dataclass
 class PoolIo:
@@ -75,3 +80,14 @@ class OtherLoadSampler:
 
     def result(self) -> OtherLoad | None:
         return other_load(self._samples)
+
+
+def busy(o: OtherLoad | None) -> bool:
+    """Other clients loaded the cluster enough to change what a test measures."""
+    return o is not None and (o.read_bytes_per_s + o.write_bytes_per_s >= BUSY_BYTES_PER_S
+                              or o.ops_per_s >= BUSY_OPS_PER_S)
+
+
+def describe(o: OtherLoad) -> str:
+    return (f"{o.write_bytes_per_s / MIB:,.1f} MiB/s written, {o.read_bytes_per_s / MIB:,.1f} MiB/s read, "
+            f"{o.ops_per_s:,.0f} ops/s (pools {', '.join(o.pools) or 'not ours'})")
