@@ -90,6 +90,7 @@ class RunContext:
     _osd_ids: dict[HostRef, list[int]] | None = field(default=None, repr=False)   # each OSD host's OSDs
     _osd_meta: list[dict[str, Any]] | None = field(default=None, repr=False)   # `ceph osd metadata`, once known
     _osd_config: dict[int, dict[str, Any]] | None = field(default=None, repr=False)   # each OSD's config, once read
+    _asok_paths: dict[int, str] = field(default_factory=dict, repr=False)   # each OSD's admin socket, once looked up
     evidence: dict[str, Evidence] = field(default_factory=dict)   # test id -> Ceph's counters during it
     clients: list[Any] = field(default_factory=list)        # the suite's client hosts (clients.Client), in order
     client_offsets_ns: dict[str, int] = field(default_factory=dict)   # client -> its clock minus this machine's
@@ -257,7 +258,7 @@ class RunContext:
         """Every OSD's perf dump, why one could not be read, and (at the run's first reading) its settings."""
         first = self._osd_config is None
         dumps, errors, config = read_all(self.host, osds, self.settings.ssh, str(self.target.conf),
-                                         with_config=first)
+                                         with_config=first, paths=self._asok_paths)
         if first:
             self._osd_config = config
         return dumps, errors, self._osd_config or {}
