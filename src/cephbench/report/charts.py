@@ -213,29 +213,37 @@ def _rate(bytes_per_s: float, size: int | None) -> str:
     return text + f" ({iops(bytes_per_s / size)} ops/s)" if size and size < MIB else text
 
 
+GAP_WIDTH = 1080          # the page's width: the verdict's charts are the first thing a reader sees
+
+
 def gap(g: Gap) -> str:
     """From the hardware baseline (pale) through each term of the ceiling after replication, EC or the journal
     (solid; the one that sets the ceiling in orange) to what was measured, over one MiB/s axis."""
+    mib = lambda v: None if v is None else v / MIB  # noqa: E731
     rows = []
     for row in g.rows:
-        text = (f"{mib_s(row.hardware)} → " if row.hardware else "") + \
-            (f"{mib_s(row.ceiling)} MiB/s" if row.ceiling is not None else "MiB/s")
+        if row.ceiling is None:
+            text = f"{mib_s(row.hardware)} MiB/s"
+        else:
+            text = (f"{mib_s(row.hardware)} → " if row.hardware else "") + f"{mib_s(row.ceiling)} MiB/s"
         if row.limit:
-            text += "  ← sets the ceiling"
-        rows.append(svg.BulletRow(row.resource, row.ceiling, LIMIT if row.limit else HARDWARE, back=row.hardware,
-                                  text=text, strong=row.limit, tooltip=row.formula))
-    rows.append(svg.BulletRow("measured", g.measured_bytes_per_s, efficiency_color(g.efficiency),
+            text += "  ← sets the ceiling" + (f" ({row.name})" if row.name not in (row.resource, "disks") else "")
+        rows.append(svg.BulletRow(row.resource, mib(row.ceiling), LIMIT if row.limit else HARDWARE,
+                                  back=mib(row.hardware), text=text, strong=row.limit, tooltip=row.formula))
+    rows.append(svg.BulletRow("measured", mib(g.measured_bytes_per_s), efficiency_color(g.efficiency),
                               text=f"{_rate(g.measured_bytes_per_s, g.op_size)} = {pct(g.efficiency)}",
                               strong=True, tooltip=g.test_id))
     vals = [v for row in g.rows for v in (row.hardware, row.ceiling) if v] + [g.measured_bytes_per_s]
     log = max(vals) / max(min(vals), 1e-9) > 30
-    legend = [svg.LegendItem("hardware (baseline)", HARDWARE, shape="box", opacity=svg.FADED),
-              svg.LegendItem("after replication, EC, journal", HARDWARE, shape="box"),
-              svg.LegendItem("sets the ceiling", LIMIT, shape="box"),
-              svg.LegendItem("measured", efficiency_color(g.efficiency), shape="box")]
+    legend = [svg.LegendItem("hardware (baseline)", HARDWARE, shape="box", opacity=svg.FADED)] \
+        if any(row.hardware for row in g.rows) else []
+    if any(row.ceiling is not None and not row.limit for row in g.rows):
+        legend.append(svg.LegendItem("after replication, EC, journal", HARDWARE, shape="box"))
+    legend += [svg.LegendItem("sets the ceiling", LIMIT, shape="box"),
+               svg.LegendItem("measured", efficiency_color(g.efficiency), shape="box")]
     return svg.bullet_chart(rows, "MiB/s", f"{g.title}: {pct(g.efficiency)} of its ceiling · bottleneck: {g.bottleneck}",
-                            [svg.RefLine(g.ceiling_bytes_per_s, f"ceiling {mib_s(g.ceiling_bytes_per_s)} MiB/s",
-                                         "#333333", "5 3")], legend, log=log)
+                            [svg.RefLine(g.ceiling_bytes_per_s / MIB, f"ceiling {mib_s(g.ceiling_bytes_per_s)} MiB/s",
+                                         "#333333", "5 3")], legend, log=log, width=GAP_WIDTH)
 
 
 BREAKDOWN_PARTS = (("network/messenger", "#2e86c1"), ("OSD queue", "#8e44ad"), ("replica writes", "#16a085"),
@@ -259,17 +267,27 @@ def breakdown_parts(b: LatencyBreakdown) -> list[float | None]:
     return [ms(v) for v in known] + [unsplit * 1000 if unsplit > b.client_s * 0.005 else None]
 
 
+def _ms(v: float) -> str:
+    return f"{v:,.2f} ms" if v < 10 else f"{v:,.0f} ms"
+
+
 def latency_breakdown(results: Sequence[Result]) -> str | None:
-    """One stacked bar per test: where its mean client latency went (ms), from the OSDs' counters."""
+    """One stacked bar per test: the share of its mean client latency each part took, from the OSDs' counters
+    (in % so that a 4 KiB and a 4 MiB test read alike; each part's ms inside it, the client's mean at the right)."""
     rs = [r for r in results if r.analysis and r.analysis.breakdown][:MAX_LINES]
     if not rs:
         return None
     values = [breakdown_parts(r.analysis.breakdown) for r in rs]
     used = [i for i in range(len(BREAKDOWN_PARTS)) if any(v[i] for v in values)]
     parts = [svg.LegendItem(BREAKDOWN_PARTS[i][0], BREAKDOWN_PARTS[i][1], shape="box") for i in used]
-    return svg.stacked_bars([r.test.id for r in rs], parts, [[v[i] for i in used] for v in values],
-                            "mean latency (ms)", "where the mean latency went",
-                            [f"client {r.analysis.breakdown.client_s * 1000:,.2f} ms" for r in rs], unit=" ms")
+    shares = []
+    for v in values:
+        total = sum(v[i] or 0.0 for i in used) or 1.0
+        shares.append([None if v[i] is None else 100 * v[i] / total for i in used])
+    return svg.stacked_bars([r.test.id for r in rs], parts, shares, "share of the mean latency (%)",
+                            "where the mean latency went",
+                            [f"mean {_ms(r.analysis.breakdown.client_s * 1000)}" for r in rs],
+                            [["" if v[i] is None else _ms(v[i]) for i in used] for v in values])
 
 
 SMALL_WIDTH = 560          # two utilization charts side by side on a 1280 px screen

@@ -22,7 +22,8 @@ AGREE = 0.02          # a recomputed ceiling within 2% of the stored one is the 
 
 @dataclass(frozen=True)
 class GapRow:
-    resource: str                 # the term's name: "disks", "public network", "replication/EC write amplification"
+    resource: str                 # what the row is: "disks", "journal devices", "public network", ...
+    name: str                     # the term's name in the model: "replication/EC write amplification" for disks
     hardware: float | None        # bytes/s the hardware gives for this op (its baseline), before the divisions
     ceiling: float | None         # bytes/s after them (the model's term); None: hardware only
     formula: str
@@ -62,6 +63,18 @@ class Facts:
         return self.facts
 
 
+DISK_NAMES = ("disks", "replication/EC write amplification", "journal double write")
+
+
+def _resource(t: Term) -> str:
+    """What a term's bar stands for: the model names the disks' term after the factor that makes it bind."""
+    if "journal devices" in t.formula:
+        return "journal devices"
+    if t.formula.startswith("one disk alone"):
+        return "one disk"
+    return "disks" if t.bottleneck in DISK_NAMES else t.bottleneck
+
+
 def _hardware(t: Term, f: ClusterFacts, op: str, size: int) -> float | None:
     """What the hardware behind a term gives for this op before replication, EC or the journal divide it."""
     if t.bottleneck == "client network":
@@ -86,9 +99,9 @@ def _hardware_only(f: ClusterFacts, op: str, size: int) -> list[GapRow]:
     rows = []
     disks = _hardware(Term("disks", 0.0, ""), f, op, size)
     if disks:
-        rows.append(GapRow("disks (hardware)", disks, None, f"{f.osds} disks from the disk baseline"))
+        rows.append(GapRow("disks (hardware)", "disks", disks, None, f"{f.osds} disks from the disk baseline"))
     if f.public_bytes_per_s:
-        rows.append(GapRow("public network (hardware)", f.osd_hosts * f.public_bytes_per_s, None,
+        rows.append(GapRow("public network (hardware)", "public network", f.osd_hosts * f.public_bytes_per_s, None,
                            f"{f.osd_hosts} OSD hosts' links from the network baseline"))
     return rows
 
@@ -121,12 +134,13 @@ def gap_of(result: Result, title: str, facts: Facts) -> Gap | None:
         binding = min(terms, key=lambda t: t.bytes_per_s)
         for t in sorted(terms, key=lambda t: -t.bytes_per_s):    # widest first: the funnel narrows downwards
             hw = _hardware(t, f, op, size)                       # type: ignore[arg-type]
-            rows.append(GapRow(t.bottleneck, hw if hw and hw > t.bytes_per_s * 1.001 else None, t.bytes_per_s,
+            rows.append(GapRow(_resource(t), t.bottleneck, hw if hw and hw > t.bytes_per_s * 1.001 else None, t.bytes_per_s,
                                t.formula, t is binding))
     else:
         if f is not None and size:
             rows += _hardware_only(f, op, size)
-        rows.append(GapRow(f"{level_of(result.test.kind) or result.test.kind} ceiling", None, a.ceiling_bytes_per_s,
+        label = f"{level_of(result.test.kind) or result.test.kind} ceiling"
+        rows.append(GapRow(label, label, None, a.ceiling_bytes_per_s,
                            a.reason or "", True))
     return Gap(title, result.test.id, m.bytes_per_s, m.ops_per_s, size, a.ceiling_bytes_per_s, a.efficiency,
                a.bottleneck or "unknown", rows)

@@ -84,7 +84,7 @@ def evidence_pictures(section: Section) -> SectionPictures:
         svg = charts.latency_breakdown(measured)
         if svg:
             out.evidence.append(Chart(f"breakdown-{section.level}", f"{section.level}: where each test's mean "
-                                      "latency went, from the OSDs' perf counters (ms)", svg))
+                                      "latency went, from the OSDs' perf counters (share of the mean; ms in each part)", svg))
         without: dict[str, list[Result]] = {}
         for r in measured:
             if (r.analysis is None or r.analysis.breakdown is None) and r.analysis is not None \
@@ -99,6 +99,7 @@ def evidence_pictures(section: Section) -> SectionPictures:
                                       "against their speed, per second", svg, small=True))
         else:
             no_series.append(r)
+    no_series = [r for r in no_series if r.evidence is not None or section.level in BREAKDOWN_LEVELS]
     if no_series:
         out.missing.append(f"not measured: device and link utilization of {_ids(no_series)}: their evidence has "
                            "no per-second device or link series with a known link speed")

@@ -255,6 +255,18 @@ def _legend(c: Canvas, x: float, y: float, items: Sequence[LegendItem]) -> None:
         c.text(x + 24, cy + LEGEND_PX * 0.35, cut, px=LEGEND_PX, tooltip=it.label if cut != it.label else "")
 
 
+def _legend_row(c: Canvas, x: float, y: float, items: Sequence[LegendItem]) -> float:
+    """The legend as one row of entries from (x, y); returns the y below it."""
+    for it in items:
+        if it.shape == "box":
+            c.rect(x, y - 5, 18, 10, fill=it.color, opacity=it.opacity)
+        else:
+            c.line(x, y, x + 18, y, it.color, 1.5, dash=it.dash)
+        c.text(x + 24, y + LEGEND_PX * 0.35, it.label, px=LEGEND_PX)
+        x += 24 + text_width(it.label, LEGEND_PX) + 14
+    return y + LEGEND_PX
+
+
 def _legend_height(n: int) -> float:
     return n * (LEGEND_PX + 4) + 6
 
@@ -500,16 +512,17 @@ def bullet_chart(rows: Sequence[BulletRow], xlabel: str, headline: str, refs: Se
                  legend: Sequence[LegendItem] = (), log: bool = False, label: str = "",
                  width: float = WIDTH) -> str:
     """Horizontal bars, one row each, top to bottom, over one value axis; a headline above them in bold,
-    vertical reference lines (a ceiling) labelled above the bars, each row's figures in a column on the right."""
+    vertical reference lines (a ceiling) labelled above the bars, each row's figures in a column on the right,
+    the legend in one row under the axis."""
     vals = [v for r in rows for v in (r.value, r.back) if v is not None and v > 0]
     vals += [ref.value for ref in refs if ref.value > 0]
     vals = vals or [1.0]
     left = 10 + max((text_width(r.label, TICK_PX) for r in rows), default=0) + 10
     text_w = max((text_width(r.text, TICK_PX) for r in rows), default=0)
-    right = 12 + text_w + 10 + (_legend_width(legend) + 10 if legend else 0)
+    right = 12 + text_w + 10
     plot_w = max(width - left - right, 200.0)
     top = 10 + LABEL_PX * 1.3 + 8 + (LEGEND_PX + 6 if refs else 0)
-    r = Rect(left, top, plot_w, max(ROW_PX * len(rows), _legend_height(len(legend))))
+    r = Rect(left, top, plot_w, ROW_PX * len(rows))
     xscale, ticks = _bar_scale(vals, log, r.x, r.right)
     c = Canvas()
     c.text(10, 10 + LABEL_PX * 1.1, headline, px=LABEL_PX * 1.2, weight="bold")
@@ -533,15 +546,16 @@ def bullet_chart(rows: Sequence[BulletRow], xlabel: str, headline: str, refs: Se
         c.text(x, r.y - 7, ref.label, px=LEGEND_PX, anchor=anchor, color=ref.color)
     _frame(c, r)
     if legend:
-        _legend(c, r.right + 12 + text_w + 10, r.y, legend)
+        bottom = _legend_row(c, r.x, bottom + 14, legend)
     return c.svg(width, bottom + 8, label or headline)
 
 
 def stacked_bars(categories: Sequence[str], parts: Sequence[LegendItem], values: Sequence[Sequence[float | None]],
-                 xlabel: str, title: str, totals: Sequence[str] = (), unit: str = "",
-                 width: float = WIDTH) -> str:
+                 xlabel: str, title: str, totals: Sequence[str] = (),
+                 figures: Sequence[Sequence[str]] = (), width: float = WIDTH) -> str:
     """One horizontal bar per category (first at the top), its parts stacked left to right in the order of
-    `parts`; a part's figure is written inside it when it fits; `totals` in a column right of the bars."""
+    `parts`; a part's figure (`figures`, else its value) is written inside it when it fits and is its tooltip;
+    `totals` in a column right of the bars."""
     cats = [_cut(cat, 40) for cat in categories]
     left = 10 + max((text_width(cat, TICK_PX) for cat in cats), default=0) + 10
     totals = list(totals) or [""] * len(categories)
@@ -559,12 +573,12 @@ def stacked_bars(categories: Sequence[str], parts: Sequence[LegendItem], values:
         mid = y + ROW_PX / 2 + TICK_PX * 0.35
         c.text(r.x - 6, mid, cat, anchor="end", tooltip=full if cat != full else "")
         at = 0.0
-        for part, v in zip(parts, row):
+        for j, (part, v) in enumerate(zip(parts, row)):
             if not v or v <= 0:
                 continue
             xa, xb = xscale(at), xscale(at + v)
-            c.rect(xa, y + 4, xb - xa, ROW_PX - 8, fill=part.color, tooltip=f"{full}: {part.label} {v:,.2f}{unit}")
-            figure = f"{v:,.2f}" if v < 10 else f"{v:,.0f}"
+            figure = figures[i][j] if figures else (f"{v:,.2f}" if v < 10 else f"{v:,.0f}")
+            c.rect(xa, y + 4, xb - xa, ROW_PX - 8, fill=part.color, tooltip=f"{full}: {part.label} {figure}")
             if text_width(figure, LEGEND_PX) + 4 < xb - xa:
                 c.text((xa + xb) / 2, y + ROW_PX / 2 + LEGEND_PX * 0.35, figure, px=LEGEND_PX, anchor="middle",
                        color="#fff")
