@@ -77,9 +77,34 @@ def _host_load(host: str, role: str, cpus: int, first: CpuTimes, last: CpuTimes,
 # ns>". The ssh client is killed when the test ends; sshd then closes the command's output, and the loop ends at
 # its next write, which fails. (`while :` did not: a failed `head` is not the loop's condition, and the loops ran
 # on every watched host for ever, found in the lab's host groups.)
-WATCH_SH = ('nproc; if [ -n "$CEPHBENCH_CPUACCT" ]; then u="$CEPHBENCH_CPUACCT/cpuacct.usage"; '
-            'while echo "cpuacct $(date +%s%N) $(cat "$u")"; do sleep 1; done; '
-            'else while head -n 1 /proc/stat; do sleep 1; done; fi')
+#
+# Its arguments ($1 devices, $2 addresses Ceph uses there, $3 addresses to route to) add the evidence of issue 16,
+# read by evidence/hoststream.py: first each address's interface and sysfs speed, the lab's shaped speeds, each
+# device's cgroup throttles; then in every round a "t <ns>" line and the devices' /proc/diskstats and interfaces'
+# /proc/net/dev lines (one awk for both, and none when nothing is wanted).
+WATCH_SH = r'''D=$1; A=$2; R=$3; I=
+nproc
+sp() { s=$(cat "/sys/class/net/$1/speed" 2>/dev/null); echo "${s:--1}"; }
+for a in $A; do i=$(ip -o addr show to "$a" 2>/dev/null | awk '{print $2; exit}'); I="$I ${i:-?}"
+  echo "iface $a ${i:-?} $(sp "$i")"; done
+for a in $R; do i=$(ip -o route get "$a" 2>/dev/null | sed -n 's/.* dev \([^ ]*\).*/\1/p'); I="$I ${i:-?}"
+  echo "route $a ${i:-?} $(sp "$i")"; done
+echo "shaped $CEPHBENCH_LINK_SPEEDS"
+for d in $D; do m=$(cat "/sys/class/block/$d/dev" 2>/dev/null) && [ -n "$m" ] &&
+  grep -rs "^$m " /sys/fs/cgroup --include='blkio.throttle.*_device' --include=io.max | sed "s|^|limit $d |"; done
+if [ -n "$CEPHBENCH_CPUACCT" ]; then u="$CEPHBENCH_CPUACCT/cpuacct.usage"; c='echo "cpuacct $(date +%s%N) $(cat "$u")"'
+else c='head -n 1 /proc/stat'; fi
+while echo "t $(date +%s%N)" && eval "$c"; do
+  [ -n "$D$A$R" ] && awk -v d=" $D " -v i=" $I " 'FNR == 1 { f++ }
+    f == 1 && index(d, " " $3 " ") { print "disk " $0 }
+    f == 2 && /:/ { n = $0; sub(/:.*/, "", n); gsub(/ /, "", n); if (index(i, " " n " ")) print "net " $0 }' \
+    /proc/diskstats /proc/net/dev 2>/dev/null
+  sleep 1; done'''
+
+
+def watch_argv(devices: list[str], addresses: list[str], routes: list[str]) -> list[str]:
+    """The remote command of a host's watch: WATCH_SH with the devices and addresses it is to follow."""
+    return ["sh", "-c", WATCH_SH, "watch", " ".join(devices), " ".join(addresses), " ".join(routes)]
 
 
 _NPROC_RE = re.compile(r"\s*[1-9][0-9]{0,5}\s*")     # what nproc prints

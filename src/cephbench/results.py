@@ -169,6 +169,14 @@ class DeviceLoad(BaseModel):
     read_bytes_per_s: list[float] = Field(default_factory=list)
     write_bytes_per_s: list[float] = Field(default_factory=list)
     await_ms: list[float | None] = Field(default_factory=list)   # mean time an I/O took, per second
+    read_ops_per_s: list[float] = Field(default_factory=list)
+    write_ops_per_s: list[float] = Field(default_factory=list)
+    # a cgroup throttle on the device (blkio or io.max): its capacity, since a throttled I/O waits before the
+    # block layer counts the device busy; None: not throttled
+    limit_read_bytes_per_s: float | None = None
+    limit_write_bytes_per_s: float | None = None
+    limit_read_iops: float | None = None
+    limit_write_iops: float | None = None
 
 
 class LinkLoad(BaseModel):

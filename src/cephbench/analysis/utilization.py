@@ -78,9 +78,29 @@ def link_finding(link: LinkLoad, clients: set[str]) -> Finding | None:
                    f"seconds = {share:.0%} of {_gbit(link.speed_bits_per_s)} ({link.speed_source or 'speed'})")
 
 
+def _throttle_share(dev: DeviceLoad) -> tuple[float, str] | None:
+    """The busiest share of a cgroup throttle the device reached in its busy seconds, and its line part; None
+    when it is not throttled. A throttled I/O waits before the block layer counts the device busy, so its
+    throttle, not its busy time, says when it is saturated."""
+    best: tuple[float, str] | None = None
+    for limit, series, unit in ((dev.limit_read_bytes_per_s, dev.read_bytes_per_s, "read"),
+                                (dev.limit_write_bytes_per_s, dev.write_bytes_per_s, "write"),
+                                (dev.limit_read_iops, dev.read_ops_per_s, "read IOPS"),
+                                (dev.limit_write_iops, dev.write_ops_per_s, "write IOPS")):
+        v = busy_seconds(series) if limit else None
+        if v is None or not limit:
+            continue
+        shown = (f"{v / MIB:,.1f} of {limit / MIB:,.1f} MiB/s" if "IOPS" not in unit
+                 else f"{v:,.0f} of {limit:,.0f}")
+        if best is None or v / limit > best[0]:
+            best = (v / limit, f"{unit} {shown} allowed by its cgroup throttle")
+    return best
+
+
 def device_finding(dev: DeviceLoad) -> Finding | None:
     v = busy_seconds(dev.busy)
-    if v is None:
+    throttle = _throttle_share(dev)
+    if v is None and throttle is None:
         return None
     kind = {"data": "disk", "db": "WAL/DB device", "wal": "WAL/DB device", "journal": "journal device"}.get(
         dev.role, f"{dev.role} device")
@@ -89,9 +109,12 @@ def device_finding(dev: DeviceLoad) -> Finding | None:
     wait = f", await {statistics.median(waits):.1f} ms" if waits else ""
     rw = busy_seconds([r + w for r, w in zip(dev.read_bytes_per_s, dev.write_bytes_per_s)])
     rate = f", {rw / MIB:,.1f} MiB/s" if rw is not None else ""
-    return Finding(f"{kind} {dev.host}:{dev.device}", v,
-                   f"device {dev.host}:{dev.device} ({dev.role} of {osds}): {v:.0%} busy in its busy seconds"
-                   f"{rate}{wait}")
+    share = v or 0.0
+    line = f"device {dev.host}:{dev.device} ({dev.role} of {osds}): {share:.0%} busy in its busy seconds{rate}{wait}"
+    if throttle is not None:
+        line += f"; {throttle[1]} = {throttle[0]:.0%}"
+        share = max(share, throttle[0])
+    return Finding(f"{kind} {dev.host}:{dev.device}", share, line)
 
 
 def cpu_finding(h: HostLoad) -> Finding:
@@ -181,16 +204,19 @@ def from_evidence(result: Result, efficiency: float | None, b: LatencyBreakdown 
     if devices and devices[0].share >= DEVICE_BUSY:
         f = devices[0]
         return ev_verdict(f.bottleneck, f"measured: {f.bottleneck} was {f.share:.0%} busy")
+    part = largest_part(b) if b is not None else None
+    where = f"; most of it: {part[0]} ({part[1] * 1000:.2f} ms)" if part else ""
+    if n is not None and n <= 1:
+        # whatever else is busy, one op at a time waits out each op's whole latency: that is what sets the rate
+        cpu = (f"; the CPUs of {cpus[0].bottleneck[5:-1]} were {cpus[0].share:.0%} busy, which lengthens it"
+               if cpus and cpus[0].share >= CPU_BUSY else "")
+        return ev_verdict("latency (1 op in flight)",
+                          f"measured: one op in flight, so each op's latency sets the rate{where}{cpu}")
     if cpus and cpus[0].share >= CPU_BUSY:
         f = cpus[0]
         return ev_verdict("CPU", f"measured: the CPUs of {f.bottleneck[5:-1]} were {f.share:.0%} busy")
     if efficiency is not None and efficiency >= LATENCY_BOUND_BELOW:
         return ev_verdict(None, "")
-    part = largest_part(b) if b is not None else None
-    where = f"; most of it: {part[0]} ({part[1] * 1000:.2f} ms)" if part else ""
-    if n is not None and n <= 1:
-        return ev_verdict("latency (1 op in flight)",
-                          f"measured: one op in flight, so each op's latency sets the rate{where}")
     missing = missing_evidence(ev, result.hosts)
     if missing:
         # what was measured saturated nothing, and the rest was not measured: the ceiling's verdict stands (it is

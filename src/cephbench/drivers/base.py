@@ -7,9 +7,7 @@ each Outcome the driver yields, the moment it is yielded.
 from __future__ import annotations
 
 import logging
-import re
 import shlex
-import subprocess
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -21,13 +19,17 @@ from ..errors import OperationFailed, UserError
 from .. import marker
 from ..clusterwatch import ClusterWatch
 from ..interrupts import held
-from ..hostload import WATCH_SH, CpuSampler, load_from_stream
+from ..hostload import CpuSampler
+from ..names import safe_name  # noqa: F401  (the drivers' import of it)
+from ..evidence import watch as hostwatch
 from ..kinds import direction_of
 from ..fanout import Placement, TimedResult, run_started_together
 from ..hosts import CommandResult, LocalHost, Spawn, run_together, stop_group
 from ..evidence.asok import read_all
 from ..evidence.counters import osd_evidence
-from ..remote import HostRef, drop_caches_argv, host_ref, osd_hosts, run_on_all
+from ..evidence.otherload import OtherLoadSampler
+from ..evidence.settings import capping_settings
+from ..remote import HostRef, drop_caches_argv, host_ref, osd_hosts, run_on_all, this_host
 from ..recovery import process_tag, stop_process_group
 from ..resources import Ledger, Resource
 from ..results import Evidence, HostLoad, Measurement, RunDir, Test
@@ -86,6 +88,8 @@ class RunContext:
     cluster_watches: dict[str, ClusterWatch] = field(default_factory=dict)  # test id -> the cluster while it ran
     _osd_hosts: list[HostRef] | None = field(default=None, repr=False)   # every OSD host, once known
     _osd_ids: dict[HostRef, list[int]] | None = field(default=None, repr=False)   # each OSD host's OSDs
+    _osd_meta: list[dict[str, Any]] | None = field(default=None, repr=False)   # `ceph osd metadata`, once known
+    _osd_config: dict[int, dict[str, Any]] | None = field(default=None, repr=False)   # each OSD's config, once read
     evidence: dict[str, Evidence] = field(default_factory=dict)   # test id -> Ceph's counters during it
     clients: list[Any] = field(default_factory=list)        # the suite's client hosts (clients.Client), in order
     client_offsets_ns: dict[str, int] = field(default_factory=dict)   # client -> its clock minus this machine's
@@ -198,60 +202,84 @@ class RunContext:
 
     def _watched(self, test: Test, outputs: list[Path], live: Callable[[list[Path]], Figures] | None,
                  clients: list[HostRef], run: Callable[[Callable[[], bool], Callable[[list[int]], None]], R]) -> R:
-        """`run(tick, started)` with this host, the OSD hosts and the load's client hosts watched (CPU), the
-        cluster watched (it may stop the tools), and live figures reported once a second."""
+        """`run(tick, started)` with this host, the OSD hosts and the load's client hosts watched (CPU, the OSDs'
+        devices, the links Ceph uses), Ceph's counters read at the start and the end, other clients' I/O sampled,
+        the cluster watched (it may stop the tools), and live figures reported once a second."""
         hosts = self._all_osd_hosts()
         role = "controller" if clients else "client"
         cpu = CpuSampler(role=f"{role} and OSD host" if any(h.address is None for h in hosts) else role)
-        remote = [h for h in hosts if h.address is not None] if self.settings.watch_osd_hosts else []
-        osd_names = {h.name for h in remote}
-        remote += [c for c in clients if c.name not in osd_names]
-        watchers = self._watch(test, remote)
+        watchers = self._watch(test, hosts, clients)
         # recorded now: once a watcher has ended, its start time (part of the tag) can no longer be read
-        watcher_res = self._record_processes([proc.pid for _, proc, _ in watchers])
+        watcher_res = self._record_processes([w.proc.pid for w in watchers])
         watch = ClusterWatch(self.cluster.status, self.settings.max_raw_used,
                              writing=direction_of(test.kind, test.params.get("phase")) in ("write", "mixed"),
                              conf=self.target.conf)
         self.cluster_watches[test.id] = watch
+        others = OtherLoadSampler(self.cluster, self.name() + "-") if self.settings.other_load else None
 
         def tick() -> bool:
             cpu.sample()
             watch.sample()
+            if others is not None:
+                others.sample()
             if live:
                 bw, ops = live(outputs)
                 self.events.live(test, bw, ops)
             return watch.stop_reason is not None
 
         osds = self._osds_by_host() if self.settings.osd_counters else {}
-        before = read_all(self.host, osds, self.settings.ssh, str(self.target.conf)) if osds else ({}, {})
+        before = self._read_counters(osds) if osds else ({}, {}, {})
         tools: list[Resource] = []
         try:
             results = run(tick, lambda pids: tools.extend(self._record_processes(pids)))
         finally:
-            for _, proc, _ in watchers:
-                stop_group(proc)
+            for w in watchers:
+                stop_group(w.proc)
             for r in tools + watcher_res:
                 self.ledger.forget(r)      # ended (or killed) by now: nothing of theirs is left
-        loads = [cpu.summary(), *(load_from_stream(path.read_text(errors="replace"), h.name,
-                                                   "OSD host" if h.name in osd_names else "client")
-                                  for h, _, path in watchers)]
+        seen = hostwatch.collect(watchers, self._metadata())
         # the last tool run of a test is its measured one
-        self.host_loads[test.id] = [load for load in loads if load is not None]
+        self.host_loads[test.id] = [load for load in [cpu.summary(), *seen.hosts] if load is not None]
+        evidence = Evidence(devices=seen.devices, links=seen.links, notes=list(seen.notes))
         if osds:
-            after = read_all(self.host, osds, self.settings.ssh, str(self.target.conf))
-            self.evidence[test.id] = osd_evidence(before, after, {n: ref.name for ref, ns in osds.items() for n in ns})
+            after = self._read_counters(osds)
+            counted = osd_evidence(before[:2], after[:2], {n: ref.name for ref, ns in osds.items() for n in ns})
+            evidence.osds, evidence.notes = counted.osds, counted.notes + evidence.notes
+            evidence.settings = {f"osd.{n}": capping_settings(cfg) for n, cfg in sorted(before[2].items())}
+        if others is not None:
+            evidence.other_load = others.result()
+            evidence.notes += others.notes
+        self.evidence[test.id] = evidence
         return results
+
+    def _read_counters(self, osds: dict[HostRef, list[int]]
+                       ) -> tuple[dict[int, dict[str, Any]], dict[int, str], dict[int, dict[str, Any]]]:
+        """Every OSD's perf dump, why one could not be read, and (at the run's first reading) its settings."""
+        first = self._osd_config is None
+        dumps, errors, config = read_all(self.host, osds, self.settings.ssh, str(self.target.conf),
+                                         with_config=first)
+        if first:
+            self._osd_config = config
+        return dumps, errors, self._osd_config or {}
+
+    def _metadata(self) -> list[dict[str, Any]]:
+        """`ceph osd metadata`, once per run; a cluster that will not say gives none."""
+        if self._osd_meta is None:
+            try:
+                meta = self.cluster.ceph_json("osd", "metadata")
+                self._osd_meta = [m for m in meta if isinstance(m, dict)] if isinstance(meta, list) else []
+            except OperationFailed as exc:
+                log.warning("OSDs unknown (ceph osd metadata): %s", exc)
+                self._osd_meta = []
+        return self._osd_meta
 
     def _osds_by_host(self) -> dict[HostRef, list[int]]:
         """Each OSD host (reached as settings.ssh says) and its OSDs' ids, once per run."""
         if self._osd_ids is None:
             by_name: dict[str, list[int]] = {}
-            try:
-                for m in self.cluster.ceph_json("osd", "metadata") or []:
-                    if m.get("hostname") is not None and isinstance(m.get("id"), int):
-                        by_name.setdefault(str(m["hostname"]), []).append(m["id"])
-            except OperationFailed as exc:
-                log.warning("OSDs unknown (ceph osd metadata): %s", exc)
+            for m in self._metadata():
+                if m.get("hostname") is not None and isinstance(m.get("id"), int):
+                    by_name.setdefault(str(m["hostname"]), []).append(m["id"])
             self._osd_ids = {host_ref(name, self.settings.ssh): sorted(ids) for name, ids in sorted(by_name.items())}
         return self._osd_ids
 
@@ -274,17 +302,18 @@ class RunContext:
     def _process_resource(pid: int) -> Resource:
         return Resource("process", process_tag(pid))
 
-    def _watch(self, test: Test, hosts: list[HostRef]) -> list[tuple[HostRef, subprocess.Popen, Path]]:
-        """One ssh per OSD host streaming /proc/stat while the test runs; its output is kept as raw output."""
-        if not hosts or self.rundir is None:
+    def _watch(self, test: Test, hosts: list[HostRef], clients: list[HostRef]) -> list[hostwatch.Watcher]:
+        """One watch per OSD host and client host (over ssh), and this machine's own (a local process) for its
+        devices and links; their streams are kept as raw output."""
+        if self.rundir is None:
             return []
-        if self.host.which("ssh") is None:
-            log.warning("ssh is not installed: OSD hosts are not watched")
-            return []
-        raw = self.rundir.raw_dir(test.id)
-        watchers = [(h, self.host.start(h.argv(["sh", "-c", WATCH_SH], self.settings.ssh), stdout_path=path), path)
-                    for h in hosts for path in [raw / f"host-{safe_name(h.name)}-proc-stat.txt"]]
-        return watchers
+        remote_ok = self.host.which("ssh") is not None
+        if not remote_ok and any(h.address is not None for h in hosts + clients):
+            log.warning("ssh is not installed: OSD and client hosts are not watched")
+        osd_hosts = [h for h in hosts if h.address is None or (remote_ok and self.settings.watch_osd_hosts)]
+        plans = hostwatch.plans(self._metadata(), osd_hosts, clients if remote_ok else [], this_host(),
+                                here_is_client=not clients)
+        return hostwatch.start(self.host, plans, self.settings.ssh, self.rundir.raw_dir(test.id))
 
     def _all_osd_hosts(self) -> list[HostRef]:
         """Every host with an OSD, once per run; a cluster that will not say gives none."""
@@ -379,13 +408,6 @@ class GroupDriver(Protocol):
 
 def now() -> tuple[float, float]:
     return time.time(), time.monotonic()
-
-
-_SAFE = re.compile(r"[^A-Za-z0-9_.-]+")
-
-
-def safe_name(text: str) -> str:
-    return _SAFE.sub("_", text)
 
 
 def measure(ctx: RunContext, test: Test, started: tuple[float, float], spawns: list[Spawn], timeout_s: float,

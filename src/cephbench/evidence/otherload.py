@@ -53,3 +53,25 @@ def other_load(samples: Sequence[PoolIo]) -> OtherLoad | None:
     return OtherLoad(read_bytes_per_s=sum(s.read_bytes_per_s for s in samples) / n,
                      write_bytes_per_s=sum(s.write_bytes_per_s for s in samples) / n,
                      ops_per_s=sum(s.ops_per_s for s in samples) / n, pools=pools)
+
+
+class OtherLoadSampler:
+    """Samples `ceph osd pool stats` through the run's connection: once when made (before the test's load), then
+    at every tick. A sample that fails is skipped, and said once."""
+
+    def __init__(self, cluster: Any, ours_prefix: str) -> None:
+        self._cluster = cluster
+        self._ours = ours_prefix
+        self._samples: list[PoolIo] = []
+        self.notes: list[str] = []
+        self.sample()
+
+    def sample(self) -> None:
+        try:
+            self._samples.append(others_io(self._cluster.ceph_json("osd", "pool", "stats"), self._ours))
+        except Exception as exc:    # noqa: BLE001 - the evidence is optional; the test goes on without it
+            if not self.notes:
+                self.notes.append(f"other clients' load not sampled (ceph osd pool stats: {exc})")
+
+    def result(self) -> OtherLoad | None:
+        return other_load(self._samples)

@@ -79,6 +79,8 @@ def device_load(host: str, device: str, readings: Sequence[tuple[int, dict[str, 
         load.read_bytes_per_s.append((b.read_sectors - a.read_sectors) * _SECTOR / dt)
         load.write_bytes_per_s.append((b.write_sectors - a.write_sectors) * _SECTOR / dt)
         load.await_ms.append(((b.read_ms - a.read_ms) + (b.write_ms - a.write_ms)) / ios if ios > 0 else None)
+        load.read_ops_per_s.append((b.reads - a.reads) / dt)
+        load.write_ops_per_s.append((b.writes - a.writes) / dt)
     return load
 
 

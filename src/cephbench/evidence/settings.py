@@ -12,10 +12,14 @@ MCLOCK_PREFIX = "osd_mclock_"
 
 
 def capping_settings(doc: Any) -> dict[str, str]:
-    """[{name, value, source}, ...] -> {option: value} of the options that cap results; entries that do not read
-    are skipped."""
-    values = {e["name"]: str(e["value"]) for e in (doc if isinstance(doc, list) else [])
-              if isinstance(e, dict) and isinstance(e.get("name"), str) and "value" in e}
+    """`config show-with-defaults` ([{name, value, source}, ...]) or the admin socket's `config show` ({name:
+    value}: every option, defaults included) -> {option: value} of the options that cap results; entries that do
+    not read are skipped."""
+    if isinstance(doc, dict):
+        values = {str(k): str(v) for k, v in doc.items() if isinstance(v, (str, int, float))}
+    else:
+        values = {e["name"]: str(e["value"]) for e in (doc if isinstance(doc, list) else [])
+                  if isinstance(e, dict) and isinstance(e.get("name"), str) and "value" in e}
     out = {k: values[k] for k in CAPPING if k in values}
     if values.get("osd_op_queue", "").startswith("mclock"):
         out.update({k: v for k, v in sorted(values.items())

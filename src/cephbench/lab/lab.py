@@ -413,6 +413,11 @@ class Lab:
             env = {"CEPH_CONF": str(self.conf), "PATH": sshd.session_path(self.host_bin(h.name))}
             if self._drives is not None and h.name in self._drives.hosts:
                 env["CEPHBENCH_CPUACCT"] = self._drives.hosts[h.name]
+            # a veth reports 10 Gbit/s in sysfs whatever tc allows: the evidence reads the shaped speed here
+            speeds = [f"{k.inner}={int(shape.rate_bits_per_s)}" for k in h.links
+                      if (shape := self._net.link_shape(h.name, k.network)) is not None and shape.rate_bits_per_s]
+            if speeds:
+                env["CEPHBENCH_LINK_SPEEDS"] = ",".join(speeds)     # SetEnv splits words on spaces
             self._start_daemon(f"sshd.{h.name}", sshd.sshd_argv(f, h.name, env), ceph=False)
 
     @staticmethod

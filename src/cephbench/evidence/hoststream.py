@@ -1,0 +1,211 @@
+"""A host's devices and links during a test, from the lines its watch streams (hostload.WATCH_SH); pure.
+
+The watch is told which block devices hold the host's OSDs and which addresses Ceph uses there. It answers once,
+at its start:
+
+  iface ADDR IFACE SPEED     the interface holding ADDR (`ip -o addr show to ADDR`) and /sys/class/net/IFACE/speed
+  route ADDR IFACE SPEED     the interface this host reaches ADDR by (a client: the route to a monitor)
+  shaped IFACE=BITS ...      speeds the lab set by shaping (CEPHBENCH_LINK_SPEEDS), which sysfs does not know
+  limit DEV FILE:MAJ:MIN N   a cgroup throttle on the device (blkio.throttle.*_device, or io.max on cgroup v2)
+
+and then once a second a round: `t <ns>`, the CPU line, and the devices' /proc/diskstats lines and the interfaces'
+/proc/net/dev lines, prefixed `disk ` and `net `. A throttled device is slowed before the block layer counts it
+busy (a loop device held at 8 MiB/s by blkio showed 1 % busy), so its throttle is its capacity: the model reads
+its bytes/s against the limit, as a link's against its speed.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..results import DeviceLoad, LinkLoad
+from .procfs import DiskCounters, NetCounters, device_load, link_load, parse_diskstats, parse_link_speed, parse_net_dev
+
+_LIMIT_KEYS = {"read_bps_device": "read_bytes_per_s", "write_bps_device": "write_bytes_per_s",
+               "read_iops_device": "read_iops", "write_iops_device": "write_iops"}
+_IO_MAX_KEYS = {"rbps": "read_bytes_per_s", "wbps": "write_bytes_per_s", "riops": "read_iops", "wiops": "write_iops"}
+
+
+@dataclass
+class HostStream:
+    ifaces: dict[str, tuple[str, float | None]] = field(default_factory=dict)   # address -> (iface, sysfs speed)
+    shaped: dict[str, float] = field(default_factory=dict)                      # iface -> bits/s
+    limits: dict[str, dict[str, float]] = field(default_factory=dict)           # device -> {kind: limit}
+    disks: list[tuple[int, dict[str, DiskCounters]]] = field(default_factory=list)
+    nets: list[tuple[int, dict[str, NetCounters]]] = field(default_factory=list)
+
+
+def _limit(line: str) -> tuple[str, str, float] | None:
+    """`limit DEV FILE:MAJ:MIN VALUE` (v1) or `limit DEV FILE:MAJ:MIN rbps=N wbps=max ...` (v2) -> the first
+    limit it sets as (device, kind, value); the caller takes every kind from a v2 line through _io_max."""
+    f = line.split()
+    if len(f) < 4:
+        return None
+    name = f[2].split(":", 1)[0].rsplit("/", 1)[-1]
+    for suffix, kind in _LIMIT_KEYS.items():
+        if name.endswith(suffix) and f[3].isdigit() and int(f[3]) > 0:
+            return f[1], kind, float(f[3])
+    return None
+
+
+def _io_max(line: str) -> list[tuple[str, str, float]]:
+    f = line.split()
+    if len(f) < 4 or not f[2].split(":", 1)[0].endswith("io.max"):
+        return []
+    out = []
+    for kv in f[3:]:
+        k, _, v = kv.partition("=")
+        if k in _IO_MAX_KEYS and v.isdigit() and int(v) > 0:
+            out.append((f[1], _IO_MAX_KEYS[k], float(v)))
+    return out
+
+
+def parse_stream(text: str) -> HostStream:
+    """The watch's output -> its answers and its rounds. Lines that do not read are skipped: ssh may mix in a
+    warning, and the last line may be cut where the watch was stopped."""
+    out = HostStream()
+    lines = text.splitlines()
+    if lines and not text.endswith("\n"):
+        lines.pop()
+    t: int | None = None
+    disk: list[str] = []
+    net: list[str] = []
+
+    def close_round() -> None:
+        if t is not None:
+            out.disks.append((t, parse_diskstats("\n".join(disk))))
+            out.nets.append((t, parse_net_dev("\n".join(net))))
+
+    for line in lines:
+        if line.startswith("t "):
+            close_round()
+            t = int(line[2:]) if line[2:].strip().isdigit() else None
+            disk, net = [], []
+        elif line.startswith("disk "):
+            disk.append(line[5:])
+        elif line.startswith("net "):
+            net.append(line[4:])
+        elif line.startswith(("iface ", "route ")):
+            f = line.split()
+            if len(f) >= 3 and f[2] != "?":
+                out.ifaces[f[1]] = (f[2], parse_link_speed(f[3]) if len(f) > 3 else None)
+        elif line.startswith("shaped "):
+            for kv in line[7:].replace(",", " ").split():
+                k, _, v = kv.partition("=")
+                if k and v.isdigit() and int(v) > 0:
+                    out.shaped[k] = float(v)
+        elif line.startswith("limit "):
+            for dev, kind, value in ([x] if (x := _limit(line)) else _io_max(line)):
+                out.limits.setdefault(dev, {})[kind] = value
+    close_round()
+    return out
+
+
+@dataclass(frozen=True)
+class WantedDevice:
+    device: str           # kernel name, e.g. sdb, loop3
+    osds: tuple[int, ...]
+    role: str             # data, db, wal, journal
+
+
+@dataclass(frozen=True)
+class WantedAddress:
+    address: str
+    network: str          # public, cluster, "public and cluster", or "public" for a client's route
+
+
+def loads(host: str, stream: HostStream, devices: list[WantedDevice], addresses: list[WantedAddress]
+          ) -> tuple[list[DeviceLoad], list[LinkLoad], list[str]]:
+    """Per-second device and link loads of one host, and a note for each one that could not be measured."""
+    devs, links, notes = [], [], []
+    for w in devices:
+        d = device_load(host, w.device, stream.disks, list(w.osds), w.role)
+        if d is None:
+            notes.append(f"device {host}:{w.device} ({w.role} of {', '.join(f'osd.{o}' for o in w.osds)}): "
+                         f"no /proc/diskstats entry")
+            continue
+        lim = stream.limits.get(w.device, {})
+        d.limit_read_bytes_per_s = lim.get("read_bytes_per_s")
+        d.limit_write_bytes_per_s = lim.get("write_bytes_per_s")
+        d.limit_read_iops = lim.get("read_iops")
+        d.limit_write_iops = lim.get("write_iops")
+        devs.append(d)
+    by_iface: dict[str, list[str]] = {}
+    for w in addresses:
+        iface = stream.ifaces.get(w.address)
+        if iface is None:
+            notes.append(f"link of {host} {w.address}: its interface is unknown (`ip` found none)")
+            continue
+        nets = by_iface.setdefault(iface[0], [])
+        if w.network not in nets:
+            nets.append(w.network)
+    for iface, nets in by_iface.items():
+        sysfs = next((s for a, (i, s) in stream.ifaces.items() if i == iface and s), None)
+        speed, source = ((stream.shaped[iface], "lab shaping") if iface in stream.shaped
+                         else (sysfs, "sysfs") if sysfs else (None, None))
+        network = " and ".join(sorted(nets, key=lambda n: (n != "public", n)))
+        link = link_load(host, iface, stream.nets, network, speed, source)
+        if link is None:
+            notes.append(f"link {host} {iface}: no /proc/net/dev entry")
+            continue
+        if speed is None:
+            notes.append(f"link {host} {iface}: the kernel does not report its speed")
+        links.append(link)
+    return devs, links, notes
+
+
+def _ip(addrvec: Any) -> str | None:
+    """"[v2:198.18.0.1:6800/9832,v1:198.18.0.1:6801/9832]" (or "198.18.0.1:6801/9832", or an IPv6 "[v2:[::1]:6800/0]")
+    -> "198.18.0.1"; None when it does not read."""
+    if not isinstance(addrvec, str):
+        return None
+    first = addrvec.strip("[]").split(",")[0]
+    first = first.split(":", 1)[1] if first.startswith(("v1:", "v2:")) else first
+    if first.startswith("["):
+        return first[1:].split("]", 1)[0] or None
+    host = first.rsplit(":", 1)[0] if ":" in first else first
+    return host or None
+
+
+def _names(value: Any) -> list[str]:
+    return [n for n in str(value or "").split(",") if n] if isinstance(value, str) else []
+
+
+def watch_targets(metadata: Any) -> dict[str, tuple[list[WantedDevice], list[WantedAddress]]]:
+    """`ceph osd metadata` -> for each OSD host, the block devices behind its OSDs (data, DB, WAL, journal) and the
+    addresses Ceph uses there (front: public, back: cluster). Device names are the kernel's (`*_devices`, which
+    name the whole disk beneath a partition or an LVM volume: what /proc/diskstats counts). A file-backed OSD has
+    none: the caller notes it."""
+    out: dict[str, tuple[list[WantedDevice], list[WantedAddress]]] = {}
+    roles: dict[str, dict[str, tuple[str, list[int]]]] = {}      # host -> device -> (role, osds)
+    for m in metadata if isinstance(metadata, list) else []:
+        if not isinstance(m, dict) or not isinstance(m.get("id"), int) or not m.get("hostname"):
+            continue
+        host, osd = str(m["hostname"]), m["id"]
+        devs, addrs = out.setdefault(host, ([], []))
+        by_dev = roles.setdefault(host, {})
+        filestore = m.get("osd_objectstore") == "filestore"
+        data = _names(m.get("bluestore_bdev_devices"))
+        if filestore and m.get("backend_filestore_dev_node"):
+            data = [str(m["backend_filestore_dev_node"]).rsplit("/", 1)[-1]]
+        db = _names(m.get("bluefs_db_devices")) if m.get("bluefs_dedicated_db") == "1" else []
+        wal = _names(m.get("bluefs_wal_devices")) if m.get("bluefs_dedicated_wal") == "1" else []
+        rest = [d for d in _names(m.get("devices")) if d not in data + db + wal]
+        for role, names in (("data", data), ("db", db), ("wal", wal), ("journal" if filestore else "db", rest)):
+            for d in names:
+                by_dev.setdefault(d, (role, []))[1].append(osd)
+        for key, network in (("front_addr", "public"), ("back_addr", "cluster")):
+            ip = _ip(m.get(key))
+            if ip and not any(a.address == ip for a in addrs):
+                addrs.append(WantedAddress(ip, network))
+    for host, by_dev in roles.items():
+        out[host][0].extend(WantedDevice(d, tuple(sorted(osds)), role) for d, (role, osds) in sorted(by_dev.items()))
+    return out
+
+
+def file_backed(metadata: Any) -> list[tuple[str, int]]:
+    """(host, osd) of OSDs with no block device of their own (a BlueStore file, as the one-host lab's)."""
+    return [(str(m["hostname"]), m["id"]) for m in metadata if isinstance(metadata, list)
+            for _ in [0] if isinstance(m, dict) and isinstance(m.get("id"), int) and m.get("hostname")
+            and not _names(m.get("devices"))]

@@ -1,0 +1,101 @@
+"""Watching the hosts while a test runs: one WATCH_SH per host (over the run's shared ssh, or a local process for
+this machine), streaming CPU, the OSDs' devices and the links Ceph uses, each to a raw file of the test.
+
+What each host is told to follow comes from `ceph osd metadata` (hoststream.watch_targets): an OSD host its OSDs'
+devices and front/back addresses; a client host (and this machine when the load comes from here) the route it
+takes to the public network. This machine's CPU is read in-process (hostload.CpuSampler) all the same: its watch
+adds the devices and links only.
+"""
+
+from __future__ import annotations
+
+import subprocess
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..config import SshSettings
+from ..hostload import load_from_stream, watch_argv
+from ..hosts import LocalHost
+from ..names import safe_name
+from ..remote import HostRef
+from ..results import DeviceLoad, HostLoad, LinkLoad
+from .hoststream import WantedAddress, WantedDevice, file_backed, loads, parse_stream, watch_targets
+
+
+@dataclass(frozen=True)
+class WatchPlan:
+    host: HostRef
+    role: str                       # "OSD host", "client"
+    devices: list[WantedDevice] = field(default_factory=list)
+    addresses: list[WantedAddress] = field(default_factory=list)   # Ceph's addresses on the host
+    routes: list[WantedAddress] = field(default_factory=list)      # addresses the host reaches (a client)
+    cpu: bool = True                # False: this machine, whose CPU the CpuSampler reads
+
+    def argv(self, ssh: SshSettings) -> list[str]:
+        return self.host.argv(watch_argv([d.device for d in self.devices], [a.address for a in self.addresses],
+                                         [a.address for a in self.routes]), ssh)
+
+
+@dataclass
+class Watcher:
+    plan: WatchPlan
+    proc: subprocess.Popen
+    path: Path
+
+
+@dataclass
+class Watched:
+    hosts: list[HostLoad] = field(default_factory=list)
+    devices: list[DeviceLoad] = field(default_factory=list)
+    links: list[LinkLoad] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+
+def plans(metadata: Any, osd_hosts: list[HostRef], clients: list[HostRef], here: HostRef | None,
+          here_is_client: bool) -> list[WatchPlan]:
+    """Who is watched and for what: every OSD host; every client host of the test; this machine (`here`, when it
+    is not an OSD host itself: its CPU is read in-process) for its route to the cluster when the load comes from
+    it. `osd_hosts` with address None are this machine."""
+    targets = watch_targets(metadata)
+    public = next((a.address for _, addrs in targets.values() for a in addrs if a.network == "public"), None)
+    route = [WantedAddress(public, "public")] if public else []
+    out, seen = [], set()
+    for h in osd_hosts:
+        devs, addrs = targets.get(h.name, ([], []))
+        local = h.address is None
+        out.append(WatchPlan(h, "OSD host", devs, addrs, route if local and here_is_client else [], cpu=not local))
+        seen.add(h.name)
+    for c in clients:
+        if c.name not in seen:
+            out.append(WatchPlan(c, "client", routes=route))
+            seen.add(c.name)
+    if here is not None and here_is_client and here.name not in seen and not any(h.address is None for h in osd_hosts):
+        out.append(WatchPlan(here, "client", routes=route, cpu=False))
+    return out
+
+
+def start(local: LocalHost, plans_: list[WatchPlan], ssh: SshSettings, raw: Path) -> list[Watcher]:
+    """Start every plan's watch; its stream goes to raw/host-<name>-watch.txt."""
+    return [Watcher(p, local.start(p.argv(ssh), stdout_path=path), path)
+            for p in plans_ for path in [raw / f"host-{safe_name(p.host.name)}-watch.txt"]]
+
+
+def collect(watchers: list[Watcher], metadata: Any) -> Watched:
+    """After the watchers were stopped: each host's CPU, devices and links, and a note for what was not measured."""
+    out = Watched()
+    for w in watchers:
+        text = w.path.read_text(errors="replace") if w.path.exists() else ""
+        if w.plan.cpu:
+            load = load_from_stream(text, w.plan.host.name, w.plan.role)
+            if load is not None:
+                out.hosts.append(load)
+        devs, links, notes = loads(w.plan.host.name, parse_stream(text), w.plan.devices,
+                                   w.plan.addresses + w.plan.routes)
+        out.devices += devs
+        out.links += links
+        out.notes += notes
+    watched = {w.plan.host.name for w in watchers}
+    out.notes += [f"osd.{osd} on {host}: file-backed, no block device of its own to read in /proc/diskstats"
+                  for host, osd in file_backed(metadata) if host in watched]
+    return out
