@@ -241,7 +241,8 @@ def gap(g: Gap) -> str:
         legend.append(svg.LegendItem("after replication, EC, journal", HARDWARE, shape="box"))
     legend += [svg.LegendItem("sets the ceiling", LIMIT, shape="box"),
                svg.LegendItem("measured", efficiency_color(g.efficiency), shape="box")]
-    return svg.bullet_chart(rows, "MiB/s", f"{g.title}: {pct(g.efficiency)} of its ceiling · bottleneck: {g.bottleneck}",
+    headline = f"{g.title}: {pct(g.efficiency)} of its ceiling · bottleneck: {g.bottleneck}"
+    return svg.bullet_chart(rows, "MiB/s", headline,
                             [svg.RefLine(g.ceiling_bytes_per_s / MIB, f"ceiling {mib_s(g.ceiling_bytes_per_s)} MiB/s",
                                          "#333333", "5 3")], legend, log=log, width=GAP_WIDTH)
 
@@ -299,6 +300,18 @@ def _link_share(link) -> list[float]:
     return [100 * max(rx, tx) / bytes_speed for rx, tx in zip(link.rx_bytes_per_s, link.tx_bytes_per_s)]
 
 
+def _device_share(d) -> list[float]:
+    """A device's busy share each second, in %; for a device under a cgroup throttle the larger of that and its
+    share of the throttle (a throttled I/O waits before the block layer counts the device busy)."""
+    limits = [(d.limit_read_bytes_per_s, d.read_bytes_per_s), (d.limit_write_bytes_per_s, d.write_bytes_per_s),
+              (d.limit_read_iops, d.read_ops_per_s), (d.limit_write_iops, d.write_ops_per_s)]
+    out = []
+    for i, b in enumerate(d.busy):
+        shares = [b] + [series[i] / limit for limit, series in limits if limit and i < len(series)]
+        out.append(100 * max(shares))
+    return out
+
+
 def utilization(result: Result) -> str | None:
     """Throughput next to each OSD device's busy share and each link's share of its speed, per second."""
     ev, m = result.evidence, result.measurement
@@ -316,8 +329,11 @@ def utilization(result: Result) -> str | None:
         panels.append(svg.Panel("MiB/s", [through]))
         legend.append(svg.LegendItem("throughput", "#222222"))
     n = 0
-    for title, named in (("device busy (%)", [(f"{d.host}:{d.device} ({d.role})",
-                                               [(i, 100 * b) for i, b in enumerate(d.busy, 1)]) for d in devices]),
+    throttled = any(d.limit_read_bytes_per_s or d.limit_write_bytes_per_s or d.limit_read_iops or d.limit_write_iops
+                    for d in devices)
+    for title, named in (("device busy (%)" + ("\nor of its throttle" if throttled else ""),
+                          [(f"{d.host}:{d.device} ({d.role})", list(enumerate(_device_share(d), 1)))
+                           for d in devices]),
                          ("link, % of speed", [(f"{lk.host}:{lk.iface} ({lk.network})",
                                                 list(enumerate(_link_share(lk), 1))) for lk in links])):
         if not named:

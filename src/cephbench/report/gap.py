@@ -134,8 +134,8 @@ def gap_of(result: Result, title: str, facts: Facts) -> Gap | None:
         binding = min(terms, key=lambda t: t.bytes_per_s)
         for t in sorted(terms, key=lambda t: -t.bytes_per_s):    # widest first: the funnel narrows downwards
             hw = _hardware(t, f, op, size)                       # type: ignore[arg-type]
-            rows.append(GapRow(_resource(t), t.bottleneck, hw if hw and hw > t.bytes_per_s * 1.001 else None, t.bytes_per_s,
-                               t.formula, t is binding))
+            rows.append(GapRow(_resource(t), t.bottleneck, hw if hw and hw > t.bytes_per_s * 1.001 else None,
+                               t.bytes_per_s, t.formula, t is binding))
     else:
         if f is not None and size:
             rows += _hardware_only(f, op, size)

@@ -83,8 +83,9 @@ def evidence_pictures(section: Section) -> SectionPictures:
     if section.level in BREAKDOWN_LEVELS:
         svg = charts.latency_breakdown(measured)
         if svg:
-            out.evidence.append(Chart(f"breakdown-{section.level}", f"{section.level}: where each test's mean "
-                                      "latency went, from the OSDs' perf counters (share of the mean; ms in each part)", svg))
+            out.evidence.append(Chart(f"breakdown-{section.level}",
+                                      f"{section.level}: where each test's mean latency went, from the OSDs' perf "
+                                      "counters (share of the mean; ms in each part)", svg))
         without: dict[str, list[Result]] = {}
         for r in measured:
             if (r.analysis is None or r.analysis.breakdown is None) and r.analysis is not None \
