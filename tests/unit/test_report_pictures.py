@@ -145,13 +145,18 @@ def test_each_test_with_device_and_link_series_gets_a_small_utilization_chart(ru
                    and r.status == "ok"]
     assert with_series, "the fixture's results carry device and link series"
     for r in with_series:
-        t = texts(svg_of(figs[f"util-{r.test.id}"]))
+        root = svg_of(figs[f"util-{r.test.id}"])
+        t = texts(root)
         for d in r.evidence.devices:
             assert f"{d.host}:{d.device} ({d.role})" in t
-        for lk in r.evidence.links:
-            if lk.speed_bits_per_s:
-                assert f"{lk.host}:{lk.iface} ({lk.network})" in t
-        assert "device busy (%)" in " ".join(t) and "link, % of speed" in t
+        for lk in r.evidence.links:                     # every link: against its speed, else in MiB/s
+            assert f"{lk.host}:{lk.iface} ({lk.network})" in t
+        assert "devicesbusy %" in t and "testMiB/s" in t   # the panels (two-line labels)
+        assert ("links% of speed" in t) == any(lk.speed_bits_per_s for lk in r.evidence.links)
+        assert ("links MiB/sspeed unknown" in t) == any(not lk.speed_bits_per_s for lk in r.evidence.links)
+        lines = {g.find(f"{SVG_NS}title").text: g.find(f"{SVG_NS}polyline") for g in root.iter(f"{SVG_NS}g")}
+        d = r.evidence.devices[0]
+        assert len(lines[f"{d.host}:{d.device} ({d.role})"].get("points").split()) == len(d.busy)
 
 
 def test_missing_evidence_is_one_line_never_an_empty_chart(run):

@@ -235,10 +235,10 @@ def gap(g: Gap) -> str:
                               strong=True, tooltip=g.test_id))
     vals = [v for row in g.rows for v in (row.hardware, row.ceiling) if v] + [g.measured_bytes_per_s]
     log = max(vals) / max(min(vals), 1e-9) > 30
-    legend = [svg.LegendItem("hardware (baseline)", HARDWARE, shape="box", opacity=svg.FADED)] \
-        if any(row.hardware for row in g.rows) else []
+    legend = [svg.LegendItem("hardware (baseline), before replication, EC, journal", HARDWARE, shape="box",
+                             opacity=svg.FADED)] if any(row.hardware for row in g.rows) else []
     if any(row.ceiling is not None and not row.limit for row in g.rows):
-        legend.append(svg.LegendItem("after replication, EC, journal", HARDWARE, shape="box"))
+        legend.append(svg.LegendItem("a term of the ceiling", HARDWARE, shape="box"))
     legend += [svg.LegendItem("sets the ceiling", LIMIT, shape="box"),
                svg.LegendItem("measured", efficiency_color(g.efficiency), shape="box")]
     headline = f"{g.title}: {pct(g.efficiency)} of its ceiling · bottleneck: {g.bottleneck}"
@@ -312,13 +312,20 @@ def _device_share(d) -> list[float]:
     return out
 
 
+def _link_mib(link) -> list[float]:
+    """A link's busier direction each second, in MiB/s (its speed unknown)."""
+    return [max(rx, tx) / MIB for rx, tx in zip(link.rx_bytes_per_s, link.tx_bytes_per_s)]
+
+
 def utilization(result: Result) -> str | None:
-    """Throughput next to each OSD device's busy share and each link's share of its speed, per second."""
+    """Throughput next to each OSD device's busy share and each link's share of its speed, per second (a link
+    whose speed the kernel does not report in MiB/s, on a panel of its own). The hosts' series start when their
+    watch starts, a second or two before the tool's first second."""
     ev, m = result.evidence, result.measurement
     if ev is None or m is None:
         return None
     devices = [d for d in ev.devices if len(d.busy) >= 2][:MAX_LINES]
-    links = [lk for lk in ev.links if lk.speed_bits_per_s and len(lk.rx_bytes_per_s) >= 2][:MAX_LINES]
+    links = [lk for lk in ev.links if len(lk.rx_bytes_per_s) >= 2][:MAX_LINES]
     if not devices and not links:
         return None
     panels: list[svg.Panel] = []
@@ -326,21 +333,24 @@ def utilization(result: Result) -> str | None:
     ts = _whole(m.timeseries)
     if len(ts) >= 2:
         through = svg.Line("throughput", [(s.t_s, (s.bytes_per_s or 0) / MIB) for s in ts], "#222222")
-        panels.append(svg.Panel("MiB/s", [through]))
+        panels.append(svg.Panel("test\nMiB/s", [through]))
         legend.append(svg.LegendItem("throughput", "#222222"))
     n = 0
     throttled = any(d.limit_read_bytes_per_s or d.limit_write_bytes_per_s or d.limit_read_iops or d.limit_write_iops
                     for d in devices)
-    for title, named in (("device busy (%)" + ("\nor of its throttle" if throttled else ""),
-                          [(f"{d.host}:{d.device} ({d.role})", list(enumerate(_device_share(d), 1)))
-                           for d in devices]),
-                         ("link, % of speed", [(f"{lk.host}:{lk.iface} ({lk.network})",
-                                                list(enumerate(_link_share(lk), 1))) for lk in links])):
+    name = lambda lk: f"{lk.host}:{lk.iface} ({lk.network})"  # noqa: E731
+    for title, ymax, named in (
+            ("devices\nbusy %" + (" or\nof throttle" if throttled else ""), 100.0,
+             [(f"{d.host}:{d.device} ({d.role})", list(enumerate(_device_share(d), 1))) for d in devices]),
+            ("links\n% of speed", 100.0,
+             [(name(lk), list(enumerate(_link_share(lk), 1))) for lk in links if lk.speed_bits_per_s]),
+            ("links MiB/s\nspeed unknown", None,
+             [(name(lk), list(enumerate(_link_mib(lk), 1))) for lk in links if not lk.speed_bits_per_s])):
         if not named:
             continue
-        lines = [svg.Line(name, pts, *svg.series_style(n + i)) for i, (name, pts) in enumerate(named)]
+        lines = [svg.Line(label, pts, *svg.series_style(n + i)) for i, (label, pts) in enumerate(named)]
         n += len(lines)
-        panels.append(svg.Panel(title, lines, ymax=100.0))
+        panels.append(svg.Panel(title, lines, ymax=ymax))
         legend += _legend(lines)
     bands = _partial_bands([result])
     return svg.line_chart(panels, svg.XAxis("time (s)"), legend + _partial_legend(bands),

@@ -97,13 +97,14 @@ def evidence_pictures(section: Section) -> SectionPictures:
         svg = charts.utilization(r)
         if svg:
             out.evidence.append(Chart(f"util-{r.test.id}", f"{r.test.id}: throughput, OSD devices busy and links "
-                                      "against their speed, per second", svg, small=True))
+                                      "against their speed, per second (host series from their watch's start)", svg,
+                                      small=True))
         else:
             no_series.append(r)
     no_series = [r for r in no_series if r.evidence is not None or section.level in BREAKDOWN_LEVELS]
     if no_series:
         out.missing.append(f"not measured: device and link utilization of {_ids(no_series)}: their evidence has "
-                           "no per-second device or link series with a known link speed")
+                           "no per-second device or link series")
     return out
 
 
