@@ -697,13 +697,25 @@ def compare(runs: tuple[Path, ...], fmt: str, out_file: Path | None, fail_pct: f
 @click.option("--label", "labels", multiple=True, metavar="KEY=VALUE",
               help="Add (or override) a parameter of every imported test, e.g. ceph_version=0.48 or phase=seq "
                    "(repeatable).")
+@click.option("--date", "date", metavar="DATE", help="When the files were measured: YYYY-MM-DD[THH:MM[:SS]], UTC "
+              "unless an offset follows (default: the date in each output, else the file's modification time).")
 @click.option("--db", type=click.Path(path_type=Path), help="History catalog (default: see 'cephbench history').")
-def import_(files: tuple[Path, ...], out_dir: Path | None, labels: tuple[str, ...], db: Path | None) -> None:
+def import_(files: tuple[Path, ...], out_dir: Path | None, labels: tuple[str, ...], date: str | None,
+            db: Path | None) -> None:
     """Turn raw rados bench, fio, rbd bench, iperf3 or loadgen output into a run directory."""
+    from .history import format_time, parse_date
     from .importer import import_files, parse_labels
-    rundir, results = import_files(list(files), out_dir, parse_labels(labels))
+    when = parse_date(date, where="--date") if date is not None else None
+    if when is not None and when > time.time():
+        raise UserError(f"{date!r} is in the future", "give the date the files were measured", where="--date")
+    rundir, results = import_files(list(files), out_dir, parse_labels(labels), when)
     print_results(out, results)
     out.print(f"imported {len(results)} file(s): {rundir.path}", markup=False)
+    for src in rundir.meta()["sources"]:
+        how = {"--date": "from --date", "content": "from the output",
+               "file time": "from the file's modification time: the output carries no date (give --date)"}
+        out.print(f"  {src['test']}: measured {format_time(src['measured_unix'])} UTC, "
+                  f"{how.get(src['date_from'], src['date_from'])}", markup=False, soft_wrap=True)
     _catalog(rundir.path, db)
 
 
@@ -722,7 +734,7 @@ def _catalog(run_dir: Path, db: Path | None = None) -> None:
 def _history_filters(f):
     for opt in reversed([
         click.option("--suite", help="Only runs of this suite."),
-        click.option("--fsid", help="Only runs on this cluster (fsid or its beginning)."),
+        click.option("--fsid", "--cluster", "fsid", help="Only runs on this cluster (fsid or its beginning)."),
         click.option("--ceph-version", "ceph_version", help="Only runs on this Ceph version (or its beginning, "
                      "e.g. 16.2)."),
         click.option("--since", metavar="DATE", help="Only runs started on or after DATE (YYYY-MM-DD[THH:MM], UTC)."),
@@ -746,47 +758,72 @@ def _filters(ctx: click.Context, **given: str | None):
               "ops_per_s, lat_mean_ns or lat_p99_ns (or bw, iops, lat, p99).")
 @click.option("--test", "test_match", metavar="MATCH", help="With --trend: 'KIND key=value ...' (parameters that "
               "must be equal) or a part of the test id.")
+@click.option("--pool-profile", "pool_profile", metavar="PROFILE", help="With --trend: only tests on this pool "
+              "profile, e.g. 'replicated size 3' or 'EC 2+1'.")
+@click.option("--variant", metavar="NAME", help="With --trend: only tests of this variant ('none': without one).")
+@click.option("--ignore", "ignore", multiple=True, metavar="KEY", help="With --trend: a parameter that does not "
+              "set configurations apart (repeatable), e.g. duration_s; never the pool profile or variant.")
 @_history_filters
 @click.pass_context
 def history(ctx: click.Context, db: Path | None, trend_metric: str | None, test_match: str | None,
-            **filters) -> None:
+            pool_profile: str | None, variant: str | None, ignore: tuple[str, ...], **filters) -> None:
     """The catalog of every run and import: list them, or follow one test across runs (--trend)."""
     ctx.obj = {"db": db, "filters": filters}
     if trend_metric or test_match:
         if not (trend_metric and test_match):
             raise UserError("--trend and --test go together", "e.g. --trend bytes_per_s --test "
                             "'rados_bench phase=write object_size=4MiB'", where="--trend" if test_match else "--test")
-        _history_trend(ctx, trend_metric, test_match)
+        _history_trend(ctx, trend_metric, test_match, pool_profile, variant, ignore)
+    elif pool_profile or variant or ignore:
+        raise UserError("--pool-profile, --variant and --ignore choose what a trend follows",
+                        "give them with --trend METRIC --test MATCH",
+                        where="--pool-profile" if pool_profile else "--variant" if variant else "--ignore")
     elif ctx.invoked_subcommand is None:
         ctx.invoke(history_list)
 
 
-def _history_trend(ctx: click.Context, metric: str, match: str) -> None:
+def _history_trend(ctx: click.Context, metric: str, match: str, pool_profile: str | None, variant: str | None,
+                   ignore: tuple[str, ...]) -> None:
+    import shlex
     from rich.table import Table
-    from .history import History, format_time, metric_name
+    from .history import NEVER_MIXED, History, format_time, metric_name, series
     from .report.compare_render import value
     from .analysis.compare import METRICS
     name = metric_name(metric)
     m = next(x for x in METRICS if x.name == name)
     filters = _filters(ctx)
     with History.open(ctx.obj["db"], create=False) as h:
-        points = h.trend(name, match, filters)
+        points = h.trend(name, match, filters, pool_profile, variant, ignore)
     if not points:
         raise UserError(f"no catalogued result matches {match!r} with a {name} figure",
                         "see the runs with 'cephbench history list'", where="--test")
-    t = Table(title=f"{m.label} of {match}, oldest first", title_justify="left", header_style="bold")
-    for col in ("started (UTC)", "run", "ceph", "test", "n", m.label, "Δ% vs first", ""):
-        t.add_column(col, justify="right" if col in ("n", m.label, "Δ% vs first") else "left", overflow="fold")
-    base = points[0].mean
-    for p in points:
-        delta = f"{(p.mean / base - 1) * 100:+.1f}%" if base else "-"
-        t.add_row(format_time(p.run.started_unix), Path(p.run.path).name, p.run.ceph_version or "-", p.label,
-                  str(len(p.values)),
-                  value(m, p.mean), delta, "missing" if p.run.missing else "")
-    out.print(t)
-    if len({p.match_key for p in points}) > 1:
-        out.print(f"{len({p.match_key for p in points})} configurations match {match!r}: give more key=value pairs "
-                  "to follow only one", markup=False)
+    groups = series(points)
+    for i, s in enumerate(groups, 1):
+        title = f"{m.label} of {match}, oldest first"
+        if len(groups) > 1:
+            title += f" — configuration {i} of {len(groups)}: {s.title()}"
+        t = Table(title=title, title_justify="left", header_style="bold")
+        for col in ("started (UTC)", "run", "ceph", "test", "n", m.label, "Δ% vs first", ""):
+            t.add_column(col, justify="right" if col in ("n", m.label, "Δ% vs first") else "left", overflow="fold")
+        base = s.points[0].mean
+        for p in s.points:
+            delta = f"{(p.mean / base - 1) * 100:+.1f}%" if base else "-"
+            t.add_row(format_time(p.run.started_unix), Path(p.run.path).name, p.run.ceph_version or "-", p.label,
+                      str(len(p.values)), value(m, p.mean), delta, "missing" if p.run.missing else "")
+        out.print(t)
+    if len(groups) > 1:
+        apart = list(groups[0].apart)
+        picks = []
+        for k in (k for k in apart if k in NEVER_MIXED):
+            pickable = [s.apart[k] for s in groups if s.apart[k] not in ("unknown", "none") or k == "variant"]
+            if pickable:
+                picks.append(f"{NEVER_MIXED[k]} {shlex.quote(pickable[0])}")
+        others = [k for k in apart if k not in NEVER_MIXED]
+        how = picks + ([f"more key=value pairs in --test ({', '.join(others)}), or --ignore KEY for a parameter "
+                        f"that should not set them apart"] if others else [])
+        out.print(f"{len(groups)} configurations match {match!r} (they differ in {', '.join(apart)}): each has its "
+                  f"own table and its own 'vs first'. To follow one, give {'; or '.join(how)}.",
+                  markup=False, soft_wrap=True)
 
 
 @history.command("list")

@@ -5,6 +5,9 @@ Where: --db, else $CEPHBENCH_HISTORY, else $XDG_DATA_HOME/cephbench/history.sqli
 `cephbench history add RUN_DIR`; adding a run again replaces its rows. The key figures of every ok result
 (bytes_per_s, ops_per_s, mean and p99 latency) are stored in the catalog, so a trend still shows a run whose
 directory was deleted; `list` marks such a run missing.
+
+A trend never mixes configurations: a configuration is the cluster (fsid) and every parameter of the test (its
+pool profile, its variant, ...), and each one found is its own series with its own "vs first".
 """
 
 from __future__ import annotations
@@ -22,7 +25,9 @@ from typing import Any
 from .analysis import stats
 from .analysis.compare import METRIC_NAMES, metric_values, test_label
 from .errors import UserError
+from .export import pool_profile
 from .results import CorruptLine, RunDir
+from .units import format_size
 
 SCHEMA = 1
 _DDL = """
@@ -82,15 +87,15 @@ def fsid(meta: dict[str, Any]) -> str | None:
     return str(status["fsid"]) if isinstance(status, dict) and status.get("fsid") else None
 
 
-def parse_date(value: str, end: bool = False) -> float:
+def parse_date(value: str, end: bool = False, where: str = "") -> float:
     """'2026-11-20' or '2026-11-20T08:00' (UTC unless an offset is given) -> unix seconds.
 
     A bare date used as an end (--until) means the end of that day."""
     try:
         dt = datetime.fromisoformat(value.strip())
     except ValueError:
-        raise UserError(f"{value!r} is not a date", "use YYYY-MM-DD or YYYY-MM-DDTHH:MM",
-                        where="--until" if end else "--since") from None
+        raise UserError(f"{value!r} is not a date", "use YYYY-MM-DD or YYYY-MM-DDTHH:MM[:SS], UTC unless an "
+                        "offset such as +02:00 follows", where=where or ("--until" if end else "--since")) from None
     if dt.tzinfo is None:
         dt = dt.replace(tzinfo=timezone.utc)
     if end and re.fullmatch(r"\d{4}-\d{2}-\d{2}", value.strip()):
@@ -157,10 +162,71 @@ class TrendPoint:
     label: str
     match_key: str
     values: tuple[float, ...]
+    params: dict[str, Any]
+    config: str                 # the cluster and the parameters compared: one series per value
 
     @property
     def mean(self) -> float:
         return stats.mean(self.values)
+
+
+# The parts of a configuration a trend names on its own, and the option that picks one of them.
+NEVER_MIXED = {"cluster": "--fsid", "pool profile": "--pool-profile", "variant": "--variant"}
+
+
+@dataclass(frozen=True)
+class TrendSeries:
+    """One configuration's points, oldest first, and what sets it apart from the other series of the trend."""
+    points: tuple[TrendPoint, ...]
+    apart: dict[str, str]       # e.g. {"pool profile": "replicated size 2", "cluster": "5e1f0c6a"}
+
+    def title(self) -> str:
+        return " · ".join(f"{k} {v}" for k, v in self.apart.items())
+
+
+def describe(point: TrendPoint) -> dict[str, str]:
+    """A point's configuration as words: cluster, pool profile, variant, then every other parameter."""
+    p = point.params
+    out = {"cluster": (point.run.fsid or "unknown")[:8], "pool profile": pool_profile(p) or "none",
+           "variant": str(p.get("variant") or "none")}
+    for k, v in sorted(p.items()):
+        if k in ("pool_profile", "variant"):
+            continue
+        out[k] = format_size(v) if isinstance(v, int) and k.endswith("size") else json.dumps(v, default=str) \
+            if isinstance(v, (dict, list)) else str(v)
+    return out
+
+
+def series(points: list[TrendPoint]) -> list[TrendSeries]:
+    """The points by configuration, each series oldest first, the series in the order their first point came."""
+    groups: dict[str, list[TrendPoint]] = {}
+    for pt in points:
+        groups.setdefault(pt.config, []).append(pt)
+    described = {c: describe(pts[0]) for c, pts in groups.items()}
+    keys = list(dict.fromkeys(k for d in described.values() for k in d))
+    differ = [k for k in keys if len({d.get(k, "-") for d in described.values()}) > 1]
+    return [TrendSeries(tuple(pts), {k: described[c].get(k, "-") for k in differ}) for c, pts in groups.items()]
+
+
+_NEVER_IGNORED = {"pool_profile": "--pool-profile", "metadata_profile": "--pool-profile", "variant": "--variant"}
+
+
+def _profile_of(params: dict[str, Any]) -> str | None:
+    text = pool_profile(params)
+    try:
+        return normalize_profile(text) if text else None
+    except UserError:               # a pool type this cephbench does not know: compared as written
+        return text
+
+
+def normalize_profile(text: str, where: str = "--pool-profile") -> str:
+    """'replicated size 3', 'rep3', 'size 3' -> 'replicated size 3'; 'EC 2+1', 'ec2+1', 'erasure 2+1' -> 'EC 2+1'."""
+    t = re.sub(r"[\s_-]+", "", text.lower())
+    if m := re.fullmatch(r"(?:ec|erasure)?(?:k=?)?(\d+)(?:\+|,?m=?)(\d+)", t):
+        return f"EC {m.group(1)}+{m.group(2)}"
+    if m := re.fullmatch(r"(?:replicated|replica|rep|r)?(?:size=?)?(\d+)", t):
+        return f"replicated size {m.group(1)}"
+    raise UserError(f"{text!r} is not a pool profile", "use e.g. 'replicated size 3' or 'EC 2+1'", where=where)
 
 
 def metric_name(value: str) -> str:
@@ -246,19 +312,37 @@ class History:
             f"FROM runs{where} ORDER BY started_unix, path", args).fetchall()
         return [RunRow(*row[:7], bool(row[7]), row[8], row[9]) for row in rows]
 
-    def trend(self, metric: str, match: str, filters: Filters = Filters()) -> list[TrendPoint]:
-        """One test across the catalogued runs, oldest first: per run and configuration, the repeats' values."""
+    def trend(self, metric: str, match: str, filters: Filters = Filters(), profile: str | None = None,
+              variant: str | None = None, ignore: tuple[str, ...] = ()) -> list[TrendPoint]:
+        """One test across the catalogued runs, oldest first: per run and configuration, the repeats' values.
+
+        `profile` ('replicated size 3', 'EC 2+1') and `variant` ('none': no variant) keep one of each; `ignore`d
+        parameters do not set configurations apart (never the pool profile or the variant)."""
         metric = metric_name(metric)
+        for k in ignore:
+            if k in _NEVER_IGNORED:
+                raise UserError(f"a trend never mixes configurations: {k} cannot be ignored",
+                                f"pick one with {_NEVER_IGNORED[k]}", where="--ignore")
+        want_profile = normalize_profile(profile) if profile else None
         runs = {r.path: r for r in self.runs(filters)}
         want = _matcher(match)
         points: dict[tuple[str, str], list[Any]] = {}
-        for path, test_id, label, key, kind, params, value in self.conn.execute(
+        for path, test_id, label, key, kind, params_text, value in self.conn.execute(
                 f"SELECT run_path, test_id, label, match_key, kind, params, {metric} FROM results "
                 "WHERE status = 'ok' ORDER BY run_path, test_id"):
-            if path not in runs or value is None or not want(test_id, kind, json.loads(params), key):
+            params = json.loads(params_text)
+            if path not in runs or value is None or not want(test_id, kind, params, key):
                 continue
-            points.setdefault((path, key), [label, []])[1].append(float(value))
-        out = [TrendPoint(runs[p], label, key, tuple(vals)) for (p, key), (label, vals) in points.items()]
+            if want_profile and _profile_of(params) != want_profile:
+                continue
+            if variant and str(params.get("variant") or "none") != variant:
+                continue
+            config = json.dumps({"fsid": runs[path].fsid, "kind": kind,
+                                 "params": {k: v for k, v in params.items() if k not in ignore}},
+                                sort_keys=True, default=str)
+            points.setdefault((path, config), [label, key, params, []])[3].append(float(value))
+        out = [TrendPoint(runs[p], label, key, tuple(vals), params, config)
+               for (p, config), (label, key, params, vals) in points.items()]
         return sorted(out, key=lambda t: (t.run.started_unix or 0, t.run.path, t.label))
 
 

@@ -7,6 +7,10 @@ kind and params are inferred from the content (op and sizes from the rados bench
 fio's job options, ...); `--label key=value` adds or overrides params. Files of one configuration are repeats
 of one test (samples for `cephbench compare`). Every file is read before anything is written: one bad file
 writes nothing.
+
+When a result was measured is `--date`, else the date the output carries (fio's and iperf3's timestamps,
+loadgen's start, the dated lines of a rados bench that ran 20 s or more or of a Ceph log), else the file's own
+modification time, said so; history orders runs by it.
 """
 
 from __future__ import annotations
@@ -18,6 +22,7 @@ import secrets
 import shutil
 import time
 from dataclasses import dataclass, field
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
@@ -44,6 +49,8 @@ class Parsed:
     kind: str
     params: dict[str, Any]
     measurement: Measurement
+    measured_unix: float = 0.0          # when it was measured (see date_from)
+    date_from: str = "file time"        # "--date", "content" or "file time"
     notes: list[str] = field(default_factory=list)
 
 
@@ -177,6 +184,43 @@ def _loadgen(text: str) -> tuple[str, dict[str, Any], Measurement]:
     return "rgw", {k: v for k, v in params.items() if v is not None}, m
 
 
+# A dated line: Ceph's log lines and rados bench's "min lat" line every 20 s ("2026-11-21T05:33:02.547+0000 ..."),
+# older Ceph without the T and the offset ("2017-09-14 16:25:05.513016 min lat: ...").
+_DATED_LINE_RE = re.compile(r"^\s*(\d{4}-\d{2}-\d{2})[ T](\d{2}:\d{2}:\d{2})(\.\d+)?([+-]\d{2}:?\d{2}|Z)?(.*)$",
+                            re.M)
+_RADOS_DATED_EVERY_S = 20.0     # rados bench prints its dated "min lat" line after every 20th second
+
+
+def content_date(fmt: str, text: str) -> tuple[float, str] | None:
+    """When the output says it was measured, in unix seconds, with a note when that is less than exact."""
+    doc = _json_doc(text) if fmt in ("fio", "iperf3", "loadgen") else None
+    try:
+        if fmt == "fio" and doc and doc.get("timestamp"):
+            return float(doc["timestamp"]), ""            # fio's report time, at the end of the run
+        if fmt == "iperf3" and doc:
+            secs = ((doc.get("start") or {}).get("timestamp") or {}).get("timesecs")
+            if secs:
+                return float(secs), ""
+        if fmt == "loadgen" and doc and doc.get("start_unix_ns"):
+            return float(doc["start_unix_ns"]) / 1e9, ""
+    except (TypeError, ValueError, AttributeError):
+        return None
+    m = _DATED_LINE_RE.search(text)
+    if m is None:
+        return None
+    day, clock, frac, offset, rest = m.groups()
+    try:
+        dt = datetime.fromisoformat(f"{day}T{clock}{frac or ''}{offset or ''}")
+    except ValueError:
+        return None
+    # the first "min lat" line of a rados bench is 20 s into it; a Ceph log line is dated as it is
+    back = _RADOS_DATED_EVERY_S if fmt == "rados bench" and "min lat" in rest else 0.0
+    if dt.tzinfo is None:
+        return (dt.replace(tzinfo=timezone.utc).timestamp() - back,
+                "the output's time has no time zone: taken as UTC")
+    return dt.timestamp() - back, ""
+
+
 def detect(text: str) -> str | None:
     """The tool that wrote `text`, from its content; None when it is none of those cephbench reads."""
     if '"schema"' in text and "cephbench-loadgen/" in text:
@@ -226,7 +270,16 @@ def read_file(path: Path, labels: dict[str, Any] | None = None) -> Parsed:
         raise _unknown(path, f"looks like {fmt} but: {exc}") from None
     # a phase label names what the output cannot tell (seq or rand of a rados bench read); it never renames a write
     extra = {k: v for k, v in labels.items() if k != "phase" or params.get("phase") in (None, "read")}
-    return Parsed(Path(path), hashlib.sha256(data).hexdigest(), fmt, kind, {**params, **extra}, m)
+    parsed = Parsed(Path(path), hashlib.sha256(data).hexdigest(), fmt, kind, {**params, **extra}, m)
+    dated = content_date(fmt, text)
+    if dated is not None:
+        parsed.measured_unix, parsed.date_from = dated[0], "content"
+        if dated[1]:
+            parsed.notes.append(dated[1])
+    else:
+        parsed.measured_unix = Path(path).stat().st_mtime
+        parsed.notes.append("no date in the output: dated by the file's modification time")
+    return parsed
 
 
 def parse_labels(items: tuple[str, ...] | list[str]) -> dict[str, Any]:
@@ -266,12 +319,19 @@ def _test_id(index: int, kind: str, params: dict[str, Any]) -> str:
     return f"{index:03d}-{safe}"
 
 
-def import_files(files: list[Path], out_dir: Path | None, labels: dict[str, Any]) -> tuple[RunDir, list[Result]]:
-    """Every file read first (any failure: UserError, nothing written), then one run directory with them all."""
+def import_files(files: list[Path], out_dir: Path | None, labels: dict[str, Any],
+                 date: float | None = None) -> tuple[RunDir, list[Result]]:
+    """Every file read first (any failure: UserError, nothing written), then one run directory with them all.
+
+    `date` (unix seconds, from --date) is when every file was measured, whatever the files say."""
     if not files:
         raise UserError("give at least one file to import", "e.g. cephbench import rados-bench-write.txt",
                         where="FILE")
     parsed = [read_file(f, labels) for f in files]
+    if date is not None:
+        for p in parsed:
+            p.measured_unix, p.date_from = date, "--date"
+            p.notes = [n for n in p.notes if not n.startswith(("no date in the output", "the output's time"))]
     path = run_dir_path("import", out_dir)
     repeats: dict[str, int] = {}
     tests = []
@@ -284,8 +344,12 @@ def import_files(files: list[Path], out_dir: Path | None, labels: dict[str, Any]
     now = time.time()
     meta: dict[str, Any] = {
         "cephbench_version": __version__, "run_ids": [secrets.token_hex(3)], "suite_name": "import",
-        "imported": True, "labels": labels, "started_unix": now, "finished_unix": now,
-        "sources": [{"path": str(p.source.absolute()), "sha256": p.sha256, "format": p.format, "test": t.id}
+        "imported": True, "imported_unix": now, "labels": labels,
+        # the run is when its results were measured, so that history puts it in its place
+        "started_unix": min(p.measured_unix for p in parsed),
+        "finished_unix": max(p.measured_unix + (p.measurement.duration_s or 0.0) for p in parsed),
+        "sources": [{"path": str(p.source.absolute()), "sha256": p.sha256, "format": p.format, "test": t.id,
+                     "measured_unix": p.measured_unix, "date_from": p.date_from}
                     for p, t in zip(parsed, tests)],
         "plan": [t.model_dump() for t in tests],
     }
@@ -299,7 +363,7 @@ def import_files(files: list[Path], out_dir: Path | None, labels: dict[str, Any]
         for p, t in zip(parsed, tests):
             raw_dir = rundir.raw_dir(t.id)
             shutil.copyfile(p.source, raw_dir / p.source.name)
-            r = Result(test=t, status="ok", started_unix=now, duration_s=p.measurement.duration_s,
+            r = Result(test=t, status="ok", started_unix=p.measured_unix, duration_s=p.measurement.duration_s,
                        raw=[str((raw_dir / p.source.name).relative_to(rundir.path))], measurement=p.measurement,
                        notes=[f"imported from {p.source} ({p.format}, sha256 {p.sha256[:12]}…)", *p.notes])
             rundir.append(r)

@@ -71,19 +71,60 @@ pools:
 workloads:
   - {type: rados_bench, pool: rep, modes: [write], object_size: 4MiB, concurrency: 16, duration: 8s}
 """
+# one op at a time: whatever the links, each op's latency sets the rate (issue 16's latency case)
+ONE_AT_A_TIME = "  - {type: rados_bench, pool: rep, modes: [write], object_size: 4KiB, concurrency: 1, duration: 3s}\n"
+
+
+def _write(lab: Lab, tmp_path: Path, suite: str = WRITE_SUITE) -> tuple[dict, list[dict]]:
+    """The 4 MiB write's result, and every result of the run."""
+    results, output = run_suite(lab, tmp_path, suite)
+    w = by_kind(results, "rados_bench", object_size=4 * 2**20)
+    assert len(w) == 1 and w[0]["status"] == "ok", output
+    return w[0], results
 
 
 def _write_rate(lab: Lab, tmp_path: Path) -> tuple[float, float]:
-    results, output = run_suite(lab, tmp_path, WRITE_SUITE)
-    w = by_kind(results, "rados_bench")
-    assert len(w) == 1 and w[0]["status"] == "ok", output
-    return w[0]["measurement"]["bytes_per_s"], cpu_busy(w[0])
+    w, _ = _write(lab, tmp_path)
+    return w["measurement"]["bytes_per_s"], cpu_busy(w)
 
 
 @pytest.fixture(scope="module")
-def shared_public_write(multihost_lab, tmp_path_factory) -> tuple[float, float]:
-    """4 MiB writes on the shared lab untouched (public network only, no throttle): what the others compare with."""
-    return _write_rate(multihost_lab, tmp_path_factory.mktemp("shared-write"))
+def shared_public_run(multihost_lab, tmp_path_factory) -> tuple[dict, list[dict]]:
+    """4 MiB writes on the shared lab untouched (public network only, no throttle), and a write of one op at a
+    time: what the others compare with."""
+    return _write(multihost_lab, tmp_path_factory.mktemp("shared-write"), WRITE_SUITE + ONE_AT_A_TIME)
+
+
+@pytest.fixture(scope="module")
+def shared_public_write(shared_public_run) -> tuple[float, float]:
+    w, _ = shared_public_run
+    return w["measurement"]["bytes_per_s"], cpu_busy(w)
+
+
+def test_the_verdict_names_the_shaped_public_link_from_its_own_counters(shared_public_run):
+    """Issue 16: the bottleneck from evidence. Every host's public link is shaped and there is no cluster network:
+    the write fills the OSD hosts' links (each receives what is written once), and the evidence says which."""
+    w, _ = shared_public_run
+    a = w["analysis"]
+    assert a["bottleneck"].startswith("public network (h"), a
+    (line,) = [ln for ln in a["evidence"] if ln.startswith("link h") and "lab shaping" in ln][:1]
+    assert "of 200 Mbit/s" in line, a["evidence"]
+    ev = w["evidence"]
+    assert {d["host"] for d in ev["devices"]} == {"h1", "h2", "h3"}
+    assert {(lk["host"], lk["network"]) for lk in ev["links"]} >= {("h1", "public"), ("h2", "public"), ("h3", "public")}
+    assert ev["settings"]["osd.0"]["osd_op_queue"] in ("wpq", "mclock_scheduler"), ev["settings"]
+    assert ev.get("other_load") is None, ev
+
+
+def test_one_op_in_flight_is_named_latency_with_its_breakdown(shared_public_run):
+    _, results = shared_public_run
+    (one,) = by_kind(results, "rados_bench", concurrency=1)
+    a = one["analysis"]
+    assert a["bottleneck"] == "latency (1 op in flight)", a
+    b = a["breakdown"]
+    parts = [b[k] for k in ("network_s", "queue_s", "replica_s", "commit_s", "other_s") if b.get(k) is not None]
+    assert len(parts) >= 4 and abs(sum(parts) - b["client_s"]) < 0.05 * b["client_s"], b
+    assert any(ln.startswith("Little's law: 1 op in flight") for ln in a["evidence"]), a["evidence"]
 
 
 def test_a_cluster_network_speeds_up_writes(multihost_lab, shared_public_write, tmp_path):
@@ -139,3 +180,7 @@ def test_a_throttled_drive_is_flagged_and_slows_replicated_writes(multihost_lab,
     assert w_after < 0.7 * w_before
     verdict = output[output.index("Verdict"):]
     assert f"osd.{THROTTLED_OSD}" in verdict and "disk" in verdict, verdict
+    # the write's own verdict comes from the drive's throttle, read on its host, not from the OSD bench
+    a = by_kind(results, "rados_bench")[0]["analysis"]
+    assert a["bottleneck"].startswith(f"disk h{THROTTLED_OSD + 1}:loop"), a
+    assert any(f"osd.{THROTTLED_OSD}" in ln and "cgroup throttle" in ln for ln in a["evidence"]), a["evidence"]

@@ -56,7 +56,7 @@ def test_read_phase_drops_the_osd_hosts_cache_over_ssh(lab_cluster, cephbench_en
         osd = roles["OSD host"]
         assert osd.host == host and osd.cpus >= 1 and 0 < osd.cpu_busy_mean <= 1 and osd.cpu_busy_series
         for r in results:
-            assert (out / "raw" / r.test.id / f"host-{host}-proc-stat.txt").is_file()   # the stream, kept
+            assert (out / "raw" / r.test.id / f"host-{host}-watch.txt").is_file()   # the stream, kept
         watches = [c for c in ran if "/proc/stat" in c and "while" in c]
         assert len(watches) == len(results)
         time.sleep(1)

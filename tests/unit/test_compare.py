@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import html
 import json
+import re
+import shlex
 import subprocess
 
 import pytest
@@ -13,7 +16,7 @@ from cephbench.analysis import stats
 from cephbench.analysis.compare import compare_runs, load_run, regressions
 from cephbench.errors import UserError
 from cephbench.report import compare_render
-from runfactory import fixture_measurement, repeats, write_run
+from runfactory import fixture_measurement, repeats, scaled, write_run
 
 W4M = {"pool": "rep", "object_size": 4194304, "concurrency": 16, "phase": "write", "duration_s": 5.0}
 R4K = {"pool": "rep", "object_size": 4096, "concurrency": 16, "phase": "rand", "duration_s": 5.0}
@@ -83,7 +86,45 @@ def test_too_few_repeats_say_how_many_are_needed(tmp_path):
     pair = compare_runs([load_run(a), load_run(b)])[0]
     d = pair.tests[0].metrics[0]
     assert d.sig.text() == "~" and d.sig.p is None and "needs ≥4 repeats per side" in d.sig.why()
-    assert any("needs ≥4 per side" in line for line in compare_render.legend([pair]))
+    legend = compare_render.legend([pair])
+    assert any("1 of 1 matched tests have too few repeats" in line and "4 per side are enough" in line
+               and "repeat: 4" in line for line in legend)
+    assert any("too few repeats to tell" in line for line in legend)
+
+
+def test_enough_repeats_say_nothing_about_needing_more(tmp_path):
+    """Issue 18: the footnote said "needs ≥4 repeats" when both sides had 4."""
+    w = fixture_measurement()
+    a = write_run(tmp_path / "A", [("rados_bench", W4M, repeats(w, 1.0, n=4))])
+    b = write_run(tmp_path / "B", [("rados_bench", W4M, repeats(w, 2.0, n=4))])
+    pair = compare_runs([load_run(a), load_run(b)])[0]
+    text = "\n".join(compare_render.legend([pair]))
+    assert "too few" not in text and "needs" not in text and "repeat:" not in text and "(n=" not in text
+
+
+def test_each_side_shows_median_min_max_and_n(tmp_path):
+    w = fixture_measurement()
+    a = write_run(tmp_path / "A", [("rados_bench", W4M, repeats(w, 1.0, n=5)),
+                                   ("rados_bench", R4K_W := {**W4M, "object_size": 4096}, repeats(w, 1.0, n=2))])
+    b = write_run(tmp_path / "B", [("rados_bench", W4M, [*repeats(w, 1.0, n=4), scaled(w, 3.0)]),
+                                   ("rados_bench", R4K_W, repeats(w, 1.0, n=1))])
+    pair = compare_runs([load_run(a), load_run(b)])[0]
+    bw = next(d for t in pair.tests if t.test.params["object_size"] == 4194304 for d in t.metrics
+              if d.metric.name == "bytes_per_s")
+    base = w.bytes_per_s
+    assert bw.side_a.median == pytest.approx(base) and bw.side_a.n == 5
+    assert (bw.side_a.low, bw.side_a.high) == (pytest.approx(base * 0.99), pytest.approx(base * 1.01))
+    # one repeat 3x as fast moves B's mean by 40% but its median not at all: the change is between medians
+    assert bw.side_b.high == pytest.approx(base * 3.0) and abs(bw.delta_pct) < 1.0
+    text = compare_render.render_text(pairs := [pair])
+    row = next(ln for ln in text.splitlines() if "4194304" in ln and "MiB/s" in ln)
+    mib = base / 2**20
+    assert f"{mib * 0.99:,.1f}–{mib * 1.01:,.1f}" in row and f"{mib * 3:,.1f}" in row and "5/5" in row
+    small_row = next(ln for ln in text.splitlines() if "-4096-" in ln)
+    assert "(n=2)" in small_row and "one run" in small_row and "2/1" in small_row, small_row
+    assert any("fewer than 3 repeats is marked" in line for line in compare_render.legend(pairs))
+    for rendered in (compare_render.render_markdown(pairs), compare_render.render_html(pairs)):
+        assert "A min–max" in rendered and "B median" in rendered and "(n=2)" in rendered and "one run" in rendered
 
 
 def test_renderings_escape_run_strings(tmp_path):
@@ -107,7 +148,8 @@ def test_no_tests_in_common_is_a_user_error(tmp_path):
     b = write_run(tmp_path / "B", [("rados_bench", {**W4M, "concurrency": 32}, repeats(w, 1.0))])
     with pytest.raises(UserError, match="no tests in common") as exc:
         compare_runs([load_run(a), load_run(b)])
-    assert "their tests differ in concurrency; to compare them anyway: --ignore concurrency" in exc.value.one_line()
+    assert exc.value.one_line().endswith(f"(their tests differ in concurrency; to compare them anyway: "
+                                         f"cephbench compare {a} {b} --ignore concurrency)")
     pair = compare_runs([load_run(a), load_run(b)], ignore=["concurrency"])[0]
     assert len(pair.tests) == 1
     assert len(compare_runs([load_run(a), load_run(b)], match_on=["phase", "object_size"])[0].tests) == 1
@@ -174,3 +216,77 @@ def test_match_on_that_pools_different_tests_of_one_run_is_refused(runs):
     assert "(do not ignore object_size, phase)" in exc.value.one_line()
     assert len(compare_runs([a, b], match_on=["phase", "object_size"])[0].tests) == 2
 
+
+
+# ---- every suggestion compare prints works when pasted --------------------------------------------
+
+def suggested_commands(text: str) -> list[list[str]]:
+    """Every `cephbench compare …` that an output suggests, as argv without the program name: to the end of its
+    line, less the parenthesis that closes an error's hint (shlex quotes a path that ends in one)."""
+    found = []
+    for m in re.finditer(r"cephbench compare (.*)$", text, re.M):
+        rest = m.group(1).rstrip()
+        rest = rest[:-1] if rest.endswith(")") and "(" in text[:m.start()].splitlines()[-1] + "(" else rest
+        found.append(["compare", *shlex.split(rest)])
+    return found
+
+
+def _run_set(tmp_path, name, configs):
+    w, r = fixture_measurement(), fixture_measurement("ceph16.2.15_seq_4M.txt", "seq")
+    m = {"write": w, "seq": r, "rand": r}
+    return write_run(tmp_path / name, [("rados_bench", p, repeats(m[p["phase"]], f)) for p, f in configs])
+
+
+def _paste_each(outputs: list[str], least: int) -> list[list[str]]:
+    """Paste every suggested command back into the CLI: accepted (exit 0), and it matches what was left apart."""
+    commands = [c for text in outputs for c in suggested_commands(text)]
+    assert len(commands) >= least, outputs
+    for argv in commands:
+        res = cli(*argv)
+        assert res.returncode == 0, (argv, res.stderr)
+        # the suggestion left out all it could at once: nothing more to suggest, and the changed test compared
+        assert suggested_commands(res.stdout) == [] and "p=" in res.stdout, res.stdout
+    return commands
+
+
+def test_pasted_suggestions_are_accepted(tmp_path):
+    w4, s4 = W4M, {**W4M, "phase": "seq"}
+    a = _run_set(tmp_path, "A", [(w4, 1.0), (s4, 1.0)])
+    # the suite's durations changed: every test apart by duration_s
+    longer = _run_set(tmp_path, "longer", [({**w4, "duration_s": 10.0}, 1.3), ({**s4, "duration_s": 10.0}, 1.0)])
+    # issue 18: the write at another concurrency, and a rand where A had a seq. "--ignore phase" would make A's
+    # write and seq one test: the suggestion may only ignore concurrency
+    other = _run_set(tmp_path, "other", [({**w4, "concurrency": 32}, 1.3), ({**s4, "phase": "rand",
+                                                                             "concurrency": 32}, 1.0)])
+    half = _run_set(tmp_path, "half", [(w4, 1.3), ({**s4, "duration_s": 10.0}, 1.0)])
+    outputs = []
+    for runs in ([a, longer], [a, other], [a, half], [a, half, longer]):
+        for fmt in ("text", "markdown", "html"):
+            res = cli("compare", *map(str, runs), "--format", fmt)
+            text = res.stdout + res.stderr              # an error's hint (exit 2) or a line under the tables
+            outputs.append(html.unescape(re.sub(r"<[^>]+>", "\n", text)) if fmt == "html" else text)
+    commands = _paste_each(outputs, least=12)
+    assert ["compare", str(a), str(other), "--ignore", "concurrency"] in commands
+    assert all("phase" not in c for c in commands)
+    assert ["compare", str(a), str(half), str(longer), "--ignore", "duration_s"] in commands
+
+
+def test_pasted_suggestion_with_match_on(tmp_path):
+    a = _run_set(tmp_path, "A", [(W4M, 1.0)])
+    b = _run_set(tmp_path, "B", [({**W4M, "concurrency": 32, "duration_s": 9.0}, 1.3)])
+    res = cli("compare", str(a), str(b), "--match-on", "phase,object_size,concurrency")
+    assert res.returncode == 2
+    assert _paste_each([res.stderr], least=1) == [["compare", str(a), str(b), "--match-on", "phase,object_size"]]
+    # --match-on and --ignore together: the match is on the first less the second
+    res = cli("compare", str(a), str(b), "--match-on", "phase,object_size,concurrency", "--ignore", "concurrency")
+    assert res.returncode == 0 and "1/1" not in res.stdout and "5/5" in res.stdout
+
+
+def test_no_suggestion_when_nothing_can_be_left_out(tmp_path):
+    """A and B differ only in phase, and ignoring phase would make A's write and seq one test."""
+    a = _run_set(tmp_path, "A", [(W4M, 1.0), ({**W4M, "phase": "seq"}, 1.0)])
+    b = _run_set(tmp_path, "B", [({**W4M, "phase": "rand"}, 1.0)])
+    res = cli("compare", str(a), str(b))
+    assert res.returncode == 2 and suggested_commands(res.stderr) == []
+    assert "differ in phase, and leaving that out of the match would make different tests of one run one test" \
+        in res.stderr

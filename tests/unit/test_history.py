@@ -151,3 +151,104 @@ def test_cli_history_bad_inputs(tmp_path, catalog):
     assert "catalogued" in res.stdout and "Traceback" not in res.stderr
     assert "no catalogued result" in _one_line_exit_2(
         cli(tmp_path, "history", "--trend", "iops", "--test", "nothing-like-this"))
+
+
+# ---- a trend never mixes configurations ----------------------------------------------------------
+
+def _profiled(size: int | None = None, ec: tuple[int, int] | None = None, **extra) -> dict:
+    prof = {"type": "erasure", "k": ec[0], "m": ec[1], "plugin": "jerasure", "pg_num": 32} if ec else \
+        {"type": "replicated", "size": size, "min_size": None, "pg_num": 32}
+    return {**W4M, "pool_profile": prof, **extra}
+
+
+@pytest.fixture
+def mixed(tmp_path):
+    """Issue 18: replica 3 and replica 2 runs of one write, interleaved by day; replica 2 is ~40% faster. Then an
+    EC 2+1 run, and a replica 3 run of a variant."""
+    w = fixture_measurement()
+    plan = [("d0-rep3", _profiled(3), 1.0), ("d1-rep2", _profiled(2), 1.64), ("d2-rep3", _profiled(3), 1.1),
+            ("d3-rep2", _profiled(2), 1.8), ("d4-ec21", _profiled(ec=(2, 1)), 0.7),
+            ("d5-rep3-tuned", _profiled(3, variant="tuned"), 1.2)]
+    runs = [write_run(tmp_path / name, [("rados_bench", params, repeats(w, f, n=3))],
+                      {"started_unix": T0 + i * DAY, "cluster": cluster(FSID_A, "16.2.15")})
+            for i, (name, params, f) in enumerate(plan)]
+    env = {"CEPHBENCH_HISTORY": str(tmp_path / "mixed.sqlite")}
+    assert cephbench("history", "add", *runs, env=env).returncode == 0
+    return env
+
+
+def _tables(stdout: str) -> list[list[list[str]]]:
+    """Each printed table's rows, as cells."""
+    tables: list[list[list[str]]] = []
+    for ln in stdout.splitlines():
+        if "oldest first" in ln:
+            tables.append([])
+        elif ln.startswith("│") and ln[1:].split("│")[0].strip():     # not a wrapped cell's next line
+            tables[-1].append([c.strip() for c in ln.strip("│").split("│")])
+    return tables
+
+
+def test_trend_is_one_series_per_pool_profile_and_variant(mixed):
+    res = cephbench("history", "--trend", "bw", "--test", "rados_bench phase=write", env=mixed)
+    assert res.returncode == 0, res.stderr
+    tables = _tables(res.stdout)
+    runs = [[row[1] for row in t] for t in tables]
+    assert runs == [["d0-rep3", "d2-rep3"], ["d1-rep2", "d3-rep2"], ["d4-ec21"], ["d5-rep3-tuned"]]
+    # each "vs first" against its own configuration's first run: never rep2 against rep3
+    assert [[row[6] for row in t] for t in tables][:2] == [["+0.0%", "+10.0%"], ["+0.0%", "+9.8%"]]
+    assert "configuration 2 of 4: pool profile replicated size 2 · variant none" in res.stdout
+    assert "configuration 4 of 4: pool profile replicated size 3 · variant tuned" in res.stdout
+    assert "4 configurations match 'rados_bench phase=write' (they differ in pool profile, variant)" in res.stdout
+
+
+def test_the_flags_a_mixed_trend_names_pick_one_series(mixed):
+    res = cephbench("history", "--trend", "bw", "--test", "rados_bench phase=write", env=mixed)
+    hint = next(ln for ln in res.stdout.splitlines() if "To follow one, give" in ln)
+    assert "--pool-profile 'replicated size 3'" in hint and "--variant none" in hint
+    picked = cephbench("history", "--trend", "bw", "--test", "rados_bench phase=write",
+                       "--pool-profile", "replicated size 3", "--variant", "none", env=mixed)
+    assert picked.returncode == 0 and "configurations match" not in picked.stdout
+    assert [[row[1] for row in t] for t in _tables(picked.stdout)] == [["d0-rep3", "d2-rep3"]]
+    for spelling in ("rep2", "size 2", "Replicated size 2"):
+        res = cephbench("history", "--trend", "bw", "--test", "write", "--pool-profile", spelling, env=mixed)
+        assert [[row[1] for row in t] for t in _tables(res.stdout)] == [["d1-rep2", "d3-rep2"]], spelling
+    res = cephbench("history", "--trend", "bw", "--test", "write", "--pool-profile", "ec2+1", env=mixed)
+    assert [[row[1] for row in t] for t in _tables(res.stdout)] == [["d4-ec21"]]
+
+
+def test_a_trend_never_mixes_clusters(tmp_path):
+    w = fixture_measurement()
+    runs = [write_run(tmp_path / f"c{i}", [("rados_bench", W4M, repeats(w, 1.0 + i / 10, n=3))],
+                      {"started_unix": T0 + i * DAY, "cluster": cluster(fsid, "16.2.15")})
+            for i, fsid in enumerate([FSID_A, FSID_B, FSID_A])]
+    env = {"CEPHBENCH_HISTORY": str(tmp_path / "c.sqlite")}
+    cephbench("history", "add", *runs, env=env)
+    res = cephbench("history", "--trend", "iops", "--test", "write", env=env)
+    assert [[row[1] for row in t] for t in _tables(res.stdout)] == [["c0", "c2"], ["c1"]]
+    assert f"configuration 2 of 2: cluster {FSID_B[:8]}" in res.stdout and f"--fsid {FSID_A[:8]}" in res.stdout
+    res = cephbench("history", "--trend", "iops", "--test", "write", "--cluster", FSID_B[:8], env=env)
+    assert [[row[1] for row in t] for t in _tables(res.stdout)] == [["c1"]]
+
+
+def test_ignore_lets_a_changed_duration_be_one_series(tmp_path):
+    w = fixture_measurement()
+    runs = [write_run(tmp_path / f"d{i}", [("rados_bench", {**W4M, "duration_s": d}, repeats(w, 1.0, n=3))],
+                      {"started_unix": T0 + i * DAY, "cluster": cluster(FSID_A, "16.2.15")})
+            for i, d in enumerate([5.0, 30.0])]
+    env = {"CEPHBENCH_HISTORY": str(tmp_path / "d.sqlite")}
+    cephbench("history", "add", *runs, env=env)
+    res = cephbench("history", "--trend", "iops", "--test", "write", env=env)
+    assert len(_tables(res.stdout)) == 2 and "(they differ in duration_s)" in res.stdout and "--ignore KEY" in res.stdout
+    res = cephbench("history", "--trend", "iops", "--test", "write", "--ignore", "duration_s", env=env)
+    assert [[row[1] for row in t] for t in _tables(res.stdout)] == [["d0", "d1"]]
+
+
+def test_mixed_trend_bad_inputs(mixed):
+    base = ("history", "--trend", "bw", "--test", "write")
+    err = _one_line_exit_2(cephbench(*base, "--pool-profile", "triple", env=mixed))
+    assert "--pool-profile: 'triple' is not a pool profile (use e.g. 'replicated size 3' or 'EC 2+1')" in err
+    err = _one_line_exit_2(cephbench(*base, "--ignore", "pool_profile", env=mixed))
+    assert "--ignore: a trend never mixes configurations: pool_profile cannot be ignored (pick one with " \
+           "--pool-profile)" in err
+    assert "--variant" in _one_line_exit_2(cephbench(*base, "--ignore", "variant", env=mixed))
+    assert "--pool-profile" in _one_line_exit_2(cephbench("history", "--pool-profile", "rep3", env=mixed))

@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import hashlib
+import os
 import shutil
 import subprocess
+from datetime import datetime, timezone
+from pathlib import Path
 
 import pytest
 
@@ -180,3 +183,75 @@ def test_a_broken_rados_bench_json_is_one_line(tmp_path):
     res = cli("import", f, "--out", tmp_path / "imp")
     assert res.returncode == 2 and len(res.stderr.strip().splitlines()) == 1
     assert "looks like rados bench json but" in res.stderr and not (tmp_path / "imp").exists()
+
+
+# ---- when an imported result was measured --------------------------------------------------------
+
+def _utc(text: str) -> float:
+    return datetime.fromisoformat(text).replace(tzinfo=timezone.utc).timestamp()
+
+
+@pytest.mark.parametrize("name, measured", [
+    # rados bench's first dated line, 20 s into the run
+    ("rados_bench/ceph16.2.15_write_64K_22s_dated.txt", _utc("2026-11-23T07:24:49.097810")),
+    ("fio/fio3.33_ceph16.2.15_rados_write_4M_qd16.json", 1795238960.0),           # fio's "timestamp"
+    ("iperf3/iperf3.12_loopback_1stream.json", 1795239101.0),                     # start.timestamp.timesecs
+    ("loadgen/loadgen0.1_rgw16.2.15_s3_put_4K_t8.json", 1795389976.476867752),    # start_unix_ns
+    ("rbd_bench/ceph16.2.15_write_rand_4K_sigint.txt", _utc("2026-11-21T05:31:53.711")),  # a Ceph log line
+])
+def test_the_date_in_the_output_is_when_it_was_measured(tmp_path, name, measured):
+    src = tmp_path / Path(name).name
+    shutil.copyfile(FIXTURES / name, src)
+    os.utime(src, (T_FILE, T_FILE))                  # a copy's file time says nothing: the content wins
+    p = read_file(src)
+    assert (p.date_from, p.measured_unix) == ("content", pytest.approx(measured, abs=0.001))
+    assert p.notes == []
+
+
+T_FILE = _utc("2013-05-02T10:00:00")
+
+
+def test_no_date_in_the_output_is_the_file_time_said_so_and_date_wins(tmp_path):
+    src = tmp_path / "old-write.txt"
+    shutil.copyfile(OLD_W, src)
+    os.utime(src, (T_FILE, T_FILE))
+    p = read_file(src)
+    assert (p.date_from, p.measured_unix) == ("file time", T_FILE)
+    assert p.notes == ["no date in the output: dated by the file's modification time"]
+    rd, results = import_files([src], tmp_path / "run", {})
+    assert rd.meta()["started_unix"] == T_FILE and results[0].started_unix == T_FILE
+    assert rd.meta()["sources"][0]["date_from"] == "file time"
+    rd, results = import_files([src], tmp_path / "dated", {}, date=_utc("2012-07-01T12:00:00"))
+    assert rd.meta()["started_unix"] == _utc("2012-07-01T12:00:00") and results[0].notes[1:] == []
+    assert rd.meta()["sources"][0]["date_from"] == "--date"
+
+
+def test_history_orders_imports_by_when_they_were_measured(tmp_path):
+    """Imported today, measured in 2012 and 2026: the 2012 one comes first, whatever the order of the imports."""
+    env = {"CEPHBENCH_HISTORY": str(tmp_path / "h.sqlite")}
+    new = tmp_path / "new.txt"
+    shutil.copyfile(FIXTURES / "rados_bench/ceph16.2.15_write_64K_22s_dated.txt", new)
+    res = cephbench("import", new, "--out", tmp_path / "i-new", env=env)
+    assert res.returncode == 0, res.stderr
+    assert "measured 2026-11-23 07:24 UTC, from the output" in res.stdout
+    res = cephbench("import", OLD_W, "--out", tmp_path / "i-old", "--date", "2012-07-01", env=env)
+    assert res.returncode == 0 and "measured 2012-07-01 00:00 UTC, from --date" in res.stdout
+    res = cephbench("history", env=env)
+    rows = [ln for ln in res.stdout.splitlines() if "i-old" in ln or "i-new" in ln]
+    assert ["i-old" in rows[0], "i-new" in rows[1]] == [True, True], res.stdout
+    assert rows[0].startswith("│ 2012-07-01 00:00") and rows[1].startswith("│ 2026-11-23 07:24")
+    res = cephbench("history", "--trend", "bw", "--test", "write", "--ignore", "concurrency", env=env)
+    assert res.returncode == 0
+
+
+@pytest.mark.parametrize("date, expected", [
+    ("yesterday", "--date: 'yesterday' is not a date (use YYYY-MM-DD or YYYY-MM-DDTHH:MM[:SS], UTC unless an "
+                  "offset such as +02:00 follows)"),
+    ("2012-13-01", "--date: '2012-13-01' is not a date"),
+    ("2999-01-01", "--date: '2999-01-01' is in the future (give the date the files were measured)"),
+])
+def test_a_bad_date_is_one_line(tmp_path, date, expected):
+    res = cephbench("import", OLD_W, "--out", tmp_path / "x", "--date", date,
+                    env={"CEPHBENCH_HISTORY": str(tmp_path / "h.sqlite")})
+    assert res.returncode == 2 and len(res.stderr.strip().splitlines()) == 1 and expected in res.stderr
+    assert not (tmp_path / "x").exists()

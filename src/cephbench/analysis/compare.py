@@ -2,15 +2,19 @@
 
 The first run is the reference (A); every later run (B, C, ...) is compared with it. Two tests match when
 `Test.match_key()` is equal (driver and every parameter, never the id), or, with `match_on`/`ignore`, when the
-chosen parameters are. The repeats of one configuration (`repeat: N`) are the samples of that test: the delta is
-between their means, its significance a Mann-Whitney U test on them (analysis/stats.py), and the summary per
-metric is the geometric mean of the B/A ratios over the matched tests, as in the Argonaut-vs-Bobtail study.
+chosen parameters are. The repeats of one configuration (`repeat: N`) are the samples of that test: each side is
+shown as its median, min-max and n, the delta is between the medians (the statistic a rank test is about, and
+one slow repeat does not move it), its significance a Mann-Whitney U test on the samples (analysis/stats.py),
+and the summary per metric is the geometric mean of the B/A ratios over the matched tests, as in the
+Argonaut-vs-Bobtail study. A way to match more tests is only offered once it has been tried (`Suggestion`).
 """
 
 from __future__ import annotations
 
 import json
 import re
+import shlex
+import statistics
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -54,11 +58,11 @@ def test_label(test: Test) -> str:
 
 
 def match_key(test: Test, match_on: Sequence[str] = (), ignore: Sequence[str] = ()) -> str:
-    """Test.match_key(), or the same over only the `match_on` parameters / without the `ignore`d ones."""
+    """Test.match_key(), or the same over only the `match_on` parameters, less the `ignore`d ones."""
     if not match_on and not ignore:
         return test.match_key()
     if match_on:
-        params = {k: test.params.get(k) for k in match_on}
+        params = {k: test.params.get(k) for k in match_on if k not in ignore}
     else:
         params = {k: v for k, v in test.params.items() if k not in ignore}
     return json.dumps({"kind": test.kind, "params": params}, sort_keys=True, default=str)
@@ -109,22 +113,48 @@ def samples_by_key(results: Iterable[Result], match_on: Sequence[str] = (),
     return {k: Samples(test_label(rs[0].test), rs[0].test, tuple(rs)) for k, rs in grouped.items()}
 
 
-def check_grouping(run: LoadedRun, match_on: Sequence[str], ignore: Sequence[str]) -> None:
-    """UserError when --match-on/--ignore would pool different configurations of one run as repeats of one test."""
+def pooled(run: LoadedRun, match_on: Sequence[str], ignore: Sequence[str]) -> tuple[Test, Test, list[str]] | None:
+    """Two different configurations of one run that `match_on`/`ignore` would make one test, and the parameters
+    they differ in; None when the choice keeps every configuration of the run apart."""
     if not match_on and not ignore:
-        return
+        return None
     seen: dict[str, Test] = {}
     for r in run.results:
         if r.status != "ok" or r.measurement is None:
             continue
         t = seen.setdefault(match_key(r.test, match_on, ignore), r.test)
         if t.match_key() != r.test.match_key():
-            apart = sorted(k for k in set(t.params) | set(r.test.params) if t.params.get(k) != r.test.params.get(k))
-            option = "--match-on" if match_on else "--ignore"
-            raise UserError(f"{option} makes {test_label(t)} and {test_label(r.test)} of {run.path} one test "
-                            f"(they differ in {', '.join(apart)})",
-                            f"keep {', '.join(apart)} in the match" if match_on
-                            else f"do not ignore {', '.join(k for k in apart if k in ignore)}", where=option)
+            return t, r.test, sorted(k for k in set(t.params) | set(r.test.params)
+                                     if t.params.get(k) != r.test.params.get(k))
+    return None
+
+
+def check_grouping(run: LoadedRun, match_on: Sequence[str], ignore: Sequence[str]) -> None:
+    """UserError when --match-on/--ignore would pool different configurations of one run as repeats of one test."""
+    found = pooled(run, match_on, ignore)
+    if found is None:
+        return
+    t, other, apart = found
+    ignored = [k for k in apart if k in ignore]
+    left_out = [k for k in apart if match_on and k not in match_on]
+    option = "--ignore" if ignored else "--match-on"
+    fixes = ([f"keep {', '.join(left_out)} in the match"] if left_out else []) + (
+        [f"do not ignore {', '.join(ignored)}"] if ignored else [])
+    raise UserError(f"{option} makes {test_label(t)} and {test_label(other)} of {run.path} one test "
+                    f"(they differ in {', '.join(apart)})", " and ".join(fixes), where=option)
+
+
+@dataclass(frozen=True)
+class Side:
+    """One run's repeats of one test and metric, as compare shows them: median, min-max, n."""
+    median: float
+    low: float
+    high: float
+    n: int
+
+    @classmethod
+    def of(cls, values: Sequence[float]) -> "Side":
+        return cls(statistics.median(values), min(values), max(values), len(values))
 
 
 @dataclass(frozen=True)
@@ -135,16 +165,18 @@ class MetricDelta:
     sig: stats.Significance
 
     @property
-    def mean_a(self) -> float:
-        return stats.mean(self.a)
+    def side_a(self) -> "Side":
+        return Side.of(self.a)
 
     @property
-    def mean_b(self) -> float:
-        return stats.mean(self.b)
+    def side_b(self) -> "Side":
+        return Side.of(self.b)
 
     @property
     def ratio(self) -> float | None:
-        return self.mean_b / self.mean_a if self.mean_a > 0 else None
+        """B's median over A's."""
+        a = self.side_a.median
+        return self.side_b.median / a if a > 0 else None
 
     @property
     def delta_pct(self) -> float | None:
@@ -176,6 +208,7 @@ class PairComparison:
     only_a: list[str] = field(default_factory=list)
     only_b: list[str] = field(default_factory=list)
     differs: list[str] = field(default_factory=list)   # parameters that keep tests of A and B apart, most first
+    suggestion: "Suggestion | None" = None              # options that match more of them, tried on every run
 
     def geomean(self) -> dict[str, float]:
         """Per metric, the geometric mean of B/A over the matched tests that have it."""
@@ -233,6 +266,58 @@ def near_misses(rest_a: Sequence[Samples], rest_b: Sequence[Samples], match_on: 
     return [k for k, _ in counts.most_common()]
 
 
+@dataclass(frozen=True)
+class Suggestion:
+    """Options for `compare` that match more tests of a pair than the ones given, already tried: they pool no two
+    configurations of any of the runs, and the pair has more tests in common with them."""
+    runs: tuple[Path, ...]
+    match_on: tuple[str, ...]
+    ignore: tuple[str, ...]
+    stops_matching: tuple[str, ...]     # the parameters it leaves out of the match
+    matched: int                        # tests in common with it
+
+    def options(self) -> list[str]:
+        out = ["--match-on", ",".join(self.match_on)] if self.match_on else []
+        for k in self.ignore:
+            out += ["--ignore", k]
+        return out
+
+    def argv(self) -> list[str]:
+        """The whole command, as a list (the first word is the program): runs, then the matching options."""
+        return ["cephbench", "compare", *(str(p) for p in self.runs), *self.options()]
+
+    def command(self) -> str:
+        return shlex.join(self.argv())
+
+
+def suggest(runs: Sequence[LoadedRun], pair: PairComparison, match_on: Sequence[str] = (),
+            ignore: Sequence[str] = ()) -> Suggestion | None:
+    """Leave the parameters that keep the pair's tests apart out of the match, as many as can be: a parameter that
+    would make two configurations of one run one test stays (compare would refuse it). None when nothing helps."""
+    candidates = list(pair.differs)
+    while candidates:
+        if match_on:
+            new_match = [k for k in match_on if k not in candidates]
+            if not new_match:               # "--match-on" with nothing left would mean every parameter again
+                return None
+            new_ignore = list(ignore)
+        else:
+            new_match, new_ignore = [], [*ignore, *(k for k in candidates if k not in ignore)]
+        blocked = next((found for run in runs if (found := pooled(run, new_match, new_ignore))), None)
+        if blocked is not None:
+            keep = [k for k in blocked[2] if k in candidates]
+            if not keep:
+                return None
+            candidates = [k for k in candidates if k not in keep]
+            continue
+        trial = compare_pair(pair.a, pair.b, new_match, new_ignore)
+        if len(trial.tests) <= len(pair.tests):
+            return None
+        return Suggestion(tuple(r.path for r in runs), tuple(new_match), tuple(new_ignore), tuple(candidates),
+                          len(trial.tests))
+    return None
+
+
 def compare_runs(runs: Sequence[LoadedRun], match_on: Sequence[str] = (), ignore: Sequence[str] = (),
                  alpha: float = stats.ALPHA) -> list[PairComparison]:
     """The first run against each of the others. UserError when a pair has no test in common."""
@@ -243,12 +328,16 @@ def compare_runs(runs: Sequence[LoadedRun], match_on: Sequence[str] = (), ignore
     pairs = []
     for b in runs[1:]:
         pair = compare_pair(runs[0], b, match_on, ignore, alpha)
+        pair.suggestion = suggest(runs, pair, match_on, ignore) if pair.differs else None
         if not pair.tests:
-            hint = ("tests match on kind and every parameter; choose the parameters with --match-on "
-                    "(e.g. --match-on phase,object_size,concurrency) or leave some out with --ignore")
-            if pair.differs:
-                hint = (f"their tests differ in {', '.join(pair.differs)}; to compare them anyway: "
-                        + " ".join(f"--ignore {k}" for k in pair.differs))
+            hint = ("tests match on kind and every parameter; choose the parameters with --match-on KEYS or "
+                    "leave some out with --ignore KEY (see 'cephbench compare --help')")
+            if pair.suggestion:
+                hint = (f"their tests differ in {', '.join(pair.suggestion.stops_matching)}; to compare them "
+                        f"anyway: {pair.suggestion.command()}")
+            elif pair.differs:
+                hint = (f"their tests differ in {', '.join(pair.differs)}, and leaving that out of the match would "
+                        f"make different tests of one run one test")
             raise UserError(f"{runs[0].path} and {b.path} have no tests in common "
                             f"({len(pair.only_a)} and {len(pair.only_b)} tests with results)", hint)
         pairs.append(pair)

@@ -204,8 +204,14 @@ def watch_targets(metadata: Any) -> dict[str, tuple[list[WantedDevice], list[Wan
     return out
 
 
-def file_backed(metadata: Any) -> list[tuple[str, int]]:
-    """(host, osd) of OSDs with no block device of their own (a BlueStore file, as the one-host lab's)."""
-    return [(str(m["hostname"]), m["id"]) for m in metadata if isinstance(metadata, list)
-            for _ in [0] if isinstance(m, dict) and isinstance(m.get("id"), int) and m.get("hostname")
-            and not _names(m.get("devices"))]
+def file_backed(metadata: Any) -> list[tuple[str, int, str | None]]:
+    """(host, osd, the disk its file is on or None) of OSDs whose store is a file (BlueStore's access mode
+    "file", as the one-host lab's) or that name no device at all: their device's figures are the whole disk's."""
+    out = []
+    for m in metadata if isinstance(metadata, list) else []:
+        if not isinstance(m, dict) or not isinstance(m.get("id"), int) or not m.get("hostname"):
+            continue
+        devices = _names(m.get("bluestore_bdev_devices") or m.get("devices"))
+        if m.get("bluestore_bdev_access_mode") == "file" or not devices:
+            out.append((str(m["hostname"]), m["id"], devices[0] if devices else None))
+    return out

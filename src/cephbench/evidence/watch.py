@@ -96,6 +96,7 @@ def collect(watchers: list[Watcher], metadata: Any) -> Watched:
         out.links += links
         out.notes += notes
     watched = {w.plan.host.name for w in watchers}
-    out.notes += [f"osd.{osd} on {host}: file-backed, no block device of its own to read in /proc/diskstats"
-                  for host, osd in file_backed(metadata) if host in watched]
+    out.notes += [f"osd.{osd} on {host}: a file on {disk}, whose figures include the disk's other I/O" if disk
+                  else f"osd.{osd} on {host}: no block device named, so none was read in /proc/diskstats"
+                  for host, osd, disk in file_backed(metadata) if host in watched]
     return out

@@ -7,7 +7,8 @@ naming every host's address with that key (so StrictHostKeyChecking stays on), a
 listens on the host's public address only.
 
 Each session gets the host's environment through `SetEnv`: CEPH_CONF (so `ceph`, `rados` and fio find the lab),
-CEPHBENCH_CPUACCT, the host's cpuacct cgroup, which is what "this host's CPU" means when hosts share a machine, and
+CEPHBENCH_CPUACCT, the host's cpuacct cgroup, which is what "this host's CPU" means when hosts share a machine,
+CEPHBENCH_LINK_SPEEDS, the rates its links are shaped to (a veth tells sysfs nothing of tc), and
 a PATH whose first directory is the host's own (`<lab>/hosts/<host>/bin`, empty at start): the hosts share this
 machine's files, so a tool put there (a `date` 5 s off, a `fio` without the rbd engine) is seen on that host alone.
 """

@@ -12,12 +12,13 @@ from typing import Sequence
 from rich.console import Console
 from rich.table import Table
 
-from ..analysis.compare import METRICS, Metric, MetricDelta, PairComparison
+from ..analysis.compare import METRICS, Metric, MetricDelta, PairComparison, Side
 from ..analysis.stats import ALPHA, repeats_needed
 from . import svg
 from .format import iops, mib_s, ms
 
 MAX_CHART_TESTS = 40      # beyond this a bar chart is unreadable: the largest changes are shown
+SPREAD_MIN_N = 3          # below this many repeats a min–max is marked as the one or two values it is
 
 
 def letter(i: int) -> str:
@@ -39,31 +40,65 @@ def delta_text(d: MetricDelta) -> str:
     return "+0.0%" if abs(d.delta_pct) < 0.05 else f"{d.delta_pct:+.1f}%"   # never "-0.0%"
 
 
+def spread_text(metric: Metric, side: Side) -> str:
+    """min–max of one side's repeats; fewer than SPREAD_MIN_N repeats are said to be so few."""
+    if side.n == 1:
+        return "one run"
+    text = f"{value(metric, side.low)}–{value(metric, side.high)}"
+    return f"{text} (n={side.n})" if side.n < SPREAD_MIN_N else text
+
+
 def _n(d: MetricDelta) -> str:
     return f"{d.sig.n_a}/{d.sig.n_b}"
 
 
+def _few(pairs: Sequence[PairComparison]) -> bool:
+    return any(d.sig.n_a < SPREAD_MIN_N or d.sig.n_b < SPREAD_MIN_N for p in pairs for t in p.tests for d in t.metrics)
+
+
+def run_names(pairs: Sequence[PairComparison]) -> list[tuple[str, str]]:
+    return [("A", str(pairs[0].a.path)), *((letter(i), str(p.b.path)) for i, p in enumerate(pairs))]
+
+
+def explain(pairs: Sequence[PairComparison]) -> list[str]:
+    """What the columns mean; the repeats' caveats only where they apply."""
+    too_few = any(p.too_few() for p in pairs)
+    lines = [f"Each side is the median of its repeats and their min–max (n = repeats of A/B); Δ% is B's median "
+             f"against A's. Significance: two-sided Mann-Whitney U on the repeats, α = {ALPHA:g}; ~ = not "
+             f"significant" + (", or too few repeats to tell (see below)." if too_few else ".")]
+    if _few(pairs):
+        lines.append(f"A min–max of fewer than {SPREAD_MIN_N} repeats is marked (n=2), or 'one run': one or two "
+                     f"values say little about the spread.")
+    return lines
+
+
+def pair_notes(pair: PairComparison, b: str) -> list[tuple[str, str]]:
+    """What one pair leaves out or cannot tell, and the command that matches more of its tests: (text, command)
+    pairs, the command empty when there is none (HTML shows it as code)."""
+    lines = []
+    few = pair.too_few()
+    if few:
+        lines.append((f"{few} of {len(pair.tests)} matched tests have too few repeats for the test to reach "
+                      f"α = {ALPHA:g} at all ({repeats_needed()} per side are enough): their ~ means 'cannot "
+                      f"tell', not 'no change'. Give the suite's workloads repeat: {repeats_needed()} or more.", ""))
+    if pair.only_a:
+        lines.append((f"only in A: {', '.join(pair.only_a)}", ""))
+    if pair.only_b:
+        lines.append((f"only in {b}: {', '.join(pair.only_b)}", ""))
+    if pair.suggestion:
+        lines.append((f"tests left unmatched differ in {', '.join(pair.suggestion.stops_matching)}; to compare "
+                      f"them anyway:", pair.suggestion.command()))
+    elif pair.differs:
+        lines.append((f"tests left unmatched differ in {', '.join(pair.differs)}; leaving that out of the match "
+                      f"would make different tests of one run one test", ""))
+    return lines
+
+
 def legend(pairs: Sequence[PairComparison]) -> list[str]:
-    """The lines under every output: which run is which, what `~` means, what is missing."""
-    lines = [f"A = {pairs[0].a.path}"]
+    """The lines under the text and Markdown outputs: which run is which, what the columns mean, what is missing."""
+    lines = [f"{name} = {path}" for name, path in run_names(pairs)] + explain(pairs)
     for i, p in enumerate(pairs):
-        lines.append(f"{letter(i)} = {p.b.path}")
-    lines.append(f"Δ% is the mean of B's repeats against the mean of A's; significance: two-sided Mann-Whitney U on "
-                 f"the repeats, α = {ALPHA:g}. `~` = not significant, or too few repeats to tell "
-                 f"(needs ≥{repeats_needed()} repeats per side; n = repeats of A/B).")
-    for i, p in enumerate(pairs):
-        b = letter(i)
-        few = p.too_few()
-        if few:
-            lines.append(f"A vs {b}: {few} of {len(p.tests)} matched tests have too few repeats to be significant "
-                         f"(needs ≥{repeats_needed()} per side): their `~` means 'cannot tell', not 'no change'.")
-        if p.only_a:
-            lines.append(f"A vs {b}: only in A: {', '.join(p.only_a)}")
-        if p.only_b:
-            lines.append(f"A vs {b}: only in {b}: {', '.join(p.only_b)}")
-        if p.differs:
-            lines.append(f"A vs {b}: tests left unmatched differ in {', '.join(p.differs)}; to compare them anyway: "
-                         + " ".join(f"--ignore {k}" for k in p.differs))
+        lines += [f"A vs {letter(i)}: {text} {command}".rstrip() for text, command in pair_notes(p, letter(i))]
     return lines
 
 
@@ -73,32 +108,46 @@ def _geomean_text(pair: PairComparison) -> str:
     return "; ".join(f"{names[k]} ×{v:.3f} ({(v - 1) * 100:+.1f}%)" for k, v in g.items())
 
 
+def _rows(pair: PairComparison) -> list[dict[str, str | bool]]:
+    """One row per matched test and metric, as every format shows it."""
+    rows: list[dict[str, str | bool]] = []
+    for td in pair.tests:
+        for i, d in enumerate(td.metrics):
+            w = d.worse_pct or 0
+            cls = ("worse" if w > 0 else "better" if w < 0 else "") if d.sig.significant else ""
+            sa, sb = d.side_a, d.side_b
+            rows.append({"test": td.label, "first": i == 0, "last": i == len(td.metrics) - 1,
+                         "metric": d.metric.label, "a": value(d.metric, sa.median),
+                         "a_spread": spread_text(d.metric, sa), "b": value(d.metric, sb.median),
+                         "b_spread": spread_text(d.metric, sb), "delta": delta_text(d), "sig": d.sig.text(),
+                         "n": _n(d), "cls": cls})
+    return rows
+
+
 # ---- terminal ------------------------------------------------------------------------------
 
 def pair_table(pair: PairComparison, b_name: str = "B") -> Table:
     t = Table(title=f"A vs {b_name}: {pair.a.name} → {pair.b.name}", title_justify="left", header_style="bold")
-    for col, justify in (("test", "left"), ("metric", "left"), ("A", "right"), (b_name, "right"),
-                         ("Δ%", "right"), ("sig", "left"), ("n", "right")):
+    for col, justify in (("test", "left"), ("metric", "left"), ("A median", "right"), ("A min–max", "left"),
+                         (f"{b_name} median", "right"), (f"{b_name} min–max", "left"), ("Δ%", "right"),
+                         ("sig", "left"), (f"n A/{b_name}", "right")):
         t.add_column(col, justify=justify, overflow="fold")
-    for td in pair.tests:
-        for i, d in enumerate(td.metrics):
-            worse = d.sig.significant and (d.worse_pct or 0) > 0
-            better = d.sig.significant and (d.worse_pct or 0) < 0
-            style = "red" if worse else "green" if better else ""
-            t.add_row(td.label if i == 0 else "", d.metric.label, value(d.metric, d.mean_a),
-                      value(d.metric, d.mean_b), delta_text(d), d.sig.text(), _n(d), style=style,
-                      end_section=i == len(td.metrics) - 1)
+    for r in _rows(pair):
+        t.add_row(str(r["test"]) if r["first"] else "", str(r["metric"]), str(r["a"]), str(r["a_spread"]),
+                  str(r["b"]), str(r["b_spread"]), str(r["delta"]), str(r["sig"]), str(r["n"]),
+                  style={"worse": "red", "better": "green"}.get(str(r["cls"]), ""), end_section=bool(r["last"]))
     return t
 
 
 def print_text(console: Console, pairs: Sequence[PairComparison]) -> None:
+    # the lines are never wrapped: a suggested command must paste as one line
     for i, pair in enumerate(pairs):
         b = letter(i)
         console.print(pair_table(pair, b))
         console.print(f"geometric mean of {b}/A over {len(pair.tests)} matched tests: {_geomean_text(pair)}",
-                      markup=False, highlight=False)
+                      markup=False, highlight=False, soft_wrap=True)
     for line in legend(pairs):
-        console.print(line, markup=False, highlight=False)
+        console.print(line, markup=False, highlight=False, soft_wrap=True)
 
 
 def render_text(pairs: Sequence[PairComparison], width: int = 160) -> str:
@@ -119,11 +168,11 @@ def render_markdown(pairs: Sequence[PairComparison], charts: Sequence[str | None
     for i, pair in enumerate(pairs):
         b = letter(i)
         out += [f"## A vs {b}: {_md(pair.a.name)} → {_md(pair.b.name)}", "",
-                f"| test | metric | A | {b} | Δ% | sig | n |", "|---|---|--:|--:|--:|---|--:|"]
-        for td in pair.tests:
-            for d in td.metrics:
-                out.append(f"| {_md(td.label)} | {d.metric.label} | {value(d.metric, d.mean_a)} | "
-                           f"{value(d.metric, d.mean_b)} | {delta_text(d)} | {d.sig.text()} | {_n(d)} |")
+                f"| test | metric | A median | A min–max | {b} median | {b} min–max | Δ% | sig | n A/{b} |",
+                "|---|---|--:|---|--:|---|--:|---|--:|"]
+        for r in _rows(pair):
+            out.append(f"| {_md(str(r['test']))} | {r['metric']} | {r['a']} | {r['a_spread']} | {r['b']} | "
+                       f"{r['b_spread']} | {r['delta']} | {r['sig']} | {r['n']} |")
         out += ["", f"Geometric mean of {b}/A over {len(pair.tests)} matched tests: {_md(_geomean_text(pair))}", ""]
         if i < len(charts) and charts[i]:
             out += [f"![percent change, A vs {b}]({charts[i]})", ""]
@@ -152,48 +201,22 @@ def pct_change_svg(pair: PairComparison, b_name: str = "B") -> str | None:
                           f"{pair.b.name} against {pair.a.name}", unit="%")
 
 
-_HTML = """<!DOCTYPE html>
-<html lang="en"><head><meta charset="utf-8"><title>cephbench compare</title>
-<style>
-body { font-family: system-ui, sans-serif; margin: 2em; color: #222; }
-table { border-collapse: collapse; margin: 1em 0; }
-th, td { border: 1px solid #ccc; padding: 0.25em 0.6em; font-size: 0.9em; }
-td.num { text-align: right; font-variant-numeric: tabular-nums; }
-tr.worse td { background: #fde8e8; } tr.better td { background: #e8f6e8; }
-.legend { color: #555; font-size: 0.9em; }
-</style></head><body>
-<h1>cephbench compare</h1>
-{% for p in pairs %}
-<h2>A vs {{ p.b_name }}: {{ p.a }} → {{ p.b }}</h2>
-<table><thead><tr><th>test</th><th>metric</th><th>A</th><th>{{ p.b_name }}</th><th>Δ%</th><th>sig</th><th>n</th></tr></thead>
-<tbody>{% for r in p.rows %}
-<tr class="{{ r.cls }}"><td>{{ r.test }}</td><td>{{ r.metric }}</td><td class="num">{{ r.a }}</td>
-<td class="num">{{ r.b }}</td><td class="num">{{ r.delta }}</td><td>{{ r.sig }}</td><td class="num">{{ r.n }}</td></tr>
-{% endfor %}</tbody></table>
-<p>Geometric mean of {{ p.b_name }}/A over {{ p.count }} matched tests: {{ p.geomean }}</p>
-{% if p.svg %}<figure>{{ p.svg | safe }}</figure>{% endif %}
-{% endfor %}
-<ul class="legend">{% for line in legend %}<li>{{ line }}</li>{% endfor %}</ul>
-</body></html>
-"""
-
-
 def render_html(pairs: Sequence[PairComparison]) -> str:
-    from jinja2 import Environment
+    """One self-contained page in the report's style (templates/style.css.j2, shared with report.html)."""
+    from datetime import datetime, timezone
 
-    env = Environment(autoescape=True)
+    from jinja2 import Environment, PackageLoader, select_autoescape
+
+    env = Environment(loader=PackageLoader("cephbench.report", "templates"),
+                      autoescape=select_autoescape(default=True, default_for_string=True))
     data = []
     for i, pair in enumerate(pairs):
         b = letter(i)
-        rows = []
-        for td in pair.tests:
-            for d in td.metrics:
-                w = d.worse_pct or 0
-                cls = ("worse" if w > 0 else "better" if w < 0 else "") if d.sig.significant else ""
-                rows.append({"test": td.label, "metric": d.metric.label, "a": value(d.metric, d.mean_a),
-                             "b": value(d.metric, d.mean_b), "delta": delta_text(d), "sig": d.sig.text(),
-                             "n": _n(d), "cls": cls})
         # svg.py escapes every text it writes (test names and run names come from the run)
-        data.append({"b_name": b, "a": pair.a.name, "b": pair.b.name, "rows": rows, "count": len(pair.tests),
-                     "geomean": _geomean_text(pair), "svg": pct_change_svg(pair, b)})
-    return env.from_string(_HTML).render(pairs=data, legend=legend(pairs))
+        data.append({"b_name": b, "a": pair.a.name, "b": pair.b.name, "rows": _rows(pair), "count": len(pair.tests),
+                     "geomean": _geomean_text(pair), "notes": pair_notes(pair, b), "svg": pct_change_svg(pair, b)})
+    return env.get_template("compare.html.j2").render(
+        pairs=data, runs=[p["a"] for p in data[:1]] + [p["b"] for p in data],
+        legend={"runs": run_names(pairs), "lines": explain(pairs)},
+        chart_count=sum(1 for p in data if p["svg"]),
+        generated=datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"))
