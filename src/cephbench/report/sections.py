@@ -14,10 +14,14 @@ from ..kinds import KINDS, LEVEL_ORDER as KIND_LEVELS, level_of
 from ..results import CorruptLine, Result, RunDir
 from ..units import format_size
 from .clients import clients_of, spread_line
-from .format import host_cpu, iops, mib_s, ms, pct, result_mib_s, seconds, span
+from .format import host_cpu, iops, mib_s, ms, pct, result_figures, result_mib_s, seconds, span
+from .gap import Facts, Gap, gap_of
 from .verdict import VerdictLine, slow_osds, verdict
 
 LEVEL_ORDER = [*KIND_LEVELS, "Other"]      # "Other": results of a kind this cephbench does not know (a newer run)
+
+
+KEY_HEADERS = ["test", "measured", "efficiency", "bottleneck", "status"]
 
 
 @dataclass
@@ -26,6 +30,9 @@ class Table:
     headers: list[str]
     rows: list[list[str]]
     notes: list[str] = field(default_factory=list)
+    # the key columns (KEY_HEADERS), one row per result: report.html shows them always and folds `rows` away;
+    # empty for a narrow table, which is shown whole
+    key: list[list[str]] = field(default_factory=list)
 
 
 @dataclass
@@ -48,6 +55,8 @@ class ReportData:
     sections: list[Section]
     corrupt: list[CorruptLine]
     counts: dict[str, int]
+    gaps: dict[str, Gap] = field(default_factory=dict)    # test id -> its gap chart (verdict lines, OSD bench)
+    osd_verdicts: list[tuple[Result, Gap]] = field(default_factory=list)   # OSD bench: the median OSD's gap
 
 
 def _p(r: Result, key: str, fmt: Callable[[Any], str] = str) -> str:
@@ -71,6 +80,11 @@ def _analysis(r: Result) -> list[str]:
 
 def _status(r: Result) -> str:
     return r.status + (" !" if r.warnings else "") + (" *" if r.notes else "")
+
+
+def _key_rows(rs: list[Result]) -> list[list[str]]:
+    """test, measured, efficiency, bottleneck, status: what a reader looks for first."""
+    return [[r.test.id, result_figures(r) or "-", *_analysis(r)[:2], _status(r)] for r in rs]
 
 
 def _rados_table(title: str, rs: list[Result]) -> Table:
@@ -216,6 +230,8 @@ def level_tables(rs: list[Result]) -> list[Table]:
             tables.append(_rados_table(title, g))
         else:
             tables.append(_fio_like_table(title, g))
+        if layout in ("rgw", "rados", "fio"):
+            tables[-1].key = _key_rows(g)
     if baselines:
         tables.insert(0, _baseline_table(sorted(baselines, key=lambda r: r.test.index)))
     return tables
@@ -293,8 +309,29 @@ def build(rundir: RunDir) -> ReportData:
     sections = [Section(level, level_tables(by_level[level]) + client_tables(by_level[level]), by_level[level])
                 for level in LEVEL_ORDER if level in by_level]
     counts = {s: sum(1 for r in results if r.status == s) for s in ("ok", "failed", "skipped")}
+    lines = verdict(results)
+    gaps, osd_verdicts = _gaps(meta, results, lines)
     return ReportData(
         title=f"cephbench report: {meta.get('suite_name', rundir.path.name)}",
         run_path=str(rundir.path), generated=datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC"),
-        verdict=verdict(results), slow_osds=slow_osds(results), environment=env, config=config, pools=pools,
-        sections=sections, corrupt=corrupt, counts=counts)
+        verdict=lines, slow_osds=slow_osds(results), environment=env, config=config, pools=pools,
+        sections=sections, corrupt=corrupt, counts=counts, gaps=gaps, osd_verdicts=osd_verdicts)
+
+
+def _gaps(meta: dict[str, Any], results: list[Result], lines: list[VerdictLine]
+          ) -> tuple[dict[str, Gap], list[tuple[Result, Gap]]]:
+    """The gap chart of each verdict line's result, and of each OSD bench (its median OSD)."""
+    facts = Facts(meta, results)
+    by_id = {r.test.id: r for r in results}
+    gaps = {}
+    for v in lines:
+        r = by_id.get(v.test_id)
+        g = gap_of(r, v.title(), facts) if r is not None else None
+        if g is not None:
+            gaps[v.test_id] = g
+    osd = []
+    for r in results:
+        if level_of(r.test.kind) == "OSD" and (g := gap_of(r, "OSD write (median OSD)", facts)) is not None:
+            gaps[r.test.id] = g
+            osd.append((r, g))
+    return gaps, osd

@@ -255,6 +255,18 @@ def _legend(c: Canvas, x: float, y: float, items: Sequence[LegendItem]) -> None:
         c.text(x + 24, cy + LEGEND_PX * 0.35, cut, px=LEGEND_PX, tooltip=it.label if cut != it.label else "")
 
 
+def _legend_row(c: Canvas, x: float, y: float, items: Sequence[LegendItem]) -> float:
+    """The legend as one row of entries from (x, y); returns the y below it."""
+    for it in items:
+        if it.shape == "box":
+            c.rect(x, y - 5, 18, 10, fill=it.color, opacity=it.opacity)
+        else:
+            c.line(x, y, x + 18, y, it.color, 1.5, dash=it.dash)
+        c.text(x + 24, y + LEGEND_PX * 0.35, it.label, px=LEGEND_PX)
+        x += 24 + text_width(it.label, LEGEND_PX) + 14
+    return y + LEGEND_PX
+
+
 def _legend_height(n: int) -> float:
     return n * (LEGEND_PX + 4) + 6
 
@@ -325,21 +337,33 @@ def thin(points: Sequence[tuple[float, float]], buckets: int) -> list[tuple[floa
     return out
 
 
+@dataclass(frozen=True)
+class Band:
+    """A stretch of the x axis shaded on every panel (seconds a tool measured only in part: not drawn)."""
+    x0: float
+    x1: float
+    label: str
+
+
+BAND_FILL = "#9aa5b1"
+BAND_OPACITY = 0.25
+
+
 def line_chart(panels: Sequence[Panel], x: XAxis, legend: Sequence[LegendItem], label: str,
-               panel_height: float | None = None) -> str:
-    """Panels stacked over one x axis; the legend to the right of the top panel."""
+               panel_height: float | None = None, width: float = WIDTH, bands: Sequence[Band] = ()) -> str:
+    """Panels stacked over one x axis; the legend to the right of the top panel; `bands` shaded on every panel."""
     ys = [(p, *p.limits()) for p in panels]
     tick_w = max((text_width(t, TICK_PX) for _, _, _, ticks in ys for _, t in ticks), default=0)
     left = 8 + max(_label_band(p.ylabel) for p in panels) + tick_w + 8
     legend_w = _legend_width(legend)
     right = 16 + (legend_w + 10 if legend else 0)
-    plot_w = WIDTH - left - right
+    plot_w = width - left - right
     gap, top = 10.0, 10.0
     each = panel_height or (200.0 if len(panels) == 1 else 150.0)
     # the legend never runs past the bottom panel: the panels grow instead
     each = max(each, (_legend_height(len(legend)) - gap * (len(panels) - 1)) / len(panels))
 
-    xs = [px for p in panels for ln in p.lines for px, _ in ln.points]
+    xs = [px for p in panels for ln in p.lines for px, _ in ln.points] + [v for b in bands for v in (b.x0, b.x1)]
     if x.ticks:
         xs += [v for v, _ in x.ticks]
     lo, hi = (min(xs), max(xs)) if xs else (0.0, 1.0)
@@ -360,6 +384,9 @@ def line_chart(panels: Sequence[Panel], x: XAxis, legend: Sequence[LegendItem], 
         _y_axis(c, r, yscale, yticks, p.ylabel, 8 + LABEL_PX)
         last = n == len(ys) - 1
         bottom = _x_axis(c, r, xscale, ticks, x.label, labels=last)
+        for b in bands:
+            x0, x1 = max(xscale(b.x0), r.x), min(xscale(b.x1), r.right)
+            c.rect(x0, r.y, x1 - x0, r.h, fill=BAND_FILL, opacity=BAND_OPACITY, tooltip=b.label)
         for ln in p.lines:
             # a value outside fixed limits (a CPU share above 100%) is drawn on the frame, not across the page
             pts = [(xscale(px), min(max(yscale(py), r.y), r.bottom)) for px, py in ln.points
@@ -369,7 +396,7 @@ def line_chart(panels: Sequence[Panel], x: XAxis, legend: Sequence[LegendItem], 
         y = r.bottom + gap
     if legend:
         _legend(c, left + plot_w + 10, top, legend)
-    return c.svg(WIDTH, bottom + 8, label)
+    return c.svg(width, bottom + 8, label)
 
 
 # ---- bar charts ---------------------------------------------------------------------------------
@@ -452,3 +479,111 @@ def hbar_chart(categories: Sequence[str], groups: Sequence[BarGroup], xlabel: st
     _frame(c, r)
     _legend(c, r.right + 10, r.y, legend)
     return c.svg(r.right + right - 10, bottom + 8, label or title)
+
+
+# ---- bullet and stacked bars (the verdict as a picture) -----------------------------------------
+
+ROW_PX = 24.0
+FADED = 0.3                  # the pale bar behind a bullet row
+
+
+@dataclass(frozen=True)
+class BulletRow:
+    """One row of a bullet chart: a solid bar (None: none) over an optional pale one that it came from."""
+    label: str
+    value: float | None
+    color: str
+    back: float | None = None
+    text: str = ""               # in the column right of the bars
+    strong: bool = False         # the row that limits: its label and text in bold
+    tooltip: str = ""
+
+
+def _bar_scale(vals: Sequence[float], log: bool, a: float, b: float) -> tuple[Scale, Ticks]:
+    """The x scale of horizontal bars: from 0 (linear) or from the decade under the smallest bar (log)."""
+    if log:
+        lo, hi, ticks = log10_ticks(min(vals), max(vals))
+        return Scale(lo, hi, a, b, log=True), ticks
+    lo, hi, ticks = nice_ticks(0.0, max(vals, default=1.0) or 1.0, 6)
+    return Scale(lo, hi, a, b), ticks
+
+
+def bullet_chart(rows: Sequence[BulletRow], xlabel: str, headline: str, refs: Sequence[RefLine] = (),
+                 legend: Sequence[LegendItem] = (), log: bool = False, label: str = "",
+                 width: float = WIDTH) -> str:
+    """Horizontal bars, one row each, top to bottom, over one value axis; a headline above them in bold,
+    vertical reference lines (a ceiling) labelled above the bars, each row's figures in a column on the right,
+    the legend in one row under the axis."""
+    vals = [v for r in rows for v in (r.value, r.back) if v is not None and v > 0]
+    vals += [ref.value for ref in refs if ref.value > 0]
+    vals = vals or [1.0]
+    left = 10 + max((text_width(r.label, TICK_PX) for r in rows), default=0) + 10
+    text_w = max((text_width(r.text, TICK_PX) for r in rows), default=0)
+    right = 12 + text_w + 10
+    plot_w = max(width - left - right, 200.0)
+    top = 10 + LABEL_PX * 1.3 + 8 + (LEGEND_PX + 6 if refs else 0)
+    r = Rect(left, top, plot_w, ROW_PX * len(rows))
+    xscale, ticks = _bar_scale(vals, log, r.x, r.right)
+    c = Canvas()
+    c.text(10, 10 + LABEL_PX * 1.1, headline, px=LABEL_PX * 1.2, weight="bold")
+    bottom = _x_axis(c, r, xscale, ticks, xlabel + (" (log scale)" if log else ""), labels=True)
+    x0 = xscale(xscale.lo)
+    for i, row in enumerate(rows):
+        y = r.y + ROW_PX * i
+        if row.back is not None and row.back > 0:
+            c.rect(x0, y + 3, xscale(row.back) - x0, ROW_PX - 6, fill=row.color, opacity=FADED,
+                   tooltip=row.tooltip or row.text)
+        if row.value is not None and row.value > 0:
+            c.rect(x0, y + 6, max(xscale(row.value) - x0, 1.0), ROW_PX - 12, fill=row.color,
+                   tooltip=row.tooltip or row.text)
+        mid = y + ROW_PX / 2 + TICK_PX * 0.35
+        c.text(r.x - 6, mid, row.label, anchor="end", weight="bold" if row.strong else "")
+        c.text(r.right + 12, mid, row.text, weight="bold" if row.strong else "")
+    for ref in refs:
+        x = xscale(ref.value)
+        c.line(x, r.y - 4, x, r.bottom, ref.color, 1.5, dash=ref.dash)
+        anchor = "end" if x > r.x + r.w * 0.7 else "start" if x < r.x + r.w * 0.3 else "middle"
+        c.text(x, r.y - 7, ref.label, px=LEGEND_PX, anchor=anchor, color=ref.color)
+    _frame(c, r)
+    if legend:
+        bottom = _legend_row(c, r.x, bottom + 14, legend)
+    return c.svg(width, bottom + 8, label or headline)
+
+
+def stacked_bars(categories: Sequence[str], parts: Sequence[LegendItem], values: Sequence[Sequence[float | None]],
+                 xlabel: str, title: str, totals: Sequence[str] = (),
+                 figures: Sequence[Sequence[str]] = (), width: float = WIDTH) -> str:
+    """One horizontal bar per category (first at the top), its parts stacked left to right in the order of
+    `parts`; a part's figure (`figures`, else its value) is written inside it when it fits and is its tooltip;
+    `totals` in a column right of the bars."""
+    cats = [_cut(cat, 40) for cat in categories]
+    left = 10 + max((text_width(cat, TICK_PX) for cat in cats), default=0) + 10
+    totals = list(totals) or [""] * len(categories)
+    text_w = max((text_width(t, TICK_PX) for t in totals), default=0)
+    right = 12 + text_w + 10 + _legend_width(parts) + 10
+    plot_w = max(width - left - right, 200.0)
+    r = Rect(left, 10 + LABEL_PX + 8, plot_w, max(ROW_PX * len(categories), _legend_height(len(parts))))
+    sums = [sum(v or 0.0 for v in row) for row in values]
+    xscale, ticks = _bar_scale([max(sums, default=1.0) or 1.0], False, r.x, r.right)
+    c = Canvas()
+    c.text(r.x + r.w / 2, 10 + LABEL_PX, title, px=LABEL_PX, anchor="middle")
+    bottom = _x_axis(c, r, xscale, ticks, xlabel, labels=True)
+    for i, (full, cat, row) in enumerate(zip(categories, cats, values)):
+        y = r.y + ROW_PX * i
+        mid = y + ROW_PX / 2 + TICK_PX * 0.35
+        c.text(r.x - 6, mid, cat, anchor="end", tooltip=full if cat != full else "")
+        at = 0.0
+        for j, (part, v) in enumerate(zip(parts, row)):
+            if not v or v <= 0:
+                continue
+            xa, xb = xscale(at), xscale(at + v)
+            figure = figures[i][j] if figures else (f"{v:,.2f}" if v < 10 else f"{v:,.0f}")
+            c.rect(xa, y + 4, xb - xa, ROW_PX - 8, fill=part.color, tooltip=f"{full}: {part.label} {figure}")
+            if text_width(figure, LEGEND_PX) + 4 < xb - xa:
+                c.text((xa + xb) / 2, y + ROW_PX / 2 + LEGEND_PX * 0.35, figure, px=LEGEND_PX, anchor="middle",
+                       color="#fff")
+            at += v
+        c.text(r.right + 12, mid, totals[i])
+    _frame(c, r)
+    _legend(c, r.right + 12 + text_w + 10, r.y, parts)
+    return c.svg(width, bottom + 8, title)
