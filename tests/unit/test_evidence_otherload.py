@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from cephbench.evidence.otherload import PoolIo, other_load, others_io
+from cephbench.evidence.otherload import PoolIo, other_load, others_io, rgw_pools
 
 FIX = Path(__file__).parent.parent / "fixtures" / "pool_stats"
 
@@ -45,3 +45,13 @@ def test_the_load_is_the_mean_over_the_tests_samples():
                                                   {"pool_name": "p", "client_io_rate": {"write_bytes_sec": "many"}}]])
 def test_documents_that_do_not_read_give_no_load(doc):
     assert others_io(doc, "cephbench-r1-") == PoolIo()
+
+
+def test_an_rgw_tests_own_load_through_the_gateway_is_not_anothers():
+    """`ceph osd pool ls detail` of the one-host lab with RGW (Ceph 16.2.15): its rgw pools are RGW's own."""
+    detail = json.loads((FIX / "ceph16.2.15_pool_ls_detail_with_rgw.json").read_text())
+    rgw = rgw_pools(detail)
+    assert rgw and all(".rgw." in p or p.endswith(".rgw.root") for p in rgw), rgw
+    doc = [{"pool_name": p, "client_io_rate": {"write_bytes_sec": 5 * 2**20, "write_op_per_sec": 80}} for p in rgw]
+    assert set(others_io(doc, "cephbench-r1-").pools) == rgw          # another client's, for any other test
+    assert others_io(doc, "cephbench-r1-", rgw).pools == []

@@ -22,7 +22,7 @@ from ..interrupts import held
 from ..hostload import CpuSampler
 from ..names import safe_name  # noqa: F401  (the drivers' import of it)
 from ..evidence import watch as hostwatch
-from ..kinds import direction_of
+from ..kinds import KINDS, direction_of
 from ..fanout import Placement, TimedResult, run_started_together
 from ..hosts import CommandResult, LocalHost, Spawn, run_together, stop_group
 from ..evidence.asok import read_all
@@ -216,7 +216,8 @@ class RunContext:
                              writing=direction_of(test.kind, test.params.get("phase")) in ("write", "mixed"),
                              conf=self.target.conf)
         self.cluster_watches[test.id] = watch
-        others = OtherLoadSampler(self.cluster, self.name() + "-") if self.settings.other_load else None
+        others = (OtherLoadSampler(self.cluster, self.name() + "-", through_rgw=getattr(KINDS.get(test.kind), "layout", None) == "rgw")
+                  if self.settings.other_load else None)
 
         def tick() -> bool:
             cpu.sample()

@@ -29,15 +29,17 @@ def _rate(io: dict[str, Any], key: str) -> float:
     return float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) and v > 0 else 0.0
 
 
-def others_io(doc: Any, ours_prefix: str) -> PoolIo:
+def others_io(doc: Any, ours_prefix: str, also_ours: frozenset[str] = frozenset()) -> PoolIo:
     """One `ceph osd pool stats -f json` document -> the client I/O of pools whose name does not start with
-    `ours_prefix` (this run's pools: "cephbench-<run id>-"). Entries that do not read are skipped."""
+    `ours_prefix` (this run's pools: "cephbench-<run id>-") and is not in `also_ours` (the pools an RGW test
+    writes through the gateway). Entries that do not read are skipped."""
     out = PoolIo()
     for pool in doc if isinstance(doc, list) else []:
         if not isinstance(pool, dict):
             continue
         name, io = pool.get("pool_name"), pool.get("client_io_rate")
-        if not isinstance(name, str) or name.startswith(ours_prefix) or not isinstance(io, dict):
+        if (not isinstance(name, str) or name.startswith(ours_prefix) or name in also_ours
+                or not isinstance(io, dict)):
             continue
         read, write = _rate(io, "read_bytes_sec"), _rate(io, "write_bytes_sec")
         ops = _rate(io, "read_op_per_sec") + _rate(io, "write_op_per_sec")
@@ -47,6 +49,13 @@ def others_io(doc: Any, ours_prefix: str) -> PoolIo:
             out.ops_per_s += ops
             out.pools.append(name)
     return out
+
+
+def rgw_pools(doc: Any) -> frozenset[str]:
+    """`ceph osd pool ls detail -f json` -> the pools enabled for the rgw application: an RGW test's load lands
+    there, under the gateway's names, not ours."""
+    return frozenset(p["pool_name"] for p in doc if isinstance(p, dict) and isinstance(p.get("pool_name"), str)
+                     and "rgw" in (p.get("application_metadata") or {})) if isinstance(doc, list) else frozenset()
 
 
 def other_load(samples: Sequence[PoolIo]) -> OtherLoad | None:
@@ -64,18 +73,25 @@ class OtherLoadSampler:
     """Samples `ceph osd pool stats` through the run's connection: once when made (before the test's load), then
     at every tick. A sample that fails is skipped, and said once."""
 
-    def __init__(self, cluster: Any, ours_prefix: str) -> None:
+    def __init__(self, cluster: Any, ours_prefix: str, through_rgw: bool = False) -> None:
         self._cluster = cluster
         self._ours = ours_prefix
-        self._samples: list[PoolIo] = []
+        self._also: frozenset[str] = frozenset()
         self.notes: list[str] = []
+        if through_rgw:
+            # another S3 client of the same gateway is then not told apart from the test's own load
+            try:
+                self._also = rgw_pools(cluster.ceph_json("osd", "pool", "ls", "detail"))
+            except Exception as exc:    # noqa: BLE001 - without the list, RGW's pools count as others'
+                self.notes.append(f"RGW's pools unknown (ceph osd pool ls detail: {exc})")
+        self._samples: list[PoolIo] = []
         self.sample()
 
     def sample(self) -> None:
         try:
-            self._samples.append(others_io(self._cluster.ceph_json("osd", "pool", "stats"), self._ours))
+            self._samples.append(others_io(self._cluster.ceph_json("osd", "pool", "stats"), self._ours, self._also))
         except Exception as exc:    # noqa: BLE001 - the evidence is optional; the test goes on without it
-            if not self.notes:
+            if not any(n.startswith("other clients' load not sampled") for n in self.notes):
                 self.notes.append(f"other clients' load not sampled (ceph osd pool stats: {exc})")
 
     def result(self) -> OtherLoad | None:
