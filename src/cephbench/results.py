@@ -165,6 +165,7 @@ class DeviceLoad(BaseModel):
     device: str                                     # e.g. sdb, nvme0n1, loop3
     osds: list[int] = Field(default_factory=list)   # the OSDs whose data, DB or WAL it holds
     role: str = "data"                              # data, db, wal, journal
+    start_unix_s: float | None = None               # when the first second of the series began (the host's clock)
     busy: list[float] = Field(default_factory=list)              # fraction of each second with I/O in flight
     read_bytes_per_s: list[float] = Field(default_factory=list)
     write_bytes_per_s: list[float] = Field(default_factory=list)
@@ -189,6 +190,7 @@ class LinkLoad(BaseModel):
     network: str = "public"                         # public, cluster (both: one link carries both)
     speed_bits_per_s: float | None = None
     speed_source: str | None = None                 # "sysfs", "lab shaping"; None: the kernel does not say
+    start_unix_s: float | None = None               # when the first second of the series began (the host's clock)
     rx_bytes_per_s: list[float] = Field(default_factory=list)
     tx_bytes_per_s: list[float] = Field(default_factory=list)
 

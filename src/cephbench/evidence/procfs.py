@@ -69,7 +69,7 @@ def device_load(host: str, device: str, readings: Sequence[tuple[int, dict[str, 
     held = [(t, d[device]) for t, d in readings if device in d]
     if len(held) < 2:
         return None
-    load = DeviceLoad(host=host, device=device, osds=list(osds or []), role=role)
+    load = DeviceLoad(host=host, device=device, osds=list(osds or []), role=role, start_unix_s=held[0][0] / 1e9)
     for (t0, a), (t1, b) in zip(held, held[1:]):
         dt = (t1 - t0) / 1e9
         if dt <= 0:
@@ -91,7 +91,8 @@ def link_load(host: str, iface: str, readings: Sequence[tuple[int, dict[str, Net
     if len(held) < 2:
         return None
     load = LinkLoad(host=host, iface=iface, network=network, speed_bits_per_s=speed_bits_per_s,
-                    speed_source=speed_source if speed_bits_per_s is not None else None)
+                    speed_source=speed_source if speed_bits_per_s is not None else None,
+                    start_unix_s=held[0][0] / 1e9)
     for (t0, a), (t1, b) in zip(held, held[1:]):
         dt = (t1 - t0) / 1e9
         if dt <= 0:
