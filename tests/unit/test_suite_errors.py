@@ -84,6 +84,18 @@ CASES = [
      'workloads[0].clients: the suite lists no client hosts; add clients: [host, ...] (or clients: lab) at the top of the suite'),
     ('name: t\nworkloads:\n  - {type: rados_bench, repeat: -1}\n',
      'workloads[0].repeat: must be greater than zero, got -1'),
+    ('name: t\nvariants: [{name: a}, {name: a}]\nworkloads:\n  - {type: rados_bench}\n',
+     "variants[1].name: variant 'a' is given twice (first as variants[0]); give each variant its own name"),
+    ('name: t\nvariants: [{name: a, lab: {hosts: 3}}]\nworkloads:\n  - {type: rados_bench}\n',
+     'variants[0].lab: lab shapes are not supported yet; give options (ceph config set) only'),
+    ('name: t\nvariants: [{name: a, option: []}]\nworkloads:\n  - {type: rados_bench}\n',
+     "variants[0].option: unknown key (did you mean 'options'?); the keys here are lab, name, options, sweep"),
+    ('name: t\nvariants: {sweep: {who: osd, name: osd_max_backfills, values: [1, 1]}}\nworkloads:\n  - {type: rados_bench}\n',
+     'variants[0].sweep.values[1]: 1 is given twice (first as values[0]); give each value once'),
+    ('name: t\nworkloads:\n  - {type: osd_bench, steady_state: {max: 60s}}\n',
+     'workloads[0].steady_state: osd_bench does not run in rounds; only rados_bench does (remove steady_state here, or give the phase a longer duration)'),
+    ('name: t\nworkloads:\n  - {type: rados_bench, duration: 10s, steady_state: {max: 30s}}\n',
+     "workloads[0].steady_state: max 30s holds fewer than the window's 5 rounds of 10s (each round is one duration); give max at least 50s"),
 ]
 
 
