@@ -160,10 +160,10 @@ def test_resume_after_kill_9_reapplies_the_variant_of_the_tests_it_runs(lab, cep
      "restarts"),
 ])
 def test_a_bad_option_is_refused_before_anything_changes(lab, cephbench_env, tmp_path, variant, where):
-    before = snapshot(cephbench_env)
+    before = config(cephbench_env)
     text = VARIANTS.replace("workloads:", f"  - {variant}\nworkloads:")
     res = run_cli(["run", write_suite(tmp_path, text), "--out", tmp_path / "run"], cephbench_env)
     assert res.returncode == 2, res.stderr + res.stdout
     assert res.stderr.strip().splitlines() == [res.stderr.strip()] and where in res.stderr, res.stderr
     assert not (tmp_path / "run").exists()
-    assert snapshot(cephbench_env) == before
+    assert config(cephbench_env) == before
