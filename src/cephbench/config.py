@@ -12,12 +12,13 @@ from pathlib import Path
 from typing import Annotated, Any, Literal, Union
 
 import yaml
-from pydantic import (BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, field_validator,
-                      model_validator)
+from pydantic import (BaseModel, BeforeValidator, ConfigDict, Field, StrictBool, StrictFloat, StrictInt,
+                      ValidationError, field_validator, model_validator)
 
 from .errors import UserError
 from .kinds import KINDS
 from .units import parse_duration, parse_size
+from .variant_plan import OptionSpec, VariantSpec
 
 
 MAX_TEST_DURATION_S = 24 * 3600      # one test longer than a day is a typo, not a benchmark
@@ -110,6 +111,8 @@ class Settings(_Strict):
     # typo more often than a plan; raise it in the suite when you mean it
     max_in_flight: int = Field(4096, gt=0, strict=True)
     max_instances: int = Field(64, gt=0, strict=True)      # client processes at once (instances)
+    # a variant may set an option the daemons read only at start: then the lab's OSDs are restarted (lab only)
+    variant_restarts: bool = False
 
 
 MAX_POOL_PGS = 65536        # the monitors' mon_max_pool_pg_num default: a pool with more PGs is refused there
@@ -135,9 +138,29 @@ class ErasurePool(_Strict):
 PoolProfile = Annotated[Union[ReplicatedPool, ErasurePool], Field(discriminator="type")]
 
 
+class SteadyState(_Strict):
+    """Run a phase in rounds of its `duration` until throughput is steady (SNIA: over the last `window` rounds the
+    range is within `max_range` of their mean and the best-fit line moves less than `max_slope` of it), or for
+    `max` in all."""
+    max: Duration
+    window: Annotated[int, Field(ge=2, strict=True)] = 5
+    max_range: float = Field(0.2, gt=0, lt=1)
+    max_slope: float = Field(0.1, gt=0, lt=1)
+
+
 class _Workload(_Strict):
     name: str | None = None
     repeat: PositiveInt = 1
+    steady_state: SteadyState | None = None
+
+    @model_validator(mode="after")
+    def _steady_state_kind(self) -> "_Workload":
+        kind = KINDS[getattr(self, "type")]
+        if self.steady_state is not None and not kind.steady_phases:
+            able = ", ".join(k.name for k in KINDS.values() if k.steady_phases)
+            raise ValueError(f"steady_state: {kind.name} does not run in rounds; only {able} does (remove "
+                             "steady_state here, or give the phase a longer duration)")
+        return self
 
 
 ClientCount = Annotated[Union[Annotated[int, Field(gt=0, strict=True)], Literal["all"]], BeforeValidator(_count)]
@@ -204,6 +227,25 @@ class RadosBench(_ClientWorkload):
             extra = [m for m in self.duration if m not in self.modes]
             if extra:
                 raise ValueError(f"duration: {', '.join(extra)} is not in modes ({', '.join(self.modes)})")
+        return self
+
+    @model_validator(mode="after")
+    def _steady_window_fits(self) -> "RadosBench":
+        """With steady_state a phase's duration is one round: max must hold a whole window of them."""
+        st = self.steady_state
+        if st is None:
+            return self
+        phases = [m for m in self.modes if m in KINDS[self.type].steady_phases]
+        if not phases:
+            raise ValueError(f"steady_state: only {' and '.join(sorted(KINDS[self.type].steady_phases))} run in "
+                             "rounds (seq reads each object once and stops); add one to modes, or remove "
+                             "steady_state")
+        rounds = [d for m in phases for d in ([self.duration[m]] if isinstance(self.duration, dict)
+                                               else self.duration)]
+        need = st.window * max(rounds)
+        if st.max < need:
+            raise ValueError(f"steady_state: max {st.max:g}s holds fewer than the window's {st.window} rounds of "
+                             f"{max(rounds):g}s (each round is one duration); give max at least {need:g}s")
         return self
 
 
@@ -445,6 +487,75 @@ def _client_hosts(v: Any) -> Any:
 ClientHosts = Annotated[Union[Literal["lab"], list[str]], BeforeValidator(_client_hosts)]
 
 
+_WHO_RE = re.compile(r"(global|mon|mgr|osd|mds|client)(\.[A-Za-z0-9_.-]+)?(/[a-z_]+:[A-Za-z0-9_.-]+)?")
+
+
+def _who(v: Any) -> Any:
+    if isinstance(v, str) and not _WHO_RE.fullmatch(v):
+        raise ValueError(f"{v!r} is not a target of ceph config set: give global, mon, mgr, osd, mds, client, one "
+                         "daemon (osd.3, client.rgw.x) or a type with a mask (osd/host:node1, osd/class:ssd)")
+    return v
+
+
+def _scalar(v: Any) -> Any:
+    if isinstance(v, (list, dict)) or v is None:
+        raise ValueError(f"must be a number, text or true/false, got {v!r}")
+    return v
+
+
+OptionValue = Annotated[Union[StrictBool, StrictInt, StrictFloat, str], BeforeValidator(_scalar)]
+OptionName = Annotated[str, Field(pattern=r"^[A-Za-z0-9_][A-Za-z0-9_./-]*$", max_length=128)]
+VariantName = Annotated[str, Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.=+-]*$", max_length=64)]
+
+
+class VariantOption(_Strict):
+    """One `ceph config set WHO NAME VALUE`: checked against `ceph config help NAME` before the run changes
+    anything, restored to what was there after it."""
+    who: Annotated[str, BeforeValidator(_who)]
+    name: OptionName
+    value: OptionValue
+
+
+class VariantSweep(_Strict):
+    """One option over several values: one variant per value, named NAME=VALUE."""
+    who: Annotated[str, BeforeValidator(_who)]
+    name: OptionName
+    values: list[OptionValue] = Field(min_length=1)
+
+
+class Variant(_Strict):
+    """A named configuration every workload also runs under (options: none is the cluster as it is), or a sweep."""
+    name: VariantName | None = None
+    options: list[VariantOption] = []
+    sweep: VariantSweep | None = None
+    lab: Any = None                     # a lab shape (issue 17, item 3): refused until it exists
+
+    @model_validator(mode="after")
+    def _named_or_swept(self) -> "Variant":
+        if self.lab is not None:
+            raise ValueError("lab: lab shapes are not supported yet; give options (ceph config set) only")
+        if self.sweep is not None and (self.name is not None or self.options):
+            raise ValueError("sweep: a sweep names its variants itself (NAME=VALUE); give name and options, or a "
+                             "sweep, not both")
+        if self.sweep is None and self.name is None:
+            raise ValueError("a variant needs a name (and options), or a sweep: {who, name, values}")
+        return self
+
+
+def _variant_list(v: Any) -> Any:
+    """`variants: {sweep: ...}` is a list of one sweep."""
+    return [v] if isinstance(v, dict) else v
+
+
+def _value_text(v: Any) -> str:
+    return str(v).lower() if isinstance(v, bool) else str(v)
+
+
+def swept_name(name: str, value: Any) -> str:
+    """A sweep's variant for one value: NAME=VALUE, with what a name may not hold made `_`."""
+    return re.sub(r"[^A-Za-z0-9_.=+-]", "_", f"{name}={_value_text(value)}")[:64]
+
+
 class Suite(_Strict):
     name: str = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]*$", max_length=64)
     description: str = ""
@@ -455,6 +566,49 @@ class Suite(_Strict):
     pools: dict[str, PoolProfile] = Field(default_factory=_default_pools)
     baseline: BaselineConfig | None = None      # disk and network baselines, run before the workloads
     workloads: list[Workload] = Field(min_length=1)
+    # configurations every workload runs under, interleaved (A B B A ...); none: the cluster as it is
+    variants: Annotated[list[Variant], BeforeValidator(_variant_list), Field(min_length=1)] | None = None
+
+    def variant_specs(self) -> list[VariantSpec]:
+        """The variants in order, a sweep made into one variant per value; [] without variants."""
+        out: list[VariantSpec] = []
+        for i, v in enumerate(self.variants or []):
+            if v.sweep is not None:
+                sw = v.sweep
+                out += [VariantSpec(swept_name(sw.name, value),
+                                    (OptionSpec(sw.who, sw.name, value, f"variants[{i}].sweep"),),
+                                    f"variants[{i}]", sweep_index=k) for k, value in enumerate(sw.values)]
+            else:
+                out.append(VariantSpec(str(v.name), tuple(OptionSpec(o.who, o.name, o.value,
+                                                                     f"variants[{i}].options[{j}]")
+                                                          for j, o in enumerate(v.options)), f"variants[{i}]"))
+        return out
+
+    @model_validator(mode="after")
+    def _variants_distinct(self) -> "Suite":
+        seen: dict[str, str] = {}
+        for i, v in enumerate(self.variants or []):
+            if v.sweep is not None:
+                values: dict[str, int] = {}
+                for k, value in enumerate(v.sweep.values):
+                    text = _value_text(value)
+                    if text in values:
+                        raise ValueError(f"variants[{i}].sweep.values[{k}]: {text} is given twice (first as "
+                                         f"values[{values[text]}]); give each value once")
+                    values[text] = k
+            keys: dict[tuple[str, str], int] = {}
+            for j, o in enumerate(v.options):
+                if (o.who, o.name) in keys:
+                    raise ValueError(f"variants[{i}].options[{j}]: {o.name} for {o.who} is set twice in this variant "
+                                     f"(first as options[{keys[(o.who, o.name)]}]); keep one")
+                keys[(o.who, o.name)] = j
+        for spec in self.variant_specs():
+            where = spec.path + (f".sweep.values[{spec.sweep_index}]" if spec.sweep_index is not None else ".name")
+            if spec.name in seen:
+                raise ValueError(f"{where}: variant {spec.name!r} is given twice (first as {seen[spec.name]}); give "
+                                 "each variant its own name")
+            seen[spec.name] = where.removesuffix(".name")
+        return self
 
     @model_validator(mode="after")
     def _pools_exist(self) -> "Suite":
@@ -538,6 +692,13 @@ def _did_you_mean(word: Any, choices: Any) -> str:
     return f" (did you mean {close[0]!r}?)" if close else ""
 
 
+def _models_in(annotation: Any) -> list[type]:
+    """The models anywhere inside a type (Annotated, list, Optional, ...)."""
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return [annotation]
+    return list(dict.fromkeys(m for a in typing.get_args(annotation) for m in _models_in(a)))
+
+
 def _keys_at(loc: tuple[Any, ...]) -> list[str]:
     """The keys a suite may have where `loc` points (its last part is the key given), for a "did you mean"."""
     model: Any = Suite
@@ -555,6 +716,8 @@ def _keys_at(loc: tuple[Any, ...]) -> list[str]:
             continue            # a pool's or host's own name, a union branch pydantic named
         inner = [a for a in typing.get_args(field.annotation) or (field.annotation,)
                  if isinstance(a, type) and issubclass(a, BaseModel)]
+        if not inner and len(_models_in(field.annotation)) == 1:
+            inner = _models_in(field.annotation)       # a list of one model (variants)
         if inner:
             model = inner[0]
         elif part == "pools":
@@ -654,7 +817,7 @@ def parse_suite(data: Any, source: str) -> Suite:
             loc = tuple(err.get("loc", ()))
             msg = _message(err, loc)
             path = _loc_path(_trim_scalar_index(loc, data))
-            if ": " in msg and msg.split(": ", 1)[0].startswith(("workloads[", "clients[")):
+            if ": " in msg and msg.split(": ", 1)[0].startswith(("workloads[", "clients[", "variants[")):
                 path, msg = msg.split(": ", 1)
             elif ": " in msg and re.fullmatch(r"[a-z_]+", msg.split(": ", 1)[0]):
                 key, rest = msg.split(": ", 1)      # a model check names its field first: "duration: ..."

@@ -40,6 +40,8 @@ class Kind:
     ops_counted: bool = True                    # the tool counts operations (iperf3 does not: no IOPS)
     # read phases that read each object the group's write phase made once, then stop (rados bench seq)
     exhaustible_reads: frozenset[str] = frozenset()
+    # phases that may run in rounds until steady (a workload's steady_state); none: the kind refuses it
+    steady_phases: frozenset[str] = frozenset()
 
     def direction(self, phase: str | None) -> Direction | None:
         return self.directions.get(str(phase)) if phase is not None else None
@@ -68,7 +70,8 @@ KINDS: dict[str, Kind] = {k.name: k for k in (
     Kind(NET_BASELINE, "Baselines", "Network baseline", "baseline", None, {"send": "write"},
          ceiling_source=True, cluster=False, test_overhead_s=1.5, ops_counted=False),
     Kind("rados_bench", "RADOS", "rados bench", "rados", "modes", {"write": "write", "seq": "read", "rand": "read"},
-         modelled=True, group_setup_s=3.0, exhaustible_reads=frozenset({"seq"})),
+         modelled=True, group_setup_s=3.0, exhaustible_reads=frozenset({"seq"}),
+         steady_phases=frozenset({"write", "rand"})),
     Kind("fio_rados", "RADOS", "fio (rados engine)", "fio", "rw", dict(_RW), modelled=True, group_setup_s=3.0),
     Kind("osd_bench", "OSD", "ceph tell osd.N bench", "osd", None, {"write": "write"}, modelled=True,
          ceiling_source=True, repeat_within_test=True, default_test_s=0.5),

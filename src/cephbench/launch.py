@@ -31,10 +31,11 @@ from .lab import Lab, default_lab_dir
 from .plan import Plan, expand
 from .recovery import Remover, RunLock, how_to_remove, leftovers, remove_leftovers, stop_process_group
 from .remote import control_dir, remove_control_dir, ssh_master
-from .resources import Ledger, Resource
+from .resources import CONFIG_OPTION, Ledger, Resource
 from .results import CorruptLine, Result, RunDir, Test, run_dir_path
 from .remote_dirs import REMOTE_DIR, remove_dir
 from .runner import RunEvents, RunOptions, RunSummary, execute, other_runs, pending_tests, preflight
+from .variants import restore_recorded
 
 SSH_CONTROL = "ssh-control"           # ledger kind: a run's private directory of ssh master sockets
 
@@ -242,13 +243,20 @@ def removers(ctx: RunContext) -> dict[str, Remover]:
         REMOTE_FILE: lambda r: remove_remote_file(LocalHost(), ctx.settings.ssh, r.name),
         REMOTE_DIR: lambda r: remove_dir(LocalHost(), ctx.settings.ssh, r.name),
         SSH_CONTROL: lambda r: remove_control_dir(Path(r.name)),
+        CONFIG_OPTION: lambda r: restore_recorded(ctx, r.name),
     }
+
+
+def _lab_restart(target: Target) -> Callable[[], None] | None:
+    """How a dead run's restored start-only option reaches the lab's OSDs (variants); None on a real cluster."""
+    lab_json = target.conf.parent / "lab.json"
+    return Lab(lab_json.parent).restart_osds if target.is_lab and lab_json.exists() else None
 
 
 def finish_dead_run(rundir: RunDir, cluster: Cluster, suite: Suite | None, say: Callable[[str], None]) -> None:
     """Remove what an earlier part of this run left (resources.json); refuse to go on while anything is left."""
     ctx = RunContext(cluster=cluster, run_id="recovery", rundir=None, ledger=Ledger(None),
-                     settings=suite.settings if suite else Settings())
+                     settings=suite.settings if suite else Settings(), restart_lab_osds=_lab_restart(cluster.target))
     def note(m: str) -> None:
         say(f"{rundir.path}: {m} (left by the part of the run that died)")
     _, failed = remove_leftovers(rundir.path, removers(ctx), note=note)
@@ -287,7 +295,7 @@ def cleanup(run_dir: Path, request: RunRequest, say: Callable[[str], None]
         cluster = Cluster(target, connect_timeout_s=request.connect_timeout_s)
         cluster.check_reachable()
         ctx = RunContext(cluster=cluster, run_id="recovery", rundir=None, ledger=Ledger(None),
-                         settings=recorded_settings(rundir.meta()))
+                         settings=recorded_settings(rundir.meta()), restart_lab_osds=_lab_restart(target))
         return remove_leftovers(rundir.path, removers(ctx), note=say)
     finally:
         lock.release()

@@ -66,6 +66,11 @@ config-key set | key val?
 config-key rm | key
 config-key dump | key?
 config get | who key?
+config set | who name value force:bool?
+config rm | who name
+config help | key
+config ls |
+config show | who key?
 """
 
 

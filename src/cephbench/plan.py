@@ -16,12 +16,14 @@ from .config import Suite
 from .kinds import KINDS, Kind
 from .results import Test
 from .units import format_size
+from .variant_plan import variant_order
 
 _FIXED = {"name", "type", "repeat"}
 _SIZE_KEYS = {"object_size", "block_size", "total", "io_size"}
 _ALWAYS_LABEL = {"object_size", "block_size", "concurrency", "iodepth", "io_size", "io_threads"}
 ASSUMED_OSDS = 3            # the estimate of a per-OSD test when the cluster is not known yet (validate)
 RUN_OVERHEAD_S = 5.0        # preflight, the cluster's facts for run.json, and the report at the end
+VARIANT_SWITCH_S = 2.0      # `ceph config set` of a variant's options and every daemon reporting them
 
 
 @dataclass(frozen=True)
@@ -65,6 +67,8 @@ def warnings(plan: Plan) -> list[str]:
 
 def _test_estimate(kind: Kind, params: dict[str, Any], first_of_group: bool) -> float:
     run = params.get("duration_s")
+    if params.get("steady_state"):             # rounds until steady: at most its max
+        run = params["steady_state"]["max"]
     if run is None and kind.repeat_within_test:       # per OSD and round: a bench of `total` bytes
         rounds = int(params.get("repeat", 1)) * ASSUMED_OSDS
         run = rounds * (kind.default_test_s + float(params.get("total", 0)) / (400 * 1024**2))
@@ -109,8 +113,13 @@ def baseline_tests(suite: Suite) -> list[Test]:
 
 
 def expand(suite: Suite) -> Plan:
+    """Baselines, then every workload's groups; with variants, each group once per variant, the variants' order
+    turning round from one block to the next (variant_plan.variant_order: A B | B A | ...)."""
     tests: list[Test] = baseline_tests(suite)
+    variants: list[str | None] = [v.name for v in suite.variant_specs()] or [None]
     group_no = 0
+    block = 0
+    last_variant: str | None = None
     for w in suite.workloads:
         data = w.model_dump()
         kind = KINDS[data["type"]]
@@ -126,13 +135,17 @@ def expand(suite: Suite) -> Plan:
             fixed["repeat"] = w.repeat
         for combo in itertools.product(*(data[k] for k in dims)):
             params_base = dict(zip(dims, combo))
-            for rep in range(1, repeats + 1):
+            for rep, variant in ((r, v) for r in range(1, repeats + 1) for v in variant_order(variants, block + r - 1)):
                 group_no += 1
                 group = f"g{group_no:03d}"
+                switch_s = VARIANT_SWITCH_S if variant != last_variant else 0.0
+                last_variant = variant
                 for pi, phase in enumerate(phases):
                     params = {**fixed, **params_base}
                     if phase_field:
                         params["phase"] = phase
+                    if params.get("steady_state") is None or phase not in kind.steady_phases:
+                        params.pop("steady_state", None)     # absent unless it applies: the params of every run before
                     if per_phase is not None:
                         params["duration"] = per_phase[phase]
                     if "pool" in params:
@@ -145,7 +158,7 @@ def expand(suite: Suite) -> Plan:
                         params.pop("clients", None)      # this machine alone: the parameters of every run before
                     labels = [_label(k, params_base[k]) for k in dims
                               if k in _ALWAYS_LABEL or len(data[k]) > 1]
-                    parts = ([name] + ([str(phase)] if phase else []) + labels
+                    parts = ([name] + ([str(phase)] if phase else []) + labels + ([variant] if variant else [])
                              + ([f"r{rep}"] if repeats > 1 else []))
                     index = len(tests) + 1
                     tests.append(Test(
@@ -156,6 +169,8 @@ def expand(suite: Suite) -> Plan:
                         group=group,
                         params=params,
                         repeat=rep,
-                        est_duration_s=_test_estimate(kind, params, pi == 0),
+                        est_duration_s=_test_estimate(kind, params, pi == 0) + (switch_s if pi == 0 else 0.0),
+                        variant=variant,
                     ))
+            block += repeats
     return Plan(suite=suite, tests=tests)

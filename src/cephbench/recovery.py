@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Callable
 
 from .errors import OperationFailed, UserError
-from .resources import Resource
+from .resources import CONFIG_OPTION, Resource
 
 log = logging.getLogger(__name__)
 
@@ -127,6 +127,9 @@ def remote_file_parts(name: str) -> tuple[str, str]:
 
 def how_to_remove(r: Resource) -> str:
     """The command a person runs to remove one resource by hand."""
+    if r.kind == CONFIG_OPTION:
+        from .variant_plan import Restore
+        return " ".join(Restore.decode(r.name).argv())
     return {
         "process": f"kill -- -{r.name.partition(':')[0]}  (only if that process is still cephbench's tool)",
         "osd-flags": "; ".join(f"ceph osd unset {f}" for f in r.name.split(",") if f and f != "none"),

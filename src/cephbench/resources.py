@@ -21,6 +21,11 @@ class Resource:
     name: str
 
 
+# a Ceph option a variant changed: its name is a JSON record of the target, the option and its previous value
+# (variant_plan.Restore), enough for `cephbench cleanup` to put it back after the run died
+CONFIG_OPTION = "config-option"
+
+
 class Ledger:
     def __init__(self, path: Path | None = None) -> None:
         self._path = path

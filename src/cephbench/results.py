@@ -38,10 +38,14 @@ class Test(BaseModel):
     params: dict[str, Any]
     repeat: int = 1
     est_duration_s: float = 0.0
+    variant: str | None = None  # the suite's variant it runs under; None: no variants (the cluster as it is)
 
     def match_key(self) -> str:
-        """What makes two tests of different runs comparable: driver and parameters, not ids."""
-        return json.dumps({"kind": self.kind, "params": self.params}, sort_keys=True)
+        """What makes two tests of different runs comparable: driver, parameters and variant, not ids."""
+        key: dict[str, Any] = {"kind": self.kind, "params": self.params}
+        if self.variant is not None:        # without variants, the key of every run before them
+            key["variant"] = self.variant
+        return json.dumps(key, sort_keys=True)
 
 
 class Latency(BaseModel):
@@ -246,6 +250,56 @@ class Analysis(BaseModel):
     evidence: list[str] = Field(default_factory=list)   # the facts the bottleneck rests on, one line each
 
 
+class OptionInForce(BaseModel):
+    """One option of a variant as the daemons ran with it."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    who: str
+    name: str
+    value: str                      # as the configuration database holds it after `ceph config set`
+    previous: str | None = None     # what it held before the run (None: not set); restored afterwards
+    reported: dict[str, str] = Field(default_factory=dict)   # daemon -> the value it reported (config show)
+    note: str | None = None         # e.g. why some daemons were not asked
+
+
+class VariantInForce(BaseModel):
+    """The variant a result was measured under, and what was actually in force."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    name: str
+    options: list[OptionInForce] = Field(default_factory=list)
+
+
+class SteadyRound(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    start_s: float                  # from the phase's first round
+    duration_s: float
+    bytes_per_s: float | None = None
+    ops_per_s: float | None = None
+
+
+class SteadyState(BaseModel):
+    """A phase run in rounds until steady (Measurement.extra["steady_state"]): SNIA's criteria over the last
+    `window` rounds: their range at most `max_range` of their mean, the best-fit line's change across them at
+    most `max_slope` of it. The measurement is the window's rounds together."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    reached: bool
+    reached_after_s: float | None = None   # from the first round's start to the end of the window that was steady
+    window: int
+    max_s: float
+    max_range: float
+    max_slope: float
+    range: float | None = None             # of the last window: (max - min) / mean
+    slope: float | None = None             # of the last window: |best-fit change across it| / mean
+    metric: str = "bytes_per_s"
+    rounds: list[SteadyRound] = Field(default_factory=list)
+
+
 class Result(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
@@ -266,6 +320,7 @@ class Result(BaseModel):
     cluster: ClusterDuringTest | None = None   # watched during the test: OSDs, PGs, slow ops, raw use
     evidence: Evidence | None = None          # Ceph's counters, devices and links during the test
     analysis: Analysis | None = None
+    variant: VariantInForce | None = None     # the suite's variant and what was in force; None: no variants
 
 
 RUNS_DIR = Path("cephbench-runs")

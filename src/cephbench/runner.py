@@ -19,12 +19,13 @@ from . import limits, marker
 from .interrupts import held, shielded, sigterm_interrupts
 from .kinds import KINDS
 from .plan import Plan
-from .resources import Resource
+from .resources import CONFIG_OPTION, Resource
 from .analysis import RunAnalyzer
 from .evidence import otherload
 from .remote import check_osd_hosts, osd_hosts
-from .results import Result, Test
+from .results import Result, Test, VariantInForce
 from .safety import ScrubFlags, preflight_health
+from .variants import VariantFailed, VariantState, check as check_variants
 
 log = logging.getLogger(__name__)
 
@@ -74,6 +75,8 @@ def preflight(cluster: Cluster, plan: Plan, force: bool) -> dict:
     """Everything that can refuse the run, before anything on the cluster changes."""
     status = cluster.check_reachable()
     preflight_health(status, force)
+    if plan.suite.variants:
+        check_variants(cluster, plan.suite, cluster.target.is_lab)     # every option, before anything changes
     osd_up = int(status.get("osdmap", {}).get("num_up_osds", status.get("osdmap", {}).get("osdmap", {})
                                                 .get("num_up_osds", 0)))
     for t in plan.tests:
@@ -108,6 +111,7 @@ def execute(plan: Plan, ctx: RunContext, events: RunEvents, options: RunOptions,
     summary = RunSummary()
     analyzer = RunAnalyzer.for_run(ctx)     # ceilings, efficiency and bottleneck from the run's baselines
     todo = {t.id for t in todo_tests}
+    variants = VariantState.for_suite(ctx, plan.suite) if plan.suite.variants else None
     previous = sigterm_interrupts()
     try:
         mark_run(ctx)
@@ -119,7 +123,7 @@ def execute(plan: Plan, ctx: RunContext, events: RunEvents, options: RunOptions,
                 continue
             driver = DRIVERS[group[0].kind]
             errors: list[str] = []
-            for result in _run_group(driver, ctx, group, todo, errors):
+            for result in _run_variant_group(driver, ctx, group, todo, errors, variants):
                 analyzer.attach(result)
                 summary.results.append(result)
                 if ctx.rundir is not None:
@@ -143,7 +147,8 @@ def execute(plan: Plan, ctx: RunContext, events: RunEvents, options: RunOptions,
                 failures = [(r, "not removed: the cluster stopped answering") for r in ctx.ledger.pending()]
             else:
                 with shielded(first_signal):   # a first signal during cleanup must not leave flags or pools behind
-                    failures = ctx.ledger.release(keep=lambda r: options.keep and r.kind != "osd-flags")
+                    failures = ctx.ledger.release(keep=lambda r: options.keep and r.kind not in ("osd-flags",
+                                                                                                 CONFIG_OPTION))
             summary.left_behind = [r for r, _ in failures]
             if options.keep:
                 summary.left_behind += [r for r in ctx.ledger.pending()]
@@ -223,6 +228,28 @@ def with_cluster(result: Result, watch: ClusterWatch) -> Result:
     if watch.stop_reason and result.status == "failed":
         result.error = f"{watch.stop_reason} ({result.error})" if result.error else watch.stop_reason
     return result
+
+
+def _run_variant_group(driver, ctx: RunContext, group: list[Test], todo: set[str], errors: list[str],
+                       variants: VariantState | None) -> Iterator[Result]:
+    """A group under its variant: the variant put in force first (every result then records what was in force),
+    or, when it cannot be, each of the group's tests failed with why."""
+    name = group[0].variant
+    if variants is None or name is None:
+        yield from _run_group(driver, ctx, group, todo, errors)
+        return
+    started = time.time()
+    try:
+        in_force = variants.enter(name)
+    except VariantFailed as exc:
+        for t in group:
+            if t.id in todo:
+                yield Result(test=t, status="failed", error=str(exc), started_unix=started,
+                             duration_s=time.time() - started, variant=VariantInForce(name=name))
+        return
+    for result in _run_group(driver, ctx, group, todo, errors):
+        result.variant = in_force
+        yield result
 
 
 def _run_group(driver, ctx: RunContext, group: list[Test], todo: set[str],

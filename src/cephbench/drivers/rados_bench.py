@@ -306,6 +306,7 @@ def run_group(ctx, group, todo):
     from ..pools import create_pool, remove_pool
     from ..safety import amplification
     from ..fanout import failure
+    from ..steady import combine as combine_rounds, verdict as steady_verdict
     from .base import Outcome, client_notes, now, run_group_timeout
 
     first = group[0].params
@@ -338,70 +339,109 @@ def run_group(ctx, group, todo):
                 continue
             if mode != "write":
                 notes += ctx.prepare_reads()
-            max_objects = None
-            if mode == "write" and not ctx.dry_run:
-                amp = amplification(profile)
-                client_bytes, budget = ctx.reserve_write(amp)
-                per_instance = client_bytes // size // (n * max(1, len(clients)))
-                if per_instance < first["concurrency"]:
-                    ctx.reserve(0)
-                    msg = (f"capacity guard: writing would take the cluster past {budget.max_raw_used:.0%} raw used "
-                           f"({budget.describe()})")
+            # with steady_state (write, rand) the phase runs in rounds of its duration until steady (steady.py)
+            steady = test.params.get("steady_state") if record else None
+            rounds: list[Measurement] = []
+            round_starts: list[float] = []
+            commands: list[str] = []
+            raw: list[str] = []
+            skip = False                # the test ended with its error (or a dry run): on to the next test
+            reached_after: float | None = None
+            rounds_t0 = time.monotonic()
+            while True:
+                suffix = f"-round{len(rounds) + 1}" if steady else ""
+                max_objects = None
+                if mode == "write" and not ctx.dry_run:
+                    amp = amplification(profile)
+                    client_bytes, budget = ctx.reserve_write(amp)
+                    per_instance = client_bytes // size // (n * max(1, len(clients)))
+                    if per_instance < first["concurrency"]:
+                        ctx.reserve(0)
+                        msg = (f"capacity guard: writing would take the cluster past {budget.max_raw_used:.0%} raw "
+                               f"used ({budget.describe()})")
+                        if rounds:          # the rounds so far are the measurement
+                            notes.append(f"{msg}: steady-state rounds stopped after {len(rounds)}")
+                            break
+                        if record:
+                            yield Outcome(test, started, time.monotonic() - t0, error=msg, notes=notes)
+                        return
+                    max_objects = int(per_instance)
+                # N instances on this machine, or N on each client host, each with its own run name (a client's
+                # reads read what its own write made)
+                where = [(c, i) for c in clients for i in range(n)] if clients else [(None, i) for i in range(n)]
+                cmds = [RadosBenchCommand(pool=pools[i], mode=mode, duration_s=int(round(test.params["duration_s"])),
+                                          concurrency=test.params["concurrency"], object_size=size,
+                                          run_name=run_names[i] if c is None else ctx.name(gid, c.name, f"i{i}"),
+                                          no_cleanup=True, max_objects=max_objects)
+                        for c, i in where]
+                raw_dir = ctx.rundir.raw_dir(test.id if record else f"{gid}-prepare-write") if ctx.rundir else None
+                spawns = [Spawn(cmd.argv(client if c is None else remote), (raw_dir / (
+                    f"rados-bench-{mode}{suffix}-i{i}.txt" if c is None else
+                    f"rados-bench-{mode}{suffix}-{c.name}-i{i}.txt")) if raw_dir else None)
+                    for cmd, (c, i) in zip(cmds, where)]
+                timed = None
+                round_start = time.monotonic() - rounds_t0
+                try:
+                    timeout = run_group_timeout(test.params["duration_s"])
+                    if clients:
+                        timed = ctx.run_on_clients(test, ctx.placements([(c, sp) for (c, _), sp in zip(where, spawns)]),
+                                                   timeout, live=live_figures)
+                        results = None if timed is None else [t.result for t in timed]
+                    else:
+                        results = ctx.run_tools(test, spawns, timeout, live=live_figures)
+                finally:
+                    if max_objects is not None:
+                        ctx.reserve(0)      # written now: `ceph df` counts it
+                if results is None:  # dry run
+                    skip = True
+                    break
+                commands += [r.cmdline for r in results]
+                raw += [str(sp.output.relative_to(ctx.rundir.path)) for sp in spawns]
+                cut = mode == "write" and ctx.stopped_for_capacity(test)
+                write_cut = write_cut or cut
+                failed = [r for r in results if not r.ok]
+                if failed and not cut:
+                    err = f"rados bench {mode} failed: " + (failure(timed) or failed[0].error_text() if timed
+                                                             else failed[0].error_text())
                     if record:
-                        yield Outcome(test, started, time.monotonic() - t0, error=msg, notes=notes)
-                    return
-                max_objects = int(per_instance)
-            # N instances on this machine, or N on each client host, each with its own run name (a client's
-            # reads read what its own write made)
-            where = [(c, i) for c in clients for i in range(n)] if clients else [(None, i) for i in range(n)]
-            cmds = [RadosBenchCommand(pool=pools[i], mode=mode, duration_s=int(round(test.params["duration_s"])),
-                                      concurrency=test.params["concurrency"], object_size=size,
-                                      run_name=run_names[i] if c is None else ctx.name(gid, c.name, f"i{i}"),
-                                      no_cleanup=True, max_objects=max_objects)
-                    for c, i in where]
-            raw_dir = ctx.rundir.raw_dir(test.id if record else f"{gid}-prepare-write") if ctx.rundir else None
-            spawns = [Spawn(cmd.argv(client if c is None else remote), (raw_dir / (
-                f"rados-bench-{mode}-i{i}.txt" if c is None else f"rados-bench-{mode}-{c.name}-i{i}.txt"))
-                if raw_dir else None) for cmd, (c, i) in zip(cmds, where)]
-            timed = None
-            try:
-                timeout = run_group_timeout(test.params["duration_s"])
-                if clients:
-                    timed = ctx.run_on_clients(test, ctx.placements([(c, sp) for (c, _), sp in zip(where, spawns)]),
-                                               timeout, live=live_figures)
-                    results = None if timed is None else [t.result for t in timed]
-                else:
-                    results = ctx.run_tools(test, spawns, timeout, live=live_figures)
-            finally:
-                if max_objects is not None:
-                    ctx.reserve(0)      # written now: `ceph df` counts it
-            if results is None:  # dry run
+                        yield Outcome(test, started, time.monotonic() - t0, error=err, commands=commands, raw=raw,
+                                      notes=notes)
+                    if mode == "write":
+                        return  # reads have nothing to read
+                    skip = True
+                    break
+                try:
+                    parts = [parse(r.stdout, mode) if r.ok or not cut else parse_interrupted(r.stdout, mode, size)
+                             for r in results]
+                except ParseError as exc:
+                    if record:
+                        yield Outcome(test, started, time.monotonic() - t0, error=str(exc), commands=commands,
+                                      raw=raw, notes=notes)
+                    skip = True
+                    break
+                for part, t in zip(parts, timed or []):
+                    part.host, part.start_unix_s, part.end_unix_s = t.host, t.start_unix_s, t.end_unix_s
+                m = aggregate(parts)
+                if steady is None:
+                    break
+                rounds.append(m)
+                round_starts.append(round_start)
+                elapsed = time.monotonic() - rounds_t0
+                if steady_verdict([r.bytes_per_s or 0.0 for r in rounds], steady["window"], steady["max_range"],
+                                  steady["max_slope"]).steady:
+                    reached_after = elapsed
+                    break
+                if cut or elapsed + elapsed / len(rounds) > steady["max"]:     # a round costs what they did so far
+                    break
+            if skip:
                 continue
-            commands = [r.cmdline for r in results]
-            raw = [str(sp.output.relative_to(ctx.rundir.path)) for sp in spawns]
-            cut = mode == "write" and ctx.stopped_for_capacity(test)
-            write_cut = write_cut or cut
-            failed = [r for r in results if not r.ok]
-            if failed and not cut:
-                err = f"rados bench {mode} failed: " + (failure(timed) or failed[0].error_text() if timed
-                                                         else failed[0].error_text())
-                if record:
-                    yield Outcome(test, started, time.monotonic() - t0, error=err, commands=commands, raw=raw,
-                                  notes=notes)
-                if mode == "write":
-                    return  # reads have nothing to read
-                continue
-            try:
-                parts = [parse(r.stdout, mode) if r.ok or not cut else parse_interrupted(r.stdout, mode, size)
-                         for r in results]
-            except ParseError as exc:
-                if record:
-                    yield Outcome(test, started, time.monotonic() - t0, error=str(exc), commands=commands, raw=raw,
-                                  notes=notes)
-                continue
-            for part, t in zip(parts, timed or []):
-                part.host, part.start_unix_s, part.end_unix_s = t.host, t.start_unix_s, t.end_unix_s
-            m = aggregate(parts)
+            if steady is not None:
+                m = combine_rounds(rounds, round_starts, steady, reached_after is not None, reached_after)
+                each = f"{len(rounds)} rounds of {test.params['duration_s']:g} s"
+                notes.append(f"steady state reached after {reached_after:.0f} s ({each}); the figure is the last "
+                             f"{steady['window']} rounds" if reached_after is not None else
+                             f"steady state NOT reached in {steady['max']:g} s ({each}); the figure is the last "
+                             f"{min(steady['window'], len(rounds))} rounds")
             notes += client_notes(m)
             warnings: list[str] = []
             if mode == "write":

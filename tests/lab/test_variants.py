@@ -1,0 +1,169 @@
+"""Variants on the real lab: each result records its variant and what every OSD ran with; the configuration
+database afterwards is what it was before, after a clean run, SIGINT or SIGTERM mid-variant, and kill -9 followed
+by `cephbench cleanup` or `--resume`; bad options are refused before anything changes.
+
+The signals are aimed with the monitor's log, as in test_signals.py: the test follows ceph-mon.a.log and sends the
+signal the moment the mon handles the command (`config set` of a variant, `config rm` of a restore, the pool of the
+second variant's group)."""
+
+import json
+import os
+import re
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+from cephbench.results import RunDir
+
+from labcli import CLI, run_cli, write_suite
+from test_signals import snapshot
+
+# osd_max_backfills and osd_recovery_sleep change at runtime and touch no client I/O path; `b` leaves the sleep
+# alone, so going from a to b restores it (config rm) in the middle of the run
+VARIANTS = """
+name: var
+variants:
+  - name: a
+    options: [{who: osd, name: osd_max_backfills, value: 2}, {who: osd, name: osd_recovery_sleep, value: 0.25}]
+  - name: b
+    options: [{who: osd, name: osd_max_backfills, value: 3}]
+workloads:
+  - {name: rados, type: rados_bench, modes: [write], object_size: 64KiB, concurrency: 4, duration: 1s}
+"""
+
+
+def config(env) -> list:
+    out = subprocess.run(["ceph", "config", "dump", "-f", "json"], capture_output=True, text=True, env=env, timeout=60)
+    assert out.returncode == 0, out.stderr
+    return sorted((c["section"], c["mask"], c["name"], c["value"]) for c in json.loads(out.stdout))
+
+
+def signal_at(args, env, mon_log: Path, command: str, sig: int, nth: int = 1, timeout: float = 180):
+    """Start the CLI; send `sig` when the mon handles the `nth` command with this prefix."""
+    # the mon logs a command as [{prefix=config set, ...}] or as its JSON, {"prefix": "config rm", ...}
+    pattern = re.compile(r'handle_command mon_command\((?:\[\{prefix=|\{"prefix": ")' + re.escape(command) + r'[",}]')
+    with open(mon_log, "rb") as log:
+        log.seek(0, os.SEEK_END)
+        proc = subprocess.Popen([*CLI, *map(str, args)], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                text=True)
+        seen, deadline, buf = 0, time.monotonic() + timeout, b""
+        while seen < nth and proc.poll() is None and time.monotonic() < deadline:
+            chunk = log.read()
+            if not chunk:
+                time.sleep(0.005)
+                continue
+            buf += chunk
+            *lines, buf = buf.split(b"\n")
+            for line in lines:
+                if pattern.search(line.decode(errors="replace")):
+                    seen += 1
+                    if seen == nth:
+                        proc.send_signal(sig)
+                        break
+        out, err = proc.communicate(timeout=timeout)
+    return proc.returncode, seen >= nth, out, err
+
+
+def test_each_result_records_its_variant_and_the_configuration_is_put_back(lab, cephbench_env, tmp_path):
+    before = snapshot(cephbench_env)
+    suite = write_suite(tmp_path, VARIANTS)
+    dry = run_cli(["run", suite, "--dry-run"], cephbench_env)
+    assert dry.returncode == 0, dry.stderr
+    lines = [ln.strip() for ln in dry.stdout.splitlines()]
+    changes = [ln for ln in lines if ln.startswith("ceph config ")]
+    assert changes == ["ceph config set osd osd_max_backfills 2", "ceph config set osd osd_recovery_sleep 0.25",
+                       "ceph config rm osd osd_recovery_sleep", "ceph config set osd osd_max_backfills 3",
+                       "ceph config rm osd osd_max_backfills"], dry.stdout
+    assert snapshot(cephbench_env) == before            # a dry run changes nothing
+
+    res = run_cli(["run", suite, "--out", tmp_path / "run"], cephbench_env)
+    assert res.returncode == 0, res.stderr + res.stdout
+    assert snapshot(cephbench_env) == before
+    results, _ = RunDir.open(tmp_path / "run").results()
+    assert [(r.test.variant, r.status) for r in results] == [("a", "ok"), ("b", "ok")]
+    a, b = (r.variant for r in results)
+    osds = {f"osd.{i}" for i in range(3)}
+    assert a.name == "a" and [(o.name, o.value, o.previous) for o in a.options] == [
+        ("osd_max_backfills", "2", None), ("osd_recovery_sleep", "0.250000", None)]
+    assert all(set(o.reported) == osds and set(o.reported.values()) == {o.value} for o in a.options)
+    assert b.name == "b" and b.options[0].reported == {d: "3" for d in osds}
+    assert json.loads((tmp_path / "run" / "resources.json").read_text()) == []
+
+
+@pytest.mark.parametrize("command, nth, sig", [
+    ("config set", 1, signal.SIGINT),          # variant a's first option being set
+    ("config rm", 1, signal.SIGTERM),          # a's sleep restored on the way to b
+    ("config set", 3, signal.SIGTERM),         # b being set
+], ids=lambda v: str(v).replace(" ", "-") if isinstance(v, str) else str(v))
+def test_a_signal_mid_variant_leaves_the_configuration_as_it_was(lab, cephbench_env, tmp_path, command, nth, sig):
+    before = snapshot(cephbench_env)
+    rc, aimed, _, err = signal_at(["run", write_suite(tmp_path, VARIANTS), "--out", tmp_path / "run"],
+                                  cephbench_env, lab.dir / "log" / "ceph-mon.a.log", command, sig, nth)
+    assert aimed, f"the mon never handled {command!r} #{nth}: {err}"
+    assert "Traceback" not in err and "could not remove" not in err, err
+    assert rc == 130, (rc, err)
+    assert snapshot(cephbench_env) == before
+    assert json.loads((tmp_path / "run" / "resources.json").read_text()) == []
+
+
+def test_kill_9_mid_variant_then_cleanup_restores_the_configuration(lab, cephbench_env, tmp_path):
+    before = snapshot(cephbench_env)
+    suite = write_suite(tmp_path, VARIANTS.replace("duration: 1s", "duration: 30s"))
+    proc = subprocess.Popen([*CLI, "run", str(suite), "--out", str(tmp_path / "run")], env=cephbench_env,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    resources = tmp_path / "run" / "resources.json"
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:     # until rados bench runs under variant a
+        if resources.exists() and any(r["kind"] == "process" for r in json.loads(resources.read_text() or "[]")):
+            break
+        time.sleep(0.1)
+    proc.kill()
+    proc.wait()
+    left = json.loads(resources.read_text())
+    assert sorted(json.loads(r["name"])["name"] for r in left if r["kind"] == "config-option") == [
+        "osd_max_backfills", "osd_recovery_sleep"], left
+    assert ("osd", "", "osd_max_backfills", "2") in config(cephbench_env)      # the variant outlived its run
+    res = run_cli(["cleanup", tmp_path / "run"], cephbench_env)
+    assert res.returncode == 0, res.stderr + res.stdout
+    assert res.stdout.count("removed config-option") == 2, res.stdout
+    assert snapshot(cephbench_env) == before
+    assert json.loads(resources.read_text()) == []
+
+
+def test_resume_after_kill_9_reapplies_the_variant_of_the_tests_it_runs(lab, cephbench_env, tmp_path):
+    before = snapshot(cephbench_env)
+    suite = write_suite(tmp_path, VARIANTS)
+    # killed as b's group starts: a's result is in, b's is not
+    rc, aimed, _, err = signal_at(["run", suite, "--out", tmp_path / "run"], cephbench_env,
+                                  lab.dir / "log" / "ceph-mon.a.log", "osd pool create", signal.SIGKILL, nth=2)
+    assert aimed and rc == -9, err
+    assert [r.test.variant for r in RunDir.open(tmp_path / "run").results()[0]] == ["a"]
+    res = run_cli(["run", "--resume", tmp_path / "run"], cephbench_env)
+    assert res.returncode == 0, res.stderr + res.stdout
+    assert "removed config-option" in res.stderr, res.stderr
+    results, _ = RunDir.open(tmp_path / "run").results()
+    assert [(r.test.variant, r.status) for r in results] == [("a", "ok"), ("b", "ok")]
+    assert set(results[1].variant.options[0].reported.values()) == {"3"}
+    assert snapshot(cephbench_env) == before
+
+
+@pytest.mark.parametrize("variant, where", [
+    ("{name: x, options: [{who: osd, name: osd_max_backfils, value: 2}]}",
+     "variants[2].options[0].name: Ceph has no option 'osd_max_backfils' (did you mean 'osd_max_backfills'?)"),
+    ("{name: x, options: [{who: osd, name: osd_max_backfills, value: many}]}",
+     "variants[2].options[0].value: 'many' is not a whole number, which osd_max_backfills takes"),
+    ("{sweep: {who: osd, name: osd_op_num_shards, values: [1, 2]}}",
+     "variants[2].sweep.name: osd_op_num_shards is read only when a daemon starts, and this suite does not allow "
+     "restarts"),
+])
+def test_a_bad_option_is_refused_before_anything_changes(lab, cephbench_env, tmp_path, variant, where):
+    before = config(cephbench_env)
+    text = VARIANTS.replace("workloads:", f"  - {variant}\nworkloads:")
+    res = run_cli(["run", write_suite(tmp_path, text), "--out", tmp_path / "run"], cephbench_env)
+    assert res.returncode == 2, res.stderr + res.stdout
+    assert res.stderr.strip().splitlines() == [res.stderr.strip()] and where in res.stderr, res.stderr
+    assert not (tmp_path / "run").exists()
+    assert config(cephbench_env) == before
