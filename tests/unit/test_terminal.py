@@ -157,3 +157,16 @@ def test_one_result_is_the_seeds_summary_with_its_kinds_operations():
     assert "Average req/s" in out and "Average IOPS" not in out and "p99 latency (ms)" in out
     out = render([result(1, "rados_bench", "write", rados("ceph16.2.15_write_4M.txt", "write"))])
     assert "Average objects/s" in out and "Stddev objects/s" in out
+
+
+def test_report_md_lists_warnings_marked_and_notes_plain_once(tmp_path: Path):
+    from cephbench.report.write import write_report
+    rd = RunDir.create(tmp_path / "run", {"suite_name": "t", "started_unix": 1_700_000_000.0})
+    for r in run_results():
+        rd.append(r)
+    _, md_path, _ = write_report(rd)
+    lines = md_path.read_text().splitlines()
+    warned = lines.index("Warnings (results marked ! are not counted in the verdict):")
+    assert lines[warned + 2] == r"- ! 002-rados-seq-4KiB-t16: " + SEQ_WARNING.replace("{", r"\{").replace("}", r"\}")
+    notes = [ln for ln in lines if RGW_NOTE in ln]
+    assert notes == [f"- 004-rgw-put-4KiB-t16, 005-rgw-stat-4KiB-t16: {RGW_NOTE}"]

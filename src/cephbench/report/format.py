@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Iterable
 
 if TYPE_CHECKING:
     from ..results import Result
@@ -93,3 +93,12 @@ def result_figures(r: "Result") -> str:
 def host_cpu(r: "Result") -> str:
     """The busiest watched host's typical second, e.g. "93%"; "-" when no host was watched."""
     return pct(max((h.cpu_busy_median for h in r.hosts), default=None))
+
+
+def by_text(pairs: Iterable[tuple[str, str]]) -> list[tuple[list[str], str]]:
+    """(test id, text) pairs -> (the ids, text) per distinct text, in order of first appearance: a note every test
+    of a group has (the prefill of its images, the RGW user it ran as) is shown once."""
+    out: dict[str, list[str]] = {}
+    for test_id, text in pairs:
+        out.setdefault(text, []).append(test_id)
+    return [(ids, text) for text, ids in out.items()]

@@ -4,29 +4,24 @@ single test), warnings, errors and notes, and the verdict.
 Operations per second are named as each kind counts them (kinds.ops_unit: IOPS, objects/s, req/s), and p99 is shown
 where the tool gives percentiles. On a terminal, a table wider than the screen leaves out its least needed columns
 and says which; anywhere else (a file, a pipe) tables are printed whole at their natural width, so that nothing is
-wrapped or cut and a test ID stays one word for grep.
+wrapped or cut and a test ID stays one word for grep (textout.py).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable, Iterable
+from typing import Callable
 
-from rich import box
-from rich.console import Console, RenderableType
-from rich.measure import Measurement as Width
-from rich.segment import Segment, Segments
+from rich.console import Console
 from rich.table import Table
 
 from ..kinds import KINDS, ops_unit
 from ..results import Result
 from ..units import format_size
-from .clients import clients_of, spread_line
-from .format import (host_cpu, iops, mib_s, ms, pct, result_iops, result_mib_s, result_p99, seconds)
+from .baseline import BASELINE_KINDS, print_baselines
+from .format import host_cpu, iops, mib_s, ms, pct, result_iops, result_mib_s, result_p99, seconds
+from .textout import natural_width, plain_table, print_messages, print_whole
 from .verdict import slow_osds, verdict
-
-WIDE = 10_000       # wide enough for any table: what it measures at is its natural width
-
 
 def _params(r: Result) -> str:
     p = r.test.params
@@ -92,38 +87,12 @@ def _columns(kind: str, results: list[Result]) -> list[Column]:
 
 
 def _table(title: str, columns: list[Column], results: list[Result]) -> Table:
-    # no vertical rules and two spaces between columns: a row is the test ID and its figures, as `ceph osd df` prints
-    t = Table(title=title, title_justify="left", header_style="bold", box=box.SIMPLE_HEAD, show_edge=False,
-              pad_edge=False, collapse_padding=True)
+    t = plain_table(title)
     for c in columns:
         t.add_column(c.header, justify="right" if c.right else "left", no_wrap=c.header == "test")
     for r in results:
         t.add_row(*(c.cell(r) for c in columns))
     return t
-
-
-def natural_width(console: Console, renderable: RenderableType) -> int:
-    return Width.get(console, console.options.update_width(WIDE), renderable).maximum
-
-
-def _rstrip(line: list[Segment]) -> list[Segment]:
-    """A rendered line without the padding its last cells leave at its end."""
-    out = list(line)
-    while out and not out[-1].control and not out[-1].text.strip():
-        out.pop()
-    if out and not out[-1].control:
-        out[-1] = Segment(out[-1].text.rstrip(), out[-1].style)
-    return out
-
-
-def print_whole(console: Console, renderable: RenderableType) -> None:
-    """Print a table whole: at the console's width on a terminal, at the table's natural width anywhere else (a file
-    or a pipe has no width: wrapping there would only break lines), with no trailing blanks either way."""
-    width = console.width if console.is_terminal else max(console.width, natural_width(console, renderable))
-    segments: list[Segment] = []
-    for line in console.render_lines(renderable, console.options.update_width(width), pad=False):
-        segments += [*_rstrip(line), Segment.line()]
-    console.print(Segments(segments), crop=False, end="")
 
 
 def kind_table(console: Console, kind: str, results: list[Result]) -> tuple[Table, list[str]]:
@@ -198,41 +167,9 @@ def print_verdict(console: Console, results: list[Result]) -> None:
         console.print(f"  slow OSDs (OSD bench: median below the other OSDs by more than the threshold, and told apart from them by the repeats): {', '.join(slow)}", markup=False, soft_wrap=True)
 
 
-def _grouped(pairs: Iterable[tuple[str, str]]) -> list[tuple[list[str], str]]:
-    """(test id, text) pairs -> (the ids, text) per distinct text, in order: a note every test of a group has
-    (the prefill of its images, the RGW user it ran as) is printed once."""
-    out: dict[str, list[str]] = {}
-    for test_id, text in pairs:
-        out.setdefault(text, []).append(test_id)
-    return [(ids, text) for text, ids in out.items()]
-
-
-def print_messages(console: Console, results: list[Result]) -> None:
-    """Warnings and errors, marked "!", then each clients' spread ("~"), then notes, which are information: plain."""
-    warnings = _grouped((r.test.id, w) for r in results for w in r.warnings)
-    errors = [(r.test.id, r.error) for r in results if r.error]
-    notes = _grouped((r.test.id, n) for r in results for n in r.notes)
-    spreads = [(r.test.id, spread_line(c)) for r in results if (c := clients_of(r)) is not None]
-    if warnings:
-        console.print("Warnings (results marked ! are not counted in the verdict)", style="bold")
-        for ids, text in warnings:
-            console.print(f"  ! {', '.join(ids)}: {text}", markup=False, soft_wrap=True)
-    if errors:
-        console.print("Errors", style="bold")
-        for test_id, text in errors:
-            console.print(f"  ! {test_id}: {text}", markup=False, soft_wrap=True)
-    if spreads or notes:
-        console.print("Notes", style="bold")
-    for test_id, text in spreads:
-        console.print(f"  ~ {test_id}: {text}", markup=False, soft_wrap=True)
-    for ids, text in notes:
-        console.print(f"  {', '.join(ids)}: {text}", markup=False, soft_wrap=True)
-
-
 def print_results(console: Console, results: list[Result], reasons: bool = False) -> None:
     """Tables, warnings, errors and notes; with `reasons`, the model's reason for every result (the verdict has the
     best)."""
-    from .baseline import BASELINE_KINDS, print_baselines
     baselines = [r for r in results if r.test.kind in BASELINE_KINDS]
     if baselines:
         print_baselines(console, baselines)
