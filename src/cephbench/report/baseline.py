@@ -41,7 +41,7 @@ def disk_table(results: list[Result]) -> Table:
     for col, right in (("pattern", False), ("host", False), ("bs", True), ("qd", True), ("MB/s alone", True),
                        ("IOPS alone", True), ("p99 ms alone", True), ("MB/s each, all at once", True), ("drop", True),
                        ("status", False)):
-        t.add_column(col, justify="right" if right else "left")
+        t.add_column(col, justify="right" if right else "left", no_wrap=col == "pattern")   # a row's name: whole
     for r in results:
         m = r.measurement
         if m is None:

@@ -23,6 +23,7 @@ from .format import host_cpu, iops, mib_s, ms, pct, result_iops, result_mib_s, r
 from .textout import natural_width, plain_table, print_messages, print_whole
 from .verdict import slow_osds, verdict
 
+
 def _params(r: Result) -> str:
     p = r.test.params
     bits = []
@@ -89,7 +90,9 @@ def _columns(kind: str, results: list[Result]) -> list[Column]:
 def _table(title: str, columns: list[Column], results: list[Result]) -> Table:
     t = plain_table(title)
     for c in columns:
-        t.add_column(c.header, justify="right" if c.right else "left", no_wrap=c.header == "test")
+        # off a terminal the table has its natural width and nothing folds; on one, a test ID too long for the
+        # screen folds onto a second line rather than lose its end to "…"
+        t.add_column(c.header, justify="right" if c.right else "left", overflow="fold")
     for r in results:
         t.add_row(*(c.cell(r) for c in columns))
     return t

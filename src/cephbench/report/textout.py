@@ -12,8 +12,10 @@ from __future__ import annotations
 from rich import box
 from rich.console import Console, RenderableType
 from rich.measure import Measurement as Width
+from rich.cells import cell_len
 from rich.segment import Segment, Segments
 from rich.table import Table
+from rich.text import Text
 
 from ..results import Result
 from .clients import clients_of, spread_line
@@ -43,10 +45,26 @@ def _rstrip(line: list[Segment]) -> list[Segment]:
     return out
 
 
+def _keep_words_whole(table: Table) -> None:
+    """No figure or name is cut to fit a terminal ("37,0…" would be a wrong number): each column is at least as wide
+    as the longest word of its header and cells, so that only headers and cells of several words wrap."""
+    for column in table.columns:
+        words = (w for c in [column.header, *column.cells] if isinstance(c, str)
+                 for w in Text.from_markup(c).plain.split())
+        column.min_width = max(column.min_width or 0, max((cell_len(w) for w in words), default=0))
+
+
 def print_whole(console: Console, renderable: RenderableType) -> None:
-    """Print a table whole: at the console's width on a terminal, at the table's natural width anywhere else (a file
-    or a pipe has no width: wrapping there would only break lines), with no trailing blanks either way."""
-    width = console.width if console.is_terminal else max(console.width, natural_width(console, renderable))
+    """Print a table whole: at the console's width on a terminal (wider when its words do not fit: the terminal
+    then wraps the lines, but nothing is lost), at the table's natural width anywhere else (a file or a pipe has no
+    width: wrapping there would only break lines), with no trailing blanks either way."""
+    if console.is_terminal:
+        if isinstance(renderable, Table):
+            _keep_words_whole(renderable)
+        least = Width.get(console, console.options.update_width(WIDE), renderable).minimum
+        width = max(console.width, least)
+    else:
+        width = max(console.width, natural_width(console, renderable))
     segments: list[Segment] = []
     for line in console.render_lines(renderable, console.options.update_width(width), pad=False):
         segments += [*_rstrip(line), Segment.line()]
