@@ -2,7 +2,8 @@
 
 A kind is what a driver runs (drivers/registry.py maps each to its driver). Its descriptor says which field of a
 workload holds the phases of a group, which level of the stack it measures, what each phase does to the cluster's
-data (read, write, mixed or metadata), whether the efficiency model analyses it, and the title of its report table.
+data (read, write, mixed or metadata), whether the efficiency model analyses it, the title of its report table and what its operations per second are
+called (ops_unit).
 Nothing here imports a driver, so drivers may import it.
 
 Adding a kind: its driver module, one line in drivers/registry.py, one descriptor here, its schema model in config.py.
@@ -38,6 +39,7 @@ class Kind:
     default_test_s: float = 10.0                # estimate: a test without a duration of its own (osd bench: one
                                                 # OSD's start-up, plus its bytes at 400 MiB/s)
     ops_counted: bool = True                    # the tool counts operations (iperf3 does not: no IOPS)
+    ops_name: str = "IOPS"                      # what its operations per second are called in every report
     # read phases that read each object the group's write phase made once, then stop (rados bench seq)
     exhaustible_reads: frozenset[str] = frozenset()
     # phases that may run in rounds until steady (a workload's steady_state); none: the kind refuses it
@@ -69,10 +71,12 @@ KINDS: dict[str, Kind] = {k.name: k for k in (
          ceiling_source=True, cluster=False, test_overhead_s=1.0),
     Kind(NET_BASELINE, "Baselines", "Network baseline", "baseline", None, {"send": "write"},
          ceiling_source=True, cluster=False, test_overhead_s=1.5, ops_counted=False),
+    # rados bench's operation is a whole object written or read
     Kind("rados_bench", "RADOS", "rados bench", "rados", "modes", {"write": "write", "seq": "read", "rand": "read"},
-         modelled=True, group_setup_s=3.0, exhaustible_reads=frozenset({"seq"}),
+         modelled=True, group_setup_s=3.0, exhaustible_reads=frozenset({"seq"}), ops_name="objects/s",
          steady_phases=frozenset({"write", "rand"})),
     Kind("fio_rados", "RADOS", "fio (rados engine)", "fio", "rw", dict(_RW), modelled=True, group_setup_s=3.0),
+    # osd bench writes block_size blocks straight into the OSD's object store and reports them as "iops"
     Kind("osd_bench", "OSD", "ceph tell osd.N bench", "osd", None, {"write": "write"}, modelled=True,
          ceiling_source=True, repeat_within_test=True, default_test_s=0.5),
     # an imported random rbd bench is named as fio names it (randwrite, ...): importer.py
@@ -83,7 +87,7 @@ KINDS: dict[str, Kind] = {k.name: k for k in (
     Kind("fio_rbd", "RBD", "fio (rbd)", "fio", "rw", {**_RW, "randrw": "mixed"}, modelled=True, group_setup_s=6.0),
     Kind("rgw", "RGW", "RGW (cephbench-loadgen)", "rgw", "op",
          {"put": "write", "get": "read", "stat": "metadata", "list": "metadata", "delete": "metadata",
-          "mixed": "mixed"}, group_setup_s=4.0, test_overhead_s=1.0),
+          "mixed": "mixed"}, group_setup_s=4.0, test_overhead_s=1.0, ops_name="req/s"),   # S3 or Swift requests
 )}
 
 WORKLOAD_KINDS: tuple[str, ...] = tuple(k for k in KINDS if KINDS[k].level != "Baselines")
@@ -95,6 +99,17 @@ def direction_of(kind: str, phase: str | None, op: str | None = None) -> Directi
     if k is None:
         return None
     return k.direction(phase) or k.direction(op)
+
+
+def ops_unit(kind: str) -> str | None:
+    """What a kind's operations per second are called: "IOPS" (block I/O: fio, rbd bench, osd bench, the disk
+    baseline), "objects/s" (rados bench), "req/s" (RGW's S3 and Swift requests); None when its tool counts no
+    operations (iperf3), "ops/s" for a kind this table does not know. Terminal, report.md and report.html all
+    name the column and the figure with it."""
+    k = KINDS.get(kind)
+    if k is None:
+        return "ops/s"
+    return k.ops_name if k.ops_counted else None
 
 
 def level_of(kind: str) -> Level | None:

@@ -19,7 +19,7 @@ import zlib
 from typing import Any, Iterable
 
 from .drivers import ParseError
-from .results import Latency, Measurement, Sample
+from .results import Latency, Measurement, Sample, steady_state
 
 LATENCY_MODES = ("bins", "hdr", "mean-max")
 
@@ -151,14 +151,18 @@ def sum_series(parts: list[Measurement], starts: list[float], lo: float | None =
     second round(start + t_s - lo). With `hi`, only the seconds of [lo, hi] (half of a second inside is enough)."""
     origin = min(starts) if lo is None else lo
     seconds: dict[int, list[float]] = {}
+    partial: set[int] = set()       # a second one part had only partly is partial in the sum
     for p, start in zip(parts, starts):
         for s in p.timeseries:
             if not _inside(start + s.t_s, lo, hi):
                 continue
-            acc = seconds.setdefault(round(start + s.t_s - origin), [0.0, 0.0])
+            t = round(start + s.t_s - origin)
+            acc = seconds.setdefault(t, [0.0, 0.0])
             acc[0] += s.bytes_per_s or 0.0
             acc[1] += s.ops_per_s or 0.0
-    return [Sample(t_s=t, bytes_per_s=b, ops_per_s=o) for t, (b, o) in sorted(seconds.items())]
+            if s.partial:
+                partial.add(t)
+    return [Sample(t_s=t, bytes_per_s=b, ops_per_s=o, partial=t in partial) for t, (b, o) in sorted(seconds.items())]
 
 
 def _inside(end: float, lo: float | None, hi: float | None) -> bool:
@@ -169,7 +173,7 @@ def _inside(end: float, lo: float | None, hi: float | None) -> bool:
 def _window_rate(p: Measurement, start: float, lo: float, hi: float, per_second: bool) -> tuple[float, float, bool]:
     """(bytes/s, ops/s, from its seconds?) of one part over the window: the mean of its seconds inside, or its
     whole-run average when the window is too short for seconds or the part has none there."""
-    inside = [s for s in p.timeseries if _inside(start + s.t_s, lo, hi)]
+    inside = [s for s in steady_state(p.timeseries) if _inside(start + s.t_s, lo, hi)]
     if per_second and inside:
         return (sum(s.bytes_per_s or 0.0 for s in inside) / len(inside),
                 sum(s.ops_per_s or 0.0 for s in inside) / len(inside), True)
@@ -209,7 +213,7 @@ def merge_instances(parts: list[Measurement], *, latency: str) -> Measurement:
         ends = [hi] * len(parts)
     window = max(hi - lo, 0.0)
     timeseries = sum_series(parts, starts, lo, hi) if window > 0 else []
-    per_second = len(timeseries) >= 2
+    per_second = len(steady_state(timeseries)) >= 2
     rates = [_window_rate(p, s, lo, hi, per_second) for p, s in zip(parts, starts)]
     lat, merged_extra = merged_latency(parts, latency)
     first = parts[0]
@@ -225,8 +229,8 @@ def merge_instances(parts: list[Measurement], *, latency: str) -> Measurement:
         bytes_total=sum(p.bytes_total or 0 for p in parts),
         op_size_bytes=first.op_size_bytes, object_size_bytes=first.object_size_bytes,
         bytes_per_s=sum(r[0] for r in rates), ops_per_s=sum(r[1] for r in rates),
-        bytes_per_s_max=max((s.bytes_per_s or 0 for s in timeseries), default=None),
-        bytes_per_s_min=min((s.bytes_per_s or 0 for s in timeseries), default=None),
+        bytes_per_s_max=max((s.bytes_per_s or 0 for s in steady_state(timeseries)), default=None),
+        bytes_per_s_min=min((s.bytes_per_s or 0 for s in steady_state(timeseries)), default=None),
         latency=lat, timeseries=timeseries, instances=instances, extra=extra,
     )
 

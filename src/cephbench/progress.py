@@ -1,4 +1,6 @@
-"""Live progress on the terminal: current test, its parameters, elapsed, ETA, live MiB/s."""
+"""Live progress on the terminal: current test, its parameters, elapsed, ETA, live MiB/s and operations per second
+(named as the test's kind counts them: IOPS, objects/s, req/s). Every line is printed whole (soft wrap): a log file
+or a pipe gets one line per event, never a test ID broken in two."""
 
 from __future__ import annotations
 
@@ -8,6 +10,7 @@ from rich.console import Console
 from rich.live import Live
 from rich.text import Text
 
+from .kinds import ops_unit
 from .report.format import mib_s, result_figures, seconds
 from .resources import Resource
 from .results import Result, Test
@@ -49,7 +52,8 @@ class ConsoleEvents:
         elapsed = time.monotonic() - self.started
         if self.current is None:
             state = "setting up" if self.done < self.total else "cleaning up"
-            return Text(f"[{self.done}/{self.total}] {state}  elapsed {seconds(elapsed)}")
+            return Text(f"[{self.done}/{self.total}] {state}  elapsed {seconds(elapsed)}", no_wrap=True,
+                        overflow="ellipsis")
         in_test = time.monotonic() - self.current_started
         remaining = max(self.est_total_s - self.done_est_s - in_test, 0)
         line = (f"[{self.done + 1}/{self.total}] {self.current.id}  elapsed {seconds(elapsed)}  "
@@ -57,8 +61,8 @@ class ConsoleEvents:
         if self.bw is not None:
             line += f"  {mib_s(self.bw)} MiB/s"
         if self.ops is not None:
-            line += f"  {self.ops:,.0f} ops/s"
-        return Text(line)
+            line += f"  {self.ops:,.0f} {ops_unit(self.current.kind) or 'ops/s'}"
+        return Text(line, no_wrap=True, overflow="ellipsis")     # one line that redraws, even on 80 columns
 
     def _refresh(self) -> None:
         if self._live:
@@ -71,7 +75,7 @@ class ConsoleEvents:
             self._expanded.add(whole)
         self.current, self.current_started, self.bw, self.ops = test, time.monotonic(), None, None
         if not self._live and not self.quiet:
-            self.console.print(f"[{self.done + 1}/{self.total}] {test.id} ...", markup=False)
+            self._line(f"[{self.done + 1}/{self.total}] {test.id} ...")
         self._refresh()
 
     def live(self, test: Test, bytes_per_s: float | None, ops_per_s: float | None) -> None:
@@ -79,7 +83,7 @@ class ConsoleEvents:
         self._refresh()
 
     def note(self, text: str) -> None:
-        self.console.print(text, markup=False)
+        self._line(text)
 
     def test_finished(self, result: Result) -> None:
         self.current = None   # first: the live display redraws from another thread at any moment
@@ -87,16 +91,20 @@ class ConsoleEvents:
         self.done_est_s += result.test.est_duration_s
         m = result.measurement
         fig = result_figures(result) if m else (result.error or "")
-        self.console.print(f"  {result.status:<6} {result.test.id}  {fig}", markup=False)
+        status = result.status + (" !" if result.warnings else "")     # its warning comes with the results
+        self._line(f"  {status:<6} {result.test.id}  {fig}")
         self._refresh()
+
+    def _line(self, text: str) -> None:
+        self.console.print(text, markup=False, soft_wrap=True)
 
     def cleanup(self, left: list[Resource], failures: list[tuple[Resource, str]]) -> None:
         for r, why in failures:
-            self.console.print(f"cleanup: could not remove {r.kind} {r.name}: {why}", markup=False)
+            self._line(f"cleanup: could not remove {r.kind} {r.name}: {why}")
         if left:
             from .recovery import how_to_remove
-            self.console.print("left behind: " + ", ".join(f"{r.kind} {r.name}" for r in left), markup=False)
+            self._line("left behind: " + ", ".join(f"{r.kind} {r.name}" for r in left))
             for r in left:
-                self.console.print(f"  remove by hand: {how_to_remove(r)}", markup=False)
+                self._line(f"  remove by hand: {how_to_remove(r)}")
             if self.run_dir is not None:
-                self.console.print(f"  or all at once: cephbench cleanup {self.run_dir}", markup=False)
+                self._line(f"  or all at once: cephbench cleanup {self.run_dir}")

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler, ValidationError, model_serializer
 
 from .errors import UserError
 
@@ -59,7 +59,11 @@ class Latency(BaseModel):
 
 
 class Sample(BaseModel):
-    """One point of a time series (per second unless the tool says otherwise)."""
+    """One point of a time series (per second unless the tool says otherwise).
+
+    `partial`: the tool's output says this interval was not a whole second of load (loadgen's last bin, which only
+    holds the operations still finishing after the measured window; iperf3's last interval, cut short). It stays in
+    the series, so that a chart can mark it, and is left out of every per-second statistic (steady_state())."""
 
     model_config = ConfigDict(extra="forbid")
 
@@ -67,6 +71,20 @@ class Sample(BaseModel):
     bytes_per_s: float | None = None
     ops_per_s: float | None = None
     lat_mean_ns: float | None = None
+    partial: bool = False
+
+    @model_serializer(mode="wrap")
+    def _omit_whole(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        """A whole second (nearly all of them) is written without the field: results.jsonl stays as it was."""
+        data = handler(self)
+        if not self.partial:
+            data.pop("partial", None)
+        return data
+
+
+def steady_state(series: list[Sample]) -> list[Sample]:
+    """The samples that were whole seconds of load: what stddev, min and max of per-second figures are taken over."""
+    return [s for s in series if not s.partial]
 
 
 class Measurement(BaseModel):

@@ -97,7 +97,7 @@ def test_rgw_metadata_ops_are_judged_in_ops_per_s_one_line_per_op():
                                                     ("metadata", "list"), ("metadata", "stat")]
     stat = lines[-1]
     assert stat.ops_per_s == rs[1].measurement.ops_per_s > 1000
-    assert stat.text().startswith(f"RGW metadata (stat): best {stat.ops_per_s:,.0f} ops/s (002-t)")
+    assert stat.text().startswith(f"RGW metadata (stat): best {stat.ops_per_s:,.0f} req/s (002-t)")
     assert "MiB/s" not in stat.text()
     # stat, list and delete are never a read: the only read line would come from a get
     assert not [v for v in lines if v.direction == "read"]
@@ -106,9 +106,9 @@ def test_rgw_metadata_ops_are_judged_in_ops_per_s_one_line_per_op():
 def test_terminal_figures_have_units_and_no_made_up_iops():
     from cephbench.report.format import result_figures
     stat = res(1, "rgw", "stat", loadgen("stat"))
-    assert result_figures(stat).endswith(" ops/s") and "MiB/s" not in result_figures(stat)
+    assert " req/s" in result_figures(stat) and "MiB/s" not in result_figures(stat)
     iperf = res(2, "net_baseline", None, Measurement(tool="iperf3", op="send", duration_s=3, bytes_per_s=8.4e8,
                                                      ops_per_s=0.0))
     assert result_figures(iperf) == "801.1 MiB/s"          # iperf3 counts no ops: no "0 IOPS"
     put = res(3, "rgw", "put", loadgen("put"))
-    assert result_figures(put).endswith(" ops/s") and "MiB/s" in result_figures(put)
+    assert " req/s, p99 " in result_figures(put) and "MiB/s" in result_figures(put)

@@ -25,7 +25,7 @@ from ..hosts import Spawn
 from ..merge import merge_instances
 from ..remote_dirs import dir_path, fetch_dir, make_dir
 from ..resources import Resource
-from ..results import Measurement, Sample, Test
+from ..results import Measurement, Sample, Test, steady_state
 from . import ParseError
 from .base import Outcome, RunContext, client_notes, safe_name
 from .figures import count, number
@@ -52,10 +52,11 @@ class FioRun:
             raise ParseError(f"fio wrote no JSON output ({self.json_path.name}: {exc.strerror})") from exc
         m = to_measurement(parse_fio_json(text), op, tool=tool, keep_bins=keep_bins)
         m.timeseries = series_from_logs(self.log_prefix)
-        rates = [s.bytes_per_s for s in m.timeseries if s.bytes_per_s is not None]
+        whole = steady_state(m.timeseries)
+        rates = [s.bytes_per_s for s in whole if s.bytes_per_s is not None]
         if len(rates) >= 2:
             m.bytes_per_s_max, m.bytes_per_s_min = max(rates), min(rates)
-            ops = [s.ops_per_s or 0.0 for s in m.timeseries]
+            ops = [s.ops_per_s or 0.0 for s in whole]
             m.ops_per_s_max, m.ops_per_s_min = max(ops), min(ops)
         return m
 
@@ -125,7 +126,8 @@ def series(bw_logs: list[str], iops_logs: list[str]) -> list[Sample]:
     """Per-job, per-direction logs -> one per-second series, summed over jobs and directions.
 
     An entry at t ms averages the window that ends at t: it belongs to second round(t/1000).
-    bw logs are in KiB/s.
+    bw logs are in KiB/s. No sample is partial: fio 3.33 logs a window only once it is whole, and writes nothing
+    for the part of a second its job's end cut off (tests/fixtures/fio/*_runtime2600ms_logs).
     """
     bw: dict[int, float] = defaultdict(float)
     ops: dict[int, float] = defaultdict(float)

@@ -43,6 +43,8 @@ SERVER_START_TIMEOUT_S = 10
 CONNECT_TIMEOUT_MS = 3000
 OSD_HOSTS = "osd-hosts"     # the hosts keyword: this machine and every OSD host
 EST_OSD_HOSTS = 3           # OSD hosts the plan's duration assumes before the cluster names them
+# an interval shorter than this share of the longest is one iperf3 cut short (its last, when the test ended)
+FULL_INTERVAL_SHARE = 0.95
 
 
 @dataclass(frozen=True)
@@ -175,13 +177,19 @@ def parse_iperf_json(text: str) -> Measurement:
                             "retransmits": optional(snd.get("retransmits"), count, f"{where}.sender.retransmits"),
                             "mean_rtt_us": optional(snd.get("mean_rtt"), number, f"{where}.sender.mean_rtt")})
         duration = number(recv.get("seconds") or sent["seconds"], "end.sum_received.seconds")
-        samples = []
+        samples, lengths = [], []
         for i, iv in enumerate(array(data.get("intervals", []), "intervals")):
             if "sum" in mapping(iv, f"intervals[{i}]"):
                 sm = mapping(iv["sum"], f"intervals[{i}].sum")
-                samples.append(Sample(t_s=number(sm["end"], f"intervals[{i}].sum.end"),
+                end = number(sm["end"], f"intervals[{i}].sum.end")
+                lengths.append(end - number(sm.get("start", 0), f"intervals[{i}].sum.start"))
+                samples.append(Sample(t_s=end,
                                       bytes_per_s=number(sm["bits_per_second"], f"intervals[{i}].sum.bits_per_second")
                                       / 8))
+        # iperf3 cuts its last interval where the test ended (with -n, or -t and a late start): shorter than the rest
+        full = max(lengths, default=0.0)
+        for s, length in zip(samples, lengths):
+            s.partial = length < FULL_INTERVAL_SHARE * full
         started = mapping(data.get("start", {}), "start")
         conn = mapping((array(started.get("connected") or [{}], "start.connected") or [{}])[0], "start.connected[0]")
         hosts = {k: conn.get(k) for k in ("local_host", "remote_host")}

@@ -10,11 +10,12 @@ from __future__ import annotations
 import json
 import math
 import re
+import statistics
 import time
 from dataclasses import dataclass
 
 from ..merge import merge_instances
-from ..results import Latency, Measurement, Sample
+from ..results import Latency, Measurement, Sample, steady_state
 from . import ParseError
 from .figures import checked, count, number
 
@@ -81,8 +82,15 @@ class RadosBenchCommand:
 PER_SECOND_FIELDS = ("bw_stddev_mib", "bw_max_mib", "bw_min_mib", "iops_stddev", "iops_max", "iops_min")
 
 
-def parse(text: str, mode: str) -> Measurement:
-    """rados bench text output -> Measurement. Raises ParseError when there is no summary."""
+# the write's header: "Maintaining 16 concurrent writes of 4194304 bytes to objects of size 4194304 for up to 5
+# seconds or 0 objects"
+_RUNTIME_RE = re.compile(r"^Maintaining \d+ concurrent writes of \d+ bytes .* for up to (\d+) seconds", re.M)
+
+
+def parse(text: str, mode: str, requested_s: float | None = None) -> Measurement:
+    """rados bench text output -> Measurement. Raises ParseError when there is no summary.
+    `requested_s`: the run time the command asked for (a write prints it; seq and rand do not), after which the
+    seconds rados bench still reports are partial: it only waits for the operations in flight then."""
     values: dict[str, float] = {}
     for line in text.splitlines():
         m = _SUMMARY_RE.match(line)
@@ -95,7 +103,9 @@ def parse(text: str, mode: str) -> Measurement:
     if "duration_s" not in values or "bw_mib" not in values:
         tail = _last_line(text)
         raise ParseError(f"no rados bench summary in the output (last line: {tail!r})")
-    return _measurement(values, samples, mode)
+    header = _RUNTIME_RE.search(text)
+    return _measurement(values, _mark_drain(samples, count(header.group(1), "seconds") if header else requested_s),
+                        mode)
 
 
 # `rados bench --format json` (Ceph 10+): the summary's keys -> the text summary's names above
@@ -138,8 +148,9 @@ def json_document(text: str) -> dict:
     raise ParseError(f"more than {MAX_PLAIN_LINES} plain lines inside the rados bench JSON")
 
 
-def parse_json(text: str, mode: str) -> Measurement:
-    """`rados bench --format json` output -> Measurement, as parse() makes of the text output."""
+def parse_json(text: str, mode: str, requested_s: float | None = None) -> Measurement:
+    """`rados bench --format json` output -> Measurement, as parse() makes of the text output (a write's run time is
+    its seconds_to_run)."""
     doc = json_document(text)
     values = {key: number(doc[k], k) for k, key in _JSON_FIELDS.items() if doc.get(k) not in (None, "")}
     if "duration_s" not in values or "bw_mib" not in values:
@@ -164,7 +175,33 @@ def parse_json(text: str, mode: str) -> Measurement:
                                   ops_per_s=float(finished - prev),
                                   lat_mean_ns=number(last, "last_lat") * NS if _is_number(str(last)) else None))
         prev = finished
-    return _measurement(values, samples, mode)
+    if doc.get("seconds_to_run") not in (None, ""):
+        requested_s = count(doc["seconds_to_run"], "seconds_to_run")
+    return _measurement(values, _mark_drain(samples, requested_s), mode)
+
+
+def _mark_drain(samples: list[Sample], requested_s: float | None) -> list[Sample]:
+    """The seconds after the requested run time are partial: rados bench starts no operation then and only waits
+    for those in flight (a slow cluster's 4 MiB writes may take seconds to drain)."""
+    for s in samples:
+        s.partial = requested_s is not None and s.t_s > requested_s
+    return samples
+
+
+def _per_second_figures(values: dict[str, float], samples: list[Sample]) -> None:
+    """rados bench's own stddev, max and min count every second it reported; with partial seconds among them these
+    are taken again over the whole seconds alone (stddev as rados bench takes it: of a sample, n - 1)."""
+    whole = steady_state(samples)
+    for key in PER_SECOND_FIELDS:
+        values.pop(key, None)
+    for (sd, hi, lo), figures in ((("bw_stddev_mib", "bw_max_mib", "bw_min_mib"),
+                                   [s.bytes_per_s / MIB for s in whole if s.bytes_per_s is not None]),
+                                  (("iops_stddev", "iops_max", "iops_min"),
+                                   [s.ops_per_s for s in whole if s.ops_per_s is not None])):
+        if figures:
+            values[hi], values[lo] = max(figures), min(figures)
+        if len(figures) >= 2:
+            values[sd] = statistics.stdev(figures)
 
 
 def json_concurrency(text: str) -> int | None:
@@ -182,6 +219,8 @@ def _measurement(values: dict[str, float], samples: list[Sample], mode: str) -> 
         # figures are then no figures (Max bandwidth 0, Min bandwidth DBL_MAX = 1.79769e+308).
         for key in PER_SECOND_FIELDS:
             values.pop(key, None)
+    elif any(s.partial for s in samples):
+        _per_second_figures(values, samples)
     duration = values["duration_s"]
     ops = values.get("ops_total")
     op_size = int(values["op_size"]) if "op_size" in values else None
@@ -411,8 +450,8 @@ def run_group(ctx, group, todo):
                     skip = True
                     break
                 try:
-                    parts = [parse(r.stdout, mode) if r.ok or not cut else parse_interrupted(r.stdout, mode, size)
-                             for r in results]
+                    parts = [parse(r.stdout, mode, cmd.duration_s) if r.ok or not cut
+                             else parse_interrupted(r.stdout, mode, size) for r, cmd in zip(results, cmds)]
                 except ParseError as exc:
                     if record:
                         yield Outcome(test, started, time.monotonic() - t0, error=str(exc), commands=commands,

@@ -15,7 +15,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..results import Measurement, Sample
+from ..results import Measurement, Sample, steady_state
 from . import ParseError
 from .figures import checked, count, number
 from .base import live_sum
@@ -115,7 +115,8 @@ def parse(text: str) -> Measurement:
                 extra[f"{side}_ops_per_s"] = summary[f"{side}_ops/sec"]
                 extra[f"{side}_bytes_per_s"] = summary[f"{side}_ops/sec"] * io_size
                 extra[f"{side}_ops_total"] = summary.get(f"{side}_ops")
-    rates = [s.ops_per_s for s in samples if s.ops_per_s is not None]
+    # every line is a whole second: rbd bench prints none for the part of a second before its end (or SIGINT)
+    rates = [s.ops_per_s for s in steady_state(samples) if s.ops_per_s is not None]
     return checked(Measurement(
         tool="rbd bench",
         op=op_name(io_type, pattern),

@@ -10,6 +10,7 @@ from ..kinds import DISK_BASELINE, NET_BASELINE, kinds_where
 from ..results import Result
 from ..units import format_size
 from .format import iops, ms, pct
+from .textout import plain_table, print_messages, print_whole
 
 BASELINE_KINDS = kinds_where(level="Baselines")
 
@@ -36,11 +37,11 @@ def _host_rows(x: dict) -> list[tuple[str, dict]]:
 
 
 def disk_table(results: list[Result]) -> Table:
-    t = Table(title="Disk baseline (fio, direct I/O; MB = 10^6 bytes)", title_justify="left", header_style="bold")
+    t = plain_table("Disk baseline (fio, direct I/O; MB = 10^6 bytes)")
     for col, right in (("pattern", False), ("host", False), ("bs", True), ("qd", True), ("MB/s alone", True),
                        ("IOPS alone", True), ("p99 ms alone", True), ("MB/s each, all at once", True), ("drop", True),
                        ("status", False)):
-        t.add_column(col, justify="right" if right else "left")
+        t.add_column(col, justify="right" if right else "left", no_wrap=col == "pattern")   # a row's name: whole
     for r in results:
         m = r.measurement
         if m is None:
@@ -58,8 +59,7 @@ def disk_table(results: list[Result]) -> Table:
 
 
 def net_table(results: list[Result]) -> Table:
-    t = Table(title="Network baseline (iperf3; Gbit = 10^9 bits, MB = 10^6 bytes)", title_justify="left",
-              header_style="bold")
+    t = plain_table("Network baseline (iperf3; Gbit = 10^9 bits, MB = 10^6 bytes)")
     for col, right in (("pattern", False), ("from", False), ("to", False), ("streams", True), ("Gbit/s", True),
                        ("MB/s", True), ("retransmits", True), ("per stream Gbit/s", False), ("status", False)):
         t.add_column(col, justify="right" if right else "left")
@@ -85,11 +85,7 @@ def print_baselines(console: Console, results: list[Result]) -> None:
     disk = [r for r in results if r.test.kind == DISK_BASELINE]
     net = [r for r in results if r.test.kind == NET_BASELINE]
     if disk:
-        console.print(disk_table(disk))
+        print_whole(console, disk_table(disk))
     if net:
-        console.print(net_table(net))
-    for r in disk + net:
-        for n in r.notes:
-            console.print(f"  * {n}", markup=False)
-        if r.error:
-            console.print(f"  ! {r.test.id}: {r.error}", markup=False)
+        print_whole(console, net_table(net))
+    print_messages(console, disk + net)

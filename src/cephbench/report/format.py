@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Iterable
 
 if TYPE_CHECKING:
     from ..results import Result
@@ -60,16 +60,23 @@ def result_mib_s(r: "Result") -> str:
 
 def result_iops(r: "Result") -> str:
     """A result's operations per second; "-" for tools that count none (iperf3), never a made-up 0."""
-    from ..kinds import KINDS
+    from ..kinds import ops_unit
     m = r.measurement
-    kind = KINDS.get(r.test.kind)
-    if m is None or (kind is not None and not kind.ops_counted):
+    if m is None or ops_unit(r.test.kind) is None:
         return "-"
     return iops(m.ops_per_s)
 
 
+def result_p99(r: "Result") -> str:
+    """A result's 99th percentile latency in ms; "-" where the tool gives no percentiles (rados bench)."""
+    m = r.measurement
+    return "-" if m is None else ms(m.latency.percentiles_ns.get("99"))
+
+
 def result_figures(r: "Result") -> str:
-    """One line's worth: "320.9 MiB/s, 80 IOPS", "798.7 MiB/s" (iperf3), "2,345 ops/s" (RGW stat)."""
+    """One line's worth: "320.9 MiB/s, 80 objects/s", "2.1 MiB/s, 540 req/s, p99 45.20 ms", "798.7 MiB/s"
+    (iperf3), "2,345 req/s" (RGW stat: no data moved)."""
+    from ..kinds import ops_unit
     m = r.measurement
     if m is None:
         return ""
@@ -77,12 +84,21 @@ def result_figures(r: "Result") -> str:
     if result_mib_s(r) != "-":
         parts.append(f"{result_mib_s(r)} MiB/s")
     if result_iops(r) != "-":
-        from ..kinds import level_of
-        object_ops = not parts or level_of(r.test.kind) == "RGW"     # S3 requests are ops, not I/Os
-        parts.append(f"{result_iops(r)} {'ops/s' if object_ops else 'IOPS'}")
+        parts.append(f"{result_iops(r)} {ops_unit(r.test.kind)}")
+    if result_p99(r) != "-":
+        parts.append(f"p99 {result_p99(r)} ms")
     return ", ".join(parts)
 
 
 def host_cpu(r: "Result") -> str:
     """The busiest watched host's typical second, e.g. "93%"; "-" when no host was watched."""
     return pct(max((h.cpu_busy_median for h in r.hosts), default=None))
+
+
+def by_text(pairs: Iterable[tuple[str, str]]) -> list[tuple[list[str], str]]:
+    """(test id, text) pairs -> (the ids, text) per distinct text, in order of first appearance: a note every test
+    of a group has (the prefill of its images, the RGW user it ran as) is shown once."""
+    out: dict[str, list[str]] = {}
+    for test_id, text in pairs:
+        out.setdefault(text, []).append(test_id)
+    return [(ids, text) for text, ids in out.items()]

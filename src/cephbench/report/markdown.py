@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import re
 
+from ..results import Result
+from .format import by_text
 from .sections import ReportData, Table
 
 _MD_SPECIAL = re.compile(r"([\\`*_{}\[\]<>|#])")
@@ -19,6 +21,22 @@ def _table(t: Table) -> list[str]:
            "|" + "|".join("---" for _ in t.headers) + "|"]
     out += ["| " + " | ".join(esc(c) for c in row) + " |" for row in t.rows]
     out += [""] + [f"_{esc(n)}_" for n in t.notes if n] + [""]
+    return out
+
+
+def _messages(results: list[Result]) -> list[str]:
+    """Warnings (marked !, as in the tables' status), errors, then notes: information, plain, once per text."""
+    out: list[str] = []
+    warnings = by_text((r.test.id, w) for r in results for w in r.warnings)
+    errors = [(r.test.id, r.error) for r in results if r.error]
+    notes = by_text((r.test.id, n) for r in results for n in r.notes)
+    if warnings:
+        out += ["Warnings (results marked ! are not counted in the verdict):", ""]
+        out += [f"- ! {esc(', '.join(ids))}: {esc(w)}" for ids, w in warnings] + [""]
+    if errors:
+        out += ["Errors:", ""] + [f"- {esc(i)}: {esc(e)}" for i, e in errors] + [""]
+    if notes:
+        out += ["Notes:", ""] + [f"- {esc(', '.join(ids))}: {esc(n)}" for ids, n in notes] + [""]
     return out
 
 
@@ -47,10 +65,7 @@ def render(data: ReportData) -> str:
         lines += ["", f"## {section.level}", ""]
         for t in section.tables:
             lines += _table(t)
-        notes = [(r.test.id, n) for r in section.results for n in r.notes]
-        errors = [(r.test.id, r.error) for r in section.results if r.error]
-        if notes or errors:
-            lines += ["Notes:", ""] + [f"- {esc(i)}: {esc(n)}" for i, n in notes + errors]
+        lines += _messages(section.results)
     if data.corrupt:
         lines += ["", "## Unreadable result lines", ""]
         lines += [f"- results.jsonl line {c.line_no}: {esc(c.reason)}" for c in data.corrupt]

@@ -1,14 +1,26 @@
-"""Terminal tables: the seeds' rados bench summary for one test, a compact table for a sweep."""
+"""Terminal output of a run: the baselines, one table per kind of test (or the seeds' rados bench summary for a
+single test), warnings, errors and notes, and the verdict.
+
+Operations per second are named as each kind counts them (kinds.ops_unit: IOPS, objects/s, req/s), and p99 is shown
+where the tool gives percentiles. On a terminal, a table wider than the screen leaves out its least needed columns
+and says which; anywhere else (a file, a pipe) tables are printed whole at their natural width, so that nothing is
+wrapped or cut and a test ID stays one word for grep (textout.py).
+"""
 
 from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
 
 from rich.console import Console
 from rich.table import Table
 
+from ..kinds import KINDS, ops_unit
 from ..results import Result
 from ..units import format_size
-from .clients import clients_of, spread_line
-from .format import host_cpu, iops, mib_s, ms, pct, result_iops, result_mib_s, seconds
+from .baseline import BASELINE_KINDS, print_baselines
+from .format import host_cpu, iops, mib_s, ms, pct, result_iops, result_mib_s, result_p99, seconds
+from .textout import natural_width, plain_table, print_messages, print_whole
 from .verdict import slow_osds, verdict
 
 
@@ -32,55 +44,97 @@ def _params(r: Result) -> str:
     return " ".join(bits)
 
 
-def results_table(results: list[Result], title: str = "Results") -> Table:
-    has_analysis = any(r.analysis and r.analysis.efficiency is not None for r in results)
-    t = Table(title=title, title_justify="left", header_style="bold")
-    t.add_column("test", overflow="fold")
-    t.add_column("op")
-    t.add_column("params")
-    t.add_column("MiB/s", justify="right")
-    t.add_column("IOPS", justify="right")
-    t.add_column("avg lat ms", justify="right")
-    t.add_column("max lat ms", justify="right")
-    if has_analysis:
-        t.add_column("efficiency", justify="right")
-        t.add_column("bottleneck")
-    if any(r.hosts for r in results):
-        t.add_column("CPU busy", justify="right")
-    t.add_column("status")
+def _status(r: Result) -> str:
+    """"ok", "failed" (red), and "!" for a result with warnings: the only mark in the column."""
+    status = r.status if r.status != "failed" else "[red]failed[/red]"
+    return status + (" [yellow]![/yellow]" if r.warnings else "")
+
+
+def _figure(get: Callable[[Result], str]) -> Callable[[Result], str]:
+    return lambda r: get(r) if r.measurement is not None else "-"
+
+
+@dataclass(frozen=True)
+class Column:
+    header: str
+    cell: Callable[[Result], str]
+    right: bool = True
+    # on a narrow terminal, columns are left out from the highest rank down; 0 is never left out
+    rank: int = 0
+
+
+def _columns(kind: str, results: list[Result]) -> list[Column]:
+    """The columns of one kind's table; a column with nothing to show for any of its results is left out."""
+    analysis = any(r.analysis and r.analysis.efficiency is not None for r in results)
+    unit = ops_unit(kind)
+    cols = [
+        Column("test", lambda r: r.test.id, right=False),
+        Column("op", lambda r: str(r.test.params.get("phase", r.measurement.op if r.measurement else "")),
+               right=False, rank=10),
+        Column("params", _params, right=False, rank=9),
+        Column("MiB/s", _figure(result_mib_s)),
+        *([Column(unit, _figure(result_iops))] if unit else []),
+        Column("avg ms", _figure(lambda r: ms(r.measurement.latency.mean_ns)), rank=6),
+        Column("p99 ms", _figure(result_p99), rank=4),
+        Column("max ms", _figure(lambda r: ms(r.measurement.latency.max_ns)), rank=8),
+        *([Column("efficiency", lambda r: pct(r.analysis.efficiency) if r.analysis else "-", rank=2),
+           Column("bottleneck", lambda r: (r.analysis.bottleneck or "-") if r.analysis else "-", right=False,
+                  rank=3)] if analysis else []),
+        *([Column("CPU busy", host_cpu, rank=5)] if any(r.hosts for r in results) else []),
+        # "ok" on every row says nothing a narrow terminal needs: the column goes before the latencies do
+        Column("status", _status, right=False, rank=0 if any(_status(r) != "ok" for r in results) else 7),
+    ]
+    return [c for c in cols if c.rank == 0 or any(c.cell(r) not in ("-", "") for r in results)]
+
+
+def _table(title: str, columns: list[Column], results: list[Result]) -> Table:
+    t = plain_table(title)
+    for c in columns:
+        # off a terminal the table has its natural width and nothing folds; on one, a test ID too long for the
+        # screen folds onto a second line rather than lose its end to "…"
+        t.add_column(c.header, justify="right" if c.right else "left", overflow="fold")
     for r in results:
-        m = r.measurement
-        row = [r.test.id, str(r.test.params.get("phase", m.op if m else "")), _params(r)]
-        if m:
-            row += [result_mib_s(r), result_iops(r), ms(m.latency.mean_ns), ms(m.latency.max_ns)]
-        else:
-            row += ["-", "-", "-", "-"]
-        if has_analysis:
-            a = r.analysis
-            row += [pct(a.efficiency) if a else "-", (a.bottleneck or "-") if a else "-"]
-        if any(x.hosts for x in results):
-            row.append(host_cpu(r))
-        status = r.status if r.status != "failed" else "[red]failed[/red]"
-        if r.warnings:
-            status += " [yellow]![/yellow]"
-        if r.notes:
-            status += " *"
-        row.append(status)
-        t.add_row(*row)
+        t.add_row(*(c.cell(r) for c in columns))
     return t
+
+
+def kind_table(console: Console, kind: str, results: list[Result]) -> tuple[Table, list[str]]:
+    """One kind's results as a table, and the headers left out so that it fits the terminal (none off a terminal)."""
+    k = KINDS.get(kind)
+    title = k.title if k else kind
+    columns = _columns(kind, results)
+    left_out: list[str] = []
+    table = _table(title, columns, results)
+    while console.is_terminal and natural_width(console, table) > console.width:
+        droppable = [c for c in columns if c.rank > 0]
+        if not droppable:
+            break
+        drop = max(droppable, key=lambda c: c.rank)
+        columns = [c for c in columns if c is not drop]
+        left_out.append(drop.header)
+        table = _table(title, columns, results)
+    return table, left_out
+
+
+def by_kind(results: list[Result]) -> list[tuple[str, list[Result]]]:
+    """Results grouped by kind, in the order kinds are described (kinds.py), each group in run order."""
+    order = {k: i for i, k in enumerate(KINDS)}
+    kinds = sorted({r.test.kind for r in results}, key=lambda k: (order.get(k, len(order)), k))
+    return [(k, [r for r in results if r.test.kind == k]) for k in kinds]
 
 
 def seed_summary(r: Result) -> Table:
     """One test the way `rados bench` prints its summary, with units spelled out."""
     m = r.measurement
     t = Table(title=f"{r.test.id}", title_justify="left", show_header=False, box=None)
-    t.add_column("k", style="bold")
-    t.add_column("v", justify="right")
+    t.add_column("k", style="bold", no_wrap=True)
+    t.add_column("v", justify="right", no_wrap=True)
     if m is None:
         t.add_row("Status", f"failed: {r.error}")
         return t
     writes = m.op in ("write", "randwrite", "put")
     verb = "writes" if writes else "reads"
+    unit = ops_unit(r.test.kind)
     rows = [
         ("Total time run", seconds(m.duration_s)),
         (f"Total {verb} made", iops(m.ops_total)),
@@ -89,8 +143,7 @@ def seed_summary(r: Result) -> Table:
         ("Stddev bandwidth (MiB/s)", mib_s(m.bytes_per_s_stddev)),
         ("Max bandwidth (MiB/s)", mib_s(m.bytes_per_s_max)),
         ("Min bandwidth (MiB/s)", mib_s(m.bytes_per_s_min)),
-        ("Average IOPS", iops(m.ops_per_s)),
-        ("Stddev IOPS", iops(m.ops_per_s_stddev)),
+        *([(f"Average {unit}", iops(m.ops_per_s)), (f"Stddev {unit}", iops(m.ops_per_s_stddev))] if unit else []),
         ("Average latency (ms)", ms(m.latency.mean_ns)),
         ("Stddev latency (ms)", ms(m.latency.stddev_ns)),
         ("Max latency (ms)", ms(m.latency.max_ns)),
@@ -110,16 +163,16 @@ def print_verdict(console: Console, results: list[Result]) -> None:
         return
     console.print("Verdict", style="bold")
     for v in lines:
-        console.print(f"  {v.text()}", markup=False)
+        console.print(f"  {v.text()}", markup=False, soft_wrap=True)
         if v.reason:
-            console.print(f"      {v.reason}", markup=False)
+            console.print(f"      {v.reason}", markup=False, soft_wrap=True)
     if slow:
-        console.print(f"  slow OSDs (OSD bench: median below the other OSDs by more than the threshold, and told apart from them by the repeats): {', '.join(slow)}", markup=False)
+        console.print(f"  slow OSDs (OSD bench: median below the other OSDs by more than the threshold, and told apart from them by the repeats): {', '.join(slow)}", markup=False, soft_wrap=True)
 
 
 def print_results(console: Console, results: list[Result], reasons: bool = False) -> None:
-    """Tables, notes and errors; with `reasons`, the model's reason for every result (the verdict has the best)."""
-    from .baseline import BASELINE_KINDS, print_baselines
+    """Tables, warnings, errors and notes; with `reasons`, the model's reason for every result (the verdict has the
+    best)."""
     baselines = [r for r in results if r.test.kind in BASELINE_KINDS]
     if baselines:
         print_baselines(console, baselines)
@@ -127,19 +180,17 @@ def print_results(console: Console, results: list[Result], reasons: bool = False
         if not results:
             return
     if len(results) == 1:
-        console.print(seed_summary(results[0]))
+        print_whole(console, seed_summary(results[0]))
     else:
-        console.print(results_table(results))
-    for r in results:
-        clients = clients_of(r)
-        if clients is not None:
-            console.print(f"  ~ {r.test.id}: {spread_line(clients)}", markup=False)
-        for w in r.warnings:
-            console.print(f"  ! {r.test.id}: {w} (not counted in the verdict)", markup=False)
-        for n in r.notes:
-            console.print(f"  * {r.test.id}: {n}", markup=False)
-        if r.error:
-            console.print(f"  ! {r.test.id}: {r.error}", markup=False)
+        left_out: dict[str, None] = {}
+        for kind, rs in by_kind(results):
+            table, dropped = kind_table(console, kind, rs)
+            print_whole(console, table)
+            left_out.update(dict.fromkeys(dropped))
+        if left_out:
+            console.print(f"left out to fit {console.width} columns: {', '.join(left_out)} (a wider terminal, or "
+                          "`| cat`, shows them)", markup=False, style="dim", soft_wrap=True)
+    print_messages(console, results)
     for r in results if reasons else []:   # the model's reasons, where it had a ceiling (docs/model.md)
         if r.analysis and r.analysis.reason and r.analysis.efficiency is not None:
-            console.print(f"  = {r.test.id}: {r.analysis.reason}", markup=False)
+            console.print(f"  = {r.test.id}: {r.analysis.reason}", markup=False, soft_wrap=True)

@@ -4,7 +4,7 @@ A headline is a configuration, not a lucky run: the repeats of one test (same ki
 together and their median stands for it, with the spread shown. A result carrying a warning (a read that ran out of
 objects, a write the capacity guard shortened, a test during which the cluster was degraded) says nothing about what
 the cluster can do, so it never heads the verdict. Mixed reads and writes get their own line (they are neither the
-best read nor the best write), and metadata operations (RGW stat, list, delete) are judged in ops/s, one line per op.
+best read nor the best write), and metadata operations (RGW stat, list, delete) are judged in requests per second, one line per op.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ import statistics
 from dataclasses import dataclass
 from itertools import groupby
 
-from ..kinds import DIRECTION_ORDER, LEVEL_ORDER, direction_of, level_of
+from ..kinds import DIRECTION_ORDER, LEVEL_ORDER, direction_of, level_of, ops_unit
 from ..results import Result
 from .format import iops, mib_s, pct
 
@@ -33,22 +33,27 @@ class VerdictLine:
     low: float | None = None      # the spread of the repeats, in the line's unit (bytes/s, or ops/s for metadata)
     high: float | None = None
     set_aside: int = 0            # results of this level and direction not counted because of a warning
+    kind: str = ""                # of the test whose figure it is: names its operations (kinds.ops_unit)
 
     @property
     def in_ops(self) -> bool:
         return self.direction == "metadata"
 
+    def ops_name(self) -> str:
+        return ops_unit(self.kind) or "ops/s"
+
     def figure(self) -> str:
         if self.in_ops:
-            return f"{iops(self.ops_per_s)} ops/s"
-        ops = f", {iops(self.ops_per_s)} {'ops/s' if self.level == 'RGW' else 'IOPS'}" if self.ops_per_s else ""
+            return f"{iops(self.ops_per_s)} {self.ops_name()}"
+        ops = f", {iops(self.ops_per_s)} {self.ops_name()}" if self.ops_per_s else ""
         return f"{mib_s(self.bytes_per_s)} MiB/s{ops}"
 
     def spread(self) -> str:
         if self.repeats < 2 or self.low is None or self.high is None:
             return ""
         fmt = iops if self.in_ops else mib_s
-        return f"median of {self.repeats} repeats, {fmt(self.low)}–{fmt(self.high)} {'ops/s' if self.in_ops else 'MiB/s'}"
+        return f"median of {self.repeats} repeats, {fmt(self.low)}–{fmt(self.high)} " \
+               f"{self.ops_name() if self.in_ops else 'MiB/s'}"
 
     def title(self) -> str:
         return f"{self.level} {self.direction}" + (f" ({self.op})" if self.op else "")
@@ -102,7 +107,7 @@ def _config_line(key: tuple[str, str, str | None], repeats: list[Result]) -> Ver
                        statistics.median(r.measurement.ops_per_s or 0.0 for r in ranked)
                        if any(r.measurement.ops_per_s for r in ranked) else None,
                        a.efficiency if a else None, a.bottleneck if a else None, a.reason if a else None,
-                       op=op, repeats=len(ranked), low=values[0], high=values[-1])
+                       op=op, repeats=len(ranked), low=values[0], high=values[-1], kind=mid.test.kind)
 
 
 def verdict(results: list[Result]) -> list[VerdictLine]:

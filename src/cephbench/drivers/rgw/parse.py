@@ -96,12 +96,14 @@ def parse(json_text: str) -> Measurement:
                             "bytes_per_s": number(o["bytes_per_s"], f"{where}.bytes_per_s"),
                             "errors_by_kind": _errors_by_kind(o.get("errors_by_kind"), where),
                             "lat_ns": _latency(o.get("lat_ns"), f"{where}.lat_ns").model_dump(exclude_none=True)}
+        duration = number(doc["duration_s"], "duration_s")
         samples, series_lat = [], []
         for i, p in enumerate(array(doc.get("timeseries") or [], "timeseries")):
             where = f"timeseries[{i}]"
             p = mapping(p, where)
-            samples.append(Sample(t_s=number(p["t_s"], f"{where}.t_s"), bytes_per_s=number(p["bytes"], f"{where}.bytes"),
-                                  ops_per_s=number(p["ops"], f"{where}.ops")))
+            t_s = number(p["t_s"], f"{where}.t_s")
+            samples.append(Sample(t_s=t_s, bytes_per_s=number(p["bytes"], f"{where}.bytes"),
+                                  ops_per_s=number(p["ops"], f"{where}.ops"), partial=_partial_bin(t_s, duration)))
             series_lat.append([number(p.get("lat_ns_p50", 0), f"{where}.lat_ns_p50"),
                                number(p.get("lat_ns_p99", 0), f"{where}.lat_ns_p99")])
         extra: dict[str, Any] = {
@@ -132,7 +134,7 @@ def parse(json_text: str) -> Measurement:
             extra["ttfb_ns"] = ttfb
             extra["hdr_ttfb"] = _histogram(total.get("hdr_ttfb"), "total.hdr_ttfb")
         return checked(Measurement(
-            tool=TOOL, op=workload, duration_s=number(doc["duration_s"], "duration_s"),
+            tool=TOOL, op=workload, duration_s=duration,
             ops_total=float(ops), bytes_total=number(total.get("bytes", 0), "total.bytes"),
             ops_per_s=number(total["ops_per_s"], "total.ops_per_s"),
             bytes_per_s=number(total["bytes_per_s"], "total.bytes_per_s"),
@@ -142,6 +144,16 @@ def parse(json_text: str) -> Measurement:
         ))
     except (KeyError, IndexError) as exc:
         raise ParseError(f"{TOOL} document is missing or has a bad field: {exc!r}") from None
+
+
+# a bin that ends this little after the measured window still counts as a whole second (float rounding)
+BIN_SLACK_S = 0.01
+
+
+def _partial_bin(t_s: float, duration_s: float) -> bool:
+    """Bin t_s holds the operations that completed in (t_s - 1, t_s] of the measured window, which lasted duration_s:
+    one that ends after the window (the operations still in flight at its end, or a run stopped early) is partial."""
+    return t_s > duration_s + BIN_SLACK_S
 
 
 def split_document(output: str) -> tuple[str | None, str]:

@@ -1,0 +1,93 @@
+"""Text output that fits where it goes: the style of every terminal table, a table printed whole, and the warnings,
+errors and notes under the tables.
+
+A file or a pipe has no width: a table is printed there at its natural width, never wrapped or cut, so that a row
+stays one line for grep. On a terminal it is printed at the terminal's width (terminal.py leaves out columns first).
+No line ends in blanks. Only warnings and errors are marked ("!"); notes are information and printed plain, once per
+text with every test that has it.
+"""
+
+from __future__ import annotations
+
+from rich import box
+from rich.console import Console, RenderableType
+from rich.measure import Measurement as Width
+from rich.cells import cell_len
+from rich.segment import Segment, Segments
+from rich.table import Table
+from rich.text import Text
+
+from ..results import Result
+from .clients import clients_of, spread_line
+from .format import by_text
+
+WIDE = 10_000       # wide enough for any table: what it measures at is its natural width
+
+
+def plain_table(title: str) -> Table:
+    """Every results table's style: no rules but under the header, two spaces between columns, so that a row is a
+    test and its figures as `ceph osd df` prints them (grep and awk read it; 80 columns hold more of it)."""
+    return Table(title=title, title_justify="left", header_style="bold", box=box.SIMPLE_HEAD, show_edge=False,
+                 pad_edge=False, collapse_padding=True)
+
+
+def natural_width(console: Console, renderable: RenderableType) -> int:
+    return Width.get(console, console.options.update_width(WIDE), renderable).maximum
+
+
+def _rstrip(line: list[Segment]) -> list[Segment]:
+    """A rendered line without the padding its last cells leave at its end."""
+    out = list(line)
+    while out and not out[-1].control and not out[-1].text.strip():
+        out.pop()
+    if out and not out[-1].control:
+        out[-1] = Segment(out[-1].text.rstrip(), out[-1].style)
+    return out
+
+
+def _keep_words_whole(table: Table) -> None:
+    """No figure or name is cut to fit a terminal ("37,0…" would be a wrong number): each column is at least as wide
+    as the longest word of its header and cells, so that only headers and cells of several words wrap."""
+    for column in table.columns:
+        words = (w for c in [column.header, *column.cells] if isinstance(c, str)
+                 for w in Text.from_markup(c).plain.split())
+        column.min_width = max(column.min_width or 0, max((cell_len(w) for w in words), default=0))
+
+
+def print_whole(console: Console, renderable: RenderableType) -> None:
+    """Print a table whole: at the console's width on a terminal (wider when its words do not fit: the terminal
+    then wraps the lines, but nothing is lost), at the table's natural width anywhere else (a file or a pipe has no
+    width: wrapping there would only break lines), with no trailing blanks either way."""
+    if console.is_terminal:
+        if isinstance(renderable, Table):
+            _keep_words_whole(renderable)
+        least = Width.get(console, console.options.update_width(WIDE), renderable).minimum
+        width = max(console.width, least)
+    else:
+        width = max(console.width, natural_width(console, renderable))
+    segments: list[Segment] = []
+    for line in console.render_lines(renderable, console.options.update_width(width), pad=False):
+        segments += [*_rstrip(line), Segment.line()]
+    console.print(Segments(segments), crop=False, end="")
+
+
+def print_messages(console: Console, results: list[Result]) -> None:
+    """Warnings and errors, marked "!", then each clients' spread ("~"), then notes, which are information: plain."""
+    warnings = by_text((r.test.id, w) for r in results for w in r.warnings)
+    errors = [(r.test.id, r.error) for r in results if r.error]
+    notes = by_text((r.test.id, n) for r in results for n in r.notes)
+    spreads = [(r.test.id, spread_line(c)) for r in results if (c := clients_of(r)) is not None]
+    if warnings:
+        console.print("Warnings (results marked ! are not counted in the verdict)", style="bold")
+        for ids, text in warnings:
+            console.print(f"  ! {', '.join(ids)}: {text}", markup=False, soft_wrap=True)
+    if errors:
+        console.print("Errors", style="bold")
+        for test_id, text in errors:
+            console.print(f"  ! {test_id}: {text}", markup=False, soft_wrap=True)
+    if spreads or notes:
+        console.print("Notes", style="bold")
+    for test_id, text in spreads:
+        console.print(f"  ~ {test_id}: {text}", markup=False, soft_wrap=True)
+    for ids, text in notes:
+        console.print(f"  {', '.join(ids)}: {text}", markup=False, soft_wrap=True)
