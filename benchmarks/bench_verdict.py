@@ -3,7 +3,7 @@
 Each case starts a multi-host lab with one known cause (`cephbench lab up --hosts 3 ...`), runs a short suite on
 it with `cephbench run`, as a user would, and checks the bottleneck of the case's test against the cause:
 
-  public          the public network shaped (100 Mbit/s), no cluster network: a write fills the OSD hosts' links
+  public          the public network shaped (50 Mbit/s), no cluster network: a write fills the OSD hosts' links
   cluster         only the cluster network shaped (50 Mbit/s), on writes: the replicas fill it
   osd-drive       one OSD's data drive throttled by blkio (8 MiB/s), 1 MiB writes
   wal-db          one OSD's WAL/DB drive throttled (1 MiB/s), 4 KiB writes (BlueStore defers them to the WAL)
@@ -47,7 +47,7 @@ class Case:
 
 
 CASES = [
-    Case("public", ["--hosts", "3", "--public-net", "100mbit"],
+    Case("public", ["--hosts", "3", "--public-net", "50mbit"],
          "{type: rados_bench, modes: [write], object_size: 1MiB, concurrency: 16}", "public network"),
     Case("cluster", ["--hosts", "3", "--cluster-net", "50mbit"],
          "{type: rados_bench, modes: [write], object_size: 1MiB, concurrency: 16}", "cluster network"),

@@ -79,7 +79,7 @@ def _analysis(r: Result) -> list[str]:
 
 
 def _status(r: Result) -> str:
-    return r.status + (" !" if r.warnings else "") + (" *" if r.notes else "")
+    return r.status + (" !" if r.warnings else "")
 
 
 def _key_rows(rs: list[Result]) -> list[list[str]]:
@@ -91,7 +91,7 @@ def _rados_table(title: str, rs: list[Result]) -> Table:
     """The seeds' rados bench summary, one row per test, units spelled out."""
     headers = ["test", "op", "object size", "threads", "instances", "Total time run (s)", "Total ops made",
                "Bandwidth (MiB/s)", "Stddev bandwidth (MiB/s)", "Max bandwidth (MiB/s)", "Min bandwidth (MiB/s)",
-               "Average IOPS", "Average latency (ms)", "Stddev latency (ms)", "Max latency (ms)",
+               "Average objects/s", "Average latency (ms)", "Stddev latency (ms)", "Max latency (ms)",
                "Min latency (ms)", "efficiency", "bottleneck", "host CPU busy", "status"]
     rows = []
     for r in rs:
@@ -128,7 +128,7 @@ def _fio_like_table(title: str, rs: list[Result]) -> Table:
 
 
 def _rgw_table(title: str, rs: list[Result]) -> Table:
-    headers = ["test", "protocol", "op", "object size", "in flight", "ops/s", "MiB/s", "p50 (ms)", "p90 (ms)",
+    headers = ["test", "protocol", "op", "object size", "in flight", "req/s", "MiB/s", "p50 (ms)", "p90 (ms)",
                "p99 (ms)", "p99.9 (ms)", "max (ms)", "errors", "host CPU busy", "status"]
     rows = []
     for r in rs:
