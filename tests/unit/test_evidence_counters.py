@@ -86,3 +86,40 @@ def test_an_empty_or_strange_document_is_all_missing_not_a_traceback():
     c = deltas({}, {"osd": "x", "bluestore": {"commit_lat": 3}}, osd=5)
     assert c.osd == 5 and c.op_w is None and c.commit_latency_s is None
     assert len(c.missing) == 16
+
+
+def _script_output(lines: list[str]) -> str:
+    return "\n".join(lines) + "\n"
+
+
+def test_the_admin_socket_scripts_output_reads_per_osd_with_paths_and_config():
+    """What evidence/asok.py's SCRIPT prints: the real dumps of the fixtures as its lines, one OSD unreachable."""
+    from cephbench.evidence.asok import parse_lines
+    config = (Path(__file__).parent.parent / "fixtures" / "config_show" /
+              "ceph16.2.15_osd0_asok_config_show.json").read_text()
+    text = _script_output([
+        "sock.0 /var/run/ceph/ceph-osd.0.asok",
+        "osd.0 " + json.dumps(_dump("ceph16.2.15_osd0_before_rados_write_4K.json")),
+        "cfg.0 " + json.dumps(json.loads(config)),
+        "osd.1 !/var/run/ceph/ceph-osd.1.asok: [Errno 2] No such file or directory",
+        "osd.2 {not json",
+        "ControlSocket /tmp/x already exists, disabling multiplexing",
+    ])
+    paths: dict[int, str] = {}
+    dumps, errors, configs = parse_lines(text, paths)
+    assert set(dumps) == {0} and "osd" in dumps[0] and "bluestore" in dumps[0]
+    assert errors == {1: "/var/run/ceph/ceph-osd.1.asok: [Errno 2] No such file or directory",
+                      2: "its admin socket's answer is not a JSON object"}
+    assert paths == {0: "/var/run/ceph/ceph-osd.0.asok"}
+    assert configs[0]["osd_op_queue"] == "wpq"
+
+
+def test_an_osd_whose_socket_cannot_be_read_is_a_note_and_the_others_still_count():
+    from cephbench.evidence.counters import osd_evidence
+    before = ({0: _dump("ceph16.2.15_osd0_before_rados_write_4K.json"),
+               2: _dump("ceph16.2.15_osd2_before_rados_write_4K.json")}, {1: "connection refused"})
+    after = ({0: _dump("ceph16.2.15_osd0_after_rados_write_4K.json"),
+              2: _dump("ceph16.2.15_osd2_after_rados_write_4K.json")}, {1: "connection refused"})
+    ev = osd_evidence(before, after, {0: "h1", 1: "h2", 2: "h3"})
+    assert [o.osd for o in ev.osds] == [0, 2] and ev.osds[0].host == "h1" and ev.osds[0].op_w > 0
+    assert ev.notes == ["osd.1 on h2: counters not read (connection refused)"]

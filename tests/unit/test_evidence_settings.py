@@ -27,3 +27,12 @@ def test_under_mclock_its_profile_and_capacity_are_kept():
 
 def test_documents_that_do_not_read_give_nothing():
     assert capping_settings(None) == {} and capping_settings([1, {"name": 2}, {"value": "x"}]) == {}
+
+
+def test_the_admin_sockets_config_show_gives_the_same_as_show_with_defaults():
+    """`ceph daemon osd.0 config show` (every option, a flat mapping) of the same lab, Ceph 16.2.15."""
+    asok = json.loads((Path(__file__).parent.parent / "fixtures" / "config_show" /
+                       "ceph16.2.15_osd0_asok_config_show.json").read_text())
+    got = capping_settings(asok)
+    assert got["osd_op_queue"] == "wpq" and got["osd_memory_target"] == "1073741824"
+    assert not any(k.startswith("osd_mclock") for k in got)

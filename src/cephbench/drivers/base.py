@@ -6,6 +6,8 @@ each Outcome the driver yields, the moment it is yielded.
 
 from __future__ import annotations
 
+import gzip
+import json
 import logging
 import shlex
 import time
@@ -245,6 +247,8 @@ class RunContext:
         evidence = Evidence(devices=seen.devices, links=seen.links, notes=list(seen.notes))
         if osds:
             after = self._read_counters(osds)
+            self._keep_raw(test, "osd-perf-dump-start.json.gz", before[0])
+            self._keep_raw(test, "osd-perf-dump-end.json.gz", after[0])
             counted = osd_evidence(before[:2], after[:2], {n: ref.name for ref, ns in osds.items() for n in ns})
             evidence.osds, evidence.notes = counted.osds, counted.notes + evidence.notes
             evidence.settings = {f"osd.{n}": capping_settings(cfg) for n, cfg in sorted(before[2].items())}
@@ -253,6 +257,12 @@ class RunContext:
             evidence.notes += others.notes
         self.evidence[test.id] = evidence
         return results
+
+    def _keep_raw(self, test: Test, name: str, doc: Any) -> None:
+        """A reading as it came, beside the tools' output (gzip: a perf dump is ~40 KB per OSD)."""
+        if self.rundir is not None and doc:
+            with gzip.open(self.rundir.raw_dir(test.id) / name, "wt") as f:
+                json.dump(doc, f)
 
     def _read_counters(self, osds: dict[HostRef, list[int]]
                        ) -> tuple[dict[int, dict[str, Any]], dict[int, str], dict[int, dict[str, Any]]]:
