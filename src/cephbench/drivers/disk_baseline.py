@@ -539,7 +539,8 @@ def pattern_measurement(pattern: Pattern, targets: list[DiskTarget], alone: dict
         drop = 1 - med_par / med_alone
         extra["parallel_drop"] = drop
         notes.append(f"{pattern.name}: {med_alone / 1e6:.1f} MB/s per disk alone, {med_par / 1e6:.1f} MB/s per disk "
-                     f"with all {len(targets)} at once ({drop:.0%} less each; MB = 10^6 bytes)")
+                     f"with all {len(targets)} at once ({abs(drop):.0%} {'less' if drop >= 0 else 'more'} each; "
+                     f"MB = 10^6 bytes)")
     if shared and pattern.name == "dd":
         notes.append(f"{pattern.name}: the {len(targets)} paths share one device "
                      f"({', '.join(sorted(set(devices.values())))}): the parallel figures split one disk between them")
@@ -553,7 +554,7 @@ def pattern_measurement(pattern: Pattern, targets: list[DiskTarget], alone: dict
                      f"({'all disks at once' if scope == 'parallel' else 'each disk alone'})")
     if pattern.name == "dd" and med_alone:
         notes.append(f"dd-equivalent ({format_size(extra['block_size'])} in one direct write): {med_alone / 1e6:.1f} MB/s "
-                     "per disk (MB = 10^6 bytes, as dd prints; compare with the seeds' 107 MB/s, 154 MB/s)")
+                     "per disk (MB = 10^6 bytes, as dd prints; the community guides' dd runs gave 107 MB/s and 154 MB/s)")
     m = Measurement(tool="fio", op=pattern.op, duration_s=max(x.duration_s for x in [*alone.values(), *parallel.values()]),
                     bytes_per_s=med_alone, ops_per_s=_median(alone_iops),
                     op_size_bytes=pattern.bs or min(size, DD_MAX_BS), latency=head.latency, extra=extra)
