@@ -40,7 +40,7 @@ def render(data: ReportData) -> str:
         lines += ["", "## Variants", ""]
         for t in variants.tables(data.variants):
             lines += _table(t)
-        lines += [f"- {esc(n)}" for n in variants.notes(data.variants)]
+        lines += [f"- {esc(n)}" for n in variants.notes(data.variants, chart=False)]
     lines += ["", "## Environment", "", "| | |", "|---|---|"]
     lines += [f"| {esc(k)} | {esc(v)} |" for k, v in data.environment]
     if data.pools:

@@ -15,7 +15,7 @@ from rich.table import Table as RichTable
 from ..analysis.compare import Side
 from ..analysis.stats import ALPHA, repeats_needed
 from ..analysis.variants import Summary, VariantsView, VariantTest
-from . import charts, svg
+from . import charts
 from .compare_render import delta_text, spread_text, value
 from .sections import Table
 
@@ -26,11 +26,12 @@ def _pct(v: float) -> str:
     return "+0.0%" if abs(v) < 0.05 else f"{v:+.1f}%"      # never "-0.0%"
 
 
-def notes(view: VariantsView) -> list[str]:
+def notes(view: VariantsView, chart: bool = True) -> list[str]:
     """What the figures are, and the repeats' caveat where it applies (compare's n rule)."""
     lines = [f"Each variant's figure is the median of its repeats; Δ% is its median against {view.first}'s, of "
              f"bandwidth (MiB/s), or of ops/s where a test moves no data. Significance: two-sided Mann-Whitney U "
-             f"on the repeats, α = {ALPHA:g}; ~ = not significant; faded bars in the chart are not significant."]
+             f"on the repeats, α = {ALPHA:g}; ~ = not significant" + ("; faded bars in the chart are not "
+                                                                      "significant." if chart else ".")]
     few, total = view.too_few(), view.changes()
     if few:
         lines.append(f"{few} of {total} changes have too few repeats for the test to reach α = {ALPHA:g} at all "
@@ -102,9 +103,13 @@ def tables(view: VariantsView | None) -> list[Table]:
     return out
 
 
+# the variants' colours: none green or red, which the tables use for better and worse; past seven they repeat
+VARIANT_COLORS = ("#ff7f0e", "#1f77b4", "#9467bd", "#8c564b", "#e377c2", "#17becf", "#bcbd22")
+
+
 def series(view: VariantsView) -> list[tuple[str, str]]:
-    """Every variant after the first, its colour: the palette's, from the second (the first is the zero line)."""
-    return [(v, svg.series_style(i + 1)[0]) for i, v in enumerate(view.others)]
+    """Every variant after the first (the zero line), its colour."""
+    return [(v, VARIANT_COLORS[i % len(VARIANT_COLORS)]) for i, v in enumerate(view.others)]
 
 
 def level_chart(view: VariantsView, level: str) -> str | None:
@@ -161,5 +166,5 @@ def print_variants(console: Console, view: VariantsView | None) -> None:
     for row in summary_rows(view):
         s.add_row(*row)
     console.print(s)
-    for line in notes(view):
+    for line in notes(view, chart=False):
         console.print(f"  {line}", markup=False, highlight=False)
