@@ -116,7 +116,8 @@ def render(data: ReportData) -> tuple[str, int]:
                              "was measured", charts.gap(g)) for tid, g in data.gaps.items()}
     sections = [(s, section_charts(s), evidence_pictures(s)) for s in data.sections]
     # the Variants section: the summary table, then each level's chart over its table
-    charts_by_table = {title: Chart(cid, caption, svg) for cid, caption, svg, title in variants.chart_list(data.variants)}
+    charts_by_table = {title: Chart(cid, caption, svg)
+                       for cid, caption, svg, title in variants.chart_list(data.variants)}
     variant_parts = [(t, charts_by_table.get(t.title)) for t in variants.tables(data.variants)]
     n = len(gap_charts) + len(charts_by_table) + sum(len(c) + len(p.evidence) for _, c, p in sections)
     return env.get_template("report.html.j2").render(

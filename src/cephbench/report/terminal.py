@@ -5,12 +5,10 @@ from __future__ import annotations
 from rich.console import Console
 from rich.table import Table
 
-from ..analysis.variants import view as variants_view
 from ..results import Result
 from ..units import format_size
 from .clients import clients_of, spread_line
 from .format import host_cpu, iops, mib_s, ms, pct, result_iops, result_mib_s, seconds
-from .variants import print_variants
 from .verdict import slow_osds, verdict
 
 
@@ -107,7 +105,12 @@ def seed_summary(r: Result) -> Table:
 
 def print_verdict(console: Console, results: list[Result]) -> None:
     """The verdict, after the variants' % changes when the run has variants."""
-    print_variants(console, variants_view(results))
+    if any(r.test.variant is not None for r in results):
+        # imported only for a run with variants: every command imports this module, and the comparison's modules
+        # (the statistics, the report's tables) would add to each one's start-up
+        from ..analysis.variants import view
+        from .variants import print_variants
+        print_variants(console, view(results))
     lines = verdict(results)
     slow = slow_osds(results)
     if not lines and not slow:
