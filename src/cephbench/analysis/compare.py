@@ -65,7 +65,10 @@ def match_key(test: Test, match_on: Sequence[str] = (), ignore: Sequence[str] = 
         params = {k: test.params.get(k) for k in match_on if k not in ignore}
     else:
         params = {k: v for k, v in test.params.items() if k not in ignore}
-    return json.dumps({"kind": test.kind, "params": params}, sort_keys=True, default=str)
+    key: dict[str, object] = {"kind": test.kind, "params": params}
+    if test.variant is not None:        # never a parameter to leave out: two variants are two configurations
+        key["variant"] = test.variant
+    return json.dumps(key, sort_keys=True, default=str)
 
 
 @dataclass
@@ -225,6 +228,17 @@ class PairComparison:
         return sum(1 for t in self.tests if t.metrics and t.metrics[0].sig.p is None)
 
 
+def metric_deltas(s_a: Samples, s_b: Samples, alpha: float = stats.ALPHA,
+                  metrics: Sequence[Metric] = METRICS) -> tuple[MetricDelta, ...]:
+    """B's repeats against A's, per metric both sides measured: the one rule compare and a run's variants share."""
+    deltas = []
+    for metric in metrics:
+        va, vb = s_a.values(metric), s_b.values(metric)
+        if va and vb:
+            deltas.append(MetricDelta(metric, tuple(va), tuple(vb), stats.mann_whitney(va, vb, alpha)))
+    return tuple(deltas)
+
+
 def compare_pair(a: LoadedRun, b: LoadedRun, match_on: Sequence[str] = (), ignore: Sequence[str] = (),
                  alpha: float = stats.ALPHA) -> PairComparison:
     sa, sb = samples_by_key(a.results, match_on, ignore), samples_by_key(b.results, match_on, ignore)
@@ -233,13 +247,9 @@ def compare_pair(a: LoadedRun, b: LoadedRun, match_on: Sequence[str] = (), ignor
         s_b = sb.get(key)
         if s_b is None:
             continue
-        deltas = []
-        for metric in METRICS:
-            va, vb = s_a.values(metric), s_b.values(metric)
-            if va and vb:
-                deltas.append(MetricDelta(metric, tuple(va), tuple(vb), stats.mann_whitney(va, vb, alpha)))
+        deltas = metric_deltas(s_a, s_b, alpha)
         if deltas:
-            tests.append(TestDelta(key, s_a.label, s_a.test, tuple(deltas)))
+            tests.append(TestDelta(key, s_a.label, s_a.test, deltas))
     matched = {t.key for t in tests}
     rest_a = [s for k, s in sa.items() if k not in matched]
     rest_b = [s for k, s in sb.items() if k not in matched]

@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import math
 import statistics
+from dataclasses import dataclass
 from typing import Sequence
 
+from ..analysis.compare import MetricDelta
+from ..analysis.variants import GroupKey
 from ..results import LatencyBreakdown, Result, Sample
 from ..units import format_size
 from . import svg
@@ -356,3 +359,51 @@ def utilization(result: Result) -> str | None:
     return svg.line_chart(panels, svg.XAxis("time (s)"), legend + _partial_legend(bands),
                           f"{result.test.id}: utilization over time", panel_height=90, width=SMALL_WIDTH,
                           bands=bands)
+
+
+# ---- % change (the Argonaut-vs-Bobtail view: a run's variants, and compare's runs) ---------------------------
+
+MAX_CHANGE_ROWS = 40      # beyond this a bar chart is unreadable: the largest changes are shown
+NOT_SIGNIFICANT = 0.35    # the opacity of a change that is not significant (or has too few repeats to tell)
+
+
+def block_title(key: GroupKey, level: bool = True) -> str:
+    """`RADOS write · 4KiB`: a level (unless the chart is the level's), an operation and an op size
+    (analysis.variants.group_of)."""
+    name, op, size = key
+    return (f"{name} {op}" if level else op) + (f" · {format_size(size)}" if size else "")
+
+
+@dataclass(frozen=True)
+class ChangeBlock:
+    """Tests of one heading (a level, operation and op size): a label and, per series, its change or None."""
+    title: str
+    rows: tuple[tuple[str, tuple[MetricDelta | None, ...]], ...]
+
+
+def pct_change(blocks: Sequence[ChangeBlock], series: Sequence[tuple[str, str]], title: str,
+               label: str = "") -> str | None:
+    """Horizontal bars of % change (B's median against A's), one block per heading, one bar per series (label,
+    colour) and test, its figure at its end; faded where the change is not significant. Past MAX_CHANGE_ROWS
+    tests, only the largest changes are drawn, and the title says so."""
+    rows = [(b.title, name, deltas) for b in blocks for name, deltas in b.rows
+            if any(d is not None and d.delta_pct is not None for d in deltas)]
+    if not rows:
+        return None
+    if len(rows) > MAX_CHANGE_ROWS:
+        def size(row: tuple[str, str, tuple[MetricDelta | None, ...]]) -> float:
+            return max(abs(d.delta_pct or 0.0) for d in row[2] if d is not None)
+        keep = set(map(id, sorted(rows, key=lambda row: -size(row))[:MAX_CHANGE_ROWS]))
+        title = f"{title}; the {MAX_CHANGE_ROWS} largest changes of {len(rows)}"
+        rows = [row for row in rows if id(row) in keep]
+    headings: list[tuple[int, str]] = []
+    for i, (block, _, _) in enumerate(rows):
+        if not headings or headings[-1][1] != block:
+            headings.append((i, block))
+    groups = [svg.BarGroup(name, color, [d.delta_pct if (d := row[2][j]) is not None else None for row in rows],
+                           [1.0 if (d := row[2][j]) is not None and d.sig.significant else NOT_SIGNIFICANT
+                            for row in rows])
+              for j, (name, color) in enumerate(series)]
+    faded = svg.LegendItem("faded: not significant", "#7f7f7f", shape="box", opacity=NOT_SIGNIFICANT)
+    return svg.hbar_chart([row[1] for row in rows], groups, "% change of the median", title, unit="%",
+                          label=label, headings=headings, legend=[faded], figures=True)

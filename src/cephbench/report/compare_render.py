@@ -14,10 +14,10 @@ from rich.table import Table
 
 from ..analysis.compare import METRICS, Metric, MetricDelta, PairComparison, Side
 from ..analysis.stats import ALPHA, repeats_needed
-from . import svg
+from ..analysis.variants import group_of, grouped
+from . import charts
 from .format import iops, mib_s, ms
 
-MAX_CHART_TESTS = 40      # beyond this a bar chart is unreadable: the largest changes are shown
 SPREAD_MIN_N = 3          # below this many repeats a min–max is marked as the one or two values it is
 
 
@@ -182,23 +182,21 @@ def render_markdown(pairs: Sequence[PairComparison], charts: Sequence[str | None
 
 # ---- chart and HTML ----------------------------------------------------------------------------
 
+METRIC_COLORS = dict(zip((m.name for m in METRICS), ("#1f77b4", "#2ca02c", "#ff7f0e", "#d62728")))
+
+
 def pct_change_svg(pair: PairComparison, b_name: str = "B") -> str | None:
-    """Horizontal bars of % change per matched test and metric; faded bars are not significant (`~`)."""
-    tests = [t for t in pair.tests if any(d.delta_pct is not None for d in t.metrics)]
-    if not tests:
-        return None
-    if len(tests) > MAX_CHART_TESTS:
-        tests = sorted(tests, key=lambda t: -max(abs(d.delta_pct or 0) for d in t.metrics))[:MAX_CHART_TESTS]
-    metrics = [m for m in METRICS if any(d.metric is m for t in tests for d in t.metrics)]
-    colors = dict(zip((m.name for m in METRICS), ("#1f77b4", "#2ca02c", "#ff7f0e", "#d62728")))
-    groups = []
-    for m in metrics:
-        found = [next((d for d in t.metrics if d.metric is m), None) for t in tests]
-        groups.append(svg.BarGroup(m.label if m.higher_is_better else f"{m.label} (lower is better)", colors[m.name],
-                                   [d.delta_pct if d else None for d in found],
-                                   [1.0 if d and d.sig.significant else 0.35 for d in found]))
-    return svg.hbar_chart([t.label for t in tests], groups, f"% change, {b_name} against A (faded: not significant)",
-                          f"{pair.b.name} against {pair.a.name}", unit="%")
+    """The % change chart a run's variants get (charts.pct_change): one bar per matched test and metric, B against
+    A, tests grouped by level, operation and op size; faded bars are not significant (`~`)."""
+    metrics = [m for m in METRICS if any(d.metric is m for t in pair.tests for d in t.metrics)]
+    blocks = [charts.ChangeBlock(charts.block_title(key), tuple(
+                  (t.label, tuple(next((d for d in t.metrics if d.metric is m), None) for m in metrics))
+                  for t in tests))
+              for key, tests in grouped(pair.tests, lambda t: group_of(t.test))]
+    series = [(m.label if m.higher_is_better else f"{m.label} (lower is better)", METRIC_COLORS[m.name])
+              for m in metrics]
+    return charts.pct_change(blocks, series, f"% change, {b_name} against A",
+                             f"{pair.b.name} against {pair.a.name}")
 
 
 def render_html(pairs: Sequence[PairComparison]) -> str:

@@ -8,7 +8,7 @@ from jinja2 import Environment, PackageLoader, select_autoescape
 
 from ..kinds import KINDS
 from ..results import Result
-from . import charts
+from . import charts, variants
 from .sections import KEY_HEADERS, ReportData, Section
 
 SWEEP_PARAMS = ("object_size", "block_size", "concurrency", "iodepth", "instances")
@@ -115,7 +115,11 @@ def render(data: ReportData) -> tuple[str, int]:
     gap_charts = {tid: Chart(f"gap-{tid}", f"{g.title}: from the hardware baseline through the ceiling to what "
                              "was measured", charts.gap(g)) for tid, g in data.gaps.items()}
     sections = [(s, section_charts(s), evidence_pictures(s)) for s in data.sections]
-    n = len(gap_charts) + sum(len(c) + len(p.evidence) for _, c, p in sections)
-    return env.get_template("report.html.j2").render(data=data, sections=sections, gap_charts=gap_charts,
-                                                     key_headers=KEY_HEADERS,
-                                                     chart_count=n), n
+    # the Variants section: the summary table, then each level's chart over its table
+    charts_by_table = {title: Chart(cid, caption, svg)
+                       for cid, caption, svg, title in variants.chart_list(data.variants)}
+    variant_parts = [(t, charts_by_table.get(t.title)) for t in variants.tables(data.variants)]
+    n = len(gap_charts) + len(charts_by_table) + sum(len(c) + len(p.evidence) for _, c, p in sections)
+    return env.get_template("report.html.j2").render(
+        data=data, sections=sections, gap_charts=gap_charts, key_headers=KEY_HEADERS, chart_count=n,
+        variant_parts=variant_parts, variant_notes=variants.notes(data.variants) if data.variants else []), n

@@ -6,6 +6,7 @@ import re
 
 from ..results import Result
 from .format import by_text
+from . import variants
 from .sections import ReportData, Table
 
 _MD_SPECIAL = re.compile(r"([\\`*_{}\[\]<>|#])")
@@ -53,6 +54,11 @@ def render(data: ReportData) -> str:
         lines.append("- no cluster results")
     if data.slow_osds:
         lines.append(f"- **slow OSDs** (OSD bench: median below the other OSDs by more than the threshold, and told apart from them by the repeats): {esc(', '.join(data.slow_osds))}")
+    if data.variants:
+        lines += ["", "## Variants", ""]
+        for t in variants.tables(data.variants):
+            lines += _table(t)
+        lines += [f"- {esc(n)}" for n in variants.notes(data.variants, chart=False)]
     lines += ["", "## Environment", "", "| | |", "|---|---|"]
     lines += [f"| {esc(k)} | {esc(v)} |" for k, v in data.environment]
     if data.pools:

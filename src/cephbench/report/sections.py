@@ -10,6 +10,7 @@ from datetime import datetime, timezone
 from itertools import groupby
 from typing import Any, Callable
 
+from ..analysis.variants import VariantsView, view as variants_view
 from ..kinds import KINDS, LEVEL_ORDER as KIND_LEVELS, level_of
 from ..results import CorruptLine, Result, RunDir
 from ..units import format_size
@@ -57,6 +58,7 @@ class ReportData:
     counts: dict[str, int]
     gaps: dict[str, Gap] = field(default_factory=dict)    # test id -> its gap chart (verdict lines, OSD bench)
     osd_verdicts: list[tuple[Result, Gap]] = field(default_factory=list)   # OSD bench: the median OSD's gap
+    variants: VariantsView | None = None       # a run with variants: each test against the first variant
 
 
 def _p(r: Result, key: str, fmt: Callable[[Any], str] = str) -> str:
@@ -315,7 +317,8 @@ def build(rundir: RunDir) -> ReportData:
         title=f"cephbench report: {meta.get('suite_name', rundir.path.name)}",
         run_path=str(rundir.path), generated=datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC"),
         verdict=lines, slow_osds=slow_osds(results), environment=env, config=config, pools=pools,
-        sections=sections, corrupt=corrupt, counts=counts, gaps=gaps, osd_verdicts=osd_verdicts)
+        sections=sections, corrupt=corrupt, counts=counts, gaps=gaps, osd_verdicts=osd_verdicts,
+        variants=variants_view(results))
 
 
 def _gaps(meta: dict[str, Any], results: list[Result], lines: list[VerdictLine]

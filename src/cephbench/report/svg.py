@@ -446,17 +446,30 @@ class BarGroup:
     opacity: list[float]
 
 
+HEADING_PX = LABEL_PX + 10      # the row a block's heading takes
+
+
 def hbar_chart(categories: Sequence[str], groups: Sequence[BarGroup], xlabel: str, title: str,
-               unit: str = "", label: str = "") -> str:
-    """Horizontal grouped bars around a zero line, categories down the left (first at the top)."""
-    legend = [LegendItem(g.label, g.color, shape="box") for g in groups]
+               unit: str = "", label: str = "", headings: Sequence[tuple[int, str]] = (),
+               legend: Sequence[LegendItem] = (), figures: bool = False) -> str:
+    """Horizontal grouped bars around a zero line, categories down the left (first at the top). `headings`
+    are (index of a category, text): a heading row across the chart above that category, opening a block.
+    With `figures`, each bar's value is written at its end (inside it, in white, where the end has no room)."""
+    legend = [*(LegendItem(g.label, g.color, shape="box") for g in groups), *legend]
     cat_chars = 48
     cats = [_cut(cat, cat_chars) for cat in categories]
+    heads = dict(headings)
     left = 10 + max((text_width(cat, TICK_PX) for cat in cats), default=0) + 10
     right = 16 + _legend_width(legend) + 10
     plot_w = max(WIDTH - left - right, 300.0)
     row = max(22.0, 9.0 * len(groups) + 10)
-    r = Rect(left, 10 + LABEL_PX + 8, plot_w, row * len(categories))
+    tops: list[float] = []
+    at = 0.0
+    for i in range(len(categories)):
+        at += HEADING_PX if i in heads else 0.0
+        tops.append(at)
+        at += row
+    r = Rect(left, 10 + LABEL_PX + 8, plot_w, max(at, _legend_height(len(legend))))
     vals = [v for g in groups for v in g.values if v is not None]
     lo, hi, ticks = nice_ticks(min([0.0, *vals]), max([0.0, *vals]), 8)
     xscale = Scale(lo, hi, r.x, r.right)
@@ -464,8 +477,15 @@ def hbar_chart(categories: Sequence[str], groups: Sequence[BarGroup], xlabel: st
     c.text(r.x + r.w / 2, 10 + LABEL_PX, title, px=LABEL_PX, anchor="middle")
     bottom = _x_axis(c, r, xscale, ticks, xlabel, labels=True)
     bar_h = (row - 6) / max(len(groups), 1)
+    fig_px = min(LEGEND_PX, bar_h)
+    for i, text in heads.items():
+        if 0 <= i < len(tops):
+            y = r.y + tops[i] - HEADING_PX
+            if i:
+                c.line(10, y, r.right, y, "#333", 1, opacity=0.35)
+            c.text(10, y + HEADING_PX - 7, text, px=LABEL_PX, weight="bold")
     for i, (full, cat) in enumerate(zip(categories, cats)):
-        mid = r.y + row * (i + 0.5)
+        mid = r.y + tops[i] + row / 2
         c.text(r.x - 6, mid + TICK_PX * 0.35, cat, anchor="end", tooltip=full if cat != full else "")
         for j, g in enumerate(groups):
             v = g.values[i]
@@ -473,12 +493,30 @@ def hbar_chart(categories: Sequence[str], groups: Sequence[BarGroup], xlabel: st
                 continue
             y = mid + (j - len(groups) / 2) * bar_h
             x0, x1 = sorted((xscale(0.0), xscale(v)))
-            c.rect(x0, y, max(x1 - x0, 0.5), bar_h, fill=g.color, opacity=g.opacity[i],
-                   tooltip=f"{full}: {g.label} {v:+.1f}{unit}")
+            tip = f"{full}: {g.label} {v:+.1f}{unit}"
+            c.rect(x0, y, max(x1 - x0, 0.5), bar_h, fill=g.color, opacity=g.opacity[i], tooltip=tip)
+            if figures:
+                inside = "#fff" if g.opacity[i] >= 1.0 else "#222"    # white on a pale bar would vanish
+                _bar_figure(c, f"{v:+.1f}{unit}", v >= 0, x0, x1, r, y + bar_h / 2 + fig_px * 0.35, fig_px, inside)
     c.line(xscale(0.0), r.y, xscale(0.0), r.bottom, "#000", 1)
     _frame(c, r)
     _legend(c, r.right + 10, r.y, legend)
     return c.svg(r.right + right - 10, bottom + 8, label or title)
+
+
+def _bar_figure(c: Canvas, text: str, positive: bool, x0: float, x1: float, r: Rect, y: float, px: float,
+                inside: str) -> None:
+    """A bar's value past its end, or inside it (in `inside`'s colour) when the plot ends there."""
+    w = text_width(text, px) + 3
+    if positive:
+        if x1 + w <= r.right:
+            c.text(x1 + 3, y, text, px=px)
+        else:
+            c.text(x1 - 3, y, text, px=px, anchor="end", color=inside)
+    elif x0 - w >= r.x:
+        c.text(x0 - 3, y, text, px=px, anchor="end")
+    else:
+        c.text(x0 + 3, y, text, px=px, color=inside)
 
 
 # ---- bullet and stacked bars (the verdict as a picture) -----------------------------------------

@@ -157,6 +157,13 @@ def seed_summary(r: Result) -> Table:
 
 
 def print_verdict(console: Console, results: list[Result]) -> None:
+    """The verdict, after the variants' % changes when the run has variants."""
+    if any(r.test.variant is not None for r in results):
+        # imported only for a run with variants: every command imports this module, and the comparison's modules
+        # (the statistics, the report's tables) would add to each one's start-up
+        from ..analysis.variants import view
+        from .variants import print_variants
+        print_variants(console, view(results))
     lines = verdict(results)
     slow = slow_osds(results)
     if not lines and not slow:

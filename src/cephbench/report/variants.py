@@ -1,0 +1,170 @@
+"""The Variants section of a run with variants (issue 17): the Argonaut-vs-Bobtail view. Each test's % change under
+every variant against the first, per level as a chart (charts.pct_change, which `compare` draws too) and a table;
+a summary per level and operation; the same in report.md and on the terminal.
+
+The figures are analysis/variants.py's; what a change and its significance look like is compare's (compare_render).
+"""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+from rich.console import Console
+from rich.table import Table as RichTable
+
+from ..analysis.compare import Side
+from ..analysis.stats import ALPHA, repeats_needed
+from ..analysis.variants import Summary, VariantsView, VariantTest
+from . import charts
+from .compare_render import delta_text, spread_text, value
+from .sections import Table
+
+REFERENCE = "reference"
+
+
+def _pct(v: float) -> str:
+    return "+0.0%" if abs(v) < 0.05 else f"{v:+.1f}%"      # never "-0.0%"
+
+
+def notes(view: VariantsView, chart: bool = True) -> list[str]:
+    """What the figures are, and the repeats' caveat where it applies (compare's n rule)."""
+    lines = [f"Each variant's figure is the median of its repeats; Δ% is its median against {view.first}'s, of "
+             f"bandwidth (MiB/s), or of ops/s where a test moves no data. Significance: two-sided Mann-Whitney U "
+             f"on the repeats, α = {ALPHA:g}; ~ = not significant" + ("; faded bars in the chart are not "
+                                                                      "significant." if chart else ".")]
+    few, total = view.too_few(), view.changes()
+    if few:
+        lines.append(f"{few} of {total} changes have too few repeats for the test to reach α = {ALPHA:g} at all "
+                     f"({repeats_needed()} per variant are enough): their ~ means 'cannot tell', not 'no change'. "
+                     f"Give the suite's workloads repeat: {repeats_needed()} or more.")
+    if view.no_reference:
+        lines.append(f"no result under {view.first}, so no change to give: {', '.join(view.no_reference)}")
+    return lines
+
+
+def _significant(s: Summary) -> str:
+    if not s.significant:
+        return "0"
+    parts = ([f"{s.better} better"] if s.better else []) + ([f"{s.worse} worse"] if s.worse else [])
+    return f"{s.significant} ({', '.join(parts)})"
+
+
+SUMMARY_HEADERS = ["level", "operation", "variant", "median Δ%", "tests", "significant", "too few repeats"]
+
+
+def summary_rows(view: VariantsView) -> list[list[str]]:
+    return [[s.level, s.op, s.variant, _pct(s.median_pct), str(s.n), _significant(s), str(s.too_few)]
+            for s in view.summary()]
+
+
+def summary_table(view: VariantsView) -> Table:
+    return Table(f"Summary: each variant's median % change against {view.first}, per level and operation",
+                 SUMMARY_HEADERS, summary_rows(view),
+                 notes=["median Δ% over the level's tests of that operation (every op size); significant: how many "
+                        "of those changes the repeats tell apart, better or worse"])
+
+
+TEST_HEADERS = ["test", "variant", "metric", "median", "min–max", "n", "Δ%", "sig"]
+
+
+def _side(t: VariantTest, variant: str) -> Side | None:
+    s = t.samples.get(variant)
+    vals = s.values(t.metric) if s else []
+    return Side.of(vals) if vals else None
+
+
+def test_rows(tests: Sequence[VariantTest], first: str, variants: Sequence[str]) -> list[list[str]]:
+    """One row per test and variant: the first variant's row is the reference, every other its change."""
+    rows = []
+    for t in tests:
+        for v in variants:
+            side, c = _side(t, v), t.change(v)
+            if side is None:
+                rows.append([t.label, v, t.metric.label, "-", "no result", "0", "-", ""])
+                continue
+            rows.append([t.label, v, t.metric.label, value(t.metric, side.median), spread_text(t.metric, side),
+                         str(side.n), REFERENCE if v == first else (delta_text(c.delta) if c else "-"),
+                         "" if v == first or c is None else c.delta.sig.text()])
+    return rows
+
+
+def level_title(view: VariantsView, level: str) -> str:
+    return f"{level}: each test under each variant against {view.first}"
+
+
+def tables(view: VariantsView | None) -> list[Table]:
+    """The summary, then one table per level with every test under every variant."""
+    if view is None:
+        return []
+    out = [summary_table(view)]
+    for level in view.levels():
+        tests = [t for g in view.groups if g.level == level for t in g.tests]
+        out.append(Table(level_title(view, level), TEST_HEADERS, test_rows(tests, view.first, view.variants)))
+    return out
+
+
+# the variants' colours: none green or red, which the tables use for better and worse; past seven they repeat
+VARIANT_COLORS = ("#ff7f0e", "#1f77b4", "#9467bd", "#8c564b", "#e377c2", "#17becf", "#bcbd22")
+
+
+def series(view: VariantsView) -> list[tuple[str, str]]:
+    """Every variant after the first (the zero line), its colour."""
+    return [(v, VARIANT_COLORS[i % len(VARIANT_COLORS)]) for i, v in enumerate(view.others)]
+
+
+def level_chart(view: VariantsView, level: str) -> str | None:
+    blocks = [charts.ChangeBlock(charts.block_title((g.level, g.op, g.size), level=False), tuple(
+                  (t.label if t.metric.name == "bytes_per_s" else f"{t.label} (ops/s)",
+                   tuple(c.delta if (c := t.change(v)) else None for v in view.others))
+                  for t in g.tests))
+              for g in view.groups if g.level == level]
+    return charts.pct_change(blocks, series(view), f"{level}: % change against {view.first}",
+                             f"{level}: each variant's % change against {view.first}")
+
+
+def chart_list(view: VariantsView | None) -> list[tuple[str, str, str, str]]:
+    """(id, caption, svg, title of the level's table) of each level's chart."""
+    if view is None:
+        return []
+    out = []
+    for level in view.levels():
+        s = level_chart(view, level)
+        if s:
+            out.append((f"variants-{level}", f"{level}: % change of each test's median under each variant against "
+                        f"{view.first}, grouped by operation and op size; faded bars are not significant", s,
+                        level_title(view, level)))
+    return out
+
+
+# ---- terminal ------------------------------------------------------------------------------------------
+
+def print_variants(console: Console, view: VariantsView | None) -> None:
+    """Per test one row, one column per variant after the first (its Δ% and significance); then the summary."""
+    if view is None:
+        return
+    t = RichTable(title=f"Variants: % change against {view.first} (median of the repeats; ~ not significant)",
+                  title_justify="left", header_style="bold")
+    t.add_column("test", overflow="fold")
+    t.add_column("metric")
+    t.add_column(f"{view.first}", justify="right")
+    for v in view.others:
+        t.add_column(v, justify="right")
+    for g in view.groups:
+        for i, vt in enumerate(g.tests):
+            ref = _side(vt, view.first)
+            cells = []
+            for v in view.others:
+                c = vt.change(v)
+                cells.append(f"{delta_text(c.delta)} {c.delta.sig.text()}" if c else "-")
+            t.add_row(vt.label, vt.metric.label, value(vt.metric, ref.median if ref else None), *cells,
+                      end_section=i == len(g.tests) - 1)
+    console.print(t)
+    s = RichTable(title=f"Variants summary: median % change against {view.first}", title_justify="left",
+                  header_style="bold")
+    for h in SUMMARY_HEADERS:
+        s.add_column(h, justify="right" if h in ("median Δ%", "tests", "too few repeats") else "left")
+    for row in summary_rows(view):
+        s.add_row(*row)
+    console.print(s)
+    for line in notes(view, chart=False):
+        console.print(f"  {line}", markup=False, highlight=False)
