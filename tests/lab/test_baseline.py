@@ -11,7 +11,7 @@ from cephbench.results import RunDir
 
 from labcli import run_cli as cli
 from test_ground_truth import by_kind, run_suite
-from test_quick_multihost import trimmed_quick
+from test_ground_truth import trimmed_quick
 
 SUITE = """
 name: baselined

@@ -23,6 +23,7 @@ import sys
 from pathlib import Path
 
 import pytest
+import yaml
 
 from cephbench.lab import Lab, netns
 from cephbench.lab.multihost import MultiHostSpec
@@ -72,39 +73,66 @@ workloads:
   - {type: rados_bench, pool: rep, modes: [write], object_size: 4MiB, concurrency: 16, duration: 8s}
 """
 # one op at a time: whatever the links, each op's latency sets the rate (issue 16's latency case)
-ONE_AT_A_TIME = "  - {type: rados_bench, pool: rep, modes: [write], object_size: 4KiB, concurrency: 1, duration: 3s}\n"
+ONE_AT_A_TIME = {"type": "rados_bench", "pool": "rep", "modes": ["write"], "object_size": "4KiB", "concurrency": 1,
+                 "duration": "3s"}
 
 
-def _write(lab: Lab, tmp_path: Path, suite: str = WRITE_SUITE) -> tuple[dict, list[dict]]:
-    """The 4 MiB write's result, and every result of the run."""
+def _write(lab: Lab, tmp_path: Path, suite: str = WRITE_SUITE) -> tuple[dict, list[dict], str]:
+    """The 4 MiB write's result, every result of the run, and what the run printed."""
     results, output = run_suite(lab, tmp_path, suite)
-    w = by_kind(results, "rados_bench", object_size=4 * 2**20)
+    w = by_kind(results, "rados_bench", object_size=4 * 2**20, phase="write")
     assert len(w) == 1 and w[0]["status"] == "ok", output
-    return w[0], results
+    return w[0], results, output
 
 
 def _write_rate(lab: Lab, tmp_path: Path) -> tuple[float, float]:
-    w, _ = _write(lab, tmp_path)
+    w, _, _ = _write(lab, tmp_path)
     return w["measurement"]["bytes_per_s"], cpu_busy(w)
 
 
+QUICK = Path(__file__).resolve().parents[2] / "suites" / "quick.yaml"
+MIB = 2**20
+
+
+def trimmed_quick(network: dict, disks: dict | None, workloads: bool = True, extra: tuple[dict, ...] = ()) -> str:
+    q = yaml.safe_load(QUICK.read_text())
+    assert q["baseline"]["network"]["hosts"] == "osd-hosts"
+    baseline = {"network": {**q["baseline"]["network"], **network}}
+    if disks is not None:
+        baseline["disks"] = {**q["baseline"]["disks"], **disks}
+    large = [w for w in q["workloads"] if w["type"] == "rados_bench" and w["object_size"] == "4MiB"]
+    assert len(large) == 1
+    suite = {"name": "quick-trimmed", "baseline": baseline, "pools": q["pools"],
+             "workloads": (large if workloads else [{"type": "osd_bench", "total": "4MiB", "block_size": "4MiB"}])
+             + list(extra)}
+    return yaml.safe_dump(suite, sort_keys=False)
+
+
+def describe(r: dict) -> str:
+    p = r["test"]["params"]
+    senders = p.get("senders") or [p.get("sender")]
+    return f"{p['pattern']:<12} {', '.join(senders)} -> {', '.join(p['receivers'])} P{p['streams']}"
+
+
 @pytest.fixture(scope="module")
-def shared_public_run(multihost_lab, tmp_path_factory) -> tuple[dict, list[dict]]:
-    """4 MiB writes on the shared lab untouched (public network only, no throttle), and a write of one op at a
-    time: what the others compare with."""
-    return _write(multihost_lab, tmp_path_factory.mktemp("shared-write"), WRITE_SUITE + ONE_AT_A_TIME)
+def shared_public_run(multihost_lab, tmp_path_factory) -> tuple[dict, list[dict], str]:
+    """The shared lab untouched (public network only, no throttle), one run of the quick suite's network baseline
+    (1 stream, 1 s; the disk baseline is left out: the network terms are under test, and it costs 16 s here) and
+    its 4 MiB write, seq and rand, plus a write of one op at a time: what the others compare with."""
+    text = trimmed_quick({"streams": 1, "duration": "1s"}, None, extra=(ONE_AT_A_TIME,))
+    return _write(multihost_lab, tmp_path_factory.mktemp("shared-write"), text)
 
 
 @pytest.fixture(scope="module")
 def shared_public_write(shared_public_run) -> tuple[float, float]:
-    w, _ = shared_public_run
+    w = shared_public_run[0]
     return w["measurement"]["bytes_per_s"], cpu_busy(w)
 
 
 def test_the_verdict_names_the_shaped_public_link_from_its_own_counters(shared_public_run):
     """Issue 16: the bottleneck from evidence. Every host's public link is shaped and there is no cluster network:
     the write fills the OSD hosts' links (each receives what is written once), and the evidence says which."""
-    w, _ = shared_public_run
+    w = shared_public_run[0]
     a = w["analysis"]
     assert a["bottleneck"].startswith("public network (h"), a
     (line,) = [ln for ln in a["evidence"] if ln.startswith("link h") and "lab shaping" in ln][:1]
@@ -117,7 +145,7 @@ def test_the_verdict_names_the_shaped_public_link_from_its_own_counters(shared_p
 
 
 def test_one_op_in_flight_is_named_latency_with_its_breakdown(shared_public_run):
-    _, results = shared_public_run
+    results = shared_public_run[1]
     (one,) = by_kind(results, "rados_bench", concurrency=1)
     a = one["analysis"]
     assert a["bottleneck"] == "latency (1 op in flight)", a
@@ -184,3 +212,38 @@ def test_a_throttled_drive_is_flagged_and_slows_replicated_writes(multihost_lab,
     a = by_kind(results, "rados_bench")[0]["analysis"]
     assert a["bottleneck"].startswith(f"disk h{THROTTLED_OSD + 1}:loop"), a
     assert any(f"osd.{THROTTLED_OSD}" in ln and "cgroup throttle" in ln for ln in a["evidence"]), a["evidence"]
+
+
+def test_quick_suite_names_the_network_for_large_reads_from_an_unshaped_client(shared_public_run):
+    """Issue 14's "Verified by": the quick suite's network baseline (`hosts: osd-hosts`) is right on the lab."""
+    _, results, output = shared_public_run
+    r = MH_RATE_BITS / 8 * TCP_SHARE          # what TCP carries of one shaped link
+    net = [x for x in by_kind(results, "net_baseline")]
+    assert net and all(x["status"] == "ok" for x in net), output
+    hosts = net[0]["test"]["params"]["hosts"]
+    print(f"\nnetwork baseline between {', '.join(hosts)} (links of {MH_RATE}: {r / MIB:.1f} MiB/s of TCP each):")
+    for x in net:
+        print(f"  {describe(x)}: {x['measurement']['bytes_per_s'] / MIB:6.1f} MiB/s")
+    assert sorted(hosts[1:]) == ["h1", "h2", "h3"], hosts          # this machine first, then every OSD host
+    assert all(x["test"]["params"]["part_of"] == net[0]["test"]["params"]["part_of"] for x in net)
+    assert not any(x["measurement"]["extra"]["loopback"] for x in net)
+    (fan_in,) = [x for x in net if x["test"]["params"]["pattern"] == "many-to-one"]
+    assert fan_in["test"]["params"]["receivers"] == [hosts[0]]
+    assert fan_in["measurement"]["bytes_per_s"] >= 0.85 * 3 * r, fan_in["measurement"]   # three links, not one
+    pairs = [x["measurement"]["bytes_per_s"] for x in net if x["test"]["params"]["pattern"] == "pair"]
+    assert all(abs(b - r) <= 0.10 * r for b in pairs), pairs
+
+    reads = [x for x in by_kind(results, "rados_bench") if x["test"]["params"].get("phase") in ("seq", "rand")]
+    assert len(reads) == 2 and all(x["status"] == "ok" for x in reads), output
+    for x in reads + by_kind(results, "rados_bench", phase="write", object_size=4 * MIB):
+        a = x["analysis"]
+        print(f"{x['test']['params']['phase']} 4 MiB: {x['measurement']['bytes_per_s'] / MIB:.1f} MiB/s, CPU busy "
+              f"{cpu_busy(x):.0%}; {a['reason']}")
+    for x in reads:
+        a = x["analysis"]
+        assert a["ceiling_bytes_per_s"] >= 0.85 * 3 * r, a           # the three hosts' links, not one pair's
+        assert "network" in a["bottleneck"] and a["efficiency"] <= 1.0, a
+        assert cpu_busy(x) < 0.8, "the CPUs, not the links, would be the limit"
+    (write,) = by_kind(results, "rados_bench", phase="write", object_size=4 * MIB)
+    # no cluster network: each host's public link carries the client's data and two replicas' worth
+    assert abs(write["analysis"]["ceiling_bytes_per_s"] - 3 * r / 3) <= 0.10 * r, write["analysis"]
