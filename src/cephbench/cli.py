@@ -7,6 +7,7 @@ import logging
 import signal
 import secrets
 import sys
+from itertools import groupby
 import time
 from pathlib import Path
 
@@ -439,7 +440,10 @@ def run(suite_path: Path | None, out_dir: Path | None, resume_dir: Path | None, 
                            run_dir=prep.rundir.path if prep.rundir else None)
     if dry_run:
         out.print(f"dry run against {prep.target.conf} (health {prep.status.get('health', {}).get('status')}); "
-                  f"{len(prep.todo)} tests; these commands would change the cluster:")
+                  f"{len(prep.todo)} tests")
+        if prep.shapes is not None:
+            _print_shape_steps(prep.shapes, prep.todo)
+        out.print("these commands would change the cluster:")
     else:
         out.print(f"run {prep.rundir.path}: {len(prep.todo)} of {len(prep.plan.tests)} tests, about "
                   f"{seconds(prep.est_s)}")
@@ -474,6 +478,23 @@ def run(suite_path: Path | None, out_dir: Path | None, resume_dir: Path | None, 
         sys.exit(130)
     if summary.failed:
         sys.exit(1)
+
+
+def _print_shape_steps(keeper, todo: list) -> None:
+    """Each lab shape a dry run would enter, in order, and what each costs: a rebuild, a throttle, nothing."""
+    from .shape_plan import rebuilds, steps
+    entered = [name for name, _ in groupby(t.variant for t in todo if t.variant is not None)]
+    plan = steps(keeper.original, keeper.current, [(n, keeper.want(n)) for n in entered])
+    out.print(f"lab {keeper.lab.dir}: {rebuilds(plan)} rebuild(s) "
+              f"and {sum(1 for _, st in plan if st.kind == 'throttle')} throttle change(s):")
+    for name, st in plan:
+        what = {"none": "as it is", "throttle": "throttled: " + " ".join(
+                    [f"{t.drive}={t.limit.bytes_per_s or '-'}B/s,{t.limit.iops or '-'}iops" for t in st.set]
+                    + [f"{r} unthrottled" for r in st.clear]),
+                "rebuild": "rebuilt: lab up " + " ".join(st.build.up_flags() if st.build else []),
+                "up": "started: lab up " + " ".join(st.build.up_flags() if st.build else []),
+                "down": "taken down (the run started it)"}[st.kind]
+        out.print(f"  {'variant ' + name if name else 'at the end'}: {what}", markup=False)
 
 
 @main.command()
