@@ -80,7 +80,7 @@ class LabBuild:
 
     def up_flags(self) -> list[str]:
         """The `cephbench lab up` flags that start this build."""
-        out = ["--osd-size", f"{self.osd_size_bytes}"] if self.osd_size_bytes != DEFAULT_OSD_SIZE else []
+        out = ["--osd-size", _size(self.osd_size_bytes)] if self.osd_size_bytes != DEFAULT_OSD_SIZE else []
         out += [] if self.rgw else ["--no-rgw"]
         m = self.multi
         if m is None:
@@ -94,18 +94,28 @@ class LabBuild:
         out += ["--client-net", _link_flag(m.client)] if m.client else []
         out += ["--objectstore", m.store.objectstore] if m.store.objectstore != "bluestore" else []
         out += ["--fs", m.store.fs] if m.store.fs else []
-        out += ["--db-device", str(m.db_size_bytes)] if m.db_size_bytes else []
+        out += ["--db-device", _size(m.db_size_bytes)] if m.db_size_bytes else []
         out += [x for t in m.throttles for x in ("--osd-throttle", throttle_text(t))]
         return out
 
 
+def _size(n: int) -> str:
+    """Exact, in the largest binary unit that divides it (a flag must give back the very same bytes)."""
+    for unit, factor in (("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
+        if n % factor == 0:
+            return f"{n // factor}{unit}"
+    return str(n)
+
+
 def _link_flag(shape: LinkShape) -> str:
-    return f"{shape.rate_bits_per_s}bit" + (f"/{shape.delay_s * 1e6:g}us" if shape.delay_s else "")
+    rate = next((f"{shape.rate_bits_per_s // f}{u}" for u, f in (("gbit", 10**9), ("mbit", 10**6), ("kbit", 10**3))
+                 if shape.rate_bits_per_s % f == 0), f"{shape.rate_bits_per_s}bit")
+    return rate + (f"/{shape.delay_s * 1e6:g}us" if shape.delay_s else "")
 
 
 def throttle_text(t: ThrottleSpec) -> str:
-    """`osd.1=8388608B/s,200iops`: what `lab throttle` takes."""
-    parts = ([f"{t.limit.bytes_per_s}B/s"] if t.limit.bytes_per_s else []) + (
+    """`osd.1=8MiB/s,200iops`: what `lab throttle` takes."""
+    parts = ([f"{_size(t.limit.bytes_per_s)}/s"] if t.limit.bytes_per_s else []) + (
         [f"{t.limit.iops}iops"] if t.limit.iops else [])
     return f"{t.drive}=" + ",".join(parts)
 
