@@ -125,6 +125,15 @@ def _ref(name: str) -> DriveRef:
     return DriveRef(int(osd), role or "data")
 
 
+def restore_commands(record: str) -> list[str]:
+    """What a person types to put back the lab a `lab-shape` ledger record names (shapes.Keeper.record)."""
+    d = json.loads(record)
+    down = f"cephbench lab down --dir {d['dir']}"
+    if not d.get("original"):
+        return [down]
+    return [down, " ".join(["cephbench lab up --dir", d["dir"], *LabBuild.from_json(d["original"]).up_flags()])]
+
+
 # ---- a suite's `lab:` key ------------------------------------------------------------------------
 
 def build_of(shape: dict[str, Any], path: str) -> LabBuild:

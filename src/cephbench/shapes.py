@@ -108,8 +108,13 @@ class Keeper:
         return s
 
     def restore(self) -> Step:
-        """The lab back as the user had it (or down, when the run started it)."""
+        """The lab back as the user had it (or down, when the run started it), from what the lab is now: a
+        rebuild cut short by a signal leaves no lab, or half of one, whatever `current` says."""
+        if not self.dry_run:
+            self.current = build_of_lab(self.lab)
         s = step(self.current, self.original)
+        if s.kind == "none" and self.original is None and not self.dry_run:
+            s = Step("down", None)      # a start of the run's own lab cut short: its records name what to remove
         self._apply(s, self._planned)
         return s
 
@@ -149,7 +154,7 @@ def apply_step(lab: Lab, s: Step, say: Callable[[str], None] = lambda _m: None) 
         return
     if s.kind in ("rebuild", "down"):
         say(f"lab shape: taking the lab in {lab.dir} down")
-        lab.down()
+    lab.down()          # also before "up": a lab that stopped half-made goes first, as its records name it
     if s.kind in ("rebuild", "up") and s.build is not None:
         b = s.build
         say(f"lab shape: starting the lab as cephbench lab up {' '.join(b.up_flags())}")
