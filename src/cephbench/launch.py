@@ -193,12 +193,9 @@ def prepare(request: RunRequest, say: Callable[[str], None] = lambda _m: None) -
         target, lb = choose_target(suite, request, say,
                                    recorded=(rundir.meta().get("target") or {}) if rundir is not None else None)
         lab_info = lb.info() if lb is not None else None
-        keeper = None
         if shaped(suite):       # a target that is not a lab: choose_target started nothing, nothing has changed
             check_target(suite, target, lb)
-            assert lb is not None
-            keeper = Keeper.for_run(lb, suite, created=lab_info is not None and lab_info.created_unix >= t0,
-                                    dry_run=request.dry_run)
+        created = lab_info is not None and lab_info.created_unix >= t0
         lab_topology = lab_info.topology if lab_info is not None else None
         as_given = suite
         if lab_topology:
@@ -230,6 +227,8 @@ def prepare(request: RunRequest, say: Callable[[str], None] = lambda _m: None) -
                 **({"clients": {n: f.to_json() for n, f in client_facts.items()}} if client_facts else {}),
             })
             lock = RunLock.take(rundir.path)
+        # after finish_dead_run: a resumed run's dead part may have left the lab in a shape, which it put back
+        keeper = Keeper.for_run(lb, suite, created, request.dry_run) if shaped(suite) and lb is not None else None
     except BaseException:
         if lock is not None:
             lock.release()

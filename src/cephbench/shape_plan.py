@@ -12,7 +12,7 @@ from dataclasses import dataclass, replace
 from typing import Any, Sequence
 
 from .errors import UserError
-from .lab.drives import StoreChoice, check_objectstore
+from .lab.drives import check_objectstore
 from .lab.multihost import MultiHostSpec, size_flag, spec_from_flags
 from .lab.rates import LinkShape
 from .lab.throttle import DriveLimit, DriveRef, ThrottleSpec
