@@ -8,7 +8,8 @@ the lab rebuilt per shape by `cephbench run`, and put back as it was.
 - more OSDs speed up writes when the disks bind: 3 against 6 OSDs, every data drive throttled (Han: 3 -> 5 OSDs,
   55.7 -> 93.0 MB/s), the 6 OSDs' writes still under the links' share.
 
-Loose bounds, short runs (3 s writes, 1 s seqs); the figures are printed (pytest -s) as evidence.
+Loose bounds, short runs (4 s writes, 2 s seqs: a 1 s seq is mostly rados bench's ramp); the figures are printed
+(pytest -s) as evidence.
 """
 
 from __future__ import annotations
@@ -43,7 +44,7 @@ variants:
                           osd_throttle: {{{", ".join(f"osd.{i}: {THROTTLE}" for i in range(6))}}}}}}}
 workloads:
   - {{type: rados_bench, pool: rep2, modes: [write, seq], object_size: 4MiB, concurrency: 16,
-     duration: {{write: 3s, seq: 1s}}}}
+     duration: {{write: 4s, seq: 2s}}}}
 """
 
 
@@ -67,10 +68,13 @@ def test_han_directions_on_the_lab_rebuilt_per_shape(multihost_lab: Lab, tmp_pat
     results = [json.loads(line) for line in (out / "results.jsonl").read_text().splitlines() if line.strip()]
     rate = {(r["test"]["variant"], r["test"]["params"]["phase"]): r["measurement"]["bytes_per_s"] / MiB
             for r in results}
+    seq = next(r for r in results if r["test"]["variant"] == "shared" and r["test"]["params"]["phase"] == "seq")
     print(json.dumps({f"{v} {p}": round(x, 1) for (v, p), x in rate.items()}))
     print(res.stderr[-1500:])
     links = 3 * MH_RATE_BITS / 8 * TCP_SHARE / MiB        # the 3 OSD hosts' links, towards this machine
-    assert 0.6 * links <= rate[("shared", "seq")] <= 1.05 * links, (rate[("shared", "seq")], links)
+    # the links measured during the seq (evidence) name the network, and the rate stays under the links
+    assert seq["analysis"]["bottleneck"].startswith("public network"), seq["analysis"]
+    assert 0.4 * links <= rate[("shared", "seq")] <= 1.05 * links, (rate[("shared", "seq")], links)
     assert rate[("private", "write")] >= 1.1 * rate[("shared", "write")]
     assert rate[("hdd-6osd", "write")] >= 1.3 * rate[("hdd-3osd", "write")]
     # each shape's topology recorded per variant; the lab put back as it was, nothing left in the ledger
