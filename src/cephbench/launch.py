@@ -154,7 +154,8 @@ def choose_target(suite: Suite, request: RunRequest, say: Callable[[str], None] 
             raise UserError(f"no lab running in {lb.dir} and --dry-run starts nothing",
                             "start one with 'cephbench lab up', or give --conf")
         build = first_build(suite)      # a suite with lab shapes starts with its first shape
-        say(f"no lab running in {lb.dir}: starting one (cephbench lab up{''.join(' ' + f for f in build.up_flags()) if build else ''})")
+        flags = "".join(f" {f}" for f in build.up_flags()) if build is not None else ""
+        say(f"no lab running in {lb.dir}: starting one (cephbench lab up{flags})")
         info = lb.up(progress=lambda m: say(f"lab: {m}"), **({} if build is None else dict(
             osds=build.osds, osd_size_bytes=build.osd_size_bytes, rgw=build.rgw, multi=build.multi)))
         say(f"lab ready in {info.startup_s:.1f} s")

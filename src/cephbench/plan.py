@@ -158,7 +158,7 @@ def expand(suite: Suite) -> Plan:
                         if phase_field:
                             params["phase"] = phase
                         if params.get("steady_state") is None or phase not in kind.steady_phases:
-                            params.pop("steady_state", None)     # absent unless it applies: the params of every run before
+                            params.pop("steady_state", None)     # absent unless it applies: as before
                         if per_phase is not None:
                             params["duration"] = per_phase[phase]
                         if "pool" in params:

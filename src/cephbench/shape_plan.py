@@ -148,7 +148,8 @@ def build_of(shape: dict[str, Any], path: str) -> LabBuild:
         multi = spec_from_flags(
             shape.get("hosts"), int(shape.get("osds_per_host") or 1), int(shape.get("clients") or 0),
             text("public_net"), text("cluster_net"), shape.get("osds"),
-            {"--client-net": text("client_net"), "--osd-throttle": throttle_values, "--db-device": shape.get("db_device"),
+            {"--client-net": text("client_net"), "--osd-throttle": throttle_values,
+             "--db-device": shape.get("db_device"),
              "--objectstore": text("objectstore") if text("objectstore") != "bluestore" else None,
              "--fs": text("fs")})
         size = size_flag(shape["osd_size"], "--osd-size") if shape.get("osd_size") is not None else DEFAULT_OSD_SIZE
