@@ -26,7 +26,7 @@ from .config import Settings, SshSettings, Suite, load_suite, parse_suite
 from .drivers.base import RunContext
 from .drivers.rbd_images import remove_image_spec, unmap_device
 from .drivers.rgw.admin import BucketSweep, remove_user
-from .errors import UserError
+from .errors import OperationFailed, UserError
 from .hosts import LocalHost, local_facts
 from .lab import Lab, default_lab_dir
 from .plan import Plan, expand
@@ -34,7 +34,7 @@ from .recovery import (Remover, RunLock, how_to_remove, leftovers, remove_leftov
                        stop_process_group)
 from .remote import control_dir, remove_control_dir, ssh_master
 from .resources import CONFIG_OPTION, Ledger, Resource
-from .results import CorruptLine, Result, RunDir, Test, run_dir_path
+from .results import CorruptLine, Result, RunDir, Test, VariantInForce, run_dir_path
 from .remote_dirs import REMOTE_DIR, remove_dir
 from .interrupts import held, shielded, sigterm_interrupts
 from .runner import (RunEvents, RunOptions, RunSummary, VariantHook, execute, other_runs, pending_tests,
@@ -418,7 +418,23 @@ def _run_shaped(prep: Prepared, events: RunEvents) -> RunSummary:
         with held():            # the way back is in the ledger before the lab's first change
             outer.add(Resource(LAB_SHAPE, keeper.record()), keeper.restore)
         for tests in shape_parts(prep.todo, keeper):
-            keeper.enter(next((t.variant for t in tests if t.variant is not None), None))
+            started = time.time()
+            try:
+                keeper.enter(next((t.variant for t in tests if t.variant is not None), None))
+            except (OperationFailed, UserError) as exc:
+                # a build that does not start (a tool missing, a mkfs that fails): its tests fail with why, the
+                # next build is tried from what the lab is now
+                keeper.resync()
+                why = f"the lab's shape: {exc.one_line() if isinstance(exc, UserError) else exc}"
+                for t in tests:
+                    result = Result(test=t, status="failed", error=why, started_unix=started,
+                                    duration_s=time.time() - started,
+                                    variant=VariantInForce(name=t.variant) if t.variant else None)
+                    total.results.append(result)
+                    if prep.rundir is not None:
+                        prep.rundir.append(result)
+                    events.test_finished(result)
+                continue
             total.planned += keeper.take_planned()
             part = _part_prepared(prep, tests, events)
             done = _run_part(part, events, outer, lambda ctx, name: keeper.enter(name, ctx.planned))

@@ -110,13 +110,17 @@ class Keeper:
     def restore(self) -> Step:
         """The lab back as the user had it (or down, when the run started it), from what the lab is now: a
         rebuild cut short by a signal leaves no lab, or half of one, whatever `current` says."""
-        if not self.dry_run:
-            self.current = build_of_lab(self.lab)
+        self.resync()
         s = step(self.current, self.original)
         if s.kind == "none" and self.original is None and not self.dry_run:
             s = Step("down", None)      # a start of the run's own lab cut short: its records name what to remove
         self._apply(s, self._planned)
         return s
+
+    def resync(self) -> None:
+        """After a change that failed half-way: what the lab is now (None: no lab runs)."""
+        if not self.dry_run:
+            self.current = build_of_lab(self.lab)
 
     def take_planned(self) -> list[str]:
         out, self._planned = self._planned, []
