@@ -7,6 +7,7 @@ import logging
 import signal
 import secrets
 import sys
+from itertools import groupby
 import time
 from pathlib import Path
 
@@ -19,10 +20,8 @@ from .config import load_suite
 from .errors import OperationFailed, UserError
 from .hosts import LocalHost, local_facts
 from .lab import Lab, default_lab_dir
-from .lab.multihost import MultiHostSpec
+from .lab.multihost import size_flag as _size_option, spec_from_flags
 from .lab import drives as lab_drives
-from .lab.drives import check_objectstore
-from .lab.rates import parse_link
 from .lab.throttle import check_drives, parse_drive_refs, parse_throttle_specs
 from .plan import Plan, expand
 from .progress import ConsoleEvents
@@ -30,7 +29,7 @@ from .report.format import seconds
 from .report.terminal import print_results, print_verdict
 from .interrupts import sigterm_interrupts
 from .results import Result, RunDir, run_dir_path
-from .units import format_size, parse_size
+from .units import format_size
 
 # Piped output (CI logs, `| tee`) gets wide tables instead of rich's 80-column default.
 out = Console(highlight=False, soft_wrap=True, width=None if sys.stdout.isatty() else 160)
@@ -71,13 +70,6 @@ def main(verbose: int) -> None:
     """Is my Ceph cluster running at its maximum performance, and if not, why?"""
     level = logging.WARNING if verbose == 0 else logging.INFO if verbose == 1 else logging.DEBUG
     logging.basicConfig(level=level, format="%(levelname)s %(name)s: %(message)s", stream=sys.stderr)
-
-
-def _size_option(value: str, flag: str) -> int:
-    try:
-        return parse_size(value)
-    except ValueError as exc:
-        raise UserError(str(exc), where=flag) from None
 
 
 # ---- lab -------------------------------------------------------------------------
@@ -143,7 +135,7 @@ def lab_up(lab_dir: Path | None, osds: int | None, osd_size: str, no_rgw: bool, 
     size = _size_option(osd_size, "--osd-size")
     drive_flags = {"--osd-throttle": list(osd_throttle) or None, "--db-device": db_device,
                    "--objectstore": objectstore if objectstore != "bluestore" else None, "--fs": fs}
-    multi = _multi_host_spec(hosts, osds_per_host, clients, public_net, cluster_net, osds,
+    multi = spec_from_flags(hosts, osds_per_host, clients, public_net, cluster_net, osds,
                              {"--client-net": client_net, **drive_flags})
     if lb.is_running():
         _print_lab_status(lb)
@@ -157,36 +149,6 @@ def lab_up(lab_dir: Path | None, osds: int | None, osd_size: str, no_rgw: bool, 
     if info.topology:
         _print_topology(info.topology)
     out.print(f"use it from a shell: eval \"$(cephbench lab env --dir {lb.dir})\"")
-
-
-def _multi_host_spec(hosts: int | None, osds_per_host: int, clients: int, public_net: str | None,
-                     cluster_net: str | None, osds: int | None, drive_flags: dict) -> MultiHostSpec | None:
-    """The flags of a multi-host lab; None for the one-host loopback lab (no --hosts, or --hosts 1 alone)."""
-    multi_flags = {"--public-net": public_net, "--cluster-net": cluster_net,
-                   "--clients": clients or None, "--osds-per-host": osds_per_host if osds_per_host != 1 else None,
-                   **drive_flags}
-    if hosts is None:
-        given = [k for k, v in multi_flags.items() if v is not None]
-        if given:
-            raise UserError(f"{given[0]} describes a multi-host lab", "add --hosts N (e.g. --hosts 3)",
-                            where=given[0])
-        return None
-    if osds is not None:
-        raise UserError("--osds is for the one-host lab; a multi-host lab has --hosts x --osds-per-host OSDs",
-                        "give --osds-per-host instead", where="--osds")
-    if hosts == 1 and all(v is None for v in multi_flags.values()):
-        return None
-    public = parse_link(public_net, "--public-net") if public_net else None
-    unshaped = (cluster_net or "").strip().lower() == "unshaped"
-    cluster = parse_link(cluster_net, "--cluster-net") if cluster_net and not unshaped else None
-    store = check_objectstore(drive_flags["--objectstore"] or "bluestore", drive_flags["--fs"])
-    db_size = _size_option(drive_flags["--db-device"], "--db-device") if drive_flags["--db-device"] else None
-    throttles = parse_throttle_specs(list(drive_flags["--osd-throttle"])) if drive_flags["--osd-throttle"] else ()
-    client = parse_link(drive_flags["--client-net"], "--client-net") if drive_flags.get("--client-net") else None
-    spec = MultiHostSpec(hosts, osds_per_host, clients, public, cluster, separate_cluster=unshaped, store=store,
-                         db_size_bytes=db_size, throttles=throttles, client=client)
-    check_drives([t.drive for t in throttles], range(spec.osds), range(spec.osds) if db_size else ())
-    return spec
 
 
 def _print_topology(topo: dict) -> None:
@@ -478,7 +440,10 @@ def run(suite_path: Path | None, out_dir: Path | None, resume_dir: Path | None, 
                            run_dir=prep.rundir.path if prep.rundir else None)
     if dry_run:
         out.print(f"dry run against {prep.target.conf} (health {prep.status.get('health', {}).get('status')}); "
-                  f"{len(prep.todo)} tests; these commands would change the cluster:")
+                  f"{len(prep.todo)} tests")
+        if prep.shapes is not None:
+            _print_shape_steps(prep.shapes, prep.todo)
+        out.print("these commands would change the cluster:")
     else:
         out.print(f"run {prep.rundir.path}: {len(prep.todo)} of {len(prep.plan.tests)} tests, about "
                   f"{seconds(prep.est_s)}")
@@ -513,6 +478,22 @@ def run(suite_path: Path | None, out_dir: Path | None, resume_dir: Path | None, 
         sys.exit(130)
     if summary.failed:
         sys.exit(1)
+
+
+def _print_shape_steps(keeper, todo: list) -> None:
+    """Each lab shape a dry run would enter, in order, and what each costs: a rebuild, a throttle, nothing."""
+    from .shape_plan import rebuilds, steps, throttle_text
+    entered = [name for name, _ in groupby(t.variant for t in todo if t.variant is not None)]
+    plan = steps(keeper.original, keeper.current, [(n, keeper.want(n)) for n in entered])
+    out.print(f"lab {keeper.lab.dir}: {rebuilds(plan)} rebuild(s) "
+              f"and {sum(1 for _, st in plan if st.kind == 'throttle')} throttle change(s):")
+    for name, st in plan:
+        what = {"none": "as it is", "throttle": "throttled: " + " ".join(
+                    [throttle_text(t) for t in st.set] + [f"{r} unthrottled" for r in st.clear]),
+                "rebuild": "rebuilt: lab up " + " ".join(st.build.up_flags() if st.build else []),
+                "up": "started: lab up " + " ".join(st.build.up_flags() if st.build else []),
+                "down": "taken down (the run started it)"}[st.kind]
+        out.print(f"  {'variant ' + name if name else 'at the end'}: {what}", markup=False)
 
 
 @main.command()

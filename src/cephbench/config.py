@@ -18,6 +18,7 @@ from pydantic import (BaseModel, BeforeValidator, ConfigDict, Field, StrictBool,
 from .errors import UserError
 from .kinds import KINDS
 from .units import parse_duration, parse_size
+from .shape_plan import build_of, pool_room
 from .variant_plan import OptionSpec, VariantSpec
 
 
@@ -523,22 +524,39 @@ class VariantSweep(_Strict):
     values: list[OptionValue] = Field(min_length=1)
 
 
+class LabShape(_Strict):
+    """A variant's lab shape: the keys are `cephbench lab up`'s flags (shape_plan.SHAPE_FLAGS), checked by the same
+    parsers when the suite is read."""
+    hosts: StrictInt | None = None
+    osds_per_host: StrictInt = 1
+    clients: StrictInt = 0
+    osds: StrictInt | None = None               # the one-host lab's OSDs (no hosts)
+    osd_size: Union[StrictInt, str] | None = None
+    public_net: str | None = None
+    cluster_net: str | None = None              # RATE[/DELAY] or unshaped
+    client_net: str | None = None
+    osd_throttle: dict[str, str] | None = None  # {osd.1: 8MiB/s, osd.2.db: "20MiB/s,200iops"}
+    db_device: Union[StrictInt, str] | None = None
+    objectstore: Literal["bluestore", "filestore"] = "bluestore"
+    fs: str | None = None
+    rgw: StrictBool = True
+
+
 class Variant(_Strict):
-    """A named configuration every workload also runs under (options: none is the cluster as it is), or a sweep."""
+    """A named configuration every workload also runs under (options: none is the cluster as it is; lab: the lab
+    rebuilt to a shape), or a sweep."""
     name: VariantName | None = None
     options: list[VariantOption] = []
     sweep: VariantSweep | None = None
-    lab: Any = None                     # a lab shape (issue 17, item 3): refused until it exists
+    lab: LabShape | None = None
 
     @model_validator(mode="after")
     def _named_or_swept(self) -> "Variant":
-        if self.lab is not None:
-            raise ValueError("lab: lab shapes are not supported yet; give options (ceph config set) only")
-        if self.sweep is not None and (self.name is not None or self.options):
-            raise ValueError("sweep: a sweep names its variants itself (NAME=VALUE); give name and options, or a "
-                             "sweep, not both")
+        if self.sweep is not None and (self.name is not None or self.options or self.lab is not None):
+            raise ValueError("sweep: a sweep names its variants itself (NAME=VALUE); give name, options and lab, "
+                             "or a sweep, not both")
         if self.sweep is None and self.name is None:
-            raise ValueError("a variant needs a name (and options), or a sweep: {who, name, values}")
+            raise ValueError("a variant needs a name (and options, or a lab shape), or a sweep: {who, name, values}")
         return self
 
 
@@ -581,8 +599,17 @@ class Suite(_Strict):
             else:
                 out.append(VariantSpec(str(v.name), tuple(OptionSpec(o.who, o.name, o.value,
                                                                      f"variants[{i}].options[{j}]")
-                                                          for j, o in enumerate(v.options)), f"variants[{i}]"))
+                                                          for j, o in enumerate(v.options)), f"variants[{i}]",
+                                       lab=build_of(v.lab.model_dump(exclude_unset=True), f"variants[{i}].lab")
+                                       if v.lab is not None else None))
         return out
+
+    def _checked_specs(self) -> list[VariantSpec]:
+        """variant_specs() inside a validator: a lab shape `lab up` would refuse is a ValueError at its YAML path."""
+        try:
+            return self.variant_specs()
+        except UserError as exc:
+            raise ValueError(f"{exc.where}: {exc.message}" + (f" ({exc.hint})" if exc.hint else "")) from None
 
     @model_validator(mode="after")
     def _variants_distinct(self) -> "Suite":
@@ -602,12 +629,28 @@ class Suite(_Strict):
                     raise ValueError(f"variants[{i}].options[{j}]: {o.name} for {o.who} is set twice in this variant "
                                      f"(first as options[{keys[(o.who, o.name)]}]); keep one")
                 keys[(o.who, o.name)] = j
-        for spec in self.variant_specs():
+        for spec in self._checked_specs():
             where = spec.path + (f".sweep.values[{spec.sweep_index}]" if spec.sweep_index is not None else ".name")
             if spec.name in seen:
                 raise ValueError(f"{where}: variant {spec.name!r} is given twice (first as {seen[spec.name]}); give "
                                  "each variant its own name")
             seen[spec.name] = where.removesuffix(".name")
+        return self
+
+    @model_validator(mode="after")
+    def _shapes_fit(self) -> "Suite":
+        """Every lab shape is one `lab up` would start, and holds every pool profile the workloads use."""
+        used = [p for p in dict.fromkeys(p for w in self.workloads for p in getattr(w, "pool", [])) if p in self.pools]
+        for spec in self._checked_specs():
+            for p in used if spec.lab is not None else []:
+                short = pool_room(spec.lab, self.pools[p].model_dump())
+                if short is not None:
+                    need, what = short
+                    have = spec.lab.multi.hosts if what == "hosts" else spec.lab.osds
+                    raise ValueError(f"{spec.path}.lab: variant {spec.name!r} has {have} {what}, and pool profile "
+                                     f"{p!r} needs {need}" + (" (each replica on its own host)" if what == "hosts"
+                                                              else "") + "; give the shape more, or run that pool "
+                                     "in another suite")
         return self
 
     @model_validator(mode="after")

@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import secrets
 import shutil
+import signal
 import time
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -25,16 +26,21 @@ from .config import Settings, SshSettings, Suite, load_suite, parse_suite
 from .drivers.base import RunContext
 from .drivers.rbd_images import remove_image_spec, unmap_device
 from .drivers.rgw.admin import BucketSweep, remove_user
-from .errors import UserError
+from .errors import OperationFailed, UserError
 from .hosts import LocalHost, local_facts
 from .lab import Lab, default_lab_dir
 from .plan import Plan, expand
-from .recovery import Remover, RunLock, how_to_remove, leftovers, remove_leftovers, stop_process_group
+from .recovery import (Remover, RunLock, how_to_remove, leftovers, remove_leftovers, save as save_leftovers,
+                       stop_process_group)
 from .remote import control_dir, remove_control_dir, ssh_master
 from .resources import CONFIG_OPTION, Ledger, Resource
-from .results import CorruptLine, Result, RunDir, Test, run_dir_path
+from .results import CorruptLine, Result, RunDir, Test, VariantInForce, run_dir_path
 from .remote_dirs import REMOTE_DIR, remove_dir
-from .runner import RunEvents, RunOptions, RunSummary, execute, other_runs, pending_tests, preflight
+from .interrupts import held, shielded, sigterm_interrupts
+from .runner import (RunEvents, RunOptions, RunSummary, VariantHook, execute, other_runs, pending_tests,
+                     preflight)
+from .shape_plan import LabBuild
+from .shapes import LAB_SHAPE, Keeper, check_target, first_build, shaped, restore_recorded as restore_shape
 from .variants import restore_recorded
 
 SSH_CONTROL = "ssh-control"           # ledger kind: a run's private directory of ssh master sockets
@@ -75,6 +81,8 @@ class Prepared:
     clients: list[Client] = field(default_factory=list)            # the suite's client hosts (clients.py)
     client_facts: dict[str, ClientFacts] = field(default_factory=dict)   # of those in use: clock, versions
     loadgen_paths: dict[str, str] = field(default_factory=dict)    # client -> its cephbench-loadgen (after start)
+    shapes: Keeper | None = None            # the lab's shapes, when a variant has one (shapes.py)
+    as_given: Suite | None = None           # the suite before settings.ssh was filled from the lab
 
     @property
     def est_s(self) -> float:
@@ -145,8 +153,11 @@ def choose_target(suite: Suite, request: RunRequest, say: Callable[[str], None] 
         if request.dry_run:
             raise UserError(f"no lab running in {lb.dir} and --dry-run starts nothing",
                             "start one with 'cephbench lab up', or give --conf")
-        say(f"no lab running in {lb.dir}: starting one (cephbench lab up)")
-        info = lb.up(progress=lambda m: say(f"lab: {m}"))
+        build = first_build(suite)      # a suite with lab shapes starts with its first shape
+        flags = "".join(f" {f}" for f in build.up_flags()) if build is not None else ""
+        say(f"no lab running in {lb.dir}: starting one (cephbench lab up{flags})")
+        info = lb.up(progress=lambda m: say(f"lab: {m}"), **({} if build is None else dict(
+            osds=build.osds, osd_size_bytes=build.osd_size_bytes, rgw=build.rgw, multi=build.multi)))
         say(f"lab ready in {info.startup_s:.1f} s")
     env = lb.env()
     return Target(Path(env["CEPH_CONF"]), Path(env["CEPH_KEYRING"]), None, is_lab=True), lb
@@ -179,9 +190,13 @@ def prepare(request: RunRequest, say: Callable[[str], None] = lambda _m: None) -
         todo = pending_tests(plan, done)
         if rundir is None and not request.dry_run:
             RunDir.check_new(run_dir_path(suite.name, request.out_dir))
+        t0 = time.time()
         target, lb = choose_target(suite, request, say,
                                    recorded=(rundir.meta().get("target") or {}) if rundir is not None else None)
         lab_info = lb.info() if lb is not None else None
+        if shaped(suite):       # a target that is not a lab: choose_target started nothing, nothing has changed
+            check_target(suite, target, lb)
+        created = lab_info is not None and lab_info.created_unix >= t0
         lab_topology = lab_info.topology if lab_info is not None else None
         as_given = suite
         if lab_topology:
@@ -213,12 +228,15 @@ def prepare(request: RunRequest, say: Callable[[str], None] = lambda _m: None) -
                 **({"clients": {n: f.to_json() for n, f in client_facts.items()}} if client_facts else {}),
             })
             lock = RunLock.take(rundir.path)
+        # after finish_dead_run: a resumed run's dead part may have left the lab in a shape, which it put back
+        keeper = Keeper.for_run(lb, suite, created, request.dry_run) if shaped(suite) and lb is not None else None
     except BaseException:
         if lock is not None:
             lock.release()
         raise
     return Prepared(request, suite, plan, todo, target, lb, cluster, status, run_id,
-                    None if request.dry_run else rundir, bad, lock, clients, client_facts)
+                    None if request.dry_run else rundir, bad, lock, clients, client_facts, shapes=keeper,
+                    as_given=as_given)
 
 
 def removers(ctx: RunContext) -> dict[str, Remover]:
@@ -244,6 +262,7 @@ def removers(ctx: RunContext) -> dict[str, Remover]:
         REMOTE_DIR: lambda r: remove_dir(LocalHost(), ctx.settings.ssh, r.name),
         SSH_CONTROL: lambda r: remove_control_dir(Path(r.name)),
         CONFIG_OPTION: lambda r: restore_recorded(ctx, r.name),
+        LAB_SHAPE: lambda r: restore_shape(r.name),
     }
 
 
@@ -290,10 +309,24 @@ def cleanup(run_dir: Path, request: RunRequest, say: Callable[[str], None]
         keyring = request.keyring or (Path(recorded["keyring"]) if recorded.get("keyring") else None)
         target = Target(conf.absolute(), keyring.absolute() if keyring else None,
                         request.client_id or recorded.get("id"), is_lab=bool(recorded.get("lab")))
-        if not leftovers(rundir.path):
+        left = leftovers(rundir.path)
+        if not left:
             return [], []
         cluster = Cluster(target, connect_timeout_s=request.connect_timeout_s)
-        cluster.check_reachable()
+        shaped_lab = [r for r in left if r.kind == LAB_SHAPE]
+        try:
+            cluster.check_reachable()
+        except UserError:
+            if not shaped_lab:
+                raise
+            # killed while the lab was being rebuilt: no cluster answers until the lab is put back, and what the
+            # run made on the shaped lab went with it
+            for r in shaped_lab:
+                restore_shape(r.name)
+                say(f"removed {r.kind} {r.name}")
+            save_leftovers(rundir.path, [r for r in left if r.kind != LAB_SHAPE])
+            cluster = Cluster(target, connect_timeout_s=request.connect_timeout_s)
+            cluster.check_reachable()
         ctx = RunContext(cluster=cluster, run_id="recovery", rundir=None, ledger=Ledger(None),
                          settings=recorded_settings(rundir.meta()), restart_lab_osds=_lab_restart(target))
         return remove_leftovers(rundir.path, removers(ctx), note=say)
@@ -326,28 +359,7 @@ def start(prep: Prepared, events: RunEvents) -> RunSummary:
     """Run the tests still to do; a run refused before its first result leaves no directory behind."""
     req = prep.request
     try:
-        # one ssh connection per host for the whole run: every drop of caches, host watch, baseline and client
-        # tool reuses it
-        with ssh_master(prep.suite.settings.ssh) as ssh:
-            ctx = RunContext(cluster=prep.cluster, run_id=prep.run_id, rundir=prep.rundir,
-                             ledger=Ledger(prep.rundir.path / "resources.json" if prep.rundir else None),
-                             settings=prep.suite.settings.model_copy(update={"ssh": ssh}), dry_run=req.dry_run,
-                             events=events, restart_lab_osds=prep.lab.restart_osds
-                             if prep.lab is not None and prep.target.is_lab else None,
-                             clients=list(prep.clients),
-                             client_offsets_ns={n: f.clock.offset_ns for n, f in prep.client_facts.items()
-                                                if f.clock},
-                             load_here=not prep.clients or any(
-                                 level_of(t.kind) not in ("Baselines", "OSD") and not t.params.get("clients")
-                                 for t in prep.plan.tests))
-            ctl = control_dir(ssh)
-            if ctl is not None and not req.dry_run:
-                # this `with` removes it; the record is for a run killed with -9 (cleanup, --resume)
-                ctx.ledger.add(Resource(SSH_CONTROL, str(ctl)), lambda: None)
-            deploy_clients(prep, ctx)
-            ctx.at_paths = dict(prep.loadgen_paths)
-            summary = execute(prep.plan, ctx, events,
-                              RunOptions(force=req.force, keep=req.keep, dry_run=req.dry_run), prep.todo)
+        summary = _run_shaped(prep, events) if prep.shapes is not None else _run_part(prep, events)
     except UserError:
         if prep.rundir is not None and req.resume_dir is None and not prep.rundir.results()[0]:
             shutil.rmtree(prep.rundir.path, ignore_errors=True)
@@ -358,3 +370,143 @@ def start(prep: Prepared, events: RunEvents) -> RunSummary:
     if prep.rundir is not None:
         prep.rundir.update_meta(finished_unix=time.time(), interrupted=summary.interrupted)
     return summary
+
+
+def _run_part(prep: Prepared, events: RunEvents, outer: Ledger | None = None,
+              on_variant: VariantHook | None = None) -> RunSummary:
+    """The tests of prep.todo against prep.cluster: the whole run, or one lab build's part of it (`outer`: the
+    ledger that puts the lab back, which this part's ledger keeps in resources.json)."""
+    req = prep.request
+    # one ssh connection per host for the whole part: every drop of caches, host watch, baseline and client
+    # tool reuses it
+    with ssh_master(prep.suite.settings.ssh) as ssh:
+        ctx = RunContext(cluster=prep.cluster, run_id=prep.run_id, rundir=prep.rundir,
+                         ledger=Ledger(prep.rundir.path / "resources.json" if prep.rundir else None, outer=outer),
+                         settings=prep.suite.settings.model_copy(update={"ssh": ssh}), dry_run=req.dry_run,
+                         events=events, restart_lab_osds=prep.lab.restart_osds
+                         if prep.lab is not None and prep.target.is_lab else None,
+                         clients=list(prep.clients),
+                         client_offsets_ns={n: f.clock.offset_ns for n, f in prep.client_facts.items()
+                                            if f.clock},
+                         load_here=not prep.clients or any(
+                             level_of(t.kind) not in ("Baselines", "OSD") and not t.params.get("clients")
+                             for t in prep.plan.tests))
+        ctl = control_dir(ssh)
+        if ctl is not None and not req.dry_run:
+            # this `with` removes it; the record is for a run killed with -9 (cleanup, --resume)
+            ctx.ledger.add(Resource(SSH_CONTROL, str(ctl)), lambda: None)
+        deploy_clients(prep, ctx)
+        ctx.at_paths = dict(prep.loadgen_paths)
+        return execute(prep.plan, ctx, events, RunOptions(force=req.force, keep=req.keep, dry_run=req.dry_run),
+                       prep.todo, on_variant)
+
+
+# ---- lab shapes ----------------------------------------------------------------------------------------------
+
+def _run_shaped(prep: Prepared, events: RunEvents) -> RunSummary:
+    """A run whose variants shape the lab: one part per lab build (shape_plan.shape_classes), the lab rebuilt
+    before each part that needs it and throttled before each variant that needs it, and put back as the user had
+    it at the end, on Ctrl-C, SIGTERM and failure (the `lab-shape` entry of the ledger: `cephbench cleanup` after
+    a kill -9)."""
+    keeper = prep.shapes
+    assert keeper is not None
+    keeper.say = events.note
+    outer = Ledger(prep.rundir.path / "resources.json" if prep.rundir else None)
+    total = RunSummary()
+    previous = sigterm_interrupts()
+    try:
+        with held():            # the way back is in the ledger before the lab's first change
+            outer.add(Resource(LAB_SHAPE, keeper.record()), keeper.restore)
+        for tests in shape_parts(prep.todo, keeper):
+            started = time.time()
+            try:
+                keeper.enter(next((t.variant for t in tests if t.variant is not None), None))
+            except (OperationFailed, UserError) as exc:
+                # a build that does not start (a tool missing, a mkfs that fails): its tests fail with why, the
+                # next build is tried from what the lab is now
+                keeper.resync()
+                why = f"the lab's shape: {exc.one_line() if isinstance(exc, UserError) else exc}"
+                for t in tests:
+                    result = Result(test=t, status="failed", error=why, started_unix=started,
+                                    duration_s=time.time() - started,
+                                    variant=VariantInForce(name=t.variant) if t.variant else None)
+                    total.results.append(result)
+                    if prep.rundir is not None:
+                        prep.rundir.append(result)
+                    events.test_finished(result)
+                continue
+            total.planned += keeper.take_planned()
+            part = _part_prepared(prep, tests, events)
+            done = _run_part(part, events, outer, lambda ctx, name: keeper.enter(name, ctx.planned))
+            total.results += done.results
+            total.left_behind += done.left_behind
+            total.planned += done.planned
+            total.interrupted, total.lost = done.interrupted, done.lost
+            if done.interrupted or done.lost:
+                break
+    except KeyboardInterrupt:
+        total.interrupted = True
+        events.note("interrupted: putting the lab back as it was (Ctrl-C again to skip)")
+    finally:
+        try:
+            with shielded(lambda: events.note("putting the lab back goes on (Ctrl-C again to skip it)")):
+                failures = outer.release()
+            total.planned += keeper.take_planned()
+            if failures:
+                total.left_behind += [r for r, _ in failures]
+                events.cleanup([r for r, _ in failures], failures)
+        except KeyboardInterrupt:
+            total.interrupted = True
+            total.left_behind += outer.pending()
+            events.cleanup(outer.pending(), [(r, "skipped by a second interrupt") for r in outer.pending()])
+        if previous is not None:
+            signal.signal(signal.SIGTERM, previous)
+    return total
+
+
+def shape_parts(todo: list[Test], keeper: Keeper) -> list[list[Test]]:
+    """The tests in runs of one lab build each (the plan orders them so); baselines (no variant) join the part
+    they are next to."""
+    parts: list[list[Test]] = []
+    last: str | None = None
+    for t in todo:
+        key = None if t.variant is None else _build_key(keeper.want(t.variant))
+        if parts and (key is None or key == last):
+            parts[-1].append(t)
+        else:
+            parts.append([t])
+        last = key if key is not None else last
+    return parts
+
+
+def _build_key(build: LabBuild | None) -> str:
+    return build.key() if build is not None else "-"
+
+
+def _part_prepared(prep: Prepared, tests: list[Test], events: RunEvents) -> Prepared:
+    """What a part runs against: after a rebuild the lab is another cluster (fsid, keys, ssh host keys), so the
+    connection, settings.ssh, the client hosts and the preflight are made again, and run.json records the shape
+    of each of the part's variants."""
+    keeper = prep.shapes
+    assert keeper is not None and prep.lab is not None
+    req = prep.request
+    if req.dry_run:
+        return replace(prep, todo=tests)
+    prep.cluster.close()
+    info = prep.lab.info()
+    topo = info.topology if info is not None else None
+    as_given = prep.as_given or prep.suite
+    suite = with_lab_ssh(as_given, topo["ssh"]) if topo else as_given
+    clients = resolve_clients(suite, suite.settings, topo)
+    cluster = Cluster(prep.target, connect_timeout_s=req.connect_timeout_s)
+    status = preflight(cluster, Plan(suite, tests), req.force)
+    client_facts = preflight_clients(LocalHost(), clients, tests, suite.settings.ssh, prep.target.id, req.force,
+                                     events.note) if clients else {}
+    if prep.rundir is not None:
+        shapes = dict(prep.rundir.meta().get("lab_shapes") or {})
+        for name in dict.fromkeys(t.variant for t in tests if t.variant is not None):
+            build = keeper.want(name)
+            shapes[name] = {"build": build.to_json() if build else None, "topology": topo}
+        prep.rundir.update_meta(lab_shapes=shapes)
+    return replace(prep, suite=suite, plan=replace(prep.plan, suite=suite), todo=tests, cluster=cluster,
+                   status=status, clients=clients, client_facts=client_facts, loadgen_paths={})

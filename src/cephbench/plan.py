@@ -16,6 +16,7 @@ from .config import Suite
 from .kinds import KINDS, Kind
 from .results import Test
 from .units import format_size
+from .shape_plan import shape_classes
 from .variant_plan import variant_order
 
 _FIXED = {"name", "type", "repeat"}
@@ -24,6 +25,7 @@ _ALWAYS_LABEL = {"object_size", "block_size", "concurrency", "iodepth", "io_size
 ASSUMED_OSDS = 3            # the estimate of a per-OSD test when the cluster is not known yet (validate)
 RUN_OVERHEAD_S = 5.0        # preflight, the cluster's facts for run.json, and the report at the end
 VARIANT_SWITCH_S = 2.0      # `ceph config set` of a variant's options and every daemon reporting them
+LAB_REBUILD_S = 10.0        # a lab shape: the lab down and up again (3 hosts, 2 shared cores: 5-10 s)
 
 
 @dataclass(frozen=True)
@@ -114,63 +116,74 @@ def baseline_tests(suite: Suite) -> list[Test]:
 
 def expand(suite: Suite) -> Plan:
     """Baselines, then every workload's groups; with variants, each group once per variant, the variants' order
-    turning round from one block to the next (variant_plan.variant_order: A B | B A | ...)."""
+    turning round from one block to the next (variant_plan.variant_order: A B | B A | ...). With lab shapes, the
+    variants of one lab build (shape_plan.shape_classes) run all their groups before the next build's: a rebuild
+    costs seconds, so shapes are not interleaved, while throttles and options within a build are."""
     tests: list[Test] = baseline_tests(suite)
-    variants: list[str | None] = [v.name for v in suite.variant_specs()] or [None]
     group_no = 0
     block = 0
     last_variant: str | None = None
-    for w in suite.workloads:
-        data = w.model_dump()
-        kind = KINDS[data["type"]]
-        name = w.name or kind.name
-        phase_field = kind.phase_field
-        phases = data[phase_field] if phase_field else [None]
-        per_phase = data.get("duration") if isinstance(data.get("duration"), dict) else None
-        dims = [k for k, v in data.items() if isinstance(v, list) and k not in _FIXED and k != phase_field]
-        fixed = {k: v for k, v in data.items() if k not in dims and k not in _FIXED and k != phase_field
-                 and not (k == "duration" and per_phase is not None)}
-        repeats = 1 if kind.repeat_within_test else w.repeat
-        if kind.repeat_within_test:
-            fixed["repeat"] = w.repeat
-        for combo in itertools.product(*(data[k] for k in dims)):
-            params_base = dict(zip(dims, combo))
-            for rep, variant in ((r, v) for r in range(1, repeats + 1) for v in variant_order(variants, block + r - 1)):
-                group_no += 1
-                group = f"g{group_no:03d}"
-                switch_s = VARIANT_SWITCH_S if variant != last_variant else 0.0
-                last_variant = variant
-                for pi, phase in enumerate(phases):
-                    params = {**fixed, **params_base}
-                    if phase_field:
-                        params["phase"] = phase
-                    if params.get("steady_state") is None or phase not in kind.steady_phases:
-                        params.pop("steady_state", None)     # absent unless it applies: the params of every run before
-                    if per_phase is not None:
-                        params["duration"] = per_phase[phase]
-                    if "pool" in params:
-                        params["pool_profile"] = suite.pools[params["pool"]].model_dump()
-                    if params.get("metadata_pool"):
-                        params["metadata_profile"] = suite.pools[params["metadata_pool"]].model_dump()
-                    if "duration" in params:
-                        params["duration_s"] = params.pop("duration")
-                    if params.get("clients") is None:
-                        params.pop("clients", None)      # this machine alone: the parameters of every run before
-                    labels = [_label(k, params_base[k]) for k in dims
-                              if k in _ALWAYS_LABEL or len(data[k]) > 1]
-                    parts = ([name] + ([str(phase)] if phase else []) + labels + ([variant] if variant else [])
-                             + ([f"r{rep}"] if repeats > 1 else []))
-                    index = len(tests) + 1
-                    tests.append(Test(
-                        id=f"{index:03d}-" + "-".join(parts),
-                        index=index,
-                        workload=name,
-                        kind=kind.name,
-                        group=group,
-                        params=params,
-                        repeat=rep,
-                        est_duration_s=_test_estimate(kind, params, pi == 0) + (switch_s if pi == 0 else 0.0),
-                        variant=variant,
-                    ))
-            block += repeats
+    specs = suite.variant_specs()
+    # variants that share a lab build run one class after the other (shape_plan.shape_classes); without lab
+    # shapes all variants are one class
+    classes: list[list[str | None]] = [list(c) for c in shape_classes([(v.name, v.lab) for v in specs])] \
+        if specs else [[None]]
+    shaped = any(v.lab is not None for v in specs)
+    for variants in classes:
+        rebuild_s = LAB_REBUILD_S if shaped else 0.0     # the estimate counts one rebuild per class
+        for w in suite.workloads:
+            data = w.model_dump()
+            kind = KINDS[data["type"]]
+            name = w.name or kind.name
+            phase_field = kind.phase_field
+            phases = data[phase_field] if phase_field else [None]
+            per_phase = data.get("duration") if isinstance(data.get("duration"), dict) else None
+            dims = [k for k, v in data.items() if isinstance(v, list) and k not in _FIXED and k != phase_field]
+            fixed = {k: v for k, v in data.items() if k not in dims and k not in _FIXED and k != phase_field
+                     and not (k == "duration" and per_phase is not None)}
+            repeats = 1 if kind.repeat_within_test else w.repeat
+            if kind.repeat_within_test:
+                fixed["repeat"] = w.repeat
+            for combo in itertools.product(*(data[k] for k in dims)):
+                params_base = dict(zip(dims, combo))
+                order = ((r, v) for r in range(1, repeats + 1) for v in variant_order(variants, block + r - 1))
+                for rep, variant in order:
+                    group_no += 1
+                    group = f"g{group_no:03d}"
+                    switch_s = (VARIANT_SWITCH_S if variant != last_variant else 0.0) + rebuild_s
+                    rebuild_s = 0.0
+                    last_variant = variant
+                    for pi, phase in enumerate(phases):
+                        params = {**fixed, **params_base}
+                        if phase_field:
+                            params["phase"] = phase
+                        if params.get("steady_state") is None or phase not in kind.steady_phases:
+                            params.pop("steady_state", None)     # absent unless it applies: as before
+                        if per_phase is not None:
+                            params["duration"] = per_phase[phase]
+                        if "pool" in params:
+                            params["pool_profile"] = suite.pools[params["pool"]].model_dump()
+                        if params.get("metadata_pool"):
+                            params["metadata_profile"] = suite.pools[params["metadata_pool"]].model_dump()
+                        if "duration" in params:
+                            params["duration_s"] = params.pop("duration")
+                        if params.get("clients") is None:
+                            params.pop("clients", None)      # this machine alone: the parameters of every run before
+                        labels = [_label(k, params_base[k]) for k in dims
+                                  if k in _ALWAYS_LABEL or len(data[k]) > 1]
+                        parts = ([name] + ([str(phase)] if phase else []) + labels + ([variant] if variant else [])
+                                 + ([f"r{rep}"] if repeats > 1 else []))
+                        index = len(tests) + 1
+                        tests.append(Test(
+                            id=f"{index:03d}-" + "-".join(parts),
+                            index=index,
+                            workload=name,
+                            kind=kind.name,
+                            group=group,
+                            params=params,
+                            repeat=rep,
+                            est_duration_s=_test_estimate(kind, params, pi == 0) + (switch_s if pi == 0 else 0.0),
+                            variant=variant,
+                        ))
+                block += repeats
     return Plan(suite=suite, tests=tests)

@@ -130,6 +130,9 @@ def how_to_remove(r: Resource) -> str:
     if r.kind == CONFIG_OPTION:
         from .variant_plan import Restore
         return " ".join(Restore.decode(r.name).argv())
+    if r.kind == "lab-shape":
+        from .shape_plan import restore_commands
+        return "; ".join(restore_commands(r.name))
     return {
         "process": f"kill -- -{r.name.partition(':')[0]}  (only if that process is still cephbench's tool)",
         "osd-flags": "; ".join(f"ceph osd unset {f}" for f in r.name.split(",") if f and f != "none"),

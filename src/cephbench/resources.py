@@ -27,9 +27,12 @@ CONFIG_OPTION = "config-option"
 
 
 class Ledger:
-    def __init__(self, path: Path | None = None) -> None:
+    def __init__(self, path: Path | None = None, outer: "Ledger | None" = None) -> None:
         self._path = path
         self._items: list[tuple[Resource, Callable[[], None]]] = []
+        # a ledger inside another over the same file (a lab shape's part of a run): the outer one's entries stay
+        # in the file, first, and are released by the outer ledger alone
+        self._outer = outer
 
     def add(self, resource: Resource, remove: Callable[[], None]) -> None:
         self._items.append((resource, remove))
@@ -73,5 +76,6 @@ class Ledger:
         if self._path is None:
             return
         tmp = self._path.with_suffix(".tmp")
-        tmp.write_text(json.dumps([asdict(r) for r, _ in self._items], indent=1) + "\n")
+        outer = self._outer.pending() if self._outer is not None else []
+        tmp.write_text(json.dumps([asdict(r) for r in [*outer, *self.pending()]], indent=1) + "\n")
         tmp.replace(self._path)

@@ -7,7 +7,7 @@ import signal
 import time
 from dataclasses import dataclass, field
 from itertools import groupby
-from typing import Iterator, Protocol
+from typing import Callable, Iterator, Protocol
 
 from .cluster import Cluster
 from .clusterwatch import ClusterWatch
@@ -79,9 +79,10 @@ def preflight(cluster: Cluster, plan: Plan, force: bool) -> dict:
         check_variants(cluster, plan.suite, cluster.target.is_lab)     # every option, before anything changes
     osd_up = int(status.get("osdmap", {}).get("num_up_osds", status.get("osdmap", {}).get("osdmap", {})
                                                 .get("num_up_osds", 0)))
+    shaped = {v.name for v in plan.suite.variant_specs() if v.lab is not None}
     for t in plan.tests:
         profile = t.params.get("pool_profile")
-        if profile:
+        if profile and t.variant not in shaped:     # a lab shape's pools are checked against it in config.py
             try:
                 check_fits_count(profile, osd_up)
             except UserError as exc:
@@ -106,8 +107,13 @@ def check_fits_count(profile: dict, osd_up: int) -> None:
                         "use a smaller size or k+m")
 
 
+VariantHook = Callable[[RunContext, str], None]
+
+
 def execute(plan: Plan, ctx: RunContext, events: RunEvents, options: RunOptions,
-            todo_tests: list[Test]) -> RunSummary:
+            todo_tests: list[Test], on_variant: VariantHook | None = None) -> RunSummary:
+    """Run the tests of `todo_tests`, in the plan's order; `on_variant` readies the lab for a variant (its
+    shape's throttles, shapes.py) before the variant's options are put in force."""
     summary = RunSummary()
     analyzer = RunAnalyzer.for_run(ctx)     # ceilings, efficiency and bottleneck from the run's baselines
     todo = {t.id for t in todo_tests}
@@ -123,7 +129,7 @@ def execute(plan: Plan, ctx: RunContext, events: RunEvents, options: RunOptions,
                 continue
             driver = DRIVERS[group[0].kind]
             errors: list[str] = []
-            for result in _run_variant_group(driver, ctx, group, todo, errors, variants):
+            for result in _run_variant_group(driver, ctx, group, todo, errors, variants, on_variant):
                 analyzer.attach(result)
                 summary.results.append(result)
                 if ctx.rundir is not None:
@@ -231,7 +237,7 @@ def with_cluster(result: Result, watch: ClusterWatch) -> Result:
 
 
 def _run_variant_group(driver, ctx: RunContext, group: list[Test], todo: set[str], errors: list[str],
-                       variants: VariantState | None) -> Iterator[Result]:
+                       variants: VariantState | None, on_variant: VariantHook | None = None) -> Iterator[Result]:
     """A group under its variant: the variant put in force first (every result then records what was in force),
     or, when it cannot be, each of the group's tests failed with why."""
     name = group[0].variant
@@ -240,6 +246,8 @@ def _run_variant_group(driver, ctx: RunContext, group: list[Test], todo: set[str
         return
     started = time.time()
     try:
+        if on_variant is not None:
+            _lab_ready(on_variant, ctx, name)
         in_force = variants.enter(name)
     except VariantFailed as exc:
         for t in group:
@@ -250,6 +258,16 @@ def _run_variant_group(driver, ctx: RunContext, group: list[Test], todo: set[str
     for result in _run_group(driver, ctx, group, todo, errors):
         result.variant = in_force
         yield result
+
+
+def _lab_ready(on_variant: VariantHook, ctx: RunContext, name: str) -> None:
+    try:
+        on_variant(ctx, name)
+    except PermissionDenied:
+        raise
+    except (OperationFailed, UserError) as exc:
+        raise VariantFailed(f"variant {name}: the lab's shape: "
+                            f"{exc.one_line() if isinstance(exc, UserError) else exc}") from None
 
 
 def _run_group(driver, ctx: RunContext, group: list[Test], todo: set[str],

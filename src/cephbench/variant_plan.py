@@ -45,6 +45,7 @@ class VariantSpec:
     options: tuple[OptionSpec, ...]
     path: str                               # variants[i]
     sweep_index: int | None = None          # the value's index when a sweep made it
+    lab: Any = None                         # the lab's shape (shape_plan.LabBuild); None: the lab as it is
 
     def value_path(self, opt: OptionSpec) -> str:
         return opt.value_path(self.sweep_index)

@@ -173,7 +173,10 @@ def test_drive_conf_bluestore_and_filestore(tmp_path):
         f"[osd.0]\nbluestore block path = {lab}/drives/osd.0.data.img\n"
         f"bluestore block db path = {lab}/drives/osd.0.db.img\nbluestore block db size = {2**28}\n")
     no_db = made(drives.plan("ab12cd", tmp_path, {0: "h1"}, 2**30, fs="xfs"))
-    assert drives.drive_conf(no_db, 0, drives.check_objectstore("filestore", "xfs")) == "[osd.0]\n"
+    # the journal a file in the data dir: Ceph's default path is not under the lab's `osd data` (mkfs failed)
+    assert drives.drive_conf(no_db, 0, drives.check_objectstore("filestore", "xfs")) == (
+        f"[osd.0]\nosd journal = {no_db.drive(DriveRef(0)).mount}/journal\n")
+    assert no_db.drive(DriveRef(0)).mount == f"{lab}/osd/0"
 
 
 def test_throttling_a_db_file_on_the_data_files_disk_is_refused(tmp_path):

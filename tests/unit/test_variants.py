@@ -109,7 +109,8 @@ def test_a_test_of_a_variant_reads_back_from_json():
     ([{"name": "a"}, {"name": "a"}], "variants[1].name", "variant 'a' is given twice (first as variants[0])"),
     ([{"sweep": {"who": "osd", "name": "x", "values": [1]}}, {"name": "x=1"}], "variants[1].name",
      "variant 'x=1' is given twice (first as variants[0].sweep.values[0])"),
-    ([{"name": "a", "lab": {"hosts": 3}}], "variants[0].lab", "lab shapes are not supported yet"),
+    ([{"name": "a", "lab": {"hosts": 2}}], "variants[0].lab", "variant 'a' has 2 hosts, and pool profile 'default' "
+     "needs 3"),
     ([{"name": "a", "options": [{"who": "osdd", "name": "x", "value": 1}]}], "variants[0].options[0].who",
      "'osdd' is not a target of ceph config set"),
     ([{"name": "a", "options": [{"who": "osd", "name": "x", "value": 1}, {"who": "osd", "name": "x", "value": 2}]}],

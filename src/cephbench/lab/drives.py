@@ -259,6 +259,9 @@ def drive_conf(record: LabDrives, osd: int, choice: StoreChoice) -> str:
         lines.append(f"osd journal = {db.path}")
         # 0: a journal on a block device takes all of it; a journal file is made this size (MiB).
         lines.append(f"osd journal size = {0 if db.kind == 'loop' else max(1, db.size_bytes // 2**20)}")
+    elif data.mount:
+        # Ceph's default, /var/lib/ceph/osd/$cluster-$id/journal, is not under the lab's `osd data`: mkfs fails
+        lines.append(f"osd journal = {data.mount}/journal")
     return "\n".join(lines) + "\n"
 
 

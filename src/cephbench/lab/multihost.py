@@ -14,10 +14,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..errors import UserError
-from .drives import LabDrives, StoreChoice
+from ..units import parse_size
+from .drives import LabDrives, StoreChoice, check_objectstore
 from .netns import MAX_HOSTS, Topology
-from .rates import LinkShape
-from .throttle import ThrottleSpec
+from .rates import LinkShape, parse_link
+from .throttle import ThrottleSpec, check_drives, parse_throttle_specs
 
 MON, MGR, RGW = "mon.a", "mgr.x", "client.rgw.lab"
 MAX_OSDS_PER_HOST = 16
@@ -124,3 +125,42 @@ def drives_json(record: LabDrives) -> dict:
                                                    "size_bytes": d.size_bytes, "fs": d.fs}
     kinds = sorted({d.kind or "file" for d in record.drives})
     return {"kind": kinds[0] if len(kinds) == 1 else "mixed", "fallback": record.fallback, "osds": osds}
+
+
+def spec_from_flags(hosts: int | None, osds_per_host: int, clients: int, public_net: str | None,
+                    cluster_net: str | None, osds: int | None, drive_flags: dict) -> MultiHostSpec | None:
+    """`lab up`'s flags (and a suite's lab shape, whose keys are those flags) -> the multi-host lab they describe;
+    None for the one-host loopback lab (no --hosts, or --hosts 1 alone). A bad value is a UserError naming its
+    flag (`where`), which a suite turns into its YAML key."""
+    multi_flags = {"--public-net": public_net, "--cluster-net": cluster_net,
+                   "--clients": clients or None, "--osds-per-host": osds_per_host if osds_per_host != 1 else None,
+                   **drive_flags}
+    if hosts is None:
+        given = [k for k, v in multi_flags.items() if v is not None]
+        if given:
+            raise UserError(f"{given[0]} describes a multi-host lab", "add --hosts N (e.g. --hosts 3)",
+                            where=given[0])
+        return None
+    if osds is not None:
+        raise UserError("--osds is for the one-host lab; a multi-host lab has --hosts x --osds-per-host OSDs",
+                        "give --osds-per-host instead", where="--osds")
+    if hosts == 1 and all(v is None for v in multi_flags.values()):
+        return None
+    public = parse_link(public_net, "--public-net") if public_net else None
+    unshaped = (cluster_net or "").strip().lower() == "unshaped"
+    cluster = parse_link(cluster_net, "--cluster-net") if cluster_net and not unshaped else None
+    store = check_objectstore(drive_flags["--objectstore"] or "bluestore", drive_flags["--fs"])
+    db_size = size_flag(drive_flags["--db-device"], "--db-device") if drive_flags["--db-device"] else None
+    throttles = parse_throttle_specs(list(drive_flags["--osd-throttle"])) if drive_flags["--osd-throttle"] else ()
+    client = parse_link(drive_flags["--client-net"], "--client-net") if drive_flags.get("--client-net") else None
+    spec = MultiHostSpec(hosts, osds_per_host, clients, public, cluster, separate_cluster=unshaped, store=store,
+                         db_size_bytes=db_size, throttles=throttles, client=client)
+    check_drives([t.drive for t in throttles], range(spec.osds), range(spec.osds) if db_size else ())
+    return spec
+
+
+def size_flag(value: str | int, flag: str) -> int:
+    try:
+        return parse_size(value)
+    except ValueError as exc:
+        raise UserError(str(exc), where=flag) from None

@@ -1,0 +1,183 @@
+"""Lab shapes as variants (issue 17, item 3), without a lab: a shape's bad input is one line at its YAML path in
+`lab up`'s own words, a shape on a cluster that is not a lab is refused before anything changes, which change
+takes the lab from one variant to the next (nothing, a throttle, a rebuild), and the order the plan gives them."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from cephbench.config import parse_suite, read_yaml
+from cephbench.lab.throttle import DriveLimit, DriveRef
+from cephbench.plan import LAB_REBUILD_S, VARIANT_SWITCH_S, expand
+from cephbench.recovery import how_to_remove
+from cephbench.resources import Resource
+from cephbench.shape_plan import LabBuild, build_of, rebuilds, restore_commands, shape_classes, step, steps
+from clirun import cephbench
+
+W = "workloads:\n  - {type: rados_bench, modes: [write], duration: 2s}\n"
+BAD = [
+    ("{name: a, lab: {hosts: 3, public_net: 1gbps}}",
+     "variants[0].lab.public_net: rate '1gbps' is in bytes per second, not bits (a link's rate is in bits: write 1gbit)"),
+    ("{name: a, lab: {hosts: 3, cluster_net: fast}}",
+     "variants[0].lab.cluster_net: rate 'fast' is not a number with a unit (write e.g. 1gbit, 100mbit or 500kbit)"),
+    ("{name: a, lab: {public_net: 1gbit}}",
+     "variants[0].lab.public_net: public_net describes a multi-host lab (add hosts N (e.g. hosts 3))"),
+    ("{name: a, lab: {hosts: 3, osds: 4}}",
+     "variants[0].lab.osds: osds is for the one-host lab; a multi-host lab has hosts x osds_per_host OSDs "
+     "(give osds_per_host instead)"),
+    ("{name: a, lab: {hosts: 3, osd_throttle: {osd.3: 8MiB/s}}}",
+     "variants[0].lab.osd_throttle: osd.3: the lab has no osd.3 (its OSDs are osd.0, osd.1, osd.2)"),
+    ("{name: a, lab: {hosts: 3, osd_throttle: {osd.1.db: 8MiB/s}}}",
+     "variants[0].lab.osd_throttle: osd.1.db: osd.1 has no separate WAL/DB device (start the lab with db_device, "
+     "or throttle its data drive (osd.N))"),
+    ("{name: a, lab: {hosts: 3, osd_throttle: {osd.1: 8Mb/s}}}",
+     "variants[0].lab.osd_throttle: rate '8Mb/s' is in bits: a drive's rate is in bytes per second "
+     "(write e.g. 50MiB/s)"),
+    ("{name: a, lab: {hosts: 3, db_device: 2GB}}",
+     "variants[0].lab.db_device: '2GB' is ambiguous: GB means 10^9 bytes to some tools and 2^30 to others "
+     "(rados bench); write 2GiB"),
+    ("{name: a, lab: {hosts: 3, objectstore: filestore, fs: zfs}}",
+     "variants[0].lab.fs: FileStore cannot run on zfs here: Debian's ceph-osd is built without ZFS support and "
+     "this kernel has no zfs module (use fs xfs, ext4 or btrfs)"),
+    ("{name: a, lab: {hosts: 3, fs: xfs}}",
+     "variants[0].lab.fs: BlueStore uses its drive raw, with no file system, so fs xfs has no meaning "
+     "(use objectstore filestore fs ..., or leave out fs)"),
+    ("{name: a, lab: {hosts: 3, objectstore: filstore}}",
+     "variants[0].lab.objectstore: 'filstore' is not one of bluestore, filestore (did you mean 'filestore'?)"),
+    ("{name: a, lab: {hosts: 3, public_nett: 1gbit}}",
+     "variants[0].lab.public_nett: unknown key (did you mean 'public_net'?); the keys here are client_net, clients, "
+     "cluster_net, db_device, fs, hosts, objectstore, osd_size, osd_throttle, osds, osds_per_host, public_net, rgw"),
+    ("{name: a, lab: {hosts: 3, osd_size: 1GiB}}",
+     "variants[0].lab.osd_size: osd_size must be at least 2GiB for BlueStore, got 1GiB"),
+    ("{name: a, lab: {hosts: 2}}",
+     "variants[0].lab: variant 'a' has 2 hosts, and pool profile 'default' needs 3 (each replica on its own host); "
+     "give the shape more, or run that pool in another suite"),
+    ("{name: a, lab: {hosts: 3, client_net: 100mbit}}",
+     "variants[0].lab.client_net: client_net shapes the client hosts' links, and this lab has none "
+     "(add clients N (e.g. clients 2))"),
+    ("{sweep: {who: osd, name: osd_max_backfills, values: [1, 2]}, lab: {hosts: 3}}",
+     "variants[0].sweep: a sweep names its variants itself (NAME=VALUE); give name, options and lab, or a sweep, "
+     "not both"),
+]
+
+
+@pytest.mark.parametrize("variant, expected", BAD)
+def test_a_bad_lab_shape_is_one_line_at_its_yaml_path(tmp_path, variant, expected):
+    suite = tmp_path / "suite.yaml"
+    suite.write_text(f"name: t\nvariants:\n  - {variant}\n{W}")
+    res = cephbench("validate", suite)
+    assert res.returncode == 2, (res.stdout, res.stderr)
+    assert res.stderr.strip().splitlines() == [f"cephbench: {suite}: {expected}"]
+
+
+def test_a_lab_shape_on_a_cluster_that_is_not_a_lab_is_refused_before_anything(tmp_path):
+    conf = tmp_path / "cluster" / "ceph.conf"      # no lab.json beside it: not a cephbench lab
+    conf.parent.mkdir()
+    conf.write_text("[global]\nmon host = 192.0.2.1\n")     # TEST-NET: nothing answers, nothing is asked
+    suite = tmp_path / "suite.yaml"
+    suite.write_text(f"name: t\nvariants:\n  - {{name: as-is}}\n  - {{name: five, lab: {{hosts: 5}}}}\n{W}")
+    out = tmp_path / "runs"
+    res = cephbench("run", suite, "-c", conf, "--out", out)
+    assert res.returncode == 2, (res.stdout, res.stderr)
+    assert res.stderr.strip().splitlines()[-1] == (
+        f"cephbench: variants[1].lab: variant 'five' has a lab shape, and the target {conf} is not a cephbench lab, "
+        "which cephbench could rebuild (run it with --lab or --lab-dir DIR, or drop the variants' lab: keys for "
+        "this cluster)")
+    assert not out.exists()
+
+
+# ---- which change takes the lab from one build to the next -------------------------------------------------
+
+def shape(text: str) -> LabBuild:
+    return build_of(read_yaml(text, "t"), "variants[0].lab")
+
+
+BASE = shape("{hosts: 3, public_net: 200mbit}")
+SLOW = shape("{hosts: 3, public_net: 200mbit, osd_throttle: {osd.1: 8MiB/s}}")
+SLOWER = shape("{hosts: 3, public_net: 200mbit, osd_throttle: {osd.1: 4MiB/s, osd.2: 200iops}}")
+PRIVATE = shape("{hosts: 3, public_net: 200mbit, cluster_net: 200mbit}")
+
+
+def test_throttles_alone_are_a_throttle_and_anything_else_a_rebuild():
+    assert step(BASE, shape("{hosts: 3, public_net: 0.2gbit}")).kind == "none"     # the same rate, spelt otherwise
+    s = step(BASE, SLOW)
+    assert (s.kind, s.clear) == ("throttle", ())
+    assert [(t.drive, t.limit) for t in s.set] == [(DriveRef(1), DriveLimit(8 * 2**20, None))]
+    s = step(SLOWER, SLOW)
+    assert s.kind == "throttle" and s.clear == (DriveRef(2),) and [t.limit.bytes_per_s for t in s.set] == [8 * 2**20]
+    assert step(SLOW, BASE).clear == (DriveRef(1),)
+    for other in (PRIVATE, shape("{hosts: 3}"), shape("{hosts: 3, public_net: 200mbit, db_device: 2GiB}"),
+                  shape("{hosts: 3, public_net: 200mbit, osds_per_host: 2}"),
+                  shape("{hosts: 3, public_net: 200mbit, objectstore: filestore}"),
+                  shape("{hosts: 3, public_net: 200mbit, osd_size: 4GiB}"), shape("{osds: 3}")):
+        assert step(BASE, other).kind == "rebuild", other
+    assert step(None, BASE).kind == "up" and step(BASE, None).kind == "down" and step(None, None).kind == "none"
+
+
+def test_a_run_rebuilds_once_per_change_of_build_and_puts_the_users_lab_back():
+    plan = steps(BASE, BASE, [("shared", BASE), ("slow", SLOW), ("shared", BASE), ("private", PRIVATE)])
+    assert [(n, s.kind) for n, s in plan] == [("shared", "none"), ("slow", "throttle"), ("shared", "throttle"),
+                                             ("private", "rebuild"), ("", "rebuild")]
+    assert rebuilds(plan) == 2
+    # the run started the lab (nothing to put back): it goes down at the end
+    plan = steps(None, PRIVATE, [("private", PRIVATE), ("shared", BASE)])
+    assert [(n, s.kind) for n, s in plan] == [("private", "none"), ("shared", "rebuild"), ("", "down")]
+    # the same shape twice in a row is not rebuilt; a variant without a shape runs on the user's lab
+    assert [s.kind for _, s in steps(PRIVATE, BASE, [("a", PRIVATE), ("b", PRIVATE), ("c", None)])] == \
+        ["rebuild", "none", "none", "none"]
+
+
+def test_a_build_survives_its_ledger_record_and_says_how_to_put_it_back_by_hand():
+    b = shape("{hosts: 3, osds_per_host: 2, public_net: 1gbit, cluster_net: unshaped, db_device: 2GiB, "
+              "objectstore: filestore, fs: ext4, osd_size: 4GiB, rgw: false, osd_throttle: {osd.1: 8MiB/s}}")
+    assert LabBuild.from_json(json.loads(json.dumps(b.to_json()))) == b
+    record = json.dumps({"dir": "/tmp/lab", "original": b.to_json()})
+    assert how_to_remove(Resource("lab-shape", record)) == (
+        "cephbench lab down --dir /tmp/lab; cephbench lab up --dir /tmp/lab --osd-size 4GiB --no-rgw --hosts 3 "
+        "--osds-per-host 2 --public-net 1gbit --cluster-net unshaped --objectstore filestore --fs ext4 "
+        "--db-device 2GiB --osd-throttle osd.1=8MiB/s")
+    assert restore_commands(json.dumps({"dir": "/tmp/lab", "original": None})) == ["cephbench lab down --dir /tmp/lab"]
+
+
+# ---- the order of the plan --------------------------------------------------------------------------------
+
+SUITE = """name: t
+variants:
+  - {name: shared, lab: {hosts: 3, public_net: 200mbit}}
+  - {name: private, lab: {hosts: 3, public_net: 200mbit, cluster_net: 200mbit}}
+  - {name: slow, lab: {hosts: 3, public_net: 200mbit, osd_throttle: {osd.1: 8MiB/s}}}
+  - {name: backfills, options: [{who: osd, name: osd_max_backfills, value: 2}]}
+workloads:
+  - {type: rados_bench, modes: [write], object_size: [4KiB, 4MiB], duration: 2s, repeat: 2}
+"""
+
+
+def test_the_plan_runs_one_build_after_another_and_interleaves_within_a_build():
+    suite = parse_suite(read_yaml(SUITE, "t"), "t")
+    specs = suite.variant_specs()
+    assert shape_classes([(v.name, v.lab) for v in specs]) == [["shared", "slow"], ["private"], ["backfills"]]
+    plan = expand(suite)
+    order = [(t.variant, t.params["object_size"], t.repeat) for t in plan.tests]
+    k4, m4 = 4096, 4 * 2**20
+    assert order == [
+        # shared and slow differ only in a throttle: interleaved A B | B A as options are
+        ("shared", k4, 1), ("slow", k4, 1), ("slow", k4, 2), ("shared", k4, 2),
+        ("shared", m4, 1), ("slow", m4, 1), ("slow", m4, 2), ("shared", m4, 2),
+        ("private", k4, 1), ("private", k4, 2), ("private", m4, 1), ("private", m4, 2),
+        ("backfills", k4, 1), ("backfills", k4, 2), ("backfills", m4, 1), ("backfills", m4, 2)]
+    # each build's first test carries one rebuild in the estimate; a change of variant within a build a switch
+    extra = [t.est_duration_s - plan.tests[-1].est_duration_s for t in plan.tests]
+    assert [round(e, 3) for e in extra[:3]] == [LAB_REBUILD_S + VARIANT_SWITCH_S, VARIANT_SWITCH_S, 0.0]
+    assert round(extra[8], 3) == LAB_REBUILD_S + VARIANT_SWITCH_S
+    assert round(extra[12], 3) == LAB_REBUILD_S + VARIANT_SWITCH_S
+
+
+def test_without_shapes_the_plan_is_unchanged():
+    suite = parse_suite(read_yaml(SUITE.replace("lab: {hosts: 3, public_net: 200mbit, cluster_net: 200mbit}",
+                                                "options: []").replace(
+        ", lab: {hosts: 3, public_net: 200mbit, osd_throttle: {osd.1: 8MiB/s}}", "").replace(
+        ", lab: {hosts: 3, public_net: 200mbit}", ""), "t"), "t")
+    variants = [t.variant for t in expand(suite).tests if t.params["object_size"] == 4096]
+    assert variants == ["shared", "private", "slow", "backfills", "backfills", "slow", "private", "shared"]
