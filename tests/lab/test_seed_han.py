@@ -3,8 +3,9 @@ the lab rebuilt per shape by `cephbench run`, and put back as it was.
 
 - seq reads hit the network: from this machine's address on the lab's bridge a 4 MiB seq reads near the 3 OSD
   hosts' links together (Han: his client's Gigabit link), and never past them;
-- a private network speeds up writes: with replication on a cluster network of its own, each host's public link
-  carries only client data (Han: 87.5 -> 110.4 MB/s);
+- a private network speeds up writes: checked by test_ground_truth.py::test_a_cluster_network_speeds_up_writes on
+  a second lab of that shape beside this one (x1.39 on an idle machine), so this test spends no rebuild on it (Han:
+  87.5 -> 110.4 MB/s);
 - more OSDs speed up writes when the disks bind: 3 against 6 OSDs, every data drive throttled (Han: 3 -> 5 OSDs,
   55.7 -> 93.0 MB/s), the 6 OSDs' writes still under the links' share.
 
@@ -33,8 +34,8 @@ MiB = 2**20
 TCP_SHARE = 1448 / 1514         # what TCP carries of a tbf-shaped link (tbf counts whole Ethernet frames)
 THROTTLE = "10MiB/s"
 RATE_BITS = MH_RATE_BITS
-# the shared multi-host lab's own shape first (no rebuild), a throttle (no rebuild), two rebuilds, and one to put
-# the lab back
+# the shared multi-host lab's own shape first (no rebuild), a throttle (no rebuild), a rebuild, and one to put the
+# lab back
 SUITE = f"""name: seed-han-cut
 settings: {{drop_caches: false}}
 pools:
@@ -42,7 +43,6 @@ pools:
 variants:
   - {{name: shared, lab: &mh {{hosts: 3, clients: 1, public_net: 200mbit, osd_size: 4GiB}}}}
   - {{name: hdd-3osd, lab: {{<<: *mh, osd_throttle: {{{", ".join(f"osd.{i}: {THROTTLE}" for i in range(3))}}}}}}}
-  - {{name: private, lab: {{<<: *mh, cluster_net: 200mbit}}}}
   - {{name: hdd-6osd, lab: {{<<: *mh, osds_per_host: 2,
                           osd_throttle: {{{", ".join(f"osd.{i}: {THROTTLE}" for i in range(6))}}}}}}}
 workloads:
@@ -78,14 +78,12 @@ def test_han_directions_on_the_lab_rebuilt_per_shape(multihost_lab: Lab, tmp_pat
     # the links measured during the seq (evidence) name the network, and the rate stays under the links
     assert seq["analysis"]["bottleneck"].startswith("public network"), seq["analysis"]
     assert 0.4 * links <= rate[("shared", "seq")] <= 1.05 * links, (rate[("shared", "seq")], links)
-    assert rate[("private", "write")] >= 1.1 * rate[("shared", "write")]
     assert rate[("hdd-6osd", "write")] >= 1.3 * rate[("hdd-3osd", "write")]
     # each shape's topology recorded per variant; the lab put back as it was, nothing left in the ledger
     meta = json.loads((out / "run.json").read_text())
     shapes = meta["lab_shapes"]
-    assert shapes["private"]["topology"]["traffic"]["replication"] == "cluster"
     assert shapes["hdd-6osd"]["topology"]["spec"]["osds_per_host"] == 2
     assert shapes["hdd-3osd"]["build"]["multi"]["throttles"]["osd.2"]["bytes_per_s"] == 10 * MiB
-    assert "lab shape: starting the lab" in res.stderr      # two rebuilds and the one that puts it back
+    assert "lab shape: starting the lab" in res.stderr      # a rebuild and the one that puts it back
     assert multihost_lab.healthy() and shape_of(multihost_lab) == before
     assert json.loads((out / "resources.json").read_text()) == []
