@@ -9,6 +9,26 @@ from pathlib import Path
 CLI = [sys.executable, "-m", "cephbench.cli"]
 
 
+# The small suite of test_run.py: one pool, rados bench write and seq at two sizes, and an OSD bench (5 tests)
+TINY = """
+name: tiny
+pools:
+  rep2: {type: replicated, size: 2, pg_num: 16}
+workloads:
+  - name: rados
+    type: rados_bench
+    pool: rep2
+    modes: [write, seq]
+    object_size: [64KiB, 1MiB]
+    concurrency: 4
+    duration: 2s
+  - name: osd
+    type: osd_bench
+    total: 32MiB
+    block_size: 4MiB
+"""
+
+
 def run_cli(args, env=None, timeout: float = 900) -> subprocess.CompletedProcess:
     return subprocess.run([*CLI, *map(str, args)], capture_output=True, text=True, env=env, timeout=timeout)
 

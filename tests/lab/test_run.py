@@ -10,35 +10,15 @@ from pathlib import Path
 
 from cephbench.results import RunDir
 
-from labcli import CLI, run_cli, write_suite
-
-TINY = """
-name: tiny
-pools:
-  rep2: {type: replicated, size: 2, pg_num: 16}
-workloads:
-  - name: rados
-    type: rados_bench
-    pool: rep2
-    modes: [write, seq]
-    object_size: [64KiB, 1MiB]
-    concurrency: 4
-    duration: 2s
-  - name: osd
-    type: osd_bench
-    total: 32MiB
-    block_size: 4MiB
-"""
+from labcli import CLI, TINY, run_cli, write_suite
 
 
 def cephbench_pools(cluster) -> set[str]:
     return {p for p in cluster.pool_names() if p.startswith("cephbench-")}
 
 
-def test_run_writes_results_raw_output_and_cleans_up(lab_cluster, cephbench_env, tmp_path):
-    flags_before = lab_cluster.osd_flags()
-    out = tmp_path / "run"
-    res = run_cli(["run", str(write_suite(tmp_path, TINY)), "--out", str(out)], cephbench_env)
+def test_run_writes_results_raw_output_and_cleans_up(tiny_run, cephbench_env):
+    out, res = tiny_run.out, tiny_run.res
     assert res.returncode == 0, res.stderr + res.stdout
     rd = RunDir.open(out)
     results, bad = rd.results()
@@ -75,8 +55,8 @@ def test_run_writes_results_raw_output_and_cleans_up(lab_cluster, cephbench_env,
     assert "versions" in meta["cluster"] and "config_dump" in meta["cluster"]
     assert meta["hosts"]["client"]["cpu_count"] >= 1
     # what the run created is gone, and the scrub flags are as they were
-    assert cephbench_pools(lab_cluster) == set()
-    assert lab_cluster.osd_flags() == flags_before
+    assert tiny_run.pools_after == set()
+    assert tiny_run.flags_after == tiny_run.flags_before
     assert "\nrados bench\ntest " in res.stdout and str(out) in res.stdout     # its table, titled by its kind
     # no secret leaves the lab directory
     secret = json.loads((Path(cephbench_env["CEPH_CONF"]).parent / "rgw-user.json").read_text())["s3_secret_key"]

@@ -10,13 +10,13 @@ from __future__ import annotations
 
 import json
 import re
-import shutil
 from pathlib import Path
 
 import pytest
 import yaml
 
 from clirun import cephbench
+from runfactory import copy_fixture_run
 from test_report_variants_browser import browser
 
 FIX = Path(__file__).parent.parent / "fixtures" / "report" / "ceph16.2.15_repeated"
@@ -26,13 +26,7 @@ TEST = "rados_bench phase=write object_size=64KiB"
 @pytest.fixture
 def runs(tmp_path) -> list[Path]:
     """The two runs as run directories named first and second, catalogued by hand (raw/ is not kept)."""
-    out = []
-    for name in ("first", "second"):
-        run = tmp_path / name
-        run.mkdir()
-        shutil.copy(f"{FIX}_{name}.run.json", run / "run.json")
-        shutil.copy(f"{FIX}_{name}.results.jsonl", run / "results.jsonl")
-        out.append(run)
+    out = [copy_fixture_run(f"{FIX}_{name}", tmp_path / name) for name in ("first", "second")]
     res = cephbench("history", "--db", tmp_path / "history.sqlite", "add", *out)
     assert res.returncode == 0, res.stderr
     return out
