@@ -10,7 +10,7 @@ from pathlib import Path
 
 from cephbench.results import RunDir
 
-from labcli import CLI, TINY, run_cli, write_suite
+from labcli import CLI, TINY, TINY_RADOS, run_cli, write_suite
 
 
 def cephbench_pools(cluster) -> set[str]:
@@ -77,7 +77,7 @@ def test_dry_run_changes_nothing(lab_cluster, cephbench_env, tmp_path):
 
 
 def test_ctrl_c_cleans_up_keeps_results_and_resume_completes(lab_cluster, cephbench_env, tmp_path):
-    suite = TINY.replace("duration: 2s", "duration: 3s").replace("[64KiB, 1MiB]", "[64KiB, 256KiB, 1MiB]")
+    suite = TINY.replace("[64KiB, 1MiB]", "[64KiB, 256KiB, 1MiB]")
     out = tmp_path / "run"
     proc = subprocess.Popen([*CLI, "run", str(write_suite(tmp_path, suite)), "--out", str(out)],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=cephbench_env)
@@ -133,7 +133,7 @@ def test_capacity_guard_shortens_or_refuses_a_write(lab_cluster, cephbench_env, 
     used_frac = used / total
     # room for about 200 1 MiB objects at size 2 (20 s would write thousands): it must stop early and say so
     room = used_frac + (2 * 200 * 1024**2) / 0.8 / total
-    suite = TINY.replace("pools:", f"settings: {{max_raw_used: {room:.6f}}}\npools:").replace(
+    suite = TINY_RADOS.replace("pools:", f"settings: {{max_raw_used: {room:.6f}}}\npools:").replace(
         "[64KiB, 1MiB]", "[1MiB]").replace("duration: 2s", "duration: 20s")
     out = tmp_path / "short"
     res = run_cli(["run", str(write_suite(tmp_path, suite)), "--out", str(out)], cephbench_env)
@@ -144,7 +144,7 @@ def test_capacity_guard_shortens_or_refuses_a_write(lab_cluster, cephbench_env, 
     assert write.measurement.ops_total <= 260 and write.measurement.duration_s < 20
     # no room at all: the write is refused with the reason, and nothing is left
     total, used = lab_cluster.raw_capacity()       # again: space of removed pools may have come back since
-    suite = TINY.replace("pools:", f"settings: {{max_raw_used: {used / total * 0.5:.6f}}}\npools:")
+    suite = TINY_RADOS.replace("pools:", f"settings: {{max_raw_used: {used / total * 0.5:.6f}}}\npools:")
     out = tmp_path / "refused"
     res = run_cli(["run", str(write_suite(tmp_path, suite)), "--out", str(out)], cephbench_env)
     assert res.returncode == 1
@@ -165,7 +165,7 @@ def test_another_clients_writes_make_the_guard_stop_a_write_whose_seconds_are_ke
     env = {k: v for k, v in cephbench_env.items()}
     outside = "outside-writer"
     subprocess.run(["ceph", "osd", "pool", "create", outside, "16"], env=env, check=True, capture_output=True)
-    suite = TINY.replace("pools:", f"settings: {{max_raw_used: {room:.6f}}}\npools:").replace(
+    suite = TINY_RADOS.replace("pools:", f"settings: {{max_raw_used: {room:.6f}}}\npools:").replace(
         "[64KiB, 1MiB]", "[1MiB]").replace("duration: 2s", "duration: {write: 30s, seq: 2s}").replace(
         "concurrency: 4", "concurrency: 1")
     out = tmp_path / "cut"
@@ -213,7 +213,7 @@ def test_a_test_run_while_another_client_writes_is_marked_with_its_rate(lab_clus
                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
     try:
         time.sleep(6)            # the mgr's pool stats are its recent average: let them see the writer
-        suite = TINY[:TINY.index("  - name: osd")].replace("[64KiB, 1MiB]", "[4KiB]").replace(
+        suite = TINY_RADOS.replace("[64KiB, 1MiB]", "[4KiB]").replace(
             "[write, seq]", "[write]").replace("duration: 2s", "duration: 4s")
         out = tmp_path / "shared"
         res = run_cli(["run", str(write_suite(tmp_path, suite)), "--out", str(out)], cephbench_env)
