@@ -10,7 +10,7 @@ import yaml
 
 from cephbench.results import RunDir
 
-from labcli import run_cli as cli
+from labcli import cli_here, run_cli as cli
 from test_ground_truth import by_kind, run_suite
 from test_quick_multihost import trimmed_quick
 
@@ -116,7 +116,7 @@ def osd_dirs_from_env(env) -> list[str]:
 # ---- bad input: one line, exit 2, nothing left behind -------------------------------------------------------
 
 def test_path_that_does_not_exist(tmp_path):
-    line = one_line_exit_2(cli(["baseline", "disk", str(tmp_path / "nope"), "--out", str(tmp_path / "o")]))
+    line = one_line_exit_2(cli_here(["baseline", "disk", str(tmp_path / "nope"), "--out", str(tmp_path / "o")]))
     assert "does not exist" in line
     assert not (tmp_path / "o").exists() and not (tmp_path / "nope").exists()   # fio would have created it
 
@@ -127,7 +127,7 @@ def test_path_that_is_not_writable(tmp_path):
     if subprocess.run(["chattr", "+i", str(d)], capture_output=True).returncode != 0:
         pytest.skip("chattr +i is not supported here (needs root and ext4/xfs)")
     try:
-        line = one_line_exit_2(cli(["baseline", "disk", str(d), "--size", "1MiB", "--out", str(tmp_path / "o")]))
+        line = one_line_exit_2(cli_here(["baseline", "disk", str(d), "--size", "1MiB", "--out", str(tmp_path / "o")]))
     finally:
         subprocess.run(["chattr", "-i", str(d)], check=True)
     assert "cannot write in" in line
@@ -135,7 +135,8 @@ def test_path_that_is_not_writable(tmp_path):
 
 
 def test_less_free_space_than_size(tmp_path):
-    line = one_line_exit_2(cli(["baseline", "disk", str(tmp_path), "--size", "100TiB", "--out", str(tmp_path / "o")]))
+    line = one_line_exit_2(cli_here(["baseline", "disk", str(tmp_path), "--size", "100TiB",
+                                     "--out", str(tmp_path / "o")]))
     assert "free, less than the test file of 100TiB" in line
     assert list(tmp_path.iterdir()) == []
 
@@ -144,9 +145,9 @@ def test_raw_device_needs_the_flag_and_a_device_in_use_is_refused(tmp_path):
     root = subprocess.run(["findmnt", "-n", "-o", "SOURCE", "/"], capture_output=True, text=True).stdout.strip()
     if not root.startswith("/dev/") or not Path(root).exists():
         pytest.skip(f"the root filesystem is not on a block device here ({root!r})")
-    line = one_line_exit_2(cli(["baseline", "disk", root, "--out", str(tmp_path / "o")]))
+    line = one_line_exit_2(cli_here(["baseline", "disk", root, "--out", str(tmp_path / "o")]))
     assert "raw block device" in line and "--allow-raw-device" in line
-    line = one_line_exit_2(cli(["baseline", "disk", root, "--allow-raw-device", "--out", str(tmp_path / "o")]))
+    line = one_line_exit_2(cli_here(["baseline", "disk", root, "--allow-raw-device", "--out", str(tmp_path / "o")]))
     assert "refusing to write to" in line and "mounted" in line
     assert not (tmp_path / "o").exists()
 
@@ -156,8 +157,8 @@ def test_iperf3_port_that_is_taken(tmp_path):
         s.bind(("0.0.0.0", 0))
         s.listen()
         port = s.getsockname()[1]
-        line = one_line_exit_2(cli(["baseline", "network", "--port", str(port), "--duration", "1s",
-                                    "--out", str(tmp_path / "o")]))
+        line = one_line_exit_2(cli_here(["baseline", "network", "--port", str(port), "--duration", "1s",
+                                         "--out", str(tmp_path / "o")]))
     assert f"port {port} is taken" in line
     assert not (tmp_path / "o").exists()
 
@@ -166,8 +167,8 @@ def test_iperf3_port_that_is_taken(tmp_path):
                                           ("192.0.2.1", "cannot be reached over ssh")])
 def test_host_that_cannot_be_reached(tmp_path, host, words):
     before = iperf3_pids()
-    line = one_line_exit_2(cli(["baseline", "network", "--hosts", f"localhost,{host}", "--duration", "1s",
-                                "--out", str(tmp_path / "o")], timeout=60))
+    line = one_line_exit_2(cli_here(["baseline", "network", "--hosts", f"localhost,{host}", "--duration", "1s",
+                                     "--out", str(tmp_path / "o")]))
     assert words in line and host in line
     assert not (tmp_path / "o").exists() and iperf3_pids() <= before
 
@@ -175,7 +176,7 @@ def test_host_that_cannot_be_reached(tmp_path, host, words):
 def test_bad_baseline_section_names_the_yaml_path(tmp_path):
     suite = tmp_path / "s.yaml"
     suite.write_text(SUITE.replace("streams: 2", "streams: 0"))
-    line = one_line_exit_2(cli(["validate", str(suite)]))
+    line = one_line_exit_2(cli_here(["validate", str(suite)]))
     assert "baseline.network.streams" in line
 
 
@@ -183,7 +184,7 @@ def test_suite_with_a_bad_baseline_is_refused_before_anything_runs(cephbench_env
     flags = lab_cluster.osd_flags()
     suite = tmp_path / "s.yaml"
     suite.write_text(SUITE.replace("paths: lab-osds", f"paths: [{tmp_path / 'missing'}]"))
-    line = one_line_exit_2(cli(["run", str(suite), "--out", str(tmp_path / "o")], env=cephbench_env))
+    line = one_line_exit_2(cli_here(["run", str(suite), "--out", str(tmp_path / "o")], cephbench_env))
     assert line.startswith("cephbench: baseline.disks.paths: ") and "does not exist" in line
     assert [p.name for p in tmp_path.iterdir()] == ["s.yaml"]
     assert not (tmp_path / "o").exists() and lab_cluster.osd_flags() == flags

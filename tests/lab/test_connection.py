@@ -8,7 +8,7 @@ import time
 
 import pytest
 
-from labcli import run_cli, write_suite
+from labcli import cli_here, run_cli, write_suite
 
 ONE_WRITE = """
 name: one
@@ -39,7 +39,7 @@ def refused(res, *words: str) -> None:
 
 def run_refused(tmp_path, env, *args: str):
     out = tmp_path / "run"
-    res = run_cli(["run", str(write_suite(tmp_path, ONE_WRITE)), "--out", str(out), *args], env, timeout=120)
+    res = cli_here(["run", str(write_suite(tmp_path, ONE_WRITE)), "--out", str(out), *args], env)
     assert not out.exists(), "a refused run left its directory"
     return res
 
@@ -112,7 +112,7 @@ def test_a_key_that_may_not_create_pools(lab, lab_cluster, bare_env, tmp_path):
 
 def test_a_pool_wider_than_the_cluster(lab_cluster, cephbench_env, tmp_path):
     suite = write_suite(tmp_path, ONE_WRITE.replace("size: 2", "size: 5"))
-    res = run_cli(["run", str(suite), "--out", str(tmp_path / "run")], cephbench_env)
+    res = cli_here(["run", str(suite), "--out", str(tmp_path / "run")], cephbench_env)
     refused(res, "pools.rep2", "needs 5 OSDs")
     assert not (tmp_path / "run").exists() and cephbench_pools(lab_cluster) == set()
 
@@ -137,7 +137,7 @@ def test_health_err_is_refused_without_force(lab_cluster, cephbench_env, tmp_pat
         res = run_refused(tmp_path, cephbench_env)
         refused(res, "HEALTH_ERR", "--force")
         assert cephbench_pools(lab_cluster) == set()
-        res = run_cli(["run", str(write_suite(tmp_path, ONE_WRITE)), "--force", "--dry-run"], cephbench_env)
+        res = cli_here(["run", str(write_suite(tmp_path, ONE_WRITE)), "--force", "--dry-run"], cephbench_env)
         assert res.returncode == 0 and "health HEALTH_ERR" in res.stdout, res.stderr + res.stdout
     finally:
         lab_cluster.ceph_ok("osd", "set-nearfull-ratio", f"{nearfull:.4f}")

@@ -18,7 +18,7 @@ import pytest
 
 from cephbench.results import RunDir
 
-from labcli import CLI, run_cli, write_suite
+from labcli import CLI, cli_here, run_cli, write_suite
 from test_signals import snapshot
 
 # osd_max_backfills and osd_recovery_sleep change at runtime and touch no client I/O path; `b` leaves the sleep
@@ -68,7 +68,7 @@ def signal_at(args, env, mon_log: Path, command: str, sig: int, nth: int = 1, ti
 def test_each_result_records_its_variant_and_the_configuration_is_put_back(lab, mon_json, cephbench_env, tmp_path):
     before = snapshot(mon_json, cephbench_env)
     suite = write_suite(tmp_path, VARIANTS)
-    dry = run_cli(["run", suite, "--dry-run"], cephbench_env)
+    dry = cli_here(["run", suite, "--dry-run"], cephbench_env)
     assert dry.returncode == 0, dry.stderr
     lines = [ln.strip() for ln in dry.stdout.splitlines()]
     changes = [ln for ln in lines if ln.startswith("ceph config ")]
@@ -158,7 +158,7 @@ def test_resume_after_kill_9_reapplies_the_variant_of_the_tests_it_runs(lab, mon
 def test_a_bad_option_is_refused_before_anything_changes(lab, mon_json, cephbench_env, tmp_path, variant, where):
     before = config(mon_json)
     text = VARIANTS.replace("workloads:", f"  - {variant}\nworkloads:")
-    res = run_cli(["run", write_suite(tmp_path, text), "--out", tmp_path / "run"], cephbench_env)
+    res = cli_here(["run", write_suite(tmp_path, text), "--out", tmp_path / "run"], cephbench_env)
     assert res.returncode == 2, res.stderr + res.stdout
     assert res.stderr.strip().splitlines() == [res.stderr.strip()] and where in res.stderr, res.stderr
     assert not (tmp_path / "run").exists()
