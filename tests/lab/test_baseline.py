@@ -1,6 +1,8 @@
 """`cephbench baseline disk|network` on the lab machine, the baseline section of a suite, and every bad input
 the issue lists: one line, exit 2, nothing left behind."""
 
+import json
+import os
 import socket
 import subprocess
 from pathlib import Path
@@ -11,16 +13,18 @@ import yaml
 from cephbench.results import RunDir
 
 from labcli import cli_here, run_cli as cli
-from test_ground_truth import by_kind, run_suite
-from test_quick_multihost import trimmed_quick
 
-SUITE = """
+QUICK = Path(__file__).resolve().parents[2] / "suites" / "quick.yaml"
+# the quick suite's own network baseline (this host and every OSD host), shortened: on the one-host lab, a loopback
+# pair at 1 and 4 streams
+QUICK_NETWORK = {**yaml.safe_load(QUICK.read_text())["baseline"]["network"], "duration": "1s"}
+SUITE = f"""
 name: baselined
 baseline:
-  disks: {paths: lab-osds, size: 32MiB, runtime: 1s, patterns: [read-4MiB]}
-  network: {hosts: [localhost], streams: 2, duration: 1s}
+  disks: {{paths: lab-osds, size: 32MiB, runtime: 1s, patterns: [read-4MiB]}}
+  network: {json.dumps(QUICK_NETWORK)}
 pools:
-  rep2: {type: replicated, size: 2, pg_num: 16}
+  rep2: {{type: replicated, size: 2, pg_num: 16}}
 workloads:
   - name: rados
     type: rados_bench
@@ -88,13 +92,19 @@ def test_network_baseline_on_loopback_starts_and_stops_its_servers(tmp_path):
     assert iperf3_pids() <= before
 
 
-def test_suite_baseline_gives_every_cluster_result_a_ceiling(cephbench_env, tmp_path):
-    suite = tmp_path / "s.yaml"
+@pytest.fixture(scope="module")
+def baselined_run(lab, tmp_path_factory):
+    """One run of SUITE: its disk and network baselines, then the rados bench they give a ceiling."""
+    tmp = tmp_path_factory.mktemp("baselined")
+    suite = tmp / "s.yaml"
     suite.write_text(SUITE)
-    out = tmp_path / "run"
-    res = cli(["run", str(suite), "--out", str(out)], env=cephbench_env, timeout=600)
+    res = cli(["run", str(suite), "--out", str(tmp / "run")], env={**os.environ, **lab.env()}, timeout=600)
     assert res.returncode == 0, res.stderr + res.stdout
-    results, _ = RunDir.open(out).results()
+    return res, RunDir.open(tmp / "run").results()[0]
+
+
+def test_suite_baseline_gives_every_cluster_result_a_ceiling(lab, baselined_run):
+    res, results = baselined_run
     kinds = [r.test.kind for r in results]
     assert kinds[:2] == ["disk_baseline"] * 2 and kinds[2:4] == ["net_baseline"] * 2    # dd + read-4MiB
     cluster = [r for r in results if r.test.kind == "rados_bench"]
@@ -106,11 +116,18 @@ def test_suite_baseline_gives_every_cluster_result_a_ceiling(cephbench_env, tmp_
                                 "replication/EC write amplification", "journal double write", "CPU")
         assert "MiB/s" in a.reason and "loopback" in a.reason and "share one device" in a.reason
     assert "efficiency" in res.stdout and "bottleneck" in res.stdout
-    assert leftovers(osd_dirs_from_env(cephbench_env)) == []
+    assert leftovers(osd_dirs(lab)) == []
 
 
-def osd_dirs_from_env(env) -> list[str]:
-    return sorted(str(p) for p in (Path(env["CEPH_CONF"]).parent / "osd").iterdir() if p.is_dir())
+def test_quick_suite_network_baseline_is_the_loopback_pair_on_the_one_host_lab(baselined_run):
+    res, results = baselined_run
+    net = [r for r in results if r.test.kind == "net_baseline"]
+    assert [(r.test.params["pattern"], r.test.params["streams"]) for r in net] == [("pair", 1), ("pair", 4)], \
+        res.stdout
+    for r in net:
+        p = r.test.params
+        assert p["sender"] == p["receivers"][0] == p["hosts"][0] and len(p["hosts"]) == 1
+        assert r.measurement.extra["loopback"] and any("loopback" in n for n in r.notes), r
 
 
 # ---- bad input: one line, exit 2, nothing left behind -------------------------------------------------------
@@ -175,7 +192,8 @@ def test_host_that_cannot_be_reached(tmp_path, host, words):
 
 def test_bad_baseline_section_names_the_yaml_path(tmp_path):
     suite = tmp_path / "s.yaml"
-    suite.write_text(SUITE.replace("streams: 2", "streams: 0"))
+    assert '"streams": 4' in SUITE
+    suite.write_text(SUITE.replace('"streams": 4', '"streams": 0'))
     line = one_line_exit_2(cli_here(["validate", str(suite)]))
     assert "baseline.network.streams" in line
 
@@ -203,17 +221,3 @@ def test_two_addresses_of_this_host_give_pairs_both_ways_and_one_to_many(tmp_pat
                    ("one-to-many", "127.0.0.1", ["127.0.0.2"]), ("one-to-many", "127.0.0.2", ["127.0.0.1"])]
     assert all(r.status == "ok" and r.measurement.extra["bits_per_s"] > 0 for r in results)
     assert iperf3_pids() <= before
-
-
-def test_quick_suite_network_baseline_is_the_loopback_pair_on_the_one_host_lab(lab, tmp_path):
-    suite = yaml.safe_load(trimmed_quick({"duration": "1s"}, None, workloads=False))
-    (bench,) = suite["workloads"]
-    bench["repeat"] = 1                 # the workload a suite needs: one round of 3 OSDs, not 3 rounds
-    results, output = run_suite(lab, tmp_path, yaml.safe_dump(suite, sort_keys=False))
-    net = by_kind(results, "net_baseline")
-    assert [(x["test"]["params"]["pattern"], x["test"]["params"]["streams"]) for x in net] == \
-        [("pair", 1), ("pair", 4)], output
-    for x in net:
-        p = x["test"]["params"]
-        assert p["sender"] == p["receivers"][0] == p["hosts"][0] and len(p["hosts"]) == 1
-        assert x["measurement"]["extra"]["loopback"] and any("loopback" in n for n in x["notes"]), x
