@@ -162,7 +162,7 @@ def test_another_clients_writes_make_the_guard_stop_a_write_whose_seconds_are_ke
     room = used / total + 1.2 * 1024**3 / total          # ~1.2 GiB raw: the outside writer fills it in seconds
     env = {k: v for k, v in cephbench_env.items()}
     outside = "outside-writer"
-    subprocess.run(["ceph", "osd", "pool", "create", outside, "16"], env=env, check=True, capture_output=True)
+    lab_cluster.ceph_ok("osd", "pool", "create", outside, "16")
     suite = TINY_RADOS.replace("pools:", f"settings: {{max_raw_used: {room:.6f}}}\npools:").replace(
         "[64KiB, 1MiB]", "[1MiB]").replace("duration: 2s", "duration: {write: 30s, seq: 2s}").replace(
         "concurrency: 4", "concurrency: 1")
@@ -190,8 +190,7 @@ def test_another_clients_writes_make_the_guard_stop_a_write_whose_seconds_are_ke
         if run.poll() is None:
             run.kill()
             run.wait()
-        subprocess.run(["ceph", "osd", "pool", "rm", outside, outside, "--yes-i-really-really-mean-it"], env=env,
-                       check=True, capture_output=True)
+        lab_cluster.delete_pool(outside)
     results, _ = RunDir(out).results()
     write, seq = results[0], results[1]
     assert write.status == "ok", write.error
@@ -201,16 +200,21 @@ def test_another_clients_writes_make_the_guard_stop_a_write_whose_seconds_are_ke
     assert cephbench_pools(lab_cluster) == set()
 
 
-def test_a_test_run_while_another_client_writes_is_marked_with_its_rate(lab_cluster, cephbench_env, tmp_path):
+def test_a_test_run_while_another_client_writes_is_marked_with_its_rate(lab_cluster, mon_json, cephbench_env,
+                                                                         tmp_path):
     """Issue 16: another client's writes to a pool cephbench did not create are sampled from pool stats before and
     during the test, named on the result with their rate, and the result is warned about (never the best)."""
     env = dict(cephbench_env)
     outside = "outside-light-writer"
-    subprocess.run(["ceph", "osd", "pool", "create", outside, "8"], env=env, check=True, capture_output=True)
+    lab_cluster.ceph_ok("osd", "pool", "create", outside, "8")
     writer = subprocess.Popen(["rados", "bench", "-p", outside, "40", "write", "-b", "65536", "-t", "2"], env=env,
                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
     try:
-        time.sleep(6)            # the mgr's pool stats are its recent average: let them see the writer
+        # the mgr's pool stats are its recent average: wait until they show the writer
+        deadline = time.monotonic() + 60
+        while mon_json("osd pool stats", pool_name=outside)[0]["client_io_rate"].get("write_bytes_sec", 0) < 2**20:
+            assert time.monotonic() < deadline, "the mgr's pool stats never showed the outside writer"
+            time.sleep(0.5)
         suite = TINY_RADOS.replace("[64KiB, 1MiB]", "[4KiB]").replace(
             "[write, seq]", "[write]").replace("duration: 2s", "duration: 4s")
         out = tmp_path / "shared"
@@ -219,12 +223,13 @@ def test_a_test_run_while_another_client_writes_is_marked_with_its_rate(lab_clus
     finally:
         os.killpg(writer.pid, signal.SIGKILL)
         writer.wait()
-        subprocess.run(["ceph", "osd", "pool", "rm", outside, outside, "--yes-i-really-really-mean-it"], env=env,
-                       check=True, capture_output=True)
+        lab_cluster.delete_pool(outside)
     (write,) = RunDir(out).results()[0]
     other = write.evidence.other_load
-    assert other is not None and other.pools == [outside] and other.write_bytes_per_s >= 1024**2, write.evidence
+    assert other is not None and outside in other.pools and other.write_bytes_per_s >= 1024**2, write.evidence
+    # RGW's own housekeeping writes its log pool now and then: that is another client too (1 run in 5 here)
+    assert all(p == outside or ".rgw." in p for p in other.pools), other.pools
     (warning,) = [w for w in write.warnings if w.startswith("other clients loaded the cluster during this test: ")]
-    assert f"pools {outside}" in warning and "MiB/s written" in warning
+    assert outside in warning.partition("(pools ")[2].rstrip(")").split(", ") and "MiB/s written" in warning
     assert any(ln.startswith("other clients' load: ") for ln in write.analysis.evidence), write.analysis.evidence
     assert cephbench_pools(lab_cluster) == set()
