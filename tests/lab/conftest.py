@@ -8,16 +8,20 @@ running); otherwise a lab is started in a temporary directory and stopped when d
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
+import subprocess
 import tempfile
 from pathlib import Path
-from typing import Callable, Iterator
+from typing import Any, Callable, Iterator, NamedTuple
 
 import pytest
 
 from cephbench.cluster import Cluster, Target
 from cephbench.lab import Lab
+
+from labcli import TINY, run_cli, write_suite
 
 
 LABS = ("lab", "clients_lab", "multihost_lab")      # the session's labs, in the order their tests run
@@ -93,10 +97,49 @@ def lab_cluster(lab_target: Target) -> Cluster:
     return Cluster(lab_target)
 
 
+@pytest.fixture(scope="session")
+def mon_json(lab_target: Target) -> Iterator[Callable[..., Any]]:
+    """`ceph PREFIX -f json` for any command the mon knows, over one librados connection of the test session:
+    what a test reads of the cluster before and after a run, in milliseconds instead of a `ceph` process (~0.5 s
+    of Python start-up on a loaded machine) each."""
+    from cephbench.mon import import_rados
+    client = import_rados().Rados(conffile=str(lab_target.conf), conf={"keyring": str(lab_target.keyring)})
+    client.connect(timeout=30)
+
+    def ask(prefix: str, **args: Any) -> Any:
+        ret, out, status = client.mon_command(json.dumps({"prefix": prefix, "format": "json", **args}), b"",
+                                              timeout=60)
+        assert ret == 0, f"ceph {prefix}: {status} ({ret})"
+        return json.loads(out) if out.strip() else None
+    try:
+        yield ask
+    finally:
+        client.shutdown()
+
+
 @pytest.fixture
 def cephbench_env(lab: Lab) -> dict[str, str]:
     """Environment for running the `cephbench` CLI against the lab as a subprocess."""
     return {**os.environ, **lab.env()}
+
+
+class TinyRun(NamedTuple):
+    out: Path                               # its run directory
+    res: subprocess.CompletedProcess        # what `cephbench run` printed, and its exit code
+    flags_before: set[str]                  # the OSD flags before the run
+    flags_after: set[str]                   # ... and just after it
+    pools_after: set[str]                   # the cephbench pools just after it
+
+
+@pytest.fixture(scope="session")
+def tiny_run(lab_cluster: Cluster, lab: Lab, tmp_path_factory: pytest.TempPathFactory) -> TinyRun:
+    """One `cephbench run` of labcli.TINY, for the tests that check what a plain run leaves (results, raw output,
+    evidence, cleanup: test_run.py) and what its report shows (test_report_browser.py): one run, not one each."""
+    tmp = tmp_path_factory.mktemp("tiny")
+    flags = lab_cluster.osd_flags()
+    res = run_cli(["run", str(write_suite(tmp, TINY)), "--out", str(tmp / "run")], {**os.environ, **lab.env()})
+    pools = {p for p in lab_cluster.pool_names() if p.startswith("cephbench-")}
+    return TinyRun(tmp / "run", res, flags, lab_cluster.osd_flags(), pools)
 
 
 # The shared multi-host lab: 3 hosts of one OSD each and a client host, public links shaped to MH_RATE with no

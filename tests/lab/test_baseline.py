@@ -1,25 +1,30 @@
 """`cephbench baseline disk|network` on the lab machine, the baseline section of a suite, and every bad input
 the issue lists: one line, exit 2, nothing left behind."""
 
+import json
+import os
 import socket
 import subprocess
 from pathlib import Path
 
 import pytest
+import yaml
 
 from cephbench.results import RunDir
 
-from labcli import run_cli as cli
-from test_ground_truth import by_kind, run_suite
-from test_ground_truth import trimmed_quick
+from labcli import cli_here, run_cli as cli
 
-SUITE = """
+QUICK = Path(__file__).resolve().parents[2] / "suites" / "quick.yaml"
+# the quick suite's own network baseline (this host and every OSD host), shortened: on the one-host lab, a loopback
+# pair at 1 and 4 streams
+QUICK_NETWORK = {**yaml.safe_load(QUICK.read_text())["baseline"]["network"], "duration": "1s"}
+SUITE = f"""
 name: baselined
 baseline:
-  disks: {paths: lab-osds, size: 32MiB, runtime: 1s, patterns: [read-4MiB]}
-  network: {hosts: [localhost], streams: 2, duration: 1s}
+  disks: {{paths: lab-osds, size: 32MiB, runtime: 1s, patterns: [read-4MiB]}}
+  network: {json.dumps(QUICK_NETWORK)}
 pools:
-  rep2: {type: replicated, size: 2, pg_num: 16}
+  rep2: {{type: replicated, size: 2, pg_num: 16}}
 workloads:
   - name: rados
     type: rados_bench
@@ -87,13 +92,19 @@ def test_network_baseline_on_loopback_starts_and_stops_its_servers(tmp_path):
     assert iperf3_pids() <= before
 
 
-def test_suite_baseline_gives_every_cluster_result_a_ceiling(cephbench_env, tmp_path):
-    suite = tmp_path / "s.yaml"
+@pytest.fixture(scope="module")
+def baselined_run(lab, tmp_path_factory):
+    """One run of SUITE: its disk and network baselines, then the rados bench they give a ceiling."""
+    tmp = tmp_path_factory.mktemp("baselined")
+    suite = tmp / "s.yaml"
     suite.write_text(SUITE)
-    out = tmp_path / "run"
-    res = cli(["run", str(suite), "--out", str(out)], env=cephbench_env, timeout=600)
+    res = cli(["run", str(suite), "--out", str(tmp / "run")], env={**os.environ, **lab.env()}, timeout=600)
     assert res.returncode == 0, res.stderr + res.stdout
-    results, _ = RunDir.open(out).results()
+    return res, RunDir.open(tmp / "run").results()[0]
+
+
+def test_suite_baseline_gives_every_cluster_result_a_ceiling(lab, baselined_run):
+    res, results = baselined_run
     kinds = [r.test.kind for r in results]
     assert kinds[:2] == ["disk_baseline"] * 2 and kinds[2:4] == ["net_baseline"] * 2    # dd + read-4MiB
     cluster = [r for r in results if r.test.kind == "rados_bench"]
@@ -105,17 +116,24 @@ def test_suite_baseline_gives_every_cluster_result_a_ceiling(cephbench_env, tmp_
                                 "replication/EC write amplification", "journal double write", "CPU")
         assert "MiB/s" in a.reason and "loopback" in a.reason and "share one device" in a.reason
     assert "efficiency" in res.stdout and "bottleneck" in res.stdout
-    assert leftovers(osd_dirs_from_env(cephbench_env)) == []
+    assert leftovers(osd_dirs(lab)) == []
 
 
-def osd_dirs_from_env(env) -> list[str]:
-    return sorted(str(p) for p in (Path(env["CEPH_CONF"]).parent / "osd").iterdir() if p.is_dir())
+def test_quick_suite_network_baseline_is_the_loopback_pair_on_the_one_host_lab(baselined_run):
+    res, results = baselined_run
+    net = [r for r in results if r.test.kind == "net_baseline"]
+    assert [(r.test.params["pattern"], r.test.params["streams"]) for r in net] == [("pair", 1), ("pair", 4)], \
+        res.stdout
+    for r in net:
+        p = r.test.params
+        assert p["sender"] == p["receivers"][0] == p["hosts"][0] and len(p["hosts"]) == 1
+        assert r.measurement.extra["loopback"] and any("loopback" in n for n in r.notes), r
 
 
 # ---- bad input: one line, exit 2, nothing left behind -------------------------------------------------------
 
 def test_path_that_does_not_exist(tmp_path):
-    line = one_line_exit_2(cli(["baseline", "disk", str(tmp_path / "nope"), "--out", str(tmp_path / "o")]))
+    line = one_line_exit_2(cli_here(["baseline", "disk", str(tmp_path / "nope"), "--out", str(tmp_path / "o")]))
     assert "does not exist" in line
     assert not (tmp_path / "o").exists() and not (tmp_path / "nope").exists()   # fio would have created it
 
@@ -126,7 +144,7 @@ def test_path_that_is_not_writable(tmp_path):
     if subprocess.run(["chattr", "+i", str(d)], capture_output=True).returncode != 0:
         pytest.skip("chattr +i is not supported here (needs root and ext4/xfs)")
     try:
-        line = one_line_exit_2(cli(["baseline", "disk", str(d), "--size", "1MiB", "--out", str(tmp_path / "o")]))
+        line = one_line_exit_2(cli_here(["baseline", "disk", str(d), "--size", "1MiB", "--out", str(tmp_path / "o")]))
     finally:
         subprocess.run(["chattr", "-i", str(d)], check=True)
     assert "cannot write in" in line
@@ -134,7 +152,8 @@ def test_path_that_is_not_writable(tmp_path):
 
 
 def test_less_free_space_than_size(tmp_path):
-    line = one_line_exit_2(cli(["baseline", "disk", str(tmp_path), "--size", "100TiB", "--out", str(tmp_path / "o")]))
+    line = one_line_exit_2(cli_here(["baseline", "disk", str(tmp_path), "--size", "100TiB",
+                                     "--out", str(tmp_path / "o")]))
     assert "free, less than the test file of 100TiB" in line
     assert list(tmp_path.iterdir()) == []
 
@@ -143,9 +162,9 @@ def test_raw_device_needs_the_flag_and_a_device_in_use_is_refused(tmp_path):
     root = subprocess.run(["findmnt", "-n", "-o", "SOURCE", "/"], capture_output=True, text=True).stdout.strip()
     if not root.startswith("/dev/") or not Path(root).exists():
         pytest.skip(f"the root filesystem is not on a block device here ({root!r})")
-    line = one_line_exit_2(cli(["baseline", "disk", root, "--out", str(tmp_path / "o")]))
+    line = one_line_exit_2(cli_here(["baseline", "disk", root, "--out", str(tmp_path / "o")]))
     assert "raw block device" in line and "--allow-raw-device" in line
-    line = one_line_exit_2(cli(["baseline", "disk", root, "--allow-raw-device", "--out", str(tmp_path / "o")]))
+    line = one_line_exit_2(cli_here(["baseline", "disk", root, "--allow-raw-device", "--out", str(tmp_path / "o")]))
     assert "refusing to write to" in line and "mounted" in line
     assert not (tmp_path / "o").exists()
 
@@ -155,8 +174,8 @@ def test_iperf3_port_that_is_taken(tmp_path):
         s.bind(("0.0.0.0", 0))
         s.listen()
         port = s.getsockname()[1]
-        line = one_line_exit_2(cli(["baseline", "network", "--port", str(port), "--duration", "1s",
-                                    "--out", str(tmp_path / "o")]))
+        line = one_line_exit_2(cli_here(["baseline", "network", "--port", str(port), "--duration", "1s",
+                                         "--out", str(tmp_path / "o")]))
     assert f"port {port} is taken" in line
     assert not (tmp_path / "o").exists()
 
@@ -165,16 +184,17 @@ def test_iperf3_port_that_is_taken(tmp_path):
                                           ("192.0.2.1", "cannot be reached over ssh")])
 def test_host_that_cannot_be_reached(tmp_path, host, words):
     before = iperf3_pids()
-    line = one_line_exit_2(cli(["baseline", "network", "--hosts", f"localhost,{host}", "--duration", "1s",
-                                "--out", str(tmp_path / "o")], timeout=60))
+    line = one_line_exit_2(cli_here(["baseline", "network", "--hosts", f"localhost,{host}", "--duration", "1s",
+                                     "--out", str(tmp_path / "o")]))
     assert words in line and host in line
     assert not (tmp_path / "o").exists() and iperf3_pids() <= before
 
 
 def test_bad_baseline_section_names_the_yaml_path(tmp_path):
     suite = tmp_path / "s.yaml"
-    suite.write_text(SUITE.replace("streams: 2", "streams: 0"))
-    line = one_line_exit_2(cli(["validate", str(suite)]))
+    assert '"streams": 4' in SUITE
+    suite.write_text(SUITE.replace('"streams": 4', '"streams": 0'))
+    line = one_line_exit_2(cli_here(["validate", str(suite)]))
     assert "baseline.network.streams" in line
 
 
@@ -182,7 +202,7 @@ def test_suite_with_a_bad_baseline_is_refused_before_anything_runs(cephbench_env
     flags = lab_cluster.osd_flags()
     suite = tmp_path / "s.yaml"
     suite.write_text(SUITE.replace("paths: lab-osds", f"paths: [{tmp_path / 'missing'}]"))
-    line = one_line_exit_2(cli(["run", str(suite), "--out", str(tmp_path / "o")], env=cephbench_env))
+    line = one_line_exit_2(cli_here(["run", str(suite), "--out", str(tmp_path / "o")], cephbench_env))
     assert line.startswith("cephbench: baseline.disks.paths: ") and "does not exist" in line
     assert [p.name for p in tmp_path.iterdir()] == ["s.yaml"]
     assert not (tmp_path / "o").exists() and lab_cluster.osd_flags() == flags
@@ -201,14 +221,3 @@ def test_two_addresses_of_this_host_give_pairs_both_ways_and_one_to_many(tmp_pat
                    ("one-to-many", "127.0.0.1", ["127.0.0.2"]), ("one-to-many", "127.0.0.2", ["127.0.0.1"])]
     assert all(r.status == "ok" and r.measurement.extra["bits_per_s"] > 0 for r in results)
     assert iperf3_pids() <= before
-
-
-def test_quick_suite_network_baseline_is_the_loopback_pair_on_the_one_host_lab(lab, tmp_path):
-    results, output = run_suite(lab, tmp_path, trimmed_quick({"duration": "1s"}, None, workloads=False))
-    net = by_kind(results, "net_baseline")
-    assert [(x["test"]["params"]["pattern"], x["test"]["params"]["streams"]) for x in net] == \
-        [("pair", 1), ("pair", 4)], output
-    for x in net:
-        p = x["test"]["params"]
-        assert p["sender"] == p["receivers"][0] == p["hosts"][0] and len(p["hosts"]) == 1
-        assert x["measurement"]["extra"]["loopback"] and any("loopback" in n for n in x["notes"]), x

@@ -8,7 +8,7 @@ import time
 
 import pytest
 
-from labcli import run_cli, write_suite
+from labcli import cli_here, run_cli, write_suite
 
 ONE_WRITE = """
 name: one
@@ -39,25 +39,39 @@ def refused(res, *words: str) -> None:
 
 def run_refused(tmp_path, env, *args: str):
     out = tmp_path / "run"
-    res = run_cli(["run", str(write_suite(tmp_path, ONE_WRITE)), "--out", str(out), *args], env, timeout=120)
+    res = cli_here(["run", str(write_suite(tmp_path, ONE_WRITE)), "--out", str(out), *args], env)
     assert not out.exists(), "a refused run left its directory"
     return res
 
 
-def test_a_run_starts_no_ceph_process(lab_cluster, cephbench_env, tmp_path):
-    """Health, facts, flags, the pool, its wait and its removal all go over librados: a `ceph` that only
-    records its calls is never called (rados bench is the tool here, so `rados` runs)."""
-    shim = tmp_path / "bin"
+@pytest.fixture(scope="module")
+def shimmed_run(lab, lab_cluster, tmp_path_factory):
+    """One run of ONE_WRITE with noscrub already set by the operator and a `ceph` on PATH that only records its
+    calls (the run still sets and unsets nodeep-scrub): what it called, and the flags before and after it."""
+    tmp = tmp_path_factory.mktemp("shimmed")
+    shim = tmp / "bin"
     shim.mkdir()
-    calls = tmp_path / "ceph-calls"
+    calls = tmp / "ceph-calls"
     (shim / "ceph").write_text(f"#!/bin/sh\necho \"$@\" >> {calls}\nexit 1\n")
     (shim / "ceph").chmod(stat.S_IRWXU)
-    env = {**cephbench_env, "PATH": f"{shim}:{os.environ['PATH']}"}
-    flags = lab_cluster.osd_flags()
-    res = run_cli(["run", str(write_suite(tmp_path, ONE_WRITE)), "--out", str(tmp_path / "run")], env)
+    env = {**os.environ, **lab.env(), "PATH": f"{shim}:{os.environ['PATH']}"}
+    assert not {"noscrub", "nodeep-scrub"} & lab_cluster.osd_flags()
+    lab_cluster.set_flag("noscrub", True)
+    try:
+        before = lab_cluster.osd_flags()
+        res = run_cli(["run", str(write_suite(tmp, ONE_WRITE)), "--out", str(tmp / "run")], env)
+        return res, calls, before, lab_cluster.osd_flags(), cephbench_pools(lab_cluster)
+    finally:
+        lab_cluster.set_flag("noscrub", False)
+
+
+def test_a_run_starts_no_ceph_process(shimmed_run):
+    """Health, facts, flags, the pool, its wait and its removal all go over librados: a `ceph` that only
+    records its calls is never called (rados bench is the tool here, so `rados` runs)."""
+    res, calls, before, after, pools = shimmed_run
     assert res.returncode == 0, res.stderr + res.stdout
     assert not calls.exists(), calls.read_text()
-    assert cephbench_pools(lab_cluster) == set() and lab_cluster.osd_flags() == flags
+    assert pools == set() and after == before
 
 
 def test_missing_conf(bare_env, tmp_path):
@@ -98,7 +112,7 @@ def test_a_key_that_may_not_create_pools(lab, lab_cluster, bare_env, tmp_path):
 
 def test_a_pool_wider_than_the_cluster(lab_cluster, cephbench_env, tmp_path):
     suite = write_suite(tmp_path, ONE_WRITE.replace("size: 2", "size: 5"))
-    res = run_cli(["run", str(suite), "--out", str(tmp_path / "run")], cephbench_env)
+    res = cli_here(["run", str(suite), "--out", str(tmp_path / "run")], cephbench_env)
     refused(res, "pools.rep2", "needs 5 OSDs")
     assert not (tmp_path / "run").exists() and cephbench_pools(lab_cluster) == set()
 
@@ -123,24 +137,18 @@ def test_health_err_is_refused_without_force(lab_cluster, cephbench_env, tmp_pat
         res = run_refused(tmp_path, cephbench_env)
         refused(res, "HEALTH_ERR", "--force")
         assert cephbench_pools(lab_cluster) == set()
-        res = run_cli(["run", str(write_suite(tmp_path, ONE_WRITE)), "--force", "--dry-run"], cephbench_env)
+        res = cli_here(["run", str(write_suite(tmp_path, ONE_WRITE)), "--force", "--dry-run"], cephbench_env)
         assert res.returncode == 0 and "health HEALTH_ERR" in res.stdout, res.stderr + res.stdout
     finally:
         lab_cluster.ceph_ok("osd", "set-nearfull-ratio", f"{nearfull:.4f}")
         _wait_health(lab_cluster, False)
 
 
-def test_scrub_flags_set_together_are_restored_exactly(lab_cluster, cephbench_env, tmp_path):
+def test_scrub_flags_set_together_are_restored_exactly(shimmed_run):
     """noscrub already set by the operator stays set; nodeep-scrub, set by the run, is unset again."""
-    assert not {"noscrub", "nodeep-scrub"} & lab_cluster.osd_flags()
-    lab_cluster.set_flag("noscrub", True)
-    try:
-        res = run_cli(["run", str(write_suite(tmp_path, ONE_WRITE)), "--out", str(tmp_path / "run")], cephbench_env)
-        assert res.returncode == 0, res.stderr + res.stdout
-        flags = lab_cluster.osd_flags()
-        assert "noscrub" in flags and "nodeep-scrub" not in flags, flags
-    finally:
-        lab_cluster.set_flag("noscrub", False)
+    res, _, _, flags, _ = shimmed_run
+    assert res.returncode == 0, res.stderr + res.stdout
+    assert "noscrub" in flags and "nodeep-scrub" not in flags, flags
 
 
 def test_an_existing_pool_is_never_adopted_nor_removed(lab_cluster):

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from cephbench.lab.daemons import process_alive as _pid_alive
 
-from labcli import CLI
+from labcli import CLI, cli_here
 
 
 def cli(*args, env=None, timeout=120):
@@ -44,20 +44,20 @@ def test_rgw_user_keys_are_private(lab):
 
 
 def test_up_on_a_running_lab_says_so(lab):
-    res = cli("lab", "up", "--dir", str(lab.dir))
+    res = cli_here(["lab", "up", "--dir", str(lab.dir)])
     assert res.returncode == 2
     assert "already running" in res.stderr and "Traceback" not in res.stderr
 
 
 def test_bad_lab_input(tmp_path):
-    res = cli("lab", "up", "--dir", str(tmp_path / "l"), "--osd-size", "4X")
+    res = cli_here(["lab", "up", "--dir", str(tmp_path / "l"), "--osd-size", "4X"])
     assert res.returncode == 2 and res.stderr.count("\n") == 1 and "--osd-size" in res.stderr
-    res = cli("lab", "up", "--dir", str(tmp_path / "l"), "--osd-size", "100000GiB")
+    res = cli_here(["lab", "up", "--dir", str(tmp_path / "l"), "--osd-size", "100000GiB"])
     assert res.returncode == 2 and "not enough free disk" in res.stderr and "needed" in res.stderr
     assert not (tmp_path / "l").exists()
-    res = cli("lab", "down", "--dir", str(tmp_path / "none"))
+    res = cli_here(["lab", "down", "--dir", str(tmp_path / "none")])
     assert res.returncode == 0 and "nothing to do" in res.stdout
-    res = cli("lab", "status", "--dir", str(tmp_path / "none"))
+    res = cli_here(["lab", "status", "--dir", str(tmp_path / "none")])
     assert res.returncode == 2 and "no lab" in res.stderr
 
 

@@ -9,7 +9,7 @@ import time
 from cephbench.drivers.rbd_images import SYS_BUS_RBD
 from cephbench.results import RunDir
 
-from labcli import CLI, run_cli, write_suite
+from labcli import CLI, cli_here, run_cli, write_suite
 PCT = {"50", "90", "99", "99.9", "99.99"}
 
 SMALL = """
@@ -131,7 +131,7 @@ def test_bad_inputs_are_one_line_exit_2_and_leave_nothing(lab_cluster, cephbench
     before = leftovers(lab_cluster)
     for i, (case, (workload, expect)) in enumerate(BAD.items()):
         suite = write_suite(tmp_path, BAD_POOLS + workload, f"bad{i}.yaml")
-        res = run_cli(["run", str(suite), "--out", str(tmp_path / f"run{i}")], cephbench_env)
+        res = cli_here(["run", str(suite), "--out", str(tmp_path / f"run{i}")], cephbench_env)
         assert res.returncode == 2, (case, res.stderr)
         lines = res.stderr.strip().splitlines()
         assert len(lines) == 1 and lines[0].startswith("cephbench: "), (case, res.stderr)

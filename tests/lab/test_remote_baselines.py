@@ -23,7 +23,7 @@ from cephbench.hosts import LocalHost
 from cephbench.remote import HostRef
 from cephbench.results import RunDir
 
-from labcli import run_cli, write_suite
+from labcli import cli_here, run_cli, write_suite
 from sshd import SshServer
 
 MIB = 1024**2
@@ -172,8 +172,8 @@ def test_remote_hosts_are_refused_in_one_line_naming_the_yaml_path(lab, cephbenc
                                                  "ssh": ssh or sshd.ssh_settings(hosts={"node9": "127.0.0.1",
                                                                                         "ha": "127.0.0.1"})},
                  "baseline": baseline, "workloads": [{"type": "osd_bench"}]}
-        return one_line_exit_2(run_cli(["run", write_suite(tmp_path, yaml.safe_dump(suite)), "--dry-run"],
-                                       cephbench_env))
+        return one_line_exit_2(cli_here(["run", write_suite(tmp_path, yaml.safe_dump(suite)), "--dry-run"],
+                                        cephbench_env))
 
     with SshServer(tmp_path, env={"PATH": str(bare)}) as sshd:
         line = refusal(sshd, {"disks": {"paths": {"node9": [str(disk)]}}})

@@ -12,7 +12,7 @@ import yaml
 
 from cephbench.results import RunDir
 
-from labcli import run_cli, write_suite
+from labcli import cli_here, run_cli, write_suite
 from sshd import SshServer
 
 
@@ -34,7 +34,7 @@ def test_read_phase_drops_the_osd_hosts_cache_over_ssh(lab_cluster, cephbench_en
     host = osd_hostname(lab_cluster)
     with SshServer(tmp_path) as sshd:
         path = write_suite(tmp_path, suite(sshd.ssh_settings(hosts={host: "127.0.0.1"})))
-        dry = run_cli(["run", path, "--dry-run"], cephbench_env)
+        dry = cli_here(["run", path, "--dry-run"], cephbench_env)
         assert dry.returncode == 0, dry.stderr
         assert "ssh " in dry.stdout and "drop_caches" in dry.stdout and f"-p {sshd.port}" in dry.stdout
         n_dry = len(sshd.commands)           # the preflight's check only: a dry run drops nothing
@@ -75,7 +75,7 @@ def test_unreachable_osd_host_refuses_before_anything_is_created(lab_cluster, ce
         (tmp_path / "other_key").write_text("not a key\n")
         (tmp_path / "other_key").chmod(0o600)
         out = tmp_path / "run"
-        res = run_cli(["run", write_suite(tmp_path, suite(wrong)), "--out", out], cephbench_env)
+        res = cli_here(["run", write_suite(tmp_path, suite(wrong)), "--out", out], cephbench_env)
         assert res.returncode == 2, res.stderr
         line = res.stderr.strip()
         assert "\n" not in line and "settings.ssh" in line and host in line and "drop_caches: false" in line
@@ -84,5 +84,5 @@ def test_unreachable_osd_host_refuses_before_anything_is_created(lab_cluster, ce
         # the way out the message offers: no cache drops, no ssh, the run goes on
         cold = json.loads(json.dumps(wrong))
         text = suite(cold).replace("settings:\n", "settings:\n  drop_caches: false\n")
-        res = run_cli(["run", write_suite(tmp_path, text, "nodrop.yaml"), "--dry-run"], cephbench_env)
+        res = cli_here(["run", write_suite(tmp_path, text, "nodrop.yaml"), "--dry-run"], cephbench_env)
         assert res.returncode == 0 and "ssh " not in res.stdout, res.stdout + res.stderr

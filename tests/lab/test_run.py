@@ -10,35 +10,15 @@ from pathlib import Path
 
 from cephbench.results import RunDir
 
-from labcli import CLI, run_cli, write_suite
-
-TINY = """
-name: tiny
-pools:
-  rep2: {type: replicated, size: 2, pg_num: 16}
-workloads:
-  - name: rados
-    type: rados_bench
-    pool: rep2
-    modes: [write, seq]
-    object_size: [64KiB, 1MiB]
-    concurrency: 4
-    duration: 2s
-  - name: osd
-    type: osd_bench
-    total: 32MiB
-    block_size: 4MiB
-"""
+from labcli import CLI, TINY, TINY_RADOS, cli_here, run_cli, write_suite
 
 
 def cephbench_pools(cluster) -> set[str]:
     return {p for p in cluster.pool_names() if p.startswith("cephbench-")}
 
 
-def test_run_writes_results_raw_output_and_cleans_up(lab_cluster, cephbench_env, tmp_path):
-    flags_before = lab_cluster.osd_flags()
-    out = tmp_path / "run"
-    res = run_cli(["run", str(write_suite(tmp_path, TINY)), "--out", str(out)], cephbench_env)
+def test_run_writes_results_raw_output_and_cleans_up(tiny_run, cephbench_env):
+    out, res = tiny_run.out, tiny_run.res
     assert res.returncode == 0, res.stderr + res.stdout
     rd = RunDir.open(out)
     results, bad = rd.results()
@@ -75,8 +55,8 @@ def test_run_writes_results_raw_output_and_cleans_up(lab_cluster, cephbench_env,
     assert "versions" in meta["cluster"] and "config_dump" in meta["cluster"]
     assert meta["hosts"]["client"]["cpu_count"] >= 1
     # what the run created is gone, and the scrub flags are as they were
-    assert cephbench_pools(lab_cluster) == set()
-    assert lab_cluster.osd_flags() == flags_before
+    assert tiny_run.pools_after == set()
+    assert tiny_run.flags_after == tiny_run.flags_before
     assert "\nrados bench\ntest " in res.stdout and str(out) in res.stdout     # its table, titled by its kind
     # no secret leaves the lab directory
     secret = json.loads((Path(cephbench_env["CEPH_CONF"]).parent / "rgw-user.json").read_text())["s3_secret_key"]
@@ -88,8 +68,8 @@ def test_run_writes_results_raw_output_and_cleans_up(lab_cluster, cephbench_env,
 
 
 def test_dry_run_changes_nothing(lab_cluster, cephbench_env, tmp_path):
-    res = run_cli(["run", str(write_suite(tmp_path, TINY)), "--dry-run", "--out", str(tmp_path / "r")],
-                  cephbench_env)
+    res = cli_here(["run", str(write_suite(tmp_path, TINY)), "--dry-run", "--out", str(tmp_path / "r")],
+                   cephbench_env)
     assert res.returncode == 0, res.stderr
     assert "ceph osd pool create cephbench-" in res.stdout and "bench 2 write" in res.stdout
     assert "ceph osd pool delete" in res.stdout and "ceph osd unset noscrub" in res.stdout
@@ -97,9 +77,8 @@ def test_dry_run_changes_nothing(lab_cluster, cephbench_env, tmp_path):
 
 
 def test_ctrl_c_cleans_up_keeps_results_and_resume_completes(lab_cluster, cephbench_env, tmp_path):
-    suite = TINY.replace("duration: 2s", "duration: 3s").replace("[64KiB, 1MiB]", "[64KiB, 256KiB, 1MiB]")
     out = tmp_path / "run"
-    proc = subprocess.Popen([*CLI, "run", str(write_suite(tmp_path, suite)), "--out", str(out)],
+    proc = subprocess.Popen([*CLI, "run", str(write_suite(tmp_path, TINY)), "--out", str(out)],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=cephbench_env)
     results = out / "results.jsonl"
     deadline = time.monotonic() + 180
@@ -113,14 +92,14 @@ def test_ctrl_c_cleans_up_keeps_results_and_resume_completes(lab_cluster, cephbe
     assert proc.returncode == 130, stderr
     assert "--resume" in stderr
     done, _ = RunDir(out).results()
-    assert 2 <= len(done) < 7
+    assert 2 <= len(done) < 5
     assert cephbench_pools(lab_cluster) == set(), "Ctrl-C left pools behind"
     assert "noscrub" not in lab_cluster.osd_flags()
     res = run_cli(["run", "--resume", str(out)], cephbench_env)
     assert res.returncode == 0, res.stderr + res.stdout
     final, _ = RunDir(out).results()
     ids = [r.test.id for r in final]
-    assert len(ids) == len(set(ids)) == 7, ids      # every test exactly once
+    assert len(ids) == len(set(ids)) == 5, ids      # every test exactly once
     assert all(r.status == "ok" for r in final)
     assert cephbench_pools(lab_cluster) == set()
     res = run_cli(["run", "--resume", str(out)], cephbench_env)
@@ -142,8 +121,7 @@ def test_sigterm_cleans_up_too(lab_cluster, cephbench_env, tmp_path):
 
 
 def test_validate_prints_the_plan_without_a_cluster(tmp_path):
-    res = subprocess.run([*CLI, "validate", str(write_suite(tmp_path, TINY))], capture_output=True, text=True,
-                         env={**os.environ, "CEPH_CONF": "/nonexistent"}, timeout=60)
+    res = cli_here(["validate", str(write_suite(tmp_path, TINY))], {**os.environ, "CEPH_CONF": "/nonexistent"})
     assert res.returncode == 0
     assert "5 tests in 3 groups" in res.stdout and "estimated duration" in res.stdout
 
@@ -153,7 +131,7 @@ def test_capacity_guard_shortens_or_refuses_a_write(lab_cluster, cephbench_env, 
     used_frac = used / total
     # room for about 200 1 MiB objects at size 2 (20 s would write thousands): it must stop early and say so
     room = used_frac + (2 * 200 * 1024**2) / 0.8 / total
-    suite = TINY.replace("pools:", f"settings: {{max_raw_used: {room:.6f}}}\npools:").replace(
+    suite = TINY_RADOS.replace("pools:", f"settings: {{max_raw_used: {room:.6f}}}\npools:").replace(
         "[64KiB, 1MiB]", "[1MiB]").replace("duration: 2s", "duration: 20s")
     out = tmp_path / "short"
     res = run_cli(["run", str(write_suite(tmp_path, suite)), "--out", str(out)], cephbench_env)
@@ -164,7 +142,7 @@ def test_capacity_guard_shortens_or_refuses_a_write(lab_cluster, cephbench_env, 
     assert write.measurement.ops_total <= 260 and write.measurement.duration_s < 20
     # no room at all: the write is refused with the reason, and nothing is left
     total, used = lab_cluster.raw_capacity()       # again: space of removed pools may have come back since
-    suite = TINY.replace("pools:", f"settings: {{max_raw_used: {used / total * 0.5:.6f}}}\npools:")
+    suite = TINY_RADOS.replace("pools:", f"settings: {{max_raw_used: {used / total * 0.5:.6f}}}\npools:")
     out = tmp_path / "refused"
     res = run_cli(["run", str(write_suite(tmp_path, suite)), "--out", str(out)], cephbench_env)
     assert res.returncode == 1
@@ -184,8 +162,8 @@ def test_another_clients_writes_make_the_guard_stop_a_write_whose_seconds_are_ke
     room = used / total + 1.2 * 1024**3 / total          # ~1.2 GiB raw: the outside writer fills it in seconds
     env = {k: v for k, v in cephbench_env.items()}
     outside = "outside-writer"
-    subprocess.run(["ceph", "osd", "pool", "create", outside, "16"], env=env, check=True, capture_output=True)
-    suite = TINY.replace("pools:", f"settings: {{max_raw_used: {room:.6f}}}\npools:").replace(
+    lab_cluster.ceph_ok("osd", "pool", "create", outside, "16")
+    suite = TINY_RADOS.replace("pools:", f"settings: {{max_raw_used: {room:.6f}}}\npools:").replace(
         "[64KiB, 1MiB]", "[1MiB]").replace("duration: 2s", "duration: {write: 30s, seq: 2s}").replace(
         "concurrency: 4", "concurrency: 1")
     out = tmp_path / "cut"
@@ -212,8 +190,7 @@ def test_another_clients_writes_make_the_guard_stop_a_write_whose_seconds_are_ke
         if run.poll() is None:
             run.kill()
             run.wait()
-        subprocess.run(["ceph", "osd", "pool", "rm", outside, outside, "--yes-i-really-really-mean-it"], env=env,
-                       check=True, capture_output=True)
+        lab_cluster.delete_pool(outside)
     results, _ = RunDir(out).results()
     write, seq = results[0], results[1]
     assert write.status == "ok", write.error
@@ -223,17 +200,22 @@ def test_another_clients_writes_make_the_guard_stop_a_write_whose_seconds_are_ke
     assert cephbench_pools(lab_cluster) == set()
 
 
-def test_a_test_run_while_another_client_writes_is_marked_with_its_rate(lab_cluster, cephbench_env, tmp_path):
+def test_a_test_run_while_another_client_writes_is_marked_with_its_rate(lab_cluster, mon_json, cephbench_env,
+                                                                         tmp_path):
     """Issue 16: another client's writes to a pool cephbench did not create are sampled from pool stats before and
     during the test, named on the result with their rate, and the result is warned about (never the best)."""
     env = dict(cephbench_env)
     outside = "outside-light-writer"
-    subprocess.run(["ceph", "osd", "pool", "create", outside, "8"], env=env, check=True, capture_output=True)
+    lab_cluster.ceph_ok("osd", "pool", "create", outside, "8")
     writer = subprocess.Popen(["rados", "bench", "-p", outside, "40", "write", "-b", "65536", "-t", "2"], env=env,
                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
     try:
-        time.sleep(6)            # the mgr's pool stats are its recent average: let them see the writer
-        suite = TINY[:TINY.index("  - name: osd")].replace("[64KiB, 1MiB]", "[4KiB]").replace(
+        # the mgr's pool stats are its recent average: wait until they show the writer
+        deadline = time.monotonic() + 60
+        while mon_json("osd pool stats", pool_name=outside)[0]["client_io_rate"].get("write_bytes_sec", 0) < 2**20:
+            assert time.monotonic() < deadline, "the mgr's pool stats never showed the outside writer"
+            time.sleep(0.5)
+        suite = TINY_RADOS.replace("[64KiB, 1MiB]", "[4KiB]").replace(
             "[write, seq]", "[write]").replace("duration: 2s", "duration: 4s")
         out = tmp_path / "shared"
         res = run_cli(["run", str(write_suite(tmp_path, suite)), "--out", str(out)], cephbench_env)
@@ -241,12 +223,13 @@ def test_a_test_run_while_another_client_writes_is_marked_with_its_rate(lab_clus
     finally:
         os.killpg(writer.pid, signal.SIGKILL)
         writer.wait()
-        subprocess.run(["ceph", "osd", "pool", "rm", outside, outside, "--yes-i-really-really-mean-it"], env=env,
-                       check=True, capture_output=True)
+        lab_cluster.delete_pool(outside)
     (write,) = RunDir(out).results()[0]
     other = write.evidence.other_load
-    assert other is not None and other.pools == [outside] and other.write_bytes_per_s >= 1024**2, write.evidence
+    assert other is not None and outside in other.pools and other.write_bytes_per_s >= 1024**2, write.evidence
+    # RGW's own housekeeping writes its log pool now and then: that is another client too (1 run in 5 here)
+    assert all(p == outside or ".rgw." in p for p in other.pools), other.pools
     (warning,) = [w for w in write.warnings if w.startswith("other clients loaded the cluster during this test: ")]
-    assert f"pools {outside}" in warning and "MiB/s written" in warning
+    assert outside in warning.partition("(pools ")[2].rstrip(")").split(", ") and "MiB/s written" in warning
     assert any(ln.startswith("other clients' load: ") for ln in write.analysis.evidence), write.analysis.evidence
     assert cephbench_pools(lab_cluster) == set()

@@ -28,22 +28,20 @@ workloads:
 """
 
 
-def snapshot(env) -> dict:
+def snapshot(mon_json, env) -> dict:
     """What a run may change on the lab: OSD flags, pools, EC profiles, users and keys, RGW users and buckets,
-    the configuration database."""
-    def ceph(*args):
-        out = subprocess.run(["ceph", *args, "-f", "json"], capture_output=True, text=True, env=env, timeout=60)
-        assert out.returncode == 0, out.stderr
-        return json.loads(out.stdout)
-
-    def rgw(*args):
-        out = subprocess.run(["radosgw-admin", *args], capture_output=True, text=True, env=env, timeout=60)
-        return json.loads(out.stdout) if out.returncode == 0 else out.stderr
-    return {"flags": sorted(ceph("osd", "dump")["flags"].split(",")), "pools": sorted(ceph("osd", "pool", "ls")),
-            "ec-profiles": sorted(ceph("osd", "erasure-code-profile", "ls")),
-            "auth": sorted(e["entity"] for e in ceph("auth", "ls")["auth_dump"]),
-            "config": sorted((c["section"], c["name"], c["value"]) for c in ceph("config", "dump")),
-            "rgw-users": sorted(rgw("user", "list")), "buckets": sorted(rgw("bucket", "list"))}
+    the configuration database. The mon is asked over the session's librados connection; RGW's users and buckets
+    by its own admin tool, both at once."""
+    rgw = [subprocess.Popen(["radosgw-admin", *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env=env) for args in (("user", "list"), ("bucket", "list"))]
+    state = {"flags": sorted(mon_json("osd dump")["flags"].split(",")), "pools": sorted(mon_json("osd pool ls")),
+             "ec-profiles": sorted(mon_json("osd erasure-code-profile ls")),
+             "auth": sorted(e["entity"] for e in mon_json("auth ls")["auth_dump"]),
+             "config": sorted((c["section"], c["name"], c["value"]) for c in mon_json("config dump"))}
+    for key, proc in zip(("rgw-users", "buckets"), rgw):
+        out, err = proc.communicate(timeout=60)
+        state[key] = sorted(json.loads(out)) if proc.returncode == 0 else err
+    return state
 
 
 def run_and_signal_at(args, env, mon_log: Path, prefix: str, sig: int, nth: int = 1, timeout: float = 180):
@@ -71,29 +69,32 @@ def run_and_signal_at(args, env, mon_log: Path, prefix: str, sig: int, nth: int 
     return proc.returncode, seen >= nth, out, err
 
 
+# One point per code path. The scrub flags are sent together, from the change threads, and the mon dispatches
+# noscrub and nodeep-scrub within the same moment: a signal at the second (a point of its own until issue 13 sent
+# them together) lands where one at the first does. SIGTERM is aimed at the pool's create and delete.
 @pytest.mark.parametrize("prefix, nth, sig", [
-    ("osd set", 1, signal.SIGINT),                          # noscrub being set
-    ("osd set", 2, signal.SIGTERM),                         # nodeep-scrub being set
+    ("osd set", 1, signal.SIGINT),                          # the scrub flags being set
     ("osd erasure-code-profile set", 1, signal.SIGINT),
     ("osd pool create", 1, signal.SIGTERM),
     ("osd pool application enable", 1, signal.SIGINT),
     ("osd pool delete", 1, signal.SIGTERM),                 # the undo of the pool, at the end of the group
     ("osd unset", 1, signal.SIGINT),                        # the undo of the flags, at the end of the run
 ], ids=lambda v: str(v).replace(" ", "-") if isinstance(v, str) else str(v))
-def test_a_signal_at_any_change_or_undo_leaves_the_cluster_as_it_was(lab, cephbench_env, tmp_path, prefix, nth, sig):
-    before = snapshot(cephbench_env)
+def test_a_signal_at_any_change_or_undo_leaves_the_cluster_as_it_was(lab, mon_json, cephbench_env, tmp_path,
+                                                                     prefix, nth, sig):
+    before = snapshot(mon_json, cephbench_env)
     rc, aimed, out, err = run_and_signal_at(["run", write_suite(tmp_path, EC_WRITE), "--out", tmp_path / "run"],
                                             cephbench_env, lab.dir / "log" / "ceph-mon.a.log", prefix, sig, nth)
     assert aimed, f"the mon never dispatched {prefix!r}: {err}"
     assert "Traceback" not in err, err
     assert "left behind" not in err and "could not remove" not in err, err
     assert rc == 130, (rc, err)
-    assert snapshot(cephbench_env) == before
+    assert snapshot(mon_json, cephbench_env) == before
     assert json.loads((tmp_path / "run" / "resources.json").read_text()) == []
 
 
-def test_kill_9_then_cleanup_leaves_nothing(lab, cephbench_env, tmp_path):
-    before = snapshot(cephbench_env)
+def test_kill_9_then_cleanup_leaves_nothing(lab, mon_json, cephbench_env, tmp_path):
+    before = snapshot(mon_json, cephbench_env)
     suite = write_suite(tmp_path, EC_WRITE.replace("duration: 1s", "duration: 30s"))
     proc = subprocess.Popen([*CLI, "run", str(suite), "--out", str(tmp_path / "run")], env=cephbench_env,
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
@@ -117,13 +118,13 @@ def test_kill_9_then_cleanup_leaves_nothing(lab, cephbench_env, tmp_path):
         assert f"removed {kind}" in res.stdout, res.stdout
     assert not Path(f"/proc/{tool.split(':')[0]}").exists() and not Path(ctl).exists()
     assert json.loads(resources.read_text()) == []
-    assert snapshot(cephbench_env) == before
+    assert snapshot(mon_json, cephbench_env) == before
     again = run_cli(["cleanup", tmp_path / "run"], cephbench_env)
     assert again.returncode == 0 and "nothing left behind" in again.stdout
 
 
-def test_resume_after_kill_9_first_removes_what_was_left(lab, cephbench_env, tmp_path):
-    before = snapshot(cephbench_env)
+def test_resume_after_kill_9_first_removes_what_was_left(lab, mon_json, cephbench_env, tmp_path):
+    before = snapshot(mon_json, cephbench_env)
     suite = write_suite(tmp_path, EC_WRITE)
     rc, aimed, _, err = run_and_signal_at(["run", suite, "--out", tmp_path / "run"], cephbench_env,
                                           lab.dir / "log" / "ceph-mon.a.log", "osd pool create", signal.SIGKILL)
@@ -138,4 +139,4 @@ def test_resume_after_kill_9_first_removes_what_was_left(lab, cephbench_env, tmp
     results, bad = RunDir.open(tmp_path / "run").results()
     assert [r.status for r in results] == ["ok"] and bad == []
     assert (tmp_path / "run" / "results.torn.jsonl").read_text().startswith('{"schema_version": 1')
-    assert snapshot(cephbench_env) == before
+    assert snapshot(mon_json, cephbench_env) == before

@@ -18,7 +18,7 @@ import pytest
 
 from cephbench.results import RunDir
 
-from labcli import CLI, run_cli, write_suite
+from labcli import CLI, cli_here, run_cli, write_suite
 from test_signals import snapshot
 
 # osd_max_backfills and osd_recovery_sleep change at runtime and touch no client I/O path; `b` leaves the sleep
@@ -35,10 +35,8 @@ workloads:
 """
 
 
-def config(env) -> list:
-    out = subprocess.run(["ceph", "config", "dump", "-f", "json"], capture_output=True, text=True, env=env, timeout=60)
-    assert out.returncode == 0, out.stderr
-    return sorted((c["section"], c["mask"], c["name"], c["value"]) for c in json.loads(out.stdout))
+def config(mon_json) -> list:
+    return sorted((c["section"], c["mask"], c["name"], c["value"]) for c in mon_json("config dump"))
 
 
 def signal_at(args, env, mon_log: Path, command: str, sig: int, nth: int = 1, timeout: float = 180):
@@ -67,21 +65,21 @@ def signal_at(args, env, mon_log: Path, command: str, sig: int, nth: int = 1, ti
     return proc.returncode, seen >= nth, out, err
 
 
-def test_each_result_records_its_variant_and_the_configuration_is_put_back(lab, cephbench_env, tmp_path):
-    before = snapshot(cephbench_env)
+def test_each_result_records_its_variant_and_the_configuration_is_put_back(lab, mon_json, cephbench_env, tmp_path):
+    before = snapshot(mon_json, cephbench_env)
     suite = write_suite(tmp_path, VARIANTS)
-    dry = run_cli(["run", suite, "--dry-run"], cephbench_env)
+    dry = cli_here(["run", suite, "--dry-run"], cephbench_env)
     assert dry.returncode == 0, dry.stderr
     lines = [ln.strip() for ln in dry.stdout.splitlines()]
     changes = [ln for ln in lines if ln.startswith("ceph config ")]
     assert changes == ["ceph config set osd osd_max_backfills 2", "ceph config set osd osd_recovery_sleep 0.25",
                        "ceph config rm osd osd_recovery_sleep", "ceph config set osd osd_max_backfills 3",
                        "ceph config rm osd osd_max_backfills"], dry.stdout
-    assert snapshot(cephbench_env) == before            # a dry run changes nothing
+    assert snapshot(mon_json, cephbench_env) == before            # a dry run changes nothing
 
     res = run_cli(["run", suite, "--out", tmp_path / "run"], cephbench_env)
     assert res.returncode == 0, res.stderr + res.stdout
-    assert snapshot(cephbench_env) == before
+    assert snapshot(mon_json, cephbench_env) == before
     results, _ = RunDir.open(tmp_path / "run").results()
     assert [(r.test.variant, r.status) for r in results] == [("a", "ok"), ("b", "ok")]
     a, b = (r.variant for r in results)
@@ -97,19 +95,20 @@ def test_each_result_records_its_variant_and_the_configuration_is_put_back(lab, 
     ("config set", 1, signal.SIGINT),          # variant a's first option being set
     ("config rm", 1, signal.SIGTERM),          # a's sleep restored on the way to b
 ], ids=lambda v: str(v).replace(" ", "-") if isinstance(v, str) else str(v))
-def test_a_signal_mid_variant_leaves_the_configuration_as_it_was(lab, cephbench_env, tmp_path, command, nth, sig):
-    before = snapshot(cephbench_env)
+def test_a_signal_mid_variant_leaves_the_configuration_as_it_was(lab, mon_json, cephbench_env, tmp_path,
+                                                                 command, nth, sig):
+    before = snapshot(mon_json, cephbench_env)
     rc, aimed, _, err = signal_at(["run", write_suite(tmp_path, VARIANTS), "--out", tmp_path / "run"],
                                   cephbench_env, lab.dir / "log" / "ceph-mon.a.log", command, sig, nth)
     assert aimed, f"the mon never handled {command!r} #{nth}: {err}"
     assert "Traceback" not in err and "could not remove" not in err, err
     assert rc == 130, (rc, err)
-    assert snapshot(cephbench_env) == before
+    assert snapshot(mon_json, cephbench_env) == before
     assert json.loads((tmp_path / "run" / "resources.json").read_text()) == []
 
 
-def test_kill_9_mid_variant_then_cleanup_restores_the_configuration(lab, cephbench_env, tmp_path):
-    before = snapshot(cephbench_env)
+def test_kill_9_mid_variant_then_cleanup_restores_the_configuration(lab, mon_json, cephbench_env, tmp_path):
+    before = snapshot(mon_json, cephbench_env)
     suite = write_suite(tmp_path, VARIANTS.replace("duration: 1s", "duration: 30s"))
     proc = subprocess.Popen([*CLI, "run", str(suite), "--out", str(tmp_path / "run")], env=cephbench_env,
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
@@ -124,16 +123,16 @@ def test_kill_9_mid_variant_then_cleanup_restores_the_configuration(lab, cephben
     left = json.loads(resources.read_text())
     assert sorted(json.loads(r["name"])["name"] for r in left if r["kind"] == "config-option") == [
         "osd_max_backfills", "osd_recovery_sleep"], left
-    assert ("osd", "", "osd_max_backfills", "2") in config(cephbench_env)      # the variant outlived its run
+    assert ("osd", "", "osd_max_backfills", "2") in config(mon_json)      # the variant outlived its run
     res = run_cli(["cleanup", tmp_path / "run"], cephbench_env)
     assert res.returncode == 0, res.stderr + res.stdout
     assert res.stdout.count("removed config-option") == 2, res.stdout
-    assert snapshot(cephbench_env) == before
+    assert snapshot(mon_json, cephbench_env) == before
     assert json.loads(resources.read_text()) == []
 
 
-def test_resume_after_kill_9_reapplies_the_variant_of_the_tests_it_runs(lab, cephbench_env, tmp_path):
-    before = snapshot(cephbench_env)
+def test_resume_after_kill_9_reapplies_the_variant_of_the_tests_it_runs(lab, mon_json, cephbench_env, tmp_path):
+    before = snapshot(mon_json, cephbench_env)
     suite = write_suite(tmp_path, VARIANTS)
     # killed as b's group starts: a's result is in, b's is not
     rc, aimed, _, err = signal_at(["run", suite, "--out", tmp_path / "run"], cephbench_env,
@@ -146,7 +145,7 @@ def test_resume_after_kill_9_reapplies_the_variant_of_the_tests_it_runs(lab, cep
     results, _ = RunDir.open(tmp_path / "run").results()
     assert [(r.test.variant, r.status) for r in results] == [("a", "ok"), ("b", "ok")]
     assert set(results[1].variant.options[0].reported.values()) == {"3"}
-    assert snapshot(cephbench_env) == before
+    assert snapshot(mon_json, cephbench_env) == before
 
 
 @pytest.mark.parametrize("variant, where", [
@@ -156,11 +155,11 @@ def test_resume_after_kill_9_reapplies_the_variant_of_the_tests_it_runs(lab, cep
      "variants[2].sweep.name: osd_op_num_shards is read only when a daemon starts, and this suite does not allow "
      "restarts"),
 ])
-def test_a_bad_option_is_refused_before_anything_changes(lab, cephbench_env, tmp_path, variant, where):
-    before = config(cephbench_env)
+def test_a_bad_option_is_refused_before_anything_changes(lab, mon_json, cephbench_env, tmp_path, variant, where):
+    before = config(mon_json)
     text = VARIANTS.replace("workloads:", f"  - {variant}\nworkloads:")
-    res = run_cli(["run", write_suite(tmp_path, text), "--out", tmp_path / "run"], cephbench_env)
+    res = cli_here(["run", write_suite(tmp_path, text), "--out", tmp_path / "run"], cephbench_env)
     assert res.returncode == 2, res.stderr + res.stdout
     assert res.stderr.strip().splitlines() == [res.stderr.strip()] and where in res.stderr, res.stderr
     assert not (tmp_path / "run").exists()
-    assert config(cephbench_env) == before
+    assert config(mon_json) == before

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -45,3 +46,12 @@ def write_run(path: Path, configs: list[tuple[str, dict[str, Any], list[Measurem
 
 def repeats(m: Measurement, factor: float, n: int = 5, offset: int = 0) -> list[Measurement]:
     return [scaled(m, factor * NOISE[(i + offset) % len(NOISE)]) for i in range(n)]
+
+
+def copy_fixture_run(prefix: Path | str, path: Path) -> Path:
+    """A run directory at `path` from a real run kept as fixtures: PREFIX.run.json and PREFIX.results.jsonl (raw/
+    is never kept)."""
+    path.mkdir()
+    shutil.copy(f"{prefix}.run.json", path / "run.json")
+    shutil.copy(f"{prefix}.results.jsonl", path / "results.jsonl")
+    return path

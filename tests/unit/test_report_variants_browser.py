@@ -13,6 +13,7 @@ import pytest
 
 from cephbench.report.write import write_report
 from cephbench.results import RunDir
+from runfactory import copy_fixture_run
 
 FIX = Path(__file__).parent.parent / "fixtures" / "report" / "ceph16.2.15_variants_throttle"
 FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
@@ -36,10 +37,7 @@ def browser(args: list[str], tmp_path: Path) -> subprocess.CompletedProcess:
 
 @pytest.mark.parametrize("width", [1280, 1920])
 def test_variants_section_is_drawn_and_fits_the_window(tmp_path, width):
-    run = tmp_path / "run"
-    run.mkdir()
-    shutil.copy(f"{FIX}.run.json", run / "run.json")
-    shutil.copy(f"{FIX}.results.jsonl", run / "results.jsonl")
+    run = copy_fixture_run(FIX, tmp_path / "run")
     page_path, _, _ = write_report(RunDir.open(run))
     measured = run / "measured.html"
     measured.write_text(page_path.read_text().replace("</body>", MEASURE))
