@@ -237,3 +237,19 @@ def test_a_workload_naming_a_variant_the_suite_lacks_is_one_line(extra, where, w
     line = exc.value.one_line()
     assert line.startswith(f"s.yaml: {where}: "), line
     assert what in line
+
+
+def test_baselines_run_on_the_first_lab_build_not_on_the_lab_as_found():
+    from cephbench.launch import shape_parts
+    s = suite(baseline={"network": {"hosts": ["h1", "h2"], "duration": 1}},
+              variants=[{"name": "four", "lab": {"hosts": 4, "clients": 4}}, {"name": "three", "lab": {"hosts": 3}}])
+    builds = {v.name: v.lab for v in s.variant_specs()}
+
+    class Wants:            # what shape_parts asks of the run's Keeper
+        def want(self, name):
+            return builds[name]
+
+    parts = shape_parts(expand(s).tests, Wants())
+    # the baselines go with the first build's tests (a suite of `clients: lab` whose shape brings the client hosts)
+    assert parts[0][0].variant is None and parts[0][-1].variant == "four"
+    assert [{t.variant for t in p} for p in parts] == [{None, "four"}, {"three"}]
