@@ -153,6 +153,8 @@ class _Workload(_Strict):
     name: str | None = None
     repeat: PositiveInt = 1
     steady_state: SteadyState | None = None
+    # only under these of the suite's variants (None: under every one); e.g. EC pools on a BlueStore shape alone
+    variants: Annotated[list[str], BeforeValidator(_as_list), Field(min_length=1)] | None = None
 
     @model_validator(mode="after")
     def _steady_state_kind(self) -> "_Workload":
@@ -638,10 +640,22 @@ class Suite(_Strict):
         return self
 
     @model_validator(mode="after")
+    def _workload_variants_exist(self) -> "Suite":
+        names = [spec.name for spec in self._checked_specs()]
+        for i, w in enumerate(self.workloads):
+            for j, v in enumerate(w.variants or []):
+                if v not in names:
+                    known = ", ".join(names) if names else "none: the suite has no variants"
+                    raise ValueError(f"workloads[{i}].variants[{j}]: the suite has no variant {v!r} (variants: "
+                                     f"{known}); name one of them, or remove the workload's variants")
+        return self
+
+    @model_validator(mode="after")
     def _shapes_fit(self) -> "Suite":
-        """Every lab shape is one `lab up` would start, and holds every pool profile the workloads use."""
-        used = [p for p in dict.fromkeys(p for w in self.workloads for p in getattr(w, "pool", [])) if p in self.pools]
+        """Every lab shape is one `lab up` would start, and holds every pool profile the workloads run under it."""
         for spec in self._checked_specs():
+            used = [p for p in dict.fromkeys(p for w in self.workloads if w.variants is None or spec.name in w.variants
+                                             for p in getattr(w, "pool", [])) if p in self.pools]
             for p in used if spec.lab is not None else []:
                 short = pool_room(spec.lab, self.pools[p].model_dump())
                 if short is not None:

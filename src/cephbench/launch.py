@@ -202,7 +202,9 @@ def prepare(request: RunRequest, say: Callable[[str], None] = lambda _m: None) -
         if lab_topology:
             suite = with_lab_ssh(suite, lab_topology["ssh"])
             plan = replace(plan, suite=suite)     # the tests do not depend on settings.ssh
-        clients = resolve_clients(suite, suite.settings, lab_topology)
+        # a run that shapes the lab checks its client hosts on each part's own build (_part_prepared): the lab as
+        # found may have none (`clients: lab` with a shape of `clients: 4`)
+        clients = resolve_clients(suite, suite.settings, lab_topology) if not shaped(suite) else []
         cluster = Cluster(target, connect_timeout_s=request.connect_timeout_s)
         status = preflight(cluster, plan, request.force)
         client_facts = preflight_clients(LocalHost(), clients, todo, suite.settings.ssh, target.id, request.force,
@@ -466,12 +468,13 @@ def _run_shaped(prep: Prepared, events: RunEvents) -> RunSummary:
 
 def shape_parts(todo: list[Test], keeper: Keeper) -> list[list[Test]]:
     """The tests in runs of one lab build each (the plan orders them so); baselines (no variant) join the part
-    they are next to."""
+    they are next to: the plan puts them first, so they run on the first build (a suite of `clients: lab`
+    whose shape brings the client hosts measures them there)."""
     parts: list[list[Test]] = []
     last: str | None = None
     for t in todo:
         key = None if t.variant is None else _build_key(keeper.want(t.variant))
-        if parts and (key is None or key == last):
+        if parts and (key is None or key == last or last is None):
             parts[-1].append(t)
         else:
             parts.append([t])

@@ -19,7 +19,7 @@ from .units import format_size
 from .shape_plan import shape_classes
 from .variant_plan import variant_order
 
-_FIXED = {"name", "type", "repeat"}
+_FIXED = {"name", "type", "repeat", "variants"}
 _SIZE_KEYS = {"object_size", "block_size", "total", "io_size"}
 _ALWAYS_LABEL = {"object_size", "block_size", "concurrency", "iodepth", "io_size", "io_threads"}
 ASSUMED_OSDS = 3            # the estimate of a per-OSD test when the cluster is not known yet (validate)
@@ -144,9 +144,13 @@ def expand(suite: Suite) -> Plan:
             repeats = 1 if kind.repeat_within_test else w.repeat
             if kind.repeat_within_test:
                 fixed["repeat"] = w.repeat
+            # a workload limited to some variants runs under those of this build alone (none: not in this build)
+            mine = [v for v in variants if w.variants is None or v in w.variants]
+            if not mine:
+                continue
             for combo in itertools.product(*(data[k] for k in dims)):
                 params_base = dict(zip(dims, combo))
-                order = ((r, v) for r in range(1, repeats + 1) for v in variant_order(variants, block + r - 1))
+                order = ((r, v) for r in range(1, repeats + 1) for v in variant_order(mine, block + r - 1))
                 for rep, variant in order:
                     group_no += 1
                     group = f"g{group_no:03d}"

@@ -11,7 +11,7 @@ CASES = [
     ('name: t\nworkloads:\n  - {type: rados-bench}\n',
      "workloads[0]: unknown type 'rados-bench' (did you mean 'rados_bench'?); the types are rados_bench, osd_bench, fio_rados, rbd_bench, fio_rbd, rgw"),
     ('name: t\nworkloads:\n  - {type: rados_bench, concurency: 4}\n',
-     "workloads[0].concurency: unknown key (did you mean 'concurrency'?); the keys here are clients, concurrency, duration, instances, modes, name, object_size, pool, repeat, steady_state, type"),
+     "workloads[0].concurency: unknown key (did you mean 'concurrency'?); the keys here are clients, concurrency, duration, instances, modes, name, object_size, pool, repeat, steady_state, type, variants"),
     ('name: t\nworkloads:\n  - {type: rados_bench, concurrency: "4,16"}\n',
      "workloads[0].concurrency: '4,16' is text, not a number; for a sweep write a YAML list: [4, 16]"),
     ('name: t\npools:\n  ec: {type: erasure, k: 0, m: -1}\nworkloads:\n  - {type: rados_bench, pool: ec}\n',

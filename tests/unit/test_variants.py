@@ -206,3 +206,50 @@ def test_switching_variants_restores_what_the_next_leaves_alone():
 def test_a_daemons_value_equals_the_stored_one_as_text_or_number():
     assert same_value("0.250000", "0.25") and same_value("2", "2") and same_value("wpq", "wpq")
     assert not same_value("1", "2") and not same_value(None, "2") and not same_value("wpq", "mclock_scheduler")
+
+
+# ---- a workload under some variants only -----------------------------------------------------------------------
+
+def test_a_workload_limited_to_some_variants_runs_under_those_alone():
+    s = suite(pools={"rep": {"type": "replicated", "size": 2}, "ec": {"type": "erasure", "k": 2, "m": 1}},
+              variants=[{"name": "blue", "lab": {"hosts": 3}},
+                        {"name": "file", "lab": {"hosts": 3, "objectstore": "filestore", "fs": "xfs"}},
+                        {"name": "blue-slow", "lab": {"hosts": 3, "osd_throttle": {"osd.0": "10MiB/s"}}}],
+              workloads=[{"type": "rados_bench", "name": "rep", "pool": "rep", "modes": ["write"], "duration": 5},
+                         {"type": "rados_bench", "name": "ec", "pool": "ec", "modes": ["write"], "duration": 5,
+                          "variants": ["blue", "blue-slow"]}])
+    ran = [(t.workload, t.variant) for t in expand(s).tests]
+    # the filestore build runs the replicated workload alone; each build's variants still turn round
+    assert ran == [("rep", "blue"), ("rep", "blue-slow"), ("ec", "blue-slow"), ("ec", "blue"), ("rep", "file")]
+    # the restriction is not a parameter: the tests match the unrestricted ones across runs
+    assert "variants" not in expand(s).tests[2].params
+
+
+@pytest.mark.parametrize("extra, where, what", [
+    ({"variants": [{"name": "a"}, {"name": "b"}]}, "workloads[0].variants[1]",
+     "the suite has no variant 'c' (variants: a, b)"),
+    ({}, "workloads[0].variants[0]", "the suite has no variant 'a' (variants: none: the suite has no variants)"),
+])
+def test_a_workload_naming_a_variant_the_suite_lacks_is_one_line(extra, where, what):
+    names = ["a", "c"] if extra else ["a"]
+    with pytest.raises(UserError) as exc:
+        suite(workloads=[{**SUITE["workloads"][0], "variants": names}], **extra)
+    line = exc.value.one_line()
+    assert line.startswith(f"s.yaml: {where}: "), line
+    assert what in line
+
+
+def test_baselines_run_on_the_first_lab_build_not_on_the_lab_as_found():
+    from cephbench.launch import shape_parts
+    s = suite(baseline={"network": {"hosts": ["h1", "h2"], "duration": 1}},
+              variants=[{"name": "four", "lab": {"hosts": 4, "clients": 4}}, {"name": "three", "lab": {"hosts": 3}}])
+    builds = {v.name: v.lab for v in s.variant_specs()}
+
+    class Wants:            # what shape_parts asks of the run's Keeper
+        def want(self, name):
+            return builds[name]
+
+    parts = shape_parts(expand(s).tests, Wants())
+    # the baselines go with the first build's tests (a suite of `clients: lab` whose shape brings the client hosts)
+    assert parts[0][0].variant is None and parts[0][-1].variant == "four"
+    assert [{t.variant for t in p} for p in parts] == [{None, "four"}, {"three"}]

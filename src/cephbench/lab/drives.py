@@ -25,6 +25,7 @@ import logging
 import os
 import re
 import shutil
+import time
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Mapping, Sequence
@@ -425,6 +426,23 @@ def leftovers(record: LabDrives) -> list[str]:
     return out + [g for g in record.cgroups if Path(g).exists()]
 
 
+UMOUNT_BUSY_S = 30.0     # how long a mount may stay busy after its OSD was stopped
+
+
+def _umount(mount: str) -> CommandResult:
+    """umount, retried while the mount is busy: a rebuild of suites/seed-bobtail-2012.yaml from FileStore on xfs
+    to ext4 met "target is busy" on every OSD right after their daemons were killed mid-write (likely a killed
+    OSD's threads still flushing after its main thread, which is what the stop waits for, had exited); a later
+    `lab down` of the same mounts worked."""
+    deadline = time.monotonic() + UMOUNT_BUSY_S
+    while True:
+        res = _run(["umount", mount])
+        if res.ok or "busy" not in res.error_text() or time.monotonic() >= deadline:
+            return res
+        log.info("%s is busy: waiting for its OSD's last threads", mount)
+        time.sleep(0.5)
+
+
 def destroy(record: LabDrives, wait_s: float = cgroups.REMOVE_WAIT_S) -> list[str]:
     """Unmount, detach and remove the groups of `record`; backing files stay (they are in the lab's directory).
 
@@ -435,7 +453,7 @@ def destroy(record: LabDrives, wait_s: float = cgroups.REMOVE_WAIT_S) -> list[st
     points = _mount_points()
     for d in reversed(record.drives):
         if d.mount and d.mount in points:
-            res = _run(["umount", d.mount])
+            res = _umount(d.mount)
             (removed.append(d.mount) if res.ok else errors.append(f"umount {d.mount}: {res.error_text()}"))
     for d in reversed(record.drives):
         for dev in attached(d.backing):
