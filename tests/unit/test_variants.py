@@ -68,7 +68,8 @@ def test_every_group_runs_under_every_variant_turning_round_from_block_to_block(
     groups = list(dict.fromkeys((t.group, t.variant, t.params["object_size"], t.repeat) for t in plan.tests))
     # 2 sizes x 2 repeats x 2 variants; A B | B A | A B | B A: each pair of blocks meets on one variant
     assert [v for _, v, _, _ in groups] == ["a", "b", "b", "a", "a", "b", "b", "a"]
-    assert [(s, r) for _, _, s, r in groups] == [(4096, 1)] * 2 + [(4096, 2)] * 2 + [(4 << 20, 1)] * 2 + [(4 << 20, 2)] * 2
+    assert [(s, r) for _, _, s, r in groups] == ([(4096, 1)] * 2 + [(4096, 2)] * 2
+                                                 + [(4 << 20, 1)] * 2 + [(4 << 20, 2)] * 2)
     assert len({g for g, *_ in groups}) == 8                   # a group per variant: its own pool
     ids = [t.id for t in plan.tests]
     assert ids[:4] == ["001-rados_bench-write-4KiB-t16-a-r1", "002-rados_bench-seq-4KiB-t16-a-r1",
