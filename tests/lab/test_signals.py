@@ -47,6 +47,12 @@ def snapshot(mon_json, env) -> dict:
 def run_and_signal_at(args, env, mon_log: Path, prefix: str, sig: int, nth: int = 1, timeout: float = 180):
     """Start the CLI; send `sig` when the mon dispatches the `nth` command with this prefix."""
     pattern = re.compile(r'log_channel\(audit\).*"prefix":\s*"' + re.escape(prefix) + r'".*: dispatch')
+    return run_and_signal_when(args, env, mon_log, pattern, sig, nth, timeout)
+
+
+def run_and_signal_when(args, env, mon_log: Path, pattern: re.Pattern, sig: int, nth: int = 1,
+                        timeout: float = 180):
+    """Start the CLI; send `sig` when the `nth` line matching `pattern` is written to the mon's log."""
     with open(mon_log, "rb") as log:
         log.seek(0, os.SEEK_END)
         proc = subprocess.Popen([*CLI, *map(str, args)], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,

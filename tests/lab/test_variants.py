@@ -7,7 +7,6 @@ signal the moment the mon handles the command (`config set` of a variant, `confi
 second variant's group)."""
 
 import json
-import os
 import re
 import signal
 import subprocess
@@ -19,7 +18,7 @@ import pytest
 from cephbench.results import RunDir
 
 from labcli import CLI, cli_here, run_cli, write_suite
-from test_signals import snapshot
+from test_signals import run_and_signal_when, snapshot
 
 # osd_max_backfills and osd_recovery_sleep change at runtime and touch no client I/O path; `b` leaves the sleep
 # alone, so going from a to b restores it (config rm) in the middle of the run
@@ -40,29 +39,11 @@ def config(mon_json) -> list:
 
 
 def signal_at(args, env, mon_log: Path, command: str, sig: int, nth: int = 1, timeout: float = 180):
-    """Start the CLI; send `sig` when the mon handles the `nth` command with this prefix."""
+    """Start the CLI; send `sig` when the mon handles the `nth` command with this prefix (`config set` has no
+    audit line, so the handler's own log line is followed)."""
     # the mon logs a command as [{prefix=config set, ...}] or as its JSON, {"prefix": "config rm", ...}
     pattern = re.compile(r'handle_command mon_command\((?:\[\{prefix=|\{"prefix": ")' + re.escape(command) + r'[",}]')
-    with open(mon_log, "rb") as log:
-        log.seek(0, os.SEEK_END)
-        proc = subprocess.Popen([*CLI, *map(str, args)], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                text=True)
-        seen, deadline, buf = 0, time.monotonic() + timeout, b""
-        while seen < nth and proc.poll() is None and time.monotonic() < deadline:
-            chunk = log.read()
-            if not chunk:
-                time.sleep(0.005)
-                continue
-            buf += chunk
-            *lines, buf = buf.split(b"\n")
-            for line in lines:
-                if pattern.search(line.decode(errors="replace")):
-                    seen += 1
-                    if seen == nth:
-                        proc.send_signal(sig)
-                        break
-        out, err = proc.communicate(timeout=timeout)
-    return proc.returncode, seen >= nth, out, err
+    return run_and_signal_when(args, env, mon_log, pattern, sig, nth, timeout)
 
 
 def test_each_result_records_its_variant_and_the_configuration_is_put_back(lab, mon_json, cephbench_env, tmp_path):

@@ -88,7 +88,7 @@ def _throttle_share(dev: DeviceLoad) -> tuple[float, str] | None:
                                 (dev.limit_read_iops, dev.read_ops_per_s, "read IOPS"),
                                 (dev.limit_write_iops, dev.write_ops_per_s, "write IOPS")):
         v = busy_seconds(series) if limit else None
-        if v is None or not limit:
+        if v is None:
             continue
         shown = (f"{v / MIB:,.1f} of {limit / MIB:,.1f} MiB/s" if "IOPS" not in unit
                  else f"{v:,.0f} of {limit:,.0f}")
