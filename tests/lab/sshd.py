@@ -83,7 +83,9 @@ class SshServer:
                 "options": ["UserKnownHostsFile=" + str(self.workdir / "known_hosts")], **extra}
 
     def __exit__(self, *exc: object) -> None:
+        # on the loop's own thread: asyncio is not thread-safe, and a close from this thread raced the loop's
+        # (TypeError in Server._wakeup, seen once in CI)
         if self._server is not None:
-            self._server.close()
+            self._loop.call_soon_threadsafe(self._server.close)
         self._loop.call_soon_threadsafe(self._loop.stop)
         self._thread.join(5)

@@ -21,6 +21,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 from cephbench.lab import Lab
@@ -86,5 +87,9 @@ def test_han_directions_on_the_lab_rebuilt_per_shape(multihost_lab: Lab, tmp_pat
     assert shapes["hdd-6osd"]["topology"]["spec"]["osds_per_host"] == 2
     assert shapes["hdd-3osd"]["build"]["multi"]["throttles"]["osd.2"]["bytes_per_s"] == 10 * MiB
     assert "lab shape: starting the lab" in res.stderr      # a rebuild and the one that puts it back
+    # the lab put back is up and HEALTH_OK; a health check may still be settling for a moment after the rebuild
+    deadline = time.monotonic() + 60
+    while not multihost_lab.healthy() and time.monotonic() < deadline:
+        time.sleep(2)
     assert multihost_lab.healthy() and shape_of(multihost_lab) == before
     assert json.loads((out / "resources.json").read_text()) == []
