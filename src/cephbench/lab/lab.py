@@ -222,8 +222,10 @@ class Lab:
         return dm.Daemon(name, self.dir / "run", self.dir / "log")
 
     def _pid(self, d: dm.Daemon) -> int | None:
+        # a process this object started, while it runs; else the pid file: a run's lab shape may have rebuilt the
+        # lab from another process since (its daemons are new, and the ones this object started are gone)
         proc = self._started.get(d.name)
-        return proc.pid if proc is not None else d.pid()
+        return proc.pid if proc is not None and proc.poll() is None else d.pid()
 
     def daemons(self) -> list[DaemonStatus]:
         run = self.dir / "run"
