@@ -73,9 +73,10 @@ class ScrubFlags:
 @dataclass(frozen=True)
 class CapacityBudget:
     total_raw: int
-    used_raw: int                   # used now, plus what other runs in progress have reserved
+    used_raw: int                   # used now, plus what other runs have reserved and this run's unseen writes
     max_raw_used: float
     reserved_by_others: int = 0
+    unseen: int = 0                 # of used_raw: this run's writes that `ceph df` does not count yet
 
     @property
     def allowed_raw(self) -> int:
@@ -92,8 +93,39 @@ class CapacityBudget:
     def describe(self) -> str:
         others = (f", {format_size(self.reserved_by_others)} of it reserved by other cephbench runs in progress"
                   if self.reserved_by_others else "")
+        if self.unseen:
+            others += f", {format_size(self.unseen)} of it written by this run and not yet counted by `ceph df`"
         return (f"{format_size(self.used_raw)} of {format_size(self.total_raw)} raw used{others}; "
                 f"limit {self.max_raw_used:.0%}")
+
+
+@dataclass
+class UnseenWrites:
+    """Raw bytes this run wrote that `ceph df` may not count yet. The OSDs report their usage to the mgr once a
+    stats period and `ceph df` serves the mgr's last digest, so a write shows a period or two after it ended: a
+    write started meanwhile (the next steady-state round) would find the same room again and pass the limit.
+    A write counts as unseen until `ceph df` has grown by it since the first such write began, or `settle_s` has
+    passed. Space freed meanwhile (a pool removed) makes it look less seen: the error is on the safe side."""
+
+    settle_s: float
+    writes: list[tuple[float, int, int]] = field(default_factory=list)   # (ended, raw bytes, df's used before)
+
+    def add(self, raw_bytes: int, used_before: int, now: float) -> None:
+        if raw_bytes > 0:
+            self.writes.append((now, raw_bytes, used_before))
+
+    def pending(self, used_now: int, now: float) -> int:
+        self.writes = [w for w in self.writes if now - w[0] < self.settle_s]
+        if not self.writes:
+            return 0
+        grown = max(0, used_now - min(before for _, _, before in self.writes))
+        return max(0, sum(raw for _, raw, _ in self.writes) - grown)
+
+
+def settle_seconds(mgr_stats_period_s: float) -> float:
+    """How long `ceph df` may take to count a write: the OSD's report (a stats period), the mgr's digest (another),
+    and a second for the reading itself."""
+    return 2 * mgr_stats_period_s + 1.0
 
 
 def amplification(profile: dict) -> float:

@@ -35,7 +35,7 @@ from ..remote import HostRef, drop_caches_argv, host_ref, osd_hosts, run_on_all,
 from ..recovery import process_tag, stop_process_group
 from ..resources import Ledger, Resource
 from ..results import Evidence, HostLoad, Measurement, RunDir, Test
-from ..safety import CapacityBudget, drop_caches_local
+from ..safety import CapacityBudget, UnseenWrites, drop_caches_local, settle_seconds
 
 log = logging.getLogger(__name__)
 R = TypeVar("R")
@@ -98,6 +98,8 @@ class RunContext:
     client_offsets_ns: dict[str, int] = field(default_factory=dict)   # client -> its clock minus this machine's
     at_paths: dict[str, str] = field(default_factory=dict)  # client -> cephbench-loadgen there (the start barrier)
     load_here: bool = True          # some test's load comes from this machine (not every one from client hosts)
+    _unseen: UnseenWrites | None = field(default=None, repr=False)   # this run's writes `ceph df` may not count
+    _reserved: tuple[int, int] = (0, 0)     # the write in progress: raw bytes reserved, df's used when reserved
     started_unix: float = field(default_factory=time.time)
 
     @property
@@ -110,7 +112,8 @@ class RunContext:
 
     def budget(self) -> CapacityBudget:
         """Room left under settings.max_raw_used, counting what other runs in progress on the cluster have
-        reserved for their writes (their markers) as if already written."""
+        reserved for their writes (their markers) as if already written, and this run's own writes that
+        `ceph df` does not count yet."""
         total, used = self.cluster.raw_capacity()
         others = 0
         if not self.dry_run:
@@ -118,29 +121,56 @@ class RunContext:
                 others = marker.reserved_by_others(marker.read_runs(self.cluster), self.run_id)
             except (OperationFailed, UserError) as exc:
                 log.warning("other runs' reservations unknown (config-key dump): %s", exc)
-        return CapacityBudget(total, used + others, self.settings.max_raw_used, reserved_by_others=others)
+        unseen = self._unseen.pending(used, time.monotonic()) if self._unseen is not None else 0
+        return CapacityBudget(total, used + others + unseen, self.settings.max_raw_used, reserved_by_others=others,
+                              unseen=unseen)
+
+    def _unseen_writes(self) -> UnseenWrites:
+        if self._unseen is None:
+            period = 5.0                # Ceph's default
+            try:
+                got = self.cluster.ceph_json("config", "get", "mgr", "mgr_stats_period")
+                period = float(got if not isinstance(got, dict) else got.get("mgr_stats_period", period))
+            except (OperationFailed, UserError, TypeError, ValueError) as exc:
+                log.debug("mgr_stats_period unknown, taken as %g s: %s", period, exc)
+            self._unseen = UnseenWrites(settle_seconds(period))
+        return self._unseen
 
     def reserve_write(self, amplification: float) -> tuple[int, CapacityBudget]:
         """Client bytes the next write may add, reserved in the run's marker. Runs that start together both
         reserve, then both look again: if the reservations together pass the limit, each shrinks to what is left
         beside the others' (never more than alone: two runs cannot overfill the cluster between them)."""
+        settle = self._unseen_writes().settle_s
         budget = self.budget()
         granted = budget.client_bytes(amplification)
-        self.reserve(int(granted * amplification))
+        self.reserve(int(granted * amplification), unseen=(budget.unseen, time.time() + settle))
         again = self.budget()
         if again.reserved_by_others > budget.reserved_by_others:
             granted = min(granted, again.client_bytes(amplification))
-            self.reserve(int(granted * amplification))
+            self.reserve(int(granted * amplification), unseen=(again.unseen, time.time() + settle))
             budget = again
+        self._reserved = (int(granted * amplification), budget.used_raw - budget.reserved_by_others - budget.unseen)
         return granted, budget
 
-    def reserve(self, raw_bytes: int) -> None:
+    def write_ended(self) -> None:
+        """The reserved write is over. Until the mgr has reported it, this run counts it as unseen, and its
+        marker tells other runs to count it too for as long. What was reserved is an upper bound of what was
+        written: the bound may only err on the safe side."""
+        raw, used_before = self._reserved
+        self._reserved = (0, 0)
+        settle = self._unseen.settle_s if self._unseen is not None else 0.0
+        self.reserve(0, unseen=(raw, time.time() + settle))
+        if self._unseen is not None:
+            self._unseen.add(raw, used_before, time.monotonic())
+
+    def reserve(self, raw_bytes: int, unseen: tuple[int, float] = (0, 0.0)) -> None:
         """Say in the run's marker how many raw bytes its write may still add (0 once written: then `ceph df`
         counts them). Other runs' capacity guards subtract it."""
         if self.dry_run:
             return
         k = marker.key(self.run_id)
-        v = marker.value(str(self.rundir.path.absolute()) if self.rundir else None, self.started_unix, raw_bytes)
+        v = marker.value(str(self.rundir.path.absolute()) if self.rundir else None, self.started_unix, raw_bytes,
+                         *unseen)
         try:
             with held():
                 self.cluster.ceph_ok("config-key", "set", k, v)

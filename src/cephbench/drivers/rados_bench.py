@@ -430,7 +430,7 @@ def run_group(ctx, group, todo):
                         results = ctx.run_tools(test, spawns, timeout, live=live_figures)
                 finally:
                     if max_objects is not None:
-                        ctx.reserve(0)      # written now: `ceph df` counts it
+                        ctx.write_ended()
                 if results is None:  # dry run
                     skip = True
                     break
