@@ -189,9 +189,11 @@ def test_a_cluster_network_speeds_up_writes(multihost_lab, tmp_path):
     when it carries client data and replicas, the cluster one when replicas have a network of their own. Only then
     does the ratio follow from the links' arithmetic: x1.5 with primaries spread evenly (each host's cluster link
     carries 2/3 of what is written each way, its public link 1/3), less when one host is primary for more; the
-    bound is computed from the primaries' measured shares (OSD counters). Noise: each run reaches 75-95 % of its
-    links' ceiling here (tbf's frames, TCP's windows, Ceph's own messages share the links); the two efficiencies
-    differed by up to 15 % over repeated runs on this 2-core VM, so the ratio must reach 80 % of the arithmetic's."""
+    bound is computed from the primaries' measured shares (OSD counters). Even 128 PGs can leave one host primary
+    for 44 % of the writes (x1.13 then): the cluster-network run is repeated on a new pool (a new placement) until
+    the arithmetic allows x1.2, three times at most. Noise, measured on this 2-core VM (4 runs, CPUs 90-100 % busy
+    with other work): each run reached 82-97 % of its links' ceiling (tbf counts frames, Ceph's own messages share
+    the links), and the measured ratio was 0.97-1.12 of the arithmetic's, so it must reach 80 % of it."""
     shared_w, _, _ = _write(multihost_lab, tmp_path / "shared", NET_SUITE, size=MIB)
     d = tmp_path / "clusternet"
     lb = Lab(d / "lab")
@@ -203,16 +205,19 @@ def test_a_cluster_network_speeds_up_writes(multihost_lab, tmp_path):
         assert mine["lab_id"] != other["lab_id"]
         assert {n["subnet"] for n in mine["networks"]}.isdisjoint(n["subnet"] for n in other["networks"])
         assert {h["netns"] for h in mine["hosts"]}.isdisjoint(h["netns"] for h in other["hosts"])
-        sep_w, _, _ = _write(lb, tmp_path / "separate", NET_SUITE, size=MIB)
+        r = R_BYTES * TCP_SHARE
+        ceil_shared = link_ceiling(primary_shares(shared_w), False) * r
+        for attempt in range(3):        # a new pool places its primaries anew
+            sep_w, _, _ = _write(lb, tmp_path / f"separate-{attempt}", NET_SUITE, size=MIB)
+            ceil_sep = link_ceiling(primary_shares(sep_w), True) * r
+            if ceil_sep / ceil_shared >= 1.2:
+                break
     finally:
         lb.down()
     # first, the links bind both runs, each the one the arithmetic expects
     assert shared_w["analysis"]["bottleneck"].startswith("public network (h"), shared_w["analysis"]
     assert sep_w["analysis"]["bottleneck"].startswith("cluster network (h"), sep_w["analysis"]
     shared, separate = (w["measurement"]["bytes_per_s"] for w in (shared_w, sep_w))
-    r = R_BYTES * TCP_SHARE
-    ceil_shared = link_ceiling(primary_shares(shared_w), False) * r
-    ceil_sep = link_ceiling(primary_shares(sep_w), True) * r
     expected = ceil_sep / ceil_shared
     print(f"\n1 MiB writes, replica 3, links of {MH_RATE}: {shared / MIB:.1f} MiB/s sharing the public network "
           f"(links allow {ceil_shared / MIB:.1f}, CPU {cpu_busy(shared_w):.0%}), {separate / MIB:.1f} MiB/s with a "
