@@ -127,3 +127,51 @@ def test_lab_throttle_without_a_lab_is_one_line(tmp_path):
     one_line_exit_2(cli("lab", "throttle", "--dir", tmp_path / "nolab", "osd.1=5MiB/s"), "--dir", "no lab running")
     one_line_exit_2(cli("lab", "throttle", "--dir", tmp_path / "nolab", "--clear", "osd.1"), "no lab running")
     assert not (tmp_path / "nolab").exists()
+
+
+SHAPED = """name: t
+variants:
+  - name: hdd
+    lab: {hosts: 3, public_net: 200mbit, osd_throttle: {osd.0: 15MiB/s}}
+  - name: ssd
+    lab: {hosts: 3, public_net: 200mbit}
+  - name: private
+    lab: {hosts: 3, public_net: 200mbit, cluster_net: 200mbit}
+  - sweep: {who: osd, name: osd_max_backfills, values: [1, 2]}
+workloads:
+  - {type: rados_bench, concurrency: [1, 4], object_size: [4KiB, 4MiB], repeat: 3}
+  - {type: fio_rbd, rw: [write, randread], iodepth: [1, 8], variants: [ssd, private]}
+  - {type: osd_bench, repeat: 5}
+"""
+
+
+@pytest.mark.parametrize("suite", [*sorted((Path(__file__).resolve().parents[2] / "suites").glob("*.yaml")),
+                                   "shaped"])
+def test_the_plan_size_is_counted_without_expanding_it(tmp_path, suite):
+    # the count that guards expand() is the number of tests expand() makes, variants, shapes and phases included
+    from cephbench.config import load_suite
+    from cephbench.plan import _sizes, baseline_tests, expand
+    if suite == "shaped":
+        suite = tmp_path / "s.yaml"
+        suite.write_text(SHAPED)
+    s = load_suite(suite)
+    assert sum(n for n, _ in _sizes(s)) + len(baseline_tests(s)) == len(expand(s).tests)
+
+
+@pytest.mark.parametrize("text, path", [
+    ("name: t\nworkloads:\n  - {type: rados_bench, repeat: 100000000}\n", "workloads[0].repeat"),
+    ("name: t\nworkloads:\n  - {type: osd_bench}\n  - {type: fio_rados, iodepth: [1, 2], repeat: 2,\n"
+     "     block_size: [" + ", ".join(f"{k}KiB" for k in range(1, 3001)) + "]}\n", "workloads[1].block_size"),
+    ("name: t\nvariants:\n  - sweep: {who: osd, name: osd_max_backfills, values: [" +
+     ", ".join(str(k) for k in range(1, 10002)) + "]}\nworkloads:\n  - {type: rados_bench, modes: [write]}\n",
+     "variants"),
+])
+def test_a_plan_too_big_is_refused_at_once_naming_what_multiplies_it(tmp_path, text, path):
+    p = tmp_path / "s.yaml"
+    p.write_text(text)
+    t0 = time.monotonic()
+    one_line_exit_2(cli("validate", p), f"cephbench: {path}: the plan would have", "more than the 10,000",
+                    f"lower {path}")
+    assert time.monotonic() - t0 < 1.0
+    one_line_exit_2(cli("run", p, "--conf", tmp_path / "no.conf", "--out", tmp_path / "run"), path)
+    assert not (tmp_path / "run").exists()
