@@ -34,9 +34,12 @@ from .drivers.rgw import parse as rgw_loadgen
 from .errors import UserError
 from .results import Measurement, Result, RunDir, Test, run_dir_path
 from .units import format_size, parse_duration, parse_size
+from .userfiles import read_bytes
 
 FORMATS = "rados bench, fio, rbd bench, iperf3 or loadgen"
 _SIZE_KEYS = {"object_size", "op_size", "block_size", "io_size", "total", "image_size"}
+# The largest output a tool writes for one run (fio json+ of many jobs, with every latency bin, is a few MiB).
+MAX_OUTPUT_BYTES = 256 * 1024**2
 _MAINTAINING_RE = re.compile(r"Maintaining (\d+) concurrent (?:writes|reads)")
 
 
@@ -241,10 +244,7 @@ def detect(text: str) -> str | None:
 def read_file(path: Path, labels: dict[str, Any] | None = None) -> Parsed:
     """One file -> Parsed; UserError (one line) when it is unknown, truncated or the tool's error message."""
     labels = labels or {}
-    try:
-        data = Path(path).read_bytes()
-    except OSError as exc:
-        raise UserError(f"cannot read it: {exc.strerror}", where=str(path)) from None
+    data = read_bytes(Path(path), "", f"give {FORMATS} output saved to a file", MAX_OUTPUT_BYTES, where="FILE")
     text = data.decode("utf-8", errors="replace")
     fmt = detect(text)
     if fmt is None:

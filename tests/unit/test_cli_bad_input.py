@@ -175,3 +175,69 @@ def test_a_plan_too_big_is_refused_at_once_naming_what_multiplies_it(tmp_path, t
     assert time.monotonic() - t0 < 1.0
     one_line_exit_2(cli("run", p, "--conf", tmp_path / "no.conf", "--out", tmp_path / "run"), path)
     assert not (tmp_path / "run").exists()
+
+
+def _bounded(*args: object) -> subprocess.CompletedProcess:
+    """The command in a process of its own, with 1 GiB of memory and 30 s: what used to hang or eat all memory
+    fails the test instead of the machine."""
+    import resource
+
+    def limit() -> None:
+        resource.setrlimit(resource.RLIMIT_AS, (2**30, 2**30))
+    try:
+        return subprocess.run([*CLI, *map(str, args)], capture_output=True, text=True, env=ENV, timeout=30,
+                              preexec_fn=limit)
+    except subprocess.TimeoutExpired:
+        pytest.fail(f"cephbench {' '.join(map(str, args))} hung")
+
+
+@pytest.fixture
+def special_files(tmp_path):
+    import socket
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    sock_path = tmp_path / "sock"
+    sock = socket.socket(socket.AF_UNIX)
+    sock.bind(str(sock_path))
+    yield {"a FIFO": fifo, "a character device": Path("/dev/zero"), "a socket": sock_path,
+           "a directory": tmp_path}
+    sock.close()
+
+
+@pytest.mark.parametrize("command", [["validate"], ["suite", "from-cbt"], ["import"], ["run", "--conf"]])
+def test_special_files_are_refused_never_read(tmp_path, special_files, command):
+    quick = Path(__file__).resolve().parents[2] / "suites" / "quick.yaml"
+    for kind, path in special_files.items():
+        if command == ["run", "--conf"]:
+            args = ["run", quick, "--conf", path, "--out", tmp_path / "run"]
+        else:
+            args = [*command, path]
+        # a FIFO blocked and /dev/zero ate all memory: each in a process of its own, bounded
+        res = _bounded(*args) if kind in ("a FIFO", "a character device") else cli(*args)
+        one_line_exit_2(res, str(path), f"is {kind}")
+    assert not (tmp_path / "run").exists()
+
+
+def test_files_too_large_are_refused(tmp_path):
+    big = tmp_path / "big"
+    with open(big, "wb") as f:
+        f.truncate(300 * 1024**2)          # sparse: no disk used
+    one_line_exit_2(cli("validate", big), "larger than 4MiB")
+    one_line_exit_2(cli("suite", "from-cbt", big), "larger than 4MiB")
+    one_line_exit_2(cli("import", big, "--out", tmp_path / "run"), "larger than 256MiB")
+    assert not (tmp_path / "run").exists()
+
+
+@pytest.mark.parametrize("text, fragments", [
+    ("", ["is empty"]),
+    ("# nothing but comments\n[global]\n", ["is empty"]),
+    ("[global]\nfsid = 5e1f0c6a-0000-0000-0000-000000000000\n", ["names no monitor", "mon_host"]),
+])
+def test_a_conf_that_names_no_monitor_is_blamed_not_the_keyring(tmp_path, text, fragments):
+    conf = tmp_path / "ceph.conf"
+    conf.write_text(text)
+    quick = Path(__file__).resolve().parents[2] / "suites" / "quick.yaml"
+    res = cli("run", quick, "--conf", conf, "--out", tmp_path / "run")
+    one_line_exit_2(res, "--conf", *fragments)
+    assert "keyring" not in res.stderr
+    assert not (tmp_path / "run").exists()
