@@ -241,3 +241,26 @@ def test_a_conf_that_names_no_monitor_is_blamed_not_the_keyring(tmp_path, text, 
     one_line_exit_2(res, "--conf", *fragments)
     assert "keyring" not in res.stderr
     assert not (tmp_path / "run").exists()
+
+
+def test_run_paths_that_are_not_directories(tmp_path):
+    quick = Path(__file__).resolve().parents[2] / "suites" / "quick.yaml"
+    afile = tmp_path / "afile"
+    afile.write_text("x")
+    one_line_exit_2(cli("run", quick, "--lab-dir", afile, "--out", tmp_path / "run"), "--lab-dir", "is a file")
+    one_line_exit_2(cli("run", "--resume", afile), "--resume", "is not a directory")
+    one_line_exit_2(cli("run", "--resume", tmp_path / "gone"), "--resume", "does not exist")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["afile"]
+
+
+def test_a_suite_given_with_resume_must_be_the_resumed_runs(tmp_path):
+    from cephbench.config import load_suite
+    from cephbench.results import RunDir
+    suites = Path(__file__).resolve().parents[2] / "suites"
+    suite = load_suite(suites / "quick.yaml")
+    RunDir.create(tmp_path / "run", {"cephbench_version": "test", "suite_name": suite.name, "run_ids": ["abc123"],
+                                     "suite": suite.model_dump(mode="json"), "started_unix": 1_700_000_000.0})
+    args = ["--resume", tmp_path / "run", "--dry-run", "--conf", tmp_path / "no.conf"]
+    one_line_exit_2(cli("run", suites / "rbd.yaml", *args), "SUITE", "rbd.yaml is not the suite of the run")
+    # its own suite is no mismatch: the resume goes on to the cluster (here, a conf that does not exist)
+    one_line_exit_2(cli("run", suites / "quick.yaml", *args), "--conf", "does not exist")
