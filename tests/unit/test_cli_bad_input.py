@@ -264,3 +264,75 @@ def test_a_suite_given_with_resume_must_be_the_resumed_runs(tmp_path):
     one_line_exit_2(cli("run", suites / "rbd.yaml", *args), "SUITE", "rbd.yaml is not the suite of the run")
     # its own suite is no mismatch: the resume goes on to the cluster (here, a conf that does not exist)
     one_line_exit_2(cli("run", suites / "quick.yaml", *args), "--conf", "does not exist")
+
+
+FIXTURES = Path(__file__).resolve().parents[2] / "tests" / "fixtures"
+
+
+def _with(fixture: str, key: str, value: str) -> str:
+    """A real output with one JSON field's number replaced as written ("timestamp" : 1795238909)."""
+    import re
+    text = (FIXTURES / fixture).read_text()
+    out, n = re.subn(rf'("{key}"\s*:\s*)\d+', rf"\g<1>{value}", text, count=1)
+    assert n == 1
+    return out
+
+
+@pytest.mark.parametrize("fixture, key, value, field", [
+    ("fio/fio3.33_libaio_write_4M_qd1.json", "timestamp", "1e30", "timestamp"),
+    ("fio/fio3.33_libaio_write_4M_qd1.json", "timestamp", "-1e12", "timestamp"),
+    ("iperf3/iperf3.12_loopback_1stream.json", "timesecs", "1e20", "start.timestamp.timesecs"),
+])
+def test_an_imported_date_no_calendar_holds_is_refused(tmp_path, fixture, key, value, field):
+    from cephbench.drivers import ParseError
+    from cephbench.importer import content_date, detect
+    text = _with(fixture, key, value)
+    with pytest.raises(ParseError, match=f"^{field} is .*not a time"):
+        content_date(detect(text), text)
+    src = tmp_path / "out.json"
+    src.write_text(text)
+    one_line_exit_2(cli("import", src, "--out", tmp_path / "run", "--db", tmp_path / "h.db"), field, "not a time")
+    assert not (tmp_path / "run").exists() and not (tmp_path / "h.db").exists()
+
+
+@pytest.mark.parametrize("date, fragment", [
+    ("0001-01-01T00:00+01:00", "before 1970"), ("1900-01-01", "before 1970"), ("0001-01-01", "before 1970"),
+])
+def test_an_import_date_out_of_range_makes_nothing(tmp_path, date, fragment):
+    src = FIXTURES / "fio" / "fio3.33_libaio_write_4M_qd1.json"
+    one_line_exit_2(cli("import", src, "--date", date, "--out", tmp_path / "run", "--db", tmp_path / "h.db"),
+                    "--date", fragment)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_history_never_breaks_on_a_bad_run(tmp_path):
+    import json
+    import sqlite3
+    db = tmp_path / "h.db"
+    src = FIXTURES / "fio" / "fio3.33_libaio_write_4M_qd1.json"
+    assert cli("import", src, "--out", tmp_path / "good", "--db", db).returncode == 0
+    assert cli("import", src, "--out", tmp_path / "bad", "--db", tmp_path / "other.db").returncode == 0
+    meta_path = tmp_path / "bad" / "run.json"
+    meta = json.loads(meta_path.read_text())
+    meta_path.write_text(json.dumps({**meta, "started_unix": 1e30}))
+    # refused at add, before the catalog is touched
+    one_line_exit_2(cli("history", "--db", db, "add", tmp_path / "good", tmp_path / "bad"), "started_unix",
+                    "not a time")
+    # a bad row already in the catalog (written by hand, or by an older cephbench) is shown, not a traceback
+    with sqlite3.connect(db) as conn:
+        row = conn.execute("SELECT * FROM runs").fetchone()
+        for i, (started, tests) in enumerate([(1e30, 1), (-1e12, "x"), ("soon", 2.5)]):
+            conn.execute("INSERT INTO runs VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+                         (f"/nowhere/{i}", *row[1:5], started, started, row[7], tests, 0, row[10]))
+    res = cli("history", "--db", db, "list")
+    assert res.returncode == 0 and "Traceback" not in res.stderr, res.stderr
+    assert "/nowhere/2" in res.stdout.replace("\n", "") or "nowhere" in res.stdout
+    assert cli("history", "--db", db).returncode == 0
+
+
+def test_history_db_that_is_no_catalog(tmp_path):
+    garbage = tmp_path / "garbage.db"
+    garbage.write_bytes(bytes(range(256)) * 20)
+    for args in (["list"], [], ["--trend", "bw", "--test", "x"]):
+        one_line_exit_2(cli("history", "--db", tmp_path, *args), "--db", "is a directory")
+        one_line_exit_2(cli("history", "--db", garbage, *args), "--db", "not a database")
