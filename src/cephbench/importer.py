@@ -331,6 +331,11 @@ def import_files(files: list[Path], out_dir: Path | None, labels: dict[str, Any]
     if not files:
         raise UserError("give at least one file to import", "e.g. cephbench import rados-bench-write.txt",
                         where="FILE")
+    if date is not None:
+        try:
+            unix_time(date, "the date")
+        except ParseError as exc:
+            raise UserError(str(exc), "give the date the files were measured", where="--date") from None
     parsed = [read_file(f, labels) for f in files]
     if date is not None:
         for p in parsed:

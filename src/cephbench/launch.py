@@ -473,7 +473,8 @@ def _run_shaped(prep: Prepared, events: RunEvents) -> RunSummary:
         events.note("interrupted: putting the lab back as it was (Ctrl-C again to skip)")
     finally:
         try:
-            with shielded(lambda: events.note("putting the lab back goes on (Ctrl-C again to skip it)")):
+            with shielded(lambda: events.note("putting the lab back goes on (Ctrl-C again to skip it)"),
+                          after_interrupt=total.interrupted):
                 failures = outer.release()
             total.planned += keeper.take_planned()
             if failures:

@@ -146,3 +146,40 @@ def test_resume_after_kill_9_first_removes_what_was_left(lab, mon_json, cephbenc
     assert [r.status for r in results] == ["ok"] and bad == []
     assert (tmp_path / "run" / "results.torn.jsonl").read_text().startswith('{"schema_version": 1')
     assert snapshot(mon_json, cephbench_env) == before
+
+
+def test_after_a_ctrl_c_the_next_one_skips_cleanup_as_the_message_says(lab, mon_json, cephbench_env, tmp_path):
+    # the first Ctrl-C while the run sets its pool up; the second when its cleanup deletes the pool: the message
+    # of the first said "Ctrl-C again to skip", so the second skips (it used to print "goes on", and a third
+    # skipped). cleanup then removes what was skipped.
+    before = snapshot(mon_json, cephbench_env)
+    suite = write_suite(tmp_path, EC_WRITE.replace("duration: 1s", "duration: 30s"))
+    patterns = [re.compile(r'log_channel\(audit\).*"prefix":\s*"' + re.escape(p) + r'".*: dispatch')
+                for p in ("osd pool application enable", "osd pool delete")]
+    with open(lab.dir / "log" / "ceph-mon.a.log", "rb") as log:
+        log.seek(0, os.SEEK_END)
+        proc = subprocess.Popen([*CLI, "run", str(suite), "--out", str(tmp_path / "run")], env=cephbench_env,
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        deadline, buf = time.monotonic() + 180, b""
+        while patterns and proc.poll() is None and time.monotonic() < deadline:
+            chunk = log.read()
+            if not chunk:
+                time.sleep(0.005)
+                continue
+            buf += chunk
+            *lines, buf = buf.split(b"\n")
+            for line in lines:
+                if patterns and patterns[0].search(line.decode(errors="replace")):
+                    proc.send_signal(signal.SIGINT)
+                    patterns.pop(0)
+        _, err = proc.communicate(timeout=180)
+    assert not patterns, f"not every signal was aimed: {err}"
+    assert "Traceback" not in err, err
+    assert "Ctrl-C again to skip" in err and "goes on" not in err, err
+    assert "skipped by a second interrupt" in err, err
+    assert proc.returncode == 130, (proc.returncode, err)
+    left = json.loads((tmp_path / "run" / "resources.json").read_text())
+    assert {r["kind"] for r in left} >= {"ec-profile", "osd-flags"}, left      # skipped: after the pool went
+    res = run_cli(["cleanup", tmp_path / "run"], cephbench_env)
+    assert res.returncode == 0, res.stderr + res.stdout
+    assert snapshot(mon_json, cephbench_env) == before
