@@ -160,11 +160,12 @@ def test_the_plan_size_is_counted_without_expanding_it(tmp_path, suite):
 
 @pytest.mark.parametrize("text, path", [
     ("name: t\nworkloads:\n  - {type: rados_bench, repeat: 100000000}\n", "workloads[0].repeat"),
-    ("name: t\nworkloads:\n  - {type: osd_bench}\n  - {type: fio_rados, iodepth: [1, 2], repeat: 2,\n"
-     "     block_size: [" + ", ".join(f"{k}KiB" for k in range(1, 3001)) + "]}\n", "workloads[1].block_size"),
+    ("name: t\nworkloads:\n  - {type: osd_bench}\n  - {type: fio_rados, iodepth: [1, 2, 3, 4, 5, 6, 7, 8, 9], "
+     "repeat: 2,\n     block_size: [" + ", ".join(f"{k}KiB" for k in range(1, 601)) + "]}\n",
+     "workloads[1].block_size"),
     ("name: t\nvariants:\n  - sweep: {who: osd, name: osd_max_backfills, values: [" +
-     ", ".join(str(k) for k in range(1, 10002)) + "]}\nworkloads:\n  - {type: rados_bench, modes: [write]}\n",
-     "variants"),
+     ", ".join(str(k) for k in range(1, 102)) + "]}\nworkloads:\n  - {type: rados_bench, modes: [write],\n"
+     "     concurrency: [" + ", ".join(str(k) for k in range(1, 101)) + "]}\n", "variants"),
 ])
 def test_a_plan_too_big_is_refused_at_once_naming_what_multiplies_it(tmp_path, text, path):
     p = tmp_path / "s.yaml"
