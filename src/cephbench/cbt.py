@@ -15,8 +15,9 @@ from typing import Any
 
 import yaml
 
-from .config import parse_suite, read_yaml
+from .config import MAX_SUITE_BYTES, parse_suite, read_yaml
 from .errors import UserError
+from .userfiles import read_bytes
 
 TRANSLATED = ("radosbench", "librbdfio", "rawfio")
 MIB = 1024 * 1024
@@ -322,16 +323,11 @@ def to_yaml(suite: dict[str, Any], lines: list[str], source: str) -> str:
 def translate_file(path: Path) -> tuple[str, list[str]]:
     """A CBT YAML file -> (suite YAML text, lines for what was not translated); the suite is validated first."""
     source = str(path)
+    data = read_bytes(Path(path), "", "give the path of a CBT YAML file", MAX_SUITE_BYTES, where="CBT.yaml")
     try:
-        text = Path(path).read_bytes().decode("utf-8")
-    except FileNotFoundError:
-        raise UserError(f"{path} does not exist", "give the path of a CBT YAML file", where="CBT.yaml") from None
-    except IsADirectoryError:
-        raise UserError(f"{path} is a directory", "give the path of a CBT YAML file", where="CBT.yaml") from None
+        text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise UserError(f"not UTF-8 text (byte {exc.start})", "give a CBT YAML file", where=source) from None
-    except OSError as exc:
-        raise UserError(f"cannot be read: {exc.strerror}", where=source) from None
     doc = read_yaml(text, source)
     suite, lines = translate(doc, source)
     out = to_yaml(suite, lines, source)

@@ -689,6 +689,8 @@ def import_(files: tuple[Path, ...], out_dir: Path | None, labels: tuple[str, ..
     when = parse_date(date, where="--date") if date is not None else None
     if when is not None and when > time.time():
         raise UserError(f"{date!r} is in the future", "give the date the files were measured", where="--date")
+    if when is not None and when < 0:
+        raise UserError(f"{date!r} is before 1970", "give the date the files were measured", where="--date")
     rundir, results = import_files(list(files), out_dir, parse_labels(labels), when)
     print_results(out, results)
     out.print(f"imported {len(results)} file(s): {rundir.path}", markup=False)
@@ -813,11 +815,11 @@ def _history_trend(ctx: click.Context, metric: str, match: str, pool_profile: st
 def history_list(ctx: click.Context, **filters) -> None:
     """Catalogued runs, oldest first; a run whose directory is gone is marked missing."""
     from rich.table import Table
-    from .history import History, format_time
+    from .history import History, NoCatalog, format_time
     chosen = _filters(ctx, **filters)
     try:
         h = History.open(ctx.obj["db"], create=False)
-    except UserError as exc:            # nothing catalogued yet: nothing to list, and no file made by looking
+    except NoCatalog as exc:            # nothing catalogued yet: nothing to list, and no file made by looking
         out.print(exc.one_line(), markup=False)
         return
     with h:
@@ -842,9 +844,9 @@ def history_list(ctx: click.Context, **filters) -> None:
 @click.pass_context
 def history_add(ctx: click.Context, run_dirs: tuple[Path, ...]) -> None:
     """Catalogue run directories by hand (again: their rows are replaced)."""
-    from .history import History
+    from .history import History, checked_meta
     for d in run_dirs:
-        RunDir.open(d)                  # every directory checked before the catalog is touched
+        checked_meta(d)                 # every directory checked before the catalog is touched
     with History.open(ctx.obj["db"]) as h:
         for d in run_dirs:
             n, bad = h.add(d)

@@ -16,6 +16,7 @@ from typing import Any, Sequence
 from .errors import OperationFailed, PermissionDenied, UserError
 from .hosts import LocalHost
 from .mon import ConnectFailed, MonConnection, MonReply
+from .userfiles import check_ceph_conf
 
 log = logging.getLogger(__name__)
 
@@ -172,11 +173,7 @@ class Cluster:
     def check_reachable(self) -> dict[str, Any]:
         """Connect and read `ceph status`, with the reasons a user can fix turned into one line."""
         conf = self.target.conf
-        if not conf.is_file():
-            raise UserError(f"Ceph config {conf} does not exist", "give the path of ceph.conf", where="--conf")
-        if self.target.keyring and not self.target.keyring.is_file():
-            raise UserError(f"keyring {self.target.keyring} does not exist", "give a readable keyring",
-                            where="--keyring")
+        check_ceph_conf(conf, self.target.keyring)
         try:
             reply = self._command(("status",), self.connect_timeout_s + 15, fmt="json")
         except OperationFailed:

@@ -18,6 +18,7 @@ from pydantic import (BaseModel, BeforeValidator, ConfigDict, Field, StrictBool,
 from .errors import UserError
 from .kinds import KINDS
 from .units import parse_duration, parse_size
+from .userfiles import read_bytes
 from .shape_plan import build_of, pool_room
 from .variant_plan import OptionSpec, VariantSpec
 
@@ -928,18 +929,18 @@ def read_yaml(text: str, source: str) -> Any:
         raise UserError(f"{problem}", "fix the YAML syntax", where=where) from None
 
 
+# A suite is a page or two of YAML; a sweep of thousands of values is still far below this.
+MAX_SUITE_BYTES = 4 * 1024**2
+
+
 def load_suite(path: Path) -> Suite:
+    hint = "give the path of a suite YAML, e.g. suites/quick.yaml"
+    data = read_bytes(Path(path), "suite file", hint, MAX_SUITE_BYTES)
     try:
-        text = Path(path).read_bytes().decode("utf-8")
-    except FileNotFoundError:
-        raise UserError(f"suite file {path} does not exist", "give the path of a suite YAML, e.g. suites/quick.yaml")
-    except IsADirectoryError:
-        raise UserError(f"suite file {path} is a directory", "give the path of a suite YAML, e.g. suites/quick.yaml")
+        text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise UserError(f"suite file {path} is not UTF-8 text (byte {exc.start} cannot be decoded)",
                         "give a YAML suite file, e.g. suites/quick.yaml") from None
-    except OSError as exc:
-        raise UserError(f"suite file {path} cannot be read: {exc.strerror}")
     if "\0" in text:
         raise UserError(f"suite file {path} is binary, not YAML", "give a YAML suite file, e.g. suites/quick.yaml")
     return parse_suite(read_yaml(text, str(path)), str(path))

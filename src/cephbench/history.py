@@ -24,9 +24,12 @@ from typing import Any
 
 from .analysis import stats
 from .analysis.compare import METRIC_NAMES, metric_values, test_label
+from .drivers import ParseError
+from .drivers.figures import unix_time
 from .errors import UserError
 from .export import pool_profile
 from .results import CorruptLine, RunDir
+from .userfiles import check_regular
 from .units import format_size
 
 SCHEMA = 1
@@ -98,9 +101,13 @@ def parse_date(value: str, end: bool = False, where: str = "") -> float:
                         "offset such as +02:00 follows", where=where or ("--until" if end else "--since")) from None
     if dt.tzinfo is None:
         dt = dt.replace(tzinfo=timezone.utc)
-    if end and re.fullmatch(r"\d{4}-\d{2}-\d{2}", value.strip()):
-        dt += timedelta(days=1)
-    return dt.timestamp()
+    try:
+        if end and re.fullmatch(r"\d{4}-\d{2}-\d{2}", value.strip()):
+            dt += timedelta(days=1)
+        return dt.timestamp()
+    except (OverflowError, ValueError):     # the first or last day of the calendar, moved by an offset
+        raise UserError(f"{value!r} is out of range", "give a date between 1970 and 9999",
+                        where=where or ("--until" if end else "--since")) from None
 
 
 @dataclass(frozen=True)
@@ -236,6 +243,40 @@ def metric_name(value: str) -> str:
     return name
 
 
+def checked_meta(run_dir: Path) -> dict[str, Any]:
+    """A run directory's run.json, when what the catalog keeps of it is sound: its times are times (a row with
+    1e30 in it would break every later `history list`)."""
+    meta = RunDir.open(run_dir).meta()
+    for key in ("started_unix", "finished_unix"):
+        if meta.get(key) is not None:
+            try:
+                unix_time(meta[key], f"run.json {key}")
+            except ParseError as exc:
+                raise UserError(str(exc), "not catalogued: fix run.json, or re-import the outputs",
+                                where=str(run_dir)) from None
+    return meta
+
+
+def _run_row(row: tuple[Any, ...]) -> RunRow:
+    """A catalog row as list shows it, whatever the file holds: a row written by hand or by an older cephbench
+    (a time that is text or no time at all) is shown, never a traceback."""
+    def text(v: Any) -> str | None:
+        return None if v is None else str(v)
+
+    def real(v: Any) -> float | None:
+        return float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else None
+
+    def whole(v: Any) -> int:
+        return v if isinstance(v, int) else 0
+    path, run_id, suite, fsid_, version, started, finished, imported, tests, failed = row
+    return RunRow(str(path), text(run_id), text(suite), text(fsid_), text(version), real(started), real(finished),
+                  bool(imported), whole(tests), whole(failed))
+
+
+class NoCatalog(UserError):
+    """Nothing catalogued yet: the catalog file does not exist (looking never creates it)."""
+
+
 class History:
     def __init__(self, conn: sqlite3.Connection, path: Path) -> None:
         self.conn = conn
@@ -245,10 +286,12 @@ class History:
     def open(cls, path: Path | None = None, create: bool = True) -> "History":
         """The catalog at `path` (default_path() when None); with create=False a missing one is a UserError."""
         path = Path(path) if path else default_path()
-        if not create and not path.is_file():
-            raise UserError(f"no runs catalogued yet ({path} does not exist)",
+        if not create and not os.path.lexists(path):
+            raise NoCatalog(f"no runs catalogued yet ({path} does not exist)",
                             "runs are added when 'cephbench run' finishes, on 'cephbench import', "
                             "and with 'cephbench history add'")
+        if os.path.lexists(path):
+            check_regular(path, "history catalog", "give another --db or CEPHBENCH_HISTORY", where="--db")
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
             conn = sqlite3.connect(path, timeout=10)
@@ -264,7 +307,7 @@ class History:
                                 "upgrade cephbench, or give another --db")
         except sqlite3.DatabaseError as exc:
             raise UserError(f"history catalog {path} cannot be used: {exc}",
-                            "give another --db or CEPHBENCH_HISTORY") from None
+                            "give another --db or CEPHBENCH_HISTORY", where="--db") from None
         except OSError as exc:
             raise UserError(f"history catalog {path} cannot be created: {exc.strerror}",
                             "give another --db or CEPHBENCH_HISTORY") from None
@@ -283,9 +326,8 @@ class History:
 
     def add(self, run_dir: Path) -> tuple[int, list[CorruptLine]]:
         """Catalogue a run directory (again): its facts and every result's key figures. Returns (results, bad lines)."""
-        rd = RunDir.open(run_dir)
-        meta = rd.meta()
-        results, bad = rd.results()
+        meta = checked_meta(run_dir)
+        results, bad = RunDir.open(run_dir).results()
         path = str(Path(run_dir).resolve())
         run_ids = meta.get("run_ids") or []
         with self.conn:
@@ -310,7 +352,7 @@ class History:
         rows = self.conn.execute(
             "SELECT path, run_id, suite, fsid, ceph_version, started_unix, finished_unix, imported, tests, failed "
             f"FROM runs{where} ORDER BY started_unix, path", args).fetchall()
-        return [RunRow(*row[:7], bool(row[7]), row[8], row[9]) for row in rows]
+        return [_run_row(row) for row in rows]
 
     def trend(self, metric: str, match: str, filters: Filters = Filters(), profile: str | None = None,
               variant: str | None = None, ignore: tuple[str, ...] = ()) -> list[TrendPoint]:
@@ -367,7 +409,12 @@ def _matcher(match: str):
 
 
 def format_time(unix: float | None) -> str:
+    """A time as the catalog shows it; "-" for none, and the value itself for one no calendar holds (a row
+    written by hand, or by a cephbench before the catalog checked its times)."""
     if unix is None:
         return "-"
-    return datetime.fromtimestamp(unix, timezone.utc).strftime("%Y-%m-%d %H:%M")
+    try:
+        return datetime.fromtimestamp(unix, timezone.utc).strftime("%Y-%m-%d %H:%M")
+    except (OverflowError, ValueError, OSError, TypeError):
+        return f"{unix!r:.20} (not a time)"
 

@@ -29,14 +29,17 @@ from typing import Any
 from . import __version__
 from .drivers import ParseError, fio, iperf, rados_bench
 from .drivers import rbd_bench_tool as rbd_bench
-from .drivers.figures import count, mapping
+from .drivers.figures import count, mapping, number, unix_time
 from .drivers.rgw import parse as rgw_loadgen
 from .errors import UserError
 from .results import Measurement, Result, RunDir, Test, run_dir_path
 from .units import format_size, parse_duration, parse_size
+from .userfiles import read_bytes
 
 FORMATS = "rados bench, fio, rbd bench, iperf3 or loadgen"
 _SIZE_KEYS = {"object_size", "op_size", "block_size", "io_size", "total", "image_size"}
+# The largest output a tool writes for one run (fio json+ of many jobs, with every latency bin, is a few MiB).
+MAX_OUTPUT_BYTES = 256 * 1024**2
 _MAINTAINING_RE = re.compile(r"Maintaining (\d+) concurrent (?:writes|reads)")
 
 
@@ -192,33 +195,34 @@ _RADOS_DATED_EVERY_S = 20.0     # rados bench prints its dated "min lat" line af
 
 
 def content_date(fmt: str, text: str) -> tuple[float, str] | None:
-    """When the output says it was measured, in unix seconds, with a note when that is less than exact."""
+    """When the output says it was measured, in unix seconds, with a note when that is less than exact; None when
+    it says nothing. ParseError naming the field for a date that is no time (1e30, before 1970)."""
     doc = _json_doc(text) if fmt in ("fio", "iperf3", "loadgen") else None
-    try:
-        if fmt == "fio" and doc and doc.get("timestamp"):
-            return float(doc["timestamp"]), ""            # fio's report time, at the end of the run
-        if fmt == "iperf3" and doc:
-            secs = ((doc.get("start") or {}).get("timestamp") or {}).get("timesecs")
-            if secs:
-                return float(secs), ""
-        if fmt == "loadgen" and doc and doc.get("start_unix_ns"):
-            return float(doc["start_unix_ns"]) / 1e9, ""
-    except (TypeError, ValueError, AttributeError):
-        return None
+    if fmt == "fio" and doc and doc.get("timestamp"):
+        return unix_time(doc["timestamp"], "timestamp"), ""          # fio's report time, at the end of the run
+    if fmt == "iperf3" and doc:
+        start = doc.get("start")
+        stamp = start.get("timestamp") if isinstance(start, dict) else None
+        secs = stamp.get("timesecs") if isinstance(stamp, dict) else None
+        if secs:
+            return unix_time(secs, "start.timestamp.timesecs"), ""
+    if fmt == "loadgen" and doc and doc.get("start_unix_ns"):
+        return unix_time(number(doc["start_unix_ns"], "start_unix_ns") / 1e9, "start_unix_ns in seconds"), ""
     m = _DATED_LINE_RE.search(text)
     if m is None:
         return None
     day, clock, frac, offset, rest = m.groups()
     try:
         dt = datetime.fromisoformat(f"{day}T{clock}{frac or ''}{offset or ''}")
-    except ValueError:
+        # the first "min lat" line of a rados bench is 20 s into it; a Ceph log line is dated as it is
+        back = _RADOS_DATED_EVERY_S if fmt == "rados bench" and "min lat" in rest else 0.0
+        note = ""
+        if dt.tzinfo is None:
+            dt, note = dt.replace(tzinfo=timezone.utc), "the output's time has no time zone: taken as UTC"
+        unix = dt.timestamp() - back
+    except (ValueError, OverflowError):         # a day that does not exist (02-30), or year 1 less an offset
         return None
-    # the first "min lat" line of a rados bench is 20 s into it; a Ceph log line is dated as it is
-    back = _RADOS_DATED_EVERY_S if fmt == "rados bench" and "min lat" in rest else 0.0
-    if dt.tzinfo is None:
-        return (dt.replace(tzinfo=timezone.utc).timestamp() - back,
-                "the output's time has no time zone: taken as UTC")
-    return dt.timestamp() - back, ""
+    return unix_time(unix, f"the dated line {m.group(0).strip()[:30]!r}"), note
 
 
 def detect(text: str) -> str | None:
@@ -241,10 +245,7 @@ def detect(text: str) -> str | None:
 def read_file(path: Path, labels: dict[str, Any] | None = None) -> Parsed:
     """One file -> Parsed; UserError (one line) when it is unknown, truncated or the tool's error message."""
     labels = labels or {}
-    try:
-        data = Path(path).read_bytes()
-    except OSError as exc:
-        raise UserError(f"cannot read it: {exc.strerror}", where=str(path)) from None
+    data = read_bytes(Path(path), "", f"give {FORMATS} output saved to a file", MAX_OUTPUT_BYTES, where="FILE")
     text = data.decode("utf-8", errors="replace")
     fmt = detect(text)
     if fmt is None:
@@ -266,18 +267,21 @@ def read_file(path: Path, labels: dict[str, Any] | None = None) -> Parsed:
             kind, params, m = _iperf3(text)
         else:
             kind, params, m = _loadgen(text)
+        dated = content_date(fmt, text)
     except ParseError as exc:
         raise _unknown(path, f"looks like {fmt} but: {exc}") from None
     # a phase label names what the output cannot tell (seq or rand of a rados bench read); it never renames a write
     extra = {k: v for k, v in labels.items() if k != "phase" or params.get("phase") in (None, "read")}
     parsed = Parsed(Path(path), hashlib.sha256(data).hexdigest(), fmt, kind, {**params, **extra}, m)
-    dated = content_date(fmt, text)
     if dated is not None:
         parsed.measured_unix, parsed.date_from = dated[0], "content"
         if dated[1]:
             parsed.notes.append(dated[1])
     else:
-        parsed.measured_unix = Path(path).stat().st_mtime
+        try:
+            parsed.measured_unix = unix_time(Path(path).stat().st_mtime, "its modification time")
+        except ParseError as exc:
+            raise UserError(f"no date in the output, and {exc}", "give --date", where=str(path)) from None
         parsed.notes.append("no date in the output: dated by the file's modification time")
     return parsed
 
@@ -327,6 +331,11 @@ def import_files(files: list[Path], out_dir: Path | None, labels: dict[str, Any]
     if not files:
         raise UserError("give at least one file to import", "e.g. cephbench import rados-bench-write.txt",
                         where="FILE")
+    if date is not None:
+        try:
+            unix_time(date, "the date")
+        except ParseError as exc:
+            raise UserError(str(exc), "give the date the files were measured", where="--date") from None
     parsed = [read_file(f, labels) for f in files]
     if date is not None:
         for p in parsed:

@@ -48,13 +48,16 @@ def held() -> Iterator[None]:
 
 
 @contextmanager
-def shielded(first: Callable[[], None]) -> Iterator[None]:
+def shielded(first: Callable[[], None], after_interrupt: bool = False) -> Iterator[None]:
     """Cleanup that a first Ctrl-C or SIGTERM does not cut short: the first signal only calls `first` (which says
-    that cleanup goes on and that a second one skips it); the second raises Interrupted, to skip the rest."""
+    that cleanup goes on and that a second one skips it); the second raises Interrupted, to skip the rest.
+
+    `after_interrupt`: the cleanup follows an interrupt, whose message already said "Ctrl-C again to skip": that
+    Ctrl-C was the first, and the next one skips (it used to take a third)."""
     if threading.current_thread() is not threading.main_thread():
         yield
         return
-    count = [0]
+    count = [1 if after_interrupt else 0]
 
     def handler(signum, frame) -> None:  # noqa: ARG001
         count[0] += 1

@@ -90,8 +90,25 @@ class Prepared:
         return estimate_s(self.todo)
 
 
+def check_paths(request: RunRequest) -> None:
+    """--resume names a directory that exists; --lab-dir is not a file. Checked before anything opens them."""
+    if request.resume_dir is not None:
+        d = Path(request.resume_dir)
+        if not d.exists():
+            raise UserError(f"{d} does not exist", "give the run directory of an earlier 'cephbench run'",
+                            where="--resume")
+        if not d.is_dir():
+            raise UserError(f"{d} is not a directory", "give the run directory of an earlier 'cephbench run'",
+                            where="--resume")
+    if request.lab_dir is not None and Path(request.lab_dir).exists() and not Path(request.lab_dir).is_dir():
+        raise UserError(f"{request.lab_dir} is a file, not a lab directory", "give --lab-dir a directory",
+                        where="--lab-dir")
+
+
 def load(request: RunRequest) -> tuple[Suite, RunDir | None, list[Result], list[CorruptLine]]:
-    """The suite to run: from its file, or from a run directory being resumed (with what it already holds)."""
+    """The suite to run: from its file, or from a run directory being resumed (with what it already holds).
+
+    A suite file given with --resume must be the resumed run's own suite: a resume runs what the run planned."""
     if request.resume_dir is not None:
         rundir = RunDir.open(request.resume_dir)
         meta = rundir.meta()
@@ -99,6 +116,10 @@ def load(request: RunRequest) -> tuple[Suite, RunDir | None, list[Result], list[
             raise UserError(f"{request.resume_dir} holds no suite to resume (an imported run?)",
                             "resume only directories that 'cephbench run' made", where="--resume")
         suite = parse_suite(meta["suite"], f"{request.resume_dir}/run.json suite")
+        if request.suite_path is not None and load_suite(request.suite_path) != suite:
+            raise UserError(f"{request.suite_path} is not the suite of the run in {request.resume_dir} (its "
+                            "run.json holds the suite it planned)", "drop SUITE to resume that run, or run "
+                            f"{request.suite_path} without --resume", where="SUITE")
         done, bad = rundir.results()
         return suite, rundir, done, bad
     if request.suite_path is None:
@@ -178,6 +199,7 @@ def prepare(request: RunRequest, say: Callable[[str], None] = lambda _m: None) -
 
     A resumed run first finishes the cleanup of the part that died: what its resources.json lists is removed
     (and its tool processes stopped) before anything else changes, and a torn last result line is set aside."""
+    check_paths(request)
     lock = RunLock.take(request.resume_dir) if request.resume_dir is not None and not request.dry_run else None
     try:
         suite, rundir, done, bad = load(request)
@@ -451,7 +473,8 @@ def _run_shaped(prep: Prepared, events: RunEvents) -> RunSummary:
         events.note("interrupted: putting the lab back as it was (Ctrl-C again to skip)")
     finally:
         try:
-            with shielded(lambda: events.note("putting the lab back goes on (Ctrl-C again to skip it)")):
+            with shielded(lambda: events.note("putting the lab back goes on (Ctrl-C again to skip it)"),
+                          after_interrupt=total.interrupted):
                 failures = outer.release()
             total.planned += keeper.take_planned()
             if failures:

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .config import Suite
+from .errors import UserError
 from .kinds import KINDS, Kind
 from .results import Test
 from .units import format_size
@@ -26,6 +27,9 @@ ASSUMED_OSDS = 3            # the estimate of a per-OSD test when the cluster is
 RUN_OVERHEAD_S = 5.0        # preflight, the cluster's facts for run.json, and the report at the end
 VARIANT_SWITCH_S = 2.0      # `ceph config set` of a variant's options and every daemon reporting them
 LAB_REBUILD_S = 10.0        # a lab shape: the lab down and up again (3 hosts, 2 shared cores: 5-10 s)
+# More tests than anyone runs (at a few seconds each, days): a larger plan is a typo such as `repeat: 100000000`,
+# and expanding it would take minutes and all the memory before anything is said.
+MAX_TESTS = 10_000
 
 
 @dataclass(frozen=True)
@@ -53,8 +57,10 @@ SEQ_WRITE_RATIO = 4
 def warnings(plan: Plan) -> list[str]:
     """What is likely to go wrong in a valid suite, said before anything runs (validate and run print these)."""
     out = []
-    for group in dict.fromkeys(t.group for t in plan.tests):
-        tests = [t for t in plan.tests if t.group == group]
+    groups: dict[str, list[Test]] = {}
+    for t in plan.tests:
+        groups.setdefault(t.group, []).append(t)
+    for tests in groups.values():
         kind = KINDS[tests[0].kind]
         write = next((t for t in tests if kind.direction(t.params.get("phase")) == "write"), None)
         for read in (t for t in tests if t.params.get("phase") in kind.exhaustible_reads):
@@ -114,11 +120,53 @@ def baseline_tests(suite: Suite) -> list[Test]:
     return tests
 
 
+def _sizes(suite: Suite) -> list[tuple[int, list[tuple[str, int]]]]:
+    """Each workload's number of tests and the YAML paths that multiply it (path, factor), counted as expand()
+    would make them, without making them."""
+    specs = suite.variant_specs()
+    classes = [list(c) for c in shape_classes([(v.name, v.lab) for v in specs])] if specs else [[None]]
+    out = []
+    for i, w in enumerate(suite.workloads):
+        data = w.model_dump()
+        kind = KINDS[data["type"]]
+        phase_field = kind.phase_field
+        per_build = [len([v for v in c if w.variants is None or v in w.variants]) for c in classes]
+        factors = [(f"workloads[{i}].{k}", len(v)) for k, v in data.items()
+                   if isinstance(v, list) and k not in _FIXED and k != phase_field]
+        if not kind.repeat_within_test:
+            factors.append((f"workloads[{i}].repeat", w.repeat))
+        if phase_field:
+            factors.append((f"workloads[{i}].{phase_field}", len(data[phase_field])))
+        if specs:
+            factors.append(("variants", sum(per_build)))
+        n = sum(per_build) if not specs else 1
+        for _, f in factors:
+            n *= f
+        out.append((n, factors))
+    return out
+
+
+def check_size(suite: Suite) -> None:
+    """UserError when the plan would hold more than MAX_TESTS tests, naming the YAML path that multiplies it."""
+    sizes = _sizes(suite)
+    total = sum(n for n, _ in sizes)
+    if total <= MAX_TESTS:
+        return
+    n, factors = max(sizes, key=lambda s: s[0])
+    path, f = max(factors, key=lambda pf: pf[1])
+    product = " x ".join(f"{p} {v}" for p, v in factors if v != 1) or "1"
+    raise UserError(f"the plan would have {total:,} tests, more than the {MAX_TESTS:,} a suite may have "
+                    f"({product})", f"lower {path}, or split the suite", where=path)
+
+
 def expand(suite: Suite) -> Plan:
     """Baselines, then every workload's groups; with variants, each group once per variant, the variants' order
     turning round from one block to the next (variant_plan.variant_order: A B | B A | ...). With lab shapes, the
     variants of one lab build (shape_plan.shape_classes) run all their groups before the next build's: a rebuild
-    costs seconds, so shapes are not interleaved, while throttles and options within a build are."""
+    costs seconds, so shapes are not interleaved, while throttles and options within a build are.
+
+    A plan of more than MAX_TESTS tests is refused before any is made (check_size)."""
+    check_size(suite)
     tests: list[Test] = baseline_tests(suite)
     group_no = 0
     block = 0

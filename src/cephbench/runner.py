@@ -152,7 +152,9 @@ def execute(plan: Plan, ctx: RunContext, events: RunEvents, options: RunOptions,
             if summary.lost:                # removals would each wait out the connect timeout: list them instead
                 failures = [(r, "not removed: the cluster stopped answering") for r in ctx.ledger.pending()]
             else:
-                with shielded(first_signal):   # a first signal during cleanup must not leave flags or pools behind
+                # a first signal during cleanup must not leave flags or pools behind; after an interrupt, whose
+                # message offered to skip, the next one skips
+                with shielded(first_signal, after_interrupt=summary.interrupted):
                     failures = ctx.ledger.release(keep=lambda r: options.keep and r.kind not in ("osd-flags",
                                                                                                  CONFIG_OPTION))
             summary.left_behind = [r for r, _ in failures]

@@ -44,21 +44,33 @@ def snapshot(mon_json, env) -> dict:
     return state
 
 
+def dispatched(prefix: str) -> re.Pattern:
+    """The mon's audit line for the dispatch of a command with this prefix."""
+    return re.compile(r'log_channel\(audit\).*"prefix":\s*"' + re.escape(prefix) + r'".*: dispatch')
+
+
 def run_and_signal_at(args, env, mon_log: Path, prefix: str, sig: int, nth: int = 1, timeout: float = 180):
     """Start the CLI; send `sig` when the mon dispatches the `nth` command with this prefix."""
-    pattern = re.compile(r'log_channel\(audit\).*"prefix":\s*"' + re.escape(prefix) + r'".*: dispatch')
-    return run_and_signal_when(args, env, mon_log, pattern, sig, nth, timeout)
+    return run_and_signal_when(args, env, mon_log, dispatched(prefix), sig, nth, timeout)
 
 
 def run_and_signal_when(args, env, mon_log: Path, pattern: re.Pattern, sig: int, nth: int = 1,
                         timeout: float = 180):
     """Start the CLI; send `sig` when the `nth` line matching `pattern` is written to the mon's log."""
+    return run_and_signal_at_each(args, env, mon_log, [(pattern, nth)], sig, timeout)
+
+
+def run_and_signal_at_each(args, env, mon_log: Path, steps: list[tuple[re.Pattern, int]], sig: int,
+                           timeout: float = 180):
+    """Start the CLI; send `sig` once per step, when the step's `nth` line matching its pattern is written to the
+    mon's log (the steps in order). Returns (rc, every step aimed, stdout, stderr)."""
+    steps = list(steps)
     with open(mon_log, "rb") as log:
         log.seek(0, os.SEEK_END)
         proc = subprocess.Popen([*CLI, *map(str, args)], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                 text=True)
         seen, deadline, buf = 0, time.monotonic() + timeout, b""
-        while seen < nth and proc.poll() is None and time.monotonic() < deadline:
+        while steps and proc.poll() is None and time.monotonic() < deadline:
             chunk = log.read()
             if not chunk:
                 time.sleep(0.005)
@@ -66,13 +78,14 @@ def run_and_signal_when(args, env, mon_log: Path, pattern: re.Pattern, sig: int,
             buf += chunk
             *lines, buf = buf.split(b"\n")
             for line in lines:
-                if pattern.search(line.decode(errors="replace")):
+                if steps and steps[0][0].search(line.decode(errors="replace")):
                     seen += 1
-                    if seen == nth:
+                    if seen == steps[0][1]:
                         proc.send_signal(sig)
-                        break
+                        steps.pop(0)
+                        seen = 0
         out, err = proc.communicate(timeout=timeout)
-    return proc.returncode, seen >= nth, out, err
+    return proc.returncode, not steps, out, err
 
 
 # One point per code path. The scrub flags are sent together, from the change threads, and the mon dispatches
@@ -145,4 +158,25 @@ def test_resume_after_kill_9_first_removes_what_was_left(lab, mon_json, cephbenc
     results, bad = RunDir.open(tmp_path / "run").results()
     assert [r.status for r in results] == ["ok"] and bad == []
     assert (tmp_path / "run" / "results.torn.jsonl").read_text().startswith('{"schema_version": 1')
+    assert snapshot(mon_json, cephbench_env) == before
+
+
+def test_after_a_ctrl_c_the_next_one_skips_cleanup_as_the_message_says(lab, mon_json, cephbench_env, tmp_path):
+    # the first Ctrl-C while the run sets its pool up; the second when its cleanup deletes the pool: the message
+    # of the first said "Ctrl-C again to skip", so the second skips (it used to print "goes on", and a third
+    # skipped). cleanup then removes what was skipped.
+    before = snapshot(mon_json, cephbench_env)
+    suite = write_suite(tmp_path, EC_WRITE.replace("duration: 1s", "duration: 30s"))
+    steps = [(dispatched("osd pool application enable"), 1), (dispatched("osd pool delete"), 1)]
+    rc, aimed, _, err = run_and_signal_at_each(["run", suite, "--out", tmp_path / "run"], cephbench_env,
+                                               lab.dir / "log" / "ceph-mon.a.log", steps, signal.SIGINT)
+    assert aimed, f"not every signal was aimed: {err}"
+    assert "Traceback" not in err, err
+    assert "Ctrl-C again to skip" in err and "goes on" not in err, err
+    assert "skipped by a second interrupt" in err, err
+    assert rc == 130, (rc, err)
+    left = json.loads((tmp_path / "run" / "resources.json").read_text())
+    assert {r["kind"] for r in left} >= {"ec-profile", "osd-flags"}, left      # skipped: after the pool went
+    res = run_cli(["cleanup", tmp_path / "run"], cephbench_env)
+    assert res.returncode == 0, res.stderr + res.stdout
     assert snapshot(mon_json, cephbench_env) == before

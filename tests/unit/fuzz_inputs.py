@@ -109,9 +109,10 @@ def any_json() -> st.SearchStrategy[Any]:
 # ---- mutations of real output ------------------------------------------------------------------
 
 # What a number in tool output is replaced with: too big for a float (or for int()), negative, not finite,
-# not a number at all, or numeric-looking text Python's own int()/float() might read differently.
+# not a number at all, numeric-looking text Python's own int()/float() might read differently, or a float that
+# no date holds (a timestamp of 1e30 overflowed time_t, -1e12 is before the year 1).
 ODD_NUMBERS = ["9" * 400, "9" * 5000, "1e400", "-1", "-0.5", "0", "0.0", "nan", "-nan", "NaN", "inf", "-inf",
-               "Infinity", "1.2.3", ".", "1_000", "0x10", "", "abc", "²", "１２"]
+               "Infinity", "1.2.3", ".", "1_000", "0x10", "", "abc", "²", "１２", "1e30", "-1e12", "1e20"]
 
 
 def odd_number() -> st.SearchStrategy[str]:
@@ -153,6 +154,7 @@ def mutated_text(draw: st.DrawFn, texts: list[str]) -> str:
 
 _ODD_VALUES = st.one_of(
     st.none(), st.booleans(), st.just(10**400), st.just(-(10**30)), st.just(-1), st.just(0), st.just(-1.5),
+    st.sampled_from([1e30, -1e12, 1e20]),
     st.sampled_from([math.nan, math.inf, -math.inf]), st.text(max_size=8), st.sampled_from(["12", "1e3", "nan"]),
     st.just([]), st.just({}), st.lists(st.integers(-5, 5), max_size=3),
     st.dictionaries(st.text(max_size=4), st.integers(-5, 5), max_size=2),

@@ -127,3 +127,213 @@ def test_lab_throttle_without_a_lab_is_one_line(tmp_path):
     one_line_exit_2(cli("lab", "throttle", "--dir", tmp_path / "nolab", "osd.1=5MiB/s"), "--dir", "no lab running")
     one_line_exit_2(cli("lab", "throttle", "--dir", tmp_path / "nolab", "--clear", "osd.1"), "no lab running")
     assert not (tmp_path / "nolab").exists()
+
+
+SHAPED = """name: t
+variants:
+  - name: hdd
+    lab: {hosts: 3, public_net: 200mbit, osd_throttle: {osd.0: 15MiB/s}}
+  - name: ssd
+    lab: {hosts: 3, public_net: 200mbit}
+  - name: private
+    lab: {hosts: 3, public_net: 200mbit, cluster_net: 200mbit}
+  - sweep: {who: osd, name: osd_max_backfills, values: [1, 2]}
+workloads:
+  - {type: rados_bench, concurrency: [1, 4], object_size: [4KiB, 4MiB], repeat: 3}
+  - {type: fio_rbd, rw: [write, randread], iodepth: [1, 8], variants: [ssd, private]}
+  - {type: osd_bench, repeat: 5}
+"""
+
+
+@pytest.mark.parametrize("suite", [*sorted((Path(__file__).resolve().parents[2] / "suites").glob("*.yaml")),
+                                   "shaped"])
+def test_the_plan_size_is_counted_without_expanding_it(tmp_path, suite):
+    # the count that guards expand() is the number of tests expand() makes, variants, shapes and phases included
+    from cephbench.config import load_suite
+    from cephbench.plan import _sizes, baseline_tests, expand
+    if suite == "shaped":
+        suite = tmp_path / "s.yaml"
+        suite.write_text(SHAPED)
+    s = load_suite(suite)
+    assert sum(n for n, _ in _sizes(s)) + len(baseline_tests(s)) == len(expand(s).tests)
+
+
+@pytest.mark.parametrize("text, path", [
+    ("name: t\nworkloads:\n  - {type: rados_bench, repeat: 100000000}\n", "workloads[0].repeat"),
+    ("name: t\nworkloads:\n  - {type: osd_bench}\n  - {type: fio_rados, iodepth: [1, 2, 3, 4, 5, 6, 7, 8, 9], "
+     "repeat: 2,\n     block_size: [" + ", ".join(f"{k}KiB" for k in range(1, 601)) + "]}\n",
+     "workloads[1].block_size"),
+    ("name: t\nvariants:\n  - sweep: {who: osd, name: osd_max_backfills, values: [" +
+     ", ".join(str(k) for k in range(1, 102)) + "]}\nworkloads:\n  - {type: rados_bench, modes: [write],\n"
+     "     concurrency: [" + ", ".join(str(k) for k in range(1, 101)) + "]}\n", "variants"),
+])
+def test_a_plan_too_big_is_refused_at_once_naming_what_multiplies_it(tmp_path, text, path):
+    p = tmp_path / "s.yaml"
+    p.write_text(text)
+    t0 = time.monotonic()
+    one_line_exit_2(cli("validate", p), f"cephbench: {path}: the plan would have", "more than the 10,000",
+                    f"lower {path}")
+    assert time.monotonic() - t0 < 1.0
+    one_line_exit_2(cli("run", p, "--conf", tmp_path / "no.conf", "--out", tmp_path / "run"), path)
+    assert not (tmp_path / "run").exists()
+
+
+def _bounded(*args: object) -> subprocess.CompletedProcess:
+    """The command in a process of its own, with 1 GiB of memory and 30 s: what used to hang or eat all memory
+    fails the test instead of the machine."""
+    import resource
+
+    def limit() -> None:
+        resource.setrlimit(resource.RLIMIT_AS, (2**30, 2**30))
+    try:
+        return subprocess.run([*CLI, *map(str, args)], capture_output=True, text=True, env=ENV, timeout=30,
+                              preexec_fn=limit)
+    except subprocess.TimeoutExpired:
+        pytest.fail(f"cephbench {' '.join(map(str, args))} hung")
+
+
+@pytest.fixture
+def special_files(tmp_path):
+    import socket
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    sock_path = tmp_path / "sock"
+    sock = socket.socket(socket.AF_UNIX)
+    sock.bind(str(sock_path))
+    yield {"a FIFO": fifo, "a character device": Path("/dev/zero"), "a socket": sock_path,
+           "a directory": tmp_path}
+    sock.close()
+
+
+@pytest.mark.parametrize("command", [["validate"], ["suite", "from-cbt"], ["import"], ["run", "--conf"]])
+def test_special_files_are_refused_never_read(tmp_path, special_files, command):
+    quick = Path(__file__).resolve().parents[2] / "suites" / "quick.yaml"
+    for kind, path in special_files.items():
+        if command == ["run", "--conf"]:
+            args = ["run", quick, "--conf", path, "--out", tmp_path / "run"]
+        else:
+            args = [*command, path]
+        # a FIFO blocked and /dev/zero ate all memory: each in a process of its own, bounded
+        res = _bounded(*args) if kind in ("a FIFO", "a character device") else cli(*args)
+        one_line_exit_2(res, str(path), f"is {kind}")
+    assert not (tmp_path / "run").exists()
+
+
+def test_files_too_large_are_refused(tmp_path):
+    big = tmp_path / "big"
+    with open(big, "wb") as f:
+        f.truncate(300 * 1024**2)          # sparse: no disk used
+    one_line_exit_2(cli("validate", big), "larger than 4MiB")
+    one_line_exit_2(cli("suite", "from-cbt", big), "larger than 4MiB")
+    one_line_exit_2(cli("import", big, "--out", tmp_path / "run"), "larger than 256MiB")
+    assert not (tmp_path / "run").exists()
+
+
+@pytest.mark.parametrize("text, fragments", [
+    ("", ["is empty"]),
+    ("# nothing but comments\n[global]\n", ["is empty"]),
+    ("[global]\nfsid = 5e1f0c6a-0000-0000-0000-000000000000\n", ["names no monitor", "mon_host"]),
+])
+def test_a_conf_that_names_no_monitor_is_blamed_not_the_keyring(tmp_path, text, fragments):
+    conf = tmp_path / "ceph.conf"
+    conf.write_text(text)
+    quick = Path(__file__).resolve().parents[2] / "suites" / "quick.yaml"
+    res = cli("run", quick, "--conf", conf, "--out", tmp_path / "run")
+    one_line_exit_2(res, "--conf", *fragments)
+    assert "keyring" not in res.stderr
+    assert not (tmp_path / "run").exists()
+
+
+def test_run_paths_that_are_not_directories(tmp_path):
+    quick = Path(__file__).resolve().parents[2] / "suites" / "quick.yaml"
+    afile = tmp_path / "afile"
+    afile.write_text("x")
+    one_line_exit_2(cli("run", quick, "--lab-dir", afile, "--out", tmp_path / "run"), "--lab-dir", "is a file")
+    one_line_exit_2(cli("run", "--resume", afile), "--resume", "is not a directory")
+    one_line_exit_2(cli("run", "--resume", tmp_path / "gone"), "--resume", "does not exist")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["afile"]
+
+
+def test_a_suite_given_with_resume_must_be_the_resumed_runs(tmp_path):
+    from cephbench.config import load_suite
+    from cephbench.results import RunDir
+    suites = Path(__file__).resolve().parents[2] / "suites"
+    suite = load_suite(suites / "quick.yaml")
+    RunDir.create(tmp_path / "run", {"cephbench_version": "test", "suite_name": suite.name, "run_ids": ["abc123"],
+                                     "suite": suite.model_dump(mode="json"), "started_unix": 1_700_000_000.0})
+    args = ["--resume", tmp_path / "run", "--dry-run", "--conf", tmp_path / "no.conf"]
+    one_line_exit_2(cli("run", suites / "rbd.yaml", *args), "SUITE", "rbd.yaml is not the suite of the run")
+    # its own suite is no mismatch: the resume goes on to the cluster (here, a conf that does not exist)
+    one_line_exit_2(cli("run", suites / "quick.yaml", *args), "--conf", "does not exist")
+
+
+FIXTURES = Path(__file__).resolve().parents[2] / "tests" / "fixtures"
+
+
+def _with(fixture: str, key: str, value: str) -> str:
+    """A real output with one JSON field's number replaced as written ("timestamp" : 1795238909)."""
+    import re
+    text = (FIXTURES / fixture).read_text()
+    out, n = re.subn(rf'("{key}"\s*:\s*)\d+', rf"\g<1>{value}", text, count=1)
+    assert n == 1
+    return out
+
+
+@pytest.mark.parametrize("fixture, key, value, field", [
+    ("fio/fio3.33_libaio_write_4M_qd1.json", "timestamp", "1e30", "timestamp"),
+    ("fio/fio3.33_libaio_write_4M_qd1.json", "timestamp", "-1e12", "timestamp"),
+    ("iperf3/iperf3.12_loopback_1stream.json", "timesecs", "1e20", "start.timestamp.timesecs"),
+])
+def test_an_imported_date_no_calendar_holds_is_refused(tmp_path, fixture, key, value, field):
+    from cephbench.drivers import ParseError
+    from cephbench.importer import content_date, detect
+    text = _with(fixture, key, value)
+    with pytest.raises(ParseError, match=f"^{field} is .*not a time"):
+        content_date(detect(text), text)
+    src = tmp_path / "out.json"
+    src.write_text(text)
+    one_line_exit_2(cli("import", src, "--out", tmp_path / "run", "--db", tmp_path / "h.db"), field, "not a time")
+    assert not (tmp_path / "run").exists() and not (tmp_path / "h.db").exists()
+
+
+@pytest.mark.parametrize("date, fragment", [
+    ("0001-01-01T00:00+01:00", "before 1970"), ("1900-01-01", "before 1970"), ("0001-01-01", "before 1970"),
+])
+def test_an_import_date_out_of_range_makes_nothing(tmp_path, date, fragment):
+    src = FIXTURES / "fio" / "fio3.33_libaio_write_4M_qd1.json"
+    one_line_exit_2(cli("import", src, "--date", date, "--out", tmp_path / "run", "--db", tmp_path / "h.db"),
+                    "--date", fragment)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_history_never_breaks_on_a_bad_run(tmp_path):
+    import json
+    import sqlite3
+    db = tmp_path / "h.db"
+    src = FIXTURES / "fio" / "fio3.33_libaio_write_4M_qd1.json"
+    assert cli("import", src, "--out", tmp_path / "good", "--db", db).returncode == 0
+    assert cli("import", src, "--out", tmp_path / "bad", "--db", tmp_path / "other.db").returncode == 0
+    meta_path = tmp_path / "bad" / "run.json"
+    meta = json.loads(meta_path.read_text())
+    meta_path.write_text(json.dumps({**meta, "started_unix": 1e30}))
+    # refused at add, before the catalog is touched
+    one_line_exit_2(cli("history", "--db", db, "add", tmp_path / "good", tmp_path / "bad"), "started_unix",
+                    "not a time")
+    # a bad row already in the catalog (written by hand, or by an older cephbench) is shown, not a traceback
+    with sqlite3.connect(db) as conn:
+        row = conn.execute("SELECT * FROM runs").fetchone()
+        for i, (started, tests) in enumerate([(1e30, 1), (-1e12, "x"), ("soon", 2.5)]):
+            conn.execute("INSERT INTO runs VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+                         (f"/nowhere/{i}", *row[1:5], started, started, row[7], tests, 0, row[10]))
+    res = cli("history", "--db", db, "list")
+    assert res.returncode == 0 and "Traceback" not in res.stderr, res.stderr
+    assert "/nowhere/2" in res.stdout.replace("\n", "") or "nowhere" in res.stdout
+    assert cli("history", "--db", db).returncode == 0
+
+
+def test_history_db_that_is_no_catalog(tmp_path):
+    garbage = tmp_path / "garbage.db"
+    garbage.write_bytes(bytes(range(256)) * 20)
+    for args in (["list"], [], ["--trend", "bw", "--test", "x"]):
+        one_line_exit_2(cli("history", "--db", tmp_path, *args), "--db", "is a directory")
+        one_line_exit_2(cli("history", "--db", garbage, *args), "--db", "not a database")

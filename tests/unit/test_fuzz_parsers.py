@@ -21,6 +21,7 @@ from cephbench.drivers import disk_baseline, fio, fio_run, iperf, osd_bench, rad
 from cephbench.drivers import rbd_bench_tool as rbd_bench
 from cephbench.drivers.rgw import parse as loadgen
 from cephbench.errors import UserError
+from cephbench.history import format_time
 from cephbench.results import Measurement
 
 
@@ -275,3 +276,5 @@ def test_import_read_file(import_dir, data):
     if parsed is not None:
         stored_measurement(parsed.measurement)
         assert parsed.kind and parsed.format
+        # the date is one the report and the history can print (1e30 was an OverflowError there)
+        assert format_time(parsed.measured_unix)[:4].isdigit(), parsed.measured_unix

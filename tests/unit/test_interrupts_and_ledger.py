@@ -56,3 +56,39 @@ def test_ledger_file_follows_add_release_and_forget(tmp_path):
     assert removed == ["pool"]                              # newest first; a failure does not stop the rest
     assert [(r.name, why) for r, why in failures] == [("cephbench-x-g001-ec", "mon unreachable")]
     assert json.loads(path.read_text()) == []
+
+
+def _cleanup_after(interrupted: bool, signals: int) -> list[str]:
+    """The runner's shape: a run, maybe interrupted, then its cleanup under shielded(); `signals` Ctrl-Cs during
+    the cleanup. What was said and done, in order."""
+    from cephbench.interrupts import shielded
+    said: list[str] = []
+    try:
+        if interrupted:
+            os.kill(os.getpid(), signal.SIGINT)
+    except KeyboardInterrupt:
+        said.append("interrupted: cleaning up (Ctrl-C again to skip)")
+    try:
+        with shielded(lambda: said.append("cleaning up goes on (Ctrl-C again to skip it)"),
+                      after_interrupt=interrupted):
+            for _ in range(signals):
+                os.kill(os.getpid(), signal.SIGINT)
+                said.append("still cleaning up")
+            said.append("cleaned up")
+    except Interrupted:
+        said.append("cleanup skipped")
+    return said
+
+
+def test_after_an_interrupt_the_next_ctrl_c_skips_cleanup_as_the_message_says():
+    assert _cleanup_after(True, 1) == ["interrupted: cleaning up (Ctrl-C again to skip)", "cleanup skipped"]
+    assert _cleanup_after(True, 0) == ["interrupted: cleaning up (Ctrl-C again to skip)", "cleaned up"]
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+
+
+def test_a_cleanup_that_was_not_interrupted_takes_two_ctrl_cs_to_skip():
+    # the first is told that cleanup goes on (and that another skips it), the second skips
+    assert _cleanup_after(False, 1) == ["cleaning up goes on (Ctrl-C again to skip it)", "still cleaning up",
+                                        "cleaned up"]
+    assert _cleanup_after(False, 2) == ["cleaning up goes on (Ctrl-C again to skip it)", "still cleaning up",
+                                        "cleanup skipped"]

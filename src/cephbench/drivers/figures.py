@@ -44,6 +44,19 @@ def count(value: Any, what: str) -> int:
     return value if isinstance(value, int) else int(f)
 
 
+# A time a tool reports, in unix seconds: from 1970 to the end of the year 9999, the last a date can be written
+# in (datetime and time_t refuse beyond it, so a report or the history would fail on it later).
+MAX_UNIX_S = 253402300799.0
+
+
+def unix_time(value: Any, what: str) -> float:
+    """Unix seconds from 1970 to the year 9999; ParseError naming `what` otherwise."""
+    f = number(value, what)
+    if not 0 <= f <= MAX_UNIX_S:
+        raise ParseError(f"{what} is {_show(value)}, not a time (unix seconds from 1970 to the year 9999)")
+    return f
+
+
 def optional(value: Any, read: Callable[[Any, str], Any], what: str) -> Any:
     """None for a field the tool left out or wrote as null; else `read(value, what)` (number, count, ...)."""
     return None if value is None else read(value, what)
