@@ -91,18 +91,6 @@ def _lab(lab_dir: Path | None) -> Lab:
     return Lab(path)
 
 
-def _new_lab_dir(lb: Lab) -> None:
-    """A lab directory `lab up` can make: refused in one line when it cannot (a file on the way, /proc, no rights)."""
-    try:
-        lb.dir.mkdir(parents=True, exist_ok=True)
-        probe = lb.dir / ".cephbench-probe"
-        probe.touch()
-        probe.unlink()
-    except OSError as exc:
-        raise UserError(f"cannot make the lab directory {lb.dir}: {exc.strerror}",
-                        "give --dir a directory you may write", where="--dir") from None
-
-
 @lab.command("up")
 @_lab_dir_option
 @click.option("--osds", type=int, default=None, help="Number of OSDs of the one-host lab (default 3).")
@@ -137,10 +125,9 @@ def lab_up(lab_dir: Path | None, osds: int | None, osd_size: str, no_rgw: bool, 
                    "--objectstore": objectstore if objectstore != "bluestore" else None, "--fs": fs}
     multi = spec_from_flags(hosts, osds_per_host, clients, public_net, cluster_net, osds,
                              {"--client-net": client_net, **drive_flags})
-    if lb.is_running():
+    if lb.started() and lb.is_running():
         _print_lab_status(lb)
         raise UserError(f"a lab is already running in {lb.dir}", f"stop it with 'cephbench lab down --dir {lb.dir}'")
-    _new_lab_dir(lb)
     n_osds = multi.osds if multi else (osds if osds is not None else 3)
     info = lb.up(osds=n_osds, osd_size_bytes=size, rgw=not no_rgw, progress=lambda m: err.print(f"lab: {m}"),
                  multi=multi)

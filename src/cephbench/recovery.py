@@ -132,7 +132,7 @@ def how_to_remove(r: Resource) -> str:
         return " ".join(Restore.decode(r.name).argv())
     if r.kind == "lab-shape":
         from .shape_plan import restore_commands
-        return "; ".join(restore_commands(r.name))
+        return " && ".join(restore_commands(r.name))     # one command: up only after down worked
     return {
         "process": f"kill -- -{r.name.partition(':')[0]}  (only if that process is still cephbench's tool)",
         "osd-flags": "; ".join(f"ceph osd unset {f}" for f in r.name.split(",") if f and f != "none"),

@@ -16,6 +16,7 @@ from typing import Any, Callable
 from .cluster import Target
 from .config import Suite
 from .errors import UserError
+from .interrupts import held
 from .lab import Lab
 from .lab import drives as lab_drives
 from .lab.drives import check_objectstore
@@ -49,8 +50,9 @@ def first_build(suite: Suite) -> LabBuild | None:
 
 
 def build_of_lab(lab: Lab) -> LabBuild | None:
-    """The build of the lab running in `lab.dir` (lab.json, drives.json); None when none runs."""
-    info = lab.info() if lab.is_running() else None
+    """The build of the lab running in `lab.dir` (lab.json, drives.json); None when none runs, or when its start was
+    cut short (a rebuild killed half-way: lab.json already names the new build, but the lab is not whole)."""
+    info = lab.info() if lab.started() and lab.is_running() else None
     if info is None:
         return None
     topo = info.topology
@@ -145,25 +147,40 @@ class Keeper:
 
 
 def apply_step(lab: Lab, s: Step, say: Callable[[str], None] = lambda _m: None) -> None:
-    """One change of the lab: throttles set and cleared, or the lab down (and up again with the new build)."""
+    """One change of the lab: throttles set and cleared, or the lab down (and up again with the new build).
+
+    Each part is held against Ctrl-C and SIGTERM, as every change of a cluster is: a lab cut in the middle of its
+    down or up is neither the old lab nor the new. The signal is delivered between the parts or after them, and the
+    way back (the run's `lab-shape` ledger entry, recorded before the first change) then starts from a lab that is
+    whole or gone."""
+    if s.kind == "none":
+        return          # a run killed before its first change: the user's lab is as it was (not to be taken down)
     if s.kind == "throttle":
-        record = lab.drives()
-        if record is None:
-            raise UserError(f"the lab in {lab.dir} has no drives record to throttle", "rebuild it: lab down, lab up")
-        for ref in s.clear:
-            lab_drives.clear_throttle(record, ref, where="lab shape")
-        for t in s.set:
-            lab_drives.apply_throttle(record, t, where="lab shape")
-        log.info("lab shape: throttles %s", " ".join(throttle_text(t) for t in s.set) or "cleared")
+        with held():
+            _throttle(lab, s)
         return
     if s.kind in ("rebuild", "down"):
         say(f"lab shape: taking the lab in {lab.dir} down")
-    lab.down()          # also before "up": a lab that stopped half-made goes first, as its records name it
+    with held():
+        lab.down()      # also before "up": a lab that stopped half-made goes first, as its records name it
     if s.kind in ("rebuild", "up") and s.build is not None:
         b = s.build
         say(f"lab shape: starting the lab as cephbench lab up {' '.join(b.up_flags())}")
-        lab.up(osds=b.osds, osd_size_bytes=b.osd_size_bytes, rgw=b.rgw, multi=b.multi,
-               progress=lambda m: log.info("lab: %s", m))
+        with held():
+            lab.up(osds=b.osds, osd_size_bytes=b.osd_size_bytes, rgw=b.rgw, multi=b.multi,
+                   progress=lambda m: log.info("lab: %s", m))
+        say("lab shape: the lab is up")
+
+
+def _throttle(lab: Lab, s: Step) -> None:
+    record = lab.drives()
+    if record is None:
+        raise UserError(f"the lab in {lab.dir} has no drives record to throttle", "rebuild it: lab down, lab up")
+    for ref in s.clear:
+        lab_drives.clear_throttle(record, ref, where="lab shape")
+    for t in s.set:
+        lab_drives.apply_throttle(record, t, where="lab shape")
+    log.info("lab shape: throttles %s", " ".join(throttle_text(t) for t in s.set) or "cleared")
 
 
 def restore_recorded(name: str) -> None:
@@ -172,6 +189,7 @@ def restore_recorded(name: str) -> None:
     d: dict[str, Any] = json.loads(name)
     lab = Lab(Path(d["dir"]))
     if not d.get("original"):
-        lab.down()          # also a lab whose start was cut short: its records name what to remove
+        with held():
+            lab.down()      # also a lab whose start was cut short: its records name what to remove
         return
     apply_step(lab, step(build_of_lab(lab), LabBuild.from_json(d["original"])))

@@ -151,3 +151,39 @@ def test_sigterm_during_start_leaves_no_process(tmp_path):
     finally:
         if proc.poll() is None:
             proc.kill()
+
+
+def test_a_lab_up_after_a_killed_start_removes_what_it_left_and_starts(tmp_path):
+    """docs/lab.md: a start killed with SIGKILL leaves its daemons running and its records; the next `lab up` in that
+    directory removes them (the marker proves the directory a lab's) and starts afresh. A lab that did start is
+    refused, and down removes everything it made, the directory too."""
+    d = tmp_path / "lab5"
+    proc = _start_small_lab(d)
+    try:
+        _wait_for_file(d / "run" / "mon.a.pid", proc)
+        proc.kill()
+        proc.wait()
+        orphans = _lab_processes(d)
+        assert orphans, "the killed start's monitor should still run"
+        res = cli("lab", "up", "--dir", str(d), "--osds", "1", "--osd-size", "3GiB", "--no-rgw", timeout=240)
+        assert res.returncode == 0, res.stderr
+        assert not any(_pid_alive(p) for p in orphans if p not in _lab_processes(d))
+        again = cli("lab", "up", "--dir", str(d), "--osds", "1", "--no-rgw")
+        assert again.returncode == 2 and "already running" in again.stderr, again.stderr
+        # a client stopped by a signal (as cephbench stops its tools) leaves no admin socket in run/
+        env = {**os.environ, "CEPH_CONF": str(d / "ceph.conf"),
+               "CEPH_KEYRING": str(d / "keyring" / "ceph.client.admin.keyring")}
+        subprocess.run(["ceph", "osd", "pool", "create", "p", "8"], env=env, capture_output=True, timeout=60)
+        bench = subprocess.Popen(["rados", "-p", "p", "bench", "30", "write"], env=env, stdout=subprocess.PIPE,
+                                 stderr=subprocess.STDOUT, text=True)
+        time.sleep(3)
+        bench.terminate()
+        assert "Total time" not in bench.communicate(timeout=60)[0]
+        assert sorted(p.name for p in (d / "run").glob("ceph-client*")) == []
+        res = cli("lab", "down", "--dir", str(d))
+        assert res.returncode == 0 and not d.exists(), res.stderr
+        assert _lab_processes(d) == []
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        cli("lab", "down", "--dir", str(d))

@@ -125,8 +125,9 @@ osd memory target = 1073741824
 osd max object size = 134217728
 {extra_osd}
 [client]
-# Clients (rados bench, fio) run many at once: per-process sockets, no log files.
-admin socket = {d}/run/$cluster-$name.$pid.$cctid.asok
+# Clients (rados bench, fio) run many at once, and nothing reads their sockets: none (a tool stopped by a signal
+# never removes its own, and a lab's run/ filled with them), and no log files.
+admin socket =
 log file = /dev/null
 
 [client.rgw.lab]

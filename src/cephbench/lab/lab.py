@@ -26,7 +26,7 @@ import urllib.request
 import uuid
 from concurrent.futures import Future, ThreadPoolExecutor, as_completed
 from contextlib import ExitStack
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Callable
 
@@ -34,7 +34,7 @@ from ..errors import OperationFailed, UserError
 from ..hosts import CommandResult, LocalHost
 from ..units import format_size
 from . import daemons as dm
-from . import cgroups, drives, netns, sshd
+from . import cgroups, drives, labdir, netns, sshd
 from .asok import AsokError, asok_command
 from .conf import LabNet, LabPorts, mon_addrs, render_conf
 from .keys import Entity, new_secret, write_keyring
@@ -295,26 +295,17 @@ class Lab:
         if osd_size_bytes < 2 * 1024**3:
             raise UserError(f"--osd-size must be at least 2GiB for BlueStore, got {format_size(osd_size_bytes)}",
                             where="--osd-size")
-        if self.is_running():
-            raise UserError(f"a lab is already running in {self.dir}",
-                            f"see 'cephbench lab status --dir {self.dir}', or 'cephbench lab down --dir {self.dir}'")
-        if self.dir.exists() and any(self.dir.iterdir()):
-            # a start cut short before lab.json was written still left the records made before it
-            if not any(p.exists() for p in (self.info_path, self.netns_record, self.dir / "run")):
-                raise UserError(f"{self.dir} exists and is not a cephbench lab directory",
-                                "choose another --dir or empty it")
-            self._remove_host_objects()     # a lab killed while starting: its namespaces, from its records
-            shutil.rmtree(self.dir)  # a stopped lab's leftovers: start afresh
-        self.dir.mkdir(parents=True, exist_ok=True)
         need = osds * osd_size_bytes
+        self._clear_for_up()
+        marker = labdir.claim(self.dir)
         free = shutil.disk_usage(self.dir).free
         if free < need * 1.05:
-            shutil.rmtree(self.dir, ignore_errors=True)
+            labdir.remove(marker)
             raise UserError(
                 f"not enough free disk for the lab: {format_size(need)} needed for {osds} OSD files of "
                 f"{format_size(osd_size_bytes)}, {format_size(free)} free in {self.dir}",
                 "use --osds, --osd-size or --dir on a larger filesystem")
-
+        lock = labdir.StartLock(marker)
         steps = _Steps()
         self._spec = multi
         try:
@@ -328,10 +319,29 @@ class Lab:
             raise
         finally:
             self._spec = self._net = self._drives = None
+            lock.release()
         info.startup_s = time.monotonic() - steps.t0
         info.startup_steps = steps.done
         self._write_info(info)
+        replace(marker, started=True).write()
         return info
+
+    def _clear_for_up(self) -> None:
+        """Refuse a directory that is not a lab's, or whose lab runs or is being started; remove what a stopped or
+        killed lab left (its daemons by PID, its host objects from its records, its own files)."""
+        if labdir.is_empty(self.dir):
+            return
+        marker = labdir.check_removable(self.dir)
+        if labdir.starting_elsewhere(marker):
+            raise UserError(f"a lab is being started in {self.dir} by another process",
+                            f"wait for it, or stop it with 'cephbench lab down --dir {self.dir}'")
+        if marker.started and self.is_running():
+            raise UserError(f"a lab is already running in {self.dir}",
+                            f"see 'cephbench lab status --dir {self.dir}', or 'cephbench lab down --dir {self.dir}'")
+        # a stopped lab, or a start that was killed (its daemons may still run): start afresh
+        self.stop_daemons(grace_s=0)
+        self._remove_host_objects()
+        labdir.remove(marker)
 
     def _prepare(self, osds: int, osd_size_bytes: int, rgw: bool) -> LabInfo:
         """Directories, ports, ceph.conf and every key, before any process starts."""
@@ -636,15 +646,20 @@ class Lab:
         return [name for name, _ in targets]
 
     def down(self, keep: bool = False) -> list[str] | None:
-        """Stop the lab; None when there was no lab here."""
-        if not self.dir.exists():
+        """Stop the lab; None when there was no lab here. Only a directory whose marker proves it a lab is touched,
+        and only what the lab made in it is removed (labdir.py)."""
+        if labdir.is_empty(self.dir):
             return None
-        if not any(p.exists() for p in (self.info_path, self.netns_record, self.dir / "run")):
-            return None
+        marker = labdir.check_removable(self.dir)
         # A lab that is thrown away need not shut down cleanly: its data is deleted next, and RGW's shutdown
         # alone can take 10 s. A kept lab gets the time to stop cleanly.
         stopped = self.stop_daemons(grace_s=10 if keep else 0)
         self._remove_host_objects()
         if not keep:
-            shutil.rmtree(self.dir, ignore_errors=True)
+            labdir.remove(marker)
         return stopped
+
+    def started(self) -> bool:
+        """The lab's start finished once (a start cut short leaves a lab that is not whole)."""
+        marker = labdir.read(self.dir)
+        return marker is not None and marker.started
