@@ -346,7 +346,7 @@ def deploy_clients(prep: Prepared, ctx: RunContext) -> None:
     from .drivers.rgw.binary import find_loadgen
     try:
         prep.loadgen_paths, facts = deploy_loadgen(LocalHost(), list(users.values()), ctx.settings.ssh,
-                                                   ctx.ledger, Path(find_loadgen()))
+                                                   ctx.ledger, Path(find_loadgen()), ctx.run_id)
     except BaseException:
         ctx.ledger.release()        # execute, which removes what the run made, has not started
         raise

@@ -191,7 +191,7 @@ class RunContext:
         missing = list({r.name: r for r in refs if r.name not in self.at_paths}.values())
         if missing:
             paths, _ = deploy_loadgen(self.host, [Client(r.name, r, "baseline.network.hosts") for r in missing],
-                                      self.settings.ssh, self.ledger, Path(find_loadgen()))
+                                      self.settings.ssh, self.ledger, Path(find_loadgen()), self.run_id)
             self.at_paths.update(paths)
             for r in missing:
                 if r.address is not None and r.name not in self.client_offsets_ns:
