@@ -99,6 +99,8 @@ class RunContext:
     at_paths: dict[str, str] = field(default_factory=dict)  # client -> cephbench-loadgen there (the start barrier)
     load_here: bool = True          # some test's load comes from this machine (not every one from client hosts)
     started_unix: float = field(default_factory=time.time)
+    options: tuple[tuple[str, str], ...] = ()   # (who, name) the run's variants change: in its marker
+    _reserved_raw_bytes: int = field(default=0, repr=False)      # in its marker too
 
     @property
     def target(self) -> Target:
@@ -137,15 +139,22 @@ class RunContext:
     def reserve(self, raw_bytes: int) -> None:
         """Say in the run's marker how many raw bytes its write may still add (0 once written: then `ceph df`
         counts them). Other runs' capacity guards subtract it."""
+        self._reserved_raw_bytes = raw_bytes
+        self.write_marker()
+
+    def marker_value(self) -> str:
+        return marker.value(str(self.rundir.path.absolute()) if self.rundir else None, self.started_unix,
+                            self._reserved_raw_bytes, self.options)
+
+    def write_marker(self) -> None:
+        """The run's marker as it is now (its reservation and options), waited for: other runs read it next."""
         if self.dry_run:
             return
-        k = marker.key(self.run_id)
-        v = marker.value(str(self.rundir.path.absolute()) if self.rundir else None, self.started_unix, raw_bytes)
         try:
             with held():
-                self.cluster.ceph_ok("config-key", "set", k, v)
+                self.cluster.ceph_ok("config-key", "set", marker.key(self.run_id), self.marker_value())
         except (OperationFailed, UserError) as exc:   # refused: other runs then do not see this one's writes
-            log.warning("capacity reservation not shared with other runs (config-key set): %s", exc)
+            log.warning("run marker not shared with other runs (config-key set): %s", exc)
 
     def change(self, argv: Sequence[str], action: Callable[[], Any]) -> Any:
         """Run a cluster-changing action, or in a dry run only record its command."""
