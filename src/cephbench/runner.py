@@ -197,7 +197,7 @@ def mark_run(ctx: RunContext) -> list[Future]:
     sent: list = []
 
     def remove() -> None:
-        if sent and sent[0].exception() is not None:
+        if sent and sent[0].exception() is not None and not ctx.marker_written:
             return          # the mon refused it (a key without config-key rights): there is nothing to remove
         ctx.change(["ceph", "config-key", "rm", k], lambda: ctx.cluster.ceph_ok("config-key", "rm", k))
     ctx.ledger.add(Resource("config-key", k), remove)

@@ -101,6 +101,7 @@ class RunContext:
     started_unix: float = field(default_factory=time.time)
     options: tuple[tuple[str, str], ...] = ()   # (who, name) the run's variants change: in its marker
     _reserved_raw_bytes: int = field(default=0, repr=False)      # in its marker too
+    marker_written: bool = False    # write_marker has set the run's marker (whatever became of mark_run's send)
 
     @property
     def target(self) -> Target:
@@ -153,6 +154,7 @@ class RunContext:
         try:
             with held():
                 self.cluster.ceph_ok("config-key", "set", marker.key(self.run_id), self.marker_value())
+            self.marker_written = True
         except (OperationFailed, UserError) as exc:   # refused: other runs then do not see this one's writes
             log.warning("run marker not shared with other runs (config-key set): %s", exc)
 
