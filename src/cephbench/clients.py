@@ -9,8 +9,11 @@ tools its workloads need there (fio with the engine they use), a key that reache
 compared with this machine's (NTP style, the best round trip of several). An offset above 1 s is refused unless
 --force: clients are started at one wall-clock instant, and their windows are merged on one time line.
 
-cephbench-loadgen is copied to a client that lacks this machine's build (same sha256), to a cephbench-owned path,
-through the run's ledger (a `remote-file`, removed at the end, or by `cephbench cleanup` of a dead run).
+cephbench-loadgen is copied to each client for the run, to a path that names the run
+(~/.cache/cephbench/bin/cephbench-<run id>-loadgen-<sha>), through the run's ledger (a `remote-file`, removed at
+the end, or by `cephbench cleanup` of a dead run). A copy per run, never one shared: a run that removed a copy
+another run found there and used would pull it from under that run's tools (exit 127), and homes shared over NFS
+share the copies of every machine's runs.
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ from __future__ import annotations
 import hashlib
 import logging
 import os
+import re
 import select
 import shlex
 import subprocess
@@ -44,6 +48,8 @@ KEY_TIMEOUT_S = 20                      # `rados lspools` against monitors that 
 REMOTE_DIR = ".cache/cephbench/bin"      # under the client's $HOME
 LOADGEN = "cephbench-loadgen"
 REMOTE_FILE = "remote-file"             # ledger kind: "<address>:<absolute path>"
+# what remove_remote_file may remove: a run's copy of cephbench-loadgen, or the shared copy older versions made
+_OURS = re.compile(rf"^/(?:.*/)?{re.escape(REMOTE_DIR)}/cephbench-(?:[0-9a-f]+-)?loadgen-[0-9a-f]{{12}}$")
 
 
 @dataclass(frozen=True)
@@ -328,9 +334,17 @@ def remote_name(address: str, path: str) -> str:
     return f"{address}:{path}"
 
 
+def loadgen_name(run_id: str, sha: str) -> str:
+    """The file name of a run's copy of cephbench-loadgen on a host: the run's own, whoever else runs there."""
+    return f"cephbench-{run_id}-loadgen-{sha[:12]}"
+
+
 def remove_remote_file(local: LocalHost, ssh: SshSettings, name: str) -> None:
-    """Remove a file cephbench copied to a host (and a copy cut short beside it); gone already is fine."""
+    """Remove a file cephbench copied to a host (and a copy cut short beside it); gone already is fine. Only a
+    path of cephbench-loadgen's form: a resources.json edited by hand cannot make it remove anything else."""
     address, path = remote_file_parts(name)
+    if not _OURS.match(path):
+        raise OperationFailed(f"{path!r} is not a copy of {LOADGEN} (~/{REMOTE_DIR}/cephbench-...): not removed")
     res = local.run(HostRef(address, address).argv(
         ["sh", "-c", 'rm -f -- "$1" "$1".tmp.*', "sh", path], ssh), 30)
     if not res.ok:
@@ -338,12 +352,12 @@ def remove_remote_file(local: LocalHost, ssh: SshSettings, name: str) -> None:
 
 
 def deploy_loadgen(local: LocalHost, clients: Sequence[Client], ssh: SshSettings, ledger: Ledger,
-                   binary: Path) -> tuple[dict[str, str], dict[str, dict[str, object]]]:
-    """This machine's cephbench-loadgen on every client: copied (checksum-verified) where the same build is not
-    there yet, each copy entered in the ledger before it is made. Returns host -> path there, and host -> what
-    run.json records (path, sha256, copied)."""
+                   binary: Path, run_id: str) -> tuple[dict[str, str], dict[str, dict[str, object]]]:
+    """This machine's cephbench-loadgen on every client: copied (checksum-verified) to the run's own path there,
+    each copy entered in the ledger before it is made. Returns host -> path there, and host -> what run.json
+    records (path, sha256, copied)."""
     sha = sha256_of(binary)
-    name = f"{LOADGEN}-{sha[:12]}"
+    name = loadgen_name(run_id, sha)
     paths: dict[str, str] = {}
     facts: dict[str, dict[str, object]] = {}
     remote = [c for c in clients if c.ref.address is not None]
@@ -352,15 +366,13 @@ def deploy_loadgen(local: LocalHost, clients: Sequence[Client], ssh: SshSettings
             paths[c.name] = str(binary)
             facts[c.name] = {"path": str(binary), "sha256": sha, "copied": False}
 
-    probe = (f'f="$HOME/{REMOTE_DIR}/{name}"; echo "$f"; '
-             f'[ -x "$f" ] && sha256sum "$f" 2>/dev/null | grep -q "^{sha} " && echo present; exit 0')
-
-    def look(c: Client) -> tuple[str, bool]:
-        res = local.run(c.ref.argv(["sh", "-c", probe], ssh), CHECK_TIMEOUT_S)
+    def look(c: Client) -> str:
+        """The copy's absolute path there (the ledger records it before the copy is made)."""
+        res = local.run(c.ref.argv(["sh", "-c", f'echo "$HOME/{REMOTE_DIR}/{name}"'], ssh), CHECK_TIMEOUT_S)
         if not res.ok or not res.stdout.strip():
-            raise UserError(f"client {c.ref.where}: cannot look for {LOADGEN}: {res.error_text()}", where=c.where)
-        lines = res.stdout.split()
-        return lines[0], "present" in lines[1:]
+            raise UserError(f"client {c.ref.where}: cannot find its home for {LOADGEN}: {res.error_text()}",
+                            where=c.where)
+        return res.stdout.split()[0]
 
     def copy(c: Client, path: str) -> None:
         put = c.ref.argv(["sh", "-c", 'mkdir -p "$(dirname "$1")" && t="$1.tmp.$$" && cat > "$t" && '
@@ -377,19 +389,14 @@ def deploy_loadgen(local: LocalHost, clients: Sequence[Client], ssh: SshSettings
         return paths, facts
     with ThreadPoolExecutor(max_workers=min(16, len(remote))) as pool:
         found = list(pool.map(look, remote))
-    to_copy = []
     with held():            # entered before it is made, so that a signal cannot leave a copy the ledger lacks
-        for c, (path, present) in zip(remote, found):
+        for c, path in zip(remote, found):
             paths[c.name] = path
-            facts[c.name] = {"path": path, "sha256": sha, "copied": not present}
-            if not present:
-                res_name = remote_name(str(c.ref.address), path)
-                ledger.add(Resource(REMOTE_FILE, res_name),
-                           lambda n=res_name: remove_remote_file(local, ssh, n))
-                to_copy.append((c, path))
-    if to_copy:
-        with ThreadPoolExecutor(max_workers=min(16, len(to_copy))) as pool:
-            for f in [pool.submit(copy, c, p) for c, p in to_copy]:
-                f.result()
+            facts[c.name] = {"path": path, "sha256": sha, "copied": True}
+            res_name = remote_name(str(c.ref.address), path)
+            ledger.add(Resource(REMOTE_FILE, res_name), lambda n=res_name: remove_remote_file(local, ssh, n))
+    with ThreadPoolExecutor(max_workers=min(16, len(remote))) as pool:
+        for f in [pool.submit(copy, c, paths[c.name]) for c in remote]:
+            f.result()
     log.info("%s on clients: %s", LOADGEN, paths)
     return paths, facts

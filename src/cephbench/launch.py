@@ -17,7 +17,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Callable
 
-from . import __version__
+from . import __version__, marker
 from .kinds import level_of
 from .clients import (REMOTE_FILE, Client, ClientFacts, clients_of, deploy_loadgen, needs_of, preflight_clients,
                       remove_remote_file, resolve_clients)
@@ -232,11 +232,9 @@ def prepare(request: RunRequest, say: Callable[[str], None] = lambda _m: None) -
         client_facts = preflight_clients(LocalHost(), clients, todo, suite.settings.ssh, target.id, request.force,
                                          say) if clients else {}
         for other in other_runs(cluster):
-            since = time.strftime("%H:%M:%S UTC", time.gmtime(other.get("started_unix", 0)))
-            say(f"warning: another cephbench run is in progress on this cluster (run {other['run_id']} from host "
-                f"{other.get('host', '?')}, PID {other.get('pid', '?')}, since {since}): both measure less, and the "
-                f"capacity guard counts both; if that run died, 'cephbench cleanup {other.get('run_dir') or 'RUN_DIR'}'"
-                " removes its marker")
+            say(f"warning: another cephbench run is in progress on this cluster ({marker.describe(other)}): both "
+                f"measure less, and the capacity guard counts both; if that run died, "
+                f"'cephbench cleanup {other.get('run_dir') or 'RUN_DIR'}' removes its marker")
         run_id = secrets.token_hex(3)
         if rundir is not None and not request.dry_run:
             finish_dead_run(rundir, cluster, suite, say)
@@ -368,7 +366,7 @@ def deploy_clients(prep: Prepared, ctx: RunContext) -> None:
     from .drivers.rgw.binary import find_loadgen
     try:
         prep.loadgen_paths, facts = deploy_loadgen(LocalHost(), list(users.values()), ctx.settings.ssh,
-                                                   ctx.ledger, Path(find_loadgen()))
+                                                   ctx.ledger, Path(find_loadgen()), ctx.run_id)
     except BaseException:
         ctx.ledger.release()        # execute, which removes what the run made, has not started
         raise

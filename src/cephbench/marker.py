@@ -1,8 +1,11 @@
 """The run marker: a config-key `cephbench/runs/<run id>` on the cluster while a run is in progress.
 
-It says who runs (host, PID, start, run directory) so that a second run warns, and how many raw bytes the run's
+It says who runs (host, PID, start, run directory) so that a second run warns; how many raw bytes the run's
 current write may still add (`reserved_raw_bytes`), so that the capacity guard of every run counts the others'
-writes before they land: two runs that each fit alone cannot together pass the limit.
+writes before they land: two runs that each fit alone cannot together pass the limit; and the Ceph options its
+variants change (`options`, [who, name] pairs), so that a second run that would change one of them too is refused
+(variants.claim_options): each would record the other's value as the one to put back, and undo the other's variant
+in the middle of its tests.
 """
 
 from __future__ import annotations
@@ -11,7 +14,7 @@ import json
 import os
 import socket
 import time
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Iterable
 
 if TYPE_CHECKING:
     from .cluster import Cluster
@@ -24,13 +27,16 @@ def key(run_id: str) -> str:
 
 
 def value(run_dir: str | None, started_unix: float, reserved_raw_bytes: int = 0, unseen_raw_bytes: int = 0,
-          unseen_until_unix: float = 0.0) -> str:
+          unseen_until_unix: float = 0.0, options: Iterable[tuple[str, str]] = ()) -> str:
     """`unseen_raw_bytes`: what the run's last write added that `ceph df` may not count before
-    `unseen_until_unix` (the mgr reports usage a stats period or two late)."""
+    `unseen_until_unix` (the mgr reports usage a stats period or two late); `options`: (who, name) of the options
+    the run's variants change."""
+    opts = [[who, name] for who, name in options]
     return json.dumps({"host": socket.gethostname(), "pid": os.getpid(), "started_unix": round(started_unix),
                        "run_dir": run_dir, "reserved_raw_bytes": int(reserved_raw_bytes),
                        **({"unseen_raw_bytes": int(unseen_raw_bytes), "unseen_until_unix": round(unseen_until_unix, 1)}
-                          if unseen_raw_bytes else {})})
+                          if unseen_raw_bytes else {}),
+                       **({"options": opts} if opts else {})})
 
 
 def parse_dump(dump: Any) -> list[dict[str, Any]]:
@@ -59,6 +65,27 @@ def reserved_by_others(runs: list[dict[str, Any]], run_id: str, now_unix: float 
         except (TypeError, ValueError):     # another version's or a damaged marker: it reserves nothing we can read
             continue
     return total
+
+
+def options_of_others(runs: list[dict[str, Any]], run_id: str, names: Iterable[str]
+                      ) -> list[tuple[dict[str, Any], str, str]]:
+    """(run, who, name) for each option of these names that another run's marker says it changes. By name, whatever
+    the target: `osd` and `global` settings of one option decide together what an OSD runs with."""
+    wanted = set(names)
+    out = []
+    for r in runs:
+        if r["run_id"] == run_id or not isinstance(r.get("options"), list):
+            continue
+        for o in r["options"]:
+            if isinstance(o, list) and len(o) == 2 and o[1] in wanted:
+                out.append((r, str(o[0]), str(o[1])))
+    return out
+
+
+def describe(run: dict[str, Any]) -> str:
+    """`run 1a2b3c from host h, PID 42, since 10:00:00 UTC`: who another run is, from its marker."""
+    since = time.strftime("%H:%M:%S UTC", time.gmtime(run.get("started_unix") or 0))
+    return f"run {run['run_id']} from host {run.get('host', '?')}, PID {run.get('pid', '?')}, since {since}"
 
 
 def read_runs(cluster: "Cluster") -> list[dict[str, Any]]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 import signal
 import time
+from concurrent.futures import Future
 from dataclasses import dataclass, field
 from itertools import groupby
 from typing import Callable, Iterator, Protocol
@@ -25,7 +26,7 @@ from .evidence import otherload
 from .remote import check_osd_hosts, osd_hosts
 from .results import Result, Test, VariantInForce
 from .safety import ScrubFlags, preflight_health
-from .variants import VariantFailed, VariantState, check as check_variants
+from .variants import VariantFailed, VariantState, check as check_variants, claim_options
 
 log = logging.getLogger(__name__)
 
@@ -120,7 +121,11 @@ def execute(plan: Plan, ctx: RunContext, events: RunEvents, options: RunOptions,
     variants = VariantState.for_suite(ctx, plan.suite) if plan.suite.variants else None
     previous = sigterm_interrupts()
     try:
-        mark_run(ctx)
+        wanted = variants.options(todo_tests) if variants is not None else {}
+        ctx.options = tuple(wanted)
+        sent = mark_run(ctx)
+        if wanted and not ctx.dry_run:
+            claim_options(ctx, wanted, sent)    # before anything changes: refused if another run changes one
         if ctx.settings.set_noscrub:
             set_scrub_flags(ctx)
         for _gid, tests_iter in groupby(plan.tests, key=lambda t: t.group):
@@ -186,21 +191,23 @@ def unreachable(ctx: RunContext) -> str | None:
     return None
 
 
-def mark_run(ctx: RunContext) -> None:
+def mark_run(ctx: RunContext) -> list[Future]:
     """The run's marker (marker.py) enters the ledger, then is sent beside the run's first changes (the mon
-    commits them together: no second of its own)."""
+    commits them together: no second of its own). Returns what was sent (nothing in a dry run), for whoever must
+    know it landed."""
     k = marker.key(ctx.run_id)
     sent: list = []
 
     def remove() -> None:
-        if sent and sent[0].exception() is not None:
+        if sent and sent[0].exception() is not None and not ctx.marker_written:
             return          # the mon refused it (a key without config-key rights): there is nothing to remove
         ctx.change(["ceph", "config-key", "rm", k], lambda: ctx.cluster.ceph_ok("config-key", "rm", k))
     ctx.ledger.add(Resource("config-key", k), remove)
-    v = marker.value(str(ctx.rundir.path.absolute()) if ctx.rundir else None, ctx.started_unix)
+    v = ctx.marker_value()
     with held():        # the marker is a courtesy to other runs: a mon that refuses it does not stop this one
         ctx.change(["ceph", "config-key", "set", k, v],
                    lambda: sent.extend(ctx.cluster.send(("config-key", "set", k, v))))
+    return sent
 
 
 def other_runs(cluster: Cluster) -> list[dict]:

@@ -2,6 +2,11 @@
 anything, a variant applied (`ceph config set`) and verified (every daemon of its target reports the value,
 `ceph config show`) before the tests that use it, and every option put back as it was through the run's ledger.
 
+Two runs that change one option would undo each other: the second records the first's value as the one to put
+back (and puts it back after the first removed it), and the first's restore changes the second's variant in the
+middle of its tests. So the options a run's variants change are in its marker (marker.py), and a run that finds
+one of them in another run's marker is refused before anything changes (claim_options).
+
 The pure part (order, value checks, restore commands, the ledger record) is in variant_plan.py.
 """
 
@@ -9,24 +14,29 @@ from __future__ import annotations
 
 import logging
 import math
+import random
 import time
+from concurrent.futures import Future, wait
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Callable, Sequence
 
+from . import marker
 from .cluster import Cluster
 from .config import Settings, Suite
 from .drivers.base import RunContext
 from .errors import OperationFailed, PermissionDenied, UserError
 from .interrupts import held
 from .resources import CONFIG_OPTION, Resource
-from .results import OptionInForce, VariantInForce
-from .variant_plan import (Restore, VariantSpec, checked_value, close_name, daemon_type, is_one_daemon,
+from .results import OptionInForce, Test, VariantInForce
+from .variant_plan import (OptionSpec, Restore, VariantSpec, checked_value, close_name, daemon_type, is_one_daemon,
                            needs_restart, previous_value, set_argv, split_who, switch)
 
 log = logging.getLogger(__name__)
 
 VERIFY_TIMEOUT_S = 30.0     # from `config set` until every daemon reports the value (or a restarted OSD is back)
 POLL_S = 0.5
+CLAIM_TRIES = 3             # runs that claim one option at the same instant both step back, then try again ...
+CLAIM_BACKOFF_S = (0.2, 1.5)    # ... each after its own random pause, so that one of them gets it
 
 
 class VariantFailed(Exception):
@@ -87,6 +97,52 @@ def _check_restart(name: str, who: str, where: str, settings: Settings, is_lab: 
                         "give it for osd (who: osd)", where=where)
 
 
+def claim_options(ctx: RunContext, wanted: dict[tuple[str, str], OptionSpec], sent: Sequence[Future],
+                  pause: Callable[[float], None] = time.sleep) -> None:
+    """The run's variants' options are in its marker (`sent`, mark_run's write); once it landed, the others'
+    markers are read. An option another run changes too is refused (UserError, exit 2) before anything changes.
+    Written first, then read, as the capacity reservation (RunContext.reserve_write): of two runs that claim at
+    once, at least one sees the other, so they never both go on. Both may see each other: both step back (their
+    markers without options), and each looks again after a random pause; one whose rival stepped back claims
+    again, one whose rival holds the option is refused."""
+    wait(sent)
+    names = {name for _, name in wanted}
+    clash = _others(ctx, names)
+    for _ in range(CLAIM_TRIES - 1):
+        if not clash:
+            return
+        ctx.options = ()
+        ctx.write_marker()
+        wait_s = random.uniform(*CLAIM_BACKOFF_S)
+        log.info("%s claims %s too: stepping back for %.2f s", marker.describe(clash[0][0]), clash[0][2], wait_s)
+        pause(wait_s)
+        clash = _others(ctx, names)
+        if clash:
+            break               # it holds the option (or claimed it again first): it keeps it
+        ctx.options = tuple(wanted)
+        ctx.write_marker()
+        clash = _others(ctx, names)
+    if not clash:
+        return
+    if ctx.options:
+        ctx.options = ()
+        ctx.write_marker()
+    run, who, name = clash[0]
+    opt = next(o for k, o in wanted.items() if k[1] == name)
+    raise UserError(f"{marker.describe(run)} changes {name} ({who}) on this cluster, and two runs that change one "
+                    "option undo each other's variant",
+                    "run this suite after it ends; if it died, 'cephbench cleanup "
+                    f"{run.get('run_dir') or 'RUN_DIR'}' puts the option back", where=f"{opt.path}.name")
+
+
+def _others(ctx: RunContext, names: set[str]) -> list[tuple[dict[str, Any], str, str]]:
+    try:
+        return marker.options_of_others(marker.read_runs(ctx.cluster), ctx.run_id, names)
+    except (OperationFailed, UserError) as exc:     # a key that may not read config-keys: as the capacity guard
+        log.warning("other runs' variant options unknown (config-key dump): %s", exc)
+        return []
+
+
 # ---- during the run ------------------------------------------------------------------------------------------
 
 @dataclass
@@ -110,6 +166,11 @@ class VariantState:
     @property
     def cluster(self) -> Cluster:
         return self.ctx.cluster
+
+    def options(self, tests: Sequence[Test]) -> dict[tuple[str, str], OptionSpec]:
+        """Every option the variants of these tests change, once each: what the run's marker claims."""
+        used = {t.variant for t in tests}
+        return {o.key: o for name, spec in self.specs.items() if name in used for o in spec.options}
 
     def enter(self, name: str) -> VariantInForce:
         """Put variant `name` in force (from whatever is in force now) and return what the daemons run with;

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+import time
 from pathlib import Path
 
 import pytest
@@ -27,7 +28,7 @@ from cephbench.remote import host_ref
 from cephbench.resources import Ledger
 from cephbench.results import RunDir
 
-from labcli import run_cli, write_suite
+from labcli import CLI, run_cli, write_suite
 
 
 @pytest.fixture
@@ -130,7 +131,7 @@ def test_loadgen_is_copied_verified_and_removed_by_a_dead_runs_cleanup(clients_l
     ssh = with_lab_ssh(Suite.model_validate({"name": "x", "workloads": [{"type": "rgw"}]}), topo["ssh"]).settings.ssh
     clients = [Client(n, host_ref(n, ssh)) for n in ("c1", "c2")]
     ledger = Ledger(tmp_path / "resources.json")
-    paths, facts = deploy_loadgen(LocalHost(), clients, ssh, ledger, Path(find_loadgen()))
+    paths, facts = deploy_loadgen(LocalHost(), clients, ssh, ledger, Path(find_loadgen()), "a1b2c3")
     assert set(paths) == {"c1", "c2"} and all(f["copied"] for f in facts.values()), facts
     for c in clients:      # it runs there
         res = LocalHost().run(c.ref.argv([paths[c.name], "--version"], ssh), 30)
@@ -142,3 +143,37 @@ def test_loadgen_is_copied_verified_and_removed_by_a_dead_runs_cleanup(clients_l
     assert len(done) == 2 and not failed and not leftovers(tmp_path)
     assert not Path(paths["c1"]).exists()       # the lab's hosts share this machine's files
     assert json.loads((tmp_path / "resources.json").read_text()) == []
+
+
+def test_two_runs_on_one_client_do_not_pull_loadgen_from_under_each_other(clients_lab, env, tmp_path):
+    """Issue 24: run A copied cephbench-loadgen to c1, run B found it there and used it, A removed it at its end,
+    and B's next test failed with exit 127. B starts once A's copy is on c1, and its second test starts after A
+    ended (the lab's hosts share this machine's files, as homes shared over NFS do)."""
+    one = {**RADOS, "clients": 1}
+    a = write_suite(tmp_path, suite(["c1"], [{**one, "duration": "8s"}]), "a.yaml")
+    b = write_suite(tmp_path, suite(["c1"], [{**one, "duration": "15s"}, {**one, "name": "after", "duration": "1s"}]),
+                    "b.yaml")
+    run = [*CLI, "run", "--lab-dir", str(clients_lab.dir), "--out"]
+    pa = subprocess.Popen([*run, str(tmp_path / "a"), str(a)], env=env, stdout=subprocess.PIPE,
+                          stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 300
+        copy = None
+        while copy is None and time.monotonic() < deadline and pa.poll() is None:
+            res = tmp_path / "a" / "resources.json"
+            names = [r["name"] for r in json.loads(res.read_text() or "[]")
+                     if r["kind"] == "remote-file"] if res.exists() else []
+            if names and Path(names[0].partition(":")[2]).exists():
+                copy = Path(names[0].partition(":")[2])
+            time.sleep(0.2)
+        assert copy is not None, "run A never copied cephbench-loadgen to c1"
+        rb = run_cli([*run[3:], tmp_path / "b", b], env)
+    finally:
+        out_a, err_a = pa.communicate(timeout=600)
+    assert pa.returncode == 0, err_a
+    assert rb.returncode == 0, rb.stderr
+    results, _ = RunDir.open(tmp_path / "b").results()
+    assert [r.status for r in results] == ["ok", "ok"], [(r.status, r.error) for r in results]
+    copies = [RunDir(tmp_path / d).meta()["clients"]["c1"]["loadgen"]["path"] for d in ("a", "b")]
+    assert copies[0] != copies[1] and not any(Path(c).exists() for c in copies), copies
+    assert all(json.loads((tmp_path / d / "resources.json").read_text()) == [] for d in ("a", "b"))

@@ -144,3 +144,122 @@ def test_a_bad_option_is_refused_before_anything_changes(lab, mon_json, cephbenc
     assert res.stderr.strip().splitlines() == [res.stderr.strip()] and where in res.stderr, res.stderr
     assert not (tmp_path / "run").exists()
     assert config(mon_json) == before
+
+
+# Two runs that change one option (issue 24): run B recorded run A's value as the one to put back, A's restore
+# undid B's variant in the middle of B's test, and B's restore left A's value in the configuration database.
+ONE_OPTION = """
+name: {name}
+variants:
+  - name: {name}
+    options: [{{who: osd, name: osd_max_backfills, value: {value}}}]
+workloads:
+  - {{name: rados, type: rados_bench, modes: [write], object_size: 64KiB, concurrency: 4, duration: {duration}}}
+"""
+
+
+def concurrent_suite(tmp_path: Path, name: str, value: int, duration: str) -> Path:
+    return write_suite(tmp_path, ONE_OPTION.format(name=name, value=value, duration=duration), f"{name}.yaml")
+
+
+def ran_under_its_own_variant(out: Path, value: str) -> None:
+    """Every result of the run is ok under its variant, which found the option unset and every OSD running
+    with the run's value."""
+    results, _ = RunDir.open(out).results()
+    assert results and all(r.status == "ok" for r in results), [(r.status, r.error) for r in results]
+    for r in results:
+        [opt] = r.variant.options
+        assert (opt.name, opt.value, opt.previous) == ("osd_max_backfills", value, None), opt
+        assert set(opt.reported.values()) == {value}, opt.reported
+
+
+def refused_for(res_rc: int, err: str, out: Path, other: Path) -> None:
+    """One line, exit 2, naming the other run (by its run directory) and the option; no run directory left."""
+    lines = [ln for ln in err.splitlines() if ln.strip() and not ln.startswith("warning: another cephbench run")]
+    assert res_rc == 2 and len(lines) == 1, (res_rc, err)
+    assert "variants[0].options[0].name: run " in lines[0] and "changes osd_max_backfills (osd)" in lines[0], lines
+    assert f"cephbench cleanup {other}" in lines[0], lines
+    assert not out.exists()
+
+
+def test_a_run_is_refused_an_option_another_run_has_changed(lab, mon_json, cephbench_env, tmp_path):
+    before = snapshot(mon_json, cephbench_env)
+    a, b = tmp_path / "a", tmp_path / "b"
+    mon_log = lab.dir / "log" / "ceph-mon.a.log"
+    set_pattern = re.compile(r'handle_command mon_command\((?:\[\{prefix=|\{"prefix": ")config set[",}]')
+    with open(mon_log, "rb") as log:
+        log.seek(0, 2)
+        pa = subprocess.Popen([*CLI, "run", str(concurrent_suite(tmp_path, "a", 2, "8s")), "--out", str(a)],
+                              env=cephbench_env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        deadline, buf = time.monotonic() + 180, b""
+        while pa.poll() is None and time.monotonic() < deadline and not set_pattern.search(buf.decode(errors="replace")):
+            buf += log.read() or b""
+            time.sleep(0.01)
+    assert pa.poll() is None, "run A ended before its variant was set"
+    rb = run_cli(["run", concurrent_suite(tmp_path, "b", 3, "15s"), "--out", b], cephbench_env)
+    _, err_a = pa.communicate(timeout=300)
+    assert pa.returncode == 0, err_a
+    ran_under_its_own_variant(a, "2")
+    refused_for(rb.returncode, rb.stderr, b, a)
+    assert snapshot(mon_json, cephbench_env) == before
+
+
+def test_two_runs_started_together_with_one_option_do_not_undo_each_other(lab, mon_json, cephbench_env, tmp_path):
+    before = snapshot(mon_json, cephbench_env)
+    outs = {"a": (tmp_path / "a", "2"), "b": (tmp_path / "b", "3")}
+    procs = {n: subprocess.Popen([*CLI, "run", str(concurrent_suite(tmp_path, n, int(v), "5s")), "--out", str(out)],
+                                 env=cephbench_env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+             for n, (out, v) in outs.items()}
+    ended = {n: (p.communicate(timeout=300)[1], p.returncode) for n, p in procs.items()}
+    assert snapshot(mon_json, cephbench_env) == before
+    refused = [n for n, (_, rc) in ended.items() if rc != 0]
+    assert len(refused) == 1, ended          # both ran (over each other), or both stepped back for good
+    [loser] = refused
+    [winner] = set(outs) - {loser}
+    ran_under_its_own_variant(outs[winner][0], outs[winner][1])
+    refused_for(ended[loser][1], ended[loser][0], outs[loser][0], outs[winner][0])
+
+
+def test_claims_made_at_one_instant_leave_the_option_to_exactly_one_run(lab_target, caplog):
+    """The claim itself, from two runs' contexts on connections of their own, released at one instant by a barrier,
+    five times: each time one run has the option and the other is refused (never both, never neither), and both
+    markers are gone after."""
+    import logging
+    import threading
+    from cephbench.cluster import Cluster
+    from cephbench.config import Settings
+    from cephbench.drivers.base import RunContext
+    from cephbench.errors import UserError
+    from cephbench.resources import Ledger
+    from cephbench.runner import mark_run
+    from cephbench.variant_plan import OptionSpec
+    from cephbench.variants import claim_options
+
+    caplog.set_level(logging.INFO, logger="cephbench.variants")
+    wanted = {("osd", "osd_max_backfills"): OptionSpec("osd", "osd_max_backfills", 2, "variants[0].options[0]")}
+    clusters = [Cluster(lab_target), Cluster(lab_target)]
+    for rnd in range(5):
+        barrier = threading.Barrier(2)
+        outcome: dict[str, str] = {}
+        ctxs = [RunContext(cluster=c, run_id=f"c1a1m{rnd}{i}", rundir=None, ledger=Ledger(), settings=Settings())
+                for i, c in enumerate(clusters)]
+
+        def claim(ctx: RunContext) -> None:
+            ctx.options = tuple(wanted)
+            barrier.wait()
+            try:
+                claim_options(ctx, wanted, mark_run(ctx))
+                outcome[ctx.run_id] = "has it"
+            except UserError as exc:
+                outcome[ctx.run_id] = exc.one_line()
+        threads = [threading.Thread(target=claim, args=(ctx,)) for ctx in ctxs]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(60)
+        for ctx in ctxs:
+            assert ctx.ledger.release() == []
+        assert sorted(outcome.values())[0] == "has it" and sorted(outcome.values())[1] != "has it", outcome
+    assert not [k for k in clusters[0].ceph_json("config-key", "dump", "cephbench/runs/") if "c1a1m" in k]
+    # the barrier makes both see each other at least once: the step back and its pause were exercised
+    assert "stepping back" in caplog.text, caplog.text

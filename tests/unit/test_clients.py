@@ -6,10 +6,11 @@ from __future__ import annotations
 import pytest
 import yaml
 
-from cephbench.clients import (Client, ClockOffset, check_clock, check_script, clients_of, needs_by_client,
-                               offset_from, read_findings, resolve_clients)
-from cephbench.config import parse_suite
-from cephbench.errors import UserError
+from cephbench.clients import (Client, ClockOffset, check_clock, check_script, clients_of, loadgen_name,
+                               needs_by_client, offset_from, read_findings, remove_remote_file, resolve_clients)
+from cephbench.config import SshSettings, parse_suite
+from cephbench.errors import OperationFailed, UserError
+from cephbench.hosts import LocalHost
 from cephbench.plan import expand
 from cephbench.recovery import how_to_remove, remote_file_parts
 from cephbench.remote import HostRef
@@ -118,3 +119,19 @@ def test_remote_file_ledger_names():
     assert remote_file_parts("198.18.0.4:/root/.cache/x") == ("198.18.0.4", "/root/.cache/x")
     assert remote_file_parts("fe80::1:/root/x") == ("fe80::1", "/root/x")
     assert how_to_remove(Resource("remote-file", "10.0.0.5:/root/f")) == "ssh 10.0.0.5 rm -f /root/f"
+
+
+def test_each_run_has_its_own_copy_of_loadgen_on_a_client():
+    # issue 24: two runs shared ~/.cache/cephbench/bin/cephbench-loadgen-<sha>; the one that copied it removed it
+    # under the other's tools (exit 127). The name carries the run id: two runs (or two machines sharing a home over
+    # NFS) never share a copy.
+    sha = "0123456789abcdef" * 4
+    a, b = loadgen_name("a1b2c3", sha), loadgen_name("d4e5f6", sha)
+    assert a == "cephbench-a1b2c3-loadgen-0123456789ab" and a != b
+
+
+@pytest.mark.parametrize("path", ["/etc/passwd", "/root/.cache/cephbench/bin/notes.txt",
+                                  "/root/.cache/cephbench/bin/cephbench-a1b2c3-loadgen-0123456789ab/x", ""])
+def test_a_remote_file_removal_refuses_what_is_not_a_loadgen_copy(path):
+    with pytest.raises(OperationFailed, match="not removed"):
+        remove_remote_file(LocalHost(), SshSettings(), f"10.0.0.5:{path}")

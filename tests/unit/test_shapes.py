@@ -135,7 +135,7 @@ def test_a_build_survives_its_ledger_record_and_says_how_to_put_it_back_by_hand(
     assert LabBuild.from_json(json.loads(json.dumps(b.to_json()))) == b
     record = json.dumps({"dir": "/tmp/lab", "original": b.to_json()})
     assert how_to_remove(Resource("lab-shape", record)) == (
-        "cephbench lab down --dir /tmp/lab; cephbench lab up --dir /tmp/lab --osd-size 4GiB --no-rgw --hosts 3 "
+        "cephbench lab down --dir /tmp/lab && cephbench lab up --dir /tmp/lab --osd-size 4GiB --no-rgw --hosts 3 "
         "--osds-per-host 2 --public-net 1gbit --cluster-net unshaped --objectstore filestore --fs ext4 "
         "--db-device 2GiB --osd-throttle osd.1=8MiB/s")
     assert restore_commands(json.dumps({"dir": "/tmp/lab", "original": None})) == ["cephbench lab down --dir /tmp/lab"]

@@ -101,6 +101,10 @@ class RunContext:
     _unseen: UnseenWrites | None = field(default=None, repr=False)   # this run's writes `ceph df` may not count
     _reserved: tuple[int, int] = (0, 0)     # the write in progress: raw bytes reserved, df's used when reserved
     started_unix: float = field(default_factory=time.time)
+    options: tuple[tuple[str, str], ...] = ()   # (who, name) the run's variants change: in its marker
+    _reserved_raw_bytes: int = field(default=0, repr=False)      # in its marker too
+    _unseen_marker: tuple[int, float] = field(default=(0, 0.0), repr=False)   # (bytes, until unix): in its marker
+    marker_written: bool = False    # write_marker has set the run's marker (whatever became of mark_run's send)
 
     @property
     def target(self) -> Target:
@@ -164,18 +168,26 @@ class RunContext:
             self._unseen.add(raw, used_before, time.monotonic())
 
     def reserve(self, raw_bytes: int, unseen: tuple[int, float] = (0, 0.0)) -> None:
-        """Say in the run's marker how many raw bytes its write may still add (0 once written: then `ceph df`
-        counts them). Other runs' capacity guards subtract it."""
+        """Say in the run's marker how many raw bytes its write may still add, and what its last writes added
+        that `ceph df` may not count yet (bytes, until when). Other runs' capacity guards subtract both."""
+        self._reserved_raw_bytes = raw_bytes
+        self._unseen_marker = unseen
+        self.write_marker()
+
+    def marker_value(self) -> str:
+        return marker.value(str(self.rundir.path.absolute()) if self.rundir else None, self.started_unix,
+                            self._reserved_raw_bytes, *self._unseen_marker, options=self.options)
+
+    def write_marker(self) -> None:
+        """The run's marker as it is now (its reservation and options), waited for: other runs read it next."""
         if self.dry_run:
             return
-        k = marker.key(self.run_id)
-        v = marker.value(str(self.rundir.path.absolute()) if self.rundir else None, self.started_unix, raw_bytes,
-                         *unseen)
         try:
             with held():
-                self.cluster.ceph_ok("config-key", "set", k, v)
+                self.cluster.ceph_ok("config-key", "set", marker.key(self.run_id), self.marker_value())
+            self.marker_written = True
         except (OperationFailed, UserError) as exc:   # refused: other runs then do not see this one's writes
-            log.warning("capacity reservation not shared with other runs (config-key set): %s", exc)
+            log.warning("run marker not shared with other runs (config-key set): %s", exc)
 
     def change(self, argv: Sequence[str], action: Callable[[], Any]) -> Any:
         """Run a cluster-changing action, or in a dry run only record its command."""
@@ -221,7 +233,7 @@ class RunContext:
         missing = list({r.name: r for r in refs if r.name not in self.at_paths}.values())
         if missing:
             paths, _ = deploy_loadgen(self.host, [Client(r.name, r, "baseline.network.hosts") for r in missing],
-                                      self.settings.ssh, self.ledger, Path(find_loadgen()))
+                                      self.settings.ssh, self.ledger, Path(find_loadgen()), self.run_id)
             self.at_paths.update(paths)
             for r in missing:
                 if r.address is not None and r.name not in self.client_offsets_ns:
