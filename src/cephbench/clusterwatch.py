@@ -132,7 +132,7 @@ class ClusterWatch:
             return
         self.failed_in_a_row = 0
         now = time.monotonic() - self.started
-        since = self._answered(now)
+        since = self._answered(self._reading_at(now))
         if self.first is None:
             self.first = o
         before = set(_describe(self.last)) if self.last else set()
@@ -164,6 +164,12 @@ class ClusterWatch:
                                     "writes), so the write was stopped")
                 self.stopped_for_capacity = True
         self.last_raw_used = o.raw_used
+
+    def _reading_at(self, now: float) -> float:
+        """When this reading came back, in test seconds: a Poll's (asked at one tick, taken at the next) says when;
+        a plain call came back now."""
+        at = getattr(self.status, "answered_at", None)
+        return max(0.0, at - self.started) if at is not None else now
 
     def _answered(self, now: float) -> float:
         """A reading came back at `now` (test seconds): the seconds since the one before, and a silence of the

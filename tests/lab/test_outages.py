@@ -77,6 +77,15 @@ def _wait_for_tool(run: Path, prefix: str, deadline_s: float = 120) -> None:
     raise AssertionError(f"no {prefix} output under {run}/raw in {deadline_s:.0f} s")
 
 
+def _healthy_again(lab: Lab, within_s: float = 90) -> None:
+    """The lab healthy for the next test: after a paused mon, the mgr's reports and the OSD's beacons take a
+    while to settle."""
+    deadline = time.monotonic() + within_s
+    while not lab.healthy():
+        assert time.monotonic() < deadline, lab.health()
+        time.sleep(2)
+
+
 def test_a_mon_call_gives_up_after_the_connect_timeout(own_lab: Lab) -> None:
     env = own_lab.env()
     cluster = Cluster(Target(Path(env["CEPH_CONF"]), Path(env["CEPH_KEYRING"]), is_lab=True),
@@ -94,6 +103,7 @@ def test_a_mon_call_gives_up_after_the_connect_timeout(own_lab: Lab) -> None:
     assert waited < TIMEOUT + 2, waited         # was the 60 s of every call, whatever --connect-timeout said
     cluster.status()
     cluster.close()
+    _healthy_again(own_lab)
 
 
 def test_a_paused_mon_is_a_warning_with_its_duration(own_lab: Lab, tmp_path: Path) -> None:
@@ -115,12 +125,12 @@ def test_a_paused_mon_is_a_warning_with_its_duration(own_lab: Lab, tmp_path: Pat
     assert r.status == "ok", r.error
     silences = [w for w in r.warnings if w.startswith("the monitors did not answer for")]
     assert len(silences) == 1, r.warnings
-    assert r.cluster is not None and PAUSE_S - 1 <= r.cluster.mon_silent_s <= PAUSE_S + TIMEOUT + 2, r.cluster
+    assert r.cluster is not None and PAUSE_S - 1 <= r.cluster.mon_silent_s <= PAUSE_S + 2, r.cluster
     assert any("the monitors stopped answering" in e for e in r.cluster.events), r.cluster.events
     # the tools' loop never waited on the mon: the test took its 16 s and the end's own costs, not the pause's
     assert r.duration_s < 16 + PAUSE_S, r.duration_s
     assert "Traceback" not in err
-    assert own_lab.healthy()
+    _healthy_again(own_lab)
 
 
 def test_an_rgw_killed_mid_run_fails_its_tests_and_the_run_goes_on(own_lab: Lab, tmp_path: Path) -> None:
