@@ -121,7 +121,7 @@ class ClusterWatch:
             return
         try:
             o = observe(self.status())
-        except Pending:             # asked at the last tick, not back yet: a silence is measured when it is
+        except Pending:             # asked, not back yet: a silence is measured when it is
             return
         except Exception as exc:  # noqa: BLE001 - one missed reading is noise; LOST_AFTER in a row end the test
             self.failures += 1
@@ -166,8 +166,8 @@ class ClusterWatch:
         self.last_raw_used = o.raw_used
 
     def _reading_at(self, now: float) -> float:
-        """When this reading came back, in test seconds: a Poll's (asked at one tick, taken at the next) says when;
-        a plain call came back now."""
+        """When this reading came back, in test seconds: a Poll's (late ones are taken at a later tick) says
+        when; a plain call came back now."""
         at = getattr(self.status, "answered_at", None)
         return max(0.0, at - self.started) if at is not None else now
 

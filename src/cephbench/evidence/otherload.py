@@ -72,7 +72,8 @@ def other_load(samples: Sequence[PoolIo]) -> OtherLoad | None:
 
 class OtherLoadSampler:
     """Samples `ceph osd pool stats` through the run's connection: once when made (before the test's load), then
-    at every tick, each reading taken at the tick before. A sample that fails is skipped, and said once."""
+    at every tick (a reading late by more than half a second at a later one). A sample that fails is skipped, and
+    said once."""
 
     def __init__(self, cluster: Any, ours_prefix: str, through_rgw: bool = False) -> None:
         self._cluster = cluster
