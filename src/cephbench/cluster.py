@@ -184,6 +184,8 @@ class Cluster:
             reply = self._command(("status",), self.connect_timeout_s + 15, fmt="json")
         except OperationFailed:
             raise self._unreachable() from None
+        if reply.ret == -errno.ETIMEDOUT:      # librados gave up first (rados_mon_op_timeout)
+            raise self._unreachable()
         if reply.denied:
             raise UserError(f"the cluster refused 'ceph status' to {self.mon.name}: {reply.error_text()}",
                             "check --keyring and --id; the key needs at least mon 'allow r'", where="--keyring")
