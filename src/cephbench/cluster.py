@@ -82,8 +82,10 @@ class Cluster:
     @property
     def mon(self) -> MonConnection:
         if self._mon is None:
+            # --connect-timeout bounds every answer, not only the connection: librados gives up on a command
+            # after rados_mon_op_timeout, so a call abandoned by its wait ends then too
             self._mon = MonConnection(self.target.conf, self.target.keyring, self.target.id,
-                                      connect_timeout_s=self.connect_timeout_s)
+                                      connect_timeout_s=self.connect_timeout_s, op_timeout_s=self.connect_timeout_s)
         return self._mon
 
     def close(self) -> None:
@@ -110,10 +112,11 @@ class Cluster:
         except ConnectFailed as exc:
             raise self._connect_error(exc) from None
 
-    def ceph_json(self, *args: str, timeout_s: float = 60) -> Any:
-        """What `ceph ARGS -f json` prints, parsed; None for a command with no output."""
+    def ceph_json(self, *args: str, timeout_s: float | None = None) -> Any:
+        """What `ceph ARGS -f json` prints, parsed; None for a command with no output. A monitor that does not
+        answer in timeout_s (default --connect-timeout) is an OperationFailed."""
         self.join()     # a read sees the changes sent before it
-        reply = self._command(args, timeout_s, fmt="json")
+        reply = self._command(args, timeout_s or self.connect_timeout_s, fmt="json")
         if not reply.ok:
             raise OperationFailed(f"ceph {' '.join(args)} failed: {reply.error_text()}")
         try:
@@ -121,7 +124,7 @@ class Cluster:
         except ValueError as exc:
             raise OperationFailed(f"ceph {' '.join(args)}: output is not JSON") from exc
 
-    def ceph_ok(self, *args: str, timeout_s: float = 60) -> MonReply:
+    def ceph_ok(self, *args: str, timeout_s: float | None = None) -> MonReply:
         """A `ceph` change that must succeed; a refusal for lack of rights stops the run (exit 2).
 
         Changes sent before it (send(..., with_next=True)) reach the mon with it and are committed together."""
@@ -134,8 +137,8 @@ class Cluster:
         self.join()
         return reply
 
-    def _ok(self, args: Sequence[str], timeout_s: float = 60) -> MonReply:
-        reply = self._command(args, timeout_s)
+    def _ok(self, args: Sequence[str], timeout_s: float | None = None) -> MonReply:
+        reply = self._command(args, timeout_s or self.connect_timeout_s)
         if reply.denied:
             who = self.mon.name
             raise PermissionDenied(f"the cluster refused 'ceph {' '.join(args[:3])}' to {who}: "
@@ -178,6 +181,8 @@ class Cluster:
             reply = self._command(("status",), self.connect_timeout_s + 15, fmt="json")
         except OperationFailed:
             raise self._unreachable() from None
+        if reply.ret == -errno.ETIMEDOUT:      # librados gave up first (rados_mon_op_timeout)
+            raise self._unreachable()
         if reply.denied:
             raise UserError(f"the cluster refused 'ceph status' to {self.mon.name}: {reply.error_text()}",
                             "check --keyring and --id; the key needs at least mon 'allow r'", where="--keyring")

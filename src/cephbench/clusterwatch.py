@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
+from .poll import Pending
 from .results import ClusterDuringTest
 
 log = logging.getLogger(__name__)
@@ -21,6 +22,7 @@ log = logging.getLogger(__name__)
 INACTIVE_LIMIT_S = 15.0     # PGs inactive this long: I/O to them blocks; the test is stopped with that cause
 LOST_AFTER = 3              # `ceph status` failing this many times in a row: the cluster is gone for this test
 BRIEF_INACTIVE_S = 5.0      # peering after another client's pool creation or a map change: no warning
+SILENT_S = 5.0              # no `ceph status` back this long (one takes milliseconds): the monitors were out
 
 
 @dataclass(frozen=True)
@@ -74,6 +76,22 @@ def _describe(o: Observation) -> list[str]:
     return out
 
 
+def growth_per_s(before: float | None, after: float, elapsed_s: float | None) -> float:
+    """Raw use's growth per real second between two readings elapsed_s apart; 0 when unknown or shrinking.
+
+    Readings are a second apart only while the monitors answer: after a pause, one difference spans the pause."""
+    if before is None or not elapsed_s or elapsed_s <= 0:
+        return 0.0
+    return max(0.0, after - before) / elapsed_s
+
+
+def silence_text(start_s: float, end_s: float, to_end: bool) -> str:
+    """The warning of one silence of the monitors."""
+    until = f"the end of the test ({end_s:.0f} s)" if to_end else f"{end_s:.0f} s"
+    return (f"the monitors did not answer for {end_s - start_s:.0f} s (from {start_s:.0f} s to {until}): the "
+            "cluster's state and raw use went unseen meanwhile")
+
+
 @dataclass
 class ClusterWatch:
     """Follows the cluster during one test; `sample` once a second, `stop_reason` says when the test must end."""
@@ -94,6 +112,8 @@ class ClusterWatch:
     failures: int = 0
     failed_in_a_row: int = 0
     conf: Path | None = None                        # the tools' ceph.conf: gone means no tool reaches the cluster
+    answered_s: float = 0.0                         # test time of the last reading (the start counts as one)
+    silences: list[tuple[float, float, bool]] = field(default_factory=list)   # (from, to, to the end) in test s
 
     def sample(self) -> None:
         if self.conf is not None and not self.conf.exists() and self.stop_reason is None:
@@ -101,6 +121,8 @@ class ClusterWatch:
             return
         try:
             o = observe(self.status())
+        except Pending:             # asked, not back yet: a silence is measured when it is
+            return
         except Exception as exc:  # noqa: BLE001 - one missed reading is noise; LOST_AFTER in a row end the test
             self.failures += 1
             self.failed_in_a_row += 1
@@ -110,6 +132,7 @@ class ClusterWatch:
             return
         self.failed_in_a_row = 0
         now = time.monotonic() - self.started
+        since = self._answered(self._reading_at(now))
         if self.first is None:
             self.first = o
         before = set(_describe(self.last)) if self.last else set()
@@ -134,7 +157,7 @@ class ClusterWatch:
             self.inactive_since = None
         if self.writing and o.raw_used is not None and self.stop_reason is None:
             # stop a second early: the next reading comes a second later, and raw use grows meanwhile
-            rising = max(0.0, o.raw_used - self.last_raw_used) if self.last_raw_used is not None else 0.0
+            rising = growth_per_s(self.last_raw_used, o.raw_used, since)
             if o.raw_used + rising >= self.max_raw_used:
                 self.stop_reason = (f"capacity guard: the cluster reached {o.raw_used:.1%} raw used, "
                                     f"{rising:.1%} a second (limit {self.max_raw_used:.0%}, counting every client's "
@@ -142,8 +165,34 @@ class ClusterWatch:
                 self.stopped_for_capacity = True
         self.last_raw_used = o.raw_used
 
+    def _reading_at(self, now: float) -> float:
+        """When this reading came back, in test seconds: a Poll's (late ones are taken at a later tick) says
+        when; a plain call came back now."""
+        at = getattr(self.status, "answered_at", None)
+        return max(0.0, at - self.started) if at is not None else now
+
+    def _answered(self, now: float) -> float:
+        """A reading came back at `now` (test seconds): the seconds since the one before, and a silence of the
+        monitors recorded when that was SILENT_S or more."""
+        since = now - self.answered_s
+        if since >= SILENT_S:
+            self._silent(self.answered_s, now, to_end=False)
+        self.answered_s = now
+        return since
+
+    def _silent(self, start_s: float, end_s: float, to_end: bool) -> None:
+        self.silences.append((start_s, end_s, to_end))
+        self.events.append((round(start_s, 1), f"the monitors stopped answering for {end_s - start_s:.0f} s"))
+        self.events.sort(key=lambda e: e[0])
+
+    def finish(self) -> None:
+        """The test ended: a silence still going on counts until now."""
+        now = time.monotonic() - self.started
+        if now - self.answered_s >= SILENT_S and not (self.silences and self.silences[-1][2]):
+            self._silent(self.answered_s, now, to_end=True)
+
     def summary(self) -> ClusterDuringTest | None:
-        if self.first is None:
+        if self.first is None and not self.silences:
             return None
         return ClusterDuringTest(
             osds_down_max=int(self.worst.get("osds_down", 0)), osds_out_max=int(self.worst.get("osds_out", 0)),
@@ -151,7 +200,7 @@ class ClusterWatch:
             pgs_inactive_max=int(self.worst.get("pgs_inactive", 0)),
             objects_degraded_max=int(self.worst.get("objects_degraded", 0)),
             raw_used_max=self.worst.get("raw_used") or None, events=[f"{t:g} s: {e}" for t, e in self.events],
-            stopped=self.stop_reason)
+            stopped=self.stop_reason, mon_silent_s=round(sum(b - a for a, b, _ in self.silences), 1))
 
     def warnings(self) -> list[str]:
         """What makes the result no capability of the cluster: it ran degraded, or was stopped."""
@@ -161,4 +210,5 @@ class ClusterWatch:
         if self.worst.get("osds_down") or self.worst.get("pgs_degraded") or \
                 self.inactive_longest_s >= BRIEF_INACTIVE_S:
             out.append("the cluster was degraded during this test (" + "; ".join(e for _, e in self.events) + ")")
+        out += [silence_text(*s) for s in self.silences]
         return out

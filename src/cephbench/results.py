@@ -148,6 +148,7 @@ class ClusterDuringTest(BaseModel):
     raw_used_max: float | None = None          # fraction of raw capacity, every client's data counted
     events: list[str] = Field(default_factory=list)   # "3.2 s: 1 of 3 OSD(s) down", in order
     stopped: str | None = None                 # why the test was stopped early, if it was
+    mon_silent_s: float = 0.0                  # seconds no `ceph status` came back (silences of 5 s or more)
 
 
 class OsdCounters(BaseModel):

@@ -1,9 +1,14 @@
 """The cluster during a test, from real `ceph status` output of the lab with one OSD killed (Ceph 16.2.15)."""
 
 import json
+import threading
+import time
+
+import pytest
 
 from conftest import FIXTURES
-from cephbench.clusterwatch import INACTIVE_LIMIT_S, ClusterWatch, observe
+from cephbench.clusterwatch import INACTIVE_LIMIT_S, ClusterWatch, growth_per_s, observe, silence_text
+from cephbench.poll import Pending, Poll
 
 STATUS = FIXTURES / "ceph_status"
 
@@ -77,7 +82,9 @@ def test_a_status_that_cannot_be_read_is_counted_not_fatal():
     assert w.failures == 1 and w.summary() is None and w.warnings() == []
 
 
-def test_the_capacity_guard_stops_a_second_before_the_limit_while_use_rises():
+def test_the_capacity_guard_stops_a_second_before_the_limit_while_use_rises(monkeypatch):
+    clock = Clock()
+    monkeypatch.setattr("cephbench.clusterwatch.time.monotonic", clock)
     base = status("healthy")
     total = base["pgmap"]["bytes_total"]
 
@@ -87,8 +94,100 @@ def test_the_capacity_guard_stops_a_second_before_the_limit_while_use_rises():
         return s
     feed = iter([at(0.60), at(0.65), at(0.71)])
     w = ClusterWatch(lambda: next(feed), 0.75, writing=True)
-    w.sample()
-    w.sample()
+    for _ in range(2):
+        clock.t += 1.0
+        w.sample()
     assert w.stop_reason is None                      # 65% + 5%/s < 75%
+    clock.t += 1.0
     w.sample()                                        # 71% + 6%/s passes 75%: stop now, not after the limit
     assert w.stop_reason.startswith("capacity guard: the cluster reached 71.0% raw used, 6.0% a second")
+
+
+def at_fraction(fraction):
+    """The lab's healthy status with raw use set to `fraction` (its own capacity and layout)."""
+    s = status("healthy")
+    s["pgmap"]["bytes_used"] = int(s["pgmap"]["bytes_total"] * fraction)
+    return s
+
+
+def test_growth_after_a_pause_of_the_monitors_is_per_real_second(monkeypatch):
+    # the issue's case: 20 s between two readings was read as one second ("28.4% a second")
+    clock = Clock()
+    monkeypatch.setattr("cephbench.clusterwatch.time.monotonic", clock)
+    feed = iter([at_fraction(0.40), at_fraction(0.60)])
+    w = ClusterWatch(lambda: next(feed), 0.75, writing=True)
+    clock.t = 1.0
+    w.sample()
+    clock.t = 21.0
+    w.sample()
+    assert growth_per_s(0.40, 0.60, 20.0) == pytest.approx(0.01)
+    assert w.stop_reason is None                      # 60% + 1%/s is far from 75%; 60% + 20% was not
+    assert growth_per_s(None, 0.5, 1.0) == growth_per_s(0.5, 0.4, 1.0) == growth_per_s(0.4, 0.5, 0.0) == 0.0
+
+
+def test_a_silence_of_the_monitors_is_a_warning_with_its_span(monkeypatch):
+    clock = Clock()
+    monkeypatch.setattr("cephbench.clusterwatch.time.monotonic", clock)
+    w = ClusterWatch(lambda: status("healthy"), 0.75, writing=False)
+    for t in (1.0, 2.0, 3.0, 12.0, 13.0):             # nothing came back from 3 s to 12 s
+        clock.t = t
+        w.sample()
+    clock.t = 14.0
+    w.finish()
+    assert w.warnings() == [silence_text(3.0, 12.0, False)]
+    assert w.warnings()[0].startswith("the monitors did not answer for 9 s (from 3 s to 12 s)")
+    s = w.summary()
+    assert s.mon_silent_s == 9.0 and s.events == ["3 s: the monitors stopped answering for 9 s"]
+
+
+def test_a_silence_until_the_end_of_the_test_counts_too(monkeypatch):
+    clock = Clock()
+    monkeypatch.setattr("cephbench.clusterwatch.time.monotonic", clock)
+
+    def stopped():
+        raise Pending()                               # asked, never answered: a paused monitor
+    w = ClusterWatch(stopped, 0.75, writing=False)
+    for t in range(1, 9):
+        clock.t = float(t)
+        w.sample()
+    w.finish()
+    assert w.failures == 0 and w.stop_reason is None  # a reading in flight is no failure
+    [warning] = w.warnings()
+    assert warning.startswith("the monitors did not answer for 8 s (from 0 s to the end of the test (8 s))")
+    assert w.summary().mon_silent_s == 8.0
+
+
+def test_a_short_wait_for_an_answer_is_no_silence(monkeypatch):
+    clock = Clock()
+    monkeypatch.setattr("cephbench.clusterwatch.time.monotonic", clock)
+    w = ClusterWatch(lambda: status("healthy"), 0.75, writing=False)
+    for t in (1.0, 2.0, 5.5, 6.5):
+        clock.t = t
+        w.sample()
+    clock.t = 9.0
+    w.finish()
+    assert w.warnings() == [] and w.summary().mon_silent_s == 0.0
+
+
+def test_a_poll_waits_briefly_and_hands_over_a_late_reading_or_its_failure_later():
+    gate = threading.Event()
+    calls = []
+
+    def slow():
+        calls.append(1)
+        if len(calls) == 2:
+            raise OSError("mon gone")
+        gate.wait(5)
+        return len(calls)
+    p = Poll(slow, wait_s=0.1)
+    started = time.monotonic()
+    with pytest.raises(Pending):
+        p()                                           # the first call is still waiting on the gate
+    with pytest.raises(Pending):
+        p()                                           # still out: no second call beside it
+    assert time.monotonic() - started < 1 and len(calls) == 1
+    gate.set()
+    assert p() == 1 and p.answered_at is not None    # the late reading, at a later poll
+    with pytest.raises(OSError, match="mon gone"):
+        p()                                           # a call that comes back in time is handed over at once
+    assert Poll(lambda: 7)() == 7

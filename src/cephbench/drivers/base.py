@@ -21,6 +21,7 @@ from ..errors import OperationFailed, UserError
 from .. import marker
 from ..clusterwatch import ClusterWatch
 from ..interrupts import held
+from ..poll import Poll
 from ..hostload import CpuSampler
 from ..names import safe_name  # noqa: F401  (the drivers' import of it)
 from ..evidence import watch as hostwatch
@@ -256,7 +257,8 @@ class RunContext:
         watchers = self._watch(test, hosts, clients)
         # recorded now: once a watcher has ended, its start time (part of the tag) can no longer be read
         watcher_res = self._record_processes([w.proc.pid for w in watchers])
-        watch = ClusterWatch(self.cluster.status, self.settings.max_raw_used,
+        # polled: a monitor that does not answer must not hold up the tools' loop (poll.py)
+        watch = ClusterWatch(Poll(self.cluster.status), self.settings.max_raw_used,
                              writing=direction_of(test.kind, test.params.get("phase")) in ("write", "mixed"),
                              conf=self.target.conf)
         self.cluster_watches[test.id] = watch
@@ -279,6 +281,7 @@ class RunContext:
         try:
             results = run(tick, lambda pids: tools.extend(self._record_processes(pids)))
         finally:
+            watch.finish()
             for w in watchers:
                 stop_group(w.proc)
             for r in tools + watcher_res:

@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from cephbench.poll import Pending, Poll
 from cephbench.results import OtherLoad
 
 MIB = 1024 ** 2
@@ -71,7 +72,8 @@ def other_load(samples: Sequence[PoolIo]) -> OtherLoad | None:
 
 class OtherLoadSampler:
     """Samples `ceph osd pool stats` through the run's connection: once when made (before the test's load), then
-    at every tick. A sample that fails is skipped, and said once."""
+    at every tick (a reading late by more than half a second at a later one). A sample that fails is skipped, and
+    said once."""
 
     def __init__(self, cluster: Any, ours_prefix: str, through_rgw: bool = False) -> None:
         self._cluster = cluster
@@ -85,11 +87,15 @@ class OtherLoadSampler:
             except Exception as exc:    # noqa: BLE001 - without the list, RGW's pools count as others'
                 self.notes.append(f"RGW's pools unknown (ceph osd pool ls detail: {exc})")
         self._samples: list[PoolIo] = []
-        self.sample()
+        # polled (the first reading starts now, before the load): a monitor that does not answer must not hold
+        # up the tools' loop
+        self._stats = Poll(lambda: cluster.ceph_json("osd", "pool", "stats"))
 
     def sample(self) -> None:
         try:
-            self._samples.append(others_io(self._cluster.ceph_json("osd", "pool", "stats"), self._ours, self._also))
+            self._samples.append(others_io(self._stats(), self._ours, self._also))
+        except Pending:
+            pass
         except Exception as exc:    # noqa: BLE001 - the evidence is optional; the test goes on without it
             if not any(n.startswith("other clients' load not sampled") for n in self.notes):
                 self.notes.append(f"other clients' load not sampled (ceph osd pool stats: {exc})")

@@ -311,6 +311,15 @@ def _result_notes(m: Measurement, parts: list[Measurement]) -> list[str]:
     return notes
 
 
+def rgw_gone(endpoint: str) -> str | None:
+    """Why the test failed when RGW no longer takes connections (it did at preflight), else None."""
+    try:
+        check_connect(endpoint)
+    except UserError as exc:
+        return f"RGW stopped answering during the run: {exc.message}"
+    return None
+
+
 def _run_phase(ctx: RunContext, setup: _GroupSetup, test: Test, started: tuple[float, float]) -> Outcome | None:
     """One phase (op): its instances at once (on this machine, or on each client host started together), merged
     into one Outcome; None in a dry run."""
@@ -343,10 +352,14 @@ def _run_phase(ctx: RunContext, setup: _GroupSetup, test: Test, started: tuple[f
     if timed is not None:   # the errors below name the client host
         timed = [replace(t, result=r) for t, r in zip(timed, results)]
     refused = [k for k, r in enumerate(results) if r.returncode == EXIT_USAGE]
+    gone = rgw_gone(setup.endpoint) if refused or not all(r.ok for r in results) else None
     if refused:
         for k in refused:       # that loadgen created nothing; one stopped on another client may have: swept
             if sweeps:
                 sweeps[k].done()
+        if gone:    # preflight reached it: RGW died, the keys and flags are fine; the run goes on without it
+            return Outcome(test, started_unix, time.monotonic() - t0, error=gone, notes=notes,
+                           commands=[r.cmdline for r in results])
         k = refused[0]
         host = f"client {timed[k].host}: " if timed else ""
         raise LoadgenRefused(host + results[k].error_text().removeprefix(f"{TOOL}: "),
@@ -359,6 +372,8 @@ def _run_phase(ctx: RunContext, setup: _GroupSetup, test: Test, started: tuple[f
         errors.insert(0, f"{TOOL} {op} failed on " + failed.replace(f": {TOOL}: ", ": ", 1))
     if not errors:
         errors = [_exit_error(r, part, op, p["max_error_ratio"]) for r, part in zip(results, parts) if not r.ok]
+    if gone and errors:
+        errors[0] = f"{gone} ({errors[0]})"
     m = None
     if parts and len(parts) == len(results):
         for part, t in zip(parts, timed or []):
