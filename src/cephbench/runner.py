@@ -156,8 +156,8 @@ def execute(plan: Plan, ctx: RunContext, events: RunEvents, options: RunOptions,
                     failures = ctx.ledger.release(keep=lambda r: options.keep and r.kind not in ("osd-flags",
                                                                                                  CONFIG_OPTION))
             summary.left_behind = [r for r, _ in failures]
-            if options.keep:
-                summary.left_behind += [r for r in ctx.ledger.pending()]
+            if options.keep:        # what failed stays pending too: listed once
+                summary.left_behind += [r for r in ctx.ledger.pending() if r not in summary.left_behind]
             if not summary.lost:            # a lost cluster is said in one line, by whoever shows the summary
                 events.cleanup(summary.left_behind, failures)
         except KeyboardInterrupt:
