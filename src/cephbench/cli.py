@@ -504,15 +504,16 @@ def _print_shape_steps(keeper, todo: list) -> None:
 def cleanup(run_dir: Path, conf: Path | None, keyring: Path | None, client_id: str | None) -> None:
     """Remove what a run that died (kill -9, a crash) left: pools, flags, images, users, its tool processes."""
     from .launch import RunRequest, cleanup as clean
-    from .recovery import how_to_remove
+    from .recovery import Refusal, how_to_remove
     removed, failed = clean(run_dir, RunRequest(conf=conf, keyring=keyring, client_id=client_id),
                             say=lambda m: out.print(f"  {m}", markup=False))
     if not removed and not failed:
         out.print(f"{run_dir}: nothing left behind", markup=False)
         return
     out.print(f"{run_dir}: removed {len(removed)} thing(s) the run left", markup=False)
-    for r, why in failed:
-        err.print(f"cephbench: could not remove {r.kind} {r.name}: {why}; by hand: {how_to_remove(r)}", markup=False)
+    for r, why in failed:       # a refusal is not the run's to remove: no command for it either
+        err.print(f"cephbench: {why}" if isinstance(why, Refusal) else
+                  f"cephbench: could not remove {r.kind} {r.name}: {why}; by hand: {how_to_remove(r)}", markup=False)
     if failed:
         sys.exit(1)
 

@@ -8,6 +8,8 @@ run directory (run.json) → runner. cli.py parses the arguments and prints; eve
 from __future__ import annotations
 
 
+import json
+import logging
 import os
 import secrets
 import shutil
@@ -30,10 +32,13 @@ from .errors import OperationFailed, UserError
 from .hosts import LocalHost, local_facts
 from .lab import Lab, default_lab_dir
 from .plan import Plan, expand
-from .recovery import (Remover, RunLock, how_to_remove, leftovers, remove_leftovers, save as save_leftovers,
-                       stop_process_group)
+from .drivers.disk_baseline import remove_disk_file
+from .marker import read_runs
+from .recovery import (DISK_FILE, Ownership, Refusal, Remover, RunLock, how_to_remove, leftovers, remove_leftovers,
+                       save as save_leftovers, stop_process_group)
 from .remote import control_dir, remove_control_dir, ssh_master
-from .resources import CONFIG_OPTION, Ledger, Resource
+from .resources import CONFIG_OPTION, Ledger, Refused, Resource, Undone
+from .safety import flag_history
 from .results import CorruptLine, Result, RunDir, Test, VariantInForce, run_dir_path
 from .remote_dirs import REMOTE_DIR, remove_dir
 from .interrupts import held, shielded, sigterm_interrupts
@@ -42,6 +47,8 @@ from .runner import (RunEvents, RunOptions, RunSummary, VariantHook, execute, ot
 from .shape_plan import LabBuild
 from .shapes import LAB_SHAPE, Keeper, check_target, first_build, shaped, restore_recorded as restore_shape
 from .variants import restore_recorded
+
+log = logging.getLogger(__name__)
 
 SSH_CONTROL = "ssh-control"           # ledger kind: a run's private directory of ssh master sockets
 
@@ -244,8 +251,22 @@ def prepare(request: RunRequest, say: Callable[[str], None] = lambda _m: None) -
 def removers(ctx: RunContext) -> dict[str, Remover]:
     """How each kind of resource is removed knowing only its name (ctx: a RunContext for the run's target)."""
     def flags(r: Resource) -> None:
-        for flag in [f for f in r.name.split(",") if f and f != "none"]:
+        wanted = [f for f in r.name.split(",") if f and f != "none"]
+        try:
+            since = int(json.loads(r.state or "{}").get("osdmap_epoch_before") or 0)
+        except (ValueError, AttributeError):
+            since = 0
+        verdict = flag_history(wanted, since, lambda e: ctx.cluster.ceph_json(
+            "osd", "dump", *([] if e is None else [str(e)])))
+        for flag in verdict.ours:
             ctx.cluster.set_flag(flag, False)
+        if verdict.doubt:
+            raise Refused(f"refused to unset osd-flags {r.name}: {verdict.doubt}; if they are still the run's: "
+                          + "; ".join(f"ceph osd unset {f}" for f in wanted if f not in verdict.gone))
+        if not verdict.ours:
+            raise Undone("; ".join([*([f"{', '.join(verdict.gone)} already unset"] if verdict.gone else []),
+                                    *(f"{f} was unset (osdmap {e}) after the run set it and set again since, not "
+                                      "by this run: left set" for f, e in verdict.others.items())]))
 
     def process(r: Resource) -> None:
         stop_process_group(r.name)
@@ -263,6 +284,7 @@ def removers(ctx: RunContext) -> dict[str, Remover]:
         REMOTE_FILE: lambda r: remove_remote_file(LocalHost(), ctx.settings.ssh, r.name),
         REMOTE_DIR: lambda r: remove_dir(LocalHost(), ctx.settings.ssh, r.name),
         SSH_CONTROL: lambda r: remove_control_dir(Path(r.name)),
+        DISK_FILE: lambda r: remove_disk_file(ctx.host, ctx.settings.ssh, r.name),
         CONFIG_OPTION: lambda r: restore_recorded(ctx, r.name),
         LAB_SHAPE: lambda r: restore_shape(r.name),
     }
@@ -280,11 +302,26 @@ def finish_dead_run(rundir: RunDir, cluster: Cluster, suite: Suite | None, say: 
                      settings=suite.settings if suite else Settings(), restart_lab_osds=_lab_restart(cluster.target))
     def note(m: str) -> None:
         say(f"{rundir.path}: {m} (left by the part of the run that died)")
-    _, failed = remove_leftovers(rundir.path, removers(ctx), note=note)
+    _, failed = remove_leftovers(rundir.path, removers(ctx), note=note, owned=ownership(rundir, cluster))
     if failed:
-        what = "; ".join(f"{r.kind} {r.name}: {why} (by hand: {how_to_remove(r)})" for r, why in failed)
+        what = "; ".join(why if isinstance(why, Refusal) else f"{r.kind} {r.name}: {why} (by hand: {how_to_remove(r)})"
+                         for r, why in failed)
         raise UserError(f"{rundir.path} left {len(failed)} thing(s) that could not be removed: {what}",
                         f"fix that, then run 'cephbench cleanup {rundir.path}'", where="--resume")
+
+
+def ownership(rundir: RunDir, cluster: Cluster) -> Ownership:
+    """What a dead run may have made: its run ids (run.json), the run markers on the cluster, its start."""
+    meta = rundir.meta()
+    ids = tuple(str(i) for i in meta.get("run_ids") or [] if isinstance(i, (str, int)))
+    try:
+        markers: dict[str, dict] | None = {m["run_id"]: m for m in read_runs(cluster)}
+    except (OperationFailed, UserError) as exc:     # a key that may not read config-keys: the names alone decide
+        log.warning("run markers unknown (config-key dump): %s", exc)
+        markers = None
+    started = meta.get("started_unix")
+    return Ownership(ids, str(rundir.path.absolute()), markers,
+                     float(started) if isinstance(started, (int, float)) else None)
 
 
 def recorded_settings(meta: dict) -> Settings:
@@ -331,7 +368,7 @@ def cleanup(run_dir: Path, request: RunRequest, say: Callable[[str], None]
             cluster.check_reachable()
         ctx = RunContext(cluster=cluster, run_id="recovery", rundir=None, ledger=Ledger(None),
                          settings=recorded_settings(rundir.meta()), restart_lab_osds=_lab_restart(target))
-        return remove_leftovers(rundir.path, removers(ctx), note=say)
+        return remove_leftovers(rundir.path, removers(ctx), note=say, owned=ownership(rundir, cluster))
     finally:
         lock.release()
 
@@ -383,7 +420,8 @@ def _run_part(prep: Prepared, events: RunEvents, outer: Ledger | None = None,
     # tool reuses it
     with ssh_master(prep.suite.settings.ssh) as ssh:
         ctx = RunContext(cluster=prep.cluster, run_id=prep.run_id, rundir=prep.rundir,
-                         ledger=Ledger(prep.rundir.path / "resources.json" if prep.rundir else None, outer=outer),
+                         ledger=Ledger(prep.rundir.path / "resources.json" if prep.rundir else None, outer=outer,
+                                       guard=Ownership((prep.run_id,)).refusal),
                          settings=prep.suite.settings.model_copy(update={"ssh": ssh}), dry_run=req.dry_run,
                          events=events, restart_lab_osds=prep.lab.restart_osds
                          if prep.lab is not None and prep.target.is_lab else None,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import logging
 import signal
 import time
@@ -222,7 +223,9 @@ def set_scrub_flags(ctx: RunContext) -> None:
     with held():
         wanted = scrub.missing()
         if wanted:
-            ctx.ledger.add(Resource("osd-flags", ",".join(wanted)), scrub.restore)
+            # what tells `cephbench cleanup` whether a flag set later is still this run's (safety.flag_history)
+            state = json.dumps({"run": ctx.run_id, "osdmap_epoch_before": scrub.epoch, "set_unix": round(time.time())})
+            ctx.ledger.add(Resource("osd-flags", ",".join(wanted), state), scrub.restore)
             scrub.set(wanted)
 
 

@@ -1,14 +1,18 @@
 """What a dead run left: its processes (real ones, stopped by PID and start time), its run lock, its torn line."""
 
 import json
+import os
+import re
 import subprocess
 import sys
+import time
 
 import pytest
 
-from cephbench.errors import UserError
-from cephbench.recovery import (RunLock, how_to_remove, leftovers, process_start_ticks, process_tag,
-                                remove_leftovers, stop_process_group)
+from cephbench.errors import OperationFailed, UserError
+from cephbench.recovery import (Ownership, Refusal, RunLock, how_to_remove, leftovers, process_start_ticks,
+                                process_tag, remove_leftovers, save, stop_process_group)
+from cephbench.safety import flag_history
 from cephbench.resources import Resource
 from cephbench.results import RunDir
 from test_results_and_units import _result
@@ -84,3 +88,96 @@ def test_leftovers_are_removed_in_a_safe_order_and_failures_stay_listed(tmp_path
     (tmp_path / "resources.json").write_text("[{\"kind\": ")
     with pytest.raises(UserError, match="cannot be read"):
         leftovers(tmp_path)
+
+
+@pytest.mark.parametrize("text, says", [
+    ("nope", "cannot be read"),
+    ('""', "holds a JSON str, not a list"),
+    ('{"kind": "pool", "name": "x"}', "holds a JSON dict, not a list"),
+    ("[1]", "entry 1 is a JSON int, not an object"),
+    ('[{"kind": "pool"}]', "entry 1 has no 'name'"),
+    ('[{"name": "x"}]', "entry 1 has no 'kind'"),
+    ('[{"kind": "pool", "name": ["x"]}]', "entry 1: 'name' is [\"x\"], not a name"),
+    ('[{"kind": 1, "name": "x"}]', "entry 1: 'kind' is 1, not a name"),
+    ('[{"kind": "pool", "name": "a"}, {"kind": "config-option", "name": "zz"}]', "entry 2: config-option 'zz' is "
+                                                                                  "not a record cephbench wrote"),
+    ('[{"kind": "lab-shape", "name": "{}"}]', "entry 1: lab-shape '{}' is not a record cephbench wrote"),
+])
+def test_a_malformed_resources_json_is_one_line_and_exit_2(tmp_path, text, says):
+    from clirun import cephbench
+    rd = RunDir.create(tmp_path / "run", {"suite_name": "x", "run_ids": ["abc123"],
+                                          "target": {"conf": str(tmp_path / "ceph.conf")}})
+    (rd.path / "resources.json").write_text(text)
+    with pytest.raises(UserError, match="resources.json " + re.escape(says)):
+        leftovers(rd.path)
+    res = cephbench("cleanup", rd.path)
+    assert res.returncode == 2 and "Traceback" not in res.stderr, res.stderr
+    assert res.stderr.count("\n") == 1 and says in res.stderr, res.stderr
+
+
+def test_only_what_carries_the_runs_name_and_marker_is_removed(tmp_path):
+    here = str(tmp_path)
+    owned = Ownership(("abc123", "def456"), here,
+                      {"abc123": {"run_dir": here}, "def456": {"run_dir": "/elsewhere/run"}},
+                      image_of={"/dev/rbd0": "cephbench-abc123-g1-img0", "/dev/rbd1": "userimg"}.get)
+    ours = [Resource("pool", "cephbench-abc123-g001"), Resource("ec-profile", "cephbench-abc123-g001-ec"),
+            Resource("rbd-image", "cephbench-abc123-g1/cephbench-abc123-g1-img0"),
+            Resource("rbd-mapping", "/dev/rbd0"), Resource("rgw-user", "cephbench-abc123-rgw"),
+            Resource("config-key", "cephbench/runs/abc123"),
+            Resource("disk-file", "localhost:/o/cephbench-abc123-baseline.dat"),
+            Resource("remote-dir", "10.0.0.2:/tmp/cephbench-abc123-c1-001"),
+            Resource("remote-file", "10.0.0.2:/root/.cache/cephbench/bin/cephbench-loadgen-0123abcd"),
+            Resource("ssh-control", "/tmp/cephbench-ssh-x1y2")]
+    assert [owned.refusal(r) for r in ours] == [None] * len(ours)
+    theirs = [Resource("pool", "hbvictim"), Resource("pool", "cephbench-999999-g001"),
+              Resource("rbd-image", "rbd/userimg"), Resource("rbd-mapping", "/dev/rbd1"),
+              Resource("config-key", "cephbench/runs/999999"), Resource("config-key", "mgr/dashboard/key"),
+              Resource("disk-file", "localhost:/home/u/thesis.tex"), Resource("remote-dir", "h:/tmp/cephbench-zz"),
+              Resource("remote-file", "h:/home/u/.bashrc"), Resource("ssh-control", "/home/u"),
+              Resource("pool", "cephbench-def456-g001")]       # its marker names another run directory
+    for r in theirs:
+        assert (owned.refusal(r) or "").startswith(f"refused to remove {r.kind} {r.name}: "), r
+    assert "says run def456 is /elsewhere/run" in owned.refusal(theirs[-1])
+    # a process that started before the run did is not its tool
+    old = Ownership(("abc123",), started_unix=time.time() + 3600)
+    assert old.refusal(Resource("process", process_tag(os.getpid()))) is not None
+    assert Ownership(("abc123",), started_unix=0).refusal(Resource("process", process_tag(os.getpid()))) is None
+
+
+def test_a_forged_entry_is_refused_and_stays_listed_while_the_runs_own_go(tmp_path):
+    listed = [Resource("pool", "cephbench-abc123-g1"), Resource("pool", "hbvictim")]
+    save(tmp_path, listed)
+    removed = []
+    done, failed = remove_leftovers(tmp_path, {"pool": lambda r: removed.append(r.name)}, passes=3, settle_s=0,
+                                    owned=Ownership(("abc123",)))
+    assert removed == ["cephbench-abc123-g1"] and done == listed[:1]
+    assert [(r.name, isinstance(why, Refusal)) for r, why in failed] == [("hbvictim", True)]
+    assert leftovers(tmp_path) == [Resource("pool", "hbvictim")]
+
+
+def _dumps(history: dict[int, str]):
+    last = max(history)
+
+    def dump(epoch):
+        if epoch is not None and epoch not in history:
+            raise OperationFailed(f"osdmap {epoch} not found (trimmed)")
+        e = last if epoch is None else epoch
+        return {"epoch": e, "flags": history[e]}
+    return dump
+
+
+def test_a_flag_is_the_runs_only_if_it_stayed_set_since_the_run_set_it():
+    base = "sortbitwise,recovery_deletes,purged_snapdirs,pglog_hardlimit"
+    # the run saw them missing at 10, set them at 11; pools came and went
+    ran = {10: base, 11: base + ",noscrub,nodeep-scrub", 12: base + ",noscrub,nodeep-scrub",
+           13: base + ",noscrub,nodeep-scrub"}
+    v = flag_history(["noscrub", "nodeep-scrub"], 10, _dumps(ran))
+    assert v.ours == ["noscrub", "nodeep-scrub"] and not v.others and v.doubt is None
+    # a person unset both by hand (14, 15), then set noscrub again (16): it is theirs now
+    later = {**ran, 14: base + ",nodeep-scrub", 15: base, 16: base + ",noscrub"}
+    v = flag_history(["noscrub", "nodeep-scrub"], 10, _dumps(later))
+    assert v.ours == [] and v.gone == ["nodeep-scrub"] and v.others == {"noscrub": 14}
+    # the mon no longer has the osdmaps in between: a person decides
+    v = flag_history(["noscrub"], 10, _dumps({k: later[k] for k in (10, 16)}))
+    assert v.ours == [] and "osdmap 11" in v.doubt
+    assert "records no osdmap epoch" in flag_history(["noscrub"], 0, _dumps(later)).doubt
