@@ -38,13 +38,14 @@ from .recovery import (DISK_FILE, Ownership, Refusal, Remover, RunLock, how_to_r
                        save as save_leftovers, stop_process_group)
 from .remote import control_dir, remove_control_dir, ssh_master
 from .resources import CONFIG_OPTION, Ledger, Refused, Resource, Undone
-from .safety import flag_history
+from .stale import flag_history, option_history
 from .results import CorruptLine, Result, RunDir, Test, VariantInForce, run_dir_path
 from .remote_dirs import REMOTE_DIR, remove_dir
 from .interrupts import held, shielded, sigterm_interrupts
 from .runner import (RunEvents, RunOptions, RunSummary, VariantHook, execute, other_runs, pending_tests,
                      preflight)
 from .shape_plan import LabBuild
+from .variant_plan import Restore
 from .shapes import LAB_SHAPE, Keeper, check_target, first_build, shaped, restore_recorded as restore_shape
 from .variants import restore_recorded
 
@@ -252,10 +253,8 @@ def removers(ctx: RunContext) -> dict[str, Remover]:
     """How each kind of resource is removed knowing only its name (ctx: a RunContext for the run's target)."""
     def flags(r: Resource) -> None:
         wanted = [f for f in r.name.split(",") if f and f != "none"]
-        try:
-            since = int(json.loads(r.state or "{}").get("osdmap_epoch_before") or 0)
-        except (ValueError, AttributeError):
-            since = 0
+        since = _state(r).get("osdmap_epoch_before")
+        since = since if isinstance(since, int) else 0
         verdict = flag_history(wanted, since, lambda e: ctx.cluster.ceph_json(
             "osd", "dump", *([] if e is None else [str(e)])))
         for flag in verdict.ours:
@@ -267,6 +266,18 @@ def removers(ctx: RunContext) -> dict[str, Remover]:
             raise Undone("; ".join([*([f"{', '.join(verdict.gone)} already unset"] if verdict.gone else []),
                                     *(f"{f} was unset (osdmap {e}) after the run set it and set again since, not "
                                       "by this run: left set" for f, e in verdict.others.items())]))
+
+    def option(r: Resource) -> None:
+        rec = Restore.decode(r.name)
+        since = _state(r).get("config_version_before")
+        verdict = option_history(rec.who, rec.name, rec.previous, since if isinstance(since, int) else None,
+                                 lambda n: ctx.cluster.ceph_json("config", "log", str(n)))
+        if verdict.doubt:
+            raise Refused(f"refused to restore {rec.who} {rec.name}: {verdict.doubt}; if the run's value is still in "
+                          f"force: {how_to_remove(r)}")
+        if not verdict.ours:
+            raise Undone(verdict.note)
+        restore_recorded(ctx, r.name)
 
     def process(r: Resource) -> None:
         stop_process_group(r.name)
@@ -285,9 +296,17 @@ def removers(ctx: RunContext) -> dict[str, Remover]:
         REMOTE_DIR: lambda r: remove_dir(LocalHost(), ctx.settings.ssh, r.name),
         SSH_CONTROL: lambda r: remove_control_dir(Path(r.name)),
         DISK_FILE: lambda r: remove_disk_file(ctx.host, ctx.settings.ssh, r.name),
-        CONFIG_OPTION: lambda r: restore_recorded(ctx, r.name),
+        CONFIG_OPTION: option,
         LAB_SHAPE: lambda r: restore_shape(r.name),
     }
+
+
+def _state(r: Resource) -> dict[str, Any]:
+    try:
+        state = json.loads(r.state or "{}")
+    except ValueError:
+        return {}
+    return state if isinstance(state, dict) else {}
 
 
 def _lab_restart(target: Target) -> Callable[[], None] | None:

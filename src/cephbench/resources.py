@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 import logging
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
@@ -19,9 +19,10 @@ log = logging.getLogger(__name__)
 class Resource:
     kind: str       # pool, ec-profile, rbd-image, rgw-user, ...
     name: str
-    # what the change set, when, and by which run (compact JSON; "" when the name says it all): what tells a stale
-    # entry (its change undone, then made again by someone else) from one that is still the run's
-    state: str = ""
+    # by which run, when, and where the cluster's history stood before the change (JSON; "" when the name says it
+    # all): what tells a stale entry (its change undone, then made again by someone else) from one still the run's.
+    # Not part of the entry's identity: a later forget() or release_one() names the entry by kind and name.
+    state: str = field(default="", compare=False)
 
     def to_json(self) -> dict:
         return {"kind": self.kind, "name": self.name, **({"state": json.loads(self.state)} if self.state else {})}

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import logging
 import signal
 import time
@@ -25,6 +24,7 @@ from .analysis import RunAnalyzer
 from .evidence import otherload
 from .remote import check_osd_hosts, osd_hosts
 from .results import Result, Test, VariantInForce
+from .stale import history_state
 from .safety import ScrubFlags, preflight_health
 from .variants import VariantFailed, VariantState, check as check_variants
 
@@ -224,8 +224,9 @@ def set_scrub_flags(ctx: RunContext) -> None:
         wanted = scrub.missing()
         if wanted:
             # what tells `cephbench cleanup` whether a flag set later is still this run's (safety.flag_history)
-            state = json.dumps({"run": ctx.run_id, "osdmap_epoch_before": scrub.epoch, "set_unix": round(time.time())})
-            ctx.ledger.add(Resource("osd-flags", ",".join(wanted), state), scrub.restore)
+            ctx.ledger.add(Resource("osd-flags", ",".join(wanted), history_state(ctx.run_id,
+                                                                                 osdmap_epoch_before=scrub.epoch)),
+                           scrub.restore)
             scrub.set(wanted)
 
 

@@ -7,10 +7,9 @@ import logging
 import os
 from concurrent.futures import Future
 from dataclasses import dataclass, field
-from typing import Callable
 
 from .cluster import Cluster
-from .errors import OperationFailed, UserError
+from .errors import UserError
 from .interrupts import held
 from .units import format_size
 
@@ -120,47 +119,3 @@ def drop_caches_local() -> str | None:
     except OSError as exc:
         return f"page cache not dropped: {exc.strerror}"
 
-
-# ---- a dead run's flags: still its own? ----------------------------------------------------------------------
-
-MAX_EPOCHS_WALKED = 2000        # osdmaps read to tell whose a flag is; beyond that, a person decides
-
-
-@dataclass(frozen=True)
-class FlagVerdict:
-    ours: list[str]             # set by the run and set ever since: to unset
-    gone: list[str]             # not set now: nothing to undo
-    others: dict[str, int]      # unset after the run set it, set again since (by someone else): flag -> epoch unset
-    doubt: str | None = None    # why the history could not be read: a person decides
-
-
-def flag_history(flags: list[str], epoch_before: int, dump: Callable[[int | None], dict]) -> FlagVerdict:
-    """Whose each flag is, from the osdmaps since `epoch_before` (the epoch in which the run saw them missing,
-    recorded in its ledger entry before it set them): the run's only if, once set, it stayed set in every osdmap
-    up to now. `dump(None)` is the current `osd dump`, `dump(e)` that of epoch e (raising OperationFailed once the
-    mon has trimmed it)."""
-    def flags_of(d: dict) -> set[str]:
-        return set(filter(None, str(d.get("flags", "")).split(",")))
-    now = dump(None)
-    current, last = flags_of(now), int(now.get("epoch") or 0)
-    gone = [f for f in flags if f not in current]
-    wanted = [f for f in flags if f in current]
-    if not wanted:
-        return FlagVerdict([], gone, {})
-    if epoch_before <= 0 or last - epoch_before > MAX_EPOCHS_WALKED:
-        why = "the entry records no osdmap epoch" if epoch_before <= 0 else \
-            f"{last - epoch_before} osdmaps have passed since the run set them"
-        return FlagVerdict([], gone, {}, f"cannot tell who set {', '.join(wanted)} ({why})")
-    seen: set[str] = set()
-    cleared: dict[str, int] = {}
-    for epoch in range(epoch_before + 1, last):
-        try:
-            at = flags_of(dump(epoch))
-        except OperationFailed as exc:
-            return FlagVerdict([], gone, {}, f"cannot tell who set {', '.join(wanted)} (osdmap {epoch}: {exc})")
-        for f in wanted:
-            if f in at:
-                seen.add(f)
-            elif f in seen and f not in cleared:
-                cleared[f] = epoch
-    return FlagVerdict([f for f in wanted if f not in cleared], gone, cleared)

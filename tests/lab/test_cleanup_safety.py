@@ -125,3 +125,39 @@ def test_kill_9_during_the_disk_baseline_then_cleanup_leaves_no_test_file(lab, c
     assert res.stdout.count("removed disk-file") == len(files), res.stdout
     assert [f for f in files if Path(f).exists() or Path(f + ".pid").exists()] == []
     assert json.loads(resources.read_text()) == []
+
+
+VARIANT = """
+name: optkill
+variants:
+  - name: a
+    options: [{who: osd, name: osd_max_backfills, value: 2}]
+workloads:
+  - {name: rados, type: rados_bench, modes: [write], object_size: 64KiB, concurrency: 2, duration: 30s}
+"""
+
+
+def _option(mon_json, who: str, name: str):
+    return next((c["value"] for c in mon_json("config dump") if (c["section"], c["name"]) == (who, name)), None)
+
+
+def test_an_option_the_user_set_again_after_the_runs_was_put_back_stays_theirs(lab, mon_json, cephbench_env,
+                                                                                tmp_path):
+    assert _option(mon_json, "osd", "osd_max_backfills") is None
+    resources = tmp_path / "run" / "resources.json"
+    left = _kill_9_when(["run", write_suite(tmp_path, VARIANT), "--out", tmp_path / "run"], cephbench_env,
+                        resources, lambda left: {"config-option", "process"} <= {r["kind"] for r in left})
+    [opt] = [r for r in left if r["kind"] == "config-option"]
+    assert isinstance(opt["state"]["config_version_before"], int), opt
+    assert _option(mon_json, "osd", "osd_max_backfills") == "2"
+    # the user puts it back by hand (what cleanup would print), then sets a value of their own
+    mon_json("config rm", who="osd", name="osd_max_backfills")
+    mon_json("config set", who="osd", name="osd_max_backfills", value="7")
+    try:
+        res = run_cli(["cleanup", tmp_path / "run"], cephbench_env)
+        assert res.returncode == 0, res.stdout + res.stderr
+        assert "changed again since, not by this run: left as it is" in res.stdout, res.stdout
+        assert _option(mon_json, "osd", "osd_max_backfills") == "7"
+        assert json.loads(resources.read_text()) == []
+    finally:
+        mon_json("config rm", who="osd", name="osd_max_backfills")

@@ -12,7 +12,7 @@ import pytest
 from cephbench.errors import OperationFailed, UserError
 from cephbench.recovery import (Ownership, Refusal, RunLock, how_to_remove, leftovers, process_start_ticks,
                                 process_tag, remove_leftovers, save, stop_process_group)
-from cephbench.safety import flag_history
+from cephbench.stale import flag_history, option_history
 from cephbench.resources import Resource
 from cephbench.results import RunDir
 from test_results_and_units import _result
@@ -181,3 +181,41 @@ def test_a_flag_is_the_runs_only_if_it_stayed_set_since_the_run_set_it():
     v = flag_history(["noscrub"], 10, _dumps({k: later[k] for k in (10, 16)}))
     assert v.ours == [] and "osdmap 11" in v.doubt
     assert "records no osdmap epoch" in flag_history(["noscrub"], 0, _dumps(later)).doubt
+
+
+# `ceph config log 4 -f json` of Ceph 16.2.15 (the lab) after `config set osd osd_max_backfills 3`, `config set
+# global osd_recovery_sleep 0.25` and their `config rm`: newest first, a removal has no new_value
+CONFIG_LOG = [
+    {"version": 6, "timestamp": "2026-11-25T19:01:48.245671+0000", "name": "",
+     "changes": [{"name": "global/osd_recovery_sleep", "previous_value": "0.250000"}]},
+    {"version": 5, "timestamp": "2026-11-25T19:01:47.659946+0000", "name": "",
+     "changes": [{"name": "osd/osd_max_backfills", "previous_value": "3"}]},
+    {"version": 4, "timestamp": "2026-11-25T19:01:47.349457+0000", "name": "",
+     "changes": [{"name": "global/osd_recovery_sleep", "new_value": "0.250000"}]},
+    {"version": 3, "timestamp": "2026-11-25T19:01:46.791462+0000", "name": "",
+     "changes": [{"name": "osd/osd_max_backfills", "new_value": "3"}]},
+]
+
+
+def _log(entries):
+    def read(n):
+        return sorted(entries, key=lambda c: -c["version"])[:n]
+    return read
+
+
+def test_an_option_is_the_runs_only_if_nobody_put_it_back_since():
+    # the run recorded version 2, then set osd_max_backfills (3)
+    v = option_history("osd", "osd_max_backfills", None, 2, _log(CONFIG_LOG[3:]))
+    assert v.ours and v.versions == [3]
+    # ... and it was removed by hand since (5): nothing left to restore
+    v = option_history("osd", "osd_max_backfills", None, 2, _log(CONFIG_LOG))
+    assert not v.ours and v.doubt is None and "already put back (config version 5)" in v.note
+    # ... then the user set their own value: theirs
+    mine = {"version": 7, "timestamp": "", "name": "", "changes": [{"name": "osd/osd_max_backfills",
+                                                                     "new_value": "7"}]}
+    v = option_history("osd", "osd_max_backfills", None, 2, _log([mine, *CONFIG_LOG]))
+    assert not v.ours and "changed again since, not by this run" in v.note
+    assert option_history("global", "osd_recovery_sleep", None, 2, _log(CONFIG_LOG[2:])).ours
+    # a history the mon no longer keeps, or an entry without a version: a person decides
+    assert "no longer kept" in option_history("osd", "osd_max_backfills", None, 2, _log(CONFIG_LOG[:2])).doubt
+    assert "records no config version" in option_history("osd", "osd_max_backfills", None, None, _log([])).doubt
