@@ -318,7 +318,10 @@ def _duration_option(value: str, flag: str) -> float:
 def baseline_disk(paths: tuple[Path, ...], size: str, runtime: str, patterns: tuple[str, ...],
                   allow_raw_device: bool, out_dir: Path | None) -> None:
     """fio on each PATH alone, then on all at once: dd-equivalent, sequential 1/4 MiB, random 4 KiB qd 1/32."""
+    from .config import SshSettings
     from .drivers import disk_baseline
+    from .recovery import Ownership
+    from .resources import Ledger
     nbytes, secs = _size_option(size, "--size"), _duration_option(runtime, "--runtime")
     unknown = [p for p in patterns if p not in disk_baseline.PATTERNS]
     if unknown:
@@ -332,8 +335,14 @@ def baseline_disk(paths: tuple[Path, ...], size: str, runtime: str, patterns: tu
                                       "allow_raw_device": allow_raw_device})
     out.print(f"disk baseline of {len(targets)} path(s), {format_size(nbytes)} test files, {seconds(secs)} per step; "
               f"results in {rundir.path}")
-    _record_baseline(rundir, disk_baseline.run(tests, targets, nbytes, secs, rundir, LocalHost(),
-                                               note=lambda m: err.print(m, markup=False)))
+    ledger = Ledger(rundir.path / "resources.json", guard=Ownership((run_id,)).refusal)
+    disk_baseline.enter_files(ledger, targets, LocalHost(), SshSettings())
+    try:
+        _record_baseline(rundir, disk_baseline.run(tests, targets, nbytes, secs, rundir, LocalHost(),
+                                                   note=lambda m: err.print(m, markup=False)))
+    finally:    # run removed them; the ledger checks, and lists what is still there
+        for r, why in ledger.release():
+            err.print(f"cephbench: could not remove {r.name}: {why}", markup=False)
 
 
 def _record_baseline(rundir: RunDir, outcomes) -> None:

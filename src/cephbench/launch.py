@@ -329,15 +329,15 @@ def finish_dead_run(rundir: RunDir, cluster: Cluster, suite: Suite | None, say: 
                         f"fix that, then run 'cephbench cleanup {rundir.path}'", where="--resume")
 
 
-def ownership(rundir: RunDir, cluster: Cluster) -> Ownership:
+def ownership(rundir: RunDir, cluster: Cluster | None) -> Ownership:
     """What a dead run may have made: its run ids (run.json), the run markers on the cluster, its start."""
     meta = rundir.meta()
     ids = tuple(str(i) for i in meta.get("run_ids") or [] if isinstance(i, (str, int)))
+    markers: dict[str, dict] | None = None
     try:
-        markers: dict[str, dict] | None = {m["run_id"]: m for m in read_runs(cluster)}
+        markers = {m["run_id"]: m for m in read_runs(cluster)} if cluster is not None else None
     except (OperationFailed, UserError) as exc:     # a key that may not read config-keys: the names alone decide
         log.warning("run markers unknown (config-key dump): %s", exc)
-        markers = None
     started = meta.get("started_unix")
     return Ownership(ids, str(rundir.path.absolute()), markers,
                      float(started) if isinstance(started, (int, float)) else None)
@@ -362,14 +362,19 @@ def cleanup(run_dir: Path, request: RunRequest, say: Callable[[str], None]
     try:
         recorded = rundir.meta().get("target") or {}
         conf = request.conf or (Path(recorded["conf"]) if recorded.get("conf") else None)
+        left = leftovers(rundir.path)
+        if not left:
+            return [], []
+        if conf is None and all(r.kind in (DISK_FILE, "process") for r in left):
+            # `cephbench baseline disk`: its test files and fio on this machine, no cluster to reach
+            ctx = RunContext(cluster=Cluster(Target(Path(os.devnull), None, None)), run_id="recovery", rundir=None,
+                             ledger=Ledger(None), settings=Settings())
+            return remove_leftovers(rundir.path, removers(ctx), note=say, owned=ownership(rundir, None))
         if conf is None:
             raise UserError(f"{run_dir}/run.json names no cluster", "give --conf (and --keyring, --id)")
         keyring = request.keyring or (Path(recorded["keyring"]) if recorded.get("keyring") else None)
         target = Target(conf.absolute(), keyring.absolute() if keyring else None,
                         request.client_id or recorded.get("id"), is_lab=bool(recorded.get("lab")))
-        left = leftovers(rundir.path)
-        if not left:
-            return [], []
         cluster = Cluster(target, connect_timeout_s=request.connect_timeout_s)
         shaped_lab = [r for r in left if r.kind == LAB_SHAPE]
         try:

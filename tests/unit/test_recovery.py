@@ -219,3 +219,34 @@ def test_an_option_is_the_runs_only_if_nobody_put_it_back_since():
     # a history the mon no longer keeps, or an entry without a version: a person decides
     assert "no longer kept" in option_history("osd", "osd_max_backfills", None, 2, _log(CONFIG_LOG[:2])).doubt
     assert "records no config version" in option_history("osd", "osd_max_backfills", None, None, _log([])).doubt
+
+
+def test_kill_9_during_a_disk_baseline_then_cleanup_leaves_no_test_file(tmp_path):
+    """`cephbench baseline disk` (no cluster): its test file enters resources.json before fio writes it."""
+    from clirun import cephbench
+    disk, out = tmp_path / "disk", tmp_path / "out"
+    disk.mkdir()
+    proc = subprocess.Popen([sys.executable, "-m", "cephbench.cli", "baseline", "disk", str(disk), "--size", "64MiB",
+                             "--runtime", "30s", "--pattern", "read-4MiB", "--out", str(out)],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline, files = time.monotonic() + 60, []
+        while time.monotonic() < deadline and proc.poll() is None:
+            try:
+                files = [r.name.partition(":")[2] for r in leftovers(out) if r.kind == "disk-file"]
+            except UserError:       # caught between its write and its rename
+                files = []
+            if files and all(os.path.exists(f) and os.path.exists(f + ".pid") for f in files):
+                break
+            time.sleep(0.05)
+        assert proc.poll() is None, proc.stderr.read()
+    finally:
+        proc.kill()
+        proc.wait()
+    [file] = files
+    assert os.path.dirname(file) == str(disk)
+    fio = int(open(file + ".pid").read())
+    res = cephbench("cleanup", out)
+    assert res.returncode == 0 and "removed disk-file localhost:" in res.stdout, res.stdout + res.stderr
+    assert os.listdir(disk) == [] and leftovers(out) == []
+    assert process_start_ticks(fio) is None             # the orphaned fio was stopped by its PID file
