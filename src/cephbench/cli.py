@@ -485,7 +485,12 @@ def run(suite_path: Path | None, out_dir: Path | None, resume_dir: Path | None, 
         err.print(f"interrupted: finished results are kept; complete the run with "
                   f"'cephbench run --resume {rundir.path}'")
         sys.exit(130)
-    if summary.failed:
+    if summary.cleanup_failed:
+        from .resources import Refusal
+        for r, why in summary.cleanup_failed:
+            err.print(f"cephbench: {why}" if isinstance(why, Refusal) else f"cephbench: could not remove {r.kind} "
+                      f"{r.name}: {why} (listed in {rundir.path}/resources.json)", markup=False)
+    if summary.failed or summary.cleanup_failed:
         sys.exit(1)
 
 

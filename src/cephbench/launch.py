@@ -504,6 +504,7 @@ def _run_shaped(prep: Prepared, events: RunEvents) -> RunSummary:
             done = _run_part(part, events, outer, lambda ctx, name: keeper.enter(name, ctx.planned))
             total.results += done.results
             total.left_behind += done.left_behind
+            total.cleanup_failed += done.cleanup_failed
             total.planned += done.planned
             total.interrupted, total.lost = done.interrupted, done.lost
             if done.interrupted or done.lost:
@@ -518,6 +519,7 @@ def _run_shaped(prep: Prepared, events: RunEvents) -> RunSummary:
             total.planned += keeper.take_planned()
             if failures:
                 total.left_behind += [r for r, _ in failures]
+                total.cleanup_failed += failures
                 events.cleanup([r for r, _ in failures], failures)
         except KeyboardInterrupt:
             total.interrupted = True

@@ -22,7 +22,7 @@ from typing import Any, Callable
 
 from .errors import OperationFailed, UserError
 from . import marker
-from .resources import CONFIG_OPTION, Refused, Resource, Undone
+from .resources import CONFIG_OPTION, Refusal, Refused, Resource, Undone
 
 REMOTE_FILE_KIND = "remote-file"      # clients.REMOTE_FILE (recovery sits below clients)
 REMOTE_DIR_KIND = "remote-dir"        # remote_dirs.REMOTE_DIR
@@ -302,6 +302,8 @@ def remove_leftovers(rundir: Path, table: dict[str, Remover], note: Callable[[st
         failed = []
         for r in ordered:
             remove = table.get(r.kind)
+            if r.kind == "config-key" and any(not isinstance(why, Refusal) for _, why in failed):
+                continue        # the run marker goes last, once all else went: the next cleanup checks names by it
             try:
                 if remove is None:
                     raise OperationFailed(f"cephbench does not know how to remove a {r.kind}")
@@ -325,7 +327,3 @@ def remove_leftovers(rundir: Path, table: dict[str, Remover], note: Callable[[st
             break
         time.sleep(settle_s)
     return done, refused + failed
-
-
-class Refusal(str):
-    """Why a leftover was not even tried: it is not provably the run's (a person decides, not a command)."""

@@ -33,6 +33,11 @@ class Refused(Exception):
     recorded state). It stays in the ledger and is reported with what to run by hand, if anything."""
 
 
+class Refusal(str):
+    """Why a removal was not even tried (a Refused's message): not provably the run's, so a person decides, and no
+    command to remove it is suggested."""
+
+
 class Undone(Exception):
     """A removal with nothing left to do: the change was undone already (the message says how that was found). The
     entry leaves the ledger as if removed."""
@@ -75,6 +80,8 @@ class Ledger:
                 continue
             try:
                 self._remove(item)
+            except Refused as exc:
+                failures.append((resource, Refusal(str(exc))))
             except Exception as exc:  # noqa: BLE001 - cleanup goes on with the rest
                 failures.append((resource, str(exc)))
         return failures

@@ -50,6 +50,7 @@ class RunSummary:
     left_behind: list[Resource] = field(default_factory=list)
     planned: list[str] = field(default_factory=list)
     lost: str | None = None          # the cluster stopped answering: why the run ended early
+    cleanup_failed: list[tuple[Resource, str]] = field(default_factory=list)   # removals that failed or were refused
 
     @property
     def failed(self) -> int:
@@ -157,6 +158,7 @@ def execute(plan: Plan, ctx: RunContext, events: RunEvents, options: RunOptions,
                     failures = ctx.ledger.release(keep=lambda r: options.keep and r.kind not in ("osd-flags",
                                                                                                  CONFIG_OPTION))
             summary.left_behind = [r for r, _ in failures]
+            summary.cleanup_failed = list(failures)
             if options.keep:        # what failed stays pending too: listed once
                 summary.left_behind += [r for r in ctx.ledger.pending() if r not in summary.left_behind]
             if not summary.lost:            # a lost cluster is said in one line, by whoever shows the summary

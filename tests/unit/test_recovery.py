@@ -68,20 +68,24 @@ def test_a_torn_last_line_is_set_aside_not_appended_to(tmp_path):
 
 def test_leftovers_are_removed_in_a_safe_order_and_failures_stay_listed(tmp_path):
     listed = [Resource("osd-flags", "noscrub,nodeep-scrub"), Resource("ec-profile", "cephbench-1-g1-ec"),
-              Resource("pool", "cephbench-1-g1-i0"), Resource("process", "999999:1")]
+              Resource("pool", "cephbench-1-g1-i0"), Resource("process", "999999:1"),
+              Resource("config-key", "cephbench/runs/1")]
     (tmp_path / "resources.json").write_text(json.dumps([{"kind": r.kind, "name": r.name} for r in listed]))
     order = []
 
     def fails(r):
         order.append(r.kind)
         raise UserError("the mon said no")
-    table = {k: (lambda r: order.append(r.kind)) for k in ("osd-flags", "pool", "process")} | {"ec-profile": fails}
+    table = {k: (lambda r: order.append(r.kind)) for k in ("osd-flags", "pool", "process", "config-key")} | {
+        "ec-profile": fails}
     done, failed = remove_leftovers(tmp_path, table, passes=2, settle_s=0)
     # tools first, flags last; a failure makes a second pass over everything (a pool may land after removal)
     assert order == ["process", "pool", "ec-profile", "osd-flags"] * 2
     assert [r.kind for r in done] == ["process", "pool", "osd-flags"]
     assert [(r.kind, why) for r, why in failed] == [("ec-profile", "the mon said no")]
-    assert leftovers(tmp_path) == [Resource("ec-profile", "cephbench-1-g1-ec")]     # never emptied blindly
+    # never emptied blindly; the run marker stays while anything else does (the next cleanup checks names by it)
+    assert leftovers(tmp_path) == [Resource("ec-profile", "cephbench-1-g1-ec"),
+                                   Resource("config-key", "cephbench/runs/1")]
     assert how_to_remove(failed[0][0]) == "ceph osd erasure-code-profile rm cephbench-1-g1-ec"
     assert how_to_remove(Resource("osd-flags", "noscrub,nodeep-scrub")) == \
         "ceph osd unset noscrub; ceph osd unset nodeep-scrub"
