@@ -305,7 +305,10 @@ def _duration_option(value: str, flag: str) -> float:
 def baseline_disk(paths: tuple[Path, ...], size: str, runtime: str, patterns: tuple[str, ...],
                   allow_raw_device: bool, out_dir: Path | None) -> None:
     """fio on each PATH alone, then on all at once: dd-equivalent, sequential 1/4 MiB, random 4 KiB qd 1/32."""
+    from .config import SshSettings
     from .drivers import disk_baseline
+    from .recovery import Ownership
+    from .resources import Ledger
     nbytes, secs = _size_option(size, "--size"), _duration_option(runtime, "--runtime")
     unknown = [p for p in patterns if p not in disk_baseline.PATTERNS]
     if unknown:
@@ -319,8 +322,14 @@ def baseline_disk(paths: tuple[Path, ...], size: str, runtime: str, patterns: tu
                                       "allow_raw_device": allow_raw_device})
     out.print(f"disk baseline of {len(targets)} path(s), {format_size(nbytes)} test files, {seconds(secs)} per step; "
               f"results in {rundir.path}")
-    _record_baseline(rundir, disk_baseline.run(tests, targets, nbytes, secs, rundir, LocalHost(),
-                                               note=lambda m: err.print(m, markup=False)))
+    ledger = Ledger(rundir.path / "resources.json", guard=Ownership((run_id,)).refusal)
+    disk_baseline.enter_files(ledger, targets, LocalHost(), SshSettings())
+    try:
+        _record_baseline(rundir, disk_baseline.run(tests, targets, nbytes, secs, rundir, LocalHost(),
+                                                   note=lambda m: err.print(m, markup=False)))
+    finally:    # run removed them; the ledger checks, and lists what is still there
+        for r, why in ledger.release():
+            err.print(f"cephbench: could not remove {r.name}: {why}", markup=False)
 
 
 def _record_baseline(rundir: RunDir, outcomes) -> None:
@@ -463,7 +472,12 @@ def run(suite_path: Path | None, out_dir: Path | None, resume_dir: Path | None, 
         err.print(f"interrupted: finished results are kept; complete the run with "
                   f"'cephbench run --resume {rundir.path}'")
         sys.exit(130)
-    if summary.failed:
+    if summary.cleanup_failed:
+        from .resources import Refusal
+        for r, why in summary.cleanup_failed:
+            err.print(f"cephbench: {why}" if isinstance(why, Refusal) else f"cephbench: could not remove {r.kind} "
+                      f"{r.name}: {why} (listed in {rundir.path}/resources.json)", markup=False)
+    if summary.failed or summary.cleanup_failed:
         sys.exit(1)
 
 
@@ -491,15 +505,16 @@ def _print_shape_steps(keeper, todo: list) -> None:
 def cleanup(run_dir: Path, conf: Path | None, keyring: Path | None, client_id: str | None) -> None:
     """Remove what a run that died (kill -9, a crash) left: pools, flags, images, users, its tool processes."""
     from .launch import RunRequest, cleanup as clean
-    from .recovery import how_to_remove
+    from .recovery import Refusal, how_to_remove
     removed, failed = clean(run_dir, RunRequest(conf=conf, keyring=keyring, client_id=client_id),
                             say=lambda m: out.print(f"  {m}", markup=False))
     if not removed and not failed:
         out.print(f"{run_dir}: nothing left behind", markup=False)
         return
     out.print(f"{run_dir}: removed {len(removed)} thing(s) the run left", markup=False)
-    for r, why in failed:
-        err.print(f"cephbench: could not remove {r.kind} {r.name}: {why}; by hand: {how_to_remove(r)}", markup=False)
+    for r, why in failed:       # a refusal is not the run's to remove: no command for it either
+        err.print(f"cephbench: {why}" if isinstance(why, Refusal) else
+                  f"cephbench: could not remove {r.kind} {r.name}: {why}; by hand: {how_to_remove(r)}", markup=False)
     if failed:
         sys.exit(1)
 

@@ -8,6 +8,8 @@ run directory (run.json) → runner. cli.py parses the arguments and prints; eve
 from __future__ import annotations
 
 
+import json
+import logging
 import os
 import secrets
 import shutil
@@ -30,18 +32,24 @@ from .errors import OperationFailed, UserError
 from .hosts import LocalHost, local_facts
 from .lab import Lab, default_lab_dir
 from .plan import Plan, expand
-from .recovery import (Remover, RunLock, how_to_remove, leftovers, remove_leftovers, save as save_leftovers,
-                       stop_process_group)
+from .drivers.disk_baseline import remove_disk_file
+from .marker import read_runs
+from .recovery import (DISK_FILE, Ownership, Refusal, Remover, RunLock, how_to_remove, leftovers, remove_leftovers,
+                       save as save_leftovers, stop_process_group)
 from .remote import control_dir, remove_control_dir, ssh_master
-from .resources import CONFIG_OPTION, Ledger, Resource
+from .resources import CONFIG_OPTION, Ledger, Refused, Resource, Undone
+from .stale import flag_history, option_history
 from .results import CorruptLine, Result, RunDir, Test, VariantInForce, run_dir_path
 from .remote_dirs import REMOTE_DIR, remove_dir
 from .interrupts import held, shielded, sigterm_interrupts
 from .runner import (RunEvents, RunOptions, RunSummary, VariantHook, execute, other_runs, pending_tests,
                      preflight)
 from .shape_plan import LabBuild
+from .variant_plan import Restore
 from .shapes import LAB_SHAPE, Keeper, check_target, first_build, shaped, restore_recorded as restore_shape
 from .variants import restore_recorded
+
+log = logging.getLogger(__name__)
 
 SSH_CONTROL = "ssh-control"           # ledger kind: a run's private directory of ssh master sockets
 
@@ -264,8 +272,32 @@ def prepare(request: RunRequest, say: Callable[[str], None] = lambda _m: None) -
 def removers(ctx: RunContext) -> dict[str, Remover]:
     """How each kind of resource is removed knowing only its name (ctx: a RunContext for the run's target)."""
     def flags(r: Resource) -> None:
-        for flag in [f for f in r.name.split(",") if f and f != "none"]:
+        wanted = [f for f in r.name.split(",") if f and f != "none"]
+        since = _state(r).get("osdmap_epoch_before")
+        since = since if isinstance(since, int) else 0
+        verdict = flag_history(wanted, since, lambda e: ctx.cluster.ceph_json(
+            "osd", "dump", *([] if e is None else [str(e)])))
+        for flag in verdict.ours:
             ctx.cluster.set_flag(flag, False)
+        if verdict.doubt:
+            raise Refused(f"refused to unset osd-flags {r.name}: {verdict.doubt}; if they are still the run's: "
+                          + "; ".join(f"ceph osd unset {f}" for f in wanted if f not in verdict.gone))
+        if not verdict.ours:
+            raise Undone("; ".join([*([f"{', '.join(verdict.gone)} already unset"] if verdict.gone else []),
+                                    *(f"{f} was unset (osdmap {e}) after the run set it and set again since, not "
+                                      "by this run: left set" for f, e in verdict.others.items())]))
+
+    def option(r: Resource) -> None:
+        rec = Restore.decode(r.name)
+        since = _state(r).get("config_version_before")
+        verdict = option_history(rec.who, rec.name, rec.previous, since if isinstance(since, int) else None,
+                                 lambda n: ctx.cluster.ceph_json("config", "log", str(n)))
+        if verdict.doubt:
+            raise Refused(f"refused to restore {rec.who} {rec.name}: {verdict.doubt}; if the run's value is still in "
+                          f"force: {how_to_remove(r)}")
+        if not verdict.ours:
+            raise Undone(verdict.note)
+        restore_recorded(ctx, r.name)
 
     def process(r: Resource) -> None:
         stop_process_group(r.name)
@@ -283,9 +315,18 @@ def removers(ctx: RunContext) -> dict[str, Remover]:
         REMOTE_FILE: lambda r: remove_remote_file(LocalHost(), ctx.settings.ssh, r.name),
         REMOTE_DIR: lambda r: remove_dir(LocalHost(), ctx.settings.ssh, r.name),
         SSH_CONTROL: lambda r: remove_control_dir(Path(r.name)),
-        CONFIG_OPTION: lambda r: restore_recorded(ctx, r.name),
+        DISK_FILE: lambda r: remove_disk_file(ctx.host, ctx.settings.ssh, r.name),
+        CONFIG_OPTION: option,
         LAB_SHAPE: lambda r: restore_shape(r.name),
     }
+
+
+def _state(r: Resource) -> dict[str, Any]:
+    try:
+        state = json.loads(r.state or "{}")
+    except ValueError:
+        return {}
+    return state if isinstance(state, dict) else {}
 
 
 def _lab_restart(target: Target) -> Callable[[], None] | None:
@@ -300,11 +341,26 @@ def finish_dead_run(rundir: RunDir, cluster: Cluster, suite: Suite | None, say: 
                      settings=suite.settings if suite else Settings(), restart_lab_osds=_lab_restart(cluster.target))
     def note(m: str) -> None:
         say(f"{rundir.path}: {m} (left by the part of the run that died)")
-    _, failed = remove_leftovers(rundir.path, removers(ctx), note=note)
+    _, failed = remove_leftovers(rundir.path, removers(ctx), note=note, owned=ownership(rundir, cluster))
     if failed:
-        what = "; ".join(f"{r.kind} {r.name}: {why} (by hand: {how_to_remove(r)})" for r, why in failed)
+        what = "; ".join(why if isinstance(why, Refusal) else f"{r.kind} {r.name}: {why} (by hand: {how_to_remove(r)})"
+                         for r, why in failed)
         raise UserError(f"{rundir.path} left {len(failed)} thing(s) that could not be removed: {what}",
                         f"fix that, then run 'cephbench cleanup {rundir.path}'", where="--resume")
+
+
+def ownership(rundir: RunDir, cluster: Cluster | None) -> Ownership:
+    """What a dead run may have made: its run ids (run.json), the run markers on the cluster, its start."""
+    meta = rundir.meta()
+    ids = tuple(str(i) for i in meta.get("run_ids") or [] if isinstance(i, (str, int)))
+    markers: dict[str, dict] | None = None
+    try:
+        markers = {m["run_id"]: m for m in read_runs(cluster)} if cluster is not None else None
+    except (OperationFailed, UserError) as exc:     # a key that may not read config-keys: the names alone decide
+        log.warning("run markers unknown (config-key dump): %s", exc)
+    started = meta.get("started_unix")
+    return Ownership(ids, str(rundir.path.absolute()), markers,
+                     float(started) if isinstance(started, (int, float)) else None)
 
 
 def recorded_settings(meta: dict) -> Settings:
@@ -326,14 +382,19 @@ def cleanup(run_dir: Path, request: RunRequest, say: Callable[[str], None]
     try:
         recorded = rundir.meta().get("target") or {}
         conf = request.conf or (Path(recorded["conf"]) if recorded.get("conf") else None)
+        left = leftovers(rundir.path)
+        if not left:
+            return [], []
+        if conf is None and all(r.kind in (DISK_FILE, "process") for r in left):
+            # `cephbench baseline disk`: its test files and fio on this machine, no cluster to reach
+            ctx = RunContext(cluster=Cluster(Target(Path(os.devnull), None, None)), run_id="recovery", rundir=None,
+                             ledger=Ledger(None), settings=Settings())
+            return remove_leftovers(rundir.path, removers(ctx), note=say, owned=ownership(rundir, None))
         if conf is None:
             raise UserError(f"{run_dir}/run.json names no cluster", "give --conf (and --keyring, --id)")
         keyring = request.keyring or (Path(recorded["keyring"]) if recorded.get("keyring") else None)
         target = Target(conf.absolute(), keyring.absolute() if keyring else None,
                         request.client_id or recorded.get("id"), is_lab=bool(recorded.get("lab")))
-        left = leftovers(rundir.path)
-        if not left:
-            return [], []
         cluster = Cluster(target, connect_timeout_s=request.connect_timeout_s)
         shaped_lab = [r for r in left if r.kind == LAB_SHAPE]
         try:
@@ -351,7 +412,7 @@ def cleanup(run_dir: Path, request: RunRequest, say: Callable[[str], None]
             cluster.check_reachable()
         ctx = RunContext(cluster=cluster, run_id="recovery", rundir=None, ledger=Ledger(None),
                          settings=recorded_settings(rundir.meta()), restart_lab_osds=_lab_restart(target))
-        return remove_leftovers(rundir.path, removers(ctx), note=say)
+        return remove_leftovers(rundir.path, removers(ctx), note=say, owned=ownership(rundir, cluster))
     finally:
         lock.release()
 
@@ -403,7 +464,8 @@ def _run_part(prep: Prepared, events: RunEvents, outer: Ledger | None = None,
     # tool reuses it
     with ssh_master(prep.suite.settings.ssh) as ssh:
         ctx = RunContext(cluster=prep.cluster, run_id=prep.run_id, rundir=prep.rundir,
-                         ledger=Ledger(prep.rundir.path / "resources.json" if prep.rundir else None, outer=outer),
+                         ledger=Ledger(prep.rundir.path / "resources.json" if prep.rundir else None, outer=outer,
+                                       guard=Ownership((prep.run_id,)).refusal),
                          settings=prep.suite.settings.model_copy(update={"ssh": ssh}), dry_run=req.dry_run,
                          events=events, restart_lab_osds=prep.lab.restart_osds
                          if prep.lab is not None and prep.target.is_lab else None,
@@ -462,6 +524,7 @@ def _run_shaped(prep: Prepared, events: RunEvents) -> RunSummary:
             done = _run_part(part, events, outer, lambda ctx, name: keeper.enter(name, ctx.planned))
             total.results += done.results
             total.left_behind += done.left_behind
+            total.cleanup_failed += done.cleanup_failed
             total.planned += done.planned
             total.interrupted, total.lost = done.interrupted, done.lost
             if done.interrupted or done.lost:
@@ -477,6 +540,7 @@ def _run_shaped(prep: Prepared, events: RunEvents) -> RunSummary:
             total.planned += keeper.take_planned()
             if failures:
                 total.left_behind += [r for r, _ in failures]
+                total.cleanup_failed += failures
                 events.cleanup([r for r, _ in failures], failures)
         except KeyboardInterrupt:
             total.interrupted = True

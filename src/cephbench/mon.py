@@ -68,6 +68,7 @@ config-key dump | key?
 config get | who key?
 config set | who name value force:bool?
 config rm | who name
+config log | num:int?
 config help | key
 config ls |
 config show | who key?

@@ -99,8 +99,12 @@ class ConsoleEvents:
         self.console.print(text, markup=False, soft_wrap=True)
 
     def cleanup(self, left: list[Resource], failures: list[tuple[Resource, str]]) -> None:
+        from .resources import Refusal
         for r, why in failures:
-            self._line(f"cleanup: could not remove {r.kind} {r.name}: {why}")
+            self._line(f"cleanup: {why}" if isinstance(why, Refusal) else
+                       f"cleanup: could not remove {r.kind} {r.name}: {why}")
+        refused = {r for r, why in failures if isinstance(why, Refusal)}
+        left = [r for r in left if r not in refused]      # not the run's: no command to remove it
         if left:
             from .recovery import how_to_remove
             self._line("left behind: " + ", ".join(f"{r.kind} {r.name}" for r in left))

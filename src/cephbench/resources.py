@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 import logging
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
@@ -19,6 +19,28 @@ log = logging.getLogger(__name__)
 class Resource:
     kind: str       # pool, ec-profile, rbd-image, rgw-user, ...
     name: str
+    # by which run, when, and where the cluster's history stood before the change (JSON; "" when the name says it
+    # all): what tells a stale entry (its change undone, then made again by someone else) from one still the run's.
+    # Not part of the entry's identity: a later forget() or release_one() names the entry by kind and name.
+    state: str = field(default="", compare=False)
+
+    def to_json(self) -> dict:
+        return {"kind": self.kind, "name": self.name, **({"state": json.loads(self.state)} if self.state else {})}
+
+
+class Refused(Exception):
+    """A removal that was not made: the thing cannot be shown to be the run's (its name, the run marker, its
+    recorded state). It stays in the ledger and is reported with what to run by hand, if anything."""
+
+
+class Refusal(str):
+    """Why a removal was not even tried (a Refused's message): not provably the run's, so a person decides, and no
+    command to remove it is suggested."""
+
+
+class Undone(Exception):
+    """A removal with nothing left to do: the change was undone already (the message says how that was found). The
+    entry leaves the ledger as if removed."""
 
 
 # a Ceph option a variant changed: its name is a JSON record of the target, the option and its previous value
@@ -27,8 +49,11 @@ CONFIG_OPTION = "config-option"
 
 
 class Ledger:
-    def __init__(self, path: Path | None = None, outer: "Ledger | None" = None) -> None:
+    def __init__(self, path: Path | None = None, outer: "Ledger | None" = None,
+                 guard: Callable[[Resource], str | None] | None = None) -> None:
         self._path = path
+        # why a resource may not be removed (not named for this run), or None: checked before every removal
+        self._guard = guard
         self._items: list[tuple[Resource, Callable[[], None]]] = []
         # a ledger inside another over the same file (a lab shape's part of a run): the outer one's entries stay
         # in the file, first, and are released by the outer ledger alone
@@ -45,27 +70,40 @@ class Ledger:
         return [r for r, _ in self._items]
 
     def release(self, keep: Callable[[Resource], bool] = lambda r: False) -> list[tuple[Resource, str]]:
-        """Remove everything, newest first; returns what could not be removed and why."""
+        """Remove everything, newest first; returns what could not be removed and why. An entry leaves the ledger
+        (and resources.json) only once its removal succeeded: one that failed, or was kept, stays listed, so that
+        `cephbench cleanup` still knows it (a kill -9 during a removal leaves it listed too)."""
         failures: list[tuple[Resource, str]] = []
-        while self._items:
-            resource, remove = self._items.pop()
+        for item in reversed(list(self._items)):
+            resource = item[0]
             if keep(resource):
                 continue
             try:
-                remove()
-                log.info("removed %s %s", resource.kind, resource.name)
+                self._remove(item)
+            except Refused as exc:
+                failures.append((resource, Refusal(str(exc))))
             except Exception as exc:  # noqa: BLE001 - cleanup goes on with the rest
                 failures.append((resource, str(exc)))
-            self._save()
         return failures
 
     def release_one(self, resource: Resource) -> None:
-        for i, (r, remove) in enumerate(self._items):
-            if r == resource:
-                remove()
-                del self._items[i]
-                self._save()
+        for item in self._items:
+            if item[0] == resource:
+                self._remove(item)
                 return
+
+    def _remove(self, item: tuple[Resource, Callable[[], None]]) -> None:
+        resource, remove = item
+        why_not = self._guard(resource) if self._guard is not None else None
+        if why_not is not None:
+            raise Refused(why_not)
+        try:
+            remove()
+            log.info("removed %s %s", resource.kind, resource.name)
+        except Undone as exc:
+            log.info("%s %s: %s", resource.kind, resource.name, exc)
+        self._items.remove(item)
+        self._save()
 
     def forget(self, resource: Resource) -> None:
         """Drop an entry whose creation was refused: there is nothing to remove."""
@@ -77,5 +115,5 @@ class Ledger:
             return
         tmp = self._path.with_suffix(".tmp")
         outer = self._outer.pending() if self._outer is not None else []
-        tmp.write_text(json.dumps([asdict(r) for r in [*outer, *self.pending()]], indent=1) + "\n")
+        tmp.write_text(json.dumps([r.to_json() for r in [*outer, *self.pending()]], indent=1) + "\n")
         tmp.replace(self._path)

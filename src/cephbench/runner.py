@@ -25,6 +25,7 @@ from .analysis import RunAnalyzer
 from .evidence import otherload
 from .remote import check_osd_hosts, osd_hosts
 from .results import Result, Test, VariantInForce
+from .stale import history_state
 from .safety import ScrubFlags, preflight_health
 from .variants import VariantFailed, VariantState, check as check_variants, claim_options
 
@@ -50,6 +51,7 @@ class RunSummary:
     left_behind: list[Resource] = field(default_factory=list)
     planned: list[str] = field(default_factory=list)
     lost: str | None = None          # the cluster stopped answering: why the run ended early
+    cleanup_failed: list[tuple[Resource, str]] = field(default_factory=list)   # removals that failed or were refused
 
     @property
     def failed(self) -> int:
@@ -163,8 +165,9 @@ def execute(plan: Plan, ctx: RunContext, events: RunEvents, options: RunOptions,
                     failures = ctx.ledger.release(keep=lambda r: options.keep and r.kind not in ("osd-flags",
                                                                                                  CONFIG_OPTION))
             summary.left_behind = [r for r, _ in failures]
-            if options.keep:
-                summary.left_behind += [r for r in ctx.ledger.pending()]
+            summary.cleanup_failed = list(failures)
+            if options.keep:        # what failed stays pending too: listed once
+                summary.left_behind += [r for r in ctx.ledger.pending() if r not in summary.left_behind]
             if not summary.lost:            # a lost cluster is said in one line, by whoever shows the summary
                 events.cleanup(summary.left_behind, failures)
         except KeyboardInterrupt:
@@ -231,7 +234,10 @@ def set_scrub_flags(ctx: RunContext) -> None:
     with held():
         wanted = scrub.missing()
         if wanted:
-            ctx.ledger.add(Resource("osd-flags", ",".join(wanted)), scrub.restore)
+            # what tells `cephbench cleanup` whether a flag set later is still this run's (safety.flag_history)
+            ctx.ledger.add(Resource("osd-flags", ",".join(wanted), history_state(ctx.run_id,
+                                                                                 osdmap_epoch_before=scrub.epoch)),
+                           scrub.restore)
             scrub.set(wanted)
 
 

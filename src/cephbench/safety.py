@@ -38,9 +38,13 @@ class ScrubFlags:
     before: list[str] = field(default_factory=list)
     _sent: list[tuple[str, Future]] = field(default_factory=list, repr=False)
 
+    epoch: int = 0              # the osdmap epoch in which the missing flags were seen missing
+
     def missing(self) -> list[str]:
         """The scrub flags not set now: the ones this run will set (and the only ones it will unset)."""
-        current = self.cluster.osd_flags()
+        dump = self.cluster.ceph_json("osd", "dump")
+        current = set(filter(None, str(dump.get("flags", "")).split(",")))
+        self.epoch = int(dump.get("epoch") or 0)
         self.before = sorted(f for f in SCRUB_FLAGS if f in current)
         return [f for f in SCRUB_FLAGS if f not in current]
 
@@ -146,3 +150,4 @@ def drop_caches_local() -> str | None:
         return "not root: page cache not dropped"
     except OSError as exc:
         return f"page cache not dropped: {exc.strerror}"
+

@@ -28,6 +28,7 @@ from .errors import OperationFailed, PermissionDenied, UserError
 from .interrupts import held
 from .resources import CONFIG_OPTION, Resource
 from .results import OptionInForce, Test, VariantInForce
+from .stale import config_version, history_state
 from .variant_plan import (OptionSpec, Restore, VariantSpec, checked_value, close_name, daemon_type, is_one_daemon,
                            needs_restart, previous_value, set_argv, split_who, switch)
 
@@ -219,6 +220,10 @@ class VariantState:
                                               restart=needs_restart(self._help(name)))
             r = self.originals[key]
             res = Resource(CONFIG_OPTION, r.encode())
+            if res not in self.ctx.ledger.pending() and not self.ctx.dry_run:
+                # where the configuration's history stood: what tells cleanup the option is still the run's
+                res = Resource(res.kind, res.name, history_state(self.ctx.run_id,
+                                                                 config_version_before=config_version(self.cluster)))
             with held():                        # the restore is in the ledger before the change is sent
                 if res not in self.ctx.ledger.pending():
                     self.ctx.ledger.add(res, lambda r=r: self._restore(r, at_end=True))

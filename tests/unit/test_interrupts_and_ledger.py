@@ -55,7 +55,41 @@ def test_ledger_file_follows_add_release_and_forget(tmp_path):
     failures = ledger.release()
     assert removed == ["pool"]                              # newest first; a failure does not stop the rest
     assert [(r.name, why) for r, why in failures] == [("cephbench-x-g001-ec", "mon unreachable")]
-    assert json.loads(path.read_text()) == []
+    assert [r["kind"] for r in json.loads(path.read_text())] == ["ec-profile"]    # not removed: still listed
+
+
+def test_an_entry_leaves_resources_json_only_after_its_removal_succeeded(tmp_path):
+    path = tmp_path / "resources.json"
+    ledger = Ledger(path)
+    seen_while_removing = []
+
+    def remove_pool():
+        # a kill -9 now must leave the pool listed: cleanup has to find it
+        seen_while_removing.append([r["name"] for r in json.loads(path.read_text())])
+
+    def refused():
+        raise RuntimeError("pool deletion is disabled; you must first set the mon_allow_pool_delete config option")
+    ledger.add(Resource("pool", "cephbench-x-g001"), remove_pool)
+    ledger.add(Resource("ec-profile", "cephbench-x-g001-ec"), refused)
+    ledger.add(Resource("pool", "cephbench-x-g002"), remove_pool)
+    failures = ledger.release()
+    assert seen_while_removing == [["cephbench-x-g001", "cephbench-x-g001-ec", "cephbench-x-g002"],
+                                   ["cephbench-x-g001", "cephbench-x-g001-ec"]]
+    assert [r.name for r, _ in failures] == ["cephbench-x-g001-ec"]
+    # the failed removal stays, in the file and in the ledger, for the report and for `cephbench cleanup`
+    assert json.loads(path.read_text()) == [{"kind": "ec-profile", "name": "cephbench-x-g001-ec"}]
+    assert ledger.pending() == [Resource("ec-profile", "cephbench-x-g001-ec")]
+
+
+def test_a_guarded_ledger_refuses_what_is_not_named_for_its_run(tmp_path):
+    path = tmp_path / "resources.json"
+    removed = []
+    ledger = Ledger(path, guard=lambda r: None if r.name.startswith("cephbench-x-") else f"{r.name}: not ours")
+    ledger.add(Resource("pool", "hbvictim"), lambda: removed.append("hbvictim"))
+    ledger.add(Resource("pool", "cephbench-x-g001"), lambda: removed.append("mine"))
+    failures = ledger.release()
+    assert removed == ["mine"] and [(r.name, why) for r, why in failures] == [("hbvictim", "hbvictim: not ours")]
+    assert json.loads(path.read_text()) == [{"kind": "pool", "name": "hbvictim"}]
 
 
 def _cleanup_after(interrupted: bool, signals: int) -> list[str]:

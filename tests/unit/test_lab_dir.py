@@ -116,14 +116,16 @@ mount -t proc proc $R/proc
 echo 'four years of work' > $R/thesis.txt
 echo '{{}}' > $R/lab.json
 echo 1 > $R/run/sshd.pid
-before=$(cd $R && find . -path ./proc -prune -o -print | sort | md5sum)
+# the tree the test made (the bound system directories change under other work: /dev gains loop devices)
+tree() {{ cd $R && find . \( -path ./proc -o -path ./dev -o -path ./usr -o -path ./etc -o -path ./work \) -prune -o -print | sort | md5sum; }}
+before=$(tree)
 for cmd in "down" "down --keep" "up --osds 1 --no-rgw --osd-size 2GiB"; do
   set +e
   chroot $R env PYTHONPATH={SRC} HOME=/tmp {sys.executable} -m cephbench.entry lab $cmd --dir / 2>&1
   echo "rc=$?"
   set -e
 done
-after=$(cd $R && find . -path ./proc -prune -o -print | sort | md5sum)
+after=$(tree)
 [ "$before" = "$after" ] && echo same-tree
 cat $R/thesis.txt
 """

@@ -25,7 +25,10 @@ from pathlib import Path, PurePosixPath
 from typing import Any, Callable, Iterator
 
 from ..config import SshSettings
-from ..errors import UserError
+from ..errors import OperationFailed, UserError
+from ..interrupts import held
+from ..recovery import DISK_FILE, remote_file_parts
+from ..resources import Ledger, Resource
 from ..hosts import CommandResult, LocalHost, Spawn, run_together
 from ..remote import HostRef, host_ref, osd_hosts, run_on_all, unreachable
 from ..results import Measurement, RunDir, Test
@@ -833,5 +836,29 @@ def run_group(ctx, group: list[Test], todo: set[str]) -> Iterator[Outcome]:
         targets = check_targets(per_host, first["size"], first.get("allow_raw_device", False), name, ctx.host, ssh)
     except UserError as exc:
         raise _where(exc, first) from None
+    files = enter_files(ctx.ledger, targets, ctx.host, ssh)
     yield from run(tests, targets, first["size"], first["runtime_s"], ctx.rundir, ctx.host, ctx.events.note,
                    ctx.events.test_started, ssh)
+    for r in files:         # run removed them (all hosts at once); this checks they are gone, and says so
+        ctx.ledger.release_one(r)
+
+
+def enter_files(ledger: Ledger, targets: list[DiskTarget], host: LocalHost, ssh: SshSettings) -> list[Resource]:
+    """Each test file enters the ledger before fio writes it: a run killed with -9 leaves its name in
+    resources.json, and `cephbench cleanup` stops that fio and removes the file."""
+    files = [Resource(DISK_FILE, f"{t.ref.address if t.ref and t.ref.address else 'localhost'}:{t.file}")
+             for t in targets if not t.raw]
+    with held():
+        for r in files:
+            ledger.add(r, lambda name=r.name: remove_disk_file(host, ssh, name))
+    return files
+
+
+def remove_disk_file(host: LocalHost, ssh: SshSettings, name: str) -> None:
+    """Stop the fio still writing a test file (by the PID file beside it) and remove both, by the file's ledger
+    name "<address or localhost>:<path>"; gone already is fine."""
+    address, path = remote_file_parts(name)
+    ref = HostRef(address, None if address == "localhost" else address)
+    res = host.run(ref.argv(["sh", "-c", CLEANUP_SH, "cephbench-cleanup", f"{path}.pid", path], ssh), 60)
+    if not res.ok:
+        raise OperationFailed(f"{ref.where}: removing {path} failed: {res.error_text()}")
