@@ -123,8 +123,11 @@ def test_a_daemon_dying_during_start_is_named_with_its_log_at_once(tmp_path):
     proc = _start_small_lab(d)
     try:
         _wait_for_file(d / "run" / "osd.0.pid", proc)
-        pid = int((d / "run" / "osd.0.pid").read_text())
-        os.kill(pid, signal.SIGKILL)            # this test's own lab's OSD, by the PID it wrote
+        # the OSD writes the same PID file again as it starts (truncated, then written): read until it holds one
+        text = ""
+        while not text.strip():
+            text = (d / "run" / "osd.0.pid").read_text()
+        os.kill(int(text), signal.SIGKILL)      # this test's own lab's OSD, by the PID it wrote
         killed = time.monotonic()
         _, stderr = proc.communicate(timeout=120)
         assert proc.returncode == 1 and time.monotonic() - killed < 15, stderr

@@ -9,7 +9,7 @@ STEADY = """
 name: steady
 workloads:
   - {name: rados, type: rados_bench, modes: [write], object_size: 64KiB, concurrency: 4, duration: 1s,
-     steady_state: {max: 12s, window: 3, max_range: 0.9, max_slope: 0.9}}
+     steady_state: {max: 30s, window: 3, max_range: 0.9, max_slope: 0.9}}
 """
 
 
@@ -20,7 +20,8 @@ def test_a_write_runs_in_rounds_until_steady_and_says_so(lab, cephbench_env, tmp
     st = SteadyState.model_validate(r.measurement.extra["steady_state"])
     assert len(st.rounds) >= 3 and st.window == 3
     assert len(r.raw) == len(st.rounds)                      # each round's own output is kept
-    # loose bounds: 3 one-second rounds of a quiet lab vary far less than 90%
-    assert st.reached and st.reached_after_s <= 12 and st.range <= 0.9, st
+    # loose bounds: 3 one-second rounds of a quiet lab vary far less than 90%. A round costs 1.5-5 s here (rados
+    # bench starts, counters read around it): max holds 3 rounds even beside the other half of the suite (CI)
+    assert st.reached and st.reached_after_s <= 30 and st.range <= 0.9, st
     assert r.measurement.bytes_per_s == sum(x.bytes_per_s for x in st.rounds[-3:]) / 3
     assert any(n.startswith("steady state reached after") for n in r.notes), r.notes
