@@ -124,8 +124,9 @@ def test_a_daemon_dying_during_start_is_named_with_its_log_at_once(tmp_path):
     try:
         _wait_for_file(d / "run" / "osd.0.pid", proc)
         # the OSD writes the same PID file again as it starts (truncated, then written): read until it holds one
-        text = ""
+        text, deadline = "", time.monotonic() + 30
         while not text.strip():
+            assert time.monotonic() < deadline, "osd.0.pid stayed empty"
             text = (d / "run" / "osd.0.pid").read_text()
         os.kill(int(text), signal.SIGKILL)      # this test's own lab's OSD, by the PID it wrote
         killed = time.monotonic()
