@@ -19,8 +19,8 @@ from ..remote import addr_ips
 from ..results import Analysis, LatencyBreakdown, Result
 from . import rgw
 from .breakdown import breakdown
-from .storesettings import store_settings
 from .model import MIB, Ceiling, ClusterFacts, DiskFigures, Pool, ceiling, judge, osd_bench_ceiling
+from .storesettings import store_settings
 from .utilization import from_evidence
 
 log = logging.getLogger(__name__)

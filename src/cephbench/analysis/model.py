@@ -174,7 +174,8 @@ def _store_notes(f: ClusterFacts, op: str, op_size: int) -> list[str]:
     if op != "write" or f.objectstore != "bluestore" or f.disk.includes_journal:
         return []
     notes = []
-    if f.journal == "same-disk" and f.deferred_text and deferred_max(f) < op_size <= DEFERRED_MAX_HDD:
+    default = DEFERRED_MAX_HDD if f.rotational else 0       # what Pacific would defer on this medium
+    if f.journal == "same-disk" and f.deferred_text and deferred_max(f) < op_size <= default:
         notes.append(f"no deferred double write at {_size(op_size)}: {f.deferred_text}")
     if f.min_alloc_bytes and op_size < f.min_alloc_bytes:
         notes.append(f"a {_size(op_size)} write is under the OSDs' min_alloc_size {_size(f.min_alloc_bytes)}: each "
