@@ -227,6 +227,10 @@ class OtherLoad(BaseModel):
     write_bytes_per_s: float = 0.0
     ops_per_s: float = 0.0
     pools: list[str] = Field(default_factory=list)  # the pools it came from
+    # daemons' own housekeeping (RGW's log/control/meta pools, the mgr's): background, never other clients
+    background_bytes_per_s: float = 0.0
+    background_ops_per_s: float = 0.0
+    background_pools: list[str] = Field(default_factory=list)
 
 
 class Evidence(BaseModel):

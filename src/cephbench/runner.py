@@ -301,6 +301,8 @@ def _run_group(driver, ctx: RunContext, group: list[Test], todo: set[str],
                 # not the cluster's own figure: never the verdict's best
                 result.warnings.append(f"other clients loaded the cluster during this test: "
                                        f"{otherload.describe(result.evidence.other_load)}")
+            if result.evidence is not None and (bg := otherload.describe_background(result.evidence.other_load)):
+                result.notes.append(bg)
             watch = ctx.cluster_watches.pop(outcome.test.id, None)
             if watch is not None:
                 with_cluster(result, watch)

@@ -20,6 +20,7 @@ from ..results import Analysis, LatencyBreakdown, Result
 from . import rgw
 from .breakdown import breakdown
 from .model import MIB, Ceiling, ClusterFacts, DiskFigures, Pool, ceiling, judge, osd_bench_ceiling
+from .storesettings import store_settings
 from .utilization import from_evidence
 
 log = logging.getLogger(__name__)
@@ -209,6 +210,10 @@ def analyse(result: Result, facts: ClusterFacts | None, rados: list[Result] | No
     rados bench results so far, and `cluster` its cluster facts, for RGW's ceiling."""
     if result.status != "ok" or result.measurement is None:
         return None
+    if facts is not None and facts.objectstore == "bluestore":
+        st = store_settings(result, cluster or {}, facts.rotational)
+        facts = replace(facts, deferred_max_bytes=st.deferred_max_bytes, deferred_text=st.deferred_text,
+                        min_alloc_bytes=st.min_alloc_bytes)
     if result.test.kind == RGW:
         return _analyse_rgw(result, facts, rados or [], cluster or {})
     if level_of(result.test.kind) == "OSD" and facts is not None and facts.disk.write_alone_bytes_per_s:
@@ -262,19 +267,32 @@ def _analyse_rgw(result: Result, facts: ClusterFacts | None, rados: list[Result]
     if op is None or size is None:
         return None                   # stat, list, delete, mixed: metadata, which the model does not cover
     piece = min(size, rgw.STRIPE)
-    pool = Pool.from_profile(result.test.params.get("pool_profile") or {"type": "replicated", "size": 3})
-    figures = [rgw.RadosFigure(o, n, r.measurement.bytes_per_s, r.measurement.ops_per_s,
-                               f"rados bench {r.test.params.get('phase', o)} {_short(n)} of this run")
-               for r in rados if r.status == "ok" and r.measurement and r.measurement.bytes_per_s
-               and (o := op_of(r)) and (n := op_size_of(r))]
-    data_term = rgw.rados_rate(figures, op, piece)
+    given = result.test.params.get("pool_profile")
+    data_pool = Pool.from_profile(given) if given else rgw.rgw_pool(cluster, rgw.DATA_POOL)
+    index_pool = rgw.rgw_pool(cluster, rgw.INDEX_POOL) or data_pool
+    pool = data_pool or Pool(size=3)
+
+    def figures(like: Pool | None) -> list[rgw.RadosFigure]:
+        # only what the verdict counts (ok, no warning), of the same variant, on a pool that stores as RGW's does
+        # (either unknown: nothing to compare)
+        out = []
+        for r in rados:
+            prof = r.test.params.get("pool_profile")
+            on = Pool.from_profile(prof) if prof else None
+            if (counted(r) and r.test.variant == result.test.variant and (like is None or on is None or on == like)
+                    and (o := op_of(r)) and (n := op_size_of(r))):
+                where = f", {on.describe()}" if on is not None else ""
+                out.append(rgw.RadosFigure(o, n, r.measurement.bytes_per_s, r.measurement.ops_per_s,
+                                           f"rados bench {r.test.params.get('phase', o)} {_short(n)} of this run{where}"))
+        return out
+    data_term = rgw.rados_rate(figures(pool), op, piece)
     if data_term is None and facts is not None:
         model = ceiling(facts, op, piece, pool)
         if model.bytes_per_s:
             data_term = (model.bytes_per_s, f"the model's ceiling for {pool.describe()} from the baselines")
-    index = rgw.small_write_ops(figures)
+    index = rgw.small_write_ops(figures(index_pool))
     if index is None and facts is not None and op == "write":
-        small = ceiling(facts, "write", 4096, pool)
+        small = ceiling(facts, "write", 4096, index_pool or pool)
         if small.ops_per_s:
             index = (small.ops_per_s, "the model's 4 KiB write ceiling")
     names = rgw.rgw_hosts(cluster)
@@ -295,6 +313,12 @@ def _analyse_rgw(result: Result, facts: ClusterFacts | None, rados: list[Result]
                  "bench at the object size, or a baseline section, to the suite)"
     return Analysis(ceiling_bytes_per_s=v.ceiling_bytes_per_s, ceiling_ops_per_s=v.ceiling_ops_per_s,
                     efficiency=v.efficiency, bottleneck=v.bottleneck, reason=reason, breakdown=b, evidence=lines)
+
+
+def counted(result: Result) -> bool:
+    """A result the verdict counts: measured, and no warning against its figure."""
+    return result.status == "ok" and not result.warnings and result.measurement is not None \
+        and bool(result.measurement.bytes_per_s)
 
 
 def _latency_s(result: Result) -> float | None:

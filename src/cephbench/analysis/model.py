@@ -23,7 +23,9 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 MIB = 1024**2
-DEFERRED_MAX_HDD = 64 * 1024      # bluestore_prefer_deferred_size_hdd (Pacific default): smaller writes go via the WAL
+# bluestore_prefer_deferred_size_hdd's Pacific default, for facts not read from a run (analysis/storesettings.py
+# reads the cluster's own): writes this small go through the WAL first
+DEFERRED_MAX_HDD = 64 * 1024
 SMALL_OP = 64 * 1024              # ops this small are limited per op, not per byte
 CPU_SUSPECT_BELOW = 0.5           # small ops under this efficiency, with disks and network idle: CPU (inferred)
 CPU_BUSY = 0.80                   # measured: CPUs this busy in a test's typical second limit it (Ceph's threads
@@ -66,6 +68,10 @@ class ClusterFacts:
     loopback: bool = False                                    # all traffic crosses loopback TCP (the lab)
     cpus: int | None = None
     notes: tuple[str, ...] = ()
+    # BlueStore as the OSDs ran it (storesettings.py); None: Pacific's default for the medium
+    deferred_max_bytes: int | None = None                     # writes up to this size are deferred (0: none)
+    deferred_text: str = ""                                   # which option said so, and where it was read
+    min_alloc_bytes: int | None = None                        # the OSDs' allocation unit, as made
 
 
 @dataclass(frozen=True)
@@ -153,9 +159,28 @@ def _journal_factor(f: ClusterFacts, op_size: int) -> tuple[float, str]:
         return 1.0, ""
     if f.objectstore == "filestore":
         return 2.0, "÷ 2 for the journal on the same disk"
-    if f.rotational and op_size <= DEFERRED_MAX_HDD:
-        return 2.0, "÷ 2 for BlueStore's deferred write through the WAL on the same disk"
+    if op_size <= deferred_max(f):
+        where = f" (writes up to {f.deferred_text})" if f.deferred_text else ""
+        return 2.0, f"÷ 2 for BlueStore's deferred write through the WAL on the same disk{where}"
     return 1.0, ""
+
+
+def deferred_max(f: ClusterFacts) -> int:
+    return f.deferred_max_bytes if f.deferred_max_bytes is not None else (DEFERRED_MAX_HDD if f.rotational else 0)
+
+
+def _store_notes(f: ClusterFacts, op: str, op_size: int) -> list[str]:
+    """What the cluster's BlueStore settings did to a small write that a reader of the defaults would not expect."""
+    if op != "write" or f.objectstore != "bluestore" or f.disk.includes_journal:
+        return []
+    notes = []
+    default = DEFERRED_MAX_HDD if f.rotational else 0       # what Pacific would defer on this medium
+    if f.journal == "same-disk" and f.deferred_text and deferred_max(f) < op_size <= default:
+        notes.append(f"no deferred double write at {_size(op_size)}: {f.deferred_text}")
+    if f.min_alloc_bytes and op_size < f.min_alloc_bytes:
+        notes.append(f"a {_size(op_size)} write is under the OSDs' min_alloc_size {_size(f.min_alloc_bytes)}: each "
+                     "new object takes a whole allocation unit of disk space (not modelled as bandwidth)")
+    return notes
 
 
 def ceiling(facts: ClusterFacts, op: Literal["write", "read"], op_size: int, pool: Pool) -> Ceiling:
@@ -220,6 +245,7 @@ def ceiling(facts: ClusterFacts, op: Literal["write", "read"], op_size: int, poo
             notes.append("no read baseline: the disks' write rate stands in for reads")
         if rate:
             terms.append(Term("disks", facts.osds * rate, f"{facts.osds} disks × {rate_text}"))
+    notes += _store_notes(facts, op, op_size)
     if facts.disk.shared_device:
         notes.append("the disk baseline's paths share one device, so per-disk figures are that device split "
                      "between them")

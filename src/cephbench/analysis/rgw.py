@@ -21,10 +21,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..results import HostLoad
-from .model import SMALL_OP, Ceiling, Term, _size, mibs
+from .model import SMALL_OP, Ceiling, Pool, Term, _size, mibs
 
 STRIPE = 4 * 1024**2          # rgw_max_chunk_size / rgw_obj_stripe_size (Pacific defaults)
 INDEX_OPS_PER_PUT = 2         # bucket index prepare + complete
+DATA_POOL, INDEX_POOL = ".rgw.buckets.data", ".rgw.buckets.index"   # <zone>.rgw.buckets.…
 
 
 def rgw_hosts(cluster: dict[str, Any]) -> set[str]:
@@ -33,6 +34,18 @@ def rgw_hosts(cluster: dict[str, Any]) -> set[str]:
     daemons = ((services.get("rgw") or {}).get("daemons") or {})
     return {d["metadata"]["hostname"] for d in daemons.values()
             if isinstance(d, dict) and (d.get("metadata") or {}).get("hostname")}
+
+
+def rgw_pool(cluster: dict[str, Any], suffix: str) -> Pool | None:
+    """The replicated pool RGW keeps its data (or bucket index) in, from run.json's `ceph osd pool ls detail`: the
+    rgw application's pool named <zone>SUFFIX (the first, for several zones). None when there is none, or when it
+    is erasure coded (its k and m are in its profile, not in the pool's entry)."""
+    pools = cluster.get("pools")
+    for p in sorted((p for p in (pools if isinstance(pools, list) else []) if isinstance(p, dict)),
+                    key=lambda p: str(p.get("pool_name"))):
+        if str(p.get("pool_name", "")).endswith(suffix) and "rgw" in (p.get("application_metadata") or {}):
+            return Pool(size=int(p["size"])) if p.get("type") == 1 and isinstance(p.get("size"), int) else None
+    return None
 
 
 @dataclass(frozen=True)

@@ -1,4 +1,5 @@
-"""The OSD settings that cap results, from `ceph config show-with-defaults osd.N -f json` (pure: no I/O).
+"""The OSD settings that cap results (and the BlueStore ones the model reads), from `ceph config show-with-defaults
+osd.N -f json` (pure: no I/O).
 (`config show` alone lists only values that differ from the defaults, so it misses a default osd_op_queue.)
 mClock's options are kept only when the scheduler is mClock: under wpq they do nothing."""
 
@@ -9,6 +10,10 @@ from typing import Any
 CAPPING = ("osd_op_queue", "osd_memory_target", "bluestore_cache_size", "bluestore_cache_size_hdd",
            "bluestore_cache_size_ssd", "bluestore_cache_autotune")
 MCLOCK_PREFIX = "osd_mclock_"
+# what the model reads of BlueStore (analysis/storesettings.py): the deferred-write thresholds, the allocation unit
+MODELLED = ("bluestore_prefer_deferred_size", "bluestore_prefer_deferred_size_hdd",
+            "bluestore_prefer_deferred_size_ssd", "bluestore_min_alloc_size", "bluestore_min_alloc_size_hdd",
+            "bluestore_min_alloc_size_ssd")
 
 
 def capping_settings(doc: Any) -> dict[str, str]:
@@ -20,7 +25,7 @@ def capping_settings(doc: Any) -> dict[str, str]:
     else:
         values = {e["name"]: str(e["value"]) for e in (doc if isinstance(doc, list) else [])
                   if isinstance(e, dict) and isinstance(e.get("name"), str) and "value" in e}
-    out = {k: values[k] for k in CAPPING if k in values}
+    out = {k: values[k] for k in CAPPING + MODELLED if k in values}
     if values.get("osd_op_queue", "").startswith("mclock"):
         out.update({k: v for k, v in sorted(values.items())
                     if k == "osd_mclock_profile" or k.startswith(MCLOCK_PREFIX + "max_capacity")
