@@ -773,13 +773,14 @@ def _history_trend(ctx: click.Context, metric: str, match: str, pool_profile: st
         if len(groups) > 1:
             title += f" — configuration {i} of {len(groups)}: {s.title()}"
         t = Table(title=title, title_justify="left", header_style="bold")
-        for col in ("started (UTC)", "run", "ceph", "test", "n", m.label, "Δ% vs first", ""):
-            t.add_column(col, justify="right" if col in ("n", m.label, "Δ% vs first") else "left", overflow="fold")
-        base = s.points[0].mean
+        figure = f"median {m.label}"
+        for col in ("started (UTC)", "run", "ceph", "test", "n", figure, "Δ% vs first", ""):
+            t.add_column(col, justify="right" if col in ("n", figure, "Δ% vs first") else "left", overflow="fold")
+        base = s.points[0].median
         for p in s.points:
-            delta = f"{(p.mean / base - 1) * 100:+.1f}%" if base else "-"
+            delta = f"{(p.median / base - 1) * 100:+.1f}%" if base else "-"
             t.add_row(format_time(p.run.started_unix), Path(p.run.path).name, p.run.ceph_version or "-", p.label,
-                      str(len(p.values)), value(m, p.mean), delta, "missing" if p.run.missing else "")
+                      str(len(p.values)), value(m, p.median), delta, "missing" if p.run.missing else "")
         out.print(t)
     if len(groups) > 1:
         apart = list(groups[0].apart)

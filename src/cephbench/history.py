@@ -173,8 +173,9 @@ class TrendPoint:
     config: str                 # the cluster and the parameters compared: one series per value
 
     @property
-    def mean(self) -> float:
-        return stats.mean(self.values)
+    def median(self) -> float:
+        """What the trend shows of the run's repeats: the median compare and the verdict show (stats.median)."""
+        return stats.median(self.values)
 
 
 # The parts of a configuration a trend names on its own, and the option that picks one of them.

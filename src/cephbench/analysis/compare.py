@@ -14,7 +14,6 @@ from __future__ import annotations
 import json
 import re
 import shlex
-import statistics
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -149,7 +148,8 @@ def check_grouping(run: LoadedRun, match_on: Sequence[str], ignore: Sequence[str
 
 @dataclass(frozen=True)
 class Side:
-    """One run's repeats of one test and metric, as compare shows them: median, min-max, n."""
+    """One run's repeats of one test and metric, as compare shows them: median (stats.median, the verdict's), min-max,
+    n."""
     median: float
     low: float
     high: float
@@ -157,7 +157,7 @@ class Side:
 
     @classmethod
     def of(cls, values: Sequence[float]) -> "Side":
-        return cls(statistics.median(values), min(values), max(values), len(values))
+        return cls(stats.median(values), min(values), max(values), len(values))
 
 
 @dataclass(frozen=True)
