@@ -731,39 +731,44 @@ def _filters(ctx: click.Context, **given: str | None):
 @click.option("--pool-profile", "pool_profile", metavar="PROFILE", help="With --trend: only tests on this pool "
               "profile, e.g. 'replicated size 3' or 'EC 2+1'.")
 @click.option("--variant", metavar="NAME", help="With --trend: only tests of this variant ('none': without one).")
+@click.option("--release", metavar="NAME", help="With --trend: only runs that record this Ceph release in run.json "
+              "('none': without one).")
 @click.option("--ignore", "ignore", multiple=True, metavar="KEY", help="With --trend: a parameter that does not "
-              "set configurations apart (repeatable), e.g. duration_s; never the pool profile or variant.")
+              "set configurations apart (repeatable), e.g. duration_s; never the pool profile, variant or release.")
 @_history_filters
 @click.pass_context
 def history(ctx: click.Context, db: Path | None, trend_metric: str | None, test_match: str | None,
-            pool_profile: str | None, variant: str | None, ignore: tuple[str, ...], **filters) -> None:
+            pool_profile: str | None, variant: str | None, release: str | None, ignore: tuple[str, ...],
+            **filters) -> None:
     """The catalog of every run and import: list them, or follow one test across runs (--trend)."""
     ctx.obj = {"db": db, "filters": filters}
     if trend_metric or test_match:
         if not (trend_metric and test_match):
             raise UserError("--trend and --test go together", "e.g. --trend bytes_per_s --test "
                             "'rados_bench phase=write object_size=4MiB'", where="--trend" if test_match else "--test")
-        _history_trend(ctx, trend_metric, test_match, pool_profile, variant, ignore)
-    elif pool_profile or variant or ignore:
-        raise UserError("--pool-profile, --variant and --ignore choose what a trend follows",
+        _history_trend(ctx, trend_metric, test_match, pool_profile, variant, release, ignore)
+    elif pool_profile or variant or release or ignore:
+        raise UserError("--pool-profile, --variant, --release and --ignore choose what a trend follows",
                         "give them with --trend METRIC --test MATCH",
-                        where="--pool-profile" if pool_profile else "--variant" if variant else "--ignore")
+                        where="--pool-profile" if pool_profile else "--variant" if variant else
+                        "--release" if release else "--ignore")
     elif ctx.invoked_subcommand is None:
         ctx.invoke(history_list)
 
 
 def _history_trend(ctx: click.Context, metric: str, match: str, pool_profile: str | None, variant: str | None,
-                   ignore: tuple[str, ...]) -> None:
+                   release: str | None, ignore: tuple[str, ...]) -> None:
     import shlex
     from rich.table import Table
     from .history import NEVER_MIXED, History, format_time, metric_name, series
+    from .identity import PARTS
     from .report.compare_render import value
     from .analysis.compare import METRICS
     name = metric_name(metric)
     m = next(x for x in METRICS if x.name == name)
     filters = _filters(ctx)
     with History.open(ctx.obj["db"], create=False) as h:
-        points = h.trend(name, match, filters, pool_profile, variant, ignore)
+        points = h.trend(name, match, filters, pool_profile, variant, ignore, release)
     if not points:
         raise UserError(f"no catalogued result matches {match!r} with a {name} figure",
                         "see the runs with 'cephbench history list'", where="--test")
@@ -786,7 +791,7 @@ def _history_trend(ctx: click.Context, metric: str, match: str, pool_profile: st
         apart = list(groups[0].apart)
         picks = []
         for k in (k for k in apart if k in NEVER_MIXED):
-            pickable = [s.apart[k] for s in groups if s.apart[k] not in ("unknown", "none") or k == "variant"]
+            pickable = [s.apart[k] for s in groups if s.apart[k] not in ("unknown", "none") or k in PARTS]
             if pickable:
                 picks.append(f"{NEVER_MIXED[k]} {shlex.quote(pickable[0])}")
         others = [k for k in apart if k not in NEVER_MIXED]

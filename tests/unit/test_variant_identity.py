@@ -139,3 +139,20 @@ def test_runs_of_two_releases_are_two_configurations(tmp_path):
     assert res.returncode == 2 and "release" in res.stderr and "--ignore release" in res.stderr
     ok = cephbench("compare", a, b, "--ignore", "release")
     assert ok.returncode == 0 and "+20" in ok.stdout
+
+
+def test_a_catalog_of_schema_1_gains_the_identity_and_reads_its_old_rows(tmp_path, variant_run):
+    import sqlite3
+    from cephbench.history import SCHEMA, History
+    db = tmp_path / "old.sqlite"
+    with History.open(db) as h:
+        h.add(variant_run)
+    conn = sqlite3.connect(db)          # as schema 1 had it: no identity column; the match key holds the variant
+    with conn:
+        conn.execute("ALTER TABLE results DROP COLUMN identity")
+        conn.execute("UPDATE catalog SET value = '1' WHERE key = 'schema'")
+    conn.close()
+    with History.open(db) as h:
+        pts = h.trend("bw", WRITE_4K, variant="throttle-16KiB")
+        assert [len(p.values) for p in pts] == [4] and pts[0].identity == {"variant": "throttle-16KiB"}
+        assert h.conn.execute("SELECT value FROM catalog WHERE key = 'schema'").fetchone()[0] == str(SCHEMA)
