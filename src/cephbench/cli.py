@@ -608,9 +608,11 @@ def _warn_corrupt(path: Path, bad) -> None:
 @click.option("--match-on", "match_on", metavar="KEYS",
               help="Match tests on kind and only these parameters (comma-separated), e.g. phase,object_size.")
 @click.option("--ignore", "ignore", multiple=True, metavar="KEY", help="Leave this parameter out of the match "
-              "(repeatable), e.g. --ignore pool_profile.")
+              "(repeatable), e.g. --ignore pool_profile; --ignore release matches runs of two Ceph releases.")
+@click.option("--variant", metavar="NAME", help="Compare each run of variants through this variant only, matched "
+              "with the tests of runs without variants.")
 def compare(runs: tuple[Path, ...], fmt: str, out_file: Path | None, fail_pct: float | None,
-            match_on: str | None, ignore: tuple[str, ...]) -> None:
+            match_on: str | None, ignore: tuple[str, ...], variant: str | None) -> None:
     """Compare runs: RUN_A against RUN_B [RUN_C ...], test by test, with significance from the repeats."""
     from .analysis.compare import compare_runs, load_run, regressions
     from .report import compare_render
@@ -623,7 +625,7 @@ def compare(runs: tuple[Path, ...], fmt: str, out_file: Path | None, fail_pct: f
         _warn_corrupt(run.path, run.corrupt)
         loaded.append(run)
     keys = [k.strip() for k in (match_on or "").split(",") if k.strip()]
-    pairs = compare_runs(loaded, keys, ignore)
+    pairs = compare_runs(loaded, keys, ignore, variant=variant)
     if fmt == "text" and out_file is None:
         compare_render.print_text(out, pairs)
     else:
