@@ -2,9 +2,9 @@
 
 A headline is a configuration, not a lucky run: the repeats of one test (same kind and parameters) are taken
 together and their median repeat stands for it (stats.median: of an even count the lower middle one, a real
-repeat), with the spread shown; its efficiency and reason are that repeat's, so they state the headline's figure. A result carrying a warning (a read that ran out of
-objects, a write the capacity guard shortened, a test during which the cluster was degraded) says nothing about what
-the cluster can do, so it never heads the verdict. Mixed reads and writes get their own line (they are neither the
+repeat), with the spread shown; its efficiency and reason are that repeat's, so they state the headline's figure.
+A result carrying a warning (a read that ran out of objects, a write the capacity guard shortened, a test during
+which the cluster was degraded) says nothing about what the cluster can do, so it never heads the verdict. Mixed reads and writes get their own line (they are neither the
 best read nor the best write), and metadata operations (RGW stat, list, delete) are judged in requests per second, one line per op.
 """
 
