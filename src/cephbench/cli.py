@@ -623,9 +623,11 @@ def _warn_corrupt(path: Path, bad) -> None:
 @click.option("--match-on", "match_on", metavar="KEYS",
               help="Match tests on kind and only these parameters (comma-separated), e.g. phase,object_size.")
 @click.option("--ignore", "ignore", multiple=True, metavar="KEY", help="Leave this parameter out of the match "
-              "(repeatable), e.g. --ignore pool_profile.")
+              "(repeatable), e.g. --ignore pool_profile; --ignore release matches runs of two Ceph releases.")
+@click.option("--variant", metavar="NAME", help="Compare each run of variants through this variant only, matched "
+              "with the tests of runs without variants.")
 def compare(runs: tuple[Path, ...], fmt: str, out_file: Path | None, fail_pct: float | None,
-            match_on: str | None, ignore: tuple[str, ...]) -> None:
+            match_on: str | None, ignore: tuple[str, ...], variant: str | None) -> None:
     """Compare runs: RUN_A against RUN_B [RUN_C ...], test by test, with significance from the repeats."""
     from .analysis.compare import compare_runs, load_run, regressions
     from .report import compare_render
@@ -638,7 +640,7 @@ def compare(runs: tuple[Path, ...], fmt: str, out_file: Path | None, fail_pct: f
         _warn_corrupt(run.path, run.corrupt)
         loaded.append(run)
     keys = [k.strip() for k in (match_on or "").split(",") if k.strip()]
-    pairs = compare_runs(loaded, keys, ignore)
+    pairs = compare_runs(loaded, keys, ignore, variant=variant)
     if fmt == "text" and out_file is None:
         compare_render.print_text(out, pairs)
     else:
@@ -746,39 +748,44 @@ def _filters(ctx: click.Context, **given: str | None):
 @click.option("--pool-profile", "pool_profile", metavar="PROFILE", help="With --trend: only tests on this pool "
               "profile, e.g. 'replicated size 3' or 'EC 2+1'.")
 @click.option("--variant", metavar="NAME", help="With --trend: only tests of this variant ('none': without one).")
+@click.option("--release", metavar="NAME", help="With --trend: only runs that record this Ceph release in run.json "
+              "('none': without one).")
 @click.option("--ignore", "ignore", multiple=True, metavar="KEY", help="With --trend: a parameter that does not "
-              "set configurations apart (repeatable), e.g. duration_s; never the pool profile or variant.")
+              "set configurations apart (repeatable), e.g. duration_s; never the pool profile, variant or release.")
 @_history_filters
 @click.pass_context
 def history(ctx: click.Context, db: Path | None, trend_metric: str | None, test_match: str | None,
-            pool_profile: str | None, variant: str | None, ignore: tuple[str, ...], **filters) -> None:
+            pool_profile: str | None, variant: str | None, release: str | None, ignore: tuple[str, ...],
+            **filters) -> None:
     """The catalog of every run and import: list them, or follow one test across runs (--trend)."""
     ctx.obj = {"db": db, "filters": filters}
     if trend_metric or test_match:
         if not (trend_metric and test_match):
             raise UserError("--trend and --test go together", "e.g. --trend bytes_per_s --test "
                             "'rados_bench phase=write object_size=4MiB'", where="--trend" if test_match else "--test")
-        _history_trend(ctx, trend_metric, test_match, pool_profile, variant, ignore)
-    elif pool_profile or variant or ignore:
-        raise UserError("--pool-profile, --variant and --ignore choose what a trend follows",
+        _history_trend(ctx, trend_metric, test_match, pool_profile, variant, release, ignore)
+    elif pool_profile or variant or release or ignore:
+        raise UserError("--pool-profile, --variant, --release and --ignore choose what a trend follows",
                         "give them with --trend METRIC --test MATCH",
-                        where="--pool-profile" if pool_profile else "--variant" if variant else "--ignore")
+                        where="--pool-profile" if pool_profile else "--variant" if variant else
+                        "--release" if release else "--ignore")
     elif ctx.invoked_subcommand is None:
         ctx.invoke(history_list)
 
 
 def _history_trend(ctx: click.Context, metric: str, match: str, pool_profile: str | None, variant: str | None,
-                   ignore: tuple[str, ...]) -> None:
+                   release: str | None, ignore: tuple[str, ...]) -> None:
     import shlex
     from rich.table import Table
     from .history import NEVER_MIXED, History, format_time, metric_name, series
+    from .identity import PARTS
     from .report.compare_render import value
     from .analysis.compare import METRICS
     name = metric_name(metric)
     m = next(x for x in METRICS if x.name == name)
     filters = _filters(ctx)
     with History.open(ctx.obj["db"], create=False) as h:
-        points = h.trend(name, match, filters, pool_profile, variant, ignore)
+        points = h.trend(name, match, filters, pool_profile, variant, ignore, release)
     if not points:
         raise UserError(f"no catalogued result matches {match!r} with a {name} figure",
                         "see the runs with 'cephbench history list'", where="--test")
@@ -788,19 +795,20 @@ def _history_trend(ctx: click.Context, metric: str, match: str, pool_profile: st
         if len(groups) > 1:
             title += f" — configuration {i} of {len(groups)}: {s.title()}"
         t = Table(title=title, title_justify="left", header_style="bold")
-        for col in ("started (UTC)", "run", "ceph", "test", "n", m.label, "Δ% vs first", ""):
-            t.add_column(col, justify="right" if col in ("n", m.label, "Δ% vs first") else "left", overflow="fold")
-        base = s.points[0].mean
+        figure = f"median {m.label}"
+        for col in ("started (UTC)", "run", "ceph", "test", "n", figure, "Δ% vs first", ""):
+            t.add_column(col, justify="right" if col in ("n", figure, "Δ% vs first") else "left", overflow="fold")
+        base = s.points[0].median
         for p in s.points:
-            delta = f"{(p.mean / base - 1) * 100:+.1f}%" if base else "-"
+            delta = f"{(p.median / base - 1) * 100:+.1f}%" if base else "-"
             t.add_row(format_time(p.run.started_unix), Path(p.run.path).name, p.run.ceph_version or "-", p.label,
-                      str(len(p.values)), value(m, p.mean), delta, "missing" if p.run.missing else "")
+                      str(len(p.values)), value(m, p.median), delta, "missing" if p.run.missing else "")
         out.print(t)
     if len(groups) > 1:
         apart = list(groups[0].apart)
         picks = []
         for k in (k for k in apart if k in NEVER_MIXED):
-            pickable = [s.apart[k] for s in groups if s.apart[k] not in ("unknown", "none") or k == "variant"]
+            pickable = [s.apart[k] for s in groups if s.apart[k] not in ("unknown", "none") or k in PARTS]
             if pickable:
                 picks.append(f"{NEVER_MIXED[k]} {shlex.quote(pickable[0])}")
         others = [k for k in apart if k not in NEVER_MIXED]

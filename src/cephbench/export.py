@@ -18,13 +18,14 @@ from pathlib import Path
 from typing import Any, Callable
 
 from .errors import UserError
+from .identity import identity
 from .results import Result, RunDir
 
 FORMATS = ("csv", "json", "openmetrics")
 
 # the record's columns, in CSV order; the unit of each is in its name
 COLUMNS = (
-    "run", "suite", "test", "kind", "op", "status", "repeat", "pool", "pool_profile", "variant",
+    "run", "suite", "test", "kind", "op", "status", "repeat", "pool", "pool_profile", "variant", "release",
     "object_size_bytes", "concurrency", "instances", "started_unix", "duration_s",
     "bandwidth_bytes_per_s", "ops_per_s", "latency_mean_s", "latency_p50_s", "latency_p99_s", "latency_max_s",
     "efficiency", "ceiling_bytes_per_s", "ceiling_ops_per_s", "bottleneck", "warnings", "error",
@@ -56,7 +57,7 @@ METRICS = (
     Metric("test_start_time_seconds", "seconds", "When the test started (Unix time).", "started_unix"),
 )
 
-LABELS = ("suite", "test", "kind", "op", "object_size", "concurrency", "pool_profile", "variant")
+LABELS = ("suite", "test", "kind", "op", "object_size", "concurrency", "pool_profile", "variant", "release")
 
 
 def load(path: Path) -> tuple[dict[str, Any], list[Result]]:
@@ -99,6 +100,7 @@ def record(meta: dict[str, Any], run_name: str, r: Result) -> dict[str, Any]:
     m = r.measurement
     a = r.analysis
     lat = m.latency if m else None
+    ident = identity(r.test, meta)      # the variant is the test's, never a parameter
     size = _first(p, _SIZE_KEYS)
     if size is None and m is not None:
         size = m.object_size_bytes or m.op_size_bytes
@@ -112,7 +114,8 @@ def record(meta: dict[str, Any], run_name: str, r: Result) -> dict[str, Any]:
         "repeat": r.test.repeat,
         "pool": p.get("pool"),
         "pool_profile": pool_profile(p),
-        "variant": p.get("variant"),
+        "variant": ident.get("variant"),
+        "release": ident.get("release"),
         "object_size_bytes": size,
         "concurrency": _first(p, _DEPTH_KEYS),
         "instances": p.get("instances"),
@@ -178,7 +181,7 @@ def to_openmetrics(meta: dict[str, Any], results: list[Result], run_name: str = 
         for rec, value in series:
             labels = {"suite": rec["suite"], "test": rec["test"], "kind": rec["kind"], "op": rec["op"],
                       "object_size": rec["object_size_bytes"], "concurrency": rec["concurrency"],
-                      "pool_profile": rec["pool_profile"], "variant": rec["variant"]}
+                      "pool_profile": rec["pool_profile"], "variant": rec["variant"], "release": rec["release"]}
             text = ",".join(f'{k}="{_label_value(labels[k])}"' for k in LABELS)
             lines.append(f"{name}{{{text}}} {_number(value)}")
     lines.append("# EOF")

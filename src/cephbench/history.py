@@ -6,8 +6,9 @@ Where: --db, else $CEPHBENCH_HISTORY, else $XDG_DATA_HOME/cephbench/history.sqli
 (bytes_per_s, ops_per_s, mean and p99 latency) are stored in the catalog, so a trend still shows a run whose
 directory was deleted; `list` marks such a run missing.
 
-A trend never mixes configurations: a configuration is the cluster (fsid) and every parameter of the test (its
-pool profile, its variant, ...), and each one found is its own series with its own "vs first".
+A trend never mixes configurations: a configuration is the cluster (fsid), every parameter of the test (its
+pool profile, ...) and its identity (identity.py: its variant, the run's release), and each one found is its own
+series with its own "vs first".
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ import os
 import re
 import sqlite3
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
@@ -28,11 +29,12 @@ from .drivers import ParseError
 from .drivers.figures import unix_time
 from .errors import UserError
 from .export import pool_profile
+from .identity import PARTS, identity
 from .results import CorruptLine, RunDir
 from .userfiles import check_regular
 from .units import format_size
 
-SCHEMA = 1
+SCHEMA = 2          # 2: results.identity (the variant, the release); a catalog of 1 gains it on open
 _DDL = """
 CREATE TABLE IF NOT EXISTS catalog (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS runs (
@@ -57,7 +59,8 @@ CREATE TABLE IF NOT EXISTS results (
     params TEXT NOT NULL,
     repeat INTEGER NOT NULL,
     status TEXT NOT NULL,
-    bytes_per_s REAL, ops_per_s REAL, lat_mean_ns REAL, lat_p99_ns REAL
+    bytes_per_s REAL, ops_per_s REAL, lat_mean_ns REAL, lat_p99_ns REAL,
+    identity TEXT                   -- JSON: identity.identity(), the parts beside kind and params
 );
 CREATE INDEX IF NOT EXISTS results_run ON results(run_path);
 CREATE INDEX IF NOT EXISTS results_key ON results(match_key);
@@ -171,14 +174,16 @@ class TrendPoint:
     values: tuple[float, ...]
     params: dict[str, Any]
     config: str                 # the cluster and the parameters compared: one series per value
+    identity: dict[str, str] = field(default_factory=dict)    # identity.identity(): variant, release
 
     @property
-    def mean(self) -> float:
-        return stats.mean(self.values)
+    def median(self) -> float:
+        """What the trend shows of the run's repeats: the median compare and the verdict show (stats.median)."""
+        return stats.median(self.values)
 
 
 # The parts of a configuration a trend names on its own, and the option that picks one of them.
-NEVER_MIXED = {"cluster": "--fsid", "pool profile": "--pool-profile", "variant": "--variant"}
+NEVER_MIXED = {"cluster": "--fsid", "pool profile": "--pool-profile", "variant": "--variant", "release": "--release"}
 
 
 @dataclass(frozen=True)
@@ -195,7 +200,7 @@ def describe(point: TrendPoint) -> dict[str, str]:
     """A point's configuration as words: cluster, pool profile, variant, then every other parameter."""
     p = point.params
     out = {"cluster": (point.run.fsid or "unknown")[:8], "pool profile": pool_profile(p) or "none",
-           "variant": str(p.get("variant") or "none")}
+           **{part: point.identity.get(part, "none") for part in PARTS}}
     for k, v in sorted(p.items()):
         if k in ("pool_profile", "variant"):
             continue
@@ -215,7 +220,16 @@ def series(points: list[TrendPoint]) -> list[TrendSeries]:
     return [TrendSeries(tuple(pts), {k: described[c].get(k, "-") for k in differ}) for c, pts in groups.items()]
 
 
-_NEVER_IGNORED = {"pool_profile": "--pool-profile", "metadata_profile": "--pool-profile", "variant": "--variant"}
+_NEVER_IGNORED = {"pool_profile": "--pool-profile", "metadata_profile": "--pool-profile", "variant": "--variant",
+                  "release": "--release"}
+
+
+def _identity(stored: str | None, key: str) -> dict[str, str]:
+    """A result's identity as catalogued; a row of schema 1 has none stored, and its match key holds the variant."""
+    if stored:
+        return {str(k): str(v) for k, v in json.loads(stored).items()}
+    variant = json.loads(key).get("variant")
+    return {"variant": str(variant)} if variant is not None else {}
 
 
 def _profile_of(params: dict[str, Any]) -> str | None:
@@ -301,6 +315,8 @@ class History:
             if row is None:
                 conn.execute("INSERT INTO catalog VALUES ('schema', ?)", (str(SCHEMA),))
                 conn.commit()
+            elif int(row[0]) < SCHEMA:
+                _upgrade(conn)
             elif int(row[0]) > SCHEMA:
                 conn.close()
                 raise UserError(f"history catalog {path} has schema {row[0]}; this cephbench reads up to {SCHEMA}",
@@ -339,10 +355,10 @@ class History:
             for r in results:
                 vals = metric_values(r.measurement) if r.status == "ok" and r.measurement else {}
                 self.conn.execute(
-                    "INSERT INTO results VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
+                    "INSERT INTO results VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
                     (path, r.test.id, test_label(r.test), r.test.match_key(), r.test.kind,
                      json.dumps(r.test.params, sort_keys=True, default=str), r.test.repeat, r.status,
-                     *(vals.get(m) for m in METRIC_NAMES)))
+                     *(vals.get(m) for m in METRIC_NAMES), json.dumps(identity(r.test, meta), sort_keys=True)))
         return len(results), bad
 
     # ---- reading -------------------------------------------------------------------------------
@@ -355,11 +371,12 @@ class History:
         return [_run_row(row) for row in rows]
 
     def trend(self, metric: str, match: str, filters: Filters = Filters(), profile: str | None = None,
-              variant: str | None = None, ignore: tuple[str, ...] = ()) -> list[TrendPoint]:
+              variant: str | None = None, ignore: tuple[str, ...] = (), release: str | None = None
+              ) -> list[TrendPoint]:
         """One test across the catalogued runs, oldest first: per run and configuration, the repeats' values.
 
-        `profile` ('replicated size 3', 'EC 2+1') and `variant` ('none': no variant) keep one of each; `ignore`d
-        parameters do not set configurations apart (never the pool profile or the variant)."""
+        `profile` ('replicated size 3', 'EC 2+1'), `variant` and `release` ('none': without one) keep one of each;
+        `ignore`d parameters do not set configurations apart (never the pool profile or a part of the identity)."""
         metric = metric_name(metric)
         for k in ignore:
             if k in _NEVER_IGNORED:
@@ -369,23 +386,34 @@ class History:
         runs = {r.path: r for r in self.runs(filters)}
         want = _matcher(match)
         points: dict[tuple[str, str], list[Any]] = {}
-        for path, test_id, label, key, kind, params_text, value in self.conn.execute(
-                f"SELECT run_path, test_id, label, match_key, kind, params, {metric} FROM results "
+        picks = {part: chosen for part, chosen in (("variant", variant), ("release", release)) if chosen}
+        for path, test_id, label, key, kind, params_text, value, stored in self.conn.execute(
+                f"SELECT run_path, test_id, label, match_key, kind, params, {metric}, identity FROM results "
                 "WHERE status = 'ok' ORDER BY run_path, test_id"):
             params = json.loads(params_text)
             if path not in runs or value is None or not want(test_id, kind, params, key):
                 continue
             if want_profile and _profile_of(params) != want_profile:
                 continue
-            if variant and str(params.get("variant") or "none") != variant:
+            ident = _identity(stored, key)
+            if any(ident.get(part, "none") != chosen for part, chosen in picks.items()):
                 continue
-            config = json.dumps({"fsid": runs[path].fsid, "kind": kind,
+            config = json.dumps({"fsid": runs[path].fsid, "kind": kind, "identity": ident,
                                  "params": {k: v for k, v in params.items() if k not in ignore}},
                                 sort_keys=True, default=str)
-            points.setdefault((path, config), [label, key, params, []])[3].append(float(value))
-        out = [TrendPoint(runs[p], label, key, tuple(vals), params, config)
-               for (p, config), (label, key, params, vals) in points.items()]
+            points.setdefault((path, config), [label, key, params, ident, []])[4].append(float(value))
+        out = [TrendPoint(runs[p], label, key, tuple(vals), params, config, ident)
+               for (p, config), (label, key, params, ident, vals) in points.items()]
         return sorted(out, key=lambda t: (t.run.started_unix or 0, t.run.path, t.label))
+
+
+def _upgrade(conn: sqlite3.Connection) -> None:
+    """A catalog of schema 1 gains results.identity (empty: read from the match key, which holds the variant)."""
+    columns = {row[1] for row in conn.execute("PRAGMA table_info(results)")}
+    with conn:
+        if "identity" not in columns:
+            conn.execute("ALTER TABLE results ADD COLUMN identity TEXT")
+        conn.execute("UPDATE catalog SET value = ? WHERE key = 'schema'", (str(SCHEMA),))
 
 
 def _matcher(match: str):

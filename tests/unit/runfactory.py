@@ -8,7 +8,7 @@ from typing import Any
 
 from conftest import FIXTURES
 from cephbench.drivers import rados_bench
-from cephbench.results import Latency, Measurement, Result, RunDir, Test
+from cephbench.results import Analysis, Latency, Measurement, Result, RunDir, Test
 
 NOISE = (0.99, 1.01, 1.0, 0.995, 1.005, 0.998, 1.002, 0.997)
 
@@ -27,20 +27,23 @@ def scaled(m: Measurement, factor: float) -> Measurement:
                            percentiles_ns={k: v / factor for k, v in lat.percentiles_ns.items()})})
 
 
-def write_run(path: Path, configs: list[tuple[str, dict[str, Any], list[Measurement]]],
-              meta: dict[str, Any] | None = None) -> Path:
-    """One Test per measurement (its repeats share kind and params), appended as ok Results."""
+def write_run(path: Path, configs: list[tuple[str, dict[str, Any], list[Measurement]]
+                                      | tuple[str, dict[str, Any], list[Measurement], str | None]],
+              meta: dict[str, Any] | None = None, analyses: dict[int, Analysis] | None = None) -> Path:
+    """One Test per measurement (its repeats share kind and params), appended as ok Results. A config's fourth
+    element is the variant its tests ran under; `analyses` puts an Analysis on the result of that plan index."""
     rd = RunDir.create(path, {"cephbench_version": "test", "suite_name": "test", "run_ids": ["abc123"],
                               "started_unix": 1_700_000_000.0, **(meta or {})})
     index = 0
-    for kind, params, ms in configs:
+    for kind, params, ms, *variant in configs:
+        v = variant[0] if variant else None
         for rep, m in enumerate(ms, 1):
             index += 1
-            label = "-".join(str(v) for v in params.values())
+            label = "-".join(str(x) for x in [*params.values(), *([v] if v else [])])
             t = Test(id=f"{index:03d}-{kind}-{label}-r{rep}", index=index, workload=kind, kind=kind,
-                     group=f"g{index:03d}", params=params, repeat=rep)
+                     group=f"g{index:03d}", params=params, repeat=rep, variant=v)
             rd.append(Result(test=t, status="ok", started_unix=1_700_000_000.0 + index, duration_s=5.0,
-                             measurement=m))
+                             measurement=m, analysis=(analyses or {}).get(index)))
     return path
 
 

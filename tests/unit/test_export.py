@@ -70,7 +70,7 @@ def test_openmetrics_is_read_by_the_openmetrics_parser_with_units_and_labels(tmp
     assert bw.timestamp is None                                            # neither textfile nor Pushgateway take one
     assert bw.labels == {"suite": "exp-test", "test": "001-rados-write-4MiB-t16", "kind": "rados_bench", "op": "write",
                          "object_size": str(4 << 20), "concurrency": "16", "pool_profile": "replicated size 3",
-                         "variant": ""}
+                         "variant": "", "release": ""}
     assert set(bw.labels) == set(LABELS)
     lat = s[("cephbench_latency_mean_seconds", "002-rados-rand-4MiB-t16")].value
     assert lat == pytest.approx(m["rand"].latency.mean_ns / 1e9)           # seconds

@@ -69,12 +69,12 @@ def test_trend_oldest_first_and_survives_deleted_runs(catalog):
     pts = h.trend("bw", "rados_bench phase=write object_size=4MiB")
     assert [p.run.ceph_version for p in pts] == ["16.2.14", "16.2.15", "17.2.7"]
     assert all(len(p.values) == 5 for p in pts)
-    assert pts[1].mean / pts[0].mean == pytest.approx(1.2, rel=0.02)
+    assert pts[1].median / pts[0].median == pytest.approx(1.2, rel=0.02)
     shutil.rmtree(runs[1])
     listed = h.runs()
     assert [r.missing for r in listed] == [False, True, False]
     again = h.trend("bytes_per_s", "4194304-16-write")          # a part of the test id
-    assert [p.mean for p in again] == [p.mean for p in pts]   # from the catalog, not the deleted directory
+    assert [p.median for p in again] == [p.median for p in pts]   # from the catalog, not the deleted directory
     assert h.trend("p99", "write") == []                      # rados bench gives no p99
     assert len(h.trend("lat", "write", Filters(fsid=FSID_B))) == 1
     with pytest.raises(UserError, match="unknown metric"):
@@ -166,12 +166,13 @@ def mixed(tmp_path):
     """Issue 18: replica 3 and replica 2 runs of one write, interleaved by day; replica 2 is ~40% faster. Then an
     EC 2+1 run, and a replica 3 run of a variant."""
     w = fixture_measurement()
-    plan = [("d0-rep3", _profiled(3), 1.0), ("d1-rep2", _profiled(2), 1.64), ("d2-rep3", _profiled(3), 1.1),
-            ("d3-rep2", _profiled(2), 1.8), ("d4-ec21", _profiled(ec=(2, 1)), 0.7),
-            ("d5-rep3-tuned", _profiled(3, variant="tuned"), 1.2)]
-    runs = [write_run(tmp_path / name, [("rados_bench", params, repeats(w, f, n=3))],
+    plan = [("d0-rep3", _profiled(3), 1.0, None), ("d1-rep2", _profiled(2), 1.64, None),
+            ("d2-rep3", _profiled(3), 1.1, None), ("d3-rep2", _profiled(2), 1.8, None),
+            ("d4-ec21", _profiled(ec=(2, 1)), 0.7, None),
+            ("d5-rep3-tuned", _profiled(3), 1.2, "tuned")]          # a variant is the test's, not a parameter
+    runs = [write_run(tmp_path / name, [("rados_bench", params, repeats(w, f, n=3), variant)],
                       {"started_unix": T0 + i * DAY, "cluster": cluster(FSID_A, "16.2.15")})
-            for i, (name, params, f) in enumerate(plan)]
+            for i, (name, params, f, variant) in enumerate(plan)]
     env = {"CEPHBENCH_HISTORY": str(tmp_path / "mixed.sqlite")}
     assert cephbench("history", "add", *runs, env=env).returncode == 0
     return env

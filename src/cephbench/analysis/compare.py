@@ -14,13 +14,14 @@ from __future__ import annotations
 import json
 import re
 import shlex
-import statistics
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Iterable, Sequence
 
 from ..errors import UserError
+from ..identity import release as release_of
+from ..kinds import level_of
 from ..results import CorruptLine, Measurement, Result, RunDir, Test
 from . import stats
 
@@ -57,8 +58,11 @@ def test_label(test: Test) -> str:
     return re.sub(r"-r\d+$", "", re.sub(r"^\d+-", "", test.id))
 
 
-def match_key(test: Test, match_on: Sequence[str] = (), ignore: Sequence[str] = ()) -> str:
-    """Test.match_key(), or the same over only the `match_on` parameters, less the `ignore`d ones."""
+def match_key(test: Test, match_on: Sequence[str] = (), ignore: Sequence[str] = (), release: str | None = None) -> str:
+    """Test.match_key(), or the same over only the `match_on` parameters, less the `ignore`d ones; with the run's
+    release (identity.py) unless `ignore` names it."""
+    if release is not None and RELEASE not in ignore:
+        return json.dumps({"key": json.loads(match_key(test, match_on, ignore)), RELEASE: release}, sort_keys=True)
     if not match_on and not ignore:
         return test.match_key()
     if match_on:
@@ -71,6 +75,13 @@ def match_key(test: Test, match_on: Sequence[str] = (), ignore: Sequence[str] = 
     return json.dumps(key, sort_keys=True, default=str)
 
 
+RELEASE = "release"     # the one part of the identity --ignore may leave out: a run has one, so it pools nothing
+
+
+def is_baseline(test: Test) -> bool:
+    return level_of(test.kind) == "Baselines"
+
+
 @dataclass
 class LoadedRun:
     path: Path
@@ -81,6 +92,28 @@ class LoadedRun:
     @property
     def name(self) -> str:
         return self.path.name or str(self.path)
+
+    @property
+    def release(self) -> str | None:
+        return release_of(self.meta)
+
+    def variants(self) -> list[str]:
+        """The variants its tests ran under, in plan order (none for a run without variants)."""
+        return list(dict.fromkeys(r.test.variant for r in self.results if r.test.variant is not None))
+
+    def of_variant(self, variant: str) -> "LoadedRun":
+        """Only the tests of `variant` (and those no variant ran under: its baselines), as if the run had had no
+        variants (a run without variants as it is), so that they match a plain run's tests. UserError when the run
+        has variants but not this one."""
+        names = self.variants()
+        if not names:
+            return self
+        if variant not in names:
+            raise UserError(f"{self.path} has no variant {variant!r}", f"its variants are {', '.join(names)}",
+                            where="--variant")
+        kept = [r.model_copy(update={"test": r.test.model_copy(update={"variant": None})})
+                for r in self.results if r.test.variant in (None, variant)]
+        return LoadedRun(self.path, self.meta, kept, self.corrupt)
 
 
 def load_run(path: Path) -> LoadedRun:
@@ -107,12 +140,12 @@ class Samples:
 
 
 def samples_by_key(results: Iterable[Result], match_on: Sequence[str] = (),
-                   ignore: Sequence[str] = ()) -> dict[str, Samples]:
+                   ignore: Sequence[str] = (), release: str | None = None) -> dict[str, Samples]:
     """Ok results with a measurement grouped by match key, in plan order."""
     grouped: dict[str, list[Result]] = {}
     for r in results:
         if r.status == "ok" and r.measurement is not None:
-            grouped.setdefault(match_key(r.test, match_on, ignore), []).append(r)
+            grouped.setdefault(match_key(r.test, match_on, ignore, release), []).append(r)
     return {k: Samples(test_label(rs[0].test), rs[0].test, tuple(rs)) for k, rs in grouped.items()}
 
 
@@ -149,7 +182,8 @@ def check_grouping(run: LoadedRun, match_on: Sequence[str], ignore: Sequence[str
 
 @dataclass(frozen=True)
 class Side:
-    """One run's repeats of one test and metric, as compare shows them: median, min-max, n."""
+    """One run's repeats of one test and metric, as compare shows them: median (stats.median, the verdict's), min-max,
+    n."""
     median: float
     low: float
     high: float
@@ -157,7 +191,7 @@ class Side:
 
     @classmethod
     def of(cls, values: Sequence[float]) -> "Side":
-        return cls(statistics.median(values), min(values), max(values), len(values))
+        return cls(stats.median(values), min(values), max(values), len(values))
 
 
 @dataclass(frozen=True)
@@ -213,11 +247,22 @@ class PairComparison:
     differs: list[str] = field(default_factory=list)   # parameters that keep tests of A and B apart, most first
     suggestion: "Suggestion | None" = None              # options that match more of them, tried on every run
 
-    def geomean(self) -> dict[str, float]:
-        """Per metric, the geometric mean of B/A over the matched tests that have it."""
+    @property
+    def cluster_tests(self) -> list[TestDelta]:
+        """The matched tests of the cluster: what the summary is of."""
+        return [t for t in self.tests if not is_baseline(t.test)]
+
+    @property
+    def baseline_tests(self) -> list[TestDelta]:
+        """The matched baselines (disks, network): the hardware, listed apart, never summarised as the cluster."""
+        return [t for t in self.tests if is_baseline(t.test)]
+
+    def geomean(self, baselines: bool = False) -> dict[str, float]:
+        """Per metric, the geometric mean of B/A over the matched cluster tests (or baselines) that have it."""
         out: dict[str, float] = {}
+        tests = self.baseline_tests if baselines else self.cluster_tests
         for metric in METRICS:
-            ratios = [md.ratio for t in self.tests for md in t.metrics if md.metric is metric and md.ratio]
+            ratios = [md.ratio for t in tests for md in t.metrics if md.metric is metric and md.ratio]
             g = stats.geomean(ratios)
             if g is not None:
                 out[metric.name] = g
@@ -241,7 +286,8 @@ def metric_deltas(s_a: Samples, s_b: Samples, alpha: float = stats.ALPHA,
 
 def compare_pair(a: LoadedRun, b: LoadedRun, match_on: Sequence[str] = (), ignore: Sequence[str] = (),
                  alpha: float = stats.ALPHA) -> PairComparison:
-    sa, sb = samples_by_key(a.results, match_on, ignore), samples_by_key(b.results, match_on, ignore)
+    sa = samples_by_key(a.results, match_on, ignore, a.release)
+    sb = samples_by_key(b.results, match_on, ignore, b.release)
     tests: list[TestDelta] = []
     for key, s_a in sa.items():
         s_b = sb.get(key)
@@ -253,22 +299,24 @@ def compare_pair(a: LoadedRun, b: LoadedRun, match_on: Sequence[str] = (), ignor
     matched = {t.key for t in tests}
     rest_a = [s for k, s in sa.items() if k not in matched]
     rest_b = [s for k, s in sb.items() if k not in matched]
+    releases = (a.release, b.release) if RELEASE not in ignore else (None, None)
     return PairComparison(a, b, tests, only_a=[s.label for s in rest_a], only_b=[s.label for s in rest_b],
-                          differs=near_misses(rest_a, rest_b, match_on, ignore))
+                          differs=near_misses(rest_a, rest_b, match_on, ignore, releases))
 
 
 def near_misses(rest_a: Sequence[Samples], rest_b: Sequence[Samples], match_on: Sequence[str] = (),
-                ignore: Sequence[str] = ()) -> list[str]:
+                ignore: Sequence[str] = (), releases: tuple[str | None, str | None] = (None, None)) -> list[str]:
     """The parameters that keep unmatched tests apart: for each test only in A, the closest test of its kind only
-    in B, when one or two parameters differ (a changed duration, a label); most frequent first."""
+    in B, when one or two parameters differ (a changed duration, a label, the runs' releases); most frequent
+    first."""
     counts: Counter[str] = Counter()
     for s_a in rest_a:
         diffs = []
         for s_b in rest_b:
-            if s_b.test.kind != s_a.test.kind:
+            if s_b.test.kind != s_a.test.kind or s_b.test.variant != s_a.test.variant:
                 continue
-            pa, pb = s_a.test.params, s_b.test.params
-            keys = (set(match_on) if match_on else set(pa) | set(pb)) - set(ignore)
+            pa, pb = {**s_a.test.params, RELEASE: releases[0]}, {**s_b.test.params, RELEASE: releases[1]}
+            keys = (set(match_on) | {RELEASE} if match_on else set(pa) | set(pb)) - set(ignore)
             diffs.append(sorted(k for k in keys if pa.get(k) != pb.get(k)))
         best = min(diffs, key=len, default=None)
         if best and len(best) <= 2:
@@ -283,14 +331,15 @@ class Suggestion:
     runs: tuple[Path, ...]
     match_on: tuple[str, ...]
     ignore: tuple[str, ...]
-    stops_matching: tuple[str, ...]     # the parameters it leaves out of the match
+    stops_matching: tuple[str, ...]     # the parameters it leaves out of the match ("variant": --variant)
     matched: int                        # tests in common with it
+    variant: str | None = None          # --variant: the runs with variants compared through this one
 
     def options(self) -> list[str]:
         out = ["--match-on", ",".join(self.match_on)] if self.match_on else []
         for k in self.ignore:
             out += ["--ignore", k]
-        return out
+        return out + (["--variant", self.variant] if self.variant is not None else [])
 
     def argv(self) -> list[str]:
         """The whole command, as a list (the first word is the program): runs, then the matching options."""
@@ -298,6 +347,12 @@ class Suggestion:
 
     def command(self) -> str:
         return shlex.join(self.argv())
+
+    def apart(self) -> str:
+        """What keeps the tests apart, in words."""
+        if self.variant is not None:
+            return "variant (a run of variants against one without, or other variants)"
+        return ", ".join(self.stops_matching)
 
 
 def suggest(runs: Sequence[LoadedRun], pair: PairComparison, match_on: Sequence[str] = (),
@@ -310,7 +365,7 @@ def suggest(runs: Sequence[LoadedRun], pair: PairComparison, match_on: Sequence[
             new_match = [k for k in match_on if k not in candidates]
             if not new_match:               # "--match-on" with nothing left would mean every parameter again
                 return None
-            new_ignore = list(ignore)
+            new_ignore = [*ignore, *([RELEASE] if RELEASE in candidates and RELEASE not in ignore else [])]
         else:
             new_match, new_ignore = [], [*ignore, *(k for k in candidates if k not in ignore)]
         blocked = next((found for run in runs if (found := pooled(run, new_match, new_ignore))), None)
@@ -328,23 +383,46 @@ def suggest(runs: Sequence[LoadedRun], pair: PairComparison, match_on: Sequence[
     return None
 
 
+def across_variants(runs: Sequence[LoadedRun], pair: PairComparison, match_on: Sequence[str] = (),
+                    ignore: Sequence[str] = ()) -> Suggestion | None:
+    """When no cluster test of a pair matched because its runs' variants differ (a plain run against a run of
+    variants, or runs of differently named variants): the `--variant` that matches the most cluster tests, tried."""
+    best: Suggestion | None = None
+    for name in dict.fromkeys(v for run in (pair.a, pair.b) for v in run.variants()):
+        try:
+            chosen = [run.of_variant(name) for run in runs]
+        except UserError:                   # another run lacks it: --variant would be refused
+            continue
+        trial = compare_pair(chosen[0], chosen[runs.index(pair.b)], match_on, ignore)
+        found = len(trial.cluster_tests)
+        if found > len(pair.cluster_tests) and (best is None or found > best.matched):
+            best = Suggestion(tuple(r.path for r in runs), tuple(match_on), tuple(ignore), ("variant",), found, name)
+    return best
+
+
 def compare_runs(runs: Sequence[LoadedRun], match_on: Sequence[str] = (), ignore: Sequence[str] = (),
-                 alpha: float = stats.ALPHA) -> list[PairComparison]:
-    """The first run against each of the others. UserError when a pair has no test in common."""
+                 alpha: float = stats.ALPHA, variant: str | None = None) -> list[PairComparison]:
+    """The first run against each of the others; with `variant`, each run of variants only through that one.
+    UserError when a pair has no test in common."""
     if len(runs) < 2:
         raise UserError("give at least two run directories to compare")
+    if variant is not None:
+        runs = [run.of_variant(variant) for run in runs]
     for run in runs:
         check_grouping(run, match_on, ignore)
     pairs = []
     for b in runs[1:]:
         pair = compare_pair(runs[0], b, match_on, ignore, alpha)
-        pair.suggestion = suggest(runs, pair, match_on, ignore) if pair.differs else None
+        if not pair.cluster_tests and variant is None:
+            pair.suggestion = across_variants(runs, pair, match_on, ignore)
+        if pair.suggestion is None and pair.differs:
+            pair.suggestion = suggest(runs, pair, match_on, ignore)
         if not pair.tests:
             hint = ("tests match on kind and every parameter; choose the parameters with --match-on KEYS or "
                     "leave some out with --ignore KEY (see 'cephbench compare --help')")
             if pair.suggestion:
-                hint = (f"their tests differ in {', '.join(pair.suggestion.stops_matching)}; to compare them "
-                        f"anyway: {pair.suggestion.command()}")
+                hint = (f"their tests differ in {pair.suggestion.apart()}; to compare them anyway: "
+                        f"{pair.suggestion.command()}")
             elif pair.differs:
                 hint = (f"their tests differ in {', '.join(pair.differs)}, and leaving that out of the match would "
                         f"make different tests of one run one test")

@@ -86,8 +86,8 @@ def pair_notes(pair: PairComparison, b: str) -> list[tuple[str, str]]:
     if pair.only_b:
         lines.append((f"only in {b}: {', '.join(pair.only_b)}", ""))
     if pair.suggestion:
-        lines.append((f"tests left unmatched differ in {', '.join(pair.suggestion.stops_matching)}; to compare "
-                      f"them anyway:", pair.suggestion.command()))
+        lines.append((f"tests left unmatched differ in {pair.suggestion.apart()}; to compare them anyway:",
+                      pair.suggestion.command()))
     elif pair.differs:
         lines.append((f"tests left unmatched differ in {', '.join(pair.differs)}; leaving that out of the match "
                       f"would make different tests of one run one test", ""))
@@ -102,10 +102,23 @@ def legend(pairs: Sequence[PairComparison]) -> list[str]:
     return lines
 
 
-def _geomean_text(pair: PairComparison) -> str:
-    g = pair.geomean()
+def _geomean_text(pair: PairComparison, baselines: bool = False) -> str:
+    g = pair.geomean(baselines)
     names = {m.name: m.label for m in METRICS}
     return "; ".join(f"{names[k]} ×{v:.3f} ({(v - 1) * 100:+.1f}%)" for k, v in g.items())
+
+
+def summary(pair: PairComparison, b: str) -> list[str]:
+    """The pair's headline, of the cluster's tests only, then the baselines' apart (the hardware, not the cluster)."""
+    n = len(pair.cluster_tests)
+    lines = [f"geometric mean of {b}/A over {n} matched cluster test{'s' if n != 1 else ''}: {_geomean_text(pair)}"
+             if n else f"no cluster test matched between A and {b}: nothing to summarise"
+             + (" (see the command below)" if pair.suggestion else "")]
+    m = len(pair.baseline_tests)
+    if m:
+        lines.append(f"baselines (the hardware, not in the summary): {m} matched, geometric mean of {b}/A: "
+                     f"{_geomean_text(pair, baselines=True)}")
+    return lines
 
 
 def _rows(pair: PairComparison) -> list[dict[str, str | bool]]:
@@ -144,8 +157,8 @@ def print_text(console: Console, pairs: Sequence[PairComparison]) -> None:
     for i, pair in enumerate(pairs):
         b = letter(i)
         console.print(pair_table(pair, b))
-        console.print(f"geometric mean of {b}/A over {len(pair.tests)} matched tests: {_geomean_text(pair)}",
-                      markup=False, highlight=False, soft_wrap=True)
+        for line in summary(pair, b):
+            console.print(line, markup=False, highlight=False, soft_wrap=True)
     for line in legend(pairs):
         console.print(line, markup=False, highlight=False, soft_wrap=True)
 
@@ -173,7 +186,7 @@ def render_markdown(pairs: Sequence[PairComparison], charts: Sequence[str | None
         for r in _rows(pair):
             out.append(f"| {_md(str(r['test']))} | {r['metric']} | {r['a']} | {r['a_spread']} | {r['b']} | "
                        f"{r['b_spread']} | {r['delta']} | {r['sig']} | {r['n']} |")
-        out += ["", f"Geometric mean of {b}/A over {len(pair.tests)} matched tests: {_md(_geomean_text(pair))}", ""]
+        out += ["", *(_md(line[0].upper() + line[1:]) for line in summary(pair, b)), ""]
         if i < len(charts) and charts[i]:
             out += [f"![percent change, A vs {b}]({charts[i]})", ""]
     out += [f"- {_md(line)}" for line in legend(pairs)]
@@ -211,8 +224,8 @@ def render_html(pairs: Sequence[PairComparison]) -> str:
     for i, pair in enumerate(pairs):
         b = letter(i)
         # svg.py escapes every text it writes (test names and run names come from the run)
-        data.append({"b_name": b, "a": pair.a.name, "b": pair.b.name, "rows": _rows(pair), "count": len(pair.tests),
-                     "geomean": _geomean_text(pair), "notes": pair_notes(pair, b), "svg": pct_change_svg(pair, b)})
+        data.append({"b_name": b, "a": pair.a.name, "b": pair.b.name, "rows": _rows(pair), "summary": summary(pair, b),
+                     "notes": pair_notes(pair, b), "svg": pct_change_svg(pair, b)})
     return env.get_template("compare.html.j2").render(
         pairs=data, runs=[p["a"] for p in data[:1]] + [p["b"] for p in data],
         legend={"runs": run_names(pairs), "lines": explain(pairs)},

@@ -1,18 +1,19 @@
 """The verdict at the top of every report: per level and direction, how far the cluster is from its ceiling, and why.
 
 A headline is a configuration, not a lucky run: the repeats of one test (same kind and parameters) are taken
-together and their median stands for it, with the spread shown. A result carrying a warning (a read that ran out of
-objects, a write the capacity guard shortened, a test during which the cluster was degraded) says nothing about what
-the cluster can do, so it never heads the verdict. Mixed reads and writes get their own line (they are neither the
+together and their median repeat stands for it (stats.median: of an even count the lower middle one, a real
+repeat), with the spread shown; its efficiency and reason are that repeat's, so they state the headline's figure.
+A result carrying a warning (a read that ran out of objects, a write the capacity guard shortened, a test during
+which the cluster was degraded) says nothing about what the cluster can do, so it never heads the verdict. Mixed reads and writes get their own line (they are neither the
 best read nor the best write), and metadata operations (RGW stat, list, delete) are judged in requests per second, one line per op.
 """
 
 from __future__ import annotations
 
-import statistics
 from dataclasses import dataclass
 from itertools import groupby
 
+from ..analysis import stats
 from ..kinds import DIRECTION_ORDER, LEVEL_ORDER, direction_of, level_of, ops_unit
 from ..results import Result
 from .format import iops, mib_s, pct
@@ -22,8 +23,8 @@ from .format import iops, mib_s, pct
 class VerdictLine:
     level: str
     direction: str                # write | read | mixed | metadata
-    test_id: str                  # the repeat whose figure is the median (the first of two middle ones)
-    bytes_per_s: float | None     # median of the repeats
+    test_id: str                  # the median repeat (of an even count the lower middle): it stands for the config
+    bytes_per_s: float | None     # that repeat's figures: the median of the repeats (stats.median)
     ops_per_s: float | None
     efficiency: float | None
     bottleneck: str | None
@@ -98,14 +99,13 @@ def _config_line(key: tuple[str, str, str | None], repeats: list[Result]) -> Ver
     level, direction, op = key
     in_ops = direction == "metadata"
     ranked = sorted(repeats, key=lambda r: _figure(r, in_ops))
-    mid = ranked[(len(ranked) - 1) // 2]           # a real result stands for the configuration
     values = [_figure(r, in_ops) for r in ranked]
-    a = mid.analysis
-    return VerdictLine(level, direction, mid.test.id,
-                       statistics.median(r.measurement.bytes_per_s or 0.0 for r in ranked)
-                       if any(r.measurement.bytes_per_s for r in ranked) else None,
-                       statistics.median(r.measurement.ops_per_s or 0.0 for r in ranked)
-                       if any(r.measurement.ops_per_s for r in ranked) else None,
+    # the median repeat stands for the configuration: its figures, its efficiency and its reason are one result's,
+    # so the percentage is always the headline's figure over its ceiling (stats.median: the lower middle of an
+    # even count, as compare and history show it)
+    mid = ranked[values.index(stats.median(values))]
+    a, m = mid.analysis, mid.measurement
+    return VerdictLine(level, direction, mid.test.id, m.bytes_per_s or None, m.ops_per_s or None,
                        a.efficiency if a else None, a.bottleneck if a else None, a.reason if a else None,
                        op=op, repeats=len(ranked), low=values[0], high=values[-1], kind=mid.test.kind)
 
