@@ -10,7 +10,7 @@ from cephbench.drivers import ParseError
 from cephbench.drivers.disk_baseline import (PATTERNS, DiskTarget, LabDisks, check_directory, directory_target,
                                              estimated_paths, fio_command, lab_ssh, lab_targets, make_tests,
                                              parse_probe, pattern_measurement, raw_device_problems, resolve_hosts,
-                                             scope_jobs, steps_for)
+                                             scope_jobs, steps_for, with_lab_drives, capped, fio_job)
 from cephbench.drivers.fio import fio_argv
 from cephbench.errors import UserError
 from cephbench.remote import HostRef
@@ -289,3 +289,46 @@ def test_bad_disk_hosts_are_refused_naming_the_key(section, words):
 def test_the_plan_counts_every_hosts_paths():
     assert estimated_paths({"a": ["/1", "/2"], "b": ["/3"]}, None) == 3
     assert estimated_paths(["/1", "/2"], ["a", "b", "c"]) == 6 and estimated_paths(["/1"], None) == 1
+
+
+def _drives_json(tmp_path, filestore_osd: int | None = None):
+    """A lab's drives.json as lab/drives.py writes it: 3 OSDs on loop devices, osd.2 throttled."""
+    from dataclasses import replace
+    from cephbench.lab import drives
+    from cephbench.lab.throttle import DriveLimit
+    rec = drives.plan("ab12cd", tmp_path, {0: "h1", 1: "h2", 2: "h3"}, 2 * GIB)
+    for i, d in enumerate(rec.drives):
+        rec.drives[i] = replace(d, kind="loop", device=f"/dev/loop{d.osd + 5}", dev=f"7:{d.osd + 5}", direct_io=True,
+                                limit=DriveLimit(3 * 2**20, None) if d.osd == 2 else None,
+                                fs="xfs" if d.osd == filestore_osd else None)
+    (tmp_path / "drives.json").write_text(json.dumps(rec.to_json()))
+
+
+def test_a_labs_osd_directories_name_their_drives_and_bluestore_devices_are_only_read(tmp_path):
+    _drives_json(tmp_path, filestore_osd=1)
+    targets = [DiskTarget(str(tmp_path / "osd" / str(i)), str(tmp_path / "osd" / str(i) / "t"), False, "254:0",
+                          HostRef(f"h{i + 1}", None), "boot") for i in range(3)]
+    got = with_lab_drives(targets, {"paths": "lab-osds"}, _Target(tmp_path / "ceph.conf"))
+    assert [t.label for t in got] == ["h1:/dev/loop5 (osd.0)", "h2:/dev/loop6 (osd.1)", "h3:/dev/loop7 (osd.2)"]
+    assert [t.device for t in got] == ["7:5", "7:6", "7:7"] and len({t.group for t in got}) == 3
+    # BlueStore: reads on the device, every write on the test file; FileStore: its file system is on the drive
+    for p in PATTERNS.values():
+        job = fio_job(p, got[0], GIB, 1, "x", False)
+        assert job.extra["filename"] == ("/dev/loop5" if p.op == "read" else got[0].file), p.name
+        assert fio_job(p, got[0], 4 * GIB, 1, "x", False).size == (2 * GIB if p.op == "read" else 4 * GIB)
+        assert fio_job(p, got[1], GIB, 1, "x", False).extra["filename"] == got[1].file
+    # fio joins the OSD's blkio group before it starts
+    argv = fio_command(["fio"], 10, "/t.pid", got[2].drive.cgroup)
+    assert argv[2].startswith(f"echo $$ > {got[2].drive.cgroup}/cgroup.procs || exit 126; timeout")
+    # the throttled BlueStore device: writes capped by its throttle, reads as fio measured them (in its group)
+    w = capped(_m(500e6), PATTERNS["write-4MiB"], got[2])
+    assert w.bytes_per_s == 3 * 2**20 and w.ops_per_s == 0.75          # 3 MiB/s of 4 MiB writes
+    assert capped(_m(3e6), PATTERNS["read-4MiB"], got[2]).bytes_per_s == 3e6
+    assert capped(_m(500e6), PATTERNS["write-4MiB"], got[0]).bytes_per_s == 500e6
+    m, notes = pattern_measurement(PATTERNS["dd"], got, {0: _m(5e8), 1: _m(6e8), 2: w}, {}, GIB)
+    assert m.extra["slowest_host"] == "h3" and m.extra["slowest_disk"] == "h3:/dev/loop7 (osd.2)"
+    assert any(n.startswith("h3:/dev/loop7 (osd.2): reads on the device itself") and "throttle (3MiB/s)" in n
+               for n in notes), notes
+    # not lab-osds, or a lab without drives.json: the directories as given
+    assert with_lab_drives(targets, {"paths": ["/x"]}, _Target(tmp_path / "ceph.conf")) == targets
+    assert with_lab_drives(targets, {"paths": "lab-osds"}, _Target(tmp_path / "none" / "ceph.conf")) == targets

@@ -66,15 +66,16 @@ def _parallel_else_alone(x: dict[str, Any], key: str) -> float | None:
     return float(v) if v else None
 
 
-def _slowest_writer(disk: list[Result]) -> tuple[str, float] | None:
-    """The host whose median disk wrote slowest (same pattern and scope as the write figure), when several ran."""
+def _slowest_writer(disk: list[Result]) -> tuple[str, float, str | None] | None:
+    """The host whose median disk wrote slowest (same pattern and scope as the write figure), when several ran, and
+    the slowest disk of that pattern."""
     for n in WRITE_PATTERNS:
         x = _pattern(disk, n)
         per_host = (x or {}).get("per_host") or {}
         figures = {h: v for h, f in per_host.items() if (v := _parallel_else_alone(f, "bytes_per_s")) is not None}
         if len(figures) > 1:
             host = min(figures, key=figures.__getitem__)
-            return host, figures[host]
+            return host, figures[host], (x or {}).get("slowest_disk")
     return None
 
 
@@ -103,7 +104,8 @@ def disk_figures(disk: list[Result], osd_bench: list[Result]) -> DiskFigures | N
             read_iops=pick(("randread-4KiB-qd32", "randread-4KiB-qd1"), "ops_per_s"),
             source="disk baseline, " + ("each disk while all ran at once" if several else "one disk alone"),
             shared_device=bool(first.get("shared_device")), hosts=max(1, len(first.get("hosts") or [])),
-            slowest_host=slowest[0] if slowest else None, slowest_host_write_bytes_per_s=slowest[1] if slowest else None)
+            slowest_host=slowest[0] if slowest else None,
+            slowest_host_write_bytes_per_s=slowest[1] if slowest else None, slowest_disk=slowest[2] if slowest else None)
     ok = [r for r in osd_bench if r.status == "ok" and r.measurement and r.measurement.bytes_per_s]
     if ok:
         return DiskFigures(write_bytes_per_s=ok[-1].measurement.bytes_per_s, source="ceph tell osd bench (median OSD)",
@@ -166,7 +168,8 @@ def facts_from_run(cluster: dict[str, Any], results: list[Result], client_hostna
     if disk is not None and disk.slowest_host and disk.write_bytes_per_s and disk.slowest_host_write_bytes_per_s:
         notes.append(f"disk figures are the median disk of {disk.hosts} hosts; the slowest host, {disk.slowest_host}, "
                      f"writes {disk.slowest_host_write_bytes_per_s / MIB:,.1f} MiB/s per disk against "
-                     f"{disk.write_bytes_per_s / MIB:,.1f} MiB/s")
+                     f"{disk.write_bytes_per_s / MIB:,.1f} MiB/s"
+                     + (f" (the slowest disk: {disk.slowest_disk})" if disk.slowest_disk else ""))
     loopback = bool(net.get("loopback"))
     if separate_cluster and not loopback and net.get("per_host") and not net.get("cluster_per_host"):
         notes.append("the cluster network was not measured (hosts: osd-hosts pairs it): taken as fast as the "

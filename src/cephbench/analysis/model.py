@@ -47,6 +47,7 @@ class DiskFigures:
     hosts: int = 1                               # hosts the disk baseline ran on
     slowest_host: str | None = None              # of several: the host whose median disk wrote slowest
     slowest_host_write_bytes_per_s: float | None = None   # its median disk, measured as write_bytes_per_s is
+    slowest_disk: str | None = None              # the slowest disk itself (a lab names the OSD's drive)
 
 
 @dataclass(frozen=True)

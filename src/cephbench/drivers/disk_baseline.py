@@ -20,7 +20,7 @@ import shlex
 import socket
 import statistics
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path, PurePosixPath
 from typing import Any, Callable, Iterator
 
@@ -88,6 +88,7 @@ class DiskTarget:
     ref: HostRef | None = None      # the host it is on; None: this machine
     machine: str = ""               # the host's boot id: hosts that are one machine (the lab) share disks too
     real: str = ""                  # the path with every symlink resolved, on its host
+    drive: LabDrive | None = None   # a lab OSD's own drive, when the lab records it
 
     @property
     def host(self) -> str:
@@ -95,8 +96,33 @@ class DiskTarget:
 
     @property
     def label(self) -> str:
-        """How results name it: the path on this machine, host:path on another."""
+        """How results name it: the path on this machine, host:path on another; a lab OSD by its drive."""
+        if self.drive is not None:
+            return f"{self.host}:{self.drive.device} (osd.{self.drive.osd})"
         return self.path if self.ref is None or self.ref.address is None else f"{self.ref.name}:{self.path}"
+
+    @property
+    def group(self) -> str:
+        """One fio process per group: a process sits in one blkio group, and each lab OSD has its own."""
+        return self.host if self.drive is None else f"{self.host}-osd.{self.drive.osd}"
+
+    def file_for(self, pattern: Pattern) -> str:
+        """A BlueStore OSD's raw device is read, never written: its OSD is running on it."""
+        return self.drive.read_device if self.drive and self.drive.read_device and pattern.op == "read" \
+            else self.file
+
+
+@dataclass(frozen=True)
+class LabDrive:
+    """A lab OSD's data drive as the lab's drives.json records it (lab/drives.py)."""
+    osd: int
+    device: str                     # /dev/loopN, or the backing file when loop devices were not available
+    dev: str                        # MAJ:MIN its blkio throttle names
+    cgroup: str                     # the OSD's blkio group: fio runs in it, so the drive's throttle holds for fio
+    read_device: str = ""           # BlueStore's raw loop device: reads run on it, read-only
+    size: int = 0
+    write_bps: int | None = None    # its throttle; caps the write figures fio measured beside the device
+    write_iops: int | None = None
 
 
 # ---- checks: everything that can refuse, before anything is written ------------------------
@@ -439,7 +465,9 @@ def check_paths(paths: list[Path], size: int, allow_raw: bool, test_name: str,
 def fio_job(pattern: Pattern, target: DiskTarget, size: int, runtime_s: float, name: str,
             first_of_step: bool) -> FioJob:
     bs = pattern.bs or min(size, DD_MAX_BS)
-    extra: dict[str, Any] = {"filename": target.file, "randrepeat": 0, "norandommap": 1}
+    extra: dict[str, Any] = {"filename": target.file_for(pattern), "randrepeat": 0, "norandommap": 1}
+    if extra["filename"] != target.file and target.drive and target.drive.size:
+        size = min(size, target.drive.size)
     if first_of_step:
         extra["stonewall"] = True    # wait for the previous step; jobs of one step run together
         extra["new_group"] = True
@@ -474,6 +502,40 @@ def invocation_timeout(steps: list[Pattern], size: int, runtime_s: float) -> flo
 
 
 # ---- aggregation ---------------------------------------------------------------------------
+
+def capped(m: Measurement, pattern: Pattern, target: DiskTarget) -> Measurement:
+    """A write to a BlueStore OSD's device would destroy the OSD, so fio wrote beside it, on the disk that backs
+    the lab's drive; the drive's own throttle bounds what the OSD can write, and caps that figure."""
+    d = target.drive
+    if d is None or not d.read_device or pattern.op != "write" or not (d.write_bps or d.write_iops):
+        return m
+    bs = m.op_size_bytes or pattern.bs or 1
+    bw, ops = m.bytes_per_s, m.ops_per_s
+    if d.write_bps and bw is not None and bw > d.write_bps:
+        bw, ops = float(d.write_bps), d.write_bps / bs
+    if d.write_iops and ops is not None and ops > d.write_iops:
+        ops, bw = float(d.write_iops), d.write_iops * bs
+    return m.model_copy(update={"bytes_per_s": bw, "ops_per_s": ops})
+
+
+def drive_notes(pattern: Pattern, targets: list[DiskTarget]) -> list[str]:
+    """How each lab OSD's drive was measured, said once (with dd, which every baseline runs)."""
+    if pattern.name != "dd":
+        return []
+    out = []
+    for t in targets:
+        d = t.drive
+        if d is None:
+            continue
+        if d.read_device:
+            limit = " and ".join(x for x in (f"{format_size(d.write_bps)}/s" if d.write_bps else "",
+                                              f"{d.write_iops} IOPS" if d.write_iops else "") if x)
+            out.append(f"{t.label}: reads on the device itself, read-only, in the OSD's blkio group; writes on the "
+                       "disk that backs it (BlueStore runs on the device: a write would destroy the OSD)"
+                       + (f", capped by the device's cgroup throttle ({limit})" if limit else ""))
+        else:
+            out.append(f"{t.label}: in {t.path}, on the OSD's own drive, in the OSD's blkio group")
+    return out
 
 def _summary(m: Measurement) -> dict[str, Any]:
     return {"bytes_per_s": m.bytes_per_s, "ops_per_s": m.ops_per_s, "lat_mean_ns": m.latency.mean_ns,
@@ -555,6 +617,10 @@ def pattern_measurement(pattern: Pattern, targets: list[DiskTarget], alone: dict
         notes.append(f"{pattern.name}: slowest host {slowest}, {(x[f'{scope}_median_{by}'] or 0.0) * f:,.1f} {unit} per disk "
                      f"against {rest * f:,.1f} on the other {len(others)} host(s) "
                      f"({'all disks at once' if scope == 'parallel' else 'each disk alone'})")
+    if len(targets) > 1:
+        scope_figs = parallel or alone
+        extra["slowest_disk"] = targets[min(scope_figs, key=lambda i: getattr(scope_figs[i], by) or 0.0)].label
+    notes += drive_notes(pattern, targets)
     if pattern.name == "dd" and med_alone:
         notes.append(f"dd-equivalent ({format_size(extra['block_size'])} in one direct write): {med_alone / 1e6:.1f} MB/s "
                      "per disk (MB = 10^6 bytes, as dd prints; the community guides' dd runs gave 107 MB/s and 154 MB/s)")
@@ -571,20 +637,25 @@ def pattern_measurement(pattern: Pattern, targets: list[DiskTarget], alone: dict
 # by Ctrl-C leaves the remote fio running) and removes the test files.
 
 def _pid_files(targets: list[DiskTarget]) -> dict[str, str]:
-    """One PID file per host, whichever of its paths fio runs on: next to its first test file; with raw devices
-    only, named for the first device."""
+    """One PID file per group (host, or lab OSD), whichever of its paths fio runs on: next to its first test file;
+    with raw devices only, named for the first device."""
     out = {}
-    for host, mine in _by_host(targets, list(range(len(targets)))).items():
+    for group, mine in _by_host(targets, list(range(len(targets)))).items():
         d = next((targets[i] for i in mine if not targets[i].raw), None)
-        out[host] = f"{d.file}.pid" if d is not None else f"/tmp/cephbench-fio{_SAFE.sub('_', targets[mine[0]].path)}.pid"
+        out[group] = f"{d.file}.pid" if d is not None \
+            else f"/tmp/cephbench-fio{_SAFE.sub('_', targets[mine[0]].path)}.pid"
     return out
 
 
-def fio_command(fio: list[str], limit_s: float, pid_file: str) -> list[str]:
-    """`fio` under timeout, its PID in `pid_file` while it runs; the exit code is fio's."""
+def fio_command(fio: list[str], limit_s: float, pid_file: str, cgroup: str = "") -> list[str]:
+    """`fio` under timeout, its PID in `pid_file` while it runs; the exit code is fio's. With `cgroup` the shell
+    joins that blkio group first, so fio meets the throttle its OSD meets (cgroup v1: /sys/fs/cgroup is not
+    mounted inside a lab host's namespace, so this runs on the machine itself, as the lab's OSDs start)."""
     q = shlex.quote
     script = (f"{shlex.join(['timeout', '-k', '10', str(int(limit_s) + 1), *fio])} & echo $! > {q(pid_file)}; "
               f"wait $!; rc=$?; rm -f {q(pid_file)}; exit $rc")
+    if cgroup:
+        script = f"echo $$ > {q(str(PurePosixPath(cgroup) / 'cgroup.procs'))} || exit 126; {script}"
     return ["sh", "-c", script]
 
 
@@ -601,9 +672,10 @@ rm -f -- "$pf" "$@"
 
 
 def _by_host(targets: list[DiskTarget], idx: list[int]) -> dict[str, list[int]]:
+    """The targets of each fio process: one per host, one per lab OSD (DiskTarget.group)."""
     out: dict[str, list[int]] = {}
     for i in idx:
-        out.setdefault(targets[i].host, []).append(i)
+        out.setdefault(targets[i].group, []).append(i)
     return out
 
 
@@ -620,6 +692,7 @@ def run(tests: list[Test], targets: list[DiskTarget], size: int, runtime_s: floa
         scopes.append(("parallel", list(range(len(targets)))))
     raw_dir = rundir.raw_dir("baseline-disk") if rundir else Path(os.environ.get("TMPDIR", "/tmp"))
     several_hosts = len({t.host for t in targets}) > 1
+    several_groups = len({t.group for t in targets}) > 1
     per_scope: dict[str, list] = {}
     commands, raw, errors = [], [], []
     limit = invocation_timeout(steps, size, runtime_s)
@@ -634,9 +707,9 @@ def run(tests: list[Test], targets: list[DiskTarget], size: int, runtime_s: floa
             for h, mine in _by_host(targets, idx).items():
                 mine_t = [targets[i] for i in mine]
                 fio = fio_argv(scope_jobs(steps, mine_t, size, runtime_s, mine), {"eta": "never"}, None)
-                cmd = fio_command(fio, limit, pid_files[h])
+                cmd = fio_command(fio, limit, pid_files[h], mine_t[0].drive.cgroup if mine_t[0].drive else "")
                 ref = mine_t[0].ref
-                name = f"fio-{scope}-{_SAFE.sub('_', h)}.json" if scope == "parallel" and several_hosts \
+                name = f"fio-{scope}-{_SAFE.sub('_', h)}.json" if scope == "parallel" and several_groups \
                     else f"fio-{scope}.json"
                 spawns.append(Spawn(ref.argv(cmd, ssh) if ref is not None else cmd, raw_dir / name))
             results = run_together(spawns, limit + 30)
@@ -665,7 +738,8 @@ def run(tests: list[Test], targets: list[DiskTarget], size: int, runtime_s: floa
             continue
         try:
             def figures(scope: str, i: int) -> Measurement:
-                return to_measurement([j for j in per_scope[scope] if j.name == f"{pat.name}@{i}"], pat.rw)
+                return capped(to_measurement([j for j in per_scope[scope] if j.name == f"{pat.name}@{i}"], pat.rw),
+                              pat, targets[i])
             alone = {i: figures(f"alone-{i}", i) for i in range(len(targets))}
             parallel = {i: figures("parallel", i) for i in range(len(targets))} if "parallel" in per_scope else {}
             m, notes = pattern_measurement(pat, targets, alone, parallel, size)
@@ -758,6 +832,38 @@ def lab_targets(lab_json: Path) -> list[LabDisks]:
     return out
 
 
+def lab_drives(lab_dir: Path) -> dict[int, LabDrive]:
+    """Each OSD's data drive from the lab's drives.json (lab/drives.py's record); {} for a lab without one."""
+    try:
+        doc = json.loads((Path(lab_dir) / "drives.json").read_text())
+    except (OSError, ValueError):
+        return {}
+    out = {}
+    for d in (doc.get("drives") or [] if isinstance(doc, dict) else []):
+        if not isinstance(d, dict) or d.get("role") != "data" or not d.get("cgroup") or not d.get("dev"):
+            continue
+        limit = d.get("limit") or {}
+        raw_loop = d.get("kind") == "loop" and not d.get("fs") and d.get("device")
+        out[int(d["osd"])] = LabDrive(int(d["osd"]), str(d.get("device") or d.get("backing")), str(d["dev"]),
+                                      str(d["cgroup"]), str(d["device"]) if raw_loop else "",
+                                      int(d.get("size_bytes") or 0), limit.get("bytes_per_s"), limit.get("iops"))
+    return out
+
+
+def with_lab_drives(targets: list[DiskTarget], params: dict[str, Any], target: Any) -> list[DiskTarget]:
+    """`lab-osds` on a lab that records its drives: each OSD directory's target names the OSD's drive, so that fio
+    runs in the OSD's blkio group and reads the OSD's raw device (see LabDrive)."""
+    if params["paths"] != "lab-osds":
+        return targets
+    drives = lab_drives(Path(target.conf).parent)
+    out = []
+    for t in targets:
+        name = PurePosixPath(t.path).name
+        d = drives.get(int(name)) if name.isdigit() else None
+        out.append(t if d is None else replace(t, drive=d, device=d.dev))
+    return out
+
+
 def lab_ssh(lab_json: Path) -> SshSettings | None:
     """How cephbench reaches a multi-host lab's hosts (lab.json's topology.ssh); None without one."""
     ssh = _topology(lab_json).get("ssh")
@@ -782,8 +888,11 @@ def resolve_hosts(params: dict[str, Any], target: Any, ssh: SshSettings,
         per_lab_host = lab_targets(lab_json)
         if not per_lab_host:
             return [(None, [str(p) for p in lab_osd_dirs(target.conf)])], ssh
-        return [(HostRef(d.host, d.address) if d.address else None, d.dirs) for d in per_lab_host], \
-            lab_ssh(lab_json) or ssh
+        # a lab's hosts are this machine; where the lab records its drives, fio joins each OSD's blkio group, which
+        # only this machine's own mounts can do (a host's namespace has no /sys/fs/cgroup)
+        here = (Path(target.conf).parent / "drives.json").is_file()
+        return [(HostRef(d.host, None if here else d.address) if d.address else None, d.dirs)
+                for d in per_lab_host], lab_ssh(lab_json) or ssh
     if isinstance(paths, dict):
         return [(host_ref(name, ssh), list(p)) for name, p in paths.items()], ssh
     if hosts is None:
@@ -816,8 +925,8 @@ def preflight(cluster, tests: list[Test], settings) -> None:
     first = tests[0].params
     try:
         per_host, ssh = resolve_hosts(first, cluster.target, settings.ssh, cluster)
-        check_targets(per_host, first["size"], first.get("allow_raw_device", False), ".cephbench-preflight.dat",
-                      ssh=ssh)
+        with_lab_drives(check_targets(per_host, first["size"], first.get("allow_raw_device", False),
+                                      ".cephbench-preflight.dat", ssh=ssh), first, cluster.target)
     except UserError as exc:
         raise _where(exc, first) from None
 
@@ -833,7 +942,8 @@ def run_group(ctx, group: list[Test], todo: set[str]) -> Iterator[Outcome]:
         return
     name = f"cephbench-{ctx.run_id}-baseline.dat"
     try:
-        targets = check_targets(per_host, first["size"], first.get("allow_raw_device", False), name, ctx.host, ssh)
+        targets = with_lab_drives(check_targets(per_host, first["size"], first.get("allow_raw_device", False), name,
+                                                ctx.host, ssh), first, ctx.target)
     except UserError as exc:
         raise _where(exc, first) from None
     files = enter_files(ctx.ledger, targets, ctx.host, ssh)
