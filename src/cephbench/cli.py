@@ -101,12 +101,13 @@ def _lab(lab_dir: Path | None) -> Lab:
 @click.option("--osds-per-host", type=int, default=1, show_default=True, help="OSDs on each host (with --hosts).")
 @click.option("--clients", type=int, default=0, show_default=True, help="Client hosts without OSDs (with --hosts).")
 @click.option("--public-net", metavar="RATE[/DELAY]",
-              help="Shape every host's public link both ways, e.g. 1gbit or 100mbit/0.2ms (with --hosts).")
+              help="Shape every host's public link both ways, e.g. 1gbit or 100mbit (with --hosts). A /DELAY "
+                   "(round trip, e.g. /0.2ms) needs the kernel's netem (sch_netem); without it, it is refused.")
 @click.option("--cluster-net", metavar="RATE[/DELAY]|unshaped",
               help="A separate cluster network for replication, shaped like --public-net (with --hosts).")
 @click.option("--client-net", metavar="RATE[/DELAY]",
-              help="Shape only the client hosts' links both ways, e.g. 200mbit; the cluster side keeps "
-                   "--public-net's shape or none (with --hosts and --clients).")
+              help="Shape only the client hosts' links both ways, e.g. 200mbit (a DELAY needs netem); the cluster "
+                   "side keeps --public-net's shape or none (with --hosts and --clients).")
 @click.option("--osd-throttle", "osd_throttle", multiple=True, metavar="osd.N[.db]=RATE[,IOPS]",
               help="Slow one OSD's drive through blkio from the start, e.g. osd.1=50MiB/s or osd.2=200iops "
                    "(with --hosts; change it later with `lab throttle`).")
