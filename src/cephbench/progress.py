@@ -11,7 +11,7 @@ from rich.live import Live
 from rich.text import Text
 
 from .kinds import ops_unit
-from .report.format import mib_s, result_figures, seconds
+from .report.format import iops, mib_s, result_figures, seconds
 from .resources import Resource
 from .results import Result, Test
 
@@ -61,7 +61,7 @@ class ConsoleEvents:
         if self.bw is not None:
             line += f"  {mib_s(self.bw)} MiB/s"
         if self.ops is not None:
-            line += f"  {self.ops:,.0f} {ops_unit(self.current.kind) or 'ops/s'}"
+            line += f"  {iops(self.ops)} {ops_unit(self.current.kind) or 'ops/s'}"
         return Text(line, no_wrap=True, overflow="ellipsis")     # one line that redraws, even on 80 columns
 
     def _refresh(self) -> None:
