@@ -441,7 +441,7 @@ def run(suite_path: Path | None, out_dir: Path | None, resume_dir: Path | None, 
         out.print(f"every test of {prep.rundir.path if prep.rundir else prep.suite.name} has a result: nothing to run")
         return
     _print_plan_warnings(prep.plan)
-    events = ConsoleEvents(err, total=len(prep.todo), est_total_s=prep.est_s, quiet=dry_run,
+    events = ConsoleEvents(err, prep.todo, quiet=dry_run,
                            run_dir=prep.rundir.path if prep.rundir else None)
     if dry_run:
         out.print(f"dry run against {prep.target.conf} (health {prep.status.get('health', {}).get('status')}); "

@@ -21,7 +21,9 @@ def a_test(test_id: str, kind: str, phase: str) -> Test:
 
 def events(width: int = 40) -> tuple[ConsoleEvents, io.StringIO]:
     buf = io.StringIO()
-    return ConsoleEvents(Console(file=buf, width=width, color_system=None), total=2, est_total_s=10), buf
+    tests = [Test(id=f"00{i}-t", index=i, workload="w", kind="rados_bench", group="g1", params={},
+                  est_duration_s=5.0) for i in (1, 2)]
+    return ConsoleEvents(Console(file=buf, width=width, color_system=None), tests), buf
 
 
 def test_finished_lines_name_the_kinds_operations_and_stay_whole_off_a_terminal():
