@@ -86,6 +86,45 @@ def warnings(plan: Plan) -> list[str]:
     return out
 
 
+# What the plan cannot know before the cluster names its hosts, measured on the lab (the quick suite on the one-host
+# lab and on the 3-host lab, the 2-core dev VM under other sessions' load): dropping the page cache before a read
+# costs about 1 s here and 2.5 s more over ssh per other OSD host; a network baseline's test between hosts about
+# 1.5 s beyond its duration (servers started over ssh), 0.1 s on loopback; a disk baseline's fio step 0.6 s more
+# on another host. A group's set-up (pools, images, users: kinds.group_setup_s, measured with OSDs on other hosts)
+# took about half of it with every OSD on this machine.
+LOCAL_SETUP_SHARE = 0.5
+READ_PREP_LOCAL_S = 1.0
+READ_PREP_REMOTE_S = 2.5
+NET_PART_REMOTE_S = 1.5
+NET_PART_LOCAL_S = 0.1
+DISK_STEP_REMOTE_S = 0.6
+
+
+def for_cluster(tests: list[Test], osd_hosts: list[str], here: str, drop_caches: bool = True) -> list[Test]:
+    """The tests with their estimates for the cluster the run found (its CRUSH hosts with OSDs; `here`, this
+    machine's name, is one of them on the one-host lab): the network baseline's tests between this machine and
+    every OSD host counted, and the page-cache drops and ssh round trips the other hosts add."""
+    from .drivers import iperf
+    remote = [h for h in osd_hosts if h != here]
+    names = [here, *remote]
+    out = []
+    seen_groups: set[str] = set()
+    for t in tests:
+        kind, p, est = KINDS[t.kind], t.params, t.est_duration_s
+        if t.group not in seen_groups and not remote:
+            est = max(est - (1 - LOCAL_SETUP_SHARE) * kind.group_setup_s, 0.0)
+        seen_groups.add(t.group)
+        if t.kind == "net_baseline" and p.get("hosts") == iperf.OSD_HOSTS:
+            parts = len(iperf.patterns(names, p["streams"]))
+            est = parts * (p["duration_s"] + (NET_PART_REMOTE_S if remote else NET_PART_LOCAL_S))
+        elif t.kind == "disk_baseline" and remote:
+            est += DISK_STEP_REMOTE_S * est / max(float(p.get("runtime_s") or 1.0), 1.0)
+        elif drop_caches and kind.reads_cluster and kind.direction(p.get("phase")) in ("read", "mixed"):
+            est += READ_PREP_LOCAL_S + READ_PREP_REMOTE_S * len(remote)
+        out.append(t if est == t.est_duration_s else t.model_copy(update={"est_duration_s": est}))
+    return out
+
+
 def _test_estimate(kind: Kind, params: dict[str, Any], first_of_group: bool) -> float:
     run = params.get("duration_s")
     if params.get("steady_state"):             # rounds until steady: at most its max
