@@ -16,7 +16,7 @@ from rich.console import Console
 
 from . import __version__
 from .cluster import CONNECT_TIMEOUT_S
-from .config import load_suite
+from .config import Suite, load_suite
 from .errors import OperationFailed, UserError
 from .hosts import LocalHost, local_facts
 from .lab import Lab, default_lab_dir
@@ -101,12 +101,13 @@ def _lab(lab_dir: Path | None) -> Lab:
 @click.option("--osds-per-host", type=int, default=1, show_default=True, help="OSDs on each host (with --hosts).")
 @click.option("--clients", type=int, default=0, show_default=True, help="Client hosts without OSDs (with --hosts).")
 @click.option("--public-net", metavar="RATE[/DELAY]",
-              help="Shape every host's public link both ways, e.g. 1gbit or 100mbit/0.2ms (with --hosts).")
+              help="Shape every host's public link both ways, e.g. 1gbit or 100mbit (with --hosts). A /DELAY "
+                   "(round trip, e.g. /0.2ms) needs the kernel's netem (sch_netem); without it, it is refused.")
 @click.option("--cluster-net", metavar="RATE[/DELAY]|unshaped",
               help="A separate cluster network for replication, shaped like --public-net (with --hosts).")
 @click.option("--client-net", metavar="RATE[/DELAY]",
-              help="Shape only the client hosts' links both ways, e.g. 200mbit; the cluster side keeps "
-                   "--public-net's shape or none (with --hosts and --clients).")
+              help="Shape only the client hosts' links both ways, e.g. 200mbit (a DELAY needs netem); the cluster "
+                   "side keeps --public-net's shape or none (with --hosts and --clients).")
 @click.option("--osd-throttle", "osd_throttle", multiple=True, metavar="osd.N[.db]=RATE[,IOPS]",
               help="Slow one OSD's drive through blkio from the start, e.g. osd.1=50MiB/s or osd.2=200iops "
                    "(with --hosts; change it later with `lab throttle`).")
@@ -375,12 +376,29 @@ def baseline_network(hosts: str, streams: int, duration: str, port: int | None, 
 
 # ---- validate / run ------------------------------------------------------------------
 
-def _print_plan(plan: Plan) -> None:
+def _plan_param(key: str, value: object) -> str:
+    """`image_size=256MiB`, `duration=5s`: a figure with its unit, as the suite writes it."""
+    if isinstance(value, int) and not isinstance(value, bool) and (key.endswith("size") or key == "total"):
+        return f"{key}={format_size(value)}"
+    if key.endswith("_s") and isinstance(value, (int, float)) and not isinstance(value, bool):
+        return f"{key[:-2]}={value:g}s"
+    return f"{key}={value}"
+
+
+def _unlisted_dd(suite: Suite) -> bool:
+    disks = suite.baseline.disks if suite.baseline is not None else None
+    return disks is not None and disks.patterns is not None and "dd" not in disks.patterns
+
+
+def _print_plan(plan: Plan, suite: Suite) -> None:
+    dd_added = _unlisted_dd(suite)
     for t in plan.tests:
-        p = {k: v for k, v in t.params.items() if k != "pool_profile"}
-        shown = " ".join(f"{k}={format_size(v) if k in ('object_size', 'block_size', 'total', 'size') else v}"
-                         for k, v in p.items())
-        out.print(f"{t.id:<48} {shown}", markup=False)
+        # what the suite left unset says nothing; pool_profile is the pool's whole definition, named by `pool`
+        p = {k: v for k, v in t.params.items() if k != "pool_profile" and v is not None}
+        shown = " ".join(_plan_param(k, v) for k, v in p.items())
+        why = dd_added and t.kind == "disk_baseline" and p.get("pattern") == "dd"
+        out.print(f"{t.id:<48} {shown}" + ("  (not listed: always runs first, it writes the file the other "
+                                           "patterns read)" if why else ""), markup=False)
     groups = len({t.group for t in plan.tests})
     out.print(f"{len(plan.tests)} tests in {groups} groups; estimated duration {seconds(plan.est_duration_s)}")
     _print_plan_warnings(plan)
@@ -397,7 +415,7 @@ def _print_plan_warnings(plan: Plan) -> None:
 def validate(suite_path: Path) -> None:
     """Check a suite and print the expanded plan, without contacting a cluster."""
     suite = load_suite(suite_path)
-    _print_plan(expand(suite))
+    _print_plan(expand(suite), suite)
 
 
 @main.command()
@@ -432,7 +450,7 @@ def run(suite_path: Path | None, out_dir: Path | None, resume_dir: Path | None, 
         out.print(f"every test of {prep.rundir.path if prep.rundir else prep.suite.name} has a result: nothing to run")
         return
     _print_plan_warnings(prep.plan)
-    events = ConsoleEvents(err, total=len(prep.todo), est_total_s=prep.est_s, quiet=dry_run,
+    events = ConsoleEvents(err, prep.todo, quiet=dry_run,
                            run_dir=prep.rundir.path if prep.rundir else None)
     if dry_run:
         out.print(f"dry run against {prep.target.conf} (health {prep.status.get('health', {}).get('status')}); "

@@ -98,6 +98,18 @@ class Prepared:
         return estimate_s(self.todo)
 
 
+def _estimated_for(cluster: Cluster, suite: Suite, todo: list[Test]) -> list[Test]:
+    """The tests' estimates for the OSD hosts the cluster names (plan.for_cluster): this machine is the one ssh
+    does not reach."""
+    import socket
+
+    from .plan import for_cluster
+    from .remote import osd_hosts
+    refs = osd_hosts(cluster, suite.settings.ssh)
+    here = next((r.name for r in refs if r.address is None), socket.gethostname())
+    return for_cluster(todo, [r.name for r in refs], here, suite.settings.drop_caches)
+
+
 def check_paths(request: RunRequest) -> None:
     """--resume names a directory that exists; --lab-dir is not a file. Checked before anything opens them."""
     if request.resume_dir is not None:
@@ -237,6 +249,7 @@ def prepare(request: RunRequest, say: Callable[[str], None] = lambda _m: None) -
         clients = resolve_clients(suite, suite.settings, lab_topology) if not shaped(suite) else []
         cluster = Cluster(target, connect_timeout_s=request.connect_timeout_s)
         status = preflight(cluster, plan, request.force)
+        todo = _estimated_for(cluster, suite, todo)
         client_facts = preflight_clients(LocalHost(), clients, todo, suite.settings.ssh, target.id, request.force,
                                          say) if clients else {}
         for other in other_runs(cluster):

@@ -11,28 +11,42 @@ from rich.live import Live
 from rich.text import Text
 
 from .kinds import ops_unit
-from .report.format import mib_s, result_figures, seconds
+from .report.format import iops, mib_s, result_figures, seconds
 from .resources import Resource
 from .results import Result, Test
 
 
 class ConsoleEvents:
-    def __init__(self, console: Console, total: int, est_total_s: float, quiet: bool = False,
-                 run_dir: object = None) -> None:
+    """The run's progress against its plan: `[i/N]` counts plan tests, so N never grows (a test the run splits into
+    parts, the network baseline between hosts known only then, counts once, its parts under its number), and the ETA
+    is the estimate of the plan tests not started plus what is left of the current one's."""
+
+    def __init__(self, console: Console, tests: list[Test], quiet: bool = False, run_dir: object = None) -> None:
         self.console = console
         self.run_dir = run_dir
         self.quiet = quiet
-        self.total = total
-        self.est_total_s = est_total_s
+        self.total = len(tests)
+        self._est = {t.id: t.est_duration_s for t in tests}
         self.done = 0
-        self.done_est_s = 0.0
         self.started = time.monotonic()
         self.current: Test | None = None
         self.current_started = 0.0
         self.bw: float | None = None
         self.ops: float | None = None
         self._live: Live | None = None
-        self._expanded: set[str] = set()    # plan tests that became several at run time (their parts' part_of)
+        self._begun: dict[str, float] = {}      # plan test id -> when it (its first part) started
+
+    def _whole(self, test: Test) -> str:
+        return test.params.get("part_of") or test.id
+
+    def remaining_s(self) -> float:
+        """The plan tests not started, and what the estimate leaves of the current one (none once it overran)."""
+        now = time.monotonic()
+        left = sum(est for tid, est in self._est.items() if tid not in self._begun)
+        if self.current is not None:
+            whole = self._whole(self.current)
+            left += max(self._est.get(whole, 0.0) - (now - self._begun.get(whole, now)), 0.0)
+        return left
 
     def __enter__(self) -> "ConsoleEvents":
         if self.console.is_terminal and not self.quiet:
@@ -51,17 +65,15 @@ class ConsoleEvents:
     def _render(self) -> Text:
         elapsed = time.monotonic() - self.started
         if self.current is None:
-            state = "setting up" if self.done < self.total else "cleaning up"
-            return Text(f"[{self.done}/{self.total}] {state}  elapsed {seconds(elapsed)}", no_wrap=True,
+            state = "setting up" if len(self._begun) < self.total else "cleaning up"
+            return Text(f"[{len(self._begun)}/{self.total}] {state}  elapsed {seconds(elapsed)}", no_wrap=True,
                         overflow="ellipsis")
-        in_test = time.monotonic() - self.current_started
-        remaining = max(self.est_total_s - self.done_est_s - in_test, 0)
-        line = (f"[{self.done + 1}/{self.total}] {self.current.id}  elapsed {seconds(elapsed)}  "
-                f"ETA {seconds(remaining)}")
+        line = (f"[{len(self._begun)}/{self.total}] {self.current.id}  elapsed {seconds(elapsed)}  "
+                f"ETA {seconds(self.remaining_s())}")
         if self.bw is not None:
             line += f"  {mib_s(self.bw)} MiB/s"
         if self.ops is not None:
-            line += f"  {self.ops:,.0f} {ops_unit(self.current.kind) or 'ops/s'}"
+            line += f"  {iops(self.ops)} {ops_unit(self.current.kind) or 'ops/s'}"
         return Text(line, no_wrap=True, overflow="ellipsis")     # one line that redraws, even on 80 columns
 
     def _refresh(self) -> None:
@@ -69,13 +81,10 @@ class ConsoleEvents:
             self._live.refresh()
 
     def test_started(self, test: Test) -> None:
-        whole = test.params.get("part_of")
-        if whole:       # the first part takes its plan test's place in the count; each other part adds one
-            self.total += whole in self._expanded
-            self._expanded.add(whole)
+        self._begun.setdefault(self._whole(test), time.monotonic())
         self.current, self.current_started, self.bw, self.ops = test, time.monotonic(), None, None
         if not self._live and not self.quiet:
-            self._line(f"[{self.done + 1}/{self.total}] {test.id} ...")
+            self._line(f"[{len(self._begun)}/{self.total}] {test.id} ...")
         self._refresh()
 
     def live(self, test: Test, bytes_per_s: float | None, ops_per_s: float | None) -> None:
@@ -88,7 +97,6 @@ class ConsoleEvents:
     def test_finished(self, result: Result) -> None:
         self.current = None   # first: the live display redraws from another thread at any moment
         self.done += 1
-        self.done_est_s += result.test.est_duration_s
         m = result.measurement
         fig = result_figures(result) if m else (result.error or "")
         status = result.status + (" !" if result.warnings else "")     # its warning comes with the results

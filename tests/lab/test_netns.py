@@ -143,7 +143,7 @@ def test_two_labs_side_by_side_and_a_delay(tmp_path):
             b = netns.create(netns.lab_id_for(tmp_path / "b"), 1, parse_link("1gbit/1ms"), tmp_path / "b.json")
         except UserError as e:
             assert "netem" in e.one_line()
-            assert netns.leftovers(netns.Topology.load(tmp_path / "b.json")) == []
+            assert not (tmp_path / "b.json").exists()        # refused before it planned anything
         else:
             try:
                 assert b.slot != a.slot
@@ -156,3 +156,30 @@ def test_two_labs_side_by_side_and_a_delay(tmp_path):
     finally:
         netns.destroy(a)
     assert_gone(a, before)
+
+
+def _kernel_has(kind_args: list[str]) -> bool:
+    return subprocess.run(["unshare", "--net", "--", "tc", "qdisc", "add", "dev", "lo", "root", *kind_args],
+                          capture_output=True, timeout=20).returncode == 0
+
+
+def test_lab_refuses_a_delay_without_netem_before_it_makes_anything(tmp_path):
+    """`lab up` with a delay on a kernel without netem: one line naming netem and the flag, exit 2, at once, and
+    nothing made (no lab directory's files, no namespace, no link). Its --help says a delay needs netem."""
+    from labcli import cli_here
+    if _kernel_has(["netem", "delay", "1ms"]):
+        netns.check_shaping({"--public-net": parse_link("100mbit/0.2ms")})      # a kernel with netem: no refusal
+        return
+    before = host_state()
+    lab_dir = tmp_path / "lab"
+    t0 = time.monotonic()
+    res = cli_here(["lab", "up", "--dir", lab_dir, "--hosts", "2", "--public-net", "100mbit/0.2ms"])
+    took = time.monotonic() - t0
+    assert res.returncode == 2, res.stdout + res.stderr
+    lines = res.stderr.strip().splitlines()
+    assert len(lines) == 1 and "netem" in lines[0] and "--public-net" in lines[0], res.stderr
+    assert "lab:" not in res.stderr and took < 2.0
+    assert not lab_dir.exists() or not any(lab_dir.iterdir())
+    assert host_state() == before
+    help_text = " ".join(cli_here(["lab", "up", "--help"]).stdout.split())
+    assert "netem" in help_text and "100mbit/0.2ms" not in help_text.replace("needs netem", "")

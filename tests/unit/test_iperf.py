@@ -177,21 +177,34 @@ def test_osd_hosts_are_this_machine_at_its_address_towards_them_then_each_osd_ho
         osd_net_hosts([{"id": 0, "hostname": "h1"}], ssh)
 
 
-def test_progress_counts_each_part_of_an_osd_hosts_baseline_once():
+def test_progress_totals_never_grow_and_the_eta_counts_the_tests_left():
+    """The plan's osd-hosts test became 28 parts at run time: the total stayed the plan's (it grew 8 -> 42 before),
+    the parts count as their plan test, and with tests left the ETA is theirs, never 0.0 s."""
     import io
+    import re
+    import time
 
     from rich.console import Console
 
     from cephbench.progress import ConsoleEvents
+    from cephbench.results import Result, Test
     (t,) = make_tests("osd-hosts", 1, 3.0, None)
-    parts = expand(t, ["c", "h1", "h2"])
+    later = [Test(id=f"00{i}-rados-write", index=i, workload="w", kind="rados_bench", group=f"g{i}",
+                  params={"phase": "write"}, est_duration_s=20.0) for i in (2, 3)]
+    parts = expand(t, ["c", "h1", "h2", "h3", "h4"])
+    assert sum(p.est_duration_s for p in parts) > t.est_duration_s       # more hosts than the plan guessed
     out = io.StringIO()
-    ev = ConsoleEvents(Console(file=out, width=200), total=3, est_total_s=100)     # the baseline and 2 more
+    ev = ConsoleEvents(Console(file=out, width=200), [t, *later])
+    ev.started -= 1000                                                    # every part took longer than planned
     for p in parts:
         ev.test_started(p)
-        ev.done += 1
-    assert ev.total == 3 - 1 + len(parts)
-    assert f"[{len(parts)}/{ev.total}] {parts[-1].id}" in out.getvalue()
+        ev.current_started -= 10
+        ev.test_finished(Result(test=p, status="ok", started_unix=time.time(), duration_s=4.0))
+    ev.test_started(later[0])
+    counts = re.findall(r"\[(\d+)/(\d+)\]", out.getvalue())
+    assert {total for _, total in counts} == {"3"} and max(int(i) for i, _ in counts) == 2
+    assert counts[0] == ("1", "3") and counts[-2] == ("1", "3") and counts[-1] == ("2", "3")
+    assert ev.remaining_s() >= 20.0                                       # the last test's 20 s at least
 
 
 def test_osd_hosts_with_a_cluster_network_are_also_paired_over_it():

@@ -9,7 +9,7 @@ import pytest
 from cephbench.errors import UserError
 from cephbench.lab.netns import (CLUSTER_BASE, IFNAMSIZ, MAX_HOSTS, PUBLIC_BASE, Topology, create_commands,
                                  exec_argv, free_slot, lab_id_for, plan, slots_in_use)
-from cephbench.lab.rates import LinkShape
+from cephbench.lab.rates import LinkShape, parse_link
 
 G = LinkShape(10**9)
 
@@ -124,3 +124,13 @@ def test_too_many_clients_is_refused_on_the_flag():
 
 def test_bases_are_the_benchmarking_range():
     assert PUBLIC_BASE.supernet() == CLUSTER_BASE.supernet() == ipaddress.ip_network("198.18.0.0/15")
+
+
+def test_shaping_probes_one_per_kind_naming_the_first_flag_that_needs_it():
+    from cephbench.lab.netns import shaping_probes
+    probes = shaping_probes({"--public-net": parse_link("1gbit"), "--cluster-net": parse_link("100mbit/0.2ms"),
+                             "--client-net": parse_link("10mbit/1ms")})
+    assert [(p.kind, p.flag) for p in probes] == [("tbf", "--public-net"), ("netem", "--cluster-net")]
+    assert probes[1].argv()[:3] == ["unshare", "--net", "--"] and "netem" in probes[1].argv()
+    assert "sch_netem" in probes[1].refusal().one_line() and probes[1].refusal().where == "--cluster-net"
+    assert shaping_probes({"--public-net": None}) == []

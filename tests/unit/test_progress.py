@@ -21,7 +21,9 @@ def a_test(test_id: str, kind: str, phase: str) -> Test:
 
 def events(width: int = 40) -> tuple[ConsoleEvents, io.StringIO]:
     buf = io.StringIO()
-    return ConsoleEvents(Console(file=buf, width=width, color_system=None), total=2, est_total_s=10), buf
+    tests = [Test(id=f"00{i}-t", index=i, workload="w", kind="rados_bench", group="g1", params={},
+                  est_duration_s=5.0) for i in (1, 2)]
+    return ConsoleEvents(Console(file=buf, width=width, color_system=None), tests), buf
 
 
 def test_finished_lines_name_the_kinds_operations_and_stay_whole_off_a_terminal():
@@ -39,7 +41,7 @@ def test_finished_lines_name_the_kinds_operations_and_stay_whole_off_a_terminal(
     lines = buf.getvalue().splitlines()
     assert lines[0] == f"[1/2] {LONG_ID} ..."                  # 40 columns wide, never wrapped
     assert lines[1] == f"  ok     {LONG_ID}  0.6 MiB/s, 142 req/s, p99 150 ms"
-    assert lines[3] == "  ok !   002-rados-seq-4MiB-t16  635.6 MiB/s, 158 objects/s"     # no percentiles: no p99
+    assert lines[3] == "  ok !   002-rados-seq-4MiB-t16  635.6 MiB/s, 159 objects/s"     # no percentiles: no p99
 
 
 def test_the_live_line_names_the_operations_of_the_running_test():

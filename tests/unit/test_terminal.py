@@ -7,6 +7,7 @@ import re
 import time
 from pathlib import Path
 
+import pytest
 from rich.console import Console
 
 from clirun import cephbench
@@ -170,3 +171,70 @@ def test_report_md_lists_warnings_marked_and_notes_plain_once(tmp_path: Path):
     assert lines[warned + 2] == r"- ! 002-rados-seq-4KiB-t16: " + SEQ_WARNING.replace("{", r"\{").replace("}", r"\}")
     notes = [ln for ln in lines if RGW_NOTE in ln]
     assert notes == [f"- 004-rgw-put-4KiB-t16, 005-rgw-stat-4KiB-t16: {RGW_NOTE}"]
+
+
+# ---- 80 columns, one unit per kind of figure (the real quick-suite run on the 3-host lab) --------------------
+
+QUICK_RUN = FIXTURES / "report" / "ceph16.2.15_quick_multihost3.results.jsonl"
+
+
+def quick_results() -> list[Result]:
+    return [Result.model_validate_json(ln) for ln in QUICK_RUN.read_text().splitlines() if ln.strip()]
+
+
+def rows_of(text: str, title: str) -> list[str]:
+    """The lines of the table under `title` up to the next line that starts no row (a title, "left out", Notes)."""
+    lines = text.splitlines()
+    start = lines.index(title) + 1
+    end = start + 2
+    while end < len(lines) and (lines[end].startswith(" ") or lines[end][:1].isalnum()) \
+            and not lines[end].startswith(("Network baseline", "rados bench", "left out", "Notes", "Warnings")):
+        end += 1
+    return lines[start:end]
+
+
+def test_baseline_tables_at_80_columns_drop_whole_columns_and_never_split_a_cell():
+    out = render(quick_results(), width=80, terminal=True)
+    for title in ("Disk baseline (fio, direct I/O)", "Network baseline (iperf3; Gbit = 10^9 bits)"):
+        header, rule, *rows = rows_of(out, title)
+        assert all(len(ln) <= 80 for ln in [header, rule, *rows]), title
+        assert header.startswith("pattern ") and header.split()[-1] == "status" or "status" not in header, header
+        # every line under the rule is a row of its own: none continues a cell of the row above
+        assert rows and all(not ln.startswith(" ") for ln in rows), rows[:3]
+    assert "left out to fit 80 columns" in out
+
+
+def test_the_rados_table_at_80_columns_keeps_the_bottleneck_even_with_long_reasons():
+    results = [r for r in quick_results() if r.test.kind == "rados_bench"]
+    for r in results:
+        r.analysis.bottleneck = "latency (16 ops in flight)"
+    out = render(results, width=80, terminal=True)
+    header = rows_of(out, "rados bench")[0]
+    assert "bottleneck" in header and "MiB/s" in header, header
+
+
+def test_a_figure_has_one_unit_family_in_the_per_test_line_and_the_table():
+    from cephbench.report.format import result_figures
+    out = render(quick_results())
+    tables = out[:out.index("\nNotes")]        # the notes below are the fixture run's own stored text
+    assert "MB/s" not in tables.replace("MiB/s", "")
+    dd = next(r for r in quick_results() if r.test.id.endswith("disk-dd"))
+    line_figure = result_figures(dd).split()[0]                  # "303.0" of "303.0 MiB/s, 2 IOPS"
+    assert line_figure in rows_of(out, "Disk baseline (fio, direct I/O)")[2].split()
+
+
+def test_fewer_than_ten_operations_a_second_keep_their_decimals():
+    assert iops(0.75) == "0.75" and iops(4.7) == "4.7" and iops(82.05) == "82" and iops(None) == "-"
+    m = rados("ceph16.2.15_write_4M.txt", "write")
+    assert m.ops_per_s == pytest.approx(m.ops_total / m.duration_s)     # rados bench prints int(IOPS): 0 at 3 MiB/s
+
+
+def test_validate_shows_sizes_with_units_and_says_why_dd_runs(tmp_path: Path):
+    suite = tmp_path / "s.yaml"
+    suite.write_text("name: t\nbaseline:\n  disks: {paths: [/tmp], patterns: [read-4MiB]}\nworkloads:\n"
+                     "  - {type: fio_rbd, image_size: 256MiB, rw: randread, duration: 2s}\n")
+    res = cephbench("validate", suite)
+    assert res.returncode == 0, res.stderr
+    assert "image_size=256MiB" in res.stdout and "268435456" not in res.stdout
+    dd = next(ln for ln in res.stdout.splitlines() if "disk-dd" in ln)
+    assert "not listed" in dd and "writes the file" in dd, dd

@@ -38,6 +38,8 @@ from .figures import array, count, mapping
 from .base import Outcome
 from .fio import FioJob, fio_argv, parse_fio_json, to_measurement
 
+MIB = 1024 * 1024
+
 log = logging.getLogger(__name__)
 
 KIB, MIB, GIB = 1024, 1024**2, 1024**3
@@ -603,16 +605,15 @@ def pattern_measurement(pattern: Pattern, targets: list[DiskTarget], alone: dict
     if med_alone and med_par is not None and len(targets) > 1:
         drop = 1 - med_par / med_alone
         extra["parallel_drop"] = drop
-        notes.append(f"{pattern.name}: {med_alone / 1e6:.1f} MB/s per disk alone, {med_par / 1e6:.1f} MB/s per disk "
-                     f"with all {len(targets)} at once ({abs(drop):.0%} {'less' if drop >= 0 else 'more'} each; "
-                     f"MB = 10^6 bytes)")
+        notes.append(f"{pattern.name}: {med_alone / MIB:,.1f} MiB/s per disk alone, {med_par / MIB:,.1f} MiB/s per "
+                     f"disk with all {len(targets)} at once ({abs(drop):.0%} {'less' if drop >= 0 else 'more'} each)")
     if shared and pattern.name == "dd":
         notes.append(f"{pattern.name}: the {len(targets)} paths share one device "
                      f"({', '.join(sorted(set(devices.values())))}): the parallel figures split one disk between them")
     if slowest is not None:
         x, others = per_host[slowest], [h for h in per_host if h != slowest]
         scope = "parallel" if x[f"parallel_median_{by}"] is not None else "alone"
-        unit, f = ("IOPS", 1.0) if by == "ops_per_s" else ("MB/s", 1e-6)
+        unit, f = ("IOPS", 1.0) if by == "ops_per_s" else ("MiB/s", 1 / MIB)
         rest = _median([per_host[h][f"{scope}_median_{by}"] or 0.0 for h in others]) or 0.0
         notes.append(f"{pattern.name}: slowest host {slowest}, {(x[f'{scope}_median_{by}'] or 0.0) * f:,.1f} {unit} per disk "
                      f"against {rest * f:,.1f} on the other {len(others)} host(s) "
@@ -622,8 +623,10 @@ def pattern_measurement(pattern: Pattern, targets: list[DiskTarget], alone: dict
         extra["slowest_disk"] = targets[min(scope_figs, key=lambda i: getattr(scope_figs[i], by) or 0.0)].label
     notes += drive_notes(pattern, targets)
     if pattern.name == "dd" and med_alone:
-        notes.append(f"dd-equivalent ({format_size(extra['block_size'])} in one direct write): {med_alone / 1e6:.1f} MB/s "
-                     "per disk (MB = 10^6 bytes, as dd prints; the community guides' dd runs gave 107 MB/s and 154 MB/s)")
+        # dd's own unit beside ours: the published figures it is compared with are dd's MB/s
+        notes.append(f"dd-equivalent ({format_size(extra['block_size'])} in one direct write): {med_alone / MIB:,.1f} "
+                     f"MiB/s per disk = {med_alone / 1e6:,.1f} MB/s as dd prints it (MB = 10^6 bytes; the community "
+                     "guides' dd runs gave 107 MB/s and 154 MB/s)")
     m = Measurement(tool="fio", op=pattern.op, duration_s=max(x.duration_s for x in [*alone.values(), *parallel.values()]),
                     bytes_per_s=med_alone, ops_per_s=_median(alone_iops),
                     op_size_bytes=pattern.bs or min(size, DD_MAX_BS), latency=head.latency, extra=extra)

@@ -225,8 +225,9 @@ def _measurement(values: dict[str, float], samples: list[Sample], mode: str) -> 
     ops = values.get("ops_total")
     op_size = int(values["op_size"]) if "op_size" in values else None
     iops = values.get("iops")
-    if iops is None and ops is not None and duration > 0:
-        iops = ops / duration  # old format prints no IOPS
+    if ops is not None and duration > 0:
+        # the old format prints no IOPS, and the new one int(IOPS): 0 for 4 MiB objects at 3 MiB/s
+        iops = ops / duration
     return checked(Measurement(
         tool="rados bench",
         op=mode,

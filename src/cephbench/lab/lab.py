@@ -288,6 +288,8 @@ class Lab:
                             "run scripts/setup.sh (Debian) or install ceph-mon ceph-mgr ceph-osd radosgw ceph-common")
         if multi is not None:
             netns.check_tools()
+            netns.check_shaping({"--public-net": multi.public, "--cluster-net": multi.cluster,
+                                 "--client-net": multi.client})
             sshd.check_tools(self.host)
             osds = multi.osds
         if osds < 1:

@@ -224,14 +224,67 @@ def exec_argv(netns: str, argv: Sequence[str]) -> list[str]:
     return ["nsenter", f"--net=/run/netns/{netns}", "--", *[str(a) for a in argv]]
 
 
+def _tbf_args(shape: LinkShape) -> str:
+    return (f"tbf rate {tc_rate(shape.rate_bits_per_s)} burst {tbf_burst_bytes(shape.rate_bits_per_s)} "
+            f"latency {TBF_LATENCY}")
+
+
+def _netem_args(shape: LinkShape) -> str:
+    return f"netem delay {tc_delay(shape.delay_s / 4)}"
+
+
 def _qdisc_lines(dev: str, shape: LinkShape) -> list[str]:
     """`tc -batch` lines shaping the egress of `dev`: tbf at the rate, netem below it for the delay."""
-    burst = tbf_burst_bytes(shape.rate_bits_per_s)
-    lines = [f"qdisc add dev {dev} root handle 1: tbf rate {tc_rate(shape.rate_bits_per_s)} "
-             f"burst {burst} latency {TBF_LATENCY}"]
+    lines = [f"qdisc add dev {dev} root handle 1: {_tbf_args(shape)}"]
     if shape.delay_s > 0:
-        lines.append(f"qdisc add dev {dev} parent 1:1 handle 10: netem delay {tc_delay(shape.delay_s / 4)}")
+        lines.append(f"qdisc add dev {dev} parent 1:1 handle 10: {_netem_args(shape)}")
     return lines
+
+
+@dataclass(frozen=True)
+class QdiscProbe:
+    """One queue discipline a lab's shapes need, tried once on `lo` of a throwaway network namespace."""
+
+    kind: str                    # tc's name: tbf, netem
+    module: str                  # the kernel's module for it, named in the refusal
+    flag: str                    # the first flag that needs it
+    args: str                    # tc's arguments, as the lab will give them
+
+    def argv(self) -> list[str]:
+        # `unshare --net`: the namespace has only `lo` and goes away with the process, so the probe leaves
+        # nothing behind even when killed
+        return ["unshare", "--net", "--", "tc", "qdisc", "add", "dev", "lo", "root", *self.args.split()]
+
+    def refusal(self) -> UserError:
+        if self.kind == "netem":
+            return UserError(f"this kernel has no netem queue discipline ({self.module}), so a link delay cannot "
+                             "be made", "give the rate alone, e.g. 100mbit instead of 100mbit/0.2ms",
+                             where=self.flag)
+        return UserError(f"this kernel has no {self.kind} queue discipline ({self.module}), so a link cannot be "
+                         "shaped", f"leave out {self.flag} for an unshaped lab", where=self.flag)
+
+
+def shaping_probes(shapes: dict[str, LinkShape | None]) -> list[QdiscProbe]:
+    """The queue disciplines that `shapes` (flag -> shape, None for an unshaped link) need, one probe per kind."""
+    probes: dict[str, QdiscProbe] = {}
+    for flag, shape in shapes.items():
+        if shape is None:
+            continue
+        probes.setdefault("tbf", QdiscProbe("tbf", "sch_tbf", flag, _tbf_args(shape)))
+        if shape.delay_s > 0:
+            probes.setdefault("netem", QdiscProbe("netem", "sch_netem", flag, _netem_args(shape)))
+    return list(probes.values())
+
+
+def check_shaping(shapes: dict[str, LinkShape | None]) -> None:
+    """Refuse, in one line naming the kernel's missing queue discipline and the flag that needs it, a shape this
+    kernel cannot make: before the lab makes anything, rather than half-way through making its network."""
+    for probe in shaping_probes(shapes):
+        res = _run(probe.argv())
+        if not res.ok:
+            if "qdisc kind is unknown" in res.stderr:
+                raise probe.refusal()
+            raise OperationFailed(f"{res.cmdline} failed: {res.error_text()}")
 
 
 def create_commands(topo: Topology) -> list[tuple[list[str], str | None]]:
@@ -270,7 +323,7 @@ def create_commands(topo: Topology) -> list[tuple[list[str], str | None]]:
 # ---- making and removing -----------------------------------------------------------------------
 
 def check_tools() -> None:
-    missing = [t for t in ("ip", "tc", "nsenter") if shutil.which(t) is None]
+    missing = [t for t in ("ip", "tc", "nsenter", "unshare") if shutil.which(t) is None]
     if missing:
         raise UserError(f"{' and '.join(missing)} not found (iproute2, util-linux): the multi-host lab needs them",
                         "run scripts/setup.sh")
@@ -285,9 +338,6 @@ def _run(argv: list[str], stdin: str | None = None) -> CommandResult:
 
 def _must(argv: list[str], stdin: str | None = None) -> None:
     res = _run(argv, stdin)
-    if not res.ok and "netem" in (stdin or "") and "qdisc kind is unknown" in res.stderr:
-        raise UserError("this kernel has no netem queue discipline (sch_netem), so a link delay cannot be made",
-                        "give the rate alone, e.g. 1gbit instead of 1gbit/0.2ms")
     if not res.ok:
         what = res.cmdline + (f" <<< {stdin.strip()!r}" if stdin else "")
         raise OperationFailed(f"{what} failed: {res.error_text()}")
@@ -330,6 +380,7 @@ def create(lab_id: str, hosts: int, public: LinkShape | None, record: Path,
            client: LinkShape | None = None) -> Topology:
     """Plan a free slot, record the plan at `record`, then make it. Any failure (or signal) removes what was made."""
     check_tools()
+    check_shaping({"--public-net": public, "--cluster-net": cluster, "--client-net": client})
     with _slot_lock():
         topo = plan(lab_id, free_slot(slots_in_use(root_ipv4_addresses())), hosts, public, cluster,
                     separate_cluster, clients, client)

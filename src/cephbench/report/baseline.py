@@ -1,7 +1,10 @@
-"""Terminal tables for the disk and network baselines. MB/s and Gbit/s are decimal (10^6 bytes, 10^9 bits),
-as dd and iperf print them, so the figures compare directly with the seeds'."""
+"""Terminal tables for the disk and network baselines. Bytes are MiB/s, as in every other view of a figure (the
+progress line, the cluster's tables, the verdict); a link is Gbit/s (10^9 bits), as iperf3 and link speeds count.
+On a narrow terminal a table leaves out whole columns (textout.fitted_table), never a part of a cell."""
 
 from __future__ import annotations
+
+from typing import Sequence
 
 from rich.console import Console
 from rich.table import Table
@@ -9,14 +12,10 @@ from rich.table import Table
 from ..kinds import DISK_BASELINE, NET_BASELINE, kinds_where
 from ..results import Result
 from ..units import format_size
-from .format import iops, ms, pct
-from .textout import plain_table, print_messages, print_whole
+from .format import iops, mib_s, ms, pct
+from .textout import Column, fitted_table, print_left_out, print_messages, print_whole
 
 BASELINE_KINDS = kinds_where(level="Baselines")
-
-
-def _mb(v: float | None) -> str:
-    return "-" if v is None else f"{v / 1e6:,.1f}"
 
 
 def _host_rows(x: dict) -> list[tuple[str, dict]]:
@@ -36,39 +35,50 @@ def _host_rows(x: dict) -> list[tuple[str, dict]]:
     return rows
 
 
-def disk_table(results: list[Result]) -> Table:
-    t = plain_table("Disk baseline (fio, direct I/O; MB = 10^6 bytes)")
-    for col, right in (("pattern", False), ("host", False), ("bs", True), ("qd", True), ("MB/s alone", True),
-                       ("IOPS alone", True), ("p99 ms alone", True), ("MB/s each, all at once", True), ("drop", True),
-                       ("status", False)):
-        t.add_column(col, justify="right" if right else "left", no_wrap=col == "pattern")   # a row's name: whole
+def _cell(i: int):
+    return lambda row: row[i]
+
+
+def _columns(spec: Sequence[tuple[str, bool, int]], rows: list[tuple[str, ...]]) -> list[Column]:
+    """(header, right-aligned, rank) -> columns over row tuples; the status column, last, is left out first when
+    every row is "ok", and kept when one is not."""
+    status_rank = 0 if any(row[-1] != "ok" for row in rows) else max(rank for _, _, rank in spec) + 1
+    return [Column(h, _cell(i), right, rank) for i, (h, right, rank) in enumerate(spec)] + \
+        [Column("status", _cell(len(spec)), False, status_rank)]
+
+
+DISK_COLUMNS = (("pattern", False, 0), ("host", False, 0), ("bs", True, 6), ("qd", True, 5),
+                ("MiB/s alone", True, 0), ("IOPS alone", True, 3), ("p99 ms alone", True, 4),
+                ("MiB/s all at once", True, 2), ("drop", True, 1))
+NET_COLUMNS = (("pattern", False, 0), ("from", False, 0), ("to", False, 0), ("streams", True, 3),
+               ("Gbit/s", True, 0), ("MiB/s", True, 4), ("retransmits", True, 2), ("per stream Gbit/s", False, 5))
+
+
+def disk_rows(results: list[Result]) -> list[tuple[str, ...]]:
+    rows: list[tuple[str, ...]] = []
     for r in results:
         m = r.measurement
         if m is None:
-            t.add_row(r.test.params.get("pattern", r.test.id), "-", "-", "-", "-", "-", "-", "-", "-",
-                      f"[red]{r.status}[/red]")
+            rows.append((r.test.params.get("pattern", r.test.id), *["-"] * 8, f"[red]{r.status}[/red]"))
             continue
         x = m.extra
         for host, f in _host_rows(x):
             p99 = f.get("p99_ns") if f is not x else m.latency.percentiles_ns.get("99")
-            t.add_row(x.get("pattern", ""), host, format_size(x.get("block_size") or 0), str(x.get("iodepth", "")),
-                      _mb(f.get("alone_median_bytes_per_s")), iops(f.get("alone_median_ops_per_s")), ms(p99),
-                      _mb(f.get("parallel_median_bytes_per_s")),
-                      pct(f["parallel_drop"]) if f.get("parallel_drop") is not None else "-", r.status)
-    return t
+            rows.append((x.get("pattern", ""), host, format_size(x.get("block_size") or 0), str(x.get("iodepth", "")),
+                         mib_s(f.get("alone_median_bytes_per_s")), iops(f.get("alone_median_ops_per_s")), ms(p99),
+                         mib_s(f.get("parallel_median_bytes_per_s")),
+                         pct(f["parallel_drop"]) if f.get("parallel_drop") is not None else "-", r.status))
+    return rows
 
 
-def net_table(results: list[Result]) -> Table:
-    t = plain_table("Network baseline (iperf3; Gbit = 10^9 bits, MB = 10^6 bytes)")
-    for col, right in (("pattern", False), ("from", False), ("to", False), ("streams", True), ("Gbit/s", True),
-                       ("MB/s", True), ("retransmits", True), ("per stream Gbit/s", False), ("status", False)):
-        t.add_column(col, justify="right" if right else "left")
+def net_rows(results: list[Result]) -> list[tuple[str, ...]]:
+    rows: list[tuple[str, ...]] = []
     for r in results:
         p, m = r.test.params, r.measurement
         sender = p.get("sender") or ", ".join(p.get("senders") or [])
         if m is None:
-            t.add_row(p.get("pattern", ""), sender, ", ".join(p.get("receivers", [])),
-                      str(p.get("streams", "")), "-", "-", "-", "-", f"[red]{r.status}[/red]")
+            rows.append((p.get("pattern", ""), sender, ", ".join(p.get("receivers", [])),
+                         str(p.get("streams", "")), "-", "-", "-", "-", f"[red]{r.status}[/red]"))
             continue
         x = m.extra
         each = x.get("per_receiver_bits_per_s") or x.get("per_sender_bits_per_s")
@@ -76,16 +86,34 @@ def net_table(results: list[Result]) -> Table:
             per = ", ".join(f"{k}: {v / 1e9:.2f}" for k, v in each.items())
         else:
             per = " ".join(f"{s['bits_per_s'] / 1e9:.2f}" for s in x.get("streams", []))
-        t.add_row(p.get("pattern", ""), sender, ", ".join(p.get("receivers", [])), str(p.get("streams")),
-                  f"{x['bits_per_s'] / 1e9:,.2f}", _mb(m.bytes_per_s), str(x.get("retransmits", "-")), per, r.status)
-    return t
+        rows.append((p.get("pattern", ""), sender, ", ".join(p.get("receivers", [])), str(p.get("streams")),
+                     f"{x['bits_per_s'] / 1e9:,.2f}", mib_s(m.bytes_per_s), str(x.get("retransmits", "-")), per,
+                     r.status))
+    return rows
+
+
+DISK_TITLE = "Disk baseline (fio, direct I/O)"
+NET_TITLE = "Network baseline (iperf3; Gbit = 10^9 bits)"
+
+
+def disk_table(console: Console, results: list[Result]) -> tuple[Table, list[str]]:
+    rows = disk_rows(results)
+    return fitted_table(console, DISK_TITLE, _columns(DISK_COLUMNS, rows), rows)
+
+
+def net_table(console: Console, results: list[Result]) -> tuple[Table, list[str]]:
+    rows = net_rows(results)
+    return fitted_table(console, NET_TITLE, _columns(NET_COLUMNS, rows), rows)
 
 
 def print_baselines(console: Console, results: list[Result]) -> None:
     disk = [r for r in results if r.test.kind == DISK_BASELINE]
     net = [r for r in results if r.test.kind == NET_BASELINE]
-    if disk:
-        print_whole(console, disk_table(disk))
-    if net:
-        print_whole(console, net_table(net))
+    left_out: list[str] = []
+    for make, rs in ((disk_table, disk), (net_table, net)):
+        if rs:
+            table, dropped = make(console, rs)
+            print_whole(console, table)
+            left_out += dropped
+    print_left_out(console, left_out)
     print_messages(console, disk + net)

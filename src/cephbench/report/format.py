@@ -15,7 +15,11 @@ def mib_s(bytes_per_s: float | None) -> str:
 
 
 def iops(ops: float | None) -> str:
-    return "-" if ops is None else f"{ops:,.0f}"
+    """Whole operations from 10 a second; below, two significant digits: 4 MiB objects at 3 MiB/s are 0.75
+    objects/s, not "0"."""
+    if ops is None:
+        return "-"
+    return f"{ops:,.0f}" if ops >= 9.95 or ops == 0 else f"{ops:.2g}"
 
 
 def ms(ns: float | None) -> str:

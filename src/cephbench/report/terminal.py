@@ -9,7 +9,6 @@ wrapped or cut and a test ID stays one word for grep (textout.py).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Callable
 
 from rich.console import Console
@@ -20,7 +19,7 @@ from ..results import Result
 from ..units import format_size
 from .baseline import BASELINE_KINDS, print_baselines
 from .format import host_cpu, iops, mib_s, ms, pct, result_iops, result_mib_s, result_p99, seconds
-from .textout import natural_width, plain_table, print_messages, print_whole
+from .textout import Column, fitted_table, print_left_out, print_messages, print_whole
 from .verdict import slow_osds, verdict
 
 
@@ -54,15 +53,6 @@ def _figure(get: Callable[[Result], str]) -> Callable[[Result], str]:
     return lambda r: get(r) if r.measurement is not None else "-"
 
 
-@dataclass(frozen=True)
-class Column:
-    header: str
-    cell: Callable[[Result], str]
-    right: bool = True
-    # on a narrow terminal, columns are left out from the highest rank down; 0 is never left out
-    rank: int = 0
-
-
 def _columns(kind: str, results: list[Result]) -> list[Column]:
     """The columns of one kind's table; a column with nothing to show for any of its results is left out."""
     analysis = any(r.analysis and r.analysis.efficiency is not None for r in results)
@@ -77,9 +67,10 @@ def _columns(kind: str, results: list[Result]) -> list[Column]:
         Column("avg ms", _figure(lambda r: ms(r.measurement.latency.mean_ns)), rank=6),
         Column("p99 ms", _figure(result_p99), rank=4),
         Column("max ms", _figure(lambda r: ms(r.measurement.latency.max_ns)), rank=8),
+        # the bottleneck is what the table is read for: it goes last, after its efficiency
         *([Column("efficiency", lambda r: pct(r.analysis.efficiency) if r.analysis else "-", rank=2),
            Column("bottleneck", lambda r: (r.analysis.bottleneck or "-") if r.analysis else "-", right=False,
-                  rank=3)] if analysis else []),
+                  rank=1)] if analysis else []),
         *([Column("CPU busy", host_cpu, rank=5)] if any(r.hosts for r in results) else []),
         # "ok" on every row says nothing a narrow terminal needs: the column goes before the latencies do
         Column("status", _status, right=False, rank=0 if any(_status(r) != "ok" for r in results) else 7),
@@ -87,33 +78,10 @@ def _columns(kind: str, results: list[Result]) -> list[Column]:
     return [c for c in cols if c.rank == 0 or any(c.cell(r) not in ("-", "") for r in results)]
 
 
-def _table(title: str, columns: list[Column], results: list[Result]) -> Table:
-    t = plain_table(title)
-    for c in columns:
-        # off a terminal the table has its natural width and nothing folds; on one, a test ID too long for the
-        # screen folds onto a second line rather than lose its end to "…"
-        t.add_column(c.header, justify="right" if c.right else "left", overflow="fold")
-    for r in results:
-        t.add_row(*(c.cell(r) for c in columns))
-    return t
-
-
 def kind_table(console: Console, kind: str, results: list[Result]) -> tuple[Table, list[str]]:
     """One kind's results as a table, and the headers left out so that it fits the terminal (none off a terminal)."""
     k = KINDS.get(kind)
-    title = k.title if k else kind
-    columns = _columns(kind, results)
-    left_out: list[str] = []
-    table = _table(title, columns, results)
-    while console.is_terminal and natural_width(console, table) > console.width:
-        droppable = [c for c in columns if c.rank > 0]
-        if not droppable:
-            break
-        drop = max(droppable, key=lambda c: c.rank)
-        columns = [c for c in columns if c is not drop]
-        left_out.append(drop.header)
-        table = _table(title, columns, results)
-    return table, left_out
+    return fitted_table(console, k.title if k else kind, _columns(kind, results), results)
 
 
 def by_kind(results: list[Result]) -> list[tuple[str, list[Result]]]:
@@ -194,9 +162,7 @@ def print_results(console: Console, results: list[Result], reasons: bool = False
             table, dropped = kind_table(console, kind, rs)
             print_whole(console, table)
             left_out.update(dict.fromkeys(dropped))
-        if left_out:
-            console.print(f"left out to fit {console.width} columns: {', '.join(left_out)} (a wider terminal, or "
-                          "`| cat`, shows them)", markup=False, style="dim", soft_wrap=True)
+        print_left_out(console, list(left_out))
     print_messages(console, results)
     for r in results if reasons else []:   # the model's reasons, where it had a ceiling (docs/model.md)
         if r.analysis and r.analysis.reason and r.analysis.efficiency is not None:

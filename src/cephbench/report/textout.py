@@ -9,6 +9,9 @@ text with every test that has it.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from typing import Any, Callable, Sequence
+
 from rich import box
 from rich.console import Console, RenderableType
 from rich.measure import Measurement as Width
@@ -33,6 +36,53 @@ def plain_table(title: str) -> Table:
 
 def natural_width(console: Console, renderable: RenderableType) -> int:
     return Width.get(console, console.options.update_width(WIDE), renderable).maximum
+
+
+@dataclass(frozen=True)
+class Column:
+    """A table's column: its header, the cell of each row, and its rank for a narrow terminal."""
+
+    header: str
+    cell: Callable[[Any], str]
+    right: bool = True
+    # on a narrow terminal, columns are left out from the highest rank down; 0 is never left out
+    rank: int = 0
+
+
+def _table(title: str, columns: Sequence[Column], rows: Sequence[Any]) -> Table:
+    t = plain_table(title)
+    for c in columns:
+        # a cell is never wrapped (a row stays one line that grep and awk read): a narrow terminal leaves out
+        # whole columns instead; only a row too long even then folds its name rather than lose its end to "…"
+        t.add_column(c.header, justify="right" if c.right else "left", no_wrap=c.rank > 0 or c is not columns[0],
+                     overflow="fold")
+    for r in rows:
+        t.add_row(*(c.cell(r) for c in columns))
+    return t
+
+
+def fitted_table(console: Console, title: str, columns: Sequence[Column],
+                 rows: Sequence[Any]) -> tuple[Table, list[str]]:
+    """A table of `rows`, and the headers left out so that it fits the terminal (none off a terminal: a file or a
+    pipe gets every column at the table's natural width)."""
+    left_out: list[str] = []
+    columns = list(columns)
+    table = _table(title, columns, rows)
+    while console.is_terminal and natural_width(console, table) > console.width:
+        droppable = [c for c in columns if c.rank > 0]
+        if not droppable:
+            break
+        drop = max(droppable, key=lambda c: c.rank)
+        columns = [c for c in columns if c is not drop]
+        left_out.append(drop.header)
+        table = _table(title, columns, rows)
+    return table, left_out
+
+
+def print_left_out(console: Console, left_out: Sequence[str]) -> None:
+    if left_out:
+        console.print(f"left out to fit {console.width} columns: {', '.join(dict.fromkeys(left_out))} (a wider "
+                      "terminal, or `| cat`, shows them)", markup=False, style="dim", soft_wrap=True)
 
 
 def _rstrip(line: list[Segment]) -> list[Segment]:
