@@ -15,7 +15,7 @@ import signal
 import time
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Sequence
 
 from . import __version__, marker
 from .kinds import level_of
@@ -261,10 +261,15 @@ def prepare(request: RunRequest, say: Callable[[str], None] = lambda _m: None) -
                     as_given=as_given)
 
 
-def removers(ctx: RunContext) -> dict[str, Remover]:
-    """How each kind of resource is removed knowing only its name (ctx: a RunContext for the run's target)."""
+def removers(ctx: RunContext, dead: Sequence[Resource] = ()) -> dict[str, Remover]:
+    """How each kind of resource is removed knowing only its name (ctx: a RunContext for the run's target;
+    `dead`: what the dead run left, whose own marker does not keep its scrub flags set)."""
+    dead_runs = [r.name.removeprefix(marker.PREFIX) for r in dead
+                 if r.kind == "config-key" and r.name.startswith(marker.PREFIX)]
+
     def flags(r: Resource) -> None:
-        for flag in [f for f in r.name.split(",") if f and f != "none"]:
+        kept = marker.scrub_flags_of_others(other_runs(ctx.cluster), dead_runs)    # still held by a live run
+        for flag in [f for f in r.name.split(",") if f and f != "none" and f not in kept]:
             ctx.cluster.set_flag(flag, False)
 
     def process(r: Resource) -> None:
@@ -300,7 +305,7 @@ def finish_dead_run(rundir: RunDir, cluster: Cluster, suite: Suite | None, say: 
                      settings=suite.settings if suite else Settings(), restart_lab_osds=_lab_restart(cluster.target))
     def note(m: str) -> None:
         say(f"{rundir.path}: {m} (left by the part of the run that died)")
-    _, failed = remove_leftovers(rundir.path, removers(ctx), note=note)
+    _, failed = remove_leftovers(rundir.path, removers(ctx, leftovers(rundir.path)), note=note)
     if failed:
         what = "; ".join(f"{r.kind} {r.name}: {why} (by hand: {how_to_remove(r)})" for r, why in failed)
         raise UserError(f"{rundir.path} left {len(failed)} thing(s) that could not be removed: {what}",
@@ -351,7 +356,7 @@ def cleanup(run_dir: Path, request: RunRequest, say: Callable[[str], None]
             cluster.check_reachable()
         ctx = RunContext(cluster=cluster, run_id="recovery", rundir=None, ledger=Ledger(None),
                          settings=recorded_settings(rundir.meta()), restart_lab_osds=_lab_restart(target))
-        return remove_leftovers(rundir.path, removers(ctx), note=say)
+        return remove_leftovers(rundir.path, removers(ctx, left), note=say)
     finally:
         lock.release()
 
