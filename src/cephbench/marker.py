@@ -8,6 +8,8 @@ variants change (`options`, [who, name] pairs), so that a second run that would 
 in the middle of its tests; and the scrub flags it holds (`scrub_flags`: set by a cephbench run, this one or one
 it shares them with), so that a run's end leaves them to the others still holding them (safety.ScrubFlags), and at
 its end those it let go of (`scrub_letting_go`), so that a run starting meanwhile knows a cephbench run set them.
+Every run reads the others' options between two of its tests: a result measured under another run's variant says
+so (runner.others_in_force).
 """
 
 from __future__ import annotations

@@ -266,6 +266,23 @@ def with_cluster(result: Result, watch: ClusterWatch) -> Result:
     return result
 
 
+def others_in_force(ctx: RunContext) -> list[str]:
+    """A warning for each option another run in progress changes (its marker), read between two tests: the end of
+    one and the start of the next (one reading, a config-key dump of a few ms, serves both)."""
+    if ctx.dry_run:
+        return []
+    return [f"{marker.describe(run)} ({run.get('run_dir') or 'run directory unknown'}) changes {name} ({who}) in its "
+            "variants and ran while this test ran: the figure may be under its value, not this run's configuration"
+            for run, who, name in marker.options_of_others(other_runs(ctx.cluster), ctx.run_id)]
+
+
+def with_others(result: Result, at_start: list[str], at_end: list[str]) -> list[str]:
+    """The other runs' options in force at the test's start or end go on its result as warnings (a figure under
+    another run's variant never heads the verdict); returns the end's reading, the next test's start."""
+    result.warnings += [w for w in dict.fromkeys(at_start + at_end) if w not in result.warnings]
+    return at_end
+
+
 def _run_variant_group(driver, ctx: RunContext, group: list[Test], todo: set[str], errors: list[str],
                        variants: VariantState | None, on_variant: VariantHook | None = None) -> Iterator[Result]:
     """A group under its variant: the variant put in force first (every result then records what was in force),
@@ -307,9 +324,11 @@ def _run_group(driver, ctx: RunContext, group: list[Test], todo: set[str],
     started = time.time()
     try:
         failed: list[str] = []
+        at_start = others_in_force(ctx)
         for outcome in driver(ctx, group, todo):
             reported.update({outcome.test.id, outcome.test.params.get("part_of") or outcome.test.id})
             result = to_result(outcome)
+            at_start = with_others(result, at_start, others_in_force(ctx))
             result.hosts = ctx.host_loads.pop(outcome.test.id, [])
             result.evidence = ctx.evidence.pop(outcome.test.id, None)
             if result.evidence is not None and otherload.busy(result.evidence.other_load):

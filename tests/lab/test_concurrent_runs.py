@@ -76,6 +76,25 @@ def test_runs_share_the_scrub_flags_and_the_users_flag_survives(lab, mon_json, c
     assert not [k for k in mon_json("config-key dump", key="cephbench/runs/")], "a run's marker was left"
 
 
+def test_a_result_measured_under_another_runs_variant_says_so(lab, mon_json, cephbench_env, tmp_path):
+    """A changes osd_max_backfills; B, with no variants, runs while A's variant is in force: each of B's results
+    measured meanwhile carries a warning naming A's run and the option; A's results carry none of B."""
+    config_before = mon_json("config dump")
+    pa, a = start(tmp_path, cephbench_env, "a", "6s", repeat=2, variants=VARIANT)
+    wait_for(lambda: any(c["name"] == "osd_max_backfills" for c in mon_json("config dump")) or pa.poll() is not None)
+    pb, b = start(tmp_path, cephbench_env, "b", "2s")
+    _, err_b = pb.communicate(timeout=300)
+    _, err_a = pa.communicate(timeout=300)
+    assert pa.returncode == 0 and pb.returncode == 0, (err_a, err_b)
+    [rb] = results_of(b)
+    assert rb.status == "ok" and rb.variant is None
+    warned = [w for w in rb.warnings if "osd_max_backfills" in w]
+    assert len(warned) == 1 and warned[0].startswith("run ") and "while this test ran" in warned[0], rb.warnings
+    assert str(a.absolute()) in warned[0], warned      # whose variant: A's run directory
+    assert not [w for r in results_of(a) for w in r.warnings if "while this test ran" in w]
+    assert mon_json("config dump") == config_before
+
+
 def test_runs_that_end_or_start_at_one_instant_leave_the_flags_right(lab_target, lab_cluster):
     """The sharing itself, from two runs' contexts on connections of their own, released at one instant by a
     barrier, three times each: two runs that end together leave no flag set (never both keep it for the other);
