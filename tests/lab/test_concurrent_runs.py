@@ -1,7 +1,9 @@
 """Two runs on one lab at once, overlapping in time (B starts while A runs, A ends first), issue 24: they share the
 scrub flags through their markers (A's end leaves them for B; B's end unsets them; a flag the user set before
-either run stays set), and a result measured while another run had a variant in force says so in a warning."""
+either run stays set; the cleanup of a run killed leaves them to the run still holding them), and a result measured
+while another run had a variant in force says so in a warning."""
 
+import json
 import subprocess
 import time
 from pathlib import Path
@@ -39,6 +41,11 @@ def wait_for(what, timeout: float = 180) -> None:
         time.sleep(0.2)
 
 
+def measured(out: Path) -> bool:
+    """The run has its first result: it set (or shared) its flags and is measuring."""
+    return (out / "results.jsonl").exists() and (out / "results.jsonl").stat().st_size > 0
+
+
 def flags(mon_json) -> set[str]:
     return set(filter(None, mon_json("osd dump")["flags"].split(",")))
 
@@ -58,9 +65,7 @@ def test_runs_share_the_scrub_flags_and_the_users_flag_survives(lab, mon_json, c
         pa, a = start(tmp_path, cephbench_env, "a", "8s")
         wait_for(lambda: "nodeep-scrub" in flags(mon_json) or pa.poll() is not None)
         pb, b = start(tmp_path, cephbench_env, "b", "4s", repeat=4)
-        # B's first result: B set (or shared) its flags and is measuring
-        wait_for(lambda: (b / "results.jsonl").exists() and (b / "results.jsonl").stat().st_size > 0
-                 or pb.poll() is not None)
+        wait_for(lambda: measured(b) or pb.poll() is not None)
         _, err_a = pa.communicate(timeout=300)
         assert pa.returncode == 0, err_a
         assert pb.poll() is None, "run B ended before run A: the overlap was not made"
@@ -74,6 +79,32 @@ def test_runs_share_the_scrub_flags_and_the_users_flag_survives(lab, mon_json, c
     assert "noscrub" in after and "nodeep-scrub" not in after, after     # B's end: its flag unset, the user's kept
     assert all(r.status == "ok" for r in results_of(a) + results_of(b))
     assert not [k for k in mon_json("config-key dump", key="cephbench/runs/")], "a run's marker was left"
+
+
+def markers(mon_json) -> dict[str, dict]:
+    return {k: json.loads(v) for k, v in (mon_json("config-key dump", key="cephbench/runs/") or {}).items()}
+
+
+def test_cleanup_of_a_run_killed_leaves_the_flags_another_run_holds(lab, mon_json, cephbench_env, tmp_path):
+    """A is killed (-9) while B shares its flags: `cephbench cleanup A` removes what A left but leaves the flags
+    set for B, and B's end unsets them."""
+    assert not {"noscrub", "nodeep-scrub"} & flags(mon_json)
+    pa, a = start(tmp_path, cephbench_env, "a", "30s")
+    wait_for(lambda: {"noscrub", "nodeep-scrub"} <= flags(mon_json) or pa.poll() is not None)
+    pb, b = start(tmp_path, cephbench_env, "b", "4s", repeat=4)
+    wait_for(lambda: measured(b) or pb.poll() is not None)
+    pa.kill()
+    pa.communicate(timeout=60)
+    res = subprocess.run([*CLI, "cleanup", str(a)], env=cephbench_env, capture_output=True, text=True, timeout=300)
+    assert res.returncode == 0, res.stderr
+    assert pb.poll() is None, "run B ended before A's cleanup: the overlap was not made"
+    after_cleanup = flags(mon_json)
+    _, err_b = pb.communicate(timeout=300)
+    assert pb.returncode == 0, err_b
+    assert {"noscrub", "nodeep-scrub"} <= after_cleanup, after_cleanup
+    assert not {"noscrub", "nodeep-scrub"} & flags(mon_json)
+    assert markers(mon_json) == {}
+    assert not [p for p in mon_json("osd pool ls") if p.startswith("cephbench-")]
 
 
 def test_a_result_measured_under_another_runs_variant_says_so(lab, mon_json, cephbench_env, tmp_path):
