@@ -17,7 +17,7 @@ import signal
 import time
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Sequence
 
 from . import __version__, marker
 from .kinds import level_of
@@ -282,15 +282,20 @@ def prepare(request: RunRequest, say: Callable[[str], None] = lambda _m: None) -
                     as_given=as_given)
 
 
-def removers(ctx: RunContext) -> dict[str, Remover]:
-    """How each kind of resource is removed knowing only its name (ctx: a RunContext for the run's target)."""
+def removers(ctx: RunContext, dead: Sequence[Resource] = ()) -> dict[str, Remover]:
+    """How each kind of resource is removed knowing only its name (ctx: a RunContext for the run's target;
+    `dead`: what the dead run left, whose own marker does not keep its scrub flags set)."""
+    dead_runs = [r.name.removeprefix(marker.PREFIX) for r in dead
+                 if r.kind == "config-key" and r.name.startswith(marker.PREFIX)]
+
     def flags(r: Resource) -> None:
         wanted = [f for f in r.name.split(",") if f and f != "none"]
         since = _state(r).get("osdmap_epoch_before")
         since = since if isinstance(since, int) else 0
         verdict = flag_history(wanted, since, lambda e: ctx.cluster.ceph_json(
             "osd", "dump", *([] if e is None else [str(e)])))
-        for flag in verdict.ours:
+        kept = marker.scrub_flags_of_others(other_runs(ctx.cluster), dead_runs)    # still held by a live run
+        for flag in [f for f in verdict.ours if f not in kept]:
             ctx.cluster.set_flag(flag, False)
         if verdict.doubt:
             raise Refused(f"refused to unset osd-flags {r.name}: {verdict.doubt}; if they are still the run's: "
@@ -354,7 +359,8 @@ def finish_dead_run(rundir: RunDir, cluster: Cluster, suite: Suite | None, say: 
                      settings=suite.settings if suite else Settings(), restart_lab_osds=_lab_restart(cluster.target))
     def note(m: str) -> None:
         say(f"{rundir.path}: {m} (left by the part of the run that died)")
-    _, failed = remove_leftovers(rundir.path, removers(ctx), note=note, owned=ownership(rundir, cluster))
+    _, failed = remove_leftovers(rundir.path, removers(ctx, leftovers(rundir.path)), note=note,
+                                 owned=ownership(rundir, cluster))
     if failed:
         what = "; ".join(why if isinstance(why, Refusal) else f"{r.kind} {r.name}: {why} (by hand: {how_to_remove(r)})"
                          for r, why in failed)
@@ -425,7 +431,7 @@ def cleanup(run_dir: Path, request: RunRequest, say: Callable[[str], None]
             cluster.check_reachable()
         ctx = RunContext(cluster=cluster, run_id="recovery", rundir=None, ledger=Ledger(None),
                          settings=recorded_settings(rundir.meta()), restart_lab_osds=_lab_restart(target))
-        return remove_leftovers(rundir.path, removers(ctx), note=say, owned=ownership(rundir, cluster))
+        return remove_leftovers(rundir.path, removers(ctx, left), note=say, owned=ownership(rundir, cluster))
     finally:
         lock.release()
 

@@ -5,7 +5,11 @@ current write may still add (`reserved_raw_bytes`), so that the capacity guard o
 writes before they land: two runs that each fit alone cannot together pass the limit; and the Ceph options its
 variants change (`options`, [who, name] pairs), so that a second run that would change one of them too is refused
 (variants.claim_options): each would record the other's value as the one to put back, and undo the other's variant
-in the middle of its tests.
+in the middle of its tests; and the scrub flags it holds (`scrub_flags`: set by a cephbench run, this one or one
+it shares them with), so that a run's end leaves them to the others still holding them (safety.ScrubFlags), and at
+its end those it let go of (`scrub_letting_go`), so that a run starting meanwhile knows a cephbench run set them.
+Every run reads the others' options between two of its tests: a result measured under another run's variant says
+so (runner.others_in_force).
 """
 
 from __future__ import annotations
@@ -27,16 +31,20 @@ def key(run_id: str) -> str:
 
 
 def value(run_dir: str | None, started_unix: float, reserved_raw_bytes: int = 0, unseen_raw_bytes: int = 0,
-          unseen_until_unix: float = 0.0, options: Iterable[tuple[str, str]] = ()) -> str:
+          unseen_until_unix: float = 0.0, options: Iterable[tuple[str, str]] = (),
+          scrub_flags: Iterable[str] = (), scrub_letting_go: Iterable[str] = ()) -> str:
     """`unseen_raw_bytes`: what the run's last write added that `ceph df` may not count before
     `unseen_until_unix` (the mgr reports usage a stats period or two late); `options`: (who, name) of the options
-    the run's variants change."""
+    the run's variants change; `scrub_flags`: the scrub flags the run holds; `scrub_letting_go`: those its end has
+    let go of and is about to unset (unless another run holds them)."""
     opts = [[who, name] for who, name in options]
+    flags, going = list(scrub_flags), list(scrub_letting_go)
     return json.dumps({"host": socket.gethostname(), "pid": os.getpid(), "started_unix": round(started_unix),
                        "run_dir": run_dir, "reserved_raw_bytes": int(reserved_raw_bytes),
                        **({"unseen_raw_bytes": int(unseen_raw_bytes), "unseen_until_unix": round(unseen_until_unix, 1)}
                           if unseen_raw_bytes else {}),
-                       **({"options": opts} if opts else {})})
+                       **({"options": opts} if opts else {}), **({"scrub_flags": flags} if flags else {}),
+                       **({"scrub_letting_go": going} if going else {})})
 
 
 def parse_dump(dump: Any) -> list[dict[str, Any]]:
@@ -67,19 +75,33 @@ def reserved_by_others(runs: list[dict[str, Any]], run_id: str, now_unix: float 
     return total
 
 
-def options_of_others(runs: list[dict[str, Any]], run_id: str, names: Iterable[str]
+def options_of_others(runs: list[dict[str, Any]], run_id: str, names: Iterable[str] | None = None
                       ) -> list[tuple[dict[str, Any], str, str]]:
-    """(run, who, name) for each option of these names that another run's marker says it changes. By name, whatever
-    the target: `osd` and `global` settings of one option decide together what an OSD runs with."""
-    wanted = set(names)
+    """(run, who, name) for each option of these names (None: of any name) that another run's marker says it
+    changes. By name, whatever the target: `osd` and `global` settings of one option decide together what an OSD
+    runs with."""
+    wanted = None if names is None else set(names)
     out = []
     for r in runs:
         if r["run_id"] == run_id or not isinstance(r.get("options"), list):
             continue
         for o in r["options"]:
-            if isinstance(o, list) and len(o) == 2 and o[1] in wanted:
+            if isinstance(o, list) and len(o) == 2 and (wanted is None or o[1] in wanted):
                 out.append((r, str(o[0]), str(o[1])))
     return out
+
+
+def scrub_flags_of_others(runs: list[dict[str, Any]], not_of: Iterable[str], letting_go: bool = False) -> set[str]:
+    """The scrub flags the markers of runs other than those of `not_of` (run ids) hold; with `letting_go`, also
+    those an ending run has let go of: set by a cephbench run all the same, and about to be unset."""
+    skip = set(not_of)
+    held: set[str] = set()
+    for r in runs:
+        for key in ("scrub_flags", "scrub_letting_go") if letting_go else ("scrub_flags",):
+            flags = r.get(key)
+            if r["run_id"] not in skip and isinstance(flags, list):
+                held.update(f for f in flags if isinstance(f, str))
+    return held
 
 
 def describe(run: dict[str, Any]) -> str:

@@ -5,10 +5,10 @@ from __future__ import annotations
 import logging
 import signal
 import time
-from concurrent.futures import Future
+from concurrent.futures import Future, wait
 from dataclasses import dataclass, field
 from itertools import groupby
-from typing import Callable, Iterator, Protocol
+from typing import Callable, Iterator, Protocol, Sequence
 
 from .cluster import Cluster
 from .clusterwatch import ClusterWatch
@@ -125,11 +125,12 @@ def execute(plan: Plan, ctx: RunContext, events: RunEvents, options: RunOptions,
     try:
         wanted = variants.options(todo_tests) if variants is not None else {}
         ctx.options = tuple(wanted)
+        scrub = take_scrub_flags(ctx)
         sent = mark_run(ctx)
         if wanted and not ctx.dry_run:
             claim_options(ctx, wanted, sent)    # before anything changes: refused if another run changes one
         if ctx.settings.set_noscrub:
-            set_scrub_flags(ctx)
+            set_scrub_flags(ctx, scrub, sent)
         for _gid, tests_iter in groupby(plan.tests, key=lambda t: t.group):
             group = list(tests_iter)
             if not any(t.id in todo for t in group):
@@ -222,23 +223,43 @@ def other_runs(cluster: Cluster) -> list[dict]:
         return []       # a key that may not read config-keys: no warning, nothing else depends on it
 
 
-def set_scrub_flags(ctx: RunContext) -> None:
-    """noscrub/nodeep-scrub for the run: the flags it will set enter the ledger before the first is set, and the
-    whole change is held against signals, so that no exit path leaves a flag the run set."""
+def take_scrub_flags(ctx: RunContext) -> ScrubFlags | None:
+    """Before the run's marker is written: which scrub flags the run holds (ctx.scrub_flags, in the marker)."""
+    if not ctx.settings.set_noscrub or ctx.dry_run:
+        return None
+    scrub = ScrubFlags(ctx.cluster, hold=lambda flags, going: _hold_scrub_flags(ctx, flags, going),
+                       others=lambda going: marker.scrub_flags_of_others(other_runs(ctx.cluster), [ctx.run_id],
+                                                                         letting_go=going))
+    ctx.scrub_flags = tuple(scrub.take())
+    return scrub
+
+
+def set_scrub_flags(ctx: RunContext, scrub: ScrubFlags | None, marked: Sequence[Future]) -> None:
+    """noscrub/nodeep-scrub for the run, shared with the other runs in progress (safety.ScrubFlags): the flags it
+    holds enter the ledger before the first is set, and the whole change is held against signals, so that no exit
+    path leaves a flag the run set, nor unsets one another run still holds. `marked`: the marker's write."""
     if ctx.dry_run:
         ctx.planned += ["ceph osd set noscrub", "ceph osd set nodeep-scrub"]
         ctx.ledger.add(Resource("osd-flags", "noscrub,nodeep-scrub"),
                        lambda: ctx.planned.extend(["ceph osd unset nodeep-scrub", "ceph osd unset noscrub"]))
         return
-    scrub = ScrubFlags(ctx.cluster)
+    if scrub is None:
+        return
     with held():
-        wanted = scrub.missing()
+        if scrub.before:        # shared (or the user's): other runs must see this run's hold before it sets them
+            wait(marked)
+        wanted = scrub.recheck(list(ctx.scrub_flags))
         if wanted:
             # what tells `cephbench cleanup` whether a flag set later is still this run's (safety.flag_history)
             ctx.ledger.add(Resource("osd-flags", ",".join(wanted), history_state(ctx.run_id,
                                                                                  osdmap_epoch_before=scrub.epoch)),
                            scrub.restore)
             scrub.set(wanted)
+
+
+def _hold_scrub_flags(ctx: RunContext, flags: Sequence[str], letting_go: Sequence[str]) -> None:
+    ctx.scrub_flags, ctx.scrub_letting_go = tuple(flags), tuple(letting_go)
+    ctx.write_marker()
 
 
 def with_cluster(result: Result, watch: ClusterWatch) -> Result:
@@ -249,6 +270,23 @@ def with_cluster(result: Result, watch: ClusterWatch) -> Result:
     if watch.stop_reason and result.status == "failed":
         result.error = f"{watch.stop_reason} ({result.error})" if result.error else watch.stop_reason
     return result
+
+
+def others_in_force(ctx: RunContext) -> list[str]:
+    """A warning for each option another run in progress changes (its marker), read between two tests: the end of
+    one and the start of the next (one reading, a config-key dump of a few ms, serves both)."""
+    if ctx.dry_run:
+        return []
+    return [f"{marker.describe(run)} ({run.get('run_dir') or 'run directory unknown'}) changes {name} ({who}) in its "
+            "variants and ran while this test ran: the figure may be under its value, not this run's configuration"
+            for run, who, name in marker.options_of_others(other_runs(ctx.cluster), ctx.run_id)]
+
+
+def with_others(result: Result, at_start: list[str], at_end: list[str]) -> list[str]:
+    """The other runs' options in force at the test's start or end go on its result as warnings (a figure under
+    another run's variant never heads the verdict); returns the end's reading, the next test's start."""
+    result.warnings += [w for w in dict.fromkeys(at_start + at_end) if w not in result.warnings]
+    return at_end
 
 
 def _run_variant_group(driver, ctx: RunContext, group: list[Test], todo: set[str], errors: list[str],
@@ -292,9 +330,11 @@ def _run_group(driver, ctx: RunContext, group: list[Test], todo: set[str],
     started = time.time()
     try:
         failed: list[str] = []
+        at_start = others_in_force(ctx)
         for outcome in driver(ctx, group, todo):
             reported.update({outcome.test.id, outcome.test.params.get("part_of") or outcome.test.id})
             result = to_result(outcome)
+            at_start = with_others(result, at_start, others_in_force(ctx))
             result.hosts = ctx.host_loads.pop(outcome.test.id, [])
             result.evidence = ctx.evidence.pop(outcome.test.id, None)
             if result.evidence is not None and otherload.busy(result.evidence.other_load):

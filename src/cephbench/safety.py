@@ -7,6 +7,7 @@ import logging
 import os
 from concurrent.futures import Future
 from dataclasses import dataclass, field
+from typing import Callable, Sequence
 
 from .cluster import Cluster
 from .errors import UserError
@@ -31,45 +32,85 @@ def preflight_health(status: dict, force: bool) -> str:
 
 @dataclass
 class ScrubFlags:
-    """Sets noscrub/nodeep-scrub for the run and restores exactly what was there before."""
+    """noscrub/nodeep-scrub for the run, shared with the other cephbench runs in progress through their markers.
+
+    A run holds (lists in its marker) the flags a cephbench run set: those it sets, and those already set that
+    another run's marker holds or has just let go of. A flag set that no run holds is the user's: never held, never
+    unset. At its end a run lets go of its flags first (its marker lists them as let go of), then reads the others'
+    markers and unsets only the flags none holds: of two runs that end together, at least one sees the other gone.
+    A run that starts reads before it writes (its one marker write carries the flags it holds), so each side looks
+    twice when a run starts as another ends: the starting run, when it found a flag set, waits for its marker and
+    then sets the flags it shares again (they join its first pool's commit), and reads the flags again when one
+    looked like the user's (an ending run's unset may have just taken it); the ending run reads the markers again
+    after its unset, and sets again a flag a run started meanwhile holds."""
 
     cluster: Cluster
-    set_by_us: list[str] = field(default_factory=list)
-    before: list[str] = field(default_factory=list)
+    # the run's marker with the flags it holds, and those it let go of, written
+    hold: Callable[[Sequence[str], Sequence[str]], None] = lambda _held, _going: None
+    # the flags other runs in progress hold (their markers); True: and those an ending run let go of
+    others: Callable[[bool], set[str]] = lambda _letting_go: set()
+    held: list[str] = field(default_factory=list)
+    before: list[str] = field(default_factory=list)     # set when the run began (by the user or another run)
+    users: list[str] = field(default_factory=list)      # set when the run began and held by no run: the user's
     _sent: list[tuple[str, Future]] = field(default_factory=list, repr=False)
 
-    epoch: int = 0              # the osdmap epoch in which the missing flags were seen missing
+    epoch: int = 0              # the osdmap epoch in which the flags were read (a dead run's cleanup reads since)
 
-    def missing(self) -> list[str]:
-        """The scrub flags not set now: the ones this run will set (and the only ones it will unset)."""
+    def take(self) -> list[str]:
+        """The flags this run holds: the ones not set now (it will set them) and the ones set and held by another
+        run in progress. Read only: the run's marker lists them when it is written (runner.mark_run)."""
         dump = self.cluster.ceph_json("osd", "dump")
         current = set(filter(None, str(dump.get("flags", "")).split(",")))
         self.epoch = int(dump.get("epoch") or 0)
+        held_elsewhere = self.others(True)
         self.before = sorted(f for f in SCRUB_FLAGS if f in current)
-        return [f for f in SCRUB_FLAGS if f not in current]
+        self.users = [f for f in self.before if f not in held_elsewhere]
+        return [f for f in SCRUB_FLAGS if f not in self.users]
 
-    def set(self, flags: list[str] | None = None) -> None:
-        """Send the flags this run needs and return: they reach the mon with the run's next change (its first
+    def recheck(self, flags: list[str]) -> list[str]:
+        """Once the marker holding `flags` is written: a flag that looked like the user's and is unset now was let
+        go of by a run ending at that instant, which unset it: this run holds it too (in its marker on return)."""
+        if not self.users:
+            return flags
+        now = self.cluster.osd_flags()
+        gone = [f for f in self.users if f not in now]
+        if not gone:
+            return flags
+        self.users = [f for f in self.users if f not in gone]
+        flags = [f for f in SCRUB_FLAGS if f in flags or f in gone]
+        self.hold(flags, ())
+        return flags
+
+    def set(self, flags: list[str]) -> None:
+        """Send the flags this run holds and return: they reach the mon with the run's next change (its first
         pool) and are committed with it, one osdmap commit (~1 s) instead of three. The next command through the
         cluster waits for them and raises their failure; restore() waits for them too."""
-        todo = self.missing() if flags is None else list(flags)
-        self.set_by_us = list(todo)     # as soon as sent: a flag set by the mon without us knowing is worse
-        self._sent = list(zip(todo, self.cluster.send(*(("osd", "set", f) for f in todo), with_next=True)))
+        self.held = list(flags)         # as soon as sent: a flag set by the mon without us knowing is worse
+        self._sent = list(zip(flags, self.cluster.send(*(("osd", "set", f) for f in flags), with_next=True)))
 
     def restore(self) -> None:
-        """Unset, all at once and whole (an interrupt waits for it), exactly the flags this run set."""
+        """Let go of the run's flags, then unset, all at once and whole (an interrupt waits for it), those that no
+        other run in progress holds; set again any that a run started meanwhile holds."""
         with held():
             for flag, sent in self._sent:
-                if sent.exception() is not None and flag in self.set_by_us:
-                    self.set_by_us.remove(flag)         # never set: nothing to undo
+                if sent.exception() is not None and flag not in self.before and flag in self.held:
+                    self.held.remove(flag)              # never set: nothing to undo
             self._sent = []
-            flags = list(reversed(self.set_by_us))
+            self.hold([], self.held)
+            kept = self.others(False)
+            flags = [f for f in reversed(self.held) if f not in kept]
+            self.held = [f for f in self.held if f in flags]
             failures = []
-            for flag, unset in zip(flags, self.cluster.send(*(("osd", "unset", f) for f in flags))):
-                if unset.exception() is None:
-                    self.set_by_us.remove(flag)
+            unset = []
+            for flag, reply in zip(flags, self.cluster.send(*(("osd", "unset", f) for f in flags))):
+                if reply.exception() is None:
+                    self.held.remove(flag)
+                    unset.append(flag)
                 else:
-                    failures.append(unset.exception())
+                    failures.append(reply.exception())
+            again = [f for f in unset if f in self.others(False)] if unset else []
+            for reply in self.cluster.send(*(("osd", "set", f) for f in again)):
+                reply.result()
         if failures:
             raise failures[0]
 

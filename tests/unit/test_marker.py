@@ -36,3 +36,41 @@ def test_another_run_is_described_by_its_marker():
     text = marker.describe(run)
     assert text.startswith("run abc123 from host ") and text.endswith(", since 01:00:00 UTC"), text
     assert marker.describe({"run_id": "x"}) == "run x from host ?, PID ?, since 00:00:00 UTC"
+
+
+def test_a_marker_carries_the_scrub_flags_its_run_holds():
+    v = json.loads(marker.value("/r", 0, scrub_flags=["noscrub", "nodeep-scrub"]))
+    assert v["scrub_flags"] == ["noscrub", "nodeep-scrub"]
+    assert "scrub_flags" not in json.loads(marker.value("/r", 0))      # holds none: as before
+
+
+def test_the_scrub_flags_other_runs_hold_leave_out_the_named_runs():
+    """A run's own marker, and a dead run's whose flags its cleanup removes, keep no flag set."""
+    runs = marker.parse_dump(dump(
+        aaaaaa=marker.value("/a", 0, scrub_flags=["noscrub", "nodeep-scrub"]),
+        bbbbbb=marker.value("/b", 0, scrub_flags=["nodeep-scrub"]),
+        cccccc=json.dumps({"host": "h", "scrub_flags": "noscrub"}),     # damaged: holds nothing
+        dddddd="not json"))
+    assert marker.scrub_flags_of_others(runs, ["aaaaaa"]) == {"nodeep-scrub"}
+    assert marker.scrub_flags_of_others(runs, ["bbbbbb"]) == {"noscrub", "nodeep-scrub"}
+    assert marker.scrub_flags_of_others(runs, ["aaaaaa", "bbbbbb"]) == set()
+
+
+def test_every_option_of_other_runs_is_found_when_no_name_is_given():
+    runs = marker.parse_dump(dump(
+        aaaaaa=marker.value("/a", 0, options=[("osd", "osd_max_backfills")]),
+        bbbbbb=marker.value("/b", 0, options=[("osd", "osd_recovery_sleep")]),
+        cccccc=marker.value("/c", 0)))
+    found = marker.options_of_others(runs, "cccccc")
+    assert [(r["run_id"], name) for r, _, name in found] == [("aaaaaa", "osd_max_backfills"),
+                                                            ("bbbbbb", "osd_recovery_sleep")]
+    assert marker.options_of_others(runs, "aaaaaa") == [(runs[1], "osd", "osd_recovery_sleep")]
+
+
+def test_flags_an_ending_run_let_go_of_count_only_for_a_run_that_starts():
+    """A starting run takes them as set by cephbench (it holds them); an ending run does not keep them for it."""
+    v = json.loads(marker.value("/a", 0, scrub_letting_go=["noscrub"]))
+    assert v["scrub_letting_go"] == ["noscrub"] and "scrub_flags" not in v
+    runs = marker.parse_dump(dump(aaaaaa=json.dumps(v)))
+    assert marker.scrub_flags_of_others(runs, ["bbbbbb"]) == set()
+    assert marker.scrub_flags_of_others(runs, ["bbbbbb"], letting_go=True) == {"noscrub"}
