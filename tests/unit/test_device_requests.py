@@ -74,3 +74,16 @@ def test_a_device_at_its_throttle_is_named_whatever_the_cpus_do():
     a = analyse(rederived(RUNS[1]), None)
     assert a.bottleneck.startswith("WAL/DB device") and "cannot tell" not in a.bottleneck
     assert "of its cgroup throttle" in a.reason
+
+
+def test_a_device_busy_by_its_time_alone_beside_busy_cpus_is_cannot_tell():
+    # the same run as if its WAL/DB drives had no throttle and showed 95 % busy time: with the CPUs 99 % busy,
+    # busy time cannot say whether the drive or a starved CPU held the I/O in flight
+    result = rederived(RUNS[1])
+    for d in result.evidence.devices:
+        d.limit_write_iops = d.limit_read_iops = d.limit_write_bytes_per_s = d.limit_read_bytes_per_s = None
+        if d.role == "db":
+            d.busy = [0.95] * len(d.busy)
+    a = analyse(result, None)
+    assert a.bottleneck.startswith("WAL/DB device h") and a.bottleneck.endswith(" or CPU: cannot tell"), a.bottleneck
+    assert any(ln.startswith("device ") and "95% busy" in ln for ln in a.evidence)
