@@ -195,12 +195,23 @@ class DeviceLoad(BaseModel):
     await_ms: list[float | None] = Field(default_factory=list)   # mean time an I/O took, per second
     read_ops_per_s: list[float] = Field(default_factory=list)
     write_ops_per_s: list[float] = Field(default_factory=list)
+    # requests as submitted, before the block layer merged them (completed + merged): what an IOPS throttle
+    # counts; empty in results written before they were recorded
+    read_requests_per_s: list[float] = Field(default_factory=list)
+    write_requests_per_s: list[float] = Field(default_factory=list)
     # a cgroup throttle on the device (blkio or io.max): its capacity, since a throttled I/O waits before the
     # block layer counts the device busy; None: not throttled
     limit_read_bytes_per_s: float | None = None
     limit_write_bytes_per_s: float | None = None
     limit_read_iops: float | None = None
     limit_write_iops: float | None = None
+
+    def submitted(self, op: str) -> list[float]:
+        """Reads or writes per second as an IOPS throttle counts them (before merging); completed ones in a result
+        that did not record them."""
+        if op == "read":
+            return self.read_requests_per_s or self.read_ops_per_s
+        return self.write_requests_per_s or self.write_ops_per_s
 
 
 class LinkLoad(BaseModel):

@@ -4,11 +4,18 @@ Pure. The ceiling model says what *could* limit a test; this reads what *did*:
 
   a link        carried ≥ 80 % of its speed (either direction) in its busy seconds (TCP through a shaped
                 link holds about 85-95 % of the rate; a busy machine makes it sawtooth below that)
-  a device      was ≥ 90 % busy (a second with I/O in flight all the time is 100 %)
+  a device      was ≥ 90 % busy (a second with I/O in flight all the time is 100 %), or carried ≥ 90 % of a
+                cgroup throttle: bytes against a bytes limit, requests as submitted (before the block layer
+                merged them) against an IOPS limit, since that is what blkio counts
   a CPU         a host's CPUs were ≥ 80 % busy in the typical second (model.CPU_BUSY)
   other load    another client's I/O ran on the cluster at the same time (OtherLoad): named, not blamed on us
   latency       nothing saturated: Little's law, ops in flight ÷ mean latency = the ops/s reached; more in flight
                 would go faster (concurrency 1 is latency-bound whatever the hardware)
+
+Two causes the evidence cannot tell apart are named together, "X or Y: cannot tell", with both lines: the CPUs
+busy (≥ CPU_BUSY) while a device or link is near its limit (≥ NEAR_SHARE of it, below its own threshold), or a
+device saturated by its busy time alone while the CPUs are busy (a starved CPU keeps I/O in flight longer). A
+device held at a throttle is decisive: the throttle caps it whatever the CPUs do.
 
 "Busy seconds" are the seconds that carried at least a tenth of the series' peak: the test's start-up and
 wind-down are left out, as a person reading the series would. Every rule adds one line with its figures to
@@ -27,6 +34,7 @@ from .model import CPU_BUSY, MIB
 
 LINK_NEAR = 0.80
 DEVICE_BUSY = 0.90
+NEAR_SHARE = 0.75                 # a device or link this close to its capacity may be what limits a busy CPU's test
 LATENCY_BOUND_BELOW = 0.9         # efficiency under which an unsaturated test is called latency-bound
 IDLE_SHARE = 0.1                  # seconds under this share of the peak are start-up or wind-down
 
@@ -47,6 +55,7 @@ class Finding:
     bottleneck: str
     share: float          # of the resource's capacity
     line: str
+    capped: bool = False  # the share is of a cgroup throttle, which caps the resource whatever else is busy
 
 
 @dataclass
@@ -81,19 +90,26 @@ def link_finding(link: LinkLoad, clients: set[str]) -> Finding | None:
 def _throttle_share(dev: DeviceLoad) -> tuple[float, str] | None:
     """The busiest share of a cgroup throttle the device reached in its busy seconds, and its line part; None
     when it is not throttled. A throttled I/O waits before the block layer counts the device busy, so its
-    throttle, not its busy time, says when it is saturated."""
+    throttle, not its busy time, says when it is saturated. An IOPS limit counts requests as they are submitted,
+    before merging: 4 KiB WAL writes merge two to three into one, so completed requests show a third of it."""
     best: tuple[float, str] | None = None
     for limit, series, unit in ((dev.limit_read_bytes_per_s, dev.read_bytes_per_s, "read"),
                                 (dev.limit_write_bytes_per_s, dev.write_bytes_per_s, "write"),
-                                (dev.limit_read_iops, dev.read_ops_per_s, "read IOPS"),
-                                (dev.limit_write_iops, dev.write_ops_per_s, "write IOPS")):
+                                (dev.limit_read_iops, dev.submitted("read"), "read"),
+                                (dev.limit_write_iops, dev.submitted("write"), "write")):
         v = busy_seconds(series) if limit else None
-        if v is None:
+        if v is None or not limit:
             continue
-        shown = (f"{v / MIB:,.1f} of {limit / MIB:,.1f} MiB/s" if "IOPS" not in unit
-                 else f"{v:,.0f} of {limit:,.0f}")
+        if series is dev.read_bytes_per_s or series is dev.write_bytes_per_s:
+            shown = f"{unit} {v / MIB:,.1f} of {limit / MIB:,.1f} MiB/s"
+        else:
+            done = busy_seconds(dev.read_ops_per_s if unit == "read" else dev.write_ops_per_s)
+            merged = (f" (as submitted; {done:,.0f} completed after merging)"
+                      if (dev.read_requests_per_s if unit == "read" else dev.write_requests_per_s) and done is not None
+                      else "")
+            shown = f"{unit} requests {v:,.0f}/s of {limit:,.0f}{merged}"
         if best is None or v / limit > best[0]:
-            best = (v / limit, f"{unit} {shown} allowed by its cgroup throttle")
+            best = (v / limit, f"{shown} allowed by its cgroup throttle")
     return best
 
 
@@ -111,10 +127,12 @@ def device_finding(dev: DeviceLoad) -> Finding | None:
     rate = f", {rw / MIB:,.1f} MiB/s" if rw is not None else ""
     share = v or 0.0
     line = f"device {dev.host}:{dev.device} ({dev.role} of {osds}): {share:.0%} busy in its busy seconds{rate}{wait}"
+    capped = False
     if throttle is not None:
         line += f"; {throttle[1]} = {throttle[0]:.0%}"
+        capped = throttle[0] >= share
         share = max(share, throttle[0])
-    return Finding(f"{kind} {dev.host}:{dev.device}", share, line)
+    return Finding(f"{kind} {dev.host}:{dev.device}", share, line, capped)
 
 
 def cpu_finding(h: HostLoad) -> Finding:
@@ -161,6 +179,17 @@ def missing_evidence(ev: Evidence, hosts: list[HostLoad]) -> list[str]:
     return out
 
 
+def cannot_tell(resource: Finding, cpu: Finding, lines: list[str]) -> tuple[str, str]:
+    """(bottleneck, sentence) naming both a device or link and the CPUs, when the evidence cannot tell which of
+    them limited the test; both findings' lines are kept in `lines` (the CPU's already is: the busiest host)."""
+    if resource.line not in lines:
+        lines.insert(0, resource.line)
+    return (f"{resource.bottleneck} or CPU: cannot tell",
+            f"measured: {resource.bottleneck} carried {resource.share:.0%} of its capacity while the CPUs of "
+            f"{cpu.bottleneck[5:-1]} were {cpu.share:.0%} busy: either may have set the rate (the evidence "
+            f"cannot tell which)")
+
+
 def from_evidence(result: Result, efficiency: float | None, b: LatencyBreakdown | None,
                   clients: set[str] | None = None) -> EvidenceVerdict:
     """What the evidence says limited `result` (which must carry evidence)."""
@@ -198,9 +227,14 @@ def from_evidence(result: Result, efficiency: float | None, b: LatencyBreakdown 
                           f"measured: other clients loaded the cluster at the same time "
                           f"({(other.read_bytes_per_s + other.write_bytes_per_s) / MIB:,.1f} MiB/s, "
                           f"{other.ops_per_s:,.0f} ops/s), so this result is not the cluster's alone")
+    cpu_busy = cpus[0] if cpus and cpus[0].share >= CPU_BUSY else None
     if devices and devices[0].share >= DEVICE_BUSY:
         f = devices[0]
-        return ev_verdict(f.bottleneck, f"measured: {f.bottleneck} was {f.share:.0%} busy")
+        if cpu_busy is not None and not f.capped:
+            return ev_verdict(*cannot_tell(f, cpu_busy, lines))
+        held = "carried" if f.capped else "was"
+        return ev_verdict(f.bottleneck, f"measured: {f.bottleneck} {held} {f.share:.0%} "
+                                        f"{'of its cgroup throttle' if f.capped else 'busy'}")
     part = largest_part(b) if b is not None else None
     where = f"; most of it: {part[0]} ({part[1] * 1000:.2f} ms)" if part else ""
     if n is not None and n <= 1:
@@ -209,9 +243,11 @@ def from_evidence(result: Result, efficiency: float | None, b: LatencyBreakdown 
                if cpus and cpus[0].share >= CPU_BUSY else "")
         return ev_verdict("latency (1 op in flight)",
                           f"measured: one op in flight, so each op's latency sets the rate{where}{cpu}")
-    if cpus and cpus[0].share >= CPU_BUSY:
-        f = cpus[0]
-        return ev_verdict("CPU", f"measured: the CPUs of {f.bottleneck[5:-1]} were {f.share:.0%} busy")
+    if cpu_busy is not None:
+        near = max((f for f in devices[:1] + links[:1] if f.share >= NEAR_SHARE), key=lambda f: f.share, default=None)
+        if near is not None:
+            return ev_verdict(*cannot_tell(near, cpu_busy, lines))
+        return ev_verdict("CPU", f"measured: the CPUs of {cpu_busy.bottleneck[5:-1]} were {cpu_busy.share:.0%} busy")
     if efficiency is not None and efficiency >= LATENCY_BOUND_BELOW:
         return ev_verdict(None, "")
     missing = missing_evidence(ev, result.hosts)

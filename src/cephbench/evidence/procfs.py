@@ -2,7 +2,9 @@
 
 A reading is a timestamp (ns, `date +%s%N`) and the file's text. Between two readings of a device, busy is the
 share of wall time with I/O in flight (io_ticks), bytes come from 512-byte sectors (diskstats always counts in
-512-byte units, whatever the device's sector size), and await is the time the I/Os took over how many completed."""
+512-byte units, whatever the device's sector size), and await is the time the I/Os took over how many completed.
+Requests are counted twice: as completed (after the block layer merged neighbours into one) and as submitted
+(completed + merged), which is what a cgroup IOPS throttle counts: it acts on each request before any merge."""
 
 from __future__ import annotations
 
@@ -17,9 +19,11 @@ _SECTOR = 512
 @dataclass(frozen=True)
 class DiskCounters:
     reads: int
+    reads_merged: int
     read_sectors: int
     read_ms: int
     writes: int
+    writes_merged: int
     write_sectors: int
     write_ms: int
     io_ticks_ms: int
@@ -39,8 +43,8 @@ def parse_diskstats(text: str) -> dict[str, DiskCounters]:
         if len(f) < 14 or not all(x.isdigit() for x in f[3:14]):
             continue
         n = [int(x) for x in f[3:14]]
-        out[f[2]] = DiskCounters(reads=n[0], read_sectors=n[2], read_ms=n[3], writes=n[4], write_sectors=n[6],
-                                 write_ms=n[7], io_ticks_ms=n[9])
+        out[f[2]] = DiskCounters(reads=n[0], reads_merged=n[1], read_sectors=n[2], read_ms=n[3], writes=n[4],
+                                 writes_merged=n[5], write_sectors=n[6], write_ms=n[7], io_ticks_ms=n[9])
     return out
 
 
@@ -81,6 +85,8 @@ def device_load(host: str, device: str, readings: Sequence[tuple[int, dict[str, 
         load.await_ms.append(((b.read_ms - a.read_ms) + (b.write_ms - a.write_ms)) / ios if ios > 0 else None)
         load.read_ops_per_s.append((b.reads - a.reads) / dt)
         load.write_ops_per_s.append((b.writes - a.writes) / dt)
+        load.read_requests_per_s.append(((b.reads + b.reads_merged) - (a.reads + a.reads_merged)) / dt)
+        load.write_requests_per_s.append(((b.writes + b.writes_merged) - (a.writes + a.writes_merged)) / dt)
     return load
 
 

@@ -307,7 +307,7 @@ def _device_share(d) -> list[float]:
     """A device's busy share each second, in %; for a device under a cgroup throttle the larger of that and its
     share of the throttle (a throttled I/O waits before the block layer counts the device busy)."""
     limits = [(d.limit_read_bytes_per_s, d.read_bytes_per_s), (d.limit_write_bytes_per_s, d.write_bytes_per_s),
-              (d.limit_read_iops, d.read_ops_per_s), (d.limit_write_iops, d.write_ops_per_s)]
+              (d.limit_read_iops, d.submitted("read")), (d.limit_write_iops, d.submitted("write"))]
     out = []
     for i, b in enumerate(d.busy):
         shares = [b] + [series[i] / limit for limit, series in limits if limit and i < len(series)]
