@@ -109,15 +109,18 @@ R={root}
 mount -t tmpfs cephbench-test $R
 mkdir -p $R/usr $R/etc $R/work $R/proc $R/dev $R/tmp $R/run
 for d in usr etc work dev; do mount --bind /$d $R/$d; mount -o remount,bind,ro $R/$d; done
-P={sys.base_prefix}
-mkdir -p $R$P && mount --bind $P $R$P && mount -o remount,bind,ro $R$P
+# Python, the venv and this checkout, wherever they are (CI clones anywhere): bound read-only at their own paths
+for P in {sys.base_prefix} {sys.prefix} {SRC}; do
+  [ -e $R$P ] && [ "$(ls -A $R$P 2>/dev/null)" ] && continue
+  mkdir -p $R$P && mount --bind $P $R$P && mount -o remount,bind,ro $R$P
+done
 for l in bin lib lib64 sbin; do [ -e /$l ] && ln -s usr/$l $R/$l; done
 mount -t proc proc $R/proc
 echo 'four years of work' > $R/thesis.txt
 echo '{{}}' > $R/lab.json
 echo 1 > $R/run/sshd.pid
 # the tree the test made (the bound system directories change under other work: /dev gains loop devices)
-tree() {{ cd $R && find . \( -path ./proc -o -path ./dev -o -path ./usr -o -path ./etc -o -path ./work \) -prune -o -print | sort | md5sum; }}
+tree() {{ cd $R && find . \( -path ./proc -o -path ./dev -o -path ./usr -o -path ./etc -o -path ./work -o -path .{SRC} -o -path .{sys.prefix} \) -prune -o -print | sort | md5sum; }}
 before=$(tree)
 for cmd in "down" "down --keep" "up --osds 1 --no-rgw --osd-size 2GiB"; do
   set +e
