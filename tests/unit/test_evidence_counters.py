@@ -123,3 +123,53 @@ def test_an_osd_whose_socket_cannot_be_read_is_a_note_and_the_others_still_count
     ev = osd_evidence(before, after, {0: "h1", 1: "h2", 2: "h3"})
     assert [o.osd for o in ev.osds] == [0, 2] and ev.osds[0].host == "h1" and ev.osds[0].op_w > 0
     assert ev.notes == ["osd.1 on h2: counters not read (connection refused)"]
+
+
+def _fake_osd_socket(path: Path, answers: dict[str, bytes]):
+    """A unix socket speaking the admin socket's protocol: a JSON command ended by NUL, answered by a 4-byte
+    big-endian length and the document (the fixtures' real ones)."""
+    import socket
+    import struct
+    import threading
+    srv = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    srv.bind(str(path))
+    srv.listen(8)
+
+    def serve() -> None:
+        while True:
+            try:
+                conn, _ = srv.accept()
+            except OSError:
+                return
+            with conn:
+                data = b""
+                while not data.endswith(b"\0"):
+                    data += conn.recv(4096)
+                body = answers[json.loads(data[:-1])["prefix"]]
+                conn.sendall(struct.pack(">I", len(body)) + body)
+    threading.Thread(target=serve, daemon=True).start()
+    return srv
+
+
+def test_this_machines_osds_are_read_in_process_as_the_script_reads_them(tmp_path):
+    """The local OSDs are asked by SCRIPT's own `read` inside cephbench (no process per reading); the script run
+    as a process prints exactly the same lines, so both go through one parser."""
+    import subprocess
+    import sys
+    from cephbench.evidence.asok import SCRIPT, local_reader, parse_lines
+    dump = _dump("ceph16.2.15_osd0_before_rados_write_4K.json")
+    config = json.loads((Path(__file__).parent.parent / "fixtures" / "config_show" /
+                         "ceph16.2.15_osd0_asok_config_show.json").read_text())
+    sock = tmp_path / "osd.0.asok"
+    srv = _fake_osd_socket(sock, {"perf dump": json.dumps(dump).encode(), "config show": json.dumps(config).encode()})
+    try:
+        words = [f"0={sock}", f"1={tmp_path / 'gone.asok'}"]
+        lines: list[str] = []
+        local_reader()("perf+config", words, lines.append)
+        printed = subprocess.run([sys.executable, "-c", SCRIPT, "perf+config", *words], capture_output=True,
+                                 text=True, timeout=30).stdout
+    finally:
+        srv.close()
+    assert "\n".join(lines) + "\n" == printed
+    dumps, errors, configs = parse_lines(printed)
+    assert dumps == {0: dump} and configs == {0: config} and set(errors) == {1}

@@ -309,8 +309,9 @@ class RunContext:
     def _keep_raw(self, test: Test, name: str, doc: Any) -> None:
         """A reading as it came, beside the tools' output (gzip: a perf dump is ~40 KB per OSD)."""
         if self.rundir is not None and doc:
+            text = json.dumps(doc)      # whole: json.dump's many small writes through gzip cost ten times more
             with gzip.open(self.rundir.raw_dir(test.id) / name, "wt") as f:
-                json.dump(doc, f)
+                f.write(text)
 
     def _read_counters(self, osds: dict[HostRef, list[int]]
                        ) -> tuple[dict[int, dict[str, Any]], dict[int, str], dict[int, dict[str, Any]]]:

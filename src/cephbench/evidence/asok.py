@@ -4,13 +4,17 @@
 per OSD that would cost more than the harness may. The admin socket's protocol is small (a JSON command ended by
 a NUL byte; the answer a 4-byte big-endian length, then the JSON), so one short Python script per host asks every
 OSD there, with each socket's path from `ceph-conf` (a C++ binary, as fast as `cat`) as the host's own ceph.conf
-names it: over ssh on an OSD host, as a local process on this machine.
+names it: over ssh on an OSD host. This machine's OSDs are asked by the same code inside cephbench, beside the ssh
+readings: a Python process started twice per test cost 0.1-0.3 s each time on a busy host, most of a short test's
+overhead (benchmarks/bench_overhead.py).
 """
 
 from __future__ import annotations
 
 import json
-from typing import Any
+import os
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any, Callable
 
 from ..config import SshSettings
 from ..hosts import LocalHost
@@ -21,7 +25,7 @@ TIMEOUT_S = 5.0
 # The script run on a host: argv = "perf" or "perf+config", then one word per OSD: "N" (its socket's path asked of
 # `ceph-conf`, all at once) or "N=PATH" (a path an earlier reading printed). Prints "sock.N PATH" for each path it
 # looked up, one "osd.N <json>" (its perf dump) or "osd.N !<why>" line per OSD, and with "+config" a "cfg.N <json>"
-# line (its `config show`: every option, defaults included).
+# line (its `config show`: every option, defaults included). Its `read` is also called here, for this machine's OSDs.
 SCRIPT = r'''
 import json, socket, struct, subprocess, sys
 def ask(path, prefix):
@@ -44,31 +48,35 @@ def ask(path, prefix):
         body += chunk
     s.close()
     return json.dumps(json.loads(body))
-osds, looked = [], {}
-for w in sys.argv[2:]:
-    n, _, path = w.partition("=")
-    osds.append((n, path))
-    if not path:
-        looked[n] = subprocess.Popen(["ceph-conf", "--name", "osd." + n, "--show-config-value", "admin_socket"],
-                                     stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
-for n, path in osds:
-    if n in looked:
+def read(what, words, emit, env=None):
+    osds, looked = [], {}
+    for w in words:
+        n, _, path = w.partition("=")
+        osds.append((n, path))
+        if not path:
+            looked[n] = subprocess.Popen(["ceph-conf", "--name", "osd." + n, "--show-config-value", "admin_socket"],
+                                         stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, env=env)
+    for n, path in osds:
+        if n in looked:
+            try:
+                path = looked[n].communicate(timeout=5)[0].strip()
+            except Exception:
+                looked[n].kill()
+                looked[n].wait()
+            if path:
+                emit("sock." + n + " " + path)
         try:
-            path = looked[n].communicate(timeout=5)[0].strip()
-        except Exception:
-            looked[n].kill()
-        if path:
-            print("sock." + n, path)
-    try:
-        print("osd." + n, ask(path, "perf dump"))
-    except Exception as e:
-        print("osd." + n, "!" + (path or "no admin socket path") + ": " + str(e))
-        continue
-    if sys.argv[1] == "perf+config":
-        try:
-            print("cfg." + n, ask(path, "config show"))
+            emit("osd." + n + " " + ask(path, "perf dump"))
         except Exception as e:
-            print("cfg." + n, "!" + str(e))
+            emit("osd." + n + " !" + (path or "no admin socket path") + ": " + str(e))
+            continue
+        if what == "perf+config":
+            try:
+                emit("cfg." + n + " " + ask(path, "config show"))
+            except Exception as e:
+                emit("cfg." + n + " !" + str(e))
+if __name__ == "__main__":
+    read(sys.argv[1], sys.argv[2:], print)
 '''
 
 
@@ -109,12 +117,19 @@ def parse_lines(text: str, paths: dict[int, str] | None = None) -> Readings:
     return dumps, errors, config
 
 
+def local_reader() -> Callable[..., None]:
+    """SCRIPT's `read`, defined here (not run as a script: its `__main__` part is skipped)."""
+    scope: dict[str, Any] = {"__name__": "cephbench.evidence.asok_script"}
+    exec(compile(SCRIPT, "<asok SCRIPT>", "exec"), scope)     # noqa: S102 - our own constant text
+    return scope["read"]
+
+
 def read_all(host: LocalHost, by_host: dict[HostRef, list[int]], ssh: SshSettings, conf: str | None,
              with_config: bool = False, paths: dict[int, str] | None = None) -> Readings:
-    """Every OSD's perf dump (and with_config its `config show`): one ssh per remote host (all at once), the same
-    script as a local process for this machine's OSDs. `paths` (osd -> its admin socket) are the paths earlier
-    readings looked up: an OSD in it is asked at once, without `ceph-conf` (about 0.1 s per OSD on a busy host);
-    the paths this reading looks up are added to it."""
+    """Every OSD's perf dump (and with_config its `config show`): one ssh per remote host (all at once), and
+    this machine's OSDs asked in the meantime by SCRIPT's own code, the run's ceph.conf naming their sockets.
+    `paths` (osd -> its admin socket) are the paths earlier readings looked up: an OSD in it is asked at once,
+    without `ceph-conf` (about 0.1 s per OSD on a busy host); the paths this reading looks up are added to it."""
     dumps: dict[int, dict[str, Any]] = {}
     errors: dict[int, str] = {}
     config: dict[int, dict[str, Any]] = {}
@@ -124,23 +139,29 @@ def read_all(host: LocalHost, by_host: dict[HostRef, list[int]], ssh: SshSetting
     def words(osds: list[int]) -> list[str]:
         return [f"{n}={paths[n]}" if n in paths else str(n) for n in osds]
 
-    remote = [(ref, osds) for ref, osds in by_host.items() if ref.address is not None]
-    argvs = [ref.argv(["python3", "-c", SCRIPT, what, *words(osds)], ssh) for ref, osds in remote]
-    most = max((len(osds) for _, osds in remote), default=0)
-    for (ref, osds), res in zip(remote, run_all(host, argvs, TIMEOUT_S * (most + 2))):
-        d, e, c = parse_lines(res.stdout, paths)
+    def keep(text: str) -> tuple[dict[int, dict[str, Any]], dict[int, str]]:
+        d, e, c = parse_lines(text, paths)
         dumps.update(d)
         errors.update(e)
         config.update(c)
-        for n in osds:
-            if n not in d and n not in e:
-                errors[n] = f"host {ref.where} did not answer ({res.error_text()})"
-    for ref, osds in by_host.items():
-        if ref.address is None:         # the same script here, the run's ceph.conf naming the sockets
-            res = host.run(["python3", "-c", SCRIPT, what, *words(osds)], TIMEOUT_S * (len(osds) + 2),
-                           env={"CEPH_CONF": conf} if conf else None)
-            d, e, c = parse_lines(res.stdout, paths)
-            dumps.update(d)
-            errors.update(e)
-            config.update(c)
+        return d, e
+
+    remote = [(ref, osds) for ref, osds in by_host.items() if ref.address is not None]
+    argvs = [ref.argv(["python3", "-c", SCRIPT, what, *words(osds)], ssh) for ref, osds in remote]
+    most = max((len(osds) for _, osds in remote), default=0)
+    here = [n for ref, osds in by_host.items() if ref.address is None for n in osds]
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        # the ssh readings wait in a thread; this machine's in this one, where a Ctrl-C interrupts them at once
+        answers = pool.submit(run_all, host, argvs, TIMEOUT_S * (most + 2))
+        if here:
+            env = {k: v for k, v in {**os.environ, **host.env, **({"CEPH_CONF": conf} if conf else {})}.items()
+                   if k not in host.unset_env}
+            lines: list[str] = []
+            local_reader()(what, words(here), lines.append, env)
+            keep("\n".join(lines))
+        for (ref, osds), res in zip(remote, answers.result()):
+            d, e = keep(res.stdout)
+            for n in osds:
+                if n not in d and n not in e:
+                    errors[n] = f"host {ref.where} did not answer ({res.error_text()})"
     return dumps, errors, config
