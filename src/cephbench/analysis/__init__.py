@@ -18,6 +18,7 @@ from ..kinds import DISK_BASELINE, NET_BASELINE, direction_of, kinds_where, leve
 from ..remote import addr_ips
 from ..results import Analysis, LatencyBreakdown, Result
 from . import rgw
+from .disks import usable
 from .breakdown import breakdown
 from .model import MIB, Ceiling, ClusterFacts, DiskFigures, Pool, ceiling, judge, osd_bench_ceiling
 from .storesettings import store_settings
@@ -58,6 +59,7 @@ def _pattern(results: list[Result], name: str) -> dict[str, Any] | None:
 
 
 WRITE_PATTERNS = ("write-4MiB", "write-1MiB", "dd")
+NOT_USED = ": not used"     # how a disk baseline path not on an OSD's device ends its sentence (osd_devices.check)
 
 
 def _parallel_else_alone(x: dict[str, Any], key: str) -> float | None:
@@ -147,10 +149,10 @@ def network_figures(net: list[Result], client: str | None) -> dict[str, Any]:
 def facts_from_run(cluster: dict[str, Any], results: list[Result], client_hostname: str | None = None,
                    cpus: int | None = None) -> ClusterFacts | None:
     md = _osd_metadata(cluster)
-    disk = disk_figures([r for r in results if r.test.kind == DISK_BASELINE],
-                        [r for r in results if level_of(r.test.kind) == "OSD"])
+    own, unused = usable([r for r in results if r.test.kind == DISK_BASELINE])
+    disk = disk_figures(own, [r for r in results if level_of(r.test.kind) == "OSD"])
     net = network_figures([r for r in results if r.test.kind == NET_BASELINE], client_hostname)
-    if disk is None and not net:
+    if disk is None and not net and not unused:
         return None
     osds = len(md) or int(((cluster.get("status") or {}).get("osdmap") or {}).get("num_osds", 0) or 0)
     hosts = {m.get("hostname") for m in md if m.get("hostname")}
@@ -162,7 +164,7 @@ def facts_from_run(cluster: dict[str, Any], results: list[Result], client_hostna
         front, back = addr_ips(m.get("front_addr", "")), addr_ips(m.get("back_addr", ""))
         if front and back and front != back:
             separate_cluster = True
-    notes = []
+    notes = list(unused)
     if disk is not None and not disk.shared_device:
         notes.append(f"disk figures: {disk.source}")
     if disk is not None and disk.slowest_host and disk.write_bytes_per_s and disk.slowest_host_write_bytes_per_s:
@@ -245,6 +247,9 @@ def analyse(result: Result, facts: ClusterFacts | None, rados: list[Result] | No
     v = judge(c, result.measurement.bytes_per_s, label, watched.cpus if watched else (facts.cpus if facts else None),
               watched.cpu_busy_median if watched else None, f"{watched.host} ({watched.role})" if watched else "",
               measured=measured)
+    unused = [n for n in (facts.notes if facts is not None else ()) if n.endswith(NOT_USED)]
+    if v.ceiling_bytes_per_s is None and unused:     # a ceiling's notes are in its reason; say them without one too
+        v = replace(v, reason=f"{v.reason} ({'; '.join(unused)})")
     if facts is None and measured is None:
         v = replace(v, reason=v.reason.replace("(no disk or network baseline in this run)",
                                                "(no disk or network baseline in this run: add a baseline section "

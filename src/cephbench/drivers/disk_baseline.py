@@ -37,6 +37,7 @@ from . import ParseError
 from .figures import array, count, mapping
 from .base import Outcome
 from .fio import FioJob, fio_argv, parse_fio_json, to_measurement
+from .osd_devices import OsdDevice, check as osd_device_check
 
 MIB = 1024 * 1024
 
@@ -91,6 +92,8 @@ class DiskTarget:
     machine: str = ""               # the host's boot id: hosts that are one machine (the lab) share disks too
     real: str = ""                  # the path with every symlink resolved, on its host
     drive: LabDrive | None = None   # a lab OSD's own drive, when the lab records it
+    disks: tuple[str, ...] = ()     # the whole disks the path is on (PathFacts.disks)
+    osd_device: OsdDevice | None = None   # whether it is an OSD's own device (osd_device_check)
 
     @property
     def host(self) -> str:
@@ -136,19 +139,28 @@ class LabDrive:
 PROBE_SH = r"""probe=$1; shift
 echo "boot=$(cat /proc/sys/kernel/random/boot_id 2>/dev/null)"
 for t in fio timeout lsblk blkid; do command -v "$t" > /dev/null && echo "tool=$t"; done
+disks() {  # the whole disks under a sysfs block device: a partition's disk, a device-mapper device's slaves
+  local s found=""
+  if [ -e "$1/partition" ]; then echo "disk=$(basename "$(dirname "$1")")"; return; fi
+  for s in "$1"/slaves/*; do [ -e "$s" ] && found=1 && disks "$(readlink -f "$s")"; done
+  [ -n "$found" ] || echo "disk=$(basename "$1")"
+}
 for p in "$@"; do
   echo "path=$p"
   if [ ! -e "$p" ]; then echo "kind=missing"; continue; fi
   echo "real=$(readlink -f -- "$p")"
   if [ -b "$p" ]; then
     echo "kind=block"; echo "rdev=$(stat -L -c '%t:%T' -- "$p")"
+    mm=$(( 0x$(stat -L -c '%t' -- "$p") )):$(( 0x$(stat -L -c '%T' -- "$p") ))
   elif [ -d "$p" ]; then
-    echo "kind=dir"; echo "dev=$(stat -L -c '%d' -- "$p")"; echo "free=$(stat -f -L -c '%a %S' -- "$p")"
+    echo "kind=dir"; d=$(stat -L -c '%d' -- "$p"); echo "dev=$d"; echo "free=$(stat -f -L -c '%a %S' -- "$p")"
+    mm=$(( (d >> 8) & 0xfff )):$(( (d & 0xff) | ((d >> 12) & 0xfff00) ))
     f="$p/$probe"
     if err=$( (set -C; : > "$f") 2>&1 ); then rm -f -- "$f"; echo "write=ok"; else echo "write=$err"; fi
   else
-    echo "kind=other"
+    echo "kind=other"; continue
   fi
+  sys=$(readlink -f "/sys/dev/block/$mm" 2>/dev/null) && [ -d "$sys" ] && disks "$sys"
 done
 echo "@mounts"; cat /proc/mounts
 echo "@swaps"; cat /proc/swaps 2>/dev/null
@@ -163,6 +175,7 @@ class PathFacts:
     device: str = ""            # major:minor (of the filesystem for a directory, of the device for a block device)
     free: int | None = None     # bytes this user may still write (directories)
     write_error: str | None = None
+    disks: tuple[str, ...] = ()  # the whole disks it is on (kernel names, as `ceph osd metadata` names devices)
 
 
 @dataclass(frozen=True)
@@ -211,7 +224,8 @@ def parse_probe(text: str) -> HostProbe:
             paths.append(PathFacts(
                 cur["path"], cur.get("kind", "missing"), cur.get("real", ""),
                 _devnum(cur["rdev"]) if "rdev" in cur else _devnum(cur["dev"]) if "dev" in cur else "",
-                nbytes, None if write in (None, "ok") else (write.rsplit(": ", 1)[-1] or write)))
+                nbytes, None if write in (None, "ok") else (write.rsplit(": ", 1)[-1] or write),
+                tuple(dict.fromkeys(cur.get("disks", "").split()))))
     for line in head.splitlines():
         key, sep, value = line.partition("=")
         if not sep:
@@ -223,6 +237,8 @@ def parse_probe(text: str) -> HostProbe:
         elif key == "path":
             done()
             cur = {"path": value}
+        elif key == "disk" and cur is not None:
+            cur["disks"] = f"{cur.get('disks', '')} {value}".strip()
         elif cur is not None:
             cur[key] = value
     done()
@@ -263,7 +279,8 @@ def directory_target(facts: PathFacts, size: int, mounts_text: str, test_name: s
     if facts.write_error is not None:
         raise UserError(f"cannot write in {path}{where}: {facts.write_error}",
                         "give a directory this user can write to")
-    return DiskTarget(path, str(PurePosixPath(path) / test_name), False, facts.device, ref, machine, facts.real)
+    return DiskTarget(path, str(PurePosixPath(path) / test_name), False, facts.device, ref, machine, facts.real,
+                      disks=facts.disks)
 
 
 def _probe(paths: list[str], probe_name: str, host: LocalHost, ref: HostRef | None,
@@ -415,7 +432,7 @@ def check_raw_device(facts: PathFacts, size: int, allow_raw: bool, host: LocalHo
     if problems:
         raise UserError(f"refusing to write to {path}{where}: {'; '.join(problems)}",
                         "give an unused device, or a directory on a mounted disk")
-    return DiskTarget(path, path, True, facts.device, ref, probe.boot_id, facts.real)
+    return DiskTarget(path, path, True, facts.device, ref, probe.boot_id, facts.real, disks=facts.disks)
 
 
 def check_host_paths(ref: HostRef | None, paths: list[str], size: int, allow_raw: bool, test_name: str,
@@ -602,6 +619,11 @@ def pattern_measurement(pattern: Pattern, targets: list[DiskTarget], alone: dict
         "parallel_total_ops_per_s": sum(par_iops) if par_iops else None,
         "aggregate": "headline: median disk alone; parallel_*: every disk at once; per_host: each host's median",
     }
+    checked = {t.label: t.osd_device.as_dict() for t in targets if t.osd_device is not None}
+    if checked:
+        extra["osd_devices"] = checked      # per path: an OSD's own device or not (analysis/disks.py reads it)
+        if pattern.name == "dd":
+            notes += [t.osd_device.text for t in targets if t.osd_device is not None and t.osd_device.own is not True]
     if med_alone and med_par is not None and len(targets) > 1:
         drop = 1 - med_par / med_alone
         extra["parallel_drop"] = drop
@@ -867,6 +889,29 @@ def with_lab_drives(targets: list[DiskTarget], params: dict[str, Any], target: A
     return out
 
 
+def with_osd_devices(targets: list[DiskTarget], params: dict[str, Any], metadata: list[dict[str, Any]]
+                     ) -> list[DiskTarget]:
+    """Each target with whether it is an OSD's own device (osd_devices.check): `lab-osds` names the OSD of each
+    directory; any other path stands for the OSDs of its host whose device it is on."""
+    out = []
+    for t in targets:
+        name = PurePosixPath(t.path).name
+        osd = int(name) if params["paths"] == "lab-osds" and name.isdigit() else None
+        drive = PurePosixPath(t.drive.read_device or t.drive.device).name if t.drive else ""
+        out.append(replace(t, osd_device=osd_device_check(t.label, t.host, t.disks, metadata, osd, drive)))
+    return out
+
+
+def osd_metadata(cluster: Any) -> list[dict[str, Any]]:
+    """`ceph osd metadata`, or [] when the cluster cannot say (each path then says it cannot tell)."""
+    try:
+        md = cluster.ceph_json("osd", "metadata") if cluster is not None else []
+    except Exception as exc:    # noqa: BLE001 - any failure only leaves the paths unchecked, and they say so
+        log.warning("ceph osd metadata: %s", exc)
+        return []
+    return [m for m in md if isinstance(m, dict)] if isinstance(md, list) else []
+
+
 def lab_ssh(lab_json: Path) -> SshSettings | None:
     """How cephbench reaches a multi-host lab's hosts (lab.json's topology.ssh); None without one."""
     ssh = _topology(lab_json).get("ssh")
@@ -928,8 +973,9 @@ def preflight(cluster, tests: list[Test], settings) -> None:
     first = tests[0].params
     try:
         per_host, ssh = resolve_hosts(first, cluster.target, settings.ssh, cluster)
-        with_lab_drives(check_targets(per_host, first["size"], first.get("allow_raw_device", False),
-                                      ".cephbench-preflight.dat", ssh=ssh), first, cluster.target)
+        with_osd_devices(with_lab_drives(check_targets(per_host, first["size"], first.get("allow_raw_device", False),
+                                                       ".cephbench-preflight.dat", ssh=ssh), first, cluster.target),
+                         first, osd_metadata(cluster))
     except UserError as exc:
         raise _where(exc, first) from None
 
@@ -947,6 +993,7 @@ def run_group(ctx, group: list[Test], todo: set[str]) -> Iterator[Outcome]:
     try:
         targets = with_lab_drives(check_targets(per_host, first["size"], first.get("allow_raw_device", False), name,
                                                 ctx.host, ssh), first, ctx.target)
+        targets = with_osd_devices(targets, first, osd_metadata(ctx.cluster))
     except UserError as exc:
         raise _where(exc, first) from None
     files = enter_files(ctx.ledger, targets, ctx.host, ssh)
