@@ -18,6 +18,7 @@ def test_a_seq_longer_than_its_write_can_feed_is_topped_up_and_runs_its_duration
     assert not [w for w in seq.warnings if "ran out" in w], seq.warnings
     assert seq.measurement.duration_s >= 0.8 * 2, seq.measurement.duration_s
     (note,) = [n for n in seq.notes if "topped up" in n]
-    print("\n" + note)
+    print(f"\n{note}\nseq: {seq.measurement.duration_s:.1f} s, {seq.measurement.ops_total:.0f} objects; "
+          f"write: {write.measurement.duration_s:.1f} s, {write.measurement.ops_total:.0f} objects")
     assert (out / "raw" / seq.test.id / "rados-bench-topup-write-i0.txt").is_file()
     assert seq.measurement.ops_total > write.measurement.ops_total
