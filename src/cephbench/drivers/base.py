@@ -100,6 +100,7 @@ class RunContext:
     at_paths: dict[str, str] = field(default_factory=dict)  # client -> cephbench-loadgen there (the start barrier)
     load_here: bool = True          # some test's load comes from this machine (not every one from client hosts)
     _unseen: UnseenWrites | None = field(default=None, repr=False)   # this run's writes `ceph df` may not count
+    seq_ratios: dict[int, float] = field(default_factory=dict)   # object size -> the most a seq read per written
     _reserved: tuple[int, int] = (0, 0)     # the write in progress: raw bytes reserved, df's used when reserved
     started_unix: float = field(default_factory=time.time)
     options: tuple[tuple[str, str], ...] = ()   # (who, name) the run's variants change: in its marker

@@ -63,6 +63,7 @@ class RadosBenchCommand:
     run_name: str
     no_cleanup: bool = True
     max_objects: int | None = None
+    reuse: bool = False         # write the run name's objects again from the first, under their names (--reuse-bench)
 
     def argv(self, client_args: list[str]) -> list[str]:
         if self.mode not in ("write", "seq", "rand"):
@@ -75,6 +76,8 @@ class RadosBenchCommand:
                 argv.append("--no-cleanup")
             if self.max_objects is not None:
                 argv += ["--max-objects", str(self.max_objects)]
+            if self.reuse:
+                argv.append("--reuse-bench")
         return argv
 
 
@@ -340,6 +343,43 @@ def live_figures(paths: list) -> tuple[float | None, float | None]:
     return live_sum(paths, lambda p: newest_line(p, live_line))
 
 
+# A seq's estimate of its own pace beside its write's, above the largest ratio seen, when a seq of this run saw one
+SEQ_RATIO_MARGIN = 1.25
+
+
+@dataclass(frozen=True)
+class Fed:
+    """What one instance's write left for the reads: its objects, made in so many seconds."""
+    objects: int
+    seconds: float
+
+    @property
+    def rate(self) -> float:
+        return self.objects / self.seconds if self.seconds > 0 else 0.0
+
+
+def seq_ratio(object_size: int, seen: float | None) -> tuple[float, str]:
+    """How many times its write's objects per second a seq may read, and whence that figure: the largest a seq
+    of this run measured at this size with a margin, never below the lab's measured bound (plan.seq_write_ratio)."""
+    from ..plan import seq_write_ratio
+    bound = float(seq_write_ratio(object_size))
+    if seen is not None and seen * SEQ_RATIO_MARGIN > bound:
+        return seen * SEQ_RATIO_MARGIN, f"{seen:.1f}x measured by an earlier seq of this run, + 25%"
+    return bound, "the most measured on the lab, with room"
+
+
+def seq_objects(fed: list[Fed], seq_s: float, ratio: float) -> int:
+    """Objects each instance must hold for a seq of `seq_s` not to run out, when it reads `ratio` times as many
+    objects per second as the slowest instance's write made."""
+    rate = min(f.rate for f in fed)
+    return math.ceil(rate * ratio * seq_s)
+
+
+def write_seconds_for(fed: list[Fed], read: list[Fed], seq_s: float) -> int:
+    """The write's duration that would have fed a seq of `seq_s` at the read rates it measured."""
+    return max(math.ceil(r.rate * seq_s / f.rate) for f, r in zip(fed, read) if f.rate > 0)
+
+
 def run_group(ctx, group, todo):
     """Write, then seq/rand reads of what was written, on fresh pools; one Outcome per test in `todo`."""
     from ..hosts import Spawn
@@ -360,6 +400,78 @@ def run_group(ctx, group, todo):
     remote = ctx.target.remote_client_args()
     clients = ctx.clients_of(group[0])
     write_cut = False       # rados bench stopped mid-write records no metadata object: seq/rand cannot run
+    fed: list[Fed] = []     # what the last write left each instance, in the order of `where`
+    # N instances on this machine, or N on each client host, each with its own run name (a client's reads read what
+    # its own write made)
+    where = [(c, i) for c in clients for i in range(n)] if clients else [(None, i) for i in range(n)]
+
+    def room():
+        """Objects each instance may still write under the capacity guard (reserved until ctx.write_ended)."""
+        client_bytes, budget = ctx.reserve_write(amplification(profile))
+        return client_bytes // size // len(where), budget
+
+    def commands_of(mode: str, duration_s: int, max_objects: int | None, concurrency: int, reuse: bool = False):
+        return [RadosBenchCommand(pool=pools[i], mode=mode, duration_s=duration_s, concurrency=concurrency,
+                                  object_size=size, no_cleanup=True, max_objects=max_objects, reuse=reuse,
+                                  run_name=run_names[i] if c is None else ctx.name(gid, c.name, f"i{i}"))
+                for c, i in where]
+
+    def spawns_of(cmds, raw_dir, stem: str):
+        return [Spawn(cmd.argv(client if c is None else remote), (raw_dir / (
+            f"{stem}-i{i}.txt" if c is None else f"{stem}-{c.name}-i{i}.txt")) if raw_dir else None)
+            for cmd, (c, i) in zip(cmds, where)]
+
+    def run(test, spawns, duration_s: float):
+        timeout = run_group_timeout(duration_s)
+        if clients:
+            timed = ctx.run_on_clients(test, ctx.placements([(c, sp) for (c, _), sp in zip(where, spawns)]), timeout,
+                                       live=live_figures)
+            return timed, None if timed is None else [t.result for t in timed]
+        return None, ctx.run_tools(test, spawns, timeout, live=live_figures)
+
+    def top_up(seq) -> list[str]:
+        """Before a seq: when the objects the write left would not last its duration at the pace a seq may read
+        them, write them again from the first and more after them (--reuse-bench: the same names, so only the
+        new ones take room), up to what the capacity guard allows. Not recorded: the write's figure is its own."""
+        seq_s = seq.params["duration_s"]
+        ratio, whence = seq_ratio(size, ctx.seq_ratios.get(size))
+        want, have = seq_objects(fed, seq_s, ratio), min(f.objects for f in fed)
+        if want <= have:
+            return []
+        extra, budget = room()
+        target = min(want, have + extra)
+        if target <= have:
+            ctx.reserve(0)
+            return [f"objects not topped up before the seq: the capacity guard leaves no room ({budget.describe()})"]
+        secs = math.ceil(2 * target / min(f.rate for f in fed)) + 2    # --max-objects ends it, not the time
+        cmds = commands_of("write", secs, target, first["concurrency"], reuse=True)
+        spawns = spawns_of(cmds, ctx.rundir.raw_dir(seq.id) if ctx.rundir else None, "rados-bench-topup-write")
+        try:
+            timed, results = run(group[0], spawns, secs)
+        finally:
+            ctx.write_ended()
+        if results is None:
+            return []
+        failed = [r for r in results if not r.ok]
+        why = (failure(timed) or failed[0].error_text()) if failed else ""
+        made = 0
+        if not failed:
+            try:
+                made = min(int(parse(r.stdout, "write", cmd.duration_s).ops_total or 0)
+                           for r, cmd in zip(results, cmds))
+            except ParseError as exc:
+                why = str(exc)
+        if why or ctx.stopped_for_capacity(group[0]):
+            return [f"objects not topped up before the seq: {why or 'the capacity guard stopped the write'}; "
+                    f"it reads the {have} the write made"]
+        note = (f"objects topped up before the seq: the {fed[0].seconds:.1f} s write made {have} objects per "
+                f"instance, and a {seq_s:g} s seq may read {ratio:.1f}x as many per second as it wrote them "
+                f"({whence}), so a rados bench write --reuse-bench (not recorded: raw/{seq.id}/"
+                f"rados-bench-topup-write-*) wrote them again and {made - have} more, {made} in all")
+        if target < want:
+            note += f"; the capacity guard allowed {target} of the {want} wanted ({budget.describe()})"
+        return [note]
+
     try:
         for test in group:
             mode = test.params["phase"]
@@ -377,6 +489,8 @@ def run_group(ctx, group, todo):
                         "the capacity guard stopped the write before rados bench recorded what it wrote, so this "
                         "read has nothing to read; lower the write's duration or raise settings.max_raw_used"))
                 continue
+            if mode == "seq" and fed and not ctx.dry_run:
+                notes += top_up(test)
             if mode != "write":
                 notes += ctx.prepare_reads()
             # with steady_state (write, rand) the phase runs in rounds of its duration until steady (steady.py)
@@ -392,9 +506,7 @@ def run_group(ctx, group, todo):
                 suffix = f"-round{len(rounds) + 1}" if steady else ""
                 max_objects = None
                 if mode == "write" and not ctx.dry_run:
-                    amp = amplification(profile)
-                    client_bytes, budget = ctx.reserve_write(amp)
-                    per_instance = client_bytes // size // (n * max(1, len(clients)))
+                    per_instance, budget = room()
                     if per_instance < first["concurrency"]:
                         ctx.reserve(0)
                         msg = (f"capacity guard: writing would take the cluster past {budget.max_raw_used:.0%} raw "
@@ -406,29 +518,13 @@ def run_group(ctx, group, todo):
                             yield Outcome(test, started, time.monotonic() - t0, error=msg, notes=notes)
                         return
                     max_objects = int(per_instance)
-                # N instances on this machine, or N on each client host, each with its own run name (a client's
-                # reads read what its own write made)
-                where = [(c, i) for c in clients for i in range(n)] if clients else [(None, i) for i in range(n)]
-                cmds = [RadosBenchCommand(pool=pools[i], mode=mode, duration_s=int(round(test.params["duration_s"])),
-                                          concurrency=test.params["concurrency"], object_size=size,
-                                          run_name=run_names[i] if c is None else ctx.name(gid, c.name, f"i{i}"),
-                                          no_cleanup=True, max_objects=max_objects)
-                        for c, i in where]
+                cmds = commands_of(mode, int(round(test.params["duration_s"])), max_objects,
+                                   test.params["concurrency"])
                 raw_dir = ctx.rundir.raw_dir(test.id if record else f"{gid}-prepare-write") if ctx.rundir else None
-                spawns = [Spawn(cmd.argv(client if c is None else remote), (raw_dir / (
-                    f"rados-bench-{mode}{suffix}-i{i}.txt" if c is None else
-                    f"rados-bench-{mode}{suffix}-{c.name}-i{i}.txt")) if raw_dir else None)
-                    for cmd, (c, i) in zip(cmds, where)]
-                timed = None
+                spawns = spawns_of(cmds, raw_dir, f"rados-bench-{mode}{suffix}")
                 round_start = time.monotonic() - rounds_t0
                 try:
-                    timeout = run_group_timeout(test.params["duration_s"])
-                    if clients:
-                        timed = ctx.run_on_clients(test, ctx.placements([(c, sp) for (c, _), sp in zip(where, spawns)]),
-                                                   timeout, live=live_figures)
-                        results = None if timed is None else [t.result for t in timed]
-                    else:
-                        results = ctx.run_tools(test, spawns, timeout, live=live_figures)
+                    timed, results = run(test, spawns, test.params["duration_s"])
                 finally:
                     if max_objects is not None:
                         ctx.write_ended()
@@ -484,14 +580,24 @@ def run_group(ctx, group, todo):
                              f"{min(steady['window'], len(rounds))} rounds")
             notes += client_notes(m)
             warnings: list[str] = []
+            read = [Fed(int(p.ops_total or 0), p.duration_s) for p in parts]
+            if mode == "write":
+                fed = read
+            elif mode == "seq" and fed:
+                ratios = [r.rate / f.rate for f, r in zip(fed, read) if f.rate > 0]
+                ctx.seq_ratios[size] = max([ctx.seq_ratios.get(size, 0.0), *ratios])
             if mode == "write":
                 if max_objects is not None and any((p.ops_total or 0) >= max_objects for p in parts):
                     warnings.append(f"capacity guard: write stopped at {max_objects} objects per instance to stay "
                                     f"below {ctx.settings.max_raw_used:.0%} raw used")
             elif m.duration_s < 0.8 * test.params["duration_s"]:
-                warnings.append(f"{mode} ran out of objects after {m.duration_s:.1f} s of the requested "
-                                f"{test.params['duration_s']:g} s: it read every object the write made; give "
-                                "the write a longer duration (duration: {write: ..., seq: ...})")
+                seq_s = test.params["duration_s"]
+                exact = mode == "seq" and fed and all(f.rate > 0 for f in fed)
+                longer = (f"give the write at least {write_seconds_for(fed, read, seq_s)} s (it read "
+                          f"{sum(r.rate for r in read):.0f} objects/s, the write made {sum(f.rate for f in fed):.0f}/s)"
+                          if exact else "give the write a longer duration")
+                warnings.append(f"{mode} ran out of objects after {m.duration_s:.1f} s of the requested {seq_s:g} s: "
+                                f"it read every object there was; {longer} (duration: {{write: ..., {mode}: ...}})")
             if not record:
                 ctx.events.note(f"{gid}: wrote objects again for the reads that remain (not recorded)")
                 continue
