@@ -593,7 +593,7 @@ def _build_key(build: LabBuild | None) -> str:
 def _part_prepared(prep: Prepared, tests: list[Test], events: RunEvents) -> Prepared:
     """What a part runs against: after a rebuild the lab is another cluster (fsid, keys, ssh host keys), so the
     connection, settings.ssh, the client hosts and the preflight are made again, and run.json records the shape
-    of each of the part's variants."""
+    of each of the part's variants with its cluster facts."""
     keeper = prep.shapes
     assert keeper is not None and prep.lab is not None
     req = prep.request
@@ -610,10 +610,14 @@ def _part_prepared(prep: Prepared, tests: list[Test], events: RunEvents) -> Prep
     client_facts = preflight_clients(LocalHost(), clients, tests, suite.settings.ssh, prep.target.id, req.force,
                                      events.note) if clients else {}
     if prep.rundir is not None:
+        # the analysis reads each result's facts from here: the rebuilt lab has its own hosts, OSDs and devices
+        facts = cluster.facts()
         shapes = dict(prep.rundir.meta().get("lab_shapes") or {})
         for name in dict.fromkeys(t.variant for t in tests if t.variant is not None):
             build = keeper.want(name)
-            shapes[name] = {"build": build.to_json() if build else None, "topology": topo}
-        prep.rundir.update_meta(lab_shapes=shapes)
+            shapes[name] = {"build": build.to_json() if build else None, "topology": topo, "cluster": facts}
+        # tests without a variant (baselines) run on this part's build, which need not be the lab the run found
+        found = {} if all(t.variant is not None for t in tests) else {"cluster": facts}
+        prep.rundir.update_meta(lab_shapes=shapes, **found)
     return replace(prep, suite=suite, plan=replace(prep.plan, suite=suite), todo=tests, cluster=cluster,
                    status=status, clients=clients, client_facts=client_facts, loadgen_paths={})

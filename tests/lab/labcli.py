@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import subprocess
 import sys
 import tempfile
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Mapping
+from typing import Iterator, Mapping
+
+from cephbench.lab import Lab
 
 CLI = [sys.executable, "-m", "cephbench.cli"]
 
@@ -79,3 +83,17 @@ def cli_here(args, env: Mapping[str, str] | None = None) -> subprocess.Completed
     if res.exception is not None and not isinstance(res.exception, SystemExit):
         raise res.exception                     # a traceback is a bug: the test fails with it
     return subprocess.CompletedProcess(list(args), res.exit_code, raw_out + res.stdout, raw_err + res.stderr)
+
+
+@contextmanager
+def own_lab(prefix: str, osds: int) -> Iterator[Lab]:
+    """A one-host lab of a test's own (2 GiB OSDs, no RGW), for a test that rebuilds it (lab shapes): the session's
+    labs are never rebuilt under other tests."""
+    d = Path(tempfile.mkdtemp(prefix=prefix))
+    lb = Lab(d / "lab")
+    try:
+        lb.up(osds=osds, osd_size_bytes=2 * 1024**3, rgw=False)
+        yield lb
+    finally:
+        lb.down()
+        shutil.rmtree(d, ignore_errors=True)

@@ -11,10 +11,8 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import signal
 import subprocess
-import tempfile
 import time
 from pathlib import Path
 
@@ -22,6 +20,7 @@ import pytest
 
 from cephbench.lab import Lab
 
+import labcli
 from labcli import CLI, run_cli, write_suite
 
 SUITE = """name: shape-signals
@@ -39,14 +38,8 @@ STEPS = {"rebuild-down": (DOWN, 1, 0.0), "rebuild-up": (UP, 1, 1.0), "putback-do
 
 @pytest.fixture(scope="module")
 def own_lab():
-    d = Path(tempfile.mkdtemp(prefix="cb-shape-sig-"))
-    lb = Lab(d / "lab")
-    try:
-        lb.up(osds=1, osd_size_bytes=2 * 1024**3, rgw=False)
+    with labcli.own_lab("cb-shape-sig-", osds=1) as lb:
         yield lb
-    finally:
-        lb.down()
-        shutil.rmtree(d, ignore_errors=True)
 
 
 def env() -> dict[str, str]:

@@ -190,6 +190,21 @@ def facts_from_run(cluster: dict[str, Any], results: list[Result], client_hostna
         cpus=cpus, notes=tuple(notes))
 
 
+def shape_clusters(meta: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """Per variant, the cluster facts of the lab shape it ran on (run.json's `lab_shapes[v].cluster`): a shape
+    rebuilds the lab with other hosts, OSDs, devices and networks than the lab the run found."""
+    shapes = meta.get("lab_shapes") or {}
+    return {name: s["cluster"] for name, s in shapes.items()
+            if isinstance(s, dict) and isinstance(s.get("cluster"), dict)}
+
+
+def cluster_of(result: Result, cluster: dict[str, Any], shapes: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    """The cluster facts a result ran with: its shape's, else the run's (no shapes, or a test without a variant,
+    which runs on the build the run's `cluster` describes)."""
+    v = result.test.variant
+    return shapes.get(v, cluster) if v is not None else cluster
+
+
 def client_hosts(result: Result) -> list[str]:
     """The client hosts a result's load came from (its instances' hosts); none when it ran on this machine."""
     m = result.measurement
@@ -348,6 +363,7 @@ class RunAnalyzer:
     """Attaches analysis to each result of a run as it finishes; baselines are remembered as they come."""
 
     cluster: dict[str, Any] = field(default_factory=dict)
+    shapes: dict[str, dict[str, Any]] = field(default_factory=dict)    # variant -> its lab shape's cluster facts
     client_hostname: str | None = None
     cpus: int | None = None
     seen: list[Result] = field(default_factory=list)
@@ -364,8 +380,9 @@ class RunAnalyzer:
             except Exception as exc:  # noqa: BLE001 - analysis must never stop a run
                 log.warning("analysis: cannot read the run directory: %s", exc)
         client = (meta.get("hosts") or {}).get("client") or {}
-        return cls(cluster=meta.get("cluster") or {}, client_hostname=client.get("hostname"),
-                   cpus=client.get("cpu_count"), seen=[r for r in earlier if r.test.kind in CEILING_SOURCES],
+        return cls(cluster=meta.get("cluster") or {}, shapes=shape_clusters(meta),
+                   client_hostname=client.get("hostname"), cpus=client.get("cpu_count"),
+                   seen=[r for r in earlier if r.test.kind in CEILING_SOURCES],
                    rados=[r for r in earlier if r.test.kind == RADOS_BENCH])
 
     def attach(self, result: Result) -> Result:
@@ -374,11 +391,12 @@ class RunAnalyzer:
             if result.test.kind not in MODELLED:
                 return result
         try:
-            facts = facts_from_run(self.cluster, self.seen, self.client_hostname, self.cpus)
+            cluster = cluster_of(result, self.cluster, self.shapes)
+            facts = facts_from_run(cluster, self.seen, self.client_hostname, self.cpus)
             clients = client_hosts(result)
             if facts is not None and clients:
                 facts = with_clients(facts, [r for r in self.seen if r.test.kind == NET_BASELINE], clients)
-            result.analysis = analyse(result, facts, self.rados, self.cluster)
+            result.analysis = analyse(result, facts, self.rados, cluster)
             if result.test.kind == RADOS_BENCH:
                 self.rados.append(result)
         except Exception as exc:  # noqa: BLE001 - a model bug must not lose a measured result

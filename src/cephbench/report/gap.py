@@ -12,7 +12,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from ..analysis import CEILING_SOURCES, MODELLED, client_hosts, facts_from_run, op_of, op_size_of, with_clients
+from ..analysis import (CEILING_SOURCES, MODELLED, client_hosts, cluster_of, facts_from_run, op_of, op_size_of,
+                        shape_clusters, with_clients)
 from ..analysis.model import ClusterFacts, Pool, Term, ceiling, osd_bench_ceiling, per_disk_rate
 from ..kinds import NET_BASELINE, level_of
 from ..results import Result
@@ -44,23 +45,29 @@ class Gap:
 
 
 class Facts:
-    """The run's ClusterFacts, computed once for every chart of a report."""
+    """The run's ClusterFacts, computed once per lab shape for every chart of a report."""
 
     def __init__(self, meta: dict[str, Any], results: list[Result]) -> None:
         client = (meta.get("hosts") or {}).get("client") or {}
         self.sources = [r for r in results if r.test.kind in CEILING_SOURCES]
         self.net = [r for r in self.sources if r.test.kind == NET_BASELINE]
-        try:
-            self.facts = facts_from_run(meta.get("cluster") or {}, self.sources, client.get("hostname"),
-                                        client.get("cpu_count"))
-        except (TypeError, ValueError, KeyError, AttributeError):   # a run.json from elsewhere: stored ceilings only
-            self.facts = None
+        self.cluster: dict[str, Any] = meta.get("cluster") or {}
+        self.shapes = shape_clusters(meta)
+        self.client = (client.get("hostname"), client.get("cpu_count"))
+        self._facts: dict[str | None, ClusterFacts | None] = {}
 
     def of(self, result: Result) -> ClusterFacts | None:
-        clients = client_hosts(result)
-        if self.facts is not None and clients:
-            return with_clients(self.facts, self.net, clients)
-        return self.facts
+        shape = result.test.variant if result.test.variant in self.shapes else None
+        if shape not in self._facts:
+            try:
+                self._facts[shape] = facts_from_run(cluster_of(result, self.cluster, self.shapes), self.sources,
+                                                    *self.client)
+            except (TypeError, ValueError, KeyError, AttributeError):   # a run.json from elsewhere: stored ceilings
+                self._facts[shape] = None
+        facts, clients = self._facts[shape], client_hosts(result)
+        if facts is not None and clients:
+            return with_clients(facts, self.net, clients)
+        return facts
 
 
 DISK_NAMES = ("disks", "replication/EC write amplification", "journal double write")
