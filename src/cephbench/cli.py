@@ -279,12 +279,6 @@ def baseline() -> None:
     """What the hardware can do: disks (fio, direct I/O) and network (iperf3), to compare the cluster with."""
 
 
-def _baseline_rundir(out_dir: Path | None, what: str, run_id: str) -> RunDir:
-    return RunDir.create(run_dir_path(f"baseline-{what}", out_dir), {
-        "cephbench_version": __version__, "run_ids": [run_id], "suite_name": f"baseline-{what}",
-        "kind": "baseline", "started_unix": time.time(), "hosts": {"client": local_facts()}})
-
-
 def _duration_option(value: str, flag: str) -> float:
     from .units import parse_duration
     try:
@@ -306,45 +300,41 @@ def _duration_option(value: str, flag: str) -> float:
 def baseline_disk(paths: tuple[Path, ...], size: str, runtime: str, patterns: tuple[str, ...],
                   allow_raw_device: bool, out_dir: Path | None) -> None:
     """fio on each PATH alone, then on all at once: dd-equivalent, sequential 1/4 MiB, random 4 KiB qd 1/32."""
-    from .config import SshSettings
     from .drivers import disk_baseline
-    from .recovery import Ownership
-    from .resources import Ledger
     nbytes, secs = _size_option(size, "--size"), _duration_option(runtime, "--runtime")
     unknown = [p for p in patterns if p not in disk_baseline.PATTERNS]
     if unknown:
         raise UserError(f"unknown pattern {unknown[0]!r}; use one of {', '.join(disk_baseline.PATTERNS)}",
                         where="--pattern")
-    run_id = secrets.token_hex(3)
-    targets = disk_baseline.check_paths(list(paths), nbytes, allow_raw_device, f"cephbench-{run_id}-baseline.dat")
-    rundir = _baseline_rundir(out_dir, "disk", run_id)
+    targets = disk_baseline.check_paths(list(paths), nbytes, allow_raw_device, ".cephbench-preflight.dat")
     tests = disk_baseline.make_tests(list(patterns) or disk_baseline.DEFAULT_PATTERNS,
                                      {"paths": [str(p) for p in paths], "size": nbytes, "runtime_s": secs,
                                       "allow_raw_device": allow_raw_device})
-    out.print(f"disk baseline of {len(targets)} path(s), {format_size(nbytes)} test files, {seconds(secs)} per step; "
-              f"results in {rundir.path}")
-    ledger = Ledger(rundir.path / "resources.json", guard=Ownership((run_id,)).refusal)
-    disk_baseline.enter_files(ledger, targets, LocalHost(), SshSettings())
-    try:
-        _record_baseline(rundir, disk_baseline.run(tests, targets, nbytes, secs, rundir, LocalHost(),
-                                                   note=lambda m: err.print(m, markup=False)))
-    finally:    # run removed them; the ledger checks, and lists what is still there
-        for r, why in ledger.release():
-            err.print(f"cephbench: could not remove {r.name}: {why}", markup=False)
+    _run_baseline("disk", tests, out_dir, f"disk baseline of {len(targets)} path(s), {format_size(nbytes)} test "
+                  f"files, {seconds(secs)} per step")
 
 
-def _record_baseline(rundir: RunDir, outcomes) -> None:
-    """Each outcome into results.jsonl as it comes, then the tables; exit 1 when a test failed."""
+def _run_baseline(what: str, tests: list, out_dir: Path | None, intro: str) -> None:
+    """The baseline's tests as a run of their own, through the runner as a suite's baselines (ledger, host watch,
+    cleanup on every exit); the tables, then exit 1 when a test failed, 130 when interrupted."""
+    from .launch import prepare_baseline, start
     from .report.baseline import print_baselines
-    from .runner import to_result
-    results = []
-    for o in outcomes:
-        r = to_result(o)
-        rundir.append(r)
-        results.append(r)
-    print_baselines(out, results)
+    prep = prepare_baseline(what, tests, out_dir)
+    rundir = prep.rundir
+    assert rundir is not None
+    out.print(f"{intro}; results in {rundir.path}")
+    events = ConsoleEvents(err, prep.todo, run_dir=rundir.path)
+    with events:
+        summary = start(prep, events)
+    print_baselines(out, summary.results)
     out.print(f"results: {rundir.path}")
-    if any(r.status == "failed" for r in results):
+    for r, why in summary.cleanup_failed:
+        err.print(f"cephbench: could not remove {r.kind} {r.name}: {why} (listed in {rundir.path}/resources.json; "
+                  f"cephbench cleanup {rundir.path})", markup=False)
+    if summary.interrupted:
+        err.print("interrupted: finished results are kept", markup=False)
+        sys.exit(130)
+    if summary.failed or summary.cleanup_failed:
         sys.exit(1)
 
 
@@ -364,14 +354,10 @@ def baseline_network(hosts: str, streams: int, duration: str, port: int | None, 
         raise UserError("give at least one host", where="--hosts")
     if port is not None:
         iperf.check_port(port)
-    resolved = iperf.resolve_hosts(names)
-    run_id = secrets.token_hex(3)
-    rundir = _baseline_rundir(out_dir, "network", run_id)
+    iperf.resolve_hosts(names)      # refused in one line before the run directory exists
     tests = iperf.make_tests(names, streams, secs, port)
-    out.print(f"network baseline between {', '.join(names)}: {len(tests)} iperf3 tests of {seconds(secs)}; "
-              f"results in {rundir.path}")
-    _record_baseline(rundir, iperf.run(tests, resolved, rundir, LocalHost(),
-                                       note=lambda m: err.print(m, markup=False), base_port=port))
+    _run_baseline("network", tests, out_dir, f"network baseline between {', '.join(names)}: {len(tests)} iperf3 "
+                  f"tests of {seconds(secs)}")
 
 
 # ---- validate / run ------------------------------------------------------------------

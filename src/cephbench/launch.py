@@ -91,6 +91,7 @@ class Prepared:
     loadgen_paths: dict[str, str] = field(default_factory=dict)    # client -> its cephbench-loadgen (after start)
     shapes: Keeper | None = None            # the lab's shapes, when a variant has one (shapes.py)
     as_given: Suite | None = None           # the suite before settings.ssh was filled from the lab
+    has_cluster: bool = True                # False: `cephbench baseline`, which needs none (prepare_baseline)
 
     @property
     def est_s(self) -> float:
@@ -282,6 +283,20 @@ def prepare(request: RunRequest, say: Callable[[str], None] = lambda _m: None) -
                     as_given=as_given)
 
 
+def prepare_baseline(what: str, tests: list[Test], out_dir: Path | None) -> Prepared:
+    """`cephbench baseline disk|network`: its tests (checked by the command) as a run of their own, run by `start`
+    as a suite's baselines are (ledger, host watch, cleanup), on a machine that may have no Ceph configured."""
+    # a suite of flags, not of a file: no workloads, which a suite file must have
+    suite = Suite.model_construct(name=f"baseline-{what}", settings=Settings())
+    nowhere = Target(Path(os.devnull), None, None)
+    run_id = secrets.token_hex(3)
+    rundir = RunDir.create(run_dir_path(suite.name, out_dir), {
+        "cephbench_version": __version__, "run_ids": [run_id], "suite_name": suite.name, "kind": "baseline",
+        "plan": [t.model_dump() for t in tests], "started_unix": time.time(), "hosts": {"client": local_facts()}})
+    return Prepared(RunRequest(out_dir=out_dir), suite, Plan(suite, tests), tests, nowhere, None, Cluster(nowhere),
+                    {}, run_id, rundir, lock=RunLock.take(rundir.path), has_cluster=False)
+
+
 def removers(ctx: RunContext, dead: Sequence[Resource] = ()) -> dict[str, Remover]:
     """How each kind of resource is removed knowing only its name (ctx: a RunContext for the run's target;
     `dead`: what the dead run left, whose own marker does not keep its scrub flags set)."""
@@ -404,8 +419,8 @@ def cleanup(run_dir: Path, request: RunRequest, say: Callable[[str], None]
         left = leftovers(rundir.path)
         if not left:
             return [], []
-        if conf is None and all(r.kind in (DISK_FILE, "process") for r in left):
-            # `cephbench baseline disk`: its test files and fio on this machine, no cluster to reach
+        if conf is None and all(r.kind in (DISK_FILE, "process", SSH_CONTROL, REMOTE_FILE) for r in left):
+            # `cephbench baseline`: its test files, fio, iperf3 servers and ssh connections, no cluster to reach
             ctx = RunContext(cluster=Cluster(Target(Path(os.devnull), None, None)), run_id="recovery", rundir=None,
                              ledger=Ledger(None), settings=Settings())
             return remove_leftovers(rundir.path, removers(ctx), note=say, owned=ownership(rundir, None))
@@ -488,7 +503,7 @@ def _run_part(prep: Prepared, events: RunEvents, outer: Ledger | None = None,
                          settings=prep.suite.settings.model_copy(update={"ssh": ssh}), dry_run=req.dry_run,
                          events=events, restart_lab_osds=prep.lab.restart_osds
                          if prep.lab is not None and prep.target.is_lab else None,
-                         clients=list(prep.clients),
+                         clients=list(prep.clients), has_cluster=prep.has_cluster,
                          client_offsets_ns={n: f.clock.offset_ns for n, f in prep.client_facts.items()
                                             if f.clock},
                          load_here=not prep.clients or any(

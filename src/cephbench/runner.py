@@ -125,12 +125,13 @@ def execute(plan: Plan, ctx: RunContext, events: RunEvents, options: RunOptions,
     try:
         wanted = variants.options(todo_tests) if variants is not None else {}
         ctx.options = tuple(wanted)
-        scrub = take_scrub_flags(ctx)
-        sent = mark_run(ctx)
-        if wanted and not ctx.dry_run:
-            claim_options(ctx, wanted, sent)    # before anything changes: refused if another run changes one
-        if ctx.settings.set_noscrub:
-            set_scrub_flags(ctx, scrub, sent)
+        if ctx.has_cluster:         # `cephbench baseline` measures hardware: no cluster to mark or quiet
+            scrub = take_scrub_flags(ctx)
+            sent = mark_run(ctx)
+            if wanted and not ctx.dry_run:
+                claim_options(ctx, wanted, sent)    # before anything changes: refused if another run changes one
+            if ctx.settings.set_noscrub:
+                set_scrub_flags(ctx, scrub, sent)
         for _gid, tests_iter in groupby(plan.tests, key=lambda t: t.group):
             group = list(tests_iter)
             if not any(t.id in todo for t in group):
@@ -145,7 +146,7 @@ def execute(plan: Plan, ctx: RunContext, events: RunEvents, options: RunOptions,
                 events.test_finished(result)
                 if result.status == "failed":
                     errors.append(result.error or "failed")
-            if errors and not options.dry_run:
+            if errors and not options.dry_run and ctx.has_cluster:
                 summary.lost = unreachable(ctx)
                 if summary.lost:
                     break
@@ -275,7 +276,7 @@ def with_cluster(result: Result, watch: ClusterWatch) -> Result:
 def others_in_force(ctx: RunContext) -> list[str]:
     """A warning for each option another run in progress changes (its marker), read between two tests: the end of
     one and the start of the next (one reading, a config-key dump of a few ms, serves both)."""
-    if ctx.dry_run:
+    if ctx.dry_run or not ctx.has_cluster:
         return []
     return [f"{marker.describe(run)} ({run.get('run_dir') or 'run directory unknown'}) changes {name} ({who}) in its "
             "variants and ran while this test ran: the figure may be under its value, not this run's configuration"

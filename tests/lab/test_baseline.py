@@ -4,7 +4,9 @@ the issue lists: one line, exit 2, nothing left behind."""
 import json
 import os
 import socket
+import signal
 import subprocess
+import time
 from pathlib import Path
 
 import pytest
@@ -223,3 +225,117 @@ def test_two_addresses_of_this_host_give_pairs_both_ways_and_one_to_many(tmp_pat
                    ("one-to-many", "127.0.0.1", ["127.0.0.2"]), ("one-to-many", "127.0.0.2", ["127.0.0.1"])]
     assert all(r.status == "ok" and r.measurement.extra["bits_per_s"] > 0 for r in results)
     assert iperf3_pids() <= before
+
+
+# ---- `cephbench baseline` runs as a run's baseline does: ledger, host watch, cleanup (issue 26) --------------------
+
+def _resources(out: Path) -> list[dict]:
+    try:
+        return json.loads((out / "resources.json").read_text() or "[]")
+    except (OSError, ValueError):       # not written yet, or caught between its write and its rename
+        return []
+
+
+def _alive(tag: str) -> bool:
+    """The process of a ledger tag "pid:start-ticks" still runs (the same process, not a reused PID)."""
+    pid, _, ticks = tag.partition(":")
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[19] == ticks
+    except (OSError, IndexError):
+        return False
+
+
+def _start_until(args, out: Path, ready, timeout: float = 120) -> tuple[subprocess.Popen, list[dict]]:
+    """The CLI started, once `ready(entries of its resources.json)` holds: (the process, those entries)."""
+    from labcli import CLI
+    proc = subprocess.Popen([*CLI, *map(str, args)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline and proc.poll() is None:
+        left = _resources(out)
+        if ready(left):
+            return proc, left
+        time.sleep(0.05)
+    proc.kill()
+    raise AssertionError(f"never ready: {proc.communicate()}")
+
+
+def _processes(left: list[dict]) -> list[str]:
+    return [r["name"] for r in left if r["kind"] == "process"]
+
+
+def test_network_baseline_is_a_run_its_results_carry_host_loads(tmp_path):
+    out = tmp_path / "net"
+    res = cli(["baseline", "network", "--duration", "1s", "--streams", "1", "--out", str(out)])
+    assert res.returncode == 0, res.stderr + res.stdout
+    results, _ = RunDir.open(out).results()
+    assert results and all(r.status == "ok" for r in results)
+    for r in results:       # this machine's CPU while iperf3 ran: a loopback figure is a CPU figure
+        assert [h.host for h in r.hosts] == [socket.gethostname()], r.hosts
+        assert r.hosts[0].cpu_busy_mean is not None
+    meta = RunDir.open(out).meta()
+    assert {t["kind"] for t in meta["plan"]} == {"net_baseline"} and meta["finished_unix"]
+    assert _resources(out) == [] and (out / "resources.json").is_file()
+
+
+def test_network_baseline_sigint_leaves_no_iperf3_server(tmp_path):
+    out = tmp_path / "net"
+    proc, left = _start_until(["baseline", "network", "--duration", "30s", "--out", out], out,
+                              lambda left: any(_alive(t) for t in _processes(left)))
+    proc.send_signal(signal.SIGINT)
+    _, stderr = proc.communicate(timeout=60)
+    assert proc.returncode == 130, stderr
+    assert "Traceback" not in stderr
+    assert [t for t in _processes(left) if _alive(t)] == []
+    assert _resources(out) == []
+
+
+def test_network_baseline_kill_9_then_cleanup_stops_its_iperf3_server(tmp_path):
+    out = tmp_path / "net"
+    proc, left = _start_until(["baseline", "network", "--duration", "30s", "--out", out], out,
+                              lambda left: any(_alive(t) for t in _processes(left)))
+    proc.kill()
+    proc.communicate()
+    servers = [t for t in _processes(_resources(out)) if _alive(t)]
+    assert servers, "the iperf3 server outlives a kill -9 (what cleanup is for)"
+    res = cli(["cleanup", out])
+    assert res.returncode == 0, res.stdout + res.stderr
+    assert [t for t in servers if _alive(t)] == []
+    assert _resources(out) == []
+
+
+def test_disk_baseline_is_a_run_with_host_loads_and_sigterm_leaves_no_file(tmp_path):
+    out = tmp_path / "disk"
+    res = cli(["baseline", "disk", str(tmp_path), "--size", "16MiB", "--runtime", "1s", "--pattern", "dd",
+               "--out", str(out)])
+    assert res.returncode == 0, res.stderr + res.stdout
+    [r] = RunDir.open(out).results()[0]
+    assert r.status == "ok" and [h.host for h in r.hosts] == [socket.gethostname()], r.hosts
+    assert [t["kind"] for t in RunDir.open(out).meta()["plan"]] == ["disk_baseline"]
+    out2 = tmp_path / "disk2"
+    proc, left = _start_until(["baseline", "disk", tmp_path, "--size", "64MiB", "--runtime", "30s",
+                               "--pattern", "randread-4KiB-qd1", "--out", out2], out2,
+                              lambda left: any(_alive(t) for t in _processes(left)))
+    files = [r["name"].partition(":")[2] for r in left if r["kind"] == "disk-file"]
+    assert files
+    proc.send_signal(signal.SIGTERM)
+    _, stderr = proc.communicate(timeout=60)
+    assert proc.returncode == 130 and "Traceback" not in stderr, stderr
+    assert [f for f in files if Path(f).exists() or Path(f + ".pid").exists()] == []
+    assert [t for t in _processes(left) if _alive(t)] == []
+    assert _resources(out2) == []
+
+
+def test_disk_baseline_kill_9_then_cleanup_leaves_no_file(tmp_path):
+    out = tmp_path / "disk"
+    proc, left = _start_until(["baseline", "disk", tmp_path, "--size", "64MiB", "--runtime", "30s",
+                               "--pattern", "randread-4KiB-qd1", "--out", out], out,
+                              lambda left: any(_alive(t) for t in _processes(left)))
+    proc.kill()
+    proc.communicate()
+    files = [r["name"].partition(":")[2] for r in _resources(out) if r["kind"] == "disk-file"]
+    assert files
+    res = cli(["cleanup", out])
+    assert res.returncode == 0, res.stdout + res.stderr
+    assert [f for f in files if Path(f).exists() or Path(f + ".pid").exists()] == []
+    assert [t for t in _processes(left) if _alive(t)] == []
+    assert _resources(out) == []

@@ -75,6 +75,13 @@ class QuietEvents:
         log.info("%s", text)
 
 
+# The tools' run under a watch: run(tick, started), where tick() is called once a second (True stops the tools)
+# and started(pids) as they start
+ToolsRun = Callable[[Callable[[], bool], Callable[[list[int]], None]], Any]
+# A baseline's tools under the run's watch (RunContext.run_baseline_tools): its tests, the hosts it runs on
+BaselineWatch = Callable[[Sequence[Test], Sequence[HostRef], ToolsRun], Any]
+
+
 @dataclass
 class RunContext:
     cluster: Cluster
@@ -109,6 +116,7 @@ class RunContext:
     _reserved_raw_bytes: int = field(default=0, repr=False)      # in its marker too
     _unseen_marker: tuple[int, float] = field(default=(0, 0.0), repr=False)   # (bytes, until unix): in its marker
     marker_written: bool = False    # write_marker has set the run's marker (whatever became of mark_run's send)
+    has_cluster: bool = True        # False: `cephbench baseline`, on a machine that may have no Ceph at all
 
     @property
     def target(self) -> Target:
@@ -281,15 +289,10 @@ class RunContext:
 
         osds = self._osds_by_host() if self.settings.osd_counters else {}
         before = self._read_counters(osds) if osds else ({}, {}, {})
-        tools: list[Resource] = []
         try:
-            results = run(tick, lambda pids: tools.extend(self._record_processes(pids)))
+            results = self._tools_run(run, tick, watchers, watcher_res)
         finally:
             watch.finish()
-            for w in watchers:
-                stop_group(w.proc)
-            for r in tools + watcher_res:
-                self.ledger.forget(r)      # ended (or killed) by now: nothing of theirs is left
         seen = hostwatch.collect(watchers, self._metadata())
         # the last tool run of a test is its measured one
         self.host_loads[test.id] = [load for load in [cpu.summary(), *seen.hosts] if load is not None]
@@ -305,6 +308,39 @@ class RunContext:
             evidence.other_load = others.result()
             evidence.notes += others.notes
         self.evidence[test.id] = evidence
+        return results
+
+    def _tools_run(self, run: Callable[[Callable[[], bool], Callable[[list[int]], None]], R],
+                   tick: Callable[[], bool], watchers: list[hostwatch.Watcher], watcher_res: list[Resource]) -> R:
+        """`run(tick, started)` with its tools in the ledger while they run (a kill -9 leaves their PIDs for
+        `cephbench cleanup`), the watchers stopped after them."""
+        tools: list[Resource] = []
+        try:
+            return run(tick, lambda pids: tools.extend(self._record_processes(pids)))
+        finally:
+            for w in watchers:
+                stop_group(w.proc)
+            for r in tools + watcher_res:
+                self.ledger.forget(r)      # ended (or killed) by now: nothing of theirs is left
+
+    def run_baseline_tools(self, tests: Sequence[Test], hosts: Sequence[HostRef],
+                           run: Callable[[Callable[[], bool], Callable[[list[int]], None]], R]) -> R:
+        """A baseline's tools, `run(tick, started)`: their PIDs in the ledger, and the CPU of this machine and of
+        each of `hosts` (over ssh) watched, on each of `tests`' results. The cluster is not read: a baseline
+        measures the hardware, and `cephbench baseline` may run where no Ceph is configured."""
+        cpu = CpuSampler(role="baseline host")
+        remote = list({h.name: h for h in hosts if h.address is not None}.values())
+        plans = [hostwatch.WatchPlan(h, "baseline host") for h in remote]
+        watchers = hostwatch.start(self.host, plans, self.settings.ssh, self.rundir.raw_dir(tests[0].id)) \
+            if self.rundir is not None and plans else []
+        def tick() -> bool:
+            cpu.sample()
+            return False        # nothing stops a baseline but its own end
+        results = self._tools_run(run, tick, watchers,
+                                  self._record_processes([w.proc.pid for w in watchers]))
+        loads = [load for load in [cpu.summary(), *hostwatch.collect(watchers, []).hosts] if load is not None]
+        for t in tests:
+            self.host_loads[t.id] = list(loads)
         return results
 
     def _keep_raw(self, test: Test, name: str, doc: Any) -> None:
@@ -349,6 +385,12 @@ class RunContext:
         """The capacity guard stopped this test's tools: their output up to then is still a measurement."""
         watch = self.cluster_watches.get(test.id)
         return watch is not None and watch.stopped_for_capacity
+
+    def record_process(self, pid: int) -> Callable[[], None]:
+        """A process the run started (an iperf3 server) into the ledger by PID; returns what forgets it once it
+        is stopped."""
+        [r] = self._record_processes([pid])
+        return lambda: self.ledger.forget(r)
 
     def _record_processes(self, pids: list[int]) -> list[Resource]:
         """Tool processes enter the ledger by PID and start time: a run killed with -9 leaves their record in

@@ -35,7 +35,7 @@ from ..results import Measurement, RunDir, Test
 from ..units import format_size
 from . import ParseError
 from .figures import array, count, mapping
-from .base import Outcome
+from .base import BaselineWatch, Outcome
 from .fio import FioJob, fio_argv, parse_fio_json, to_measurement
 from .osd_devices import OsdDevice, check as osd_device_check
 
@@ -706,9 +706,10 @@ def _by_host(targets: list[DiskTarget], idx: list[int]) -> dict[str, list[int]]:
 
 def run(tests: list[Test], targets: list[DiskTarget], size: int, runtime_s: float, rundir: RunDir | None,
         host: LocalHost, note: Callable[[str], None], test_started: Callable[[Test], None] | None = None,
-        ssh: SshSettings | None = None) -> Iterator[Outcome]:
+        ssh: SshSettings | None = None, watch: BaselineWatch | None = None) -> Iterator[Outcome]:
     """Every path alone (one at a time, over all hosts), then all at once (one fio per host, all hosts together);
-    one Outcome per test (a test = one pattern). Test files always removed, on every host."""
+    one Outcome per test (a test = one pattern). Test files always removed, on every host. `watch`: the run's
+    (RunContext.run_baseline_tools), around every fio step: the hosts' CPU, fio's PIDs in the ledger."""
     ssh = ssh or SshSettings()
     started, t0 = time.time(), time.monotonic()
     steps = steps_for([t.params["pattern"] for t in tests])
@@ -724,7 +725,8 @@ def run(tests: list[Test], targets: list[DiskTarget], size: int, runtime_s: floa
     pid_files = _pid_files(targets)
     if test_started and tests:
         test_started(tests[0])
-    try:
+
+    def run_steps(tick: Callable[[], bool], tools_started: Callable[[list[int]], None]) -> None:
         for scope, idx in scopes:
             what = targets[idx[0]].label if len(idx) == 1 else f"all {len(idx)} paths at once"
             note(f"disk baseline: {what} ({len(steps)} fio steps)")
@@ -737,10 +739,10 @@ def run(tests: list[Test], targets: list[DiskTarget], size: int, runtime_s: floa
                 name = f"fio-{scope}-{_SAFE.sub('_', h)}.json" if scope == "parallel" and several_groups \
                     else f"fio-{scope}.json"
                 spawns.append(Spawn(ref.argv(cmd, ssh) if ref is not None else cmd, raw_dir / name))
-            results = run_together(spawns, limit + 30)
-            commands += [r.cmdline for r in results]
+            results = run_together(spawns, limit + 30, tick=tick, started=tools_started)
+            commands.extend(r.cmdline for r in results)
             if rundir:
-                raw += [str(sp.output.relative_to(rundir.path)) for sp in spawns]
+                raw.extend(str(sp.output.relative_to(rundir.path)) for sp in spawns)
             jobs = []
             for h, res in zip(_by_host(targets, idx), results):
                 if not res.ok:
@@ -754,6 +756,12 @@ def run(tests: list[Test], targets: list[DiskTarget], size: int, runtime_s: floa
             if errors:
                 break
             per_scope[scope] = jobs
+
+    try:
+        if watch is not None and tests:
+            watch(tests, [t.ref for t in targets if t.ref is not None], run_steps)
+        else:
+            run_steps(lambda: False, lambda _pids: None)
     finally:
         remove_test_files(targets, host, ssh)
     for test in tests:
@@ -998,7 +1006,7 @@ def run_group(ctx, group: list[Test], todo: set[str]) -> Iterator[Outcome]:
         raise _where(exc, first) from None
     files = enter_files(ctx.ledger, targets, ctx.host, ssh)
     yield from run(tests, targets, first["size"], first["runtime_s"], ctx.rundir, ctx.host, ctx.events.note,
-                   ctx.events.test_started, ssh)
+                   ctx.events.test_started, ssh, ctx.run_baseline_tools)
     for r in files:         # run removed them (all hosts at once); this checks they are gone, and says so
         ctx.ledger.release_one(r)
 

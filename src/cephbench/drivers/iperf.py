@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterator, Sequence
 
 from ..errors import UserError
+from ..interrupts import held
 from ..fanout import Placement, run_started_together
 from ..hosts import CommandResult, LocalHost, Spawn, run_together
 from ..config import SshSettings
@@ -35,7 +36,7 @@ from ..remote import HostRef, back_ips, front_ips, host_ref, is_local_address, r
 from ..results import Measurement, RunDir, Sample, Test
 from . import ParseError
 from .figures import array, checked, count, mapping, number, optional
-from .base import Outcome
+from .base import BaselineWatch, Outcome
 
 log = logging.getLogger(__name__)
 
@@ -240,11 +241,16 @@ class Server:
     def __init__(self, on: NetHost, port: int, limit_s: float, log_path: Path) -> None:
         self.on, self.port, self.log_path = on, port, log_path
         self.proc: subprocess.Popen[bytes] | None = None
+        self._forget: Callable[[], None] | None = None
         self.argv = on.wrap(server_argv(port, limit_s, on.address if on.bind else None))
 
-    def start(self, host: LocalHost) -> None:
+    def start(self, host: LocalHost, record: Callable[[int], Callable[[], None]] | None = None) -> None:
+        """`record`: the run's (RunContext.record_process): the server in the ledger until `stop` (a kill -9
+        leaves its PID for `cephbench cleanup`)."""
         self.log_path.parent.mkdir(parents=True, exist_ok=True)
-        self.proc = host.start(self.argv, stdout_path=self.log_path)
+        with held():        # never a server started and not recorded
+            self.proc = host.start(self.argv, stdout_path=self.log_path)
+            self._forget = record(self.proc.pid) if record is not None else None
         deadline = time.monotonic() + SERVER_START_TIMEOUT_S + (0 if self.on.local else 10)
         while time.monotonic() < deadline:
             text = self.log_path.read_text(errors="replace")
@@ -278,6 +284,9 @@ class Server:
                     pass
                 p.wait()
         self.proc = None
+        if self._forget is not None:
+            self._forget()
+            self._forget = None
 
 
 # ---- the plan of a network baseline ---------------------------------------------------------
@@ -372,15 +381,20 @@ def _port_for(r: NetHost, i: int, base_port: int | None) -> int:
     return free_port() if r.local or is_local_address(r.address) else 5201 + i
 
 
-Together = Callable[[list[tuple[HostRef, Spawn]], float], list[CommandResult]]
+Together = Callable[[list[tuple[HostRef, Spawn]], float, Callable[[], bool], Callable[[list[int]], None]],
+                    list[CommandResult]]
 
 
 def run(tests: list[Test], hosts: list[NetHost], rundir: RunDir | None, host: LocalHost,
         note: Callable[[str], None], base_port: int | None = None,
-        started: Callable[[Test], None] = lambda _t: None, together: Together | None = None) -> Iterator[Outcome]:
+        started: Callable[[Test], None] = lambda _t: None, together: Together | None = None,
+        watch: BaselineWatch | None = None, record: Callable[[int], Callable[[], None]] | None = None
+        ) -> Iterator[Outcome]:
     """Each test's servers, then its clients all at once: with `together`, the clients of a pattern of several
     flows start at one instant (fanout's barrier): a sender that started 0.2 s before the others would have a
-    shared link to itself for that long, and a 1 s fan-in would read a fifth more than the link carries."""
+    shared link to itself for that long, and a 1 s fan-in would read a fifth more than the link carries.
+    `watch` and `record`: the run's (RunContext.run_baseline_tools, .record_process): the hosts' CPU while the
+    clients run, and every server and client in the ledger while it runs."""
     by_name = {h.name: h for h in hosts}
     raw_root = rundir.raw_dir("baseline-net") if rundir else Path("/tmp")
     if base_port is not None:
@@ -404,16 +418,23 @@ def run(tests: list[Test], hosts: list[NetHost], rundir: RunDir | None, host: Lo
                 port = _port_for(r, i, base_port)
                 srv = Server(r, port, duration * 3 + 60, raw_dir / f"iperf3-server-{r.name}-{port}.txt")
                 servers.append(srv)
-                srv.start(host)
+                srv.start(host, record)
             argvs = [client_argv(srv.on.address, srv.port, duration, p["streams"], a.address if a.bind else None)
                      for (a, _), srv in zip(pairs, servers)]
             outputs = [raw_dir / f"iperf3-client-{a.name}-to-{srv.on.name}.json" for (a, _), srv in zip(pairs, servers)]
             if together is not None and len(pairs) > 1:
                 spawns = [Spawn(argv, out) for argv, out in zip(argvs, outputs)]
-                results = together([(a.ref, sp) for (a, _), sp in zip(pairs, spawns)], duration * 3 + 60)
+                flows_ = [(a.ref, sp) for (a, _), sp in zip(pairs, spawns)]
+
+                def clients(tick: Callable[[], bool], tools: Callable[[list[int]], None]) -> list[CommandResult]:
+                    return together(flows_, duration * 3 + 60, tick, tools)
             else:
                 spawns = [Spawn(a.wrap(argv), out) for (a, _), argv, out in zip(pairs, argvs, outputs)]
-                results = run_together(spawns, duration * 3 + 60)
+
+                def clients(tick: Callable[[], bool], tools: Callable[[list[int]], None]) -> list[CommandResult]:
+                    return run_together(spawns, duration * 3 + 60, tick=tick, started=tools)
+            results = watch([test], [h.ref for pair in pairs for h in pair], clients) if watch is not None \
+                else clients(lambda: False, lambda _pids: None)
         finally:
             for srv in servers:
                 srv.stop()
@@ -492,13 +513,15 @@ def run_group(ctx, group: list[Test], todo: set[str]) -> Iterator[Outcome]:
                                                          [c.name for c in clients], first_is_client=ctx.load_here)]
         hosts = hosts + clients
 
-    def together(flows: list[tuple[HostRef, Spawn]], timeout_s: float) -> list[CommandResult]:
+    def together(flows: list[tuple[HostRef, Spawn]], timeout_s: float, tick: Callable[[], bool],
+                 tools: Callable[[list[int]], None]) -> list[CommandResult]:
         paths = ctx.at_paths_on([ref for ref, _ in flows])
         placements = [Placement(sp, ref, ctx.client_offsets_ns.get(ref.name, 0)) for ref, sp in flows]
-        return [t.result for t in run_started_together(ctx.host, placements, ctx.settings.ssh, paths, timeout_s)]
+        return [t.result for t in run_started_together(ctx.host, placements, ctx.settings.ssh, paths, timeout_s,
+                                                       tick=tick, started=tools)]
 
     yield from run(tests, hosts, ctx.rundir, ctx.host, ctx.events.note, first.get("port"), ctx.events.test_started,
-                   together)
+                   together, ctx.run_baseline_tools, ctx.record_process)
 
 
 def client_net_hosts(clients: Sequence[Any], ssh: SshSettings, taken: set[str],
