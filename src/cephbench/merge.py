@@ -283,7 +283,7 @@ def clients_summary(parts: list[Measurement], rates: list[tuple[float, float, bo
     if no_seconds and window > 0:
         notes.append(f"no per-second figures over the common window for {', '.join(no_seconds)}: "
                      "their whole-run averages are counted")
-    if latency == "mean-max":
+    if latency == "mean-max" and any(p.latency.mean_ns is not None for p in parts):   # rbd bench reports none
         notes.append("rados bench prints only each instance's mean and max latency: the merged mean is weighted "
                      "by operations and the max is the largest; no percentiles exist")
     last_done = max(ends) - t0

@@ -1,5 +1,7 @@
 """rbd bench: command builder, parser (fixtures: rbd bench of Ceph 16.2.15), RBD suite schema and guards."""
 
+import subprocess
+
 import pytest
 
 from conftest import FIXTURES
@@ -100,7 +102,12 @@ def test_argv_io_total_and_duration():
     d = RbdBenchCommand(spec="p/i", io_type="write", io_size=4096, io_threads=8, duration_s=10).argv([])
     assert d[:2] == ["timeout", "--signal=INT"] and "--rw-mix-read" not in d
     assert d[d.index("rbd") - 1] == "11"            # 10 s plus the startup allowance
-
+    # on a client host the end of the duration must exit 0: the start barrier stops the others at a non-zero exit
+    e = RbdBenchCommand(spec="p/i", io_type="write", io_size=4096, io_threads=8, duration_s=10,
+                        duration_end_ok=True).argv([])
+    assert e[:2] == ["sh", "-c"] and e[3:] == d
+    for rc, want in ((124, 0), (0, 0), (130, 130), (1, 1)):
+        assert subprocess.run([*e[:3], "sh", "-c", f"exit {rc}"]).returncode == want
 
 def test_argv_refuses_bad_combinations():
     with pytest.raises(ValueError):
@@ -219,3 +226,15 @@ def test_live_figures_from_the_last_second_of_each_image(tmp_path):
     bw, ops = live_figures([running, running, tmp_path / "not-yet.txt"])
     assert ops == 2 * 2459.7 and bw == 2 * 2459.7 * 4096      # "4  9872  2459.7  9.6 MiB/s", io_size 4096
     assert live_figures([tmp_path / "not-yet.txt"]) == (None, None)
+
+
+def test_two_clients_merge_without_a_rados_bench_latency_note():
+    """rbd bench reports no latency: the merge of its clients says nothing about rados bench's mean and max."""
+    from cephbench.merge import merge_instances
+    a = parse((RBD / "ceph16.2.15_write_rand_4K.txt").read_text())
+    parts = [a.model_copy(update={"host": h, "start_unix_s": 1e9, "end_unix_s": 1e9 + a.duration_s})
+             for h in ("c1", "c2")]
+    m = merge_instances(parts, latency="mean-max")
+    assert [i.host for i in m.instances] == ["c1", "c2"] and m.extra["clients"]["hosts"] == 2
+    assert m.latency.mean_ns is None
+    assert not any("rados bench" in n for n in m.extra["clients"]["notes"]), m.extra["clients"]["notes"]

@@ -26,7 +26,7 @@ from ..hostload import CpuSampler
 from ..names import safe_name  # noqa: F401  (the drivers' import of it)
 from ..evidence import watch as hostwatch
 from ..kinds import KINDS, direction_of
-from ..fanout import Placement, TimedResult, run_started_together
+from ..fanout import Placement, TimedResult, failure, run_started_together
 from ..hosts import CommandResult, LocalHost, Spawn, run_together, stop_group
 from ..evidence.asok import read_all
 from ..evidence.counters import osd_evidence
@@ -546,6 +546,41 @@ def measure(ctx: RunContext, test: Test, started: tuple[float, float], spawns: l
 def client_notes(m: Measurement) -> list[str]:
     """What the merge of many clients noticed (a client that started late, stopped early, or lagged), for notes."""
     return list((m.extra.get("clients") or {}).get("notes") or [])
+
+
+def clients_outcome(test: Test, started: tuple[float, float], timed: list[TimedResult],
+                    parse: Callable[[int, TimedResult], Measurement], *, tool: str, latency: str, raw: list[str],
+                    notes: list[str], warnings: Sequence[str] = ()) -> Outcome:
+    """The Outcome of tools started together on client hosts (fanout): the first failed host named (fanout stopped
+    the others), else each one's figures (`parse(i, timed[i])`) kept as an instance with its host and its actual
+    start and end, and merged (merge.merge_instances with `latency`)."""
+    from . import ParseError
+    from ..merge import merge_instances
+
+    started_unix, t0 = started
+    commands = [f"on {t.host}: {t.result.cmdline}" for t in timed]
+
+    def failed(error: str) -> Outcome:
+        return Outcome(test, started_unix, time.monotonic() - t0, error=error, commands=commands, raw=raw,
+                       notes=notes)
+
+    if any(not t.result.ok for t in timed):
+        first = next(t for t in timed if not t.result.ok)
+        return failed(f"{tool} failed: " + (failure(timed) or f"{first.host}: {first.result.error_text()}"))
+    parts = []
+    for i, t in enumerate(timed):
+        try:
+            m = parse(i, t)
+        except ParseError as exc:
+            return failed(f"{t.host}: {exc}")
+        m.host, m.start_unix_s, m.end_unix_s = t.host, t.start_unix_s, t.end_unix_s
+        parts.append(m)
+    try:
+        merged = merge_instances(parts, latency=latency)
+    except ParseError as exc:
+        return failed(str(exc))
+    return Outcome(test, started_unix, time.monotonic() - t0, measurement=merged, commands=commands, raw=raw,
+                   notes=notes + client_notes(merged), warnings=list(warnings))
 
 
 def started_tests(ctx: RunContext, group: list[Test], todo: set[str]) -> Iterator[tuple[Test, tuple[float, float]]]:

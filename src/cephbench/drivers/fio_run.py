@@ -12,7 +12,6 @@ import math
 import re
 import shlex
 import tempfile
-import time
 from collections import defaultdict
 from dataclasses import dataclass, replace
 from pathlib import Path, PurePosixPath
@@ -20,14 +19,12 @@ from typing import Any, Callable, Sequence
 
 from ..cluster import Target
 from ..errors import OperationFailed
-from ..fanout import failure
 from ..hosts import Spawn
-from ..merge import merge_instances
 from ..remote_dirs import dir_path, fetch_dir, make_dir
 from ..resources import Resource
 from ..results import Measurement, Sample, Test, steady_state
 from . import ParseError
-from .base import Outcome, RunContext, client_notes, safe_name
+from .base import Outcome, RunContext, clients_outcome, safe_name
 from .figures import count, number
 from .fio import FioJob, fio_argv, parse_fio_json, to_measurement
 
@@ -189,10 +186,9 @@ def measure_on_clients(ctx: RunContext, test: Test, started: tuple[float, float]
                        warnings: Sequence[str] = ()) -> Outcome | None:
     """base.measure for one fio per client host: their work directories made (ledger first), the fios started
     together (fanout), their outputs brought back and the directories removed, each client's figures parsed
-    (`parse`, with its latency bins kept) and merged exactly (merge_instances, latency from the merged bins),
+    (`parse`, with its latency bins kept) and merged exactly (base.clients_outcome, latency from the merged bins),
     each client kept as an instance with its host and its actual start and end. None in a dry run.
     A client whose fio fails fails the test, named (fanout stopped the others)."""
-    started_unix, t0 = started
     ssh = ctx.settings.ssh
     placements = ctx.placements([(r.client, r.run.spawn) for r in runs])
     if ctx.dry_run:
@@ -204,32 +200,18 @@ def measure_on_clients(ctx: RunContext, test: Test, started: tuple[float, float]
     timed = ctx.run_on_clients(test, placements, timeout_s, live=live_figures) or []
     fetch_errors = bring_back(ctx, runs, dirs)
     rundir = ctx.rundir.path if ctx.rundir else Path("/")
-    commands = [f"on {t.host}: {t.result.cmdline}" for t in timed]
     raw = [str(r.run.spawn.output.relative_to(rundir)) for r in runs]
     raw += [str(r.run.json_path.relative_to(rundir)) for r in runs if r.run.json_path.exists()]
 
-    def failed(error: str) -> Outcome:
-        return Outcome(test, started_unix, time.monotonic() - t0, error=error, commands=commands, raw=raw,
-                       notes=notes)
-
-    if any(not t.result.ok for t in timed):
-        first = next(t for t in timed if not t.result.ok)
-        return failed(f"{tool} failed: " + (failure(timed) or f"{first.host}: {first.result.error_text()}"))
-    parts = []
-    for r, t in zip(runs, timed):
+    def parse_one(i: int, _t: object) -> Measurement:
         try:
-            m = parse(r.run)
-        except ParseError as exc:
-            return failed(f"{t.host}: {exc}" + (f" ({fetch_errors[r.client.name]})"
-                                                if r.client.name in fetch_errors else ""))
-        m.host, m.start_unix_s, m.end_unix_s = t.host, t.start_unix_s, t.end_unix_s
-        parts.append(m)
-    try:
-        merged = merge_instances(parts, latency="bins")
-    except ParseError as exc:
-        return failed(str(exc))
-    return Outcome(test, started_unix, time.monotonic() - t0, measurement=merged, commands=commands, raw=raw,
-                   notes=notes + client_notes(merged), warnings=list(warnings))
+            return parse(runs[i].run)
+        except ParseError as exc:       # the fetch's failure is the likely cause: say it
+            why = fetch_errors.get(runs[i].client.name)
+            raise ParseError(f"{exc} ({why})" if why else str(exc)) from exc
+
+    return clients_outcome(test, started, timed, parse_one, tool=tool, latency="bins", raw=raw, notes=notes,
+                           warnings=warnings)
 
 
 def bring_back(ctx: RunContext, runs: list[ClientRun], dirs: list[Resource]) -> dict[str, str]:

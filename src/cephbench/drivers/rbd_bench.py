@@ -2,16 +2,21 @@
 
 The images (created, prefilled, removed) are rbd_images.py's; the tool's command line and parser are
 rbd_bench_tool.py's.
+
+With `clients:`, every client host has its own `images` images (as fio_rbd's clients do: they never write the
+same blocks), created and prefilled from here once per group, and runs one rbd bench per image of its own; all
+start together (fanout) and merge (merge.py), each kept as an instance with its host and its actual start and end.
 """
 
 from __future__ import annotations
 
 from typing import Iterator
 
+from ..fanout import TimedResult
 from ..hosts import CommandResult, Spawn
 from ..results import Measurement, Test
 from . import rbd_images
-from .base import Outcome, RunContext, measure, run_group_timeout
+from .base import Outcome, RunContext, clients_outcome, measure, run_group_timeout
 from .rados_bench import aggregate
 from .rbd_bench_tool import RbdBenchCommand, live_figures, parse
 
@@ -26,30 +31,72 @@ def run_group(ctx: RunContext, group: list[Test], todo: set[str]) -> Iterator[Ou
     """Images for the group, prefilled when asked; then each io_type in order on the same images."""
     if not any(t.id in todo for t in group):
         return
-    with rbd_images.group_images(ctx, group) as images:
+    clients = ctx.clients_of(group[0])
+    with rbd_images.group_images(ctx, group, owners=[c.name for c in clients]) as images:
         for test, started, notes, warnings in rbd_images.tests_to_run(ctx, group, todo, images):
             p = test.params
             duration = p.get("duration_s")
-            cmds = [RbdBenchCommand(spec=s, io_type=p["phase"], io_size=p["io_size"], io_threads=p["io_threads"],
-                                    io_pattern=p["io_pattern"], rw_mix_read=p["rw_mix_read"],
-                                    io_total=None if duration else p["io_total"], duration_s=duration)
-                    for s in images.specs]
-            raw_dir = ctx.rundir.raw_dir(test.id) if ctx.rundir else None
-            spawns = [Spawn(c.argv(ctx.target.client_args()),
-                            raw_dir / f"rbd-bench-{p['phase']}-img{i}.txt" if raw_dir else None)
-                      for i, c in enumerate(cmds)]
             timeout = run_group_timeout(duration or p["io_total"] / rbd_images.PREFILL_MIN_BYTES_PER_S)
+            if clients:
+                outcome = _on_clients(ctx, test, started, images, clients, timeout, notes, warnings)
+            else:
+                spawns = _spawns(ctx, test, images.specs, [f"img{i}" for i in range(len(images.names))],
+                                 ctx.target.client_args())
 
-            def parse_all(results: list[CommandResult]) -> Measurement:
-                m = aggregate([parse(r.stdout) for r in results])
-                m.extra.update(images.describe())
-                return m
+                def parse_all(results: list[CommandResult]) -> Measurement:
+                    m = aggregate([parse(r.stdout) for r in results])
+                    m.extra.update(images.describe())
+                    return m
 
-            outcome = measure(ctx, test, started, spawns, timeout, parse_all, tool=f"rbd bench {p['phase']}",
-                              notes=notes, warnings=warnings, live=live_figures, accept=_accept(duration is not None))
+                outcome = measure(ctx, test, started, spawns, timeout, parse_all, tool=f"rbd bench {p['phase']}",
+                                  notes=notes, warnings=warnings, live=live_figures,
+                                  accept=_accept(duration is not None))
             if outcome is None:
                 continue
             later = any(t.id in todo for t in group[group.index(test) + 1:])
             if duration is not None and later:   # stopped by SIGINT: let the next test find the image free
                 outcome.notes += rbd_images.wait_unwatched(ctx, images)
             yield outcome
+
+
+def _spawns(ctx: RunContext, test: Test, specs: list[str], labels: list[str], client_args: list[str],
+            on_client: bool = False) -> list[Spawn]:
+    """One rbd bench per image, its output in raw/<test>/rbd-bench-<phase>-<label>.txt.
+    `on_client`: a duration's end is exit 0, for the start barrier counts a client whose timeout returned 124 as
+    failed and stops the others."""
+    p = test.params
+    duration = p.get("duration_s")
+    raw_dir = ctx.rundir.raw_dir(test.id) if ctx.rundir else None
+    cmds = [RbdBenchCommand(spec=s, io_type=p["phase"], io_size=p["io_size"], io_threads=p["io_threads"],
+                            io_pattern=p["io_pattern"], rw_mix_read=p["rw_mix_read"],
+                            io_total=None if duration else p["io_total"], duration_s=duration,
+                            duration_end_ok=on_client)
+            for s in specs]
+    return [Spawn(c.argv(client_args), raw_dir / f"rbd-bench-{p['phase']}-{label}.txt" if raw_dir else None)
+            for c, label in zip(cmds, labels)]
+
+
+def _on_clients(ctx: RunContext, test: Test, started: tuple[float, float], images: rbd_images.Images,
+                clients: list, timeout_s: float, notes: list[str], warnings: list[str]) -> Outcome | None:
+    """One rbd bench per image of each client's own, on that client, all started together; merged by time.
+    None in a dry run. A client whose rbd bench fails fails the test, named (fanout stopped the others)."""
+    where = [(c, spec, f"{c.name}-img{i}") for c in clients for i, spec in enumerate(images.of(c.name).specs)]
+    spawns = _spawns(ctx, test, [s for _, s, _ in where], [label for *_, label in where],
+                     ctx.target.remote_client_args(), on_client=True)
+    timed = ctx.run_on_clients(test, ctx.placements([(c, sp) for (c, _, _), sp in zip(where, spawns)]), timeout_s,
+                               live=live_figures)
+    if timed is None:
+        return None
+
+    def parse_one(i: int, t: TimedResult) -> Measurement:
+        m = parse(t.result.stdout)
+        m.extra["image"] = where[i][1]
+        return m
+
+    raw = [str(sp.output.relative_to(ctx.rundir.path)) for sp in spawns] if ctx.rundir else []
+    # merged as rados bench instances are (aggregate); rbd bench reports no latency to merge
+    outcome = clients_outcome(test, started, timed, parse_one, tool=f"rbd bench {test.params['phase']}",
+                              latency="mean-max", raw=raw, notes=notes, warnings=warnings)
+    if outcome.measurement is not None:
+        outcome.measurement.extra.update(images.describe())
+    return outcome
