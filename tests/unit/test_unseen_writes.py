@@ -38,3 +38,16 @@ def test_other_runs_count_a_marker_s_unseen_write_until_its_time():
     assert marker.reserved_by_others(runs, "b", now_unix=999.0) == 150
     assert marker.reserved_by_others(runs, "b", now_unix=1001.0) == 100
     assert marker.reserved_by_others(runs, "a", now_unix=999.0) == 0      # a damaged marker reserves nothing
+
+
+def test_a_write_counts_the_objects_its_summaries_say_it_made():
+    from pathlib import Path
+    from cephbench.drivers.rados_bench import objects_written
+    fixtures = sorted((Path(__file__).parents[1] / "fixtures" / "rados_bench").glob("*write*"))
+    texts = [f.read_text() for f in fixtures]
+    assert len(texts) >= 2, "the rados bench write fixtures (text and json)"
+    assert objects_written([t for t in texts if "total_writes_made" in t][:1]) == 5133
+    made = objects_written(texts[:1])
+    assert made is not None and made > 0
+    assert objects_written(texts[:1] + ["  sec Cur ops   started  finished\n    1      16        20         4\n"]) is None
+    assert objects_written([]) is None

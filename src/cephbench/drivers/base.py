@@ -168,11 +168,13 @@ class RunContext:
         self._reserved = (int(granted * amplification), budget.used_raw - budget.reserved_by_others - budget.unseen)
         return granted, budget
 
-    def write_ended(self) -> None:
+    def write_ended(self, written_raw: int | None = None) -> None:
         """The reserved write is over. Until the mgr has reported it, this run counts it as unseen, and its
-        marker tells other runs to count it too for as long. What was reserved is an upper bound of what was
-        written: the bound may only err on the safe side."""
+        marker tells other runs to count it too for as long: the raw bytes the tool said it wrote, else what was
+        reserved (an upper bound: the count may only err on the safe side)."""
         raw, used_before = self._reserved
+        if written_raw is not None:
+            raw = min(raw, max(0, written_raw))
         self._reserved = (0, 0)
         settle = self._unseen.settle_s if self._unseen is not None else 0.0
         self.reserve(0, unseen=(raw, time.time() + settle))

@@ -358,6 +358,17 @@ class Fed:
         return self.objects / self.seconds if self.seconds > 0 else 0.0
 
 
+_WRITES_MADE = re.compile(r'^Total writes made:\s+(\d+)\s*$|"total_writes_made":\s*"?(\d+)', re.M)   # text, json
+
+
+def objects_written(outputs: list[str]) -> int | None:
+    """The objects every instance's write made, from their summaries; None when one has no summary (stopped early:
+    what it wrote is not known, only what it was allowed)."""
+    counts = [_WRITES_MADE.search(text) for text in outputs]
+    return None if not counts or any(c is None for c in counts) else sum(int(c.group(1) or c.group(2))
+                                                                         for c in counts)
+
+
 def seq_ratio(object_size: int, seen: float | None) -> tuple[float, str]:
     """How many times its write's objects per second a seq may read, and whence that figure: the largest a seq
     of this run measured at this size with a margin, never below the lab's measured bound (plan.seq_write_ratio)."""
@@ -405,6 +416,12 @@ def run_group(ctx, group, todo):
     # its own write made)
     where = [(c, i) for c in clients for i in range(n)] if clients else [(None, i) for i in range(n)]
 
+    def written_raw(results) -> int | None:
+        """Raw bytes a write added, when every instance said how many objects it made (a tighter bound than what
+        it was allowed: the next write's room, and other runs', depend on it)."""
+        made = objects_written([r.stdout for r in results]) if results else None
+        return None if made is None else int(made * size * amplification(profile))
+
     def room():
         """Objects each instance may still write under the capacity guard (reserved until ctx.write_ended)."""
         client_bytes, budget = ctx.reserve_write(amplification(profile))
@@ -446,10 +463,11 @@ def run_group(ctx, group, todo):
         secs = math.ceil(2 * target / min(f.rate for f in fed)) + 2    # --max-objects ends it, not the time
         cmds = commands_of("write", secs, target, first["concurrency"], reuse=True)
         spawns = spawns_of(cmds, ctx.rundir.raw_dir(seq.id) if ctx.rundir else None, "rados-bench-topup-write")
+        results = None
         try:
             timed, results = run(group[0], spawns, secs)
         finally:
-            ctx.write_ended()
+            ctx.write_ended(written_raw(results))
         if results is None:
             return []
         failed = [r for r in results if not r.ok]
@@ -523,11 +541,12 @@ def run_group(ctx, group, todo):
                 raw_dir = ctx.rundir.raw_dir(test.id if record else f"{gid}-prepare-write") if ctx.rundir else None
                 spawns = spawns_of(cmds, raw_dir, f"rados-bench-{mode}{suffix}")
                 round_start = time.monotonic() - rounds_t0
+                results = None
                 try:
                     timed, results = run(test, spawns, test.params["duration_s"])
                 finally:
                     if max_objects is not None:
-                        ctx.write_ended()
+                        ctx.write_ended(written_raw(results))
                 if results is None:  # dry run
                     skip = True
                     break
