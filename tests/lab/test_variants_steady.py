@@ -28,9 +28,9 @@ def test_a_write_runs_in_rounds_until_steady_and_says_so(lab, cephbench_env, tmp
 
 
 def test_a_steady_write_s_evidence_covers_the_window_not_its_last_round(lab, cephbench_env, tmp_path):
-    # max_range/max_slope 0 are never met: the write runs its rounds until max, and the window is its last 3
+    # max_range/max_slope this small are never met: the write runs its rounds until max, and the window is its last 3
     suite = STEADY.replace("max: 30s, window: 3, max_range: 0.9, max_slope: 0.9",
-                           "max: 8s, window: 3, max_range: 0, max_slope: 0")
+                           "max: 20s, window: 3, max_range: 0.0001, max_slope: 0.0001")
     res = run_cli(["run", write_suite(tmp_path, suite), "--out", tmp_path / "run"], cephbench_env)
     assert res.returncode == 0, res.stderr + res.stdout
     [r] = RunDir.open(tmp_path / "run").results()[0]
