@@ -89,7 +89,7 @@ class RunContext:
     dry_run: bool = False
     planned: list[str] = field(default_factory=list)   # dry run: the commands that would change the cluster
     restart_lab_osds: Callable[[], None] | None = None
-    seen: dict[str, Seen] = field(default_factory=dict)   # test id -> what its last tool run saw (run_tools)
+    _seen: dict[str, Seen] = field(default_factory=dict, repr=False)   # test id -> its last tool run's (run_tools)
     _osd_hosts: list[HostRef] | None = field(default=None, repr=False)   # every OSD host, once known
     _osd_ids: dict[HostRef, list[int]] | None = field(default=None, repr=False)   # each OSD host's OSDs
     _osd_meta: list[dict[str, Any]] | None = field(default=None, repr=False)   # `ceph osd metadata`, once known
@@ -322,12 +322,12 @@ class RunContext:
         """The results; what was seen stays for the runner (take_seen), replacing an earlier run's of the test."""
         if got is None:
             return None
-        self.seen[test.id] = got[1]
+        self._seen[test.id] = got[1]
         return got[0]
 
     def take_seen(self, test: Test) -> Seen | None:
         """What the test's last tool run saw (run_tools, run_on_clients), taken off the context."""
-        return self.seen.pop(test.id, None)
+        return self._seen.pop(test.id, None)
 
     def _keep_raw(self, test: Test, name: str, doc: Any) -> None:
         """A reading as it came, beside the tools' output (gzip: a perf dump is ~40 KB per OSD)."""
@@ -368,7 +368,7 @@ class RunContext:
 
     def stopped_for_capacity(self, test: Test) -> bool:
         """The capacity guard stopped this test's tools: their output up to then is still a measurement."""
-        seen = self.seen.get(test.id)
+        seen = self._seen.get(test.id)
         return seen is not None and seen.cluster.stopped_for_capacity
 
     def _record_processes(self, pids: list[int]) -> list[Resource]:
