@@ -11,7 +11,7 @@ from itertools import groupby
 from typing import Callable, Iterator, Protocol, Sequence
 
 from .cluster import Cluster
-from .clusterwatch import ClusterWatch
+from .evidence.rounds import ClusterSeen
 from .drivers.base import Events, Outcome, RunContext
 from .drivers.registry import DRIVERS, PREFLIGHT
 from .errors import OperationFailed, PermissionDenied, UserError
@@ -263,11 +263,11 @@ def _hold_scrub_flags(ctx: RunContext, flags: Sequence[str], letting_go: Sequenc
     ctx.write_marker()
 
 
-def with_cluster(result: Result, watch: ClusterWatch) -> Result:
+def with_cluster(result: Result, watch: ClusterSeen) -> Result:
     """What happened to the cluster during the test goes on its result; a degraded or stopped test carries a
     warning (never a capability of the cluster), and a stopped one that failed says why it was stopped."""
-    result.cluster = watch.summary()
-    result.warnings += [w for w in watch.warnings() if w not in result.warnings]
+    result.cluster = watch.summary
+    result.warnings += [w for w in watch.warnings if w not in result.warnings]
     if watch.stop_reason and result.status == "failed":
         result.error = f"{watch.stop_reason} ({result.error})" if result.error else watch.stop_reason
     return result
@@ -336,17 +336,19 @@ def _run_group(driver, ctx: RunContext, group: list[Test], todo: set[str],
             reported.update({outcome.test.id, outcome.test.params.get("part_of") or outcome.test.id})
             result = to_result(outcome)
             at_start = with_others(result, at_start, others_in_force(ctx))
-            result.hosts = ctx.host_loads.pop(outcome.test.id, [])
-            result.evidence = ctx.evidence.pop(outcome.test.id, None)
+            # what its tool runs saw: carried by the outcome (rounds), or left on the context by its last run
+            seen = ctx.take_seen(outcome.test)
+            seen = outcome.seen if outcome.seen is not None else seen
+            result.hosts = seen.hosts if seen is not None else []
+            result.evidence = seen.evidence if seen is not None else None
             if result.evidence is not None and otherload.busy(result.evidence.other_load):
                 # not the cluster's own figure: never the verdict's best
                 result.warnings.append(f"other clients loaded the cluster during this test: "
                                        f"{otherload.describe(result.evidence.other_load)}")
             if result.evidence is not None and (bg := otherload.describe_background(result.evidence.other_load)):
                 result.notes.append(bg)
-            watch = ctx.cluster_watches.pop(outcome.test.id, None)
-            if watch is not None:
-                with_cluster(result, watch)
+            if seen is not None:
+                with_cluster(result, seen.cluster)
             if result.status == "failed":
                 failed.append(result.test.id)
             yield result

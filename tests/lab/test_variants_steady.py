@@ -25,3 +25,23 @@ def test_a_write_runs_in_rounds_until_steady_and_says_so(lab, cephbench_env, tmp
     assert st.reached and st.reached_after_s <= 30 and st.range <= 0.9, st
     assert r.measurement.bytes_per_s == sum(x.bytes_per_s for x in st.rounds[-3:]) / 3
     assert any(n.startswith("steady state reached after") for n in r.notes), r.notes
+
+
+def test_a_steady_write_s_evidence_covers_the_window_not_its_last_round(lab, cephbench_env, tmp_path):
+    # max_range/max_slope this small are never met: the write runs its rounds until max, and the window is its last 3
+    suite = STEADY.replace("max: 30s, window: 3, max_range: 0.9, max_slope: 0.9",
+                           "max: 20s, window: 3, max_range: 0.0001, max_slope: 0.0001")
+    res = run_cli(["run", write_suite(tmp_path, suite), "--out", tmp_path / "run"], cephbench_env)
+    assert res.returncode == 0, res.stderr + res.stdout
+    [r] = RunDir.open(tmp_path / "run").results()[0]
+    st = SteadyState.model_validate(r.measurement.extra["steady_state"])
+    assert len(st.rounds) >= 3 and not st.reached, st
+    ops = r.measurement.ops_total                           # the window's rounds' ops
+    last = st.rounds[-1].ops_per_s * st.rounds[-1].duration_s
+    assert ops > 2 * last, (ops, last)
+    op_w = sum(o.op_w or 0 for o in r.evidence.osds)        # each write is one op_w on its primary OSD
+    # a few more: rados bench's metadata object per round, the mgr's own writes
+    assert ops <= op_w <= ops * 1.05 + 30, (op_w, ops, last)
+    # the host's CPU seconds and the OSDs' devices cover the window's rounds too, one second at least each
+    assert all(len(h.cpu_busy_series) >= 3 for h in r.hosts), r.hosts
+    assert all(len(d.busy) >= 3 for d in r.evidence.devices), r.evidence.devices

@@ -31,11 +31,12 @@ from ..hosts import CommandResult, LocalHost, Spawn, run_together, stop_group
 from ..evidence.asok import read_all
 from ..evidence.counters import osd_evidence
 from ..evidence.otherload import OtherLoadSampler
+from ..evidence.rounds import ClusterSeen, Seen
 from ..evidence.settings import capping_settings
 from ..remote import HostRef, drop_caches_argv, host_ref, osd_hosts, run_on_all, this_host
 from ..recovery import process_tag, stop_process_group
 from ..resources import Ledger, Resource
-from ..results import Evidence, HostLoad, Measurement, RunDir, Test
+from ..results import Evidence, Measurement, RunDir, Test
 from ..safety import CapacityBudget, UnseenWrites, drop_caches_local, settle_seconds
 
 log = logging.getLogger(__name__)
@@ -54,6 +55,7 @@ class Outcome:
     raw: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)   # the figure is not a capability of the cluster: see Result
+    seen: Seen | None = None        # what its tool runs saw, carried by a driver that runs them in rounds
 
 
 class Events(Protocol):
@@ -94,14 +96,12 @@ class RunContext:
     dry_run: bool = False
     planned: list[str] = field(default_factory=list)   # dry run: the commands that would change the cluster
     restart_lab_osds: Callable[[], None] | None = None
-    host_loads: dict[str, list[HostLoad]] = field(default_factory=dict)   # test id -> hosts watched while it ran
-    cluster_watches: dict[str, ClusterWatch] = field(default_factory=dict)  # test id -> the cluster while it ran
+    _seen: dict[str, Seen] = field(default_factory=dict, repr=False)   # test id -> its last tool run's (run_tools)
     _osd_hosts: list[HostRef] | None = field(default=None, repr=False)   # every OSD host, once known
     _osd_ids: dict[HostRef, list[int]] | None = field(default=None, repr=False)   # each OSD host's OSDs
     _osd_meta: list[dict[str, Any]] | None = field(default=None, repr=False)   # `ceph osd metadata`, once known
     _osd_config: dict[int, dict[str, Any]] | None = field(default=None, repr=False)   # each OSD's config, once read
     _asok_paths: dict[int, str] = field(default_factory=dict, repr=False)   # each OSD's admin socket, once looked up
-    evidence: dict[str, Evidence] = field(default_factory=dict)   # test id -> Ceph's counters during it
     clients: list[Any] = field(default_factory=list)        # the suite's client hosts (clients.Client), in order
     client_offsets_ns: dict[str, int] = field(default_factory=dict)   # client -> its clock minus this machine's
     at_paths: dict[str, str] = field(default_factory=dict)  # client -> cephbench-loadgen there (the start barrier)
@@ -214,7 +214,14 @@ class RunContext:
     def run_tools(self, test: Test, spawns: list[Spawn], timeout_s: float,
                   live: Callable[[list[Path]], Figures] | None = None,
                   ) -> list[CommandResult] | None:
-        """Run tool processes together (None in a dry run), reporting live figures once a second."""
+        """Run tool processes together (None in a dry run), reporting live figures once a second; what was
+        watched meanwhile is left for the runner (the test's last tool run is its measured one)."""
+        return self._leave(test, self.run_tools_seen(test, spawns, timeout_s, live))
+
+    def run_tools_seen(self, test: Test, spawns: list[Spawn], timeout_s: float,
+                       live: Callable[[list[Path]], Figures] | None = None,
+                       ) -> tuple[list[CommandResult], Seen] | None:
+        """run_tools, with what was watched returned beside the results."""
         if self.dry_run:
             self.planned.extend(" ".join(str(a) for a in sp.argv) for sp in spawns)
             return None
@@ -226,6 +233,12 @@ class RunContext:
                        live: Callable[[list[Path]], Figures] | None = None) -> list[TimedResult] | None:
         """Run tool processes on the suite's client hosts, started at one instant (fanout: ready, then go), and
         watched as run_tools watches them, the client hosts' CPU too. None in a dry run."""
+        return self._leave(test, self.run_on_clients_seen(test, placements, timeout_s, live))
+
+    def run_on_clients_seen(self, test: Test, placements: list[Placement], timeout_s: float,
+                            live: Callable[[list[Path]], Figures] | None = None,
+                            ) -> tuple[list[TimedResult], Seen] | None:
+        """run_on_clients, with what was watched returned beside the results."""
         if self.dry_run:
             self.planned.extend(f"on {pl.host.name}: " + " ".join(str(a) for a in pl.spawn.argv)
                                 for pl in placements)
@@ -261,7 +274,8 @@ class RunContext:
         return clients_of(test.params.get("clients"), self.clients)
 
     def _watched(self, test: Test, outputs: list[Path], live: Callable[[list[Path]], Figures] | None,
-                 clients: list[HostRef], run: Callable[[Callable[[], bool], Callable[[list[int]], None]], R]) -> R:
+                 clients: list[HostRef], run: Callable[[Callable[[], bool], Callable[[list[int]], None]], R],
+                 ) -> tuple[R, Seen]:
         """`run(tick, started)` with this host, the OSD hosts and the load's client hosts watched (CPU, the OSDs'
         devices, the links Ceph uses), Ceph's counters read at the start and the end, other clients' I/O sampled,
         the cluster watched (it may stop the tools), and live figures reported once a second."""
@@ -275,7 +289,6 @@ class RunContext:
         watch = ClusterWatch(Poll(self.cluster.status), self.settings.max_raw_used,
                              writing=direction_of(test.kind, test.params.get("phase")) in ("write", "mixed"),
                              conf=self.target.conf)
-        self.cluster_watches[test.id] = watch
         others = (OtherLoadSampler(self.cluster, self.name() + "-", through_rgw=getattr(KINDS.get(test.kind), "layout", None) == "rgw")
                   if self.settings.other_load else None)
 
@@ -296,8 +309,7 @@ class RunContext:
         finally:
             watch.finish()
         seen = hostwatch.collect(watchers, self._metadata())
-        # the last tool run of a test is its measured one
-        self.host_loads[test.id] = [load for load in [cpu.summary(), *seen.hosts] if load is not None]
+        hosts_seen = [load for load in [cpu.summary(), *seen.hosts] if load is not None]
         evidence = Evidence(devices=seen.devices, links=seen.links, notes=list(seen.notes))
         if osds:
             after = self._read_counters(osds)
@@ -309,8 +321,19 @@ class RunContext:
         if others is not None:
             evidence.other_load = others.result()
             evidence.notes += others.notes
-        self.evidence[test.id] = evidence
-        return results
+        return results, Seen(hosts_seen, evidence, ClusterSeen(watch.summary(), watch.warnings(), watch.stop_reason,
+                                                               watch.stopped_for_capacity))
+
+    def _leave(self, test: Test, got: tuple[R, Seen] | None) -> R | None:
+        """The results; what was seen stays for the runner (take_seen), replacing an earlier run's of the test."""
+        if got is None:
+            return None
+        self._seen[test.id] = got[1]
+        return got[0]
+
+    def take_seen(self, test: Test) -> Seen | None:
+        """What the test's last tool run saw (run_tools, run_on_clients), taken off the context."""
+        return self._seen.pop(test.id, None)
 
     def _tools_run(self, run: Callable[[Callable[[], bool], Callable[[list[int]], None]], R],
                    tick: Callable[[], bool], watchers: list[hostwatch.Watcher], watcher_res: list[Resource]) -> R:
@@ -385,8 +408,8 @@ class RunContext:
 
     def stopped_for_capacity(self, test: Test) -> bool:
         """The capacity guard stopped this test's tools: their output up to then is still a measurement."""
-        watch = self.cluster_watches.get(test.id)
-        return watch is not None and watch.stopped_for_capacity
+        seen = self._seen.get(test.id)
+        return seen is not None and seen.cluster.stopped_for_capacity
 
     def record_process(self, pid: int) -> Callable[[], None]:
         """A process the run started (an iperf3 server) into the ledger by PID; returns what forgets it once it

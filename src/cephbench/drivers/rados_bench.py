@@ -398,6 +398,7 @@ def run_group(ctx, group, todo):
     from ..safety import amplification
     from ..fanout import failure
     from ..steady import combine as combine_rounds, verdict as steady_verdict
+    from ..evidence.rounds import Seen, combine as combine_seen
     from .base import Outcome, client_notes, now, run_group_timeout
 
     first = group[0].params
@@ -439,12 +440,16 @@ def run_group(ctx, group, todo):
             for cmd, (c, i) in zip(cmds, where)]
 
     def run(test, spawns, duration_s: float):
+        """(timed per client or None, the tools' results, what the watches saw); results None in a dry run."""
         timeout = run_group_timeout(duration_s)
         if clients:
-            timed = ctx.run_on_clients(test, ctx.placements([(c, sp) for (c, _), sp in zip(where, spawns)]), timeout,
-                                       live=live_figures)
-            return timed, None if timed is None else [t.result for t in timed]
-        return None, ctx.run_tools(test, spawns, timeout, live=live_figures)
+            got_timed = ctx.run_on_clients_seen(test, ctx.placements([(c, sp) for (c, _), sp in zip(where, spawns)]),
+                                                timeout, live=live_figures)
+            timed, seen = got_timed if got_timed is not None else (None, None)
+            return timed, None if timed is None else [t.result for t in timed], seen
+        got = ctx.run_tools_seen(test, spawns, timeout, live=live_figures)
+        results, seen = got if got is not None else (None, None)
+        return None, results, seen
 
     def top_up(seq) -> list[str]:
         """Before a seq: when the objects the write left would not last its duration at the pace a seq may read
@@ -465,7 +470,7 @@ def run_group(ctx, group, todo):
         spawns = spawns_of(cmds, ctx.rundir.raw_dir(seq.id) if ctx.rundir else None, "rados-bench-topup-write")
         results = None
         try:
-            timed, results = run(group[0], spawns, secs)
+            timed, results, _ = run(group[0], spawns, secs)     # not recorded: nor is what it saw
         finally:
             ctx.write_ended(written_raw(results))
         if results is None:
@@ -515,6 +520,8 @@ def run_group(ctx, group, todo):
             steady = test.params.get("steady_state") if record else None
             rounds: list[Measurement] = []
             round_starts: list[float] = []
+            seens: list[Seen] = []      # each round's evidence: the result's covers the rounds its figure does
+            seen: Seen | None = None
             commands: list[str] = []
             raw: list[str] = []
             skip = False                # the test ended with its error (or a dry run): on to the next test
@@ -543,16 +550,16 @@ def run_group(ctx, group, todo):
                 round_start = time.monotonic() - rounds_t0
                 results = None
                 try:
-                    timed, results = run(test, spawns, test.params["duration_s"])
+                    timed, results, seen = run(test, spawns, test.params["duration_s"])
                 finally:
                     if max_objects is not None:
                         ctx.write_ended(written_raw(results))
-                if results is None:  # dry run
+                if results is None or seen is None:  # dry run
                     skip = True
                     break
                 commands += [r.cmdline for r in results]
                 raw += [str(sp.output.relative_to(ctx.rundir.path)) for sp in spawns]
-                cut = mode == "write" and ctx.stopped_for_capacity(test)
+                cut = mode == "write" and seen.cluster.stopped_for_capacity
                 write_cut = write_cut or cut
                 failed = [r for r in results if not r.ok]
                 if failed and not cut:
@@ -560,7 +567,7 @@ def run_group(ctx, group, todo):
                                                              else failed[0].error_text())
                     if record:
                         yield Outcome(test, started, time.monotonic() - t0, error=err, commands=commands, raw=raw,
-                                      notes=notes)
+                                      notes=notes, seen=seen)
                     if mode == "write":
                         return  # reads have nothing to read
                     skip = True
@@ -571,7 +578,7 @@ def run_group(ctx, group, todo):
                 except ParseError as exc:
                     if record:
                         yield Outcome(test, started, time.monotonic() - t0, error=str(exc), commands=commands,
-                                      raw=raw, notes=notes)
+                                      raw=raw, notes=notes, seen=seen)
                     skip = True
                     break
                 for part, t in zip(parts, timed or []):
@@ -581,6 +588,7 @@ def run_group(ctx, group, todo):
                     break
                 rounds.append(m)
                 round_starts.append(round_start)
+                seens.append(seen)
                 elapsed = time.monotonic() - rounds_t0
                 if steady_verdict([r.bytes_per_s or 0.0 for r in rounds], steady["window"], steady["max_range"],
                                   steady["max_slope"]).steady:
@@ -592,6 +600,7 @@ def run_group(ctx, group, todo):
                 continue
             if steady is not None:
                 m = combine_rounds(rounds, round_starts, steady, reached_after is not None, reached_after)
+                seen = combine_seen(seens[-steady["window"]:], round_starts[-steady["window"]:])
                 each = f"{len(rounds)} rounds of {test.params['duration_s']:g} s"
                 notes.append(f"steady state reached after {reached_after:.0f} s ({each}); the figure is the last "
                              f"{steady['window']} rounds" if reached_after is not None else
@@ -621,7 +630,7 @@ def run_group(ctx, group, todo):
                 ctx.events.note(f"{gid}: wrote objects again for the reads that remain (not recorded)")
                 continue
             yield Outcome(test, started, time.monotonic() - t0, measurement=m, commands=commands, raw=raw,
-                          notes=notes, warnings=warnings)
+                          notes=notes, warnings=warnings, seen=seen)
     finally:
         for p in pools:
             remove_pool(ctx, p)
