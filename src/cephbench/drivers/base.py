@@ -364,8 +364,8 @@ class RunContext:
         results = self._tools_run(run, tick, watchers,
                                   self._record_processes([w.proc.pid for w in watchers]))
         loads = [load for load in [cpu.summary(), *hostwatch.collect(watchers, []).hosts] if load is not None]
-        for t in tests:
-            self.host_loads[t.id] = list(loads)
+        for t in tests:     # a baseline reads no cluster: no evidence, no cluster watch
+            self._seen[t.id] = Seen(hosts=list(loads), evidence=None)
         return results
 
     def _keep_raw(self, test: Test, name: str, doc: Any) -> None:

@@ -31,7 +31,7 @@ class Seen:
     cluster. It travels back with the tools' results."""
 
     hosts: list[HostLoad] = field(default_factory=list)
-    evidence: Evidence = field(default_factory=Evidence)
+    evidence: Evidence | None = field(default_factory=Evidence)     # None: nothing of Ceph's read (a baseline)
     cluster: ClusterSeen = field(default_factory=ClusterSeen)
 
 
