@@ -136,9 +136,9 @@ def settled_raw_capacity(cluster, timeout_s: float = 90.0) -> tuple[int, int]:
     while time.monotonic() < deadline:
         time.sleep(1.0)
         now = cluster.raw_capacity()
-        still = still + 1 if abs(now[1] - last[1]) < 2 * 1024**2 else 0
+        still = still + 1 if abs(now[1] - last[1]) < 1024**2 else 0
         last = now
-        if still >= 3:
+        if still >= 5:      # 3 s of stillness once let 67+ MiB more come back (CI): 5 s within 1 MiB
             break
     return last
 
@@ -163,9 +163,12 @@ def test_capacity_guard_shortens_or_refuses_a_write(lab_cluster, cephbench_env, 
     m = write.measurement
     print(f"\nthe guarded write: {m.ops_total:.0f} objects of 1 MiB in {m.duration_s:.2f} s "
           f"({m.bytes_per_s / 2**20:.0f} MiB/s); the limit allows {(limit * total - used) / 2 / 2**20:.0f}")
-    # what the write added, at replica 2, stays below the limit itself, at whatever rate it wrote
+    # what the write added, at replica 2, stays below the limit itself, at whatever rate it wrote (the room the
+    # run finds may be larger than this test's: space of earlier tests' pools can still come back after ceph df
+    # held still for 3 s, as it did once in CI, 227 objects; the limit is what the guard must keep)
     assert used + 2 * m.ops_total * 2**20 <= limit * total
-    assert m.ops_total <= 200 * 1.02 and m.duration_s < 20
+    (cap,) = [w for w in write.warnings if "write stopped at" in w]
+    assert m.ops_total <= int(cap.split("write stopped at ")[1].split()[0]) and m.duration_s < 20
     during = write.cluster
     assert during is None or during.raw_used_max is None or during.raw_used_max <= limit, during
     # no room at all: the write is refused with the reason, and nothing is left
