@@ -209,21 +209,23 @@ def test_another_clients_writes_make_the_guard_stop_a_write_whose_seconds_are_ke
     stops the write mid-way. rados bench prints no summary then; the seconds it reported are the result, marked,
     and the read that needs the unfinished write's metadata says why it cannot run. The other client starts once
     cephbench's write has reported its first seconds: on a busy machine a writer started before it filled the
-    room before its first report."""
+    room before its first report. cephbench writes 64 KiB objects one at a time, far slower than the other
+    client's 4 MiB ones 8 at a time: with 1 MiB objects a quiet lab reached the write's own cap (--max-objects,
+    the room's share) before the other client filled the room, and the seq then had all it needed."""
     total, used = lab_cluster.raw_capacity()
     room = used / total + 1.2 * 1024**3 / total          # ~1.2 GiB raw: the outside writer fills it in seconds
     env = {k: v for k, v in cephbench_env.items()}
     outside = "outside-writer"
     lab_cluster.ceph_ok("osd", "pool", "create", outside, "16")
     suite = TINY_RADOS.replace("pools:", f"settings: {{max_raw_used: {room:.6f}}}\npools:").replace(
-        "[64KiB, 1MiB]", "[1MiB]").replace("duration: 2s", "duration: {write: 30s, seq: 2s}").replace(
+        "[64KiB, 1MiB]", "[64KiB]").replace("duration: 2s", "duration: {write: 30s, seq: 2s}").replace(
         "concurrency: 4", "concurrency: 1")
     out = tmp_path / "cut"
     run = subprocess.Popen([*CLI, "run", str(write_suite(tmp_path, suite)), "--out", str(out)], env=cephbench_env,
                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     writer = None
     try:
-        raw = out / "raw" / "001-rados-write-1MiB-t1"
+        raw = out / "raw" / "001-rados-write-64KiB-t1"
         deadline = time.monotonic() + 120
         while time.monotonic() < deadline and run.poll() is None:     # two per-second lines of rados bench
             bench = next(iter(raw.glob("rados-bench-write*.txt")), None) if raw.is_dir() else None
@@ -234,7 +236,7 @@ def test_another_clients_writes_make_the_guard_stop_a_write_whose_seconds_are_ke
         writer = subprocess.Popen(["rados", "bench", "-p", outside, "60", "write", "-b", "4194304", "-t", "8",
                                    "--no-cleanup"], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                                   start_new_session=True)
-        run.communicate(timeout=300)
+        said = run.communicate(timeout=300)
     finally:
         if writer is not None:
             os.killpg(writer.pid, signal.SIGKILL)
@@ -244,6 +246,7 @@ def test_another_clients_writes_make_the_guard_stop_a_write_whose_seconds_are_ke
             run.wait()
         lab_cluster.delete_pool(outside)
     results, _ = RunDir(out).results()
+    assert len(results) == 2, said
     write, seq = results[0], results[1]
     assert write.status == "ok", write.error
     assert any("capacity guard" in w and "stopped" in w for w in write.warnings), write.warnings

@@ -476,7 +476,7 @@ def run_group(ctx, group, todo):
         if results is None:
             return []
         failed = [r for r in results if not r.ok]
-        why = (failure(timed) or failed[0].error_text()) if failed else ""
+        why = ((failure(timed) if timed else None) or failed[0].error_text()) if failed else ""   # timed: clients only
         made = 0
         if not failed:
             try:
