@@ -26,19 +26,23 @@ test: setup test-go test-unit test-lab
 test-unit:
 	$(PY) -m pytest -q tests/unit
 
-# The lab tests in two phases. First two halves at once: the one-host tests (CPU-bound: a loopback cluster) at a
-# lower priority, beside the multi-host tests that check behaviour (they wait on ssh and shaped links); the
-# one-host half makes no namespace, link, loop device or cgroup, which the multi-host tests check the machine for.
+# The lab tests in two phases. First three processes at once: the one-host tests (CPU-bound: a loopback cluster) in
+# two shares of whole modules balanced by their cost (tests/lab/conftest.py), at a lower priority, beside the
+# multi-host tests that check behaviour (they wait on ssh and shaped links); the one-host tests make no namespace,
+# link, loop device or cgroup, which the multi-host tests check the machine for. Each share starts a lab of its own.
 # A background job of a shell ignores SIGINT, and its children would too: `env --default-signal=INT` gives the
 # Ctrl-C tests theirs back. Then the ground-truth tests alone: they measure rates and name bottlenecks, and other
 # load on the CPUs would be a bottleneck of its own.
 test-lab:
 	@mkdir -p build; set +e; \
-	env --default-signal=INT nice -n 10 $(PY) -m pytest -q --durations=8 -m "not multihost" tests/lab \
-	  > build/test-lab-one-host.log 2>&1 & one=$$!; \
+	for k in 1 2; do \
+	  env --default-signal=INT nice -n 10 $(PY) -m pytest -q --durations=8 -m "not multihost" --one-host-shard $$k/2 \
+	    tests/lab > build/test-lab-one-host-$$k.log 2>&1 & pids="$$pids $$!"; \
+	done; \
 	$(PY) -m pytest -q --durations=8 -m "multihost and not groundtruth" tests/lab; multi=$$?; \
-	wait $$one; onehost=$$?; \
-	echo "---- one-host half (build/test-lab-one-host.log) ----"; cat build/test-lab-one-host.log; \
+	onehost=0; for p in $$pids; do wait $$p || onehost=1; done; \
+	for k in 1 2; do echo "---- one-host share $$k of 2 (build/test-lab-one-host-$$k.log) ----"; \
+	  cat build/test-lab-one-host-$$k.log; done; \
 	echo "---- ground truth, alone ----"; \
 	$(PY) -m pytest -q --durations=8 -m groundtruth tests/lab; truth=$$?; \
 	[ $$multi -eq 0 ] && [ $$onehost -eq 0 ] && [ $$truth -eq 0 ]

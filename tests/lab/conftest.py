@@ -57,6 +57,34 @@ def _group(item: pytest.Item) -> int:
     return 1 + used[0] if used else 0
 
 
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption("--one-host-shard", default=None, metavar="K/N",
+                     help="run only the K-th of N shares of the one-host tests (whole modules, balanced by cost)")
+
+
+# Seconds each one-host module took in CI (a fresh clone on the 2-core VM, the multi-host half beside it): what
+# balances `make test-lab`'s shares of the one-host tests. A module not listed counts 15 s a test.
+ONE_HOST_COST_S = {
+    "test_run.py": 330, "test_baseline.py": 240, "test_variants.py": 200, "test_lab_shape_signals.py": 150,
+    "test_cleanup_safety.py": 130, "test_outages.py": 100, "test_signals.py": 90, "test_lab.py": 90,
+    "test_concurrent_runs.py": 80, "test_connection.py": 60, "test_rgw.py": 60, "test_remote_hosts.py": 60,
+    "test_report_browser.py": 60, "test_rbd.py": 50, "test_remote_baselines.py": 50, "test_shape_facts.py": 50,
+}
+
+
+def _shard(items: list[pytest.Item], k: int, n: int) -> set[str]:
+    """The modules of the k-th share (1-based): the costliest first, each to the share with the least so far."""
+    tests: dict[str, int] = {}
+    for it in items:
+        if it.get_closest_marker("multihost") is None:
+            tests[it.path.name] = tests.get(it.path.name, 0) + 1
+    shares: list[tuple[float, list[str]]] = [(0.0, []) for _ in range(n)]
+    for name in sorted(tests, key=lambda m: (-ONE_HOST_COST_S.get(m, 15 * tests[m]), m)):
+        i = min(range(n), key=lambda j: shares[j][0])
+        shares[i] = (shares[i][0] + ONE_HOST_COST_S.get(name, 15 * tests[name]), shares[i][1] + [name])
+    return set(shares[k - 1][1])
+
+
 def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config, items: list[pytest.Item]) -> None:
     for item in items:
         # what makes namespaces, links, loop devices or cgroups (and checks the machine has none left) runs in the
@@ -65,6 +93,13 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
             item.add_marker("multihost")
         if getattr(item.module, "GROUND_TRUTH", False):
             item.add_marker("groundtruth")
+    shard = config.getoption("--one-host-shard")
+    if shard:
+        k, n = (int(x) for x in shard.split("/"))
+        mine = _shard(items, k, n)
+        keep = [it for it in items if it.get_closest_marker("multihost") is None and it.path.name in mine]
+        config.hook.pytest_deselected(items=[it for it in items if it not in keep])
+        items[:] = keep
     items.sort(key=_group)          # stable: each module's tests keep their order
 
 
