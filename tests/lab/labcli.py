@@ -97,3 +97,19 @@ def own_lab(prefix: str, osds: int) -> Iterator[Lab]:
     finally:
         lb.down()
         shutil.rmtree(d, ignore_errors=True)
+
+
+def tool_processes(left: list[dict], tool: str = "rados") -> list[str]:
+    """The `process` entries of a resources.json whose process runs `tool` (the host watchers are processes of the
+    ledger too, started before the tools)."""
+    out = []
+    for r in left:
+        if r["kind"] != "process":
+            continue
+        try:
+            argv = Path(f"/proc/{r['name'].partition(':')[0]}/cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        if any(Path(os.fsdecode(a)).name == tool for a in argv[:6]):     # behind a wrapper (timeout) too
+            out.append(r["name"])
+    return out

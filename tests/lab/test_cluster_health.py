@@ -13,7 +13,7 @@ import pytest
 from cephbench.clusterwatch import INACTIVE_LIMIT_S
 from cephbench.results import RunDir
 
-from labcli import CLI, write_suite
+from labcli import CLI, write_suite, tool_processes
 
 SUITE = """
 name: osdkill
@@ -31,7 +31,7 @@ def kill_osd_during_the_write(lab, env, suite, out, victim="osd.1", after_s=2.0)
     resources = out / "resources.json"
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline and proc.poll() is None:
-        if resources.exists() and any(r["kind"] == "process" for r in json.loads(resources.read_text() or "[]")):
+        if resources.exists() and tool_processes(json.loads(resources.read_text() or "[]")):
             break
         time.sleep(0.05)
     time.sleep(after_s)

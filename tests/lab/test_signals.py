@@ -17,7 +17,7 @@ import pytest
 
 from cephbench.results import RunDir
 
-from labcli import CLI, run_cli, write_suite
+from labcli import CLI, run_cli, write_suite, tool_processes
 
 EC_WRITE = """
 name: sig
@@ -120,14 +120,14 @@ def test_kill_9_then_cleanup_leaves_nothing(lab, mon_json, cephbench_env, tmp_pa
     resources = tmp_path / "run" / "resources.json"
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline:     # until rados bench runs: its process is in the ledger
-        if resources.exists() and any(r["kind"] == "process" for r in json.loads(resources.read_text() or "[]")):
+        if resources.exists() and tool_processes(json.loads(resources.read_text() or "[]")):
             break
         time.sleep(0.1)
     left = json.loads(resources.read_text())
     assert {r["kind"] for r in left} >= {"osd-flags", "pool", "ec-profile", "process"}, left
     proc.kill()
     proc.wait()
-    [tool] = [r["name"] for r in left if r["kind"] == "process"]
+    [tool] = tool_processes(left)
     assert Path(f"/proc/{tool.split(':')[0]}").exists()          # the orphaned rados bench goes on writing
     [ctl] = [r["name"] for r in left if r["kind"] == "ssh-control"]
     assert Path(ctl).is_dir()                                    # the run's ssh sockets, in /tmp

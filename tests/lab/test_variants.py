@@ -17,7 +17,7 @@ import pytest
 
 from cephbench.results import RunDir
 
-from labcli import CLI, cli_here, run_cli, write_suite
+from labcli import CLI, cli_here, run_cli, write_suite, tool_processes
 from test_signals import run_and_signal_when, snapshot
 
 # osd_max_backfills and osd_recovery_sleep change at runtime and touch no client I/O path; `b` leaves the sleep
@@ -96,7 +96,7 @@ def test_kill_9_mid_variant_then_cleanup_restores_the_configuration(lab, mon_jso
     resources = tmp_path / "run" / "resources.json"
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline:     # until rados bench runs under variant a
-        if resources.exists() and any(r["kind"] == "process" for r in json.loads(resources.read_text() or "[]")):
+        if resources.exists() and tool_processes(json.loads(resources.read_text() or "[]")):
             break
         time.sleep(0.1)
     proc.kill()
