@@ -126,7 +126,7 @@ def test_validate_prints_the_plan_without_a_cluster(tmp_path):
     assert "5 tests in 3 groups" in res.stdout and "estimated duration" in res.stdout
 
 
-def settled_raw_capacity(cluster, timeout_s: float = 60.0) -> tuple[int, int]:
+def settled_raw_capacity(cluster, timeout_s: float = 30.0) -> tuple[int, int]:
     """`ceph df`'s raw figures once they hold still: a pool removed by an earlier test frees its space over
     seconds (its PGs are deleted in the background), and the mgr counts writes a stats period late. A room
     computed from a moving figure is not the room the run finds."""

@@ -67,6 +67,10 @@ def render_conf(d: Path, fsid: str, ports: LabPorts, pool_size: int, osd_size_by
     #   starting;
     # - bdev aio poll ms: an idle BlueStore aio thread notices it should stop only after this, and mkfs
     #   and mount open and close the device four times.
+    # space:
+    # - osd delete sleep hdd/hybrid/ssd: a removed pool's PGs are deleted with a pause (5 s on a rotational
+    #   device, as a lab's OSD file counts) between steps, so its space came back over a minute or more, and
+    #   the capacity guard saw less room than there was (a lab test waited up to 2 min for `ceph df` to settle).
     return f"""\
 [global]
 fsid = {fsid}
@@ -123,6 +127,9 @@ bluestore fsck on mount = false
 bdev aio poll ms = 20
 osd memory target = 1073741824
 osd max object size = 134217728
+osd delete sleep hdd = 0
+osd delete sleep hybrid = 0
+osd delete sleep ssd = 0
 {extra_osd}
 [client]
 # Clients (rados bench, fio) run many at once, and nothing reads their sockets: none (a tool stopped by a signal
