@@ -139,3 +139,16 @@ cat $R/thesis.txt
     assert out.count("rc=2") == 3, out
     assert out.count("not a cephbench lab directory") == 3 and "Traceback" not in out, out
     assert "same-tree" in out and "four years of work" in out, out
+
+
+def test_a_marker_naming_entries_outside_the_lab_removes_only_lab_names(tmp_path):
+    d = tmp_path / "lab"
+    labdir.claim(d)
+    outside = tmp_path / "precious"
+    outside.mkdir()
+    (outside / "thesis.txt").write_text("four years of work\n")
+    data = json.loads((d / labdir.MARKER).read_text())
+    data["entries"] = ["../precious", "run"]
+    (d / labdir.MARKER).write_text(json.dumps(data))
+    labdir.remove(labdir.check_removable(d))
+    assert (outside / "thesis.txt").read_text() == "four years of work\n"

@@ -58,7 +58,8 @@ def read(d: Path) -> Marker | None:
         data = json.loads((d / MARKER).read_text())
         if data.get("what") != _MAGIC or Path(data["dir"]) != d.absolute():
             return None
-        return Marker(d.absolute(), bool(data["made_dir"]), tuple(str(e) for e in data["entries"]),
+        # only names a lab makes: a marker's entries are removed, and a forged one could name "../anything"
+        return Marker(d.absolute(), bool(data["made_dir"]), tuple(e for e in map(str, data["entries"]) if e in ENTRIES),
                       bool(data["started"]))
     except (OSError, ValueError, KeyError, TypeError, AttributeError):
         return None
