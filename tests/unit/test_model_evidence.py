@@ -61,6 +61,15 @@ def test_busy_seconds_leave_start_up_and_wind_down_out():
     assert busy_seconds([0.0, 0.0]) == 0.0
 
 
+def test_busy_seconds_leave_the_partial_first_and_last_seconds_out():
+    """h1 pub0's receive series (MiB/s) of an 8 s 1 MiB write through 200 Mbit links (tests/lab/test_ground_truth.py,
+    Ceph 16.2.15): the test began and ended inside the first and last seconds, which carry part of a second's load
+    (3.4 and 17.6 here, both above a tenth of the peak). The seconds in between say what the link held."""
+    series = [3.4, 20.4, 21.7, 19.8, 21.7, 19.1, 22.6, 20.1, 17.6]
+    assert busy_seconds(series) == 20.4
+    assert busy_seconds([0.0, 20.0, 20.0, 21.0, 12.0, 0.0]) == 20.0        # four busy seconds: too few to trim
+
+
 def test_a_link_at_95_percent_with_cpu_at_40_is_the_network():
     hot = link("osd2", 0.95 * GBIT / 8 / MIB)
     a = analyse(rados("write", 4 * MIB, 400 * MIB, 0.16, ev=evidence([QUIET_LINKS[0], hot], QUIET_DEVICES),

@@ -17,8 +17,9 @@ busy (≥ CPU_BUSY) while a device or link is near its limit (≥ NEAR_SHARE of 
 device saturated by its busy time alone while the CPUs are busy (a starved CPU keeps I/O in flight longer). A
 device held at a throttle is decisive: the throttle caps it whatever the CPUs do.
 
-"Busy seconds" are the seconds that carried at least a tenth of the series' peak: the test's start-up and
-wind-down are left out, as a person reading the series would. Every rule adds one line with its figures to
+"Busy seconds" are the seconds that carried at least a tenth of the series' peak, less the first and last of
+them (partial seconds) when there are five or more: the test's start-up and wind-down are left out, as a person
+reading the series would. Every rule adds one line with its figures to
 `Analysis.evidence`, so a person can check it by hand (docs/model.md gives the commands).
 """
 
@@ -37,17 +38,21 @@ DEVICE_BUSY = 0.90
 NEAR_SHARE = 0.75                 # a device or link this close to its capacity may be what limits a busy CPU's test
 LATENCY_BOUND_BELOW = 0.9         # efficiency under which an unsaturated test is called latency-bound
 IDLE_SHARE = 0.1                  # seconds under this share of the peak are start-up or wind-down
+TRIM_FROM = 5                     # busy seconds from which the partial first and last are left out
 
 
 def busy_seconds(series: list[float | None]) -> float | None:
-    """The median of the seconds that carried load (≥ IDLE_SHARE of the peak); None for an empty series."""
+    """The median of the seconds that carried load (≥ IDLE_SHARE of the peak); None for an empty series. With
+    TRIM_FROM busy seconds or more, the first and last are left out too: the test began and ended inside them, so
+    they carry part of a second's load whatever the resource could hold."""
     vals = [v for v in series if v is not None]
     if not vals:
         return None
     peak = max(vals)
     if peak <= 0:
         return 0.0
-    return statistics.median(v for v in vals if v >= IDLE_SHARE * peak)
+    busy = [v for v in vals if v >= IDLE_SHARE * peak]
+    return statistics.median(busy[1:-1] if len(busy) >= TRIM_FROM else busy)
 
 
 @dataclass(frozen=True)
