@@ -1,0 +1,37 @@
+"""`cephbench suite`: suites from other tools (CBT)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from ..errors import UserError
+from .common import err, main
+
+
+@main.group()
+def suite() -> None:
+    """Suites from other tools."""
+
+
+@suite.command("from-cbt")
+@click.argument("cbt_yaml", metavar="CBT.yaml", type=click.Path(path_type=Path))
+@click.option("--out", "out_file", type=click.Path(path_type=Path), help="Write the suite to FILE (default stdout).")
+def suite_from_cbt(cbt_yaml: Path, out_file: Path | None) -> None:
+    """Translate CBT's radosbench, librbdfio and rawfio benchmarks into a cephbench suite (docs/suites.md)."""
+    from ..cbt import translate_file
+    text, unmapped = translate_file(cbt_yaml)
+    for line in unmapped:
+        err.print(f"cephbench: not translated: {line}", markup=False)
+    if out_file is None:
+        click.echo(text, nl=False)
+        return
+    try:
+        out_file.write_text(text)
+    except OSError as exc:
+        raise UserError(f"cannot write {out_file}: {exc.strerror}", "give --out a file you may write",
+                        where="--out") from None
+    err.print(f"suite: {out_file} ({len(unmapped)} key(s) not translated); check it with "
+              f"'cephbench validate {out_file}'", markup=False)
+
