@@ -4,9 +4,9 @@ once (issue 26 item 5). Pinned here, byte for byte, as the analysis's labels and
 from __future__ import annotations
 
 from cephbench.analysis import _short
-from cephbench.analysis.model import _size as model_size
 from cephbench.lab.throttle import DriveLimit, DriveRef, ThrottleSpec
-from cephbench.shape_plan import _size as flag_size, throttle_text
+from cephbench.shape_plan import throttle_text
+from cephbench.units import exact_size, parse_size
 
 EXACT = [(1, "1B"), (512, "512B"), (1000, "1000B"), (4096, "4KiB"), (1536 * 1024, "1536KiB"),
          (4 * 2**20, "4MiB"), (3 * 2**20 + 2**19, "3584KiB"), (2**30, "1GiB"), (3 * 2**30, "3GiB"),
@@ -15,14 +15,15 @@ EXACT = [(1, "1B"), (512, "512B"), (1000, "1000B"), (4096, "4KiB"), (1536 * 1024
 
 def test_labels_name_a_size_exactly_in_its_largest_dividing_unit():
     for n, text in EXACT:
-        assert model_size(n) == text
+        assert exact_size(n) == text
+        assert parse_size(text) == n
         assert _short(n) == text
     assert _short(0) == _short(None) == ""
 
 
 def test_a_lab_flag_gives_bare_bytes_when_no_unit_divides():
     for n, text in EXACT:
-        assert flag_size(n) == (text[:-1] if text.endswith("B") and not text.endswith("iB") else text)
+        assert exact_size(n, byte_unit="") == (text[:-1] if text.endswith("B") and not text.endswith("iB") else text)
     limit = ThrottleSpec(DriveRef(1), DriveLimit(bytes_per_s=8 * 2**20, iops=200))
     assert throttle_text(limit) == "osd.1=8MiB/s,200iops"
     assert throttle_text(ThrottleSpec(DriveRef(2, "db"), DriveLimit(bytes_per_s=1000))) == "osd.2.db=1000/s"
