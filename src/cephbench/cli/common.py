@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import signal
 import sys
@@ -88,3 +89,17 @@ def _catalog(run_dir: Path, db: Path | None = None) -> None:
         msg = exc.one_line() if isinstance(exc, UserError) else str(exc)
         err.print(f"cephbench: warning: {run_dir} not added to the history catalog: {msg}", markup=False)
 
+
+
+def write_out(path: Path, text: str) -> None:
+    """The one writer of `--out FILE`: the whole text or nothing, since a reader such as Prometheus' textfile
+    collector must never see half a file; a file that cannot be written is the user's to fix."""
+    tmp = path.with_name(path.name + ".tmp")
+    try:
+        tmp.write_text(text)
+        tmp.replace(path)
+    except OSError as exc:
+        with contextlib.suppress(OSError):
+            tmp.unlink(missing_ok=True)
+        raise UserError(f"cannot write {path}: {exc.strerror}", "give --out a file you may write",
+                        where="--out") from None

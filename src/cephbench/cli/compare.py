@@ -8,7 +8,7 @@ from pathlib import Path
 import click
 
 from ..errors import UserError
-from .common import out, err, main, _warn_corrupt
+from .common import out, err, main, _warn_corrupt, write_out
 
 
 @main.command()
@@ -50,7 +50,7 @@ def compare(runs: tuple[Path, ...], fmt: str, out_file: Path | None, fail_pct: f
                 svg = compare_render.pct_change_svg(pair, compare_render.letter(i)) if out_file else None
                 if svg is not None and out_file is not None:
                     name = f"{out_file.stem}-A-vs-{compare_render.letter(i)}.svg"
-                    (out_file.parent / name).write_text(svg)
+                    write_out(out_file.parent / name, svg)
                     svg = name
                 charts.append(svg)
             text = compare_render.render_markdown(pairs, charts)
@@ -59,10 +59,7 @@ def compare(runs: tuple[Path, ...], fmt: str, out_file: Path | None, fail_pct: f
         if out_file is None:
             click.echo(text, nl=False)
         else:
-            try:
-                out_file.write_text(text)
-            except OSError as exc:
-                raise UserError(f"cannot write {out_file}: {exc.strerror}", where="--out") from None
+            write_out(out_file, text)
             out.print(f"compare: {out_file}", markup=False)
     if fail_pct is not None:
         bad = regressions(pairs, fail_pct)

@@ -6,8 +6,7 @@ from pathlib import Path
 
 import click
 
-from ..errors import UserError
-from .common import err, main
+from .common import err, main, write_out
 
 
 @main.command("export")
@@ -22,11 +21,5 @@ def export_(run_dir: Path, fmt: str, out_file: Path | None) -> None:
     if out_file is None:
         click.echo(text, nl=False)
         return
-    try:
-        tmp = out_file.with_name(out_file.name + ".tmp")   # the textfile collector must never read half a file
-        tmp.write_text(text)
-        tmp.replace(out_file)
-    except OSError as exc:
-        raise UserError(f"cannot write {out_file}: {exc.strerror}", "give --out a file you may write",
-                        where="--out") from None
+    write_out(out_file, text)
     err.print(f"exported {run_dir} as {fmt}: {out_file}", markup=False)

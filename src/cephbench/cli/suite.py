@@ -6,8 +6,7 @@ from pathlib import Path
 
 import click
 
-from ..errors import UserError
-from .common import err, main
+from .common import err, main, write_out
 
 
 @main.group()
@@ -27,11 +26,7 @@ def suite_from_cbt(cbt_yaml: Path, out_file: Path | None) -> None:
     if out_file is None:
         click.echo(text, nl=False)
         return
-    try:
-        out_file.write_text(text)
-    except OSError as exc:
-        raise UserError(f"cannot write {out_file}: {exc.strerror}", "give --out a file you may write",
-                        where="--out") from None
+    write_out(out_file, text)
     err.print(f"suite: {out_file} ({len(unmapped)} key(s) not translated); check it with "
               f"'cephbench validate {out_file}'", markup=False)
 
