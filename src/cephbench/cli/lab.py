@@ -61,7 +61,8 @@ def _lab(lab_dir: Path | None) -> Lab:
 @click.option("--fs", "fs", default=None, help="FileStore's file system: xfs (default), ext4 or btrfs.")
 def lab_up(lab_dir: Path | None, osds: int | None, osd_size: str, no_rgw: bool, hosts: int | None,
            osds_per_host: int, clients: int, public_net: str | None, cluster_net: str | None,
-           client_net: str | None, osd_throttle: tuple[str, ...], db_device: str | None, objectstore: str, fs: str | None) -> None:
+           client_net: str | None, osd_throttle: tuple[str, ...], db_device: str | None, objectstore: str,
+           fs: str | None) -> None:
     """Start a lab cluster and wait until it is healthy."""
     lb = _lab(lab_dir)
     size = _size_option(osd_size, "--osd-size")
