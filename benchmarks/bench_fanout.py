@@ -39,7 +39,7 @@ from cephbench.config import SshSettings
 from cephbench.drivers.rgw.binary import find_loadgen
 from cephbench.fanout import Placement, run_started_together
 from cephbench.hosts import LocalHost, Spawn
-from cephbench.lab.sshd import SSHD, SshFiles, ensure_privsep_dir, make_keys, write_known_hosts
+from cephbench.lab.sshd import SSHD, SshFiles, ensure_privsep_dir, make_keys, render_config, write_known_hosts
 from cephbench.remote import HostRef, drop_caches_argv, run_on_all, ssh_master
 
 ROUNDS = int(os.environ.get("CEPHBENCH_FANOUT_ROUNDS", "5"))
@@ -50,22 +50,6 @@ def _free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return int(s.getsockname()[1])
-
-
-def _sshd_config(files: SshFiles, addresses: list[str], port: int) -> str:
-    listen = "".join(f"ListenAddress {a}:{port}\n" for a in addresses)
-    return f"""{listen}HostKey {files.host_key}
-AuthorizedKeysFile {files.authorized_keys}
-PidFile none
-PermitRootLogin prohibit-password
-PasswordAuthentication no
-KbdInteractiveAuthentication no
-UsePAM no
-StrictModes no
-MaxStartups 200:30:300
-MaxSessions 200
-LogLevel ERROR
-"""
 
 
 MAX_LISTEN = 16        # sshd's MAX_LISTEN_SOCKS: one sshd per 16 addresses
@@ -88,7 +72,8 @@ class Sshd:
         try:
             for i in range(0, len(self.addresses), MAX_LISTEN):
                 cfg = self.files.dir / f"sshd_config.{i}"
-                cfg.write_text(_sshd_config(self.files, self.addresses[i:i + MAX_LISTEN], self.port))
+                cfg.write_text(render_config(self.files, *self.addresses[i:i + MAX_LISTEN], port=self.port,
+                                             sessions=200))
                 self.procs.append(subprocess.Popen([SSHD, "-D", "-e", "-f", str(cfg)], stdin=subprocess.DEVNULL,
                                                    stdout=subprocess.DEVNULL, stderr=log))
         finally:

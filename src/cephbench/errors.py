@@ -1,6 +1,6 @@
 """The one exception type for errors the user can fix.
 
-cli.py turns a UserError into one line on stderr and exit code 2; anything else
+cli/ turns a UserError into one line on stderr and exit code 2; anything else
 that escapes is a bug.
 """
 

@@ -1,5 +1,5 @@
 """A `cephbench run` from Python: suite or resumed run → target (the lab started if needed) → preflight →
-run directory (run.json) → runner. cli.py parses the arguments and prints; everything it decides on is here.
+run directory (run.json) → runner. cli/ parses the arguments and prints; everything it decides on is here.
 
     prepared = prepare(RunRequest(suite_path=Path("suites/quick.yaml")))
     summary = start(prepared, events)

@@ -16,6 +16,7 @@ from .lab.drives import check_objectstore
 from .lab.multihost import MultiHostSpec, size_flag, spec_from_flags
 from .lab.rates import LinkShape
 from .lab.throttle import DriveLimit, DriveRef, ThrottleSpec
+from .units import exact_size
 
 DEFAULT_OSDS = 3                    # `lab up`'s defaults, which a shape's missing keys take
 DEFAULT_OSD_SIZE = 10 * 1024**3
@@ -100,11 +101,8 @@ class LabBuild:
 
 
 def _size(n: int) -> str:
-    """Exact, in the largest binary unit that divides it (a flag must give back the very same bytes)."""
-    for unit, factor in (("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
-        if n % factor == 0:
-            return f"{n // factor}{unit}"
-    return str(n)
+    """Exact (a flag must give back the very same bytes)."""
+    return exact_size(n, byte_unit="")
 
 
 def _link_flag(shape: LinkShape) -> str:

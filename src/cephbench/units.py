@@ -69,6 +69,15 @@ def parse_duration(value: str | int | float) -> float:
     return float(m.group(1)) * _DUR_UNITS[m.group(2)]
 
 
+def exact_size(n: int, byte_unit: str = "B") -> str:
+    """Bytes exactly, in the largest binary unit that divides them: 4KiB, 1536KiB, 1000B (`byte_unit` after bare
+    bytes: "" for a flag). Unlike format_size, parse_size gives back the very same number."""
+    for unit, factor in (("GiB", 1024**3), ("MiB", 1024**2), ("KiB", 1024)):
+        if n >= factor and n % factor == 0:
+            return f"{n // factor}{unit}"
+    return f"{n}{byte_unit}"
+
+
 def format_size(n: float) -> str:
     """Bytes as the short binary form used in test names: 4KiB, 4MiB, 1.5GiB."""
     for unit, factor in (("TiB", 1024**4), ("GiB", 1024**3), ("MiB", 1024**2), ("KiB", 1024)):

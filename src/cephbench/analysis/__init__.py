@@ -17,6 +17,7 @@ from typing import Any
 from ..kinds import DISK_BASELINE, NET_BASELINE, direction_of, kinds_where, level_of
 from ..remote import addr_ips
 from ..results import Analysis, LatencyBreakdown, Result
+from ..units import exact_size
 from . import rgw
 from .disks import usable
 from .breakdown import breakdown
@@ -350,12 +351,7 @@ def _latency_s(result: Result) -> float | None:
 
 
 def _short(size: int | None) -> str:
-    if not size:
-        return ""
-    for unit, f in (("GiB", 1024**3), ("MiB", 1024**2), ("KiB", 1024)):
-        if size >= f and size % f == 0:
-            return f"{size // f}{unit}"
-    return f"{size}B"
+    return exact_size(size) if size else ""
 
 
 @dataclass

@@ -22,6 +22,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Literal
 
+from ..units import exact_size
+
 MIB = 1024**2
 # bluestore_prefer_deferred_size_hdd's Pacific default, for facts not read from a run (analysis/storesettings.py
 # reads the cluster's own): writes this small go through the WAL first
@@ -140,19 +142,12 @@ def per_disk_rate(size: int, bw: float | None, iops: float | None) -> tuple[floa
     """Bytes/s one disk gives at op size `size`: a seek (1/IOPS) plus a transfer (size/bw) per op."""
     if bw and iops:
         rate = size / (1 / iops + size / bw)
-        return rate, f"{mibs(rate)} at {_size(size)} ({iops:,.0f} IOPS, {mibs(bw)})"
+        return rate, f"{mibs(rate)} at {exact_size(size)} ({iops:,.0f} IOPS, {mibs(bw)})"
     if bw:
         return bw, mibs(bw)
     if iops:
-        return iops * size, f"{iops:,.0f} IOPS × {_size(size)}"
+        return iops * size, f"{iops:,.0f} IOPS × {exact_size(size)}"
     return None, ""
-
-
-def _size(n: int) -> str:
-    for unit, f in (("GiB", 1024**3), ("MiB", MIB), ("KiB", 1024)):
-        if n >= f and n % f == 0:
-            return f"{n // f}{unit}"
-    return f"{n}B"
 
 
 def _journal_factor(f: ClusterFacts, op_size: int) -> tuple[float, str]:
@@ -177,10 +172,11 @@ def _store_notes(f: ClusterFacts, op: str, op_size: int) -> list[str]:
     notes = []
     default = DEFERRED_MAX_HDD if f.rotational else 0       # what Pacific would defer on this medium
     if f.journal == "same-disk" and f.deferred_text and deferred_max(f) < op_size <= default:
-        notes.append(f"no deferred double write at {_size(op_size)}: {f.deferred_text}")
+        notes.append(f"no deferred double write at {exact_size(op_size)}: {f.deferred_text}")
     if f.min_alloc_bytes and op_size < f.min_alloc_bytes:
-        notes.append(f"a {_size(op_size)} write is under the OSDs' min_alloc_size {_size(f.min_alloc_bytes)}: each "
-                     "new object takes a whole allocation unit of disk space (not modelled as bandwidth)")
+        notes.append(f"a {exact_size(op_size)} write is under the OSDs' min_alloc_size "
+                     f"{exact_size(f.min_alloc_bytes)}: each new object takes a whole allocation unit of disk space "
+                     "(not modelled as bandwidth)")
     return notes
 
 

@@ -21,7 +21,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..results import HostLoad
-from .model import SMALL_OP, Ceiling, Pool, Term, _size, mibs
+from ..units import exact_size
+from .model import SMALL_OP, Ceiling, Pool, Term, mibs
 
 STRIPE = 4 * 1024**2          # rgw_max_chunk_size / rgw_obj_stripe_size (Pacific defaults)
 INDEX_OPS_PER_PUT = 2         # bucket index prepare + complete
@@ -75,7 +76,7 @@ def rgw_ceiling(op: str, size: int, data: tuple[float, str] | None, index_ops_pe
     if data:
         rate, src = data
         t = size / rate
-        formula = f"{_size(size)} at {mibs(rate)} ({src})"
+        formula = f"{exact_size(size)} at {mibs(rate)} ({src})"
         if op == "write" and index_ops_per_s:
             t += INDEX_OPS_PER_PUT / index_ops_per_s[0]
             formula += f" + {INDEX_OPS_PER_PUT} bucket index writes at {index_ops_per_s[0]:,.0f} ops/s " \

@@ -21,7 +21,7 @@ from typing import Any
 
 from ..results import Result
 from ..units import parse_size
-from .model import _size
+from ..units import exact_size
 
 PACIFIC_DEFAULTS = {
     "bluestore_prefer_deferred_size": "0", "bluestore_prefer_deferred_size_hdd": "65536",
@@ -87,10 +87,10 @@ def _per_medium(result: Result, cluster: dict[str, Any], base: str, rotational: 
     """The generic option when it is not 0, else the one for the OSDs' medium."""
     v, src = _option(result, cluster, base)
     if v:
-        return v, f"{base} {_size(v)}, {src}"
+        return v, f"{base} {exact_size(v)}, {src}"
     name = f"{base}_{'hdd' if rotational else 'ssd'}"
     v, src = _option(result, cluster, name)
-    return v, f"{name} {_size(v) if v else '0'}, {src}"
+    return v, f"{name} {exact_size(v) if v else '0'}, {src}"
 
 
 def store_settings(result: Result, cluster: dict[str, Any], rotational: bool) -> StoreSettings:
@@ -99,7 +99,7 @@ def store_settings(result: Result, cluster: dict[str, Any], rotational: bool) ->
             if isinstance(m, dict) and str(m.get("bluestore_min_alloc_size", "")).isdigit()]
     if made:
         alloc = int(statistics.median(made))
-        atext = f"min_alloc_size {_size(alloc)} (osd metadata)"
+        atext = f"min_alloc_size {exact_size(alloc)} (osd metadata)"
     else:
         alloc, src = _per_medium(result, cluster, "bluestore_min_alloc_size", rotational)
         atext = f"min_alloc_size: {src}"

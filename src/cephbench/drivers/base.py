@@ -59,7 +59,7 @@ class Outcome:
 
 
 class Events(Protocol):
-    """What the runner tells whoever shows progress (cli.py)."""
+    """What the runner tells whoever shows progress (cli/)."""
 
     def test_started(self, test: Test) -> None: ...
     def live(self, test: Test, bytes_per_s: float | None, ops_per_s: float | None) -> None: ...

@@ -92,13 +92,15 @@ def write_client_config(files: SshFiles, hosts: Mapping[str, str]) -> None:
         for name, addr in hosts.items()))
 
 
-def render_config(files: SshFiles, address: str) -> str:
+def render_config(files: SshFiles, *addresses: str, port: int = 22, sessions: int = 100) -> str:
+    """The one sshd_config cephbench writes: a lab host's (one address), or the fan-out benchmark's (up to 16
+    addresses of this machine, more sessions)."""
     # StrictModes off: the lab directory may sit under a group-writable /tmp path sshd would otherwise refuse.
     # UsePAM off: no PAM session (and no login records) for a benchmark's commands.
     # PidFile none: the lab writes the PID it started (run/sshd.<host>.pid), as for its other daemons.
+    listen = "".join(f"ListenAddress {a}\n" for a in addresses)
     return f"""\
-ListenAddress {address}
-Port 22
+{listen}Port {port}
 HostKey {files.host_key}
 AuthorizedKeysFile {files.authorized_keys}
 PidFile none
@@ -109,8 +111,8 @@ UsePAM no
 StrictModes no
 PrintMotd no
 PrintLastLog no
-MaxStartups 100:30:200
-MaxSessions 100
+MaxStartups {sessions}:30:{sessions + 100}
+MaxSessions {sessions}
 LogLevel ERROR
 Subsystem sftp internal-sftp
 """

@@ -1,0 +1,25 @@
+"""`cephbench export`: a run's results as CSV, JSON or OpenMetrics."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from .common import err, main, write_out
+
+
+@main.command("export")
+@click.argument("run_dir", metavar="RUN", type=click.Path(path_type=Path))
+@click.option("--format", "fmt", type=click.Choice(["csv", "json", "openmetrics"]), required=True,
+              help="csv (a row per test), json (a list of results) or openmetrics (Prometheus textfile/Pushgateway).")
+@click.option("--out", "out_file", type=click.Path(path_type=Path), help="Write to FILE instead of stdout.")
+def export_(run_dir: Path, fmt: str, out_file: Path | None) -> None:
+    """Export a run's results for spreadsheets, CI or Prometheus/Grafana (docs/exports.md)."""
+    from ..export import export
+    text = export(run_dir, fmt)
+    if out_file is None:
+        click.echo(text, nl=False)
+        return
+    write_out(out_file, text)
+    err.print(f"exported {run_dir} as {fmt}: {out_file}", markup=False)

@@ -1,0 +1,217 @@
+"""`cephbench lab`: a real local Ceph cluster to try and to test on."""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+
+import click
+
+from ..errors import OperationFailed, UserError
+from ..lab import Lab, default_lab_dir
+from ..lab.multihost import size_flag as _size_option, spec_from_flags
+from ..lab import drives as lab_drives
+from ..lab.throttle import check_drives, parse_drive_refs, parse_throttle_specs
+from ..units import format_size
+from .common import out, err, main
+
+
+@main.group()
+def lab() -> None:
+    """A real local Ceph cluster (mon, mgr, OSDs on BlueStore files, RGW) for trying and testing."""
+
+
+def _lab_dir_option(f):
+    return click.option("--dir", "lab_dir", type=click.Path(path_type=Path), default=None,
+                        help=f"Lab directory (default {default_lab_dir()}).")(f)
+
+
+def _lab(lab_dir: Path | None) -> Lab:
+    path = Path(lab_dir or default_lab_dir()).absolute()
+    if path.exists() and not path.is_dir():
+        raise UserError(f"{path} is a file, not a lab directory", "give --dir a directory", where="--dir")
+    return Lab(path)
+
+
+@lab.command("up")
+@_lab_dir_option
+@click.option("--osds", type=int, default=None, help="Number of OSDs of the one-host lab (default 3).")
+@click.option("--osd-size", default="10GiB", show_default=True, help="Size of each OSD's BlueStore file (sparse).")
+@click.option("--no-rgw", is_flag=True, help="Do not start an RGW.")
+@click.option("--hosts", type=int, default=None,
+              help="Hosts, each a network namespace with its own address, OSDs and sshd (1 alone: the loopback lab).")
+@click.option("--osds-per-host", type=int, default=1, show_default=True, help="OSDs on each host (with --hosts).")
+@click.option("--clients", type=int, default=0, show_default=True, help="Client hosts without OSDs (with --hosts).")
+@click.option("--public-net", metavar="RATE[/DELAY]",
+              help="Shape every host's public link both ways, e.g. 1gbit or 100mbit (with --hosts). A /DELAY "
+                   "(round trip, e.g. /0.2ms) needs the kernel's netem (sch_netem); without it, it is refused.")
+@click.option("--cluster-net", metavar="RATE[/DELAY]|unshaped",
+              help="A separate cluster network for replication, shaped like --public-net (with --hosts).")
+@click.option("--client-net", metavar="RATE[/DELAY]",
+              help="Shape only the client hosts' links both ways, e.g. 200mbit (a DELAY needs netem); the cluster "
+                   "side keeps --public-net's shape or none (with --hosts and --clients).")
+@click.option("--osd-throttle", "osd_throttle", multiple=True, metavar="osd.N[.db]=RATE[,IOPS]",
+              help="Slow one OSD's drive through blkio from the start, e.g. osd.1=50MiB/s or osd.2=200iops "
+                   "(with --hosts; change it later with `lab throttle`).")
+@click.option("--db-device", "db_device", default=None, metavar="SIZE",
+              help="Put each OSD's BlueStore WAL/DB (FileStore journal) on a drive of its own of SIZE, e.g. 2GiB "
+                   "(with --hosts).")
+@click.option("--objectstore", default="bluestore", show_default=True, help="bluestore or filestore (with --hosts).")
+@click.option("--fs", "fs", default=None, help="FileStore's file system: xfs (default), ext4 or btrfs.")
+def lab_up(lab_dir: Path | None, osds: int | None, osd_size: str, no_rgw: bool, hosts: int | None,
+           osds_per_host: int, clients: int, public_net: str | None, cluster_net: str | None,
+           client_net: str | None, osd_throttle: tuple[str, ...], db_device: str | None, objectstore: str,
+           fs: str | None) -> None:
+    """Start a lab cluster and wait until it is healthy."""
+    lb = _lab(lab_dir)
+    size = _size_option(osd_size, "--osd-size")
+    drive_flags = {"--osd-throttle": list(osd_throttle) or None, "--db-device": db_device,
+                   "--objectstore": objectstore if objectstore != "bluestore" else None, "--fs": fs}
+    multi = spec_from_flags(hosts, osds_per_host, clients, public_net, cluster_net, osds,
+                             {"--client-net": client_net, **drive_flags})
+    if lb.started() and lb.is_running():
+        _print_lab_status(lb)
+        raise UserError(f"a lab is already running in {lb.dir}", f"stop it with 'cephbench lab down --dir {lb.dir}'")
+    n_osds = multi.osds if multi else (osds if osds is not None else 3)
+    info = lb.up(osds=n_osds, osd_size_bytes=size, rgw=not no_rgw, progress=lambda m: err.print(f"lab: {m}"),
+                 multi=multi)
+    out.print(f"lab ready in {info.startup_s:.1f} s: {n_osds} OSD(s) of {format_size(size)}"
+              + (f", RGW at {info.rgw_endpoint}" if info.rgw else "") + f"; directory {lb.dir}")
+    if info.topology:
+        _print_topology(info.topology)
+    out.print(f"use it from a shell: eval \"$(cephbench lab env --dir {lb.dir})\"")
+
+
+def _print_topology(topo: dict) -> None:
+    shapes = {n["kind"]: n.get("shape") for n in topo["networks"]}
+
+    def shape(kind: str) -> str:
+        sh = shapes.get(kind)
+        if sh is None:
+            return "unshaped"
+        delay = f", +{sh['delay_s'] * 1e3:g} ms round trip" if sh.get("delay_s") else ""
+        return f"{sh['rate_bits_per_s'] / 1e6:g} Mbit/s each way{delay}"
+    out.print(f"networks: public {shape('public')}"
+              + (f"; cluster {shape('cluster')}" if "cluster" in shapes else "; replication shares the public network"))
+    if topo.get("client_link"):
+        shapes["client"] = topo["client_link"]
+        out.print(f"client hosts' links: {shape('client')} (the cluster side as above)")
+    dr = topo.get("drives")
+    if dr:
+        store = topo.get("objectstore", "bluestore") + (f" on {topo['fs']}" if topo.get("fs") else "")
+        db = " and a WAL/DB drive each" if topo.get("db_device_bytes") else ""
+        out.print(f"drives: {store}, OSD data on "
+                  + ("loop devices" if dr["kind"] == "loop" else f"plain files ({dr.get('fallback') or dr['kind']})")
+                  + db)
+    for h in topo["hosts"]:
+        addrs = ", ".join(f"{k} {a}" for k, a in h["addresses"].items())
+        out.print(f"  {h['name']:<4} {addrs:<40} {' '.join(d for d in h['daemons'] if not d.startswith('sshd.'))}")
+
+
+@lab.command("status")
+@_lab_dir_option
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+def lab_status(lab_dir: Path | None, as_json: bool) -> None:
+    """Daemons with PIDs, health, OSDs up/in, RGW endpoint."""
+    lb = _lab(lab_dir)
+    info = lb.info()
+    if info is None:
+        raise UserError(f"no lab in {lb.dir}", "start one with 'cephbench lab up'")
+    status = _lab_status_data(lb)
+    if as_json:
+        out.print_json(json.dumps(status))
+    else:
+        _print_lab_status(lb, status)
+
+
+def _lab_status_data(lb: Lab) -> dict:
+    info = lb.info()
+    daemons = [{"name": d.name, "pid": d.pid, "running": d.running} for d in lb.daemons()]
+    data = {"dir": str(lb.dir), "fsid": info.fsid if info else None, "daemons": daemons,
+            "rgw_endpoint": info.rgw_endpoint if info else None, "health": None, "osds_up": None, "osds_in": None,
+            "topology": info.topology if info else None}
+    if any(d["running"] for d in daemons):
+        try:
+            st = lb.health()
+            data["health"] = st.get("health", {}).get("status")
+            osdmap = st.get("osdmap", {})
+            osdmap = osdmap.get("osdmap", osdmap)
+            data["osds_up"], data["osds_in"] = osdmap.get("num_up_osds"), osdmap.get("num_in_osds")
+        except OperationFailed:
+            data["health"] = "unreachable"
+    return data
+
+
+def _print_lab_status(lb: Lab, status: dict | None = None) -> None:
+    s = status or _lab_status_data(lb)
+    out.print(f"lab {s['dir']}  fsid {s['fsid']}")
+    out.print(f"health: {s['health'] or 'stopped'}   OSDs up/in: {s['osds_up']}/{s['osds_in']}   "
+              f"RGW: {s['rgw_endpoint'] or '-'}")
+    for d in s["daemons"]:
+        out.print(f"  {d['name']:<16} pid {d['pid']!s:<8} {'running' if d['running'] else 'stopped'}")
+    if s.get("topology"):
+        _print_topology(s["topology"])
+
+
+@lab.command("env")
+@_lab_dir_option
+def lab_env(lab_dir: Path | None) -> None:
+    """Shell export lines so ceph, rados, rbd and fio work against the lab."""
+    lb = _lab(lab_dir)
+    if lb.info() is None:
+        raise UserError(f"no lab in {lb.dir}", "start one with 'cephbench lab up'")
+    for k, v in lb.env().items():
+        click.echo(f"export {k}={v}")
+    topo = lb.info().topology  # type: ignore[union-attr]
+    if topo:
+        # cephbench fills settings.ssh from the lab by itself; this is for a person at the shell
+        hosts = " ".join(h["name"] for h in topo["hosts"])
+        click.echo(f"# hosts {hosts}: ssh -F {lb.ssh_files.client_config} {topo['hosts'][0]['name']}")
+
+
+@lab.command("throttle")
+@_lab_dir_option
+@click.argument("specs", nargs=-1, metavar="[osd.N[.db]=RATE[,IOPS] ...]")
+@click.option("--clear", "clear", multiple=True, metavar="osd.N[.db]", help="Remove the throttle of these drives.")
+def lab_throttle(lab_dir: Path | None, specs: tuple[str, ...], clear: tuple[str, ...]) -> None:
+    """Slow (or stop slowing) drives of a running multi-host lab through blkio; with nothing given, list the drives."""
+    lb = _lab(lab_dir)
+    if lb.info() is None or not lb.is_running():
+        raise UserError(f"no lab running in {lb.dir}", "start one with 'cephbench lab up --hosts 3'", where="--dir")
+    record = lb.drives()
+    if record is None:
+        raise UserError(f"the lab in {lb.dir} is a one-host lab, whose OSDs are plain files", "throttles need a "
+                        "multi-host lab: 'cephbench lab down', then 'cephbench lab up --hosts 3'", where="--dir")
+    osds = sorted({d.osd for d in record.drives})
+    dbs = sorted({d.osd for d in record.drives if d.role == "db"})
+    to_set = parse_throttle_specs(list(specs), where="lab throttle") if specs else ()
+    to_clear = parse_drive_refs(list(clear)) if clear else ()
+    check_drives([t.drive for t in to_set], osds, dbs, where="lab throttle")
+    check_drives(to_clear, osds, dbs, where="lab throttle --clear")
+    for ref in to_clear:
+        lab_drives.clear_throttle(record, ref)
+    for t in to_set:
+        lab_drives.apply_throttle(record, t, where="lab throttle")
+    for d in record.drives:
+        limit = d.limit
+        shown = ("not throttled" if limit is None else
+                 ", ".join(x for x in (f"{format_size(limit.bytes_per_s)}/s" if limit.bytes_per_s else "",
+                                       f"{limit.iops} IOPS" if limit.iops else "") if x))
+        out.print(f"  {str(d.ref):<10} {d.path:<40} {shown}")
+
+
+@lab.command("down")
+@_lab_dir_option
+@click.option("--keep", is_flag=True, help="Keep the lab directory (data, logs).")
+def lab_down(lab_dir: Path | None, keep: bool) -> None:
+    """Stop exactly the daemons this lab started, and remove its directory."""
+    lb = _lab(lab_dir)
+    t0 = time.monotonic()
+    stopped = lb.down(keep=keep)
+    if stopped is None:
+        out.print(f"no lab in {lb.dir}: nothing to do")
+        return
+    out.print(f"lab down in {time.monotonic() - t0:.1f} s: stopped {len(stopped)} daemon(s)"
+              + (f"; kept {lb.dir}" if keep else f"; removed {lb.dir}"))
+

@@ -1,0 +1,32 @@
+"""`cephbench suite`: suites from other tools (CBT)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from .common import err, main, write_out
+
+
+@main.group()
+def suite() -> None:
+    """Suites from other tools."""
+
+
+@suite.command("from-cbt")
+@click.argument("cbt_yaml", metavar="CBT.yaml", type=click.Path(path_type=Path))
+@click.option("--out", "out_file", type=click.Path(path_type=Path), help="Write the suite to FILE (default stdout).")
+def suite_from_cbt(cbt_yaml: Path, out_file: Path | None) -> None:
+    """Translate CBT's radosbench, librbdfio and rawfio benchmarks into a cephbench suite (docs/suites.md)."""
+    from ..cbt import translate_file
+    text, unmapped = translate_file(cbt_yaml)
+    for line in unmapped:
+        err.print(f"cephbench: not translated: {line}", markup=False)
+    if out_file is None:
+        click.echo(text, nl=False)
+        return
+    write_out(out_file, text)
+    err.print(f"suite: {out_file} ({len(unmapped)} key(s) not translated); check it with "
+              f"'cephbench validate {out_file}'", markup=False)
+

@@ -1,0 +1,49 @@
+"""`cephbench validate`: a suite checked and its plan printed, with no cluster."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from ..config import Suite, load_suite
+from ..plan import Plan, expand
+from ..report.format import seconds
+from ..units import format_size
+from .common import out, main, _print_plan_warnings
+
+
+def _plan_param(key: str, value: object) -> str:
+    """`image_size=256MiB`, `duration=5s`: a figure with its unit, as the suite writes it."""
+    if isinstance(value, int) and not isinstance(value, bool) and (key.endswith("size") or key == "total"):
+        return f"{key}={format_size(value)}"
+    if key.endswith("_s") and isinstance(value, (int, float)) and not isinstance(value, bool):
+        return f"{key[:-2]}={value:g}s"
+    return f"{key}={value}"
+
+
+def _unlisted_dd(suite: Suite) -> bool:
+    disks = suite.baseline.disks if suite.baseline is not None else None
+    return disks is not None and disks.patterns is not None and "dd" not in disks.patterns
+
+
+def _print_plan(plan: Plan, suite: Suite) -> None:
+    dd_added = _unlisted_dd(suite)
+    for t in plan.tests:
+        # what the suite left unset says nothing; pool_profile is the pool's whole definition, named by `pool`
+        p = {k: v for k, v in t.params.items() if k != "pool_profile" and v is not None}
+        shown = " ".join(_plan_param(k, v) for k, v in p.items())
+        why = dd_added and t.kind == "disk_baseline" and p.get("pattern") == "dd"
+        out.print(f"{t.id:<48} {shown}" + ("  (not listed: always runs first, it writes the file the other "
+                                           "patterns read)" if why else ""), markup=False)
+    groups = len({t.group for t in plan.tests})
+    out.print(f"{len(plan.tests)} tests in {groups} groups; estimated duration {seconds(plan.est_duration_s)}")
+    _print_plan_warnings(plan)
+
+
+@main.command()
+@click.argument("suite_path", metavar="SUITE", type=click.Path(path_type=Path))
+def validate(suite_path: Path) -> None:
+    """Check a suite and print the expanded plan, without contacting a cluster."""
+    suite = load_suite(suite_path)
+    _print_plan(expand(suite), suite)
