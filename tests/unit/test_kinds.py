@@ -105,3 +105,15 @@ def test_the_old_quarter_rule_warns_because_seqs_following_it_ran_out(size, writ
          "duration": {"write": f"{write_s}s", "seq": "2s"}}]}, "s.yaml"))
     [w] = warnings(plan)
     assert "objects" in w and "seq: 2s" in w
+
+
+@pytest.mark.parametrize("kind", sorted(SCHEMA_KINDS))
+def test_every_kind_that_accepts_clients_says_what_a_client_needs(kind):
+    """fanout.py starts a tool on a client through cephbench-loadgen's `at`: a kind that accepts `clients:` but
+    whose needs lack loadgen got no copy of it there, and the run raised ValueError ("no cephbench-loadgen path")."""
+    from cephbench.clients import needs_of
+    from cephbench.results import Test
+    if "clients" not in SCHEMA_KINDS[kind].model_fields:
+        return
+    test = Test(id="t", index=0, workload="w", kind=kind, group="g", params={"clients": 1})
+    assert needs_of(test).loadgen, f"{kind} accepts clients: but says nothing of what a client host needs"
