@@ -1,7 +1,7 @@
-"""Every kind of the suite schema has a descriptor and a driver, and every phase a direction.
+"""Every registered kind has every hook the core calls, and every phase a direction.
 
-A kind added to the schema without the rest fails here, not at run time (no cache drop, no efficiency, a table
-under "Other").
+A kind added without the rest fails here, not at run time (no cache drop, no efficiency, a table under "Other", a
+client without cephbench-loadgen).
 """
 
 import typing
@@ -9,8 +9,8 @@ import typing
 import pytest
 
 from cephbench.config import WORKLOAD_MODELS, parse_suite
-from cephbench.drivers.registry import DRIVERS
-from cephbench.kinds import KINDS, WORKLOAD_KINDS, direction_of
+from cephbench.drivers.registry import DRIVERS, PREFLIGHT, driver_module
+from cephbench.kinds import KINDS, PLUGINS, WORKLOAD_KINDS, Kind, direction_of
 from cephbench.plan import expand
 
 
@@ -117,3 +117,48 @@ def test_every_kind_that_accepts_clients_says_what_a_client_needs(kind):
         return
     test = Test(id="t", index=0, workload="w", kind=kind, group="g", params={"clients": 1})
     assert needs_of(test).loadgen, f"{kind} accepts clients: but says nothing of what a client host needs"
+
+
+def missing_hooks(plugin) -> list[str]:
+    """What the core reads of a kind module that `plugin` lacks: its descriptor, its schema model (or None), its
+    client needs when its model accepts `clients:`, its driver's run_group, and a callable preflight if it has one."""
+    missing = []
+    if not isinstance(getattr(plugin, "KIND", None), Kind):
+        return ["KIND"]
+    if not hasattr(plugin, "MODEL"):
+        missing.append("MODEL")
+    elif plugin.MODEL is not None:
+        if plugin.MODEL.descriptor is not plugin.KIND:
+            missing.append("MODEL.descriptor")
+        if "clients" in plugin.MODEL.model_fields and not callable(getattr(plugin, "needs", None)):
+            missing.append("needs")
+    try:
+        driver = driver_module(plugin)
+    except (AttributeError, ImportError):
+        return missing + ["DRIVER"]
+    if not callable(getattr(driver, "run_group", None)):
+        missing.append("run_group")
+    if hasattr(driver, "preflight") and not callable(driver.preflight):
+        missing.append("preflight")
+    return missing
+
+
+@pytest.mark.parametrize("plugin", PLUGINS, ids=lambda p: p.KIND.name)
+def test_every_registered_kind_has_every_hook_the_core_calls(plugin):
+    assert missing_hooks(plugin) == [], f"kinds/{plugin.KIND.name}.py lacks {missing_hooks(plugin)}"
+    assert plugin.KIND.name in DRIVERS
+    assert (plugin.MODEL is None) == (plugin.KIND.level == "Baselines")
+
+
+def test_a_kind_accepting_clients_without_its_client_hook_is_caught():
+    import types
+    from cephbench.kinds import rbd_bench
+    stripped = types.ModuleType("kinds.rbd_bench_without_needs")
+    stripped.__dict__.update({k: v for k, v in vars(rbd_bench).items() if k != "needs"})
+    assert missing_hooks(stripped) == ["needs"]
+    stripped.DRIVER = "no_such_driver"
+    assert missing_hooks(stripped) == ["needs", "DRIVER"]
+
+
+def test_the_preflight_hooks_are_the_drivers_own():
+    assert set(PREFLIGHT) == {"rbd_bench", "fio_rbd", "rgw", "disk_baseline", "net_baseline"}
