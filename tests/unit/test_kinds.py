@@ -162,3 +162,15 @@ def test_a_kind_accepting_clients_without_its_client_hook_is_caught():
 
 def test_the_preflight_hooks_are_the_drivers_own():
     assert set(PREFLIGHT) == {"rbd_bench", "fio_rbd", "rgw", "disk_baseline", "net_baseline"}
+
+
+def test_kind_modules_import_no_driver_and_no_config():
+    """Drivers and config import kinds: a kind module that imported either would close a cycle (it names its
+    driver in DRIVER instead)."""
+    from test_module_graph import imports_of, module_files
+    modules = module_files()
+    for name, path in modules.items():
+        if name == "cephbench.kinds" or name.startswith("cephbench.kinds."):
+            above = sorted(m for m in imports_of(name, path, modules)
+                           if m.startswith(("cephbench.drivers", "cephbench.config", "cephbench.clients")))
+            assert not above, f"{name} imports {above}"
