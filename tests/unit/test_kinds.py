@@ -32,7 +32,7 @@ SCHEMA_KINDS = {next(iter(_literal_values(m, "type"))): m for m in WORKLOAD_MODE
 
 @pytest.mark.parametrize("kind", sorted(SCHEMA_KINDS))
 def test_every_schema_kind_has_a_descriptor_and_a_driver(kind):
-    assert kind in KINDS, f"{kind} is in the suite schema but has no descriptor in kinds.py"
+    assert kind in KINDS, f"{kind} is in the suite schema but has no descriptor in its kind module"
     assert kind in DRIVERS, f"{kind} has no driver in drivers/registry.py"
 
 
@@ -49,7 +49,7 @@ def test_every_phase_of_the_schema_has_a_direction(kind):
     phases = _literal_values(SCHEMA_KINDS[kind], desc.phase_field)
     assert phases, f"{kind}.{desc.phase_field} lists no phases"
     missing = sorted(p for p in phases if direction_of(kind, p) is None)
-    assert not missing, f"{kind}: phases without a direction in kinds.py: {missing}"
+    assert not missing, f"{kind}: phases without a direction in its KIND: {missing}"
 
 
 def test_workload_kinds_are_exactly_the_schema_kinds():
@@ -174,3 +174,12 @@ def test_kind_modules_import_no_driver_and_no_config():
             above = sorted(m for m in imports_of(name, path, modules)
                            if m.startswith(("cephbench.drivers", "cephbench.config", "cephbench.clients")))
             assert not above, f"{name} imports {above}"
+
+
+def test_kinds_are_in_report_order_by_level_then_as_registered():
+    """The terminal's tables follow KINDS: the baselines first, whatever the registry's order."""
+    from cephbench.kinds import LEVEL_ORDER
+    levels = [LEVEL_ORDER.index(k.level) for k in KINDS.values()]
+    assert levels == sorted(levels)
+    assert list(KINDS) == ["disk_baseline", "net_baseline", "rados_bench", "fio_rados", "osd_bench", "rbd_bench",
+                           "fio_rbd", "rgw"]

@@ -30,7 +30,9 @@ __all__ = ["DIRECTION_ORDER", "LEVEL_ORDER", "Direction", "Kind", "Layout", "Lev
 PLUGINS: tuple[ModuleType, ...] = (rados_bench, osd_bench, fio_rados, rbd_bench, fio_rbd, rgw, disk_baseline,
                                    net_baseline)
 
-KINDS: dict[str, Kind] = {p.KIND.name: p.KIND for p in PLUGINS}
+# in report order: by level, then as registered (the terminal's tables follow it)
+KINDS: dict[str, Kind] = {p.KIND.name: p.KIND
+                          for p in sorted(PLUGINS, key=lambda p: LEVEL_ORDER.index(p.KIND.level))}
 PLUGIN_OF: Mapping[str, ModuleType] = {p.KIND.name: p for p in PLUGINS}
 
 WORKLOAD_KINDS: tuple[str, ...] = tuple(k for k in KINDS if KINDS[k].level != "Baselines")
