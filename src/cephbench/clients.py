@@ -35,6 +35,7 @@ from .config import Settings, SshSettings, Suite
 from .errors import OperationFailed, UserError
 from .hosts import LocalHost
 from .interrupts import held
+from .kinds import Needs, client_needs
 from .remote import SSH_FAILED, HostRef, host_ref
 from .recovery import remote_file_parts
 from .resources import Ledger, Resource
@@ -52,37 +53,10 @@ REMOTE_FILE = "remote-file"             # ledger kind: "<address>:<absolute path
 _OURS = re.compile(rf"^/(?:.*/)?{re.escape(REMOTE_DIR)}/cephbench-(?:[0-9a-f]+-)?loadgen-[0-9a-f]{{12}}$")
 
 
-@dataclass(frozen=True)
-class Needs:
-    """What a kind's tool needs on a client: commands, fio engines, a key for the cluster, cephbench-loadgen."""
-    tools: tuple[str, ...] = ()
-    engines: tuple[str, ...] = ()
-    key: bool = True
-    loadgen: bool = False
-
-    def __or__(self, other: "Needs") -> "Needs":
-        return Needs(tuple(dict.fromkeys(self.tools + other.tools)),
-                     tuple(dict.fromkeys(self.engines + other.engines)),
-                     self.key or other.key, self.loadgen or other.loadgen)
-
-
 def needs_of(test: Test) -> Needs:
-    """What one test's tool needs on a client host; every tool started there needs cephbench-loadgen too, whose
-    `at` starts it at the run's one instant."""
-    p = test.params
-    if test.kind == "rados_bench":
-        return Needs(tools=("rados",), loadgen=True)
-    if test.kind == "fio_rados":
-        return Needs(tools=("fio",), engines=("rados",), loadgen=True)
-    if test.kind == "fio_rbd":
-        krbd = p.get("client") == "krbd"
-        return Needs(tools=("fio", "rbd") if krbd else ("fio",), engines=("libaio",) if krbd else ("rbd",),
-                     loadgen=True)
-    if test.kind == "rbd_bench":
-        return Needs(tools=("rbd",), loadgen=True)
-    if test.kind == "rgw":
-        return Needs(key=False, loadgen=True)
-    return Needs(key=False)
+    """What one test's tool needs on a client host (its kind's `needs`); every tool started there needs
+    cephbench-loadgen too, whose `at` starts it at the run's one instant."""
+    return client_needs(test.kind, test.params)
 
 
 @dataclass(frozen=True)

@@ -1,7 +1,7 @@
-"""Every kind of the suite schema has a descriptor and a driver, and every phase a direction.
+"""Every registered kind has every hook the core calls, and every phase a direction.
 
-A kind added to the schema without the rest fails here, not at run time (no cache drop, no efficiency, a table
-under "Other").
+A kind added without the rest fails here, not at run time (no cache drop, no efficiency, a table under "Other", a
+client without cephbench-loadgen).
 """
 
 import typing
@@ -9,8 +9,8 @@ import typing
 import pytest
 
 from cephbench.config import WORKLOAD_MODELS, parse_suite
-from cephbench.drivers.registry import DRIVERS
-from cephbench.kinds import KINDS, WORKLOAD_KINDS, direction_of
+from cephbench.drivers.registry import DRIVERS, PREFLIGHT, driver_module
+from cephbench.kinds import KINDS, PLUGINS, WORKLOAD_KINDS, Kind, direction_of
 from cephbench.plan import expand
 
 
@@ -32,7 +32,7 @@ SCHEMA_KINDS = {next(iter(_literal_values(m, "type"))): m for m in WORKLOAD_MODE
 
 @pytest.mark.parametrize("kind", sorted(SCHEMA_KINDS))
 def test_every_schema_kind_has_a_descriptor_and_a_driver(kind):
-    assert kind in KINDS, f"{kind} is in the suite schema but has no descriptor in kinds.py"
+    assert kind in KINDS, f"{kind} is in the suite schema but has no descriptor in its kind module"
     assert kind in DRIVERS, f"{kind} has no driver in drivers/registry.py"
 
 
@@ -49,7 +49,7 @@ def test_every_phase_of_the_schema_has_a_direction(kind):
     phases = _literal_values(SCHEMA_KINDS[kind], desc.phase_field)
     assert phases, f"{kind}.{desc.phase_field} lists no phases"
     missing = sorted(p for p in phases if direction_of(kind, p) is None)
-    assert not missing, f"{kind}: phases without a direction in kinds.py: {missing}"
+    assert not missing, f"{kind}: phases without a direction in its KIND: {missing}"
 
 
 def test_workload_kinds_are_exactly_the_schema_kinds():
@@ -105,3 +105,81 @@ def test_the_old_quarter_rule_warns_because_seqs_following_it_ran_out(size, writ
          "duration": {"write": f"{write_s}s", "seq": "2s"}}]}, "s.yaml"))
     [w] = warnings(plan)
     assert "objects" in w and "seq: 2s" in w
+
+
+@pytest.mark.parametrize("kind", sorted(SCHEMA_KINDS))
+def test_every_kind_that_accepts_clients_says_what_a_client_needs(kind):
+    """fanout.py starts a tool on a client through cephbench-loadgen's `at`: a kind that accepts `clients:` but
+    whose needs lack loadgen got no copy of it there, and the run raised ValueError ("no cephbench-loadgen path")."""
+    from cephbench.clients import needs_of
+    from cephbench.results import Test
+    if "clients" not in SCHEMA_KINDS[kind].model_fields:
+        return
+    test = Test(id="t", index=0, workload="w", kind=kind, group="g", params={"clients": 1})
+    assert needs_of(test).loadgen, f"{kind} accepts clients: but says nothing of what a client host needs"
+
+
+def missing_hooks(plugin) -> list[str]:
+    """What the core reads of a kind module that `plugin` lacks: its descriptor, its schema model (or None), its
+    client needs when its model accepts `clients:`, its driver's run_group, and a callable preflight if it has one."""
+    missing = []
+    if not isinstance(getattr(plugin, "KIND", None), Kind):
+        return ["KIND"]
+    if not hasattr(plugin, "MODEL"):
+        missing.append("MODEL")
+    elif plugin.MODEL is not None:
+        if plugin.MODEL.descriptor is not plugin.KIND:
+            missing.append("MODEL.descriptor")
+        if "clients" in plugin.MODEL.model_fields and not callable(getattr(plugin, "needs", None)):
+            missing.append("needs")
+    try:
+        driver = driver_module(plugin)
+    except (AttributeError, ImportError):
+        return missing + ["DRIVER"]
+    if not callable(getattr(driver, "run_group", None)):
+        missing.append("run_group")
+    if hasattr(driver, "preflight") and not callable(driver.preflight):
+        missing.append("preflight")
+    return missing
+
+
+@pytest.mark.parametrize("plugin", PLUGINS, ids=lambda p: p.KIND.name)
+def test_every_registered_kind_has_every_hook_the_core_calls(plugin):
+    assert missing_hooks(plugin) == [], f"kinds/{plugin.KIND.name}.py lacks {missing_hooks(plugin)}"
+    assert plugin.KIND.name in DRIVERS
+    assert (plugin.MODEL is None) == (plugin.KIND.level == "Baselines")
+
+
+def test_a_kind_accepting_clients_without_its_client_hook_is_caught():
+    import types
+    from cephbench.kinds import rbd_bench
+    stripped = types.ModuleType("kinds.rbd_bench_without_needs")
+    stripped.__dict__.update({k: v for k, v in vars(rbd_bench).items() if k != "needs"})
+    assert missing_hooks(stripped) == ["needs"]
+    stripped.DRIVER = "no_such_driver"
+    assert missing_hooks(stripped) == ["needs", "DRIVER"]
+
+
+def test_the_preflight_hooks_are_the_drivers_own():
+    assert set(PREFLIGHT) == {"rbd_bench", "fio_rbd", "rgw", "disk_baseline", "net_baseline"}
+
+
+def test_kind_modules_import_no_driver_and_no_config():
+    """Drivers and config import kinds: a kind module that imported either would close a cycle (it names its
+    driver in DRIVER instead)."""
+    from test_module_graph import imports_of, module_files
+    modules = module_files()
+    for name, path in modules.items():
+        if name == "cephbench.kinds" or name.startswith("cephbench.kinds."):
+            above = sorted(m for m in imports_of(name, path, modules)
+                           if m.startswith(("cephbench.drivers", "cephbench.config", "cephbench.clients")))
+            assert not above, f"{name} imports {above}"
+
+
+def test_kinds_are_in_report_order_by_level_then_as_registered():
+    """The terminal's tables follow KINDS: the baselines first, whatever the registry's order."""
+    from cephbench.kinds import LEVEL_ORDER
+    levels = [LEVEL_ORDER.index(k.level) for k in KINDS.values()]
+    assert levels == sorted(levels)
+    assert list(KINDS) == ["disk_baseline", "net_baseline", "rados_bench", "fio_rados", "osd_bench", "rbd_bench",
+                           "fio_rbd", "rgw"]

@@ -29,7 +29,8 @@ log = logging.getLogger(__name__)
 
 MODELLED = kinds_where(modelled=True)
 CEILING_SOURCES = kinds_where(ceiling_source=True)
-RGW, RADOS_BENCH = "rgw", "rados_bench"   # osd bench is both: measured, and a stand-in for disks
+RGW_MODELLED = kinds_where(rgw_model=True)     # RGW's model gives their ceilings
+RADOS_RATES = kinds_where(rados_rates=True)    # the RADOS rates RGW's model reads
 
 
 def op_of(result: Result) -> str | None:
@@ -235,7 +236,7 @@ def analyse(result: Result, facts: ClusterFacts | None, rados: list[Result] | No
         st = store_settings(result, cluster or {}, facts.rotational)
         facts = replace(facts, deferred_max_bytes=st.deferred_max_bytes, deferred_text=st.deferred_text,
                         min_alloc_bytes=st.min_alloc_bytes)
-    if result.test.kind == RGW:
+    if result.test.kind in RGW_MODELLED:
         return _analyse_rgw(result, facts, rados or [], cluster or {})
     if level_of(result.test.kind) == "OSD" and facts is not None and facts.disk.write_alone_bytes_per_s:
         size = op_size_of(result) or 4 * 1024**2
@@ -379,7 +380,7 @@ class RunAnalyzer:
         return cls(cluster=meta.get("cluster") or {}, shapes=shape_clusters(meta),
                    client_hostname=client.get("hostname"), cpus=client.get("cpu_count"),
                    seen=[r for r in earlier if r.test.kind in CEILING_SOURCES],
-                   rados=[r for r in earlier if r.test.kind == RADOS_BENCH])
+                   rados=[r for r in earlier if r.test.kind in RADOS_RATES])
 
     def attach(self, result: Result) -> Result:
         if result.test.kind in CEILING_SOURCES:
@@ -393,7 +394,7 @@ class RunAnalyzer:
             if facts is not None and clients:
                 facts = with_clients(facts, [r for r in self.seen if r.test.kind == NET_BASELINE], clients)
             result.analysis = analyse(result, facts, self.rados, cluster)
-            if result.test.kind == RADOS_BENCH:
+            if result.test.kind in RADOS_RATES:
                 self.rados.append(result)
         except Exception as exc:  # noqa: BLE001 - a model bug must not lose a measured result
             log.warning("analysis of %s failed: %s", result.test.id, exc)

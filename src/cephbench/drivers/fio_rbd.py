@@ -20,6 +20,7 @@ from ..errors import UserError
 from ..hosts import CommandResult
 from ..results import Measurement, Test
 from . import rbd_images
+from .rbd_images import preflight  # noqa: F401 - its hook: the images' checks (drivers/registry.py)
 from .base import Outcome, RunContext, measure, now, run_group_timeout
 from .fio import FioJob
 from .fio_run import FioRun, client_runs, fio_run, live_figures, measure_on_clients

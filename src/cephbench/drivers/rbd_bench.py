@@ -16,6 +16,7 @@ from ..fanout import TimedResult
 from ..hosts import CommandResult, Spawn
 from ..results import Measurement, Test
 from . import rbd_images
+from .rbd_images import preflight  # noqa: F401 - its hook: the images' checks (drivers/registry.py)
 from .base import Outcome, RunContext, clients_outcome, measure, run_group_timeout
 from .rados_bench import aggregate
 from .rbd_bench_tool import RbdBenchCommand, live_figures, parse

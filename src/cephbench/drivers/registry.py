@@ -1,34 +1,29 @@
-"""Workload type -> the driver that runs a group of its tests. Adding a tool = adding one line here."""
+"""Each kind's hooks, loaded from the driver module its kind module names (kinds/: DRIVER). Nothing here names a
+kind: adding one is its kind module, its driver, and one name in kinds.PLUGINS."""
 
 from __future__ import annotations
 
+from importlib import import_module
+from types import ModuleType
 from typing import Callable
 
 from ..cluster import Cluster
 from ..config import Settings
+from ..kinds import PLUGINS
 from ..results import Test
-from . import fio_rados, fio_rbd, osd_bench, rados_bench, rbd_bench, rbd_images
-from . import disk_baseline, iperf
-from . import rgw
 from .base import GroupDriver
 
-DRIVERS: dict[str, GroupDriver] = {
-    "rados_bench": rados_bench.run_group,
-    "osd_bench": osd_bench.run_group,
-    "disk_baseline": disk_baseline.run_group,
-    "net_baseline": iperf.run_group,
-    "rbd_bench": rbd_bench.run_group,
-    "fio_rbd": fio_rbd.run_group,
-    "fio_rados": fio_rados.run_group,
-    "rgw": rgw.run_group,
-}
 
-# Workload type -> a check of its tests against the cluster, run by the runner's preflight before anything is
-# created; it raises UserError (exit 2) for what the user must change.
+def driver_module(plugin: ModuleType) -> ModuleType:
+    return import_module(f"{__package__}.{plugin.DRIVER}")
+
+
+_MODULES = {p.KIND.name: driver_module(p) for p in PLUGINS}
+
+# kind -> the driver that runs a group of its tests
+DRIVERS: dict[str, GroupDriver] = {k: m.run_group for k, m in _MODULES.items()}
+
+# kind -> a check of its tests against the cluster, run by the runner's preflight before anything is created; it
+# raises UserError (exit 2) for what the user must change
 PREFLIGHT: dict[str, Callable[[Cluster, list[Test], Settings], None]] = {
-    "rbd_bench": rbd_images.preflight,
-    "fio_rbd": rbd_images.preflight,
-    "rgw": rgw.preflight,
-    "disk_baseline": disk_baseline.preflight,
-    "net_baseline": iperf.preflight,
-}
+    k: m.preflight for k, m in _MODULES.items() if hasattr(m, "preflight")}

@@ -85,7 +85,7 @@ def kind_table(console: Console, kind: str, results: list[Result]) -> tuple[Tabl
 
 
 def by_kind(results: list[Result]) -> list[tuple[str, list[Result]]]:
-    """Results grouped by kind, in the order kinds are described (kinds.py), each group in run order."""
+    """Results grouped by kind, in the order of kinds.KINDS (by level, then as registered), each group in run order."""
     order = {k: i for i, k in enumerate(KINDS)}
     kinds = sorted({r.test.kind for r in results}, key=lambda k: (order.get(k, len(order)), k))
     return [(k, [r for r in results if r.test.kind == k]) for k in kinds]

@@ -1,0 +1,78 @@
+"""Every kind of test, one module each, as fio's engines are: config, plan, runner, clients, analysis and report
+read kinds through this registry and never name one.
+
+A kind module (kinds/<name>.py) holds:
+- KIND: its descriptor (kind.py: level, report table, phase field, direction of each phase, estimate figures);
+- MODEL: its suite schema model (a pydantic model on a base of schema.py), None for a kind no suite names (the
+  baselines, which the suite's `baseline:` section makes);
+- needs(params): what its tool needs on a client host, for a kind whose model accepts `clients:`;
+- DRIVER: its module under drivers/, whose hooks are run_group(ctx, group, todo) and, if its tests need a check
+  against the cluster before anything is created, preflight(cluster, tests, settings); drivers/registry.py loads
+  them (drivers import this package, so this package names its drivers rather than importing them).
+
+Adding a kind: its module here, its driver, and its name in PLUGINS below. tests/unit/test_kinds.py fails when a
+registered kind lacks any of them.
+"""
+
+from __future__ import annotations
+
+from types import ModuleType
+from typing import Any, Mapping
+
+from . import disk_baseline, fio_rados, fio_rbd, net_baseline, osd_bench, rados_bench, rbd_bench, rgw
+from .kind import DIRECTION_ORDER, LEVEL_ORDER, Direction, Kind, Layout, Level, Needs
+
+__all__ = ["DIRECTION_ORDER", "LEVEL_ORDER", "Direction", "Kind", "Layout", "Level", "Needs", "KINDS", "PLUGINS",
+           "WORKLOAD_KINDS", "WORKLOAD_MODELS", "DISK_BASELINE", "NET_BASELINE", "client_needs", "direction_of",
+           "kinds_where", "level_of", "ops_unit"]
+
+# the registry, one name per kind, in the order the suite schema lists its types and preflight checks them
+PLUGINS: tuple[ModuleType, ...] = (rados_bench, osd_bench, fio_rados, rbd_bench, fio_rbd, rgw, disk_baseline,
+                                   net_baseline)
+
+# in report order: by level, then as registered (the terminal's tables follow it)
+KINDS: dict[str, Kind] = {p.KIND.name: p.KIND
+                          for p in sorted(PLUGINS, key=lambda p: LEVEL_ORDER.index(p.KIND.level))}
+PLUGIN_OF: Mapping[str, ModuleType] = {p.KIND.name: p for p in PLUGINS}
+
+WORKLOAD_KINDS: tuple[str, ...] = tuple(k for k in KINDS if KINDS[k].level != "Baselines")
+WORKLOAD_MODELS: tuple[Any, ...] = tuple(p.MODEL for p in PLUGINS if p.MODEL is not None)
+
+# the baselines are not suite workloads: the model reads their figures by name
+DISK_BASELINE, NET_BASELINE = disk_baseline.KIND.name, net_baseline.KIND.name
+
+
+def client_needs(kind: str, params: Mapping[str, Any]) -> Needs:
+    """What a test of `kind` needs on a client host (nothing, no key, for a kind that never runs on one)."""
+    plugin = PLUGIN_OF.get(kind)
+    hook = getattr(plugin, "needs", None)
+    return hook(params) if hook is not None else Needs(key=False)
+
+
+def direction_of(kind: str, phase: str | None, op: str | None = None) -> Direction | None:
+    """What a test does to the cluster's data: from its phase, else from the op its tool reported."""
+    k = KINDS.get(kind)
+    if k is None:
+        return None
+    return k.direction(phase) or k.direction(op)
+
+
+def ops_unit(kind: str) -> str | None:
+    """What a kind's operations per second are called: "IOPS" (block I/O: fio, rbd bench, osd bench, the disk
+    baseline), "objects/s" (rados bench), "req/s" (RGW's S3 and Swift requests); None when its tool counts no
+    operations (iperf3), "ops/s" for a kind this table does not know. Terminal, report.md and report.html all
+    name the column and the figure with it."""
+    k = KINDS.get(kind)
+    if k is None:
+        return "ops/s"
+    return k.ops_name if k.ops_counted else None
+
+
+def level_of(kind: str) -> Level | None:
+    k = KINDS.get(kind)
+    return k.level if k else None
+
+
+def kinds_where(**flags: bool) -> frozenset[str]:
+    """Kinds whose descriptor fields equal the given values, e.g. kinds_where(modelled=True)."""
+    return frozenset(k.name for k in KINDS.values() if all(getattr(k, f) == v for f, v in flags.items()))

@@ -1,0 +1,30 @@
+"""fio's rados engine on a pool made for the group; hooks in drivers/fio_rados.py."""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar, Literal, Mapping
+
+from .kind import RW_DIRECTIONS, Kind, Needs
+from .schema import ClientWorkload, Duration, PositiveInt, Size, Sweep
+
+
+KIND = Kind("fio_rados", "RADOS", "fio (rados engine)", "fio", "rw", dict(RW_DIRECTIONS), modelled=True,
+            group_setup_s=3.0)
+DRIVER = "fio_rados"
+
+
+class FioRados(ClientWorkload):
+    descriptor: ClassVar[Kind] = KIND
+    type: Literal["fio_rados"]
+    pool: Sweep(str) = ["default"]
+    rw: Sweep(Literal["write", "read", "randwrite", "randread"]) = ["write", "read"]
+    block_size: Sweep(Size) = [4 * 1024**2]
+    iodepth: Sweep(PositiveInt) = [16]
+    duration: Sweep(Duration) = [30.0]
+
+
+def needs(params: Mapping[str, Any]) -> Needs:
+    return Needs(tools=("fio",), engines=("rados",), loadgen=True)
+
+
+MODEL = FioRados

@@ -1,0 +1,36 @@
+"""fio on RBD images made and prefilled for the group, through librbd or krbd; hooks in drivers/fio_rbd.py."""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar, Literal, Mapping
+
+from pydantic import Field
+
+from .kind import RW_DIRECTIONS, Kind, Needs
+from .schema import Duration, PositiveInt, Ramp, RbdWorkload, Size, Sweep
+
+
+KIND = Kind("fio_rbd", "RBD", "fio (rbd)", "fio", "rw", {**RW_DIRECTIONS, "randrw": "mixed"}, modelled=True,
+            group_setup_s=6.0)
+DRIVER = "fio_rbd"
+
+
+class FioRbd(RbdWorkload):
+    descriptor: ClassVar[Kind] = KIND
+    type: Literal["fio_rbd"]
+    rw: Sweep(Literal["read", "write", "randread", "randwrite", "randrw"]) = ["randwrite", "randread"]
+    block_size: Sweep(Size) = [4096]
+    iodepth: Sweep(PositiveInt) = [32]
+    numjobs: Sweep(PositiveInt) = [1]      # fio jobs per image
+    rwmixread: int = Field(50, ge=0, le=100)
+    duration: Sweep(Duration) = [30.0]
+    ramp: Ramp = 0.0
+    client: Sweep(Literal["librbd", "krbd"]) = ["librbd"]   # krbd: rbd map + fio libaio on /dev/rbdN
+
+
+def needs(params: Mapping[str, Any]) -> Needs:
+    krbd = params.get("client") == "krbd"
+    return Needs(tools=("fio", "rbd") if krbd else ("fio",), engines=("libaio",) if krbd else ("rbd",), loadgen=True)
+
+
+MODEL = FioRbd

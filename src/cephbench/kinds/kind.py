@@ -1,0 +1,77 @@
+"""What a kind of test is (its descriptor) and what its tool needs on a client host: the types every kind module fills.
+
+A descriptor says which field of a workload holds the phases of a group, which level of the stack it measures, what
+each phase does to the cluster's data (read, write, mixed or metadata), whether the efficiency model analyses it,
+the title of its report table and what its operations per second are called (ops_unit).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal, Mapping
+
+Direction = Literal["read", "write", "mixed", "metadata"]
+Level = Literal["Baselines", "RADOS", "OSD", "RBD", "RGW"]
+Layout = Literal["baseline", "rados", "fio", "osd", "rgw"]   # the report table a kind's results go into
+
+LEVEL_ORDER: tuple[Level, ...] = ("Baselines", "RADOS", "OSD", "RBD", "RGW")
+DIRECTION_ORDER: tuple[Direction, ...] = ("write", "read", "mixed", "metadata")
+
+
+@dataclass(frozen=True)
+class Kind:
+    name: str
+    level: Level
+    title: str                                  # the report's table title
+    layout: Layout                              # and its columns
+    phase_field: str | None                     # workload field whose values are the tests of one group, in order
+    directions: Mapping[str, Direction]         # phase (or the tool's op when there are no phases) -> direction
+    modelled: bool = False                      # the efficiency model gives its results a ceiling
+    ceiling_source: bool = False                # its results feed the model's ceilings (baselines, osd bench)
+    cluster: bool = True                        # runs against the cluster (baselines measure hosts only)
+    repeat_within_test: bool = False            # `repeat` is rounds inside one test, not separate tests
+    group_setup_s: float = 0.0                  # estimate: pool/image/user set-up and removal per group
+    test_overhead_s: float = 1.0                # estimate: per test, beyond its duration (start-up, cache drop)
+    default_test_s: float = 10.0                # estimate: a test without a duration of its own (osd bench: one
+                                                # OSD's start-up, plus its bytes at 400 MiB/s)
+    ops_counted: bool = True                    # the tool counts operations (iperf3 does not: no IOPS)
+    ops_name: str = "IOPS"                      # what its operations per second are called in every report
+    # read phases that read each object the group's write phase made once, then stop (rados bench seq)
+    exhaustible_reads: frozenset[str] = frozenset()
+    # phases that may run in rounds until steady (a workload's steady_state); none: the kind refuses it
+    steady_phases: frozenset[str] = frozenset()
+    rados_rates: bool = False                   # its results are the RADOS rates RGW's model builds a ceiling from
+    rgw_model: bool = False                     # RGW's model (analysis/rgw.py) gives its ceiling, not the cluster's
+
+    def direction(self, phase: str | None) -> Direction | None:
+        return self.directions.get(str(phase)) if phase is not None else None
+
+    @property
+    def reads_cluster(self) -> bool:
+        """Some phase reads data from the cluster: caches are dropped before it."""
+        return self.cluster and any(d in ("read", "mixed") for d in self.directions.values())
+
+    def read_phases(self) -> frozenset[str]:
+        return frozenset(p for p, d in self.directions.items() if d in ("read", "mixed"))
+
+
+@dataclass(frozen=True)
+class Needs:
+    """What a kind's tool needs on a client: commands, fio engines, a key for the cluster, cephbench-loadgen."""
+    tools: tuple[str, ...] = ()
+    engines: tuple[str, ...] = ()
+    key: bool = True
+    loadgen: bool = False
+
+    def __or__(self, other: "Needs") -> "Needs":
+        return Needs(tuple(dict.fromkeys(self.tools + other.tools)),
+                     tuple(dict.fromkeys(self.engines + other.engines)),
+                     self.key or other.key, self.loadgen or other.loadgen)
+
+
+# fio's (and the disk baseline's) rw values
+RW_DIRECTIONS: Mapping[str, Direction] = {"write": "write", "randwrite": "write", "read": "read", "randread": "read"}
+
+# estimates (group_setup_s, test_overhead_s) are measured on the 2-core lab (`make bench NAME=demo` prints the
+# estimate next to the actual duration): group set-up is pool creation, the wait for active+clean and the pool's
+# removal (RBD adds the image and its prefill, RGW the run user and buckets)

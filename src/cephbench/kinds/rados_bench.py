@@ -1,0 +1,104 @@
+"""rados bench: objects written, then read back in order (seq) or at random (rand), from this machine or clients.
+
+Its hooks are in drivers/rados_bench.py."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, ClassVar, Literal, Mapping, Union
+
+from pydantic import BeforeValidator, Field, field_validator, model_validator
+
+from .kind import Kind, Needs
+from .schema import ClientWorkload, PositiveInt, Size, Sweep, test_duration
+
+
+# rados bench's operation is a whole object written or read
+KIND = Kind("rados_bench", "RADOS", "rados bench", "rados", "modes", {"write": "write", "seq": "read", "rand": "read"},
+            modelled=True, group_setup_s=3.0, exhaustible_reads=frozenset({"seq"}), ops_name="objects/s",
+            steady_phases=frozenset({"write", "rand"}), rados_rates=True)
+DRIVER = "rados_bench"
+
+
+def _rados_seconds(v: Any) -> float:
+    d = test_duration(v)
+    if not d.is_integer():
+        raise ValueError(f"{v!r}: rados bench counts whole seconds; give e.g. {max(1, round(d))}s")
+    return d
+
+
+def _rados_durations(v: Any) -> dict[str, float] | list[float]:
+    """One duration, a sweep of them, or one per mode ({write: 20s, seq: 5s}): checked here so that each
+    form gets its own message rather than pydantic's account of every union branch."""
+    if isinstance(v, dict):
+        out = {}
+        for mode, d in v.items():
+            if mode not in ("write", "seq", "rand"):
+                raise ValueError(f"{mode!r} is not a mode; per-mode durations take write, seq and rand")
+            out[mode] = _rados_seconds(d)
+        return out
+    values = v if isinstance(v, list) else [v]
+    if not values:
+        raise ValueError("give at least one duration")
+    return [_rados_seconds(d) for d in values]
+
+
+RadosDurations = Annotated[Union[dict[str, float], list[float]], BeforeValidator(_rados_durations)]
+
+
+class RadosBench(ClientWorkload):
+    descriptor: ClassVar[Kind] = KIND
+    type: Literal["rados_bench"]
+    pool: Sweep(str) = ["default"]
+    modes: list[Literal["write", "seq", "rand"]] = Field(["write", "seq", "rand"], min_length=1)
+    object_size: Sweep(Size) = [4 * 1024**2]
+    concurrency: Sweep(PositiveInt) = [16]
+    # one duration for every mode (a list is a sweep), or one per mode: {write: 20s, seq: 5s, rand: 10s}
+    duration: RadosDurations = [30.0]
+    instances: Sweep(PositiveInt) = [1]
+
+    @field_validator("modes")
+    @classmethod
+    def _reads_need_write(cls, modes: list[str]) -> list[str]:
+        if "write" not in modes:
+            raise ValueError("seq and rand read what write wrote: include write in modes")
+        if modes[0] != "write":
+            raise ValueError("write must come first in modes")
+        return modes
+
+    @model_validator(mode="after")
+    def _duration_per_mode(self) -> "RadosBench":
+        if isinstance(self.duration, dict):
+            missing = [m for m in self.modes if m not in self.duration]
+            if missing:
+                raise ValueError(f"duration: no duration for {', '.join(missing)}; give one for each of "
+                                 f"{', '.join(self.modes)}, or one duration for all")
+            extra = [m for m in self.duration if m not in self.modes]
+            if extra:
+                raise ValueError(f"duration: {', '.join(extra)} is not in modes ({', '.join(self.modes)})")
+        return self
+
+    @model_validator(mode="after")
+    def _steady_window_fits(self) -> "RadosBench":
+        """With steady_state a phase's duration is one round: max must hold a whole window of them."""
+        st = self.steady_state
+        if st is None:
+            return self
+        phases = [m for m in self.modes if m in KIND.steady_phases]
+        if not phases:
+            raise ValueError(f"steady_state: only {' and '.join(sorted(KIND.steady_phases))} run in "
+                             "rounds (seq reads each object once and stops); add one to modes, or remove "
+                             "steady_state")
+        rounds = [d for m in phases for d in ([self.duration[m]] if isinstance(self.duration, dict)
+                                               else self.duration)]
+        need = st.window * max(rounds)
+        if st.max < need:
+            raise ValueError(f"steady_state: max {st.max:g}s holds fewer than the window's {st.window} rounds of "
+                             f"{max(rounds):g}s (each round is one duration); give max at least {need:g}s")
+        return self
+
+
+def needs(params: Mapping[str, Any]) -> Needs:
+    return Needs(tools=("rados",), loadgen=True)
+
+
+MODEL = RadosBench

@@ -1,0 +1,75 @@
+"""S3 or Swift load on RGW with cephbench-loadgen; hooks in drivers/rgw/."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, ClassVar, Literal, Mapping
+
+from pydantic import Field, field_validator, model_validator
+
+from .kind import Kind, Needs
+from .schema import ClientWorkload, Duration, PositiveInt, Ramp, Size, Sweep
+
+
+KIND = Kind("rgw", "RGW", "RGW (cephbench-loadgen)", "rgw", "op",
+            {"put": "write", "get": "read", "stat": "metadata", "list": "metadata", "delete": "metadata",
+             "mixed": "mixed"}, group_setup_s=4.0, test_overhead_s=1.0, ops_name="req/s",   # S3 or Swift requests
+            rgw_model=True)
+DRIVER = "rgw"
+
+
+class Rgw(ClientWorkload):
+    """S3 or Swift load on RGW with cephbench-loadgen. Each op is one phase of the group, run in order on fresh
+    buckets; reads prefill the key space (loadgen --prefill), so they never depend on what a put wrote.
+    Keys: `credentials` (a JSON file like the lab's rgw-user.json), else CEPHBENCH_S3_*/CEPHBENCH_SWIFT_* from the
+    environment, else a user made for the run with radosgw-admin (removed afterwards with its data)."""
+
+    descriptor: ClassVar[Kind] = KIND
+    type: Literal["rgw"]
+    protocol: Sweep(Literal["s3", "swift"]) = ["s3"]
+    op: list[Literal["put", "get", "stat", "list", "delete", "mixed"]] = Field(["put", "get"], min_length=1)
+    object_size: Sweep(Size) = [4096]
+    concurrency: Sweep(PositiveInt) = [16]
+    duration: Sweep(Duration) | None = None       # default 30 s unless ops is given
+    ops: Sweep(PositiveInt) | None = None         # measured phase length in operations instead of time
+    rate: Sweep(Annotated[float, Field(gt=0)]) | None = None   # open loop at this many ops/s
+    arrival: Literal["constant", "poisson"] = "constant"
+    mix: dict[Literal["put", "get", "delete", "list", "stat"], Annotated[int, Field(ge=0, strict=True)]] | None = None
+    warmup: Ramp = 0.0
+    buckets: PositiveInt = 1
+    objects: PositiveInt = 1000
+    instances: Sweep(PositiveInt) = [1]           # loadgen processes at once, their histograms merged exactly
+    max_error_ratio: float = Field(0.01, gt=0, le=1)
+    endpoint: str | None = None                   # RGW base URL; default: the lab's RGW
+    credentials: str | None = None                # path of a JSON file with s3_access_key, s3_secret_key, ...
+
+    @field_validator("endpoint")
+    @classmethod
+    def _url(cls, v: str | None) -> str | None:
+        import re
+        if v is not None and not re.fullmatch(r"https?://[A-Za-z0-9._\[\]:-]+/?", v):
+            raise ValueError(f"{v!r} is not an RGW base URL: give e.g. http://rgw.example:8080 (no path)")
+        return v.rstrip("/") if v else v
+
+    @model_validator(mode="after")
+    def _length_and_mix(self) -> "Rgw":
+        if self.duration is not None and self.ops is not None:
+            raise ValueError("give duration or ops, not both")
+        if self.duration is None and self.ops is None:
+            if self.rate is not None:
+                raise ValueError("an open-loop rate needs a length: add duration (e.g. 30s) or ops")
+            self.duration = [30.0]
+        if self.mix is not None:
+            if "mixed" not in self.op:
+                raise ValueError("mix is used only by op mixed: add mixed to op, or remove mix")
+            if sum(self.mix.values()) <= 0:
+                raise ValueError("the mix weights sum to zero: give at least one op a weight above zero")
+        if self.arrival != "constant" and self.rate is None:
+            raise ValueError("arrival applies to an open loop: add rate (ops/s)")
+        return self
+
+
+def needs(params: Mapping[str, Any]) -> Needs:
+    return Needs(key=False, loadgen=True)       # loadgen talks to RGW, not to the monitors
+
+
+MODEL = Rgw

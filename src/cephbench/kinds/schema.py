@@ -1,0 +1,150 @@
+"""The parts of the suite schema every kind's model is made of: field types (sizes, durations, counts, sweeps)
+and the workload bases (a workload, one that runs on clients, one on RBD images).
+
+A kind's model (its module in kinds/) subclasses a base here and names its descriptor in `descriptor`, which the
+bases' checks read. config.py builds the suite from the registered models.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, ClassVar, Literal, Union
+
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, field_validator, model_validator
+
+from ..units import parse_duration, parse_size
+from .kind import Kind
+
+
+MAX_TEST_DURATION_S = 24 * 3600      # one test longer than a day is a typo, not a benchmark
+
+
+def _positive_size(v: Any) -> int:
+    n = parse_size(v)
+    if n <= 0:
+        raise ValueError(f"{v!r} must be greater than zero")
+    return n
+
+
+def test_duration(v: Any) -> float:
+    """A test's length: the tools count whole seconds (rados bench) or close to it, so at least 1 s."""
+    d = parse_duration(v)
+    if d <= 0:
+        raise ValueError(f"{v!r} must be longer than zero")
+    if d < 1:
+        raise ValueError(f"{v!r} is shorter than a second, which the tools cannot honour; give at least 1s")
+    if d > MAX_TEST_DURATION_S:
+        raise ValueError(f"{v!r} is longer than 24h for one test; give a shorter duration")
+    return d
+
+
+def _count(v: Any) -> Any:
+    """A count written as "4,16" was meant as a sweep: say how to write one."""
+    if isinstance(v, str) and ("," in v or " " in v.strip()):
+        parts = [p for p in v.replace(",", " ").split() if p]
+        raise ValueError(f"{v!r} is text, not a number; for a sweep write a YAML list: [{', '.join(parts)}]")
+    return v
+
+
+def _as_list(v: Any) -> Any:
+    return v if isinstance(v, list) else [v]
+
+
+Size = Annotated[int, BeforeValidator(_positive_size)]
+Duration = Annotated[float, BeforeValidator(test_duration)]
+PositiveInt = Annotated[int, Field(gt=0, strict=True), BeforeValidator(_count)]
+
+
+def Sweep(inner: Any) -> Any:  # noqa: N802 - reads as a type in the schema below
+    """A parameter that is one value or a list of values (a sweep dimension)."""
+    return Annotated[list[inner], BeforeValidator(_as_list), Field(min_length=1)]
+
+
+class Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class SteadyState(Strict):
+    """Run a phase in rounds of its `duration` until throughput is steady (SNIA: over the last `window` rounds the
+    range is within `max_range` of their mean and the best-fit line moves less than `max_slope` of it), or for
+    `max` in all."""
+    max: Duration
+    window: Annotated[int, Field(ge=2, strict=True)] = 5
+    max_range: float = Field(0.2, gt=0, lt=1)
+    max_slope: float = Field(0.1, gt=0, lt=1)
+
+
+class WorkloadModel(Strict):
+    descriptor: ClassVar[Kind]                  # each kind's model names its descriptor
+    name: str | None = None
+    repeat: PositiveInt = 1
+    steady_state: SteadyState | None = None
+    # only under these of the suite's variants (None: under every one); e.g. EC pools on a BlueStore shape alone
+    variants: Annotated[list[str], BeforeValidator(_as_list), Field(min_length=1)] | None = None
+
+    @model_validator(mode="after")
+    def _steady_state_kind(self) -> "WorkloadModel":
+        kind = self.descriptor
+        if self.steady_state is not None and not kind.steady_phases:
+            able = ", ".join(k.name for k in _descriptors(WorkloadModel) if k.steady_phases)
+            raise ValueError(f"steady_state: {kind.name} does not run in rounds; only {able} does (remove "
+                             "steady_state here, or give the phase a longer duration)")
+        return self
+
+
+ClientCount = Annotated[Union[Annotated[int, Field(gt=0, strict=True)], Literal["all"]], BeforeValidator(_count)]
+
+
+class ClientWorkload(WorkloadModel):
+    """A kind whose tool runs on client hosts: `clients: N` (the first N of the suite's `clients:`) or `all`, a
+    list being a sweep ([1, 2]: from one client, then from two); None: this machine only."""
+    clients: Sweep(ClientCount) | None = None
+
+
+def _ramp(v: Any) -> float:
+    d = parse_duration(v)
+    if d < 0:
+        raise ValueError(f"{v!r} must not be negative")
+    return d
+
+
+Ramp = Annotated[float, BeforeValidator(_ramp)]     # a warm-up before the measured part: 0 or longer
+
+
+class RbdWorkload(ClientWorkload):
+    """RBD images in a pool made for the group: `pool` holds the data (an erasure profile becomes a data pool
+    with allow_ec_overwrites, the metadata going to `metadata_pool`, by default replicated size 3)."""
+
+    pool: Sweep(str) = ["default"]
+    metadata_pool: str | None = None
+    images: PositiveInt = 1
+    image_size: Size = 1024**3
+    object_size: Size = 4 * 1024**2
+    prefill: bool = True                   # sequential 4 MiB writes over every image before the tests
+    read_unprefilled: bool = False         # run reads on images that were not prefilled (flagged in results)
+
+    @field_validator("image_size", "object_size")
+    @classmethod
+    def _nonzero(cls, v: int) -> int:
+        if v <= 0:
+            raise ValueError("must be greater than zero")
+        return v
+
+    @model_validator(mode="after")
+    def _reads_need_prefill(self) -> "RbdWorkload":
+        kind = self.descriptor
+        reads = [p for p in getattr(self, kind.phase_field) if p in kind.read_phases()]
+        if reads and not self.prefill and not self.read_unprefilled:
+            raise ValueError(f"{reads[0]} on images that were not prefilled reads unallocated space and measures "
+                             "nothing real: set prefill: true, or read_unprefilled: true to run it anyway "
+                             "(flagged in the results)")
+        return self
+
+
+def _descriptors(base: type[WorkloadModel]) -> list[Kind]:
+    """The descriptors of every kind model made from `base`, in the order they were defined."""
+    out: list[Kind] = []
+    for m in base.__subclasses__():
+        if "descriptor" in m.__dict__ and m.descriptor not in out:
+            out.append(m.descriptor)
+        out += [k for k in _descriptors(m) if k not in out]
+    return out
