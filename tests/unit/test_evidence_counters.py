@@ -173,3 +173,22 @@ def test_this_machines_osds_are_read_in_process_as_the_script_reads_them(tmp_pat
     assert "\n".join(lines) + "\n" == printed
     dumps, errors, configs = parse_lines(printed)
     assert dumps == {0: dump} and configs == {0: config} and set(errors) == {1}
+
+
+def test_the_lab_and_the_ssh_script_speak_the_admin_socket_through_one_client(tmp_path):
+    """Issue 26: the protocol is written once (evidence/asokproto.py); the script shipped over ssh is built from
+    that file's text, and the lab's asok_command reads the same fake socket through it."""
+    from cephbench.evidence import asokproto
+    from cephbench.evidence.asok import SCRIPT
+    from cephbench.lab.asok import AsokError, asok_command
+    assert SCRIPT.startswith(Path(asokproto.__file__).read_text())
+    assert SCRIPT.count("socket.socket(") == 1
+    dump = _dump("ceph16.2.15_osd0_before_rados_write_4K.json")
+    sock = tmp_path / "osd.0.asok"
+    srv = _fake_osd_socket(sock, {"perf dump": json.dumps(dump).encode()})
+    try:
+        assert asok_command(sock, "perf dump") == dump
+    finally:
+        srv.close()
+    with pytest.raises(AsokError, match="gone.asok"):
+        asok_command(tmp_path / "gone.asok", "perf dump", timeout_s=1)

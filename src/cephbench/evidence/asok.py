@@ -14,11 +14,13 @@ from __future__ import annotations
 import json
 import os
 from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 from typing import Any, Callable
 
 from ..config import SshSettings
 from ..hosts import LocalHost
 from ..remote import HostRef, run_all
+from . import asokproto
 
 TIMEOUT_S = 5.0
 
@@ -26,28 +28,11 @@ TIMEOUT_S = 5.0
 # `ceph-conf`, all at once) or "N=PATH" (a path an earlier reading printed). Prints "sock.N PATH" for each path it
 # looked up, one "osd.N <json>" (its perf dump) or "osd.N !<why>" line per OSD, and with "+config" a "cfg.N <json>"
 # line (its `config show`: every option, defaults included). Its `read` is also called here, for this machine's OSDs.
-SCRIPT = r'''
-import json, socket, struct, subprocess, sys
-def ask(path, prefix):
-    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    s.settimeout(5)
-    s.connect(path)
-    s.sendall(json.dumps({"prefix": prefix}).encode() + b"\0")
-    head = b""
-    while len(head) < 4:
-        chunk = s.recv(4 - len(head))
-        if not chunk:
-            raise OSError("closed")
-        head += chunk
-    size = struct.unpack(">I", head)[0]
-    body = b""
-    while len(body) < size:
-        chunk = s.recv(min(1 << 16, size - len(body)))
-        if not chunk:
-            raise OSError("closed")
-        body += chunk
-    s.close()
-    return json.dumps(json.loads(body))
+# It asks each socket through asokproto.py, whose text goes before it: one client of the protocol, here and there.
+_READER = r'''
+import subprocess, sys
+def one_line(path, prefix):
+    return json.dumps(json.loads(ask(path, prefix, 5.0)))
 def read(what, words, emit, env=None):
     osds, looked = [], {}
     for w in words:
@@ -55,7 +40,8 @@ def read(what, words, emit, env=None):
         osds.append((n, path))
         if not path:
             looked[n] = subprocess.Popen(["ceph-conf", "--name", "osd." + n, "--show-config-value", "admin_socket"],
-                                         stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, env=env)
+                                         stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, universal_newlines=True,
+                                         env=env)
     for n, path in osds:
         if n in looked:
             try:
@@ -66,18 +52,19 @@ def read(what, words, emit, env=None):
             if path:
                 emit("sock." + n + " " + path)
         try:
-            emit("osd." + n + " " + ask(path, "perf dump"))
+            emit("osd." + n + " " + one_line(path, "perf dump"))
         except Exception as e:
-            emit("osd." + n + " !" + (path or "no admin socket path") + ": " + str(e))
+            emit("osd." + n + " !" + (str(e) if path else "no admin socket path"))
             continue
         if what == "perf+config":
             try:
-                emit("cfg." + n + " " + ask(path, "config show"))
+                emit("cfg." + n + " " + one_line(path, "config show"))
             except Exception as e:
                 emit("cfg." + n + " !" + str(e))
 if __name__ == "__main__":
     read(sys.argv[1], sys.argv[2:], print)
 '''
+SCRIPT = Path(asokproto.__file__).read_text() + _READER
 
 
 Readings = tuple[dict[int, dict[str, Any]], dict[int, str], dict[int, dict[str, Any]]]
