@@ -1,8 +1,9 @@
 """A Ceph daemon's admin socket, spoken directly: the one client of its protocol (src/common/admin_socket.cc).
 
 The client sends one JSON command ended by a NUL byte; the daemon answers with a 4-byte big-endian length and
-that many bytes. Standard library only (Python 3.6 and up), and nothing else at module level: evidence/asok.py ships this file's text
-as part of the script it runs over ssh on each OSD host, so the socket is read there by this same code.
+that many bytes. Standard library only (Python 3.6 and up), and nothing else at module level: evidence/asok.py
+ships this file's text as part of the script it runs over ssh on each OSD host, so the socket is read there by this
+same code.
 """
 
 import json
