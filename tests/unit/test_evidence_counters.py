@@ -260,3 +260,40 @@ def test_the_lab_and_the_ssh_script_speak_the_admin_socket_through_one_client(tm
         srv.close()
     with pytest.raises(AsokError, match="gone.asok"):
         asok_command(tmp_path / "gone.asok", "perf dump", timeout_s=1)
+
+
+def test_osds_whose_sockets_are_out_of_reach_are_read_through_ceph_tell_from_then_on(tmp_path):
+    """osd.0 answers on its socket; osd.1's socket is gone, so `ceph tell` (here: the real answers of Pacific's
+    OSDs, replayed) gives its counters, settings and schema, and the next reading asks it through `ceph tell` at once,
+    without its settings again. osd.2 answers neither way: one note with both reasons."""
+    from cephbench.config import SshSettings
+    from cephbench.evidence.osdread import OsdReader
+    from cephbench.hosts import LocalHost
+    from cephbench.remote import this_host
+    answers = {"perf dump": _fixture("perf_dump/ceph16.2.15_osd1_tell_before_rados_write_4K.json"),
+               "config show": _fixture("config_show/ceph16.2.15_osd0_tell_config_show.json"),
+               "perf schema": _fixture("perf_schema/ceph16.2.15_osd0_tell.json")}
+    told: list[tuple[int, str]] = []
+
+    def tell(osd: int, prefix: str, timeout_s: float):
+        told.append((osd, prefix))
+        if osd == 2:
+            raise OSError("osd down (ENXIO)")
+        return answers[prefix]
+
+    sock = tmp_path / "osd.0.asok"
+    on_socket = {**answers, "perf dump": _dump("ceph16.2.15_osd0_before_rados_write_4K.json")}
+    srv = _fake_osd_socket(sock, {prefix: json.dumps(doc).encode() for prefix, doc in on_socket.items()})
+    try:
+        reader = OsdReader(LocalHost(), SshSettings(), None, tell, 5.0,
+                           paths={0: str(sock), 1: str(tmp_path / "gone.asok"), 2: str(tmp_path / "gone2.asok")})
+        first = reader.read({this_host(): [0, 1, 2]})
+        assert first.sources == {0: "admin socket", 1: "ceph tell"} and set(first.dumps) == {0, 1}
+        assert "gone2.asok" in first.errors[2] and "osd down" in first.errors[2]
+        assert set(reader.config) == {0, 1} and set(reader.schema) == {0, 1}
+        assert sorted(told) == [(1, "config show"), (1, "perf dump"), (1, "perf schema"), (2, "perf dump")]
+        told.clear()
+        again = reader.read({this_host(): [0, 1, 2]})
+        assert again.sources == first.sources and sorted(told) == [(1, "perf dump"), (2, "perf dump")]
+    finally:
+        srv.close()

@@ -15,7 +15,7 @@ from __future__ import annotations
 import time
 from concurrent.futures import ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any, Callable, Collection
 
 from ..config import SshSettings
 from ..hosts import LocalHost
@@ -29,9 +29,9 @@ CEPH_TELL = "ceph tell"
 Tell = Callable[[int, str, float], Any]
 
 
-def tell_all(tell: Tell, osds: list[int], with_config: bool, timeout_s: float) -> Readings:
-    """Every OSD's `perf dump` (and with_config its `config show` and `perf schema`) through `ceph tell`, all at
-    once, within timeout_s in all."""
+def tell_all(tell: Tell, osds: list[int], describe: Collection[int], timeout_s: float) -> Readings:
+    """Every OSD's `perf dump` (and of those in `describe` their `config show` and `perf schema`) through `ceph
+    tell`, all at once, within timeout_s in all."""
     got = Readings({}, {}, {}, {})
     if not osds:
         return got
@@ -43,7 +43,7 @@ def tell_all(tell: Tell, osds: list[int], with_config: bool, timeout_s: float) -
         if not isinstance(doc, dict):
             raise ValueError("its answer to perf dump is not a JSON object")
         got.dumps[n] = doc
-        if with_config:
+        if n in describe:
             for prefix, into in (("config show", got.config), ("perf schema", got.schema)):
                 try:
                     answer = tell(n, prefix, left())
@@ -89,33 +89,32 @@ class OsdReader:
     told: set[int] = field(default_factory=set)             # OSDs whose admin socket could not be read
     config: dict[int, dict[str, Any]] | None = None         # osd -> its `config show`, from the first reading
     schema: dict[int, dict[str, Any]] = field(default_factory=dict)    # osd -> its `perf schema`
-    config_sources: dict[int, str] = field(default_factory=dict)
+    described: set[int] = field(default_factory=set)        # OSDs that gave their settings and schema
 
     def read(self, by_host: dict[HostRef, list[int]]) -> OsdReading:
         first = self.config is None
         asked = {ref: [n for n in osds if n not in self.told] for ref, osds in by_host.items()}
-        by_socket = read_all(self.host, {r: o for r, o in asked.items() if o}, self.ssh, self.conf,
-                             with_config=first, paths=self.paths)
-        sources = {n: ADMIN_SOCKET for n in by_socket.dumps}
-        errors = dict(by_socket.errors)
-        config, schema = dict(by_socket.config), dict(by_socket.schema)
-        self.config_sources.update({n: ADMIN_SOCKET for n in by_socket.config})
-        rest = sorted({n for osds in by_host.values() for n in osds} - set(by_socket.dumps))
+        got = read_all(self.host, {r: o for r, o in asked.items() if o}, self.ssh, self.conf,
+                       with_config=first, paths=self.paths)
+        sources = {n: ADMIN_SOCKET for n in got.dumps}
+        errors = dict(got.errors)
+        if first:
+            self.described.update(got.dumps)
+        rest = sorted({n for osds in by_host.values() for n in osds} - set(got.dumps))
         if rest and self.tell is not None:
             self.told.update(rest)
-            by_tell = tell_all(self.tell, rest, first or bool(set(rest) - set(self.schema)), self.timeout_s)
+            # an OSD that has not given its settings (read through `ceph tell` from a later reading on, or down
+            # until then) is asked them with its counters
+            describe = set(rest) - self.described
+            by_tell = tell_all(self.tell, rest, describe, self.timeout_s)
             for n in by_tell.dumps:
                 errors.pop(n, None)
                 sources[n] = CEPH_TELL
             for n, why in by_tell.errors.items():
                 errors[n] = f"{errors[n]}; {why}" if n in errors else why
-            config.update(by_tell.config)
-            schema.update(by_tell.schema)
-            self.config_sources.update({n: CEPH_TELL for n in by_tell.config})
-            by_socket.dumps.update(by_tell.dumps)
-        if first:
-            self.config = config
-        elif config:
-            self.config.update(config)
-        self.schema.update(schema)
-        return OsdReading(by_socket.dumps, errors, sources)
+            for mine, theirs in zip(got, by_tell):
+                mine.update(theirs)
+            self.described.update(describe & set(by_tell.dumps))
+        self.config = {**(self.config or {}), **got.config}
+        self.schema.update(got.schema)
+        return OsdReading(got.dumps, errors, sources)
