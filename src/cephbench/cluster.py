@@ -137,6 +137,21 @@ class Cluster:
         self.join()
         return reply
 
+    def tell_json(self, osd: int, prefix: str, timeout_s: float | None = None) -> Any:
+        """What `ceph tell osd.N PREFIX -f json` prints, parsed; OperationFailed when the OSD refuses it or does
+        not answer in timeout_s (default --connect-timeout)."""
+        what = f"ceph tell osd.{osd} {prefix}"
+        try:
+            reply = self.mon.tell(osd, prefix, timeout_s=timeout_s or self.connect_timeout_s)
+        except ConnectFailed as exc:
+            raise self._connect_error(exc) from None
+        if not reply.ok:
+            raise OperationFailed(f"{what} failed: {reply.error_text()}")
+        try:
+            return json.loads(reply.out)
+        except ValueError as exc:
+            raise OperationFailed(f"{what}: output is not JSON") from exc
+
     def _ok(self, args: Sequence[str], timeout_s: float | None = None) -> MonReply:
         reply = self._command(args, timeout_s or self.connect_timeout_s)
         if reply.denied:

@@ -341,6 +341,18 @@ class MonConnection:
                                       gone=lambda: None if self.conf.exists() else f"{self.conf} is gone")
         return MonReply(ret, out, status)
 
+    def tell(self, osd: int, prefix: str, timeout_s: float = 10, **args: Any) -> MonReply:
+        """`ceph tell osd.N PREFIX -f json`: a command the OSD itself answers (what its admin socket would say,
+        without reaching its host), sent to it over this connection; bounded by timeout_s here and in librados."""
+        cmd = json.dumps({"prefix": prefix, "format": "json", **args})
+        client = self._connected()
+        what = f"ceph tell osd.{osd} {prefix}"
+        log.debug("osd_command %d %s", osd, cmd)
+        ret, out, status = _in_thread(lambda: client.osd_command(osd, cmd, b"", timeout=math.ceil(timeout_s)),
+                                      timeout_s + 1, what, self._busy,
+                                      gone=lambda: None if self.conf.exists() else f"{self.conf} is gone")
+        return MonReply(ret, out, status)
+
     def close(self) -> None:
         if self._closer is not None:
             self._closer()

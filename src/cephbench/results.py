@@ -152,7 +152,8 @@ class ClusterDuringTest(BaseModel):
 
 
 class OsdCounters(BaseModel):
-    """One OSD's perf counters over a test: the deltas from its start to its end (`ceph daemon osd.N perf dump`).
+    """One OSD's perf counters over a test: the deltas from its start to its end (`perf dump` through its admin
+    socket, or `ceph tell osd.N perf dump`).
     Latencies are averages over the test's ops, in seconds; None: the counter was not there (its name is in
     `missing`) or no op of that kind ran."""
 
@@ -170,13 +171,16 @@ class OsdCounters(BaseModel):
     op_w_process_latency_s: float | None = None
     subop_w: float | None = None                    # replica writes this OSD applied for others
     subop_w_latency_s: float | None = None
-    commit_latency_s: float | None = None           # bluestore commit_lat (txc_commit_lat in newer Ceph)
-    kv_sync_latency_s: float | None = None          # bluestore kv_sync_lat (txc_kv_sync_lat)
+    commit_latency_s: float | None = None           # bluestore commit_lat (txc_commit_lat from Quincy on)
+    submit_latency_s: float | None = None           # bluestore submit_lat (txc_submit_lat)
+    throttle_latency_s: float | None = None         # bluestore throttle_lat (txc_throttle_lat): inside the commit
+    kv_sync_latency_s: float | None = None          # bluestore kv_sync_lat
     kv_flush_latency_s: float | None = None         # bluestore kv_flush_lat
     aio_wait_latency_s: float | None = None         # bluestore state_aio_wait_lat: the data device's writes
     bluefs_db_used_bytes: float | None = None       # at the end
     bluefs_slow_used_bytes: float | None = None     # at the end: DB spilled onto the slow device
     missing: list[str] = Field(default_factory=list)
+    source: str | None = None                       # how they were read: "admin socket" or "ceph tell"
 
 
 class DeviceLoad(BaseModel):

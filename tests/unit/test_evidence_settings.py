@@ -36,3 +36,22 @@ def test_the_admin_sockets_config_show_gives_the_same_as_show_with_defaults():
     got = capping_settings(asok)
     assert got["osd_op_queue"] == "wpq" and got["osd_memory_target"] == "1073741824"
     assert not any(k.startswith("osd_mclock") for k in got)
+
+
+def test_reefs_mclock_scheduler_is_recorded_from_ceph_tell_config_show():
+    """Reef 18.2.7's `ceph tell osd.0 config show` (what the run reads where the admin socket is out of reach):
+    mClock by default, its profile, and the capacity the OSD measured of itself at its first start."""
+    doc = json.loads((Path(__file__).parent.parent / "fixtures" / "config_show" /
+                      "ceph18.2.7_osd0_tell_config_show.json").read_text())
+    s = capping_settings(doc)
+    assert s["osd_op_queue"] == "mclock_scheduler" and s["osd_mclock_profile"] == "balanced"
+    assert s["osd_mclock_max_capacity_iops_hdd"] == "315.000000"
+    assert s["osd_mclock_max_capacity_iops_ssd"] == "21500.000000"
+    assert "osd_mclock_scheduler_client_lim" in s
+
+
+def test_pacifics_ceph_tell_config_show_reads_as_its_admin_socket():
+    doc = json.loads((Path(__file__).parent.parent / "fixtures" / "config_show" /
+                      "ceph16.2.15_osd0_tell_config_show.json").read_text())
+    s = capping_settings(doc)
+    assert s["osd_op_queue"] == "wpq" and not any(k.startswith("osd_mclock") for k in s)

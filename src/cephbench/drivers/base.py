@@ -28,7 +28,7 @@ from ..evidence import watch as hostwatch
 from ..kinds import KINDS, direction_of
 from ..fanout import Placement, TimedResult, failure, run_started_together
 from ..hosts import CommandResult, LocalHost, Spawn, run_together, stop_group
-from ..evidence.asok import read_all
+from ..evidence.osdread import OsdReader, OsdReading
 from ..evidence.counters import osd_evidence
 from ..evidence.otherload import OtherLoadSampler
 from ..evidence.rounds import ClusterSeen, Seen
@@ -100,8 +100,7 @@ class RunContext:
     _osd_hosts: list[HostRef] | None = field(default=None, repr=False)   # every OSD host, once known
     _osd_ids: dict[HostRef, list[int]] | None = field(default=None, repr=False)   # each OSD host's OSDs
     _osd_meta: list[dict[str, Any]] | None = field(default=None, repr=False)   # `ceph osd metadata`, once known
-    _osd_config: dict[int, dict[str, Any]] | None = field(default=None, repr=False)   # each OSD's config, once read
-    _asok_paths: dict[int, str] = field(default_factory=dict, repr=False)   # each OSD's admin socket, once looked up
+    _osd_reader: OsdReader | None = field(default=None, repr=False)   # what the OSDs' readings learned so far
     clients: list[Any] = field(default_factory=list)        # the suite's client hosts (clients.Client), in order
     client_offsets_ns: dict[str, int] = field(default_factory=dict)   # client -> its clock minus this machine's
     at_paths: dict[str, str] = field(default_factory=dict)  # client -> cephbench-loadgen there (the start barrier)
@@ -303,7 +302,7 @@ class RunContext:
             return watch.stop_reason is not None
 
         osds = self._osds_by_host() if self.settings.osd_counters else {}
-        before = self._read_counters(osds) if osds else ({}, {}, {})
+        before = self._read_counters(osds) if osds else None
         try:
             results = self._tools_run(run, tick, watchers, watcher_res)
         finally:
@@ -311,13 +310,17 @@ class RunContext:
         seen = hostwatch.collect(watchers, self._metadata())
         hosts_seen = [load for load in [cpu.summary(), *seen.hosts] if load is not None]
         evidence = Evidence(devices=seen.devices, links=seen.links, notes=list(seen.notes))
-        if osds:
+        if osds and before is not None:
             after = self._read_counters(osds)
-            self._keep_raw(test, "osd-perf-dump-start.json.gz", before[0])
-            self._keep_raw(test, "osd-perf-dump-end.json.gz", after[0])
-            counted = osd_evidence(before[:2], after[:2], {n: ref.name for ref, ns in osds.items() for n in ns})
+            reader = self._reader()
+            self._keep_raw(test, "osd-perf-dump-start.json.gz", before.dumps)
+            self._keep_raw(test, "osd-perf-dump-end.json.gz", after.dumps)
+            counted = osd_evidence((before.dumps, before.errors), (after.dumps, after.errors),
+                                   {n: ref.name for ref, ns in osds.items() for n in ns}, reader.schema,
+                                   {**before.sources, **after.sources})
             evidence.osds, evidence.notes = counted.osds, counted.notes + evidence.notes
-            evidence.settings = {f"osd.{n}": capping_settings(cfg) for n, cfg in sorted(before[2].items())}
+            evidence.settings = {f"osd.{n}": capping_settings(cfg)
+                                 for n, cfg in sorted((reader.config or {}).items())}
         if others is not None:
             evidence.other_load = others.result()
             evidence.notes += others.notes
@@ -375,15 +378,17 @@ class RunContext:
             with gzip.open(self.rundir.raw_dir(test.id) / name, "wt") as f:
                 f.write(text)
 
-    def _read_counters(self, osds: dict[HostRef, list[int]]
-                       ) -> tuple[dict[int, dict[str, Any]], dict[int, str], dict[int, dict[str, Any]]]:
-        """Every OSD's perf dump, why one could not be read, and (at the run's first reading) its settings."""
-        first = self._osd_config is None
-        dumps, errors, config = read_all(self.host, osds, self.settings.ssh, str(self.target.conf),
-                                         with_config=first, paths=self._asok_paths)
-        if first:
-            self._osd_config = config
-        return dumps, errors, self._osd_config or {}
+    def _reader(self) -> OsdReader:
+        if self._osd_reader is None:
+            self._osd_reader = OsdReader(self.host, self.settings.ssh, str(self.target.conf),
+                                         lambda n, prefix, t: self.cluster.tell_json(n, prefix, timeout_s=t),
+                                         self.cluster.connect_timeout_s)
+        return self._osd_reader
+
+    def _read_counters(self, osds: dict[HostRef, list[int]]) -> OsdReading:
+        """Every OSD's perf dump (through its admin socket, else `ceph tell`), and why one could not be read; the
+        reader keeps each OSD's settings and schema from the run's first reading."""
+        return self._reader().read(osds)
 
     def _metadata(self) -> list[dict[str, Any]]:
         """`ceph osd metadata`, once per run; a cluster that will not say gives none."""

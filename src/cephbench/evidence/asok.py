@@ -14,40 +14,27 @@ from __future__ import annotations
 import json
 import os
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any, Callable
+from pathlib import Path
+from typing import Any, Callable, NamedTuple
 
 from ..config import SshSettings
 from ..hosts import LocalHost
 from ..remote import HostRef, run_all
+from . import asokproto
 
 TIMEOUT_S = 5.0
 
-# The script run on a host: argv = "perf" or "perf+config", then one word per OSD: "N" (its socket's path asked of
-# `ceph-conf`, all at once) or "N=PATH" (a path an earlier reading printed). Prints "sock.N PATH" for each path it
-# looked up, one "osd.N <json>" (its perf dump) or "osd.N !<why>" line per OSD, and with "+config" a "cfg.N <json>"
-# line (its `config show`: every option, defaults included). Its `read` is also called here, for this machine's OSDs.
-SCRIPT = r'''
-import json, socket, struct, subprocess, sys
-def ask(path, prefix):
-    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    s.settimeout(5)
-    s.connect(path)
-    s.sendall(json.dumps({"prefix": prefix}).encode() + b"\0")
-    head = b""
-    while len(head) < 4:
-        chunk = s.recv(4 - len(head))
-        if not chunk:
-            raise OSError("closed")
-        head += chunk
-    size = struct.unpack(">I", head)[0]
-    body = b""
-    while len(body) < size:
-        chunk = s.recv(min(1 << 16, size - len(body)))
-        if not chunk:
-            raise OSError("closed")
-        body += chunk
-    s.close()
-    return json.dumps(json.loads(body))
+# The script run on a host: argv = "perf", "perf+config" or "perf+config+schema", then one word per OSD: "N" (its
+# socket's path asked of `ceph-conf`, all at once) or "N=PATH" (a path an earlier reading printed). Prints "sock.N
+# PATH" for each path it looked up, one "osd.N <json>" (its perf dump) or "osd.N !<why>" line per OSD, with "+config"
+# a "cfg.N <json>" line (its `config show`: every option, defaults included), with "+schema" a "sch.N <json>" line
+# (its `perf schema`: each counter's type and nick, by which counters.py finds names that differ by release). Its
+# `read` is also called here, for this machine's OSDs. It asks each socket through asokproto.py, whose text goes
+# before it: one client of the protocol, here and there.
+_READER = r'''
+import subprocess, sys
+def one_line(path, prefix):
+    return json.dumps(json.loads(ask(path, prefix, 5.0)))
 def read(what, words, emit, env=None):
     osds, looked = [], {}
     for w in words:
@@ -55,7 +42,8 @@ def read(what, words, emit, env=None):
         osds.append((n, path))
         if not path:
             looked[n] = subprocess.Popen(["ceph-conf", "--name", "osd." + n, "--show-config-value", "admin_socket"],
-                                         stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, env=env)
+                                         stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, universal_newlines=True,
+                                         env=env)
     for n, path in osds:
         if n in looked:
             try:
@@ -66,33 +54,39 @@ def read(what, words, emit, env=None):
             if path:
                 emit("sock." + n + " " + path)
         try:
-            emit("osd." + n + " " + ask(path, "perf dump"))
+            emit("osd." + n + " " + one_line(path, "perf dump"))
         except Exception as e:
-            emit("osd." + n + " !" + (path or "no admin socket path") + ": " + str(e))
+            emit("osd." + n + " !" + (str(e) if path else "no admin socket path"))
             continue
-        if what == "perf+config":
-            try:
-                emit("cfg." + n + " " + ask(path, "config show"))
-            except Exception as e:
-                emit("cfg." + n + " !" + str(e))
+        for part, tag, prefix in (("config", "cfg.", "config show"), ("schema", "sch.", "perf schema")):
+            if part in what.split("+"):
+                try:
+                    emit(tag + n + " " + one_line(path, prefix))
+                except Exception as e:
+                    emit(tag + n + " !" + str(e))
 if __name__ == "__main__":
     read(sys.argv[1], sys.argv[2:], print)
 '''
+SCRIPT = Path(asokproto.__file__).read_text() + _READER
 
 
-Readings = tuple[dict[int, dict[str, Any]], dict[int, str], dict[int, dict[str, Any]]]
+class Readings(NamedTuple):
+    dumps: dict[int, dict[str, Any]]        # osd -> its perf dump
+    errors: dict[int, str]                  # osd -> why it could not be read
+    config: dict[int, dict[str, Any]]       # osd -> its `config show` (when asked)
+    schema: dict[int, dict[str, Any]]       # osd -> its `perf schema` (when asked)
 
 
 def parse_lines(text: str, paths: dict[int, str] | None = None) -> Readings:
-    """The script's output -> (osd -> its perf dump, osd -> why it could not be read, osd -> its config); the
-    socket paths it looked up go into `paths`."""
+    """The script's output -> its Readings; the socket paths it looked up go into `paths`."""
     dumps: dict[int, dict[str, Any]] = {}
     errors: dict[int, str] = {}
     config: dict[int, dict[str, Any]] = {}
+    schema: dict[int, dict[str, Any]] = {}
     for line in text.splitlines():
         name, _, rest = line.partition(" ")
         kind, _, num = name.partition(".")
-        if kind not in ("osd", "cfg", "sock") or not num.isdigit():
+        if kind not in ("osd", "cfg", "sch", "sock") or not num.isdigit():
             continue
         osd = int(num)
         if kind == "sock":
@@ -110,11 +104,9 @@ def parse_lines(text: str, paths: dict[int, str] | None = None) -> Readings:
         if not isinstance(doc, dict):
             if kind == "osd":
                 errors[osd] = "its admin socket's answer is not a JSON object"
-        elif kind == "osd":
-            dumps[osd] = doc
         else:
-            config[osd] = doc
-    return dumps, errors, config
+            {"osd": dumps, "cfg": config, "sch": schema}[kind][osd] = doc
+    return Readings(dumps, errors, config, schema)
 
 
 def local_reader() -> Callable[..., None]:
@@ -126,25 +118,24 @@ def local_reader() -> Callable[..., None]:
 
 def read_all(host: LocalHost, by_host: dict[HostRef, list[int]], ssh: SshSettings, conf: str | None,
              with_config: bool = False, paths: dict[int, str] | None = None) -> Readings:
-    """Every OSD's perf dump (and with_config its `config show`): one ssh per remote host (all at once), and
-    this machine's OSDs asked in the meantime by SCRIPT's own code, the run's ceph.conf naming their sockets.
+    """Every OSD's perf dump (and with_config its `config show` and `perf schema`): one ssh per remote host (all
+    at once), and this machine's OSDs asked in the meantime by SCRIPT's own code, the run's ceph.conf naming their
+    sockets.
     `paths` (osd -> its admin socket) are the paths earlier readings looked up: an OSD in it is asked at once,
     without `ceph-conf` (about 0.1 s per OSD on a busy host); the paths this reading looks up are added to it."""
-    dumps: dict[int, dict[str, Any]] = {}
-    errors: dict[int, str] = {}
-    config: dict[int, dict[str, Any]] = {}
-    what = "perf+config" if with_config else "perf"
+    got = Readings({}, {}, {}, {})
+    errors = got.errors
+    what = "perf+config+schema" if with_config else "perf"
     paths = {} if paths is None else paths
 
     def words(osds: list[int]) -> list[str]:
         return [f"{n}={paths[n]}" if n in paths else str(n) for n in osds]
 
     def keep(text: str) -> tuple[dict[int, dict[str, Any]], dict[int, str]]:
-        d, e, c = parse_lines(text, paths)
-        dumps.update(d)
-        errors.update(e)
-        config.update(c)
-        return d, e
+        one = parse_lines(text, paths)
+        for mine, theirs in zip(got, one):
+            mine.update(theirs)
+        return one.dumps, one.errors
 
     remote = [(ref, osds) for ref, osds in by_host.items() if ref.address is not None]
     argvs = [ref.argv(["python3", "-c", SCRIPT, what, *words(osds)], ssh) for ref, osds in remote]
@@ -164,4 +155,4 @@ def read_all(host: LocalHost, by_host: dict[HostRef, list[int]], ssh: SshSetting
             for n in osds:
                 if n not in d and n not in e:
                     errors[n] = f"host {ref.where} did not answer ({res.error_text()})"
-    return dumps, errors, config
+    return got

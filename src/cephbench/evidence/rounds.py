@@ -83,7 +83,8 @@ _COUNTS = ("op_r", "op_w", "op_in_bytes", "op_out_bytes", "subop_w")
 _LATENCY_OPS = {
     "op_r_latency_s": ("op_r",), "op_r_process_latency_s": ("op_r",),
     "op_w_latency_s": ("op_w",), "op_w_process_latency_s": ("op_w",), "subop_w_latency_s": ("subop_w",),
-    "commit_latency_s": ("op_w", "subop_w"), "kv_sync_latency_s": ("op_w", "subop_w"),
+    "commit_latency_s": ("op_w", "subop_w"), "submit_latency_s": ("op_w", "subop_w"),
+    "throttle_latency_s": ("op_w", "subop_w"), "kv_sync_latency_s": ("op_w", "subop_w"),
     "kv_flush_latency_s": ("op_w", "subop_w"), "aio_wait_latency_s": ("op_w", "subop_w"),
 }
 

@@ -17,9 +17,10 @@ MODELLED = ("bluestore_prefer_deferred_size", "bluestore_prefer_deferred_size_hd
 
 
 def capping_settings(doc: Any) -> dict[str, str]:
-    """`config show-with-defaults` ([{name, value, source}, ...]) or the admin socket's `config show` ({name:
-    value}: every option, defaults included) -> {option: value} of the options that cap results; entries that do
-    not read are skipped."""
+    """`config show-with-defaults` ([{name, value, source}, ...]) or the OSD's own `config show` ({name: value}:
+    every option, defaults included; through its admin socket or `ceph tell osd.N`) -> {option: value} of the
+    options that cap results; entries that do not read are skipped. The scheduler is among them: osd_op_queue, and
+    under mClock (Reef's default) its profile, its client limits and each OSD's measured osd_mclock_max_capacity_*."""
     if isinstance(doc, dict):
         values = {str(k): str(v) for k, v in doc.items() if isinstance(v, (str, int, float))}
     else:

@@ -73,6 +73,14 @@ def _why_no_breakdown(r: Result) -> str:
     return "the OSDs counted no op of the test's kind, or the tool gave no mean latency"
 
 
+def _read_how(rs: list[Result]) -> str:
+    """How the counters were read, when not all through the admin sockets: a reader of the report can tell."""
+    told = sorted({o.osd for r in rs if r.evidence is not None for o in r.evidence.osds if o.source == "ceph tell"})
+    if not told:
+        return ""
+    return f" (read through `ceph tell`, the admin socket out of reach: {', '.join(f'osd.{n}' for n in told)})"
+
+
 def evidence_pictures(section: Section) -> SectionPictures:
     """The latency breakdown of the level's tests in one chart, and each test's device and link utilization;
     evidence that is missing is one line ("not measured: …"), never an empty chart."""
@@ -85,7 +93,7 @@ def evidence_pictures(section: Section) -> SectionPictures:
         if svg:
             out.evidence.append(Chart(f"breakdown-{section.level}",
                                       f"{section.level}: where each test's mean latency went, from the OSDs' perf "
-                                      "counters (share of the mean; ms in each part)", svg))
+                                      f"counters{_read_how(measured)} (share of the mean; ms in each part)", svg))
         without: dict[str, list[Result]] = {}
         for r in measured:
             if (r.analysis is None or r.analysis.breakdown is None) and r.analysis is not None \

@@ -1,0 +1,43 @@
+"""A Ceph daemon's admin socket, spoken directly: the one client of its protocol (src/common/admin_socket.cc).
+
+The client sends one JSON command ended by a NUL byte; the daemon answers with a 4-byte big-endian length and
+that many bytes. Standard library only (Python 3.6 and up), and nothing else at module level: evidence/asok.py
+ships this file's text as part of the script it runs over ssh on each OSD host, so the socket is read there by this
+same code.
+"""
+
+import json
+import socket
+import struct
+from os import PathLike  # noqa: F401 - named by an annotation
+
+
+class AsokError(OSError):
+    """The socket is not there (yet), refused, closed mid-answer, or the daemon answered with an error."""
+
+
+def ask(path: "str | PathLike[str]", prefix: str, timeout_s: float = 5.0, **args: object) -> str:
+    """One admin-socket command's answer, as text (JSON for the commands cephbench sends); AsokError otherwise."""
+    request = json.dumps({"prefix": prefix, "format": "json", **args}).encode() + b"\0"
+    try:
+        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
+            s.settimeout(timeout_s)
+            s.connect(str(path))
+            s.sendall(request)
+            (length,) = struct.unpack(">I", _read_exactly(s, 4))
+            text = _read_exactly(s, length).decode(errors="replace")
+    except (OSError, struct.error) as exc:
+        raise AsokError(f"{path}: {exc}") from exc
+    if text.startswith("ERROR:"):
+        raise AsokError(f"{path}: {prefix}: {text.strip()}")
+    return text
+
+
+def _read_exactly(s: socket.socket, n: int) -> bytes:
+    buf = bytearray()
+    while len(buf) < n:
+        chunk = s.recv(n - len(buf))
+        if not chunk:
+            raise AsokError("admin socket closed mid-answer")
+        buf += chunk
+    return bytes(buf)
