@@ -99,10 +99,12 @@ def test_a_refused_removal_stays_listed_and_a_flag_set_again_by_the_user_stays_s
     assert snapshot(mon_json, cephbench_env) == before
 
 
+# Every OSD's test file stays until the all-at-once step ends, so the kill comes once the last path's file exists:
+# 3 s steps leave it about 10 s to land in (20 s ones had the test wait 45 s for the third path)
 BASELINE_ONLY = """
 name: diskkill
 baseline:
-  disks: {paths: lab-osds, size: 128MiB, runtime: 20s, patterns: [read-4MiB]}
+  disks: {paths: lab-osds, size: 128MiB, runtime: 3s, patterns: [read-4MiB]}
 pools:
   rep2: {type: replicated, size: 2, pg_num: 8}
 workloads:

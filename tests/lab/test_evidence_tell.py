@@ -17,7 +17,7 @@ def test_counters_come_through_ceph_tell_when_the_admin_sockets_are_out_of_reach
     conf = tmp_path / "ceph.conf"
     conf.write_text(Path(env["CEPH_CONF"]).read_text()
                     + f"\n[osd]\nadmin socket = {tmp_path}/no-such-dir/$cluster-$name.asok\n")
-    suite = write_suite(tmp_path, TINY_RADOS.replace("modes: [write, seq]", "modes: [write]")
+    suite = write_suite(tmp_path, TINY_RADOS.replace("modes: [write, rand]", "modes: [write]")
                         .replace("object_size: [64KiB, 1MiB]", "object_size: 64KiB"))
     res = run_cli(["run", suite, "--conf", conf, "--keyring", env["CEPH_KEYRING"], "--out", tmp_path / "run"],
                   {k: v for k, v in os.environ.items() if k not in ("CEPH_CONF", "CEPH_KEYRING")})

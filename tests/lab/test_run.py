@@ -23,8 +23,8 @@ def test_run_writes_results_raw_output_and_cleans_up(tiny_run, cephbench_env):
     rd = RunDir.open(out)
     results, bad = rd.results()
     assert not bad
-    assert [r.test.id for r in results] == ["001-rados-write-64KiB-t4", "002-rados-seq-64KiB-t4",
-                                            "003-rados-write-1MiB-t4", "004-rados-seq-1MiB-t4", "005-osd-4MiB"]
+    assert [r.test.id for r in results] == ["001-rados-write-64KiB-t4", "002-rados-rand-64KiB-t4",
+                                            "003-rados-write-1MiB-t4", "004-rados-rand-1MiB-t4", "005-osd-4MiB"]
     assert all(r.status == "ok" for r in results), [r.error for r in results]
     w = results[2].measurement
     assert w.op_size_bytes == 1024 * 1024 and w.bytes_per_s > 0 and w.timeseries
@@ -193,7 +193,7 @@ def test_capacity_guard_counts_a_round_the_cluster_has_not_reported_yet(lab_clus
     limit = used / total + (2 * 200 * 1024**2) / 0.8 / total
     suite = TINY_RADOS.replace("pools:", f"settings: {{max_raw_used: {limit:.6f}}}\npools:").replace(
         "[64KiB, 1MiB]", "[1MiB]").replace("duration: 2s", "duration: 1s\n    steady_state: {max: 30s}").replace(
-        "modes: [write, seq]", "modes: [write]").replace("concurrency: 4", "concurrency: 16")
+        "modes: [write, rand]", "modes: [write]").replace("concurrency: 4", "concurrency: 16")
     out = tmp_path / "rounds"
     res = run_cli(["run", str(write_suite(tmp_path, suite)), "--out", str(out)], cephbench_env)
     results, _ = RunDir(out).results()
@@ -218,14 +218,14 @@ def test_another_clients_writes_make_the_guard_stop_a_write_whose_seconds_are_ke
     cephbench's write has reported its first seconds: on a busy machine a writer started before it filled the
     room before its first report. cephbench writes 64 KiB objects one at a time, far slower than the other
     client's 4 MiB ones 8 at a time: with 1 MiB objects a quiet lab reached the write's own cap (--max-objects,
-    the room's share) before the other client filled the room, and the seq then had all it needed."""
+    the room's share) before the other client filled the room, and the read then had all it needed."""
     total, used = lab_cluster.raw_capacity()
     room = used / total + 1.2 * 1024**3 / total          # ~1.2 GiB raw: the outside writer fills it in seconds
     env = {k: v for k, v in cephbench_env.items()}
     outside = "outside-writer"
     lab_cluster.ceph_ok("osd", "pool", "create", outside, "16")
     suite = TINY_RADOS.replace("pools:", f"settings: {{max_raw_used: {room:.6f}}}\npools:").replace(
-        "[64KiB, 1MiB]", "[64KiB]").replace("duration: 2s", "duration: {write: 30s, seq: 2s}").replace(
+        "[64KiB, 1MiB]", "[64KiB]").replace("duration: 2s", "duration: {write: 30s, rand: 2s}").replace(
         "concurrency: 4", "concurrency: 1")
     out = tmp_path / "cut"
     run = subprocess.Popen([*CLI, "run", str(write_suite(tmp_path, suite)), "--out", str(out)], env=cephbench_env,
@@ -254,11 +254,11 @@ def test_another_clients_writes_make_the_guard_stop_a_write_whose_seconds_are_ke
         lab_cluster.delete_pool(outside)
     results, _ = RunDir(out).results()
     assert len(results) == 2, said
-    write, seq = results[0], results[1]
+    write, read = results[0], results[1]
     assert write.status == "ok", write.error
     assert any("capacity guard" in w and "stopped" in w for w in write.warnings), write.warnings
     assert write.measurement.duration_s < 30 and write.measurement.ops_total > 0 and write.measurement.timeseries
-    assert seq.status == "failed" and "capacity guard stopped the write" in seq.error
+    assert read.status == "failed" and "capacity guard stopped the write" in read.error
     assert cephbench_pools(lab_cluster) == set()
 
 
@@ -278,7 +278,7 @@ def test_a_test_run_while_another_client_writes_is_marked_with_its_rate(lab_clus
             assert time.monotonic() < deadline, "the mgr's pool stats never showed the outside writer"
             time.sleep(0.5)
         suite = TINY_RADOS.replace("[64KiB, 1MiB]", "[4KiB]").replace(
-            "[write, seq]", "[write]").replace("duration: 2s", "duration: 4s")
+            "[write, rand]", "[write]").replace("duration: 2s", "duration: 4s")
         out = tmp_path / "shared"
         res = run_cli(["run", str(write_suite(tmp_path, suite)), "--out", str(out)], cephbench_env)
         assert res.returncode == 0, res.stderr
