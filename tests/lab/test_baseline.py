@@ -34,7 +34,7 @@ workloads:
     modes: [write, seq]
     object_size: 4MiB
     concurrency: 8
-    duration: {write: 6s, seq: 1s}        # the write feeds the seq (no top-up: plan.seq_write_ratio)
+    duration: {{write: 6s, seq: 1s}}        # the write feeds the seq (no top-up: plan.seq_write_ratio)
 """
 
 
