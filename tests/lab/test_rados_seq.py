@@ -9,7 +9,8 @@ def test_a_seq_longer_than_its_write_can_feed_is_topped_up_and_runs_its_duration
     """A 2 s write of 4 MiB objects feeds a seq of about half a second on the lab (reads run up to 4.5x as many
     objects per second). The driver knows the write's objects and rate when the seq starts: it writes more objects
     (not recorded) before the seq, so that the seq runs its 2 s, and says so in a note."""
-    suite = TINY_RADOS.replace("[64KiB, 1MiB]", "[4MiB]").replace("concurrency: 4", "concurrency: 16")
+    suite = TINY_RADOS.replace("[64KiB, 1MiB]", "[4MiB]").replace("concurrency: 4", "concurrency: 16").replace(
+        "modes: [write, rand]", "modes: [write, seq]")
     out = tmp_path / "seq"
     res = run_cli(["run", str(write_suite(tmp_path, suite)), "--out", str(out)], cephbench_env)
     assert res.returncode == 0, res.stderr[-2000:] + res.stdout[-2000:]
