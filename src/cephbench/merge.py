@@ -39,12 +39,20 @@ IMBALANCE = 0.20
 
 # ---- latency -------------------------------------------------------------------------------------
 
+def weighted_mean(values: Iterable[tuple[float | None, float]]) -> float | None:
+    """The mean of (value, weight) pairs weighted by op count: the pairs without a value or ops left out; None
+    when none is left. The one op-weighted mean latency: of instances, of rounds, of loadgen clients' TTFB."""
+    pairs = [(v, w) for v, w in values if v is not None and w > 0]
+    total = sum(w for _, w in pairs)
+    return sum(v * w for v, w in pairs) / total if total else None
+
+
 def pooled_latency(lats: list[Latency], weights: list[float]) -> Latency:
     """Mean and stddev of the pooled operations (weights: each part's op count), max of max, min of min."""
     total = sum(weights)
     if total <= 0 or any(l.mean_ns is None for l in lats):
         return Latency()
-    mean = sum(l.mean_ns * w for l, w in zip(lats, weights)) / total
+    mean = weighted_mean(zip([l.mean_ns for l in lats], weights)) or 0.0
     stddev = None
     if all(l.stddev_ns is not None for l in lats):
         second_moment = sum((l.stddev_ns**2 + l.mean_ns**2) * w for l, w in zip(lats, weights)) / total
@@ -120,9 +128,7 @@ def merged_latency(parts: list[Measurement], mode: str) -> tuple[Latency, dict[s
     if mode == "mean-max":
         return lat, {}
     if lat.mean_ns is None:     # a part without a mean: what the parts have, weighted where they have it
-        means = [(p.latency.mean_ns, _ops(p)) for p in parts if p.latency.mean_ns is not None and _ops(p) > 0]
-        weight = sum(w for _, w in means)
-        lat = Latency(mean_ns=sum(m * w for m, w in means) / weight if weight else None,
+        lat = Latency(mean_ns=weighted_mean((p.latency.mean_ns, _ops(p)) for p in parts),
                       max_ns=max((p.latency.max_ns for p in parts if p.latency.max_ns is not None), default=None),
                       min_ns=min((p.latency.min_ns for p in parts if p.latency.min_ns is not None), default=None))
     if mode == "bins":

@@ -1,4 +1,4 @@
-"""`rados bench`: command builder, parser of its text output, and instance aggregation.
+"""`rados bench`: command builder, parser of its text output, and its group's run.
 
 The parser reads both the current summary ("Average Latency(s):", "Average IOPS:")
 and the old one the seeds show ("Average Latency:", no IOPS lines). rados bench
@@ -14,6 +14,7 @@ import statistics
 import time
 from dataclasses import dataclass
 
+from ..kinds.rados_bench import seq_write_ratio
 from ..merge import merge_instances
 from ..results import Latency, Measurement, Sample, steady_state
 from . import ParseError
@@ -216,6 +217,19 @@ def json_concurrency(text: str) -> int | None:
     return max(in_flight) if in_flight and max(in_flight) > 0 else None
 
 
+_MAINTAINING_RE = re.compile(r"Maintaining (\d+) concurrent (?:writes|reads)")
+
+
+def text_concurrency(text: str) -> int | None:
+    """Operations in flight of the text output: the write's "Maintaining N concurrent writes", else the most a
+    per-second line had in flight ("Cur ops": all of them while the run is going)."""
+    header = _MAINTAINING_RE.search(text)
+    if header:
+        return count(header.group(1), "concurrent writes")
+    in_flight = [count(m.group(2), "Cur ops") for ln in text.splitlines() if (m := _SECOND_RE.match(ln))]
+    return max(in_flight) if in_flight and max(in_flight) > 0 else None
+
+
 def _measurement(values: dict[str, float], samples: list[Sample], mode: str) -> Measurement:
     if not samples:
         # It ended before its first per-second report (a short write cut by --max-objects): the per-second
@@ -294,17 +308,6 @@ def parse_seconds(text: str) -> tuple[int, int, float | None, list[Sample]] | No
     return last[0], last[1], last[2], samples
 
 
-def aggregate(parts: list[Measurement]) -> Measurement:
-    """N concurrent instances -> one Measurement, keeping each instance's own figures.
-
-    Bandwidth and IOPS are summed over the seconds all instances were running
-    (the common interval), so a straggler's tail does not inflate the total;
-    latency is weighted by each instance's op count (rados bench prints no percentiles).
-    Instances of several client hosts, with their start and end, are lined up by time (merge.py).
-    """
-    return merge_instances(parts, latency="mean-max")
-
-
 def _scaled(v: float | None, factor: float) -> float | None:
     return None if v is None else v * factor
 
@@ -371,8 +374,8 @@ def objects_written(outputs: list[str]) -> int | None:
 
 def seq_ratio(object_size: int, seen: float | None) -> tuple[float, str]:
     """How many times its write's objects per second a seq may read, and whence that figure: the largest a seq
-    of this run measured at this size with a margin, never below the lab's measured bound (plan.seq_write_ratio)."""
-    from ..plan import seq_write_ratio
+    of this run measured at this size with a margin, never below the lab's measured bound (its kind's
+    seq_write_ratio)."""
     bound = float(seq_write_ratio(object_size))
     if seen is not None and seen * SEQ_RATIO_MARGIN > bound:
         return seen * SEQ_RATIO_MARGIN, f"{seen:.1f}x measured by an earlier seq of this run, + 25%"
@@ -583,7 +586,8 @@ def run_group(ctx, group, todo):
                     break
                 for part, t in zip(parts, timed or []):
                     part.host, part.start_unix_s, part.end_unix_s = t.host, t.start_unix_s, t.end_unix_s
-                m = aggregate(parts)
+                # latency weighted by each instance's ops: rados bench prints no percentiles
+                m = merge_instances(parts, latency="mean-max")
                 if steady is None:
                     break
                 rounds.append(m)

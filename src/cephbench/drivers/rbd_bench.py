@@ -14,11 +14,11 @@ from typing import Iterator
 
 from ..fanout import TimedResult
 from ..hosts import CommandResult, Spawn
+from ..merge import merge_instances
 from ..results import Measurement, Test
 from . import rbd_images
 from .rbd_images import preflight  # noqa: F401 - its hook: the images' checks (drivers/registry.py)
 from .base import Outcome, RunContext, clients_outcome, measure, run_group_timeout
-from .rados_bench import aggregate
 from .rbd_bench_tool import RbdBenchCommand, live_figures, parse
 
 TIMEOUT_RC = 124                     # what `timeout` returns when it had to stop the command
@@ -45,7 +45,7 @@ def run_group(ctx: RunContext, group: list[Test], todo: set[str]) -> Iterator[Ou
                                  ctx.target.client_args())
 
                 def parse_all(results: list[CommandResult]) -> Measurement:
-                    m = aggregate([parse(r.stdout) for r in results])
+                    m = merge_instances([parse(r.stdout) for r in results], latency="mean-max")
                     m.extra.update(images.describe())
                     return m
 
@@ -95,7 +95,7 @@ def _on_clients(ctx: RunContext, test: Test, started: tuple[float, float], image
         return m
 
     raw = [str(sp.output.relative_to(ctx.rundir.path)) for sp in spawns] if ctx.rundir else []
-    # merged as rados bench instances are (aggregate); rbd bench reports no latency to merge
+    # rbd bench reports no latency to merge: mean-max merges none
     outcome = clients_outcome(test, started, timed, parse_one, tool=f"rbd bench {test.params['phase']}",
                               latency="mean-max", raw=raw, notes=notes, warnings=warnings)
     if outcome.measurement is not None:

@@ -11,7 +11,8 @@ import json
 import re
 from typing import Any
 
-from ...merge import decode_hdr, hdr_percentiles, merge_hdr, merge_instances, merged_latency, sum_series
+from ...merge import (decode_hdr, hdr_percentiles, merge_hdr, merge_instances, merged_latency, sum_series,
+                      weighted_mean)
 from ...results import Latency, Measurement, Sample
 from .. import ParseError
 from ..figures import array, checked, count, mapping, number, optional
@@ -207,12 +208,6 @@ _decode = decode_hdr
 merge_histograms = merge_hdr
 
 
-def _weighted_mean(values: list[tuple[float | None, float]]) -> float | None:
-    pairs = [(v, w) for v, w in values if v is not None and w > 0]
-    total = sum(w for _, w in pairs)
-    return sum(v * w for v, w in pairs) / total if total else None
-
-
 def merge(parts: list[Measurement]) -> Measurement:
     """Several loadgen clients that ran at once -> one Measurement.
 
@@ -260,7 +255,7 @@ def merge(parts: list[Measurement]) -> Measurement:
             values = [p.extra["ttfb_ns"][key] for p in parts if key in p.extra.get("ttfb_ns", {})]
             if values:
                 ttfb[key] = pick(values)
-        mean = _weighted_mean([(p.extra["ttfb_ns"].get("mean"), ttfb_hist_count(p)) for p in parts])
+        mean = weighted_mean([(p.extra["ttfb_ns"].get("mean"), ttfb_hist_count(p)) for p in parts])
         if mean is not None:
             ttfb["mean"] = mean
         extra["ttfb_ns"] = ttfb
