@@ -26,7 +26,7 @@ from ..hostload import CpuSampler
 from ..names import safe_name  # noqa: F401  (the drivers' import of it)
 from ..evidence import watch as hostwatch
 from ..kinds import KINDS, direction_of
-from ..fanout import Placement, TimedResult, failure, run_started_together
+from ..fanout import Placement, TimedResult, run_started_together
 from ..hosts import CommandResult, LocalHost, Spawn, run_together, stop_group
 from ..evidence.asok import read_all
 from ..evidence.counters import osd_evidence
@@ -406,11 +406,6 @@ class RunContext:
             self._osd_ids = {host_ref(name, self.settings.ssh): sorted(ids) for name, ids in sorted(by_name.items())}
         return self._osd_ids
 
-    def stopped_for_capacity(self, test: Test) -> bool:
-        """The capacity guard stopped this test's tools: their output up to then is still a measurement."""
-        seen = self._seen.get(test.id)
-        return seen is not None and seen.cluster.stopped_for_capacity
-
     def record_process(self, pid: int) -> Callable[[], None]:
         """A process the run started (an iperf3 server) into the ledger by PID; returns what forgets it once it
         is stopped."""
@@ -539,73 +534,9 @@ def now() -> tuple[float, float]:
     return time.time(), time.monotonic()
 
 
-def measure(ctx: RunContext, test: Test, started: tuple[float, float], spawns: list[Spawn], timeout_s: float,
-            parse_all: Callable[[list[CommandResult]], Measurement], *, tool: str, notes: list[str],
-            warnings: Sequence[str] = (), live: Callable[[list[Path]], Figures] | None = None,
-            accept: Callable[[CommandResult], bool] = lambda r: r.ok) -> Outcome | None:
-    """Run one test's tool processes together and make the Outcome: the measurement, or the first error.
-
-    None in a dry run. `accept` says which exits count as success (e.g. a run ended by `timeout -s INT`).
-    """
-    from . import ParseError
-
-    started_unix, t0 = started
-    results = ctx.run_tools(test, spawns, timeout_s, live=live)
-    if results is None:
-        return None
-    commands = [r.cmdline for r in results]
-    raw = [str(sp.output.relative_to(ctx.rundir.path)) for sp in spawns] if ctx.rundir else []
-    failed = [r for r in results if not accept(r)]
-    if failed:
-        return Outcome(test, started_unix, time.monotonic() - t0, error=f"{tool} failed: {failed[0].error_text()}",
-                       commands=commands, raw=raw, notes=notes)
-    try:
-        m = parse_all(results)
-    except ParseError as exc:
-        return Outcome(test, started_unix, time.monotonic() - t0, error=str(exc), commands=commands, raw=raw,
-                       notes=notes)
-    return Outcome(test, started_unix, time.monotonic() - t0, measurement=m, commands=commands, raw=raw, notes=notes,
-                   warnings=list(warnings))
-
-
 def client_notes(m: Measurement) -> list[str]:
     """What the merge of many clients noticed (a client that started late, stopped early, or lagged), for notes."""
     return list((m.extra.get("clients") or {}).get("notes") or [])
-
-
-def clients_outcome(test: Test, started: tuple[float, float], timed: list[TimedResult],
-                    parse: Callable[[int, TimedResult], Measurement], *, tool: str, latency: str, raw: list[str],
-                    notes: list[str], warnings: Sequence[str] = ()) -> Outcome:
-    """The Outcome of tools started together on client hosts (fanout): the first failed host named (fanout stopped
-    the others), else each one's figures (`parse(i, timed[i])`) kept as an instance with its host and its actual
-    start and end, and merged (merge.merge_instances with `latency`)."""
-    from . import ParseError
-    from ..merge import merge_instances
-
-    started_unix, t0 = started
-    commands = [f"on {t.host}: {t.result.cmdline}" for t in timed]
-
-    def failed(error: str) -> Outcome:
-        return Outcome(test, started_unix, time.monotonic() - t0, error=error, commands=commands, raw=raw,
-                       notes=notes)
-
-    if any(not t.result.ok for t in timed):
-        first = next(t for t in timed if not t.result.ok)
-        return failed(f"{tool} failed: " + (failure(timed) or f"{first.host}: {first.result.error_text()}"))
-    parts = []
-    for i, t in enumerate(timed):
-        try:
-            m = parse(i, t)
-        except ParseError as exc:
-            return failed(f"{t.host}: {exc}")
-        m.host, m.start_unix_s, m.end_unix_s = t.host, t.start_unix_s, t.end_unix_s
-        parts.append(m)
-    try:
-        merged = merge_instances(parts, latency=latency)
-    except ParseError as exc:
-        return failed(str(exc))
-    return Outcome(test, started_unix, time.monotonic() - t0, measurement=merged, commands=commands, raw=raw,
-                   notes=notes + client_notes(merged), warnings=list(warnings))
 
 
 def started_tests(ctx: RunContext, group: list[Test], todo: set[str]) -> Iterator[tuple[Test, tuple[float, float]]]:

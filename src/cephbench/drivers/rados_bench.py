@@ -403,6 +403,7 @@ def run_group(ctx, group, todo):
     from ..steady import combine as combine_rounds, verdict as steady_verdict
     from ..evidence.rounds import Seen, combine as combine_seen
     from .base import Outcome, client_notes, now, run_group_timeout
+    from .instances import run_instances
 
     first = group[0].params
     n = first["instances"]
@@ -444,15 +445,9 @@ def run_group(ctx, group, todo):
 
     def run(test, spawns, duration_s: float):
         """(timed per client or None, the tools' results, what the watches saw); results None in a dry run."""
-        timeout = run_group_timeout(duration_s)
-        if clients:
-            got_timed = ctx.run_on_clients_seen(test, ctx.placements([(c, sp) for (c, _), sp in zip(where, spawns)]),
-                                                timeout, live=live_figures)
-            timed, seen = got_timed if got_timed is not None else (None, None)
-            return timed, None if timed is None else [t.result for t in timed], seen
-        got = ctx.run_tools_seen(test, spawns, timeout, live=live_figures)
-        results, seen = got if got is not None else (None, None)
-        return None, results, seen
+        ran = run_instances(ctx, test, [(c, sp) for (c, _), sp in zip(where, spawns)], run_group_timeout(duration_s),
+                            live=live_figures)
+        return (None, None, None) if ran is None else (ran.timed, ran.results, ran.seen)
 
     def top_up(seq) -> list[str]:
         """Before a seq: when the objects the write left would not last its duration at the pace a seq may read
@@ -473,7 +468,7 @@ def run_group(ctx, group, todo):
         spawns = spawns_of(cmds, ctx.rundir.raw_dir(seq.id) if ctx.rundir else None, "rados-bench-topup-write")
         results = None
         try:
-            timed, results, _ = run(group[0], spawns, secs)     # not recorded: nor is what it saw
+            timed, results, seen = run(group[0], spawns, secs)     # not recorded: nor is what it saw
         finally:
             ctx.write_ended(written_raw(results))
         if results is None:
@@ -487,7 +482,7 @@ def run_group(ctx, group, todo):
                            for r, cmd in zip(results, cmds))
             except ParseError as exc:
                 why = str(exc)
-        if why or ctx.stopped_for_capacity(group[0]):
+        if why or (seen is not None and seen.cluster.stopped_for_capacity):
             return [f"objects not topped up before the seq: {why or 'the capacity guard stopped the write'}; "
                     f"it reads the {have} the write made"]
         note = (f"objects topped up before the seq: the {fed[0].seconds:.1f} s write made {have} objects per "

@@ -5,20 +5,20 @@ rbd_bench_tool.py's.
 
 With `clients:`, every client host has its own `images` images (as fio_rbd's clients do: they never write the
 same blocks), created and prefilled from here once per group, and runs one rbd bench per image of its own; all
-start together (fanout) and merge (merge.py), each kept as an instance with its host and its actual start and end.
+start together and merge (drivers/instances.py), each kept as an instance with its host and its actual start and
+end.
 """
 
 from __future__ import annotations
 
 from typing import Iterator
 
-from ..fanout import TimedResult
 from ..hosts import CommandResult, Spawn
-from ..merge import merge_instances
 from ..results import Measurement, Test
 from . import rbd_images
 from .rbd_images import preflight  # noqa: F401 - its hook: the images' checks (drivers/registry.py)
-from .base import Outcome, RunContext, clients_outcome, measure, run_group_timeout
+from .base import Outcome, RunContext, run_group_timeout
+from .instances import measure_instances
 from .rbd_bench_tool import RbdBenchCommand, live_figures, parse
 
 TIMEOUT_RC = 124                     # what `timeout` returns when it had to stop the command
@@ -38,20 +38,7 @@ def run_group(ctx: RunContext, group: list[Test], todo: set[str]) -> Iterator[Ou
             p = test.params
             duration = p.get("duration_s")
             timeout = run_group_timeout(duration or p["io_total"] / rbd_images.PREFILL_MIN_BYTES_PER_S)
-            if clients:
-                outcome = _on_clients(ctx, test, started, images, clients, timeout, notes, warnings)
-            else:
-                spawns = _spawns(ctx, test, images.specs, [f"img{i}" for i in range(len(images.names))],
-                                 ctx.target.client_args())
-
-                def parse_all(results: list[CommandResult]) -> Measurement:
-                    m = merge_instances([parse(r.stdout) for r in results], latency="mean-max")
-                    m.extra.update(images.describe())
-                    return m
-
-                outcome = measure(ctx, test, started, spawns, timeout, parse_all, tool=f"rbd bench {p['phase']}",
-                                  notes=notes, warnings=warnings, live=live_figures,
-                                  accept=_accept(duration is not None))
+            outcome = _measure(ctx, test, started, images, clients, timeout, notes, warnings)
             if outcome is None:
                 continue
             later = any(t.id in todo for t in group[group.index(test) + 1:])
@@ -77,27 +64,29 @@ def _spawns(ctx: RunContext, test: Test, specs: list[str], labels: list[str], cl
             for c, label in zip(cmds, labels)]
 
 
-def _on_clients(ctx: RunContext, test: Test, started: tuple[float, float], images: rbd_images.Images,
-                clients: list, timeout_s: float, notes: list[str], warnings: list[str]) -> Outcome | None:
-    """One rbd bench per image of each client's own, on that client, all started together; merged by time.
-    None in a dry run. A client whose rbd bench fails fails the test, named (fanout stopped the others)."""
-    where = [(c, spec, f"{c.name}-img{i}") for c in clients for i, spec in enumerate(images.of(c.name).specs)]
+def _measure(ctx: RunContext, test: Test, started: tuple[float, float], images: rbd_images.Images,
+             clients: list, timeout_s: float, notes: list[str], warnings: list[str]) -> Outcome | None:
+    """One rbd bench per image, here; or, with clients, one per image of each client's own, on that client, all
+    started at one instant; merged by time (drivers/instances.py). None in a dry run. A client whose rbd bench
+    fails fails the test, named (fanout stopped the others)."""
+    if clients:
+        where = [(c, spec, f"{c.name}-img{i}") for c in clients for i, spec in enumerate(images.of(c.name).specs)]
+    else:
+        where = [(None, spec, f"img{i}") for i, spec in enumerate(images.specs)]
     spawns = _spawns(ctx, test, [s for _, s, _ in where], [label for *_, label in where],
-                     ctx.target.remote_client_args(), on_client=True)
-    timed = ctx.run_on_clients(test, ctx.placements([(c, sp) for (c, _, _), sp in zip(where, spawns)]), timeout_s,
-                               live=live_figures)
-    if timed is None:
-        return None
+                     ctx.target.remote_client_args() if clients else ctx.target.client_args(), on_client=bool(clients))
 
-    def parse_one(i: int, t: TimedResult) -> Measurement:
-        m = parse(t.result.stdout)
-        m.extra["image"] = where[i][1]
+    def parse_one(i: int, r: CommandResult) -> Measurement:
+        m = parse(r.stdout)
+        if clients:
+            m.extra["image"] = where[i][1]
         return m
 
-    raw = [str(sp.output.relative_to(ctx.rundir.path)) for sp in spawns] if ctx.rundir else []
     # rbd bench reports no latency to merge: mean-max merges none
-    outcome = clients_outcome(test, started, timed, parse_one, tool=f"rbd bench {test.params['phase']}",
-                              latency="mean-max", raw=raw, notes=notes, warnings=warnings)
-    if outcome.measurement is not None:
+    outcome = measure_instances(ctx, test, started, [(c, sp) for (c, _, _), sp in zip(where, spawns)], timeout_s,
+                                parse_one, tool=f"rbd bench {test.params['phase']}", latency="mean-max", notes=notes,
+                                warnings=warnings, live=live_figures,
+                                accept=_accept(test.params.get("duration_s") is not None))
+    if outcome is not None and outcome.measurement is not None:
         outcome.measurement.extra.update(images.describe())
     return outcome

@@ -31,6 +31,7 @@ from ...safety import CapacityBudget
 from ...units import format_size
 from .. import ParseError
 from ..base import Outcome, RunContext, client_notes, live_sum, newest_line, run_group_timeout, started_tests
+from ..instances import run_instances
 from .admin import BucketSweep, run_user, sweep_buckets
 from .binary import EXIT_INTERRUPTED, EXIT_USAGE, TOOL, find_loadgen
 from .credentials import ENV_KEYS, Credentials, given_credentials
@@ -340,14 +341,12 @@ def _run_phase(ctx: RunContext, setup: _GroupSetup, test: Test, started: tuple[f
     sweeps = [] if setup.made_user or ctx.dry_run else [sweep_buckets(ctx, inst.prefix) for inst in instances]
     length = p.get("duration_s") or 60.0
     timeout = run_group_timeout(length + p.get("warmup", 0.0)) + 60
-    timed: list[TimedResult] | None = None
-    if clients:
-        timed = ctx.run_on_clients(test, ctx.placements([(inst.client, sp) for inst, sp in zip(instances, spawns)]),
-                                   timeout, live=live_figures)
-        results = None if timed is None else _documents_from_clients(timed, instances, raw_dir, op)
-    else:
-        results = ctx.run_tools(test, spawns, timeout, live=live_figures)
-    if results is None:  # dry run
+    ran = run_instances(ctx, test, [(inst.client, sp) for inst, sp in zip(instances, spawns)], timeout,
+                        live=live_figures)
+    timed = None if ran is None else ran.timed
+    results = None if ran is None else (ran.results if timed is None
+                                        else _documents_from_clients(timed, instances, raw_dir, op))
+    if ran is None or results is None:  # dry run
         return None
     if timed is not None:   # the errors below name the client host
         timed = [replace(t, result=r) for t, r in zip(timed, results)]
@@ -359,7 +358,7 @@ def _run_phase(ctx: RunContext, setup: _GroupSetup, test: Test, started: tuple[f
                 sweeps[k].done()
         if gone:    # preflight reached it: RGW died, the keys and flags are fine; the run goes on without it
             return Outcome(test, started_unix, time.monotonic() - t0, error=gone, notes=notes,
-                           commands=[r.cmdline for r in results])
+                           commands=[r.cmdline for r in results], seen=ran.seen)
         k = refused[0]
         host = f"client {timed[k].host}: " if timed else ""
         raise LoadgenRefused(host + results[k].error_text().removeprefix(f"{TOOL}: "),
@@ -391,7 +390,7 @@ def _run_phase(ctx: RunContext, setup: _GroupSetup, test: Test, started: tuple[f
     raw = [str(path.relative_to(ctx.rundir.path)) for sp, doc in zip(spawns, docs) for path in (doc, sp.output)
            if path.exists()]
     return Outcome(test, started_unix, time.monotonic() - t0, measurement=m, error=errors[0] if errors else None,
-                   commands=[r.cmdline for r in results], raw=raw, notes=notes, warnings=warnings)
+                   commands=[r.cmdline for r in results], raw=raw, notes=notes, warnings=warnings, seen=ran.seen)
 
 
 def run_group(ctx: RunContext, group: list[Test], todo: set[str]) -> Iterator[Outcome]:
