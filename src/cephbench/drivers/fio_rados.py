@@ -30,6 +30,7 @@ from ..safety import amplification
 from .base import Outcome, RunContext, now, run_group_timeout, safe_name, started_tests
 from .fio import FioJob
 from .fio_run import FioRun, measure_fio
+from .rounds import in_rounds
 
 DATA_SET_BYTES = 256 * 1024**2    # objects per group: this much data, within MIN..MAX objects
 MIN_OBJECTS = 16
@@ -104,7 +105,9 @@ def run_group(ctx: RunContext, group: list[Test], todo: set[str]) -> Iterator[Ou
                     notes.append(f"all {objects} objects were written in full before this read (not recorded): "
                                  "no earlier write in the group covered them")
                 notes += ctx.prepare_reads()
-            outcome = _run(ctx, test, pool, objects, phase, started, notes, clients)
+            outcome = in_rounds(test, lambda n, test=test, phase=phase, notes=notes: _run(
+                ctx, test, pool, objects, phase, started, list(notes), clients,
+                name=f"{test.id}/round{n}" if n else None))
             if outcome is None:
                 continue
             m = outcome.measurement

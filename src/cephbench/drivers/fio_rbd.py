@@ -21,6 +21,7 @@ from .rbd_images import preflight  # noqa: F401 - its hook: the images' checks (
 from .base import Outcome, RunContext, now, run_group_timeout
 from .fio import FioJob
 from .fio_run import FioRun, measure_fio
+from .rounds import in_rounds
 
 
 def jobs_for(test: Test, images: rbd_images.Images, client_id: str | None, krbd: bool) -> list[FioJob]:
@@ -68,10 +69,13 @@ def run_group(ctx: RunContext, group: list[Test], todo: set[str]) -> Iterator[Ou
                 m.extra.update({**(images.of(client.name) if client else images).describe(), **described})
                 return m
 
-            outcome = measure_fio(ctx, test, started, test.id, clients,
-                                  lambda c: jobs_for(test, images.of(c.name) if c else images, ctx.target.id, krbd),
-                                  parse, run_group_timeout(p["duration_s"] + p["ramp"]), tool=tool, notes=notes,
-                                  warnings=warnings)
+            def one_round(n: int, test=test, p=p, parse=parse) -> Outcome | None:
+                return measure_fio(ctx, test, started, f"{test.id}/round{n}" if n else test.id, clients,
+                                   lambda c: jobs_for(test, images.of(c.name) if c else images, ctx.target.id, krbd),
+                                   parse, run_group_timeout(p["duration_s"] + p["ramp"]), tool=tool,
+                                   notes=list(notes), warnings=warnings)
+
+            outcome = in_rounds(test, one_round)
             if outcome is not None:
                 if clients and outcome.measurement is not None:
                     outcome.measurement.extra.update({**images.describe(), **described})

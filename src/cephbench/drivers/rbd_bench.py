@@ -19,6 +19,7 @@ from . import rbd_images
 from .rbd_images import preflight  # noqa: F401 - its hook: the images' checks (drivers/registry.py)
 from .base import Outcome, RunContext, run_group_timeout
 from .instances import measure_instances
+from .rounds import in_rounds, round_suffix
 from .rbd_bench_tool import RbdBenchCommand, live_figures, parse
 
 TIMEOUT_RC = 124                     # what `timeout` returns when it had to stop the command
@@ -38,7 +39,13 @@ def run_group(ctx: RunContext, group: list[Test], todo: set[str]) -> Iterator[Ou
             p = test.params
             duration = p.get("duration_s")
             timeout = run_group_timeout(duration or p["io_total"] / rbd_images.PREFILL_MIN_BYTES_PER_S)
-            outcome = _measure(ctx, test, started, images, clients, timeout, notes, warnings)
+            def one_round(n: int, test=test, timeout=timeout, notes=notes, warnings=warnings) -> Outcome | None:
+                # rbd bench stopped by SIGINT at a duration's end: the next round must find the image free
+                waited = rbd_images.wait_unwatched(ctx, images) if n > 1 else []
+                return _measure(ctx, test, started, images, clients, timeout, notes + waited, warnings,
+                                suffix=round_suffix(n))
+
+            outcome = in_rounds(test, one_round)
             if outcome is None:
                 continue
             later = any(t.id in todo for t in group[group.index(test) + 1:])
@@ -48,8 +55,8 @@ def run_group(ctx: RunContext, group: list[Test], todo: set[str]) -> Iterator[Ou
 
 
 def _spawns(ctx: RunContext, test: Test, specs: list[str], labels: list[str], client_args: list[str],
-            on_client: bool = False) -> list[Spawn]:
-    """One rbd bench per image, its output in raw/<test>/rbd-bench-<phase>-<label>.txt.
+            on_client: bool = False, suffix: str = "") -> list[Spawn]:
+    """One rbd bench per image, its output in raw/<test>/rbd-bench-<phase>-<label><suffix>.txt.
     `on_client`: a duration's end is exit 0, for the start barrier counts a client whose timeout returned 124 as
     failed and stops the others."""
     p = test.params
@@ -60,12 +67,13 @@ def _spawns(ctx: RunContext, test: Test, specs: list[str], labels: list[str], cl
                             io_total=None if duration else p["io_total"], duration_s=duration,
                             duration_end_ok=on_client)
             for s in specs]
-    return [Spawn(c.argv(client_args), raw_dir / f"rbd-bench-{p['phase']}-{label}.txt" if raw_dir else None)
-            for c, label in zip(cmds, labels)]
+    return [Spawn(c.argv(client_args), raw_dir / f"rbd-bench-{p['phase']}-{label}{suffix}.txt" if raw_dir
+                  else None) for c, label in zip(cmds, labels)]
 
 
 def _measure(ctx: RunContext, test: Test, started: tuple[float, float], images: rbd_images.Images,
-             clients: list, timeout_s: float, notes: list[str], warnings: list[str]) -> Outcome | None:
+             clients: list, timeout_s: float, notes: list[str], warnings: list[str],
+             suffix: str = "") -> Outcome | None:
     """One rbd bench per image, here; or, with clients, one per image of each client's own, on that client, all
     started at one instant; merged by time (drivers/instances.py). None in a dry run. A client whose rbd bench
     fails fails the test, named (fanout stopped the others)."""
@@ -74,7 +82,8 @@ def _measure(ctx: RunContext, test: Test, started: tuple[float, float], images: 
     else:
         where = [(None, spec, f"img{i}") for i, spec in enumerate(images.specs)]
     spawns = _spawns(ctx, test, [s for _, s, _ in where], [label for *_, label in where],
-                     ctx.target.remote_client_args() if clients else ctx.target.client_args(), on_client=bool(clients))
+                     ctx.target.remote_client_args() if clients else ctx.target.client_args(), on_client=bool(clients),
+                     suffix=suffix)
 
     def parse_one(i: int, r: CommandResult) -> Measurement:
         m = parse(r.stdout)

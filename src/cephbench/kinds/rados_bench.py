@@ -9,7 +9,7 @@ from typing import Annotated, Any, ClassVar, Literal, Mapping, Union
 from pydantic import BeforeValidator, Field, field_validator, model_validator
 
 from .kind import Kind, Needs
-from .schema import ClientWorkload, PositiveInt, Size, Sweep, test_duration
+from .schema import ClientWorkload, PositiveInt, Size, Sweep, steady_rounds_fit, test_duration
 
 
 # A seq reads each object its write made once, so it lasts (objects written) / (objects read per second): the
@@ -104,12 +104,8 @@ class RadosBench(ClientWorkload):
             raise ValueError(f"steady_state: only {' and '.join(sorted(KIND.steady_phases))} run in "
                              "rounds (seq reads each object once and stops); add one to modes, or remove "
                              "steady_state")
-        rounds = [d for m in phases for d in ([self.duration[m]] if isinstance(self.duration, dict)
-                                               else self.duration)]
-        need = st.window * max(rounds)
-        if st.max < need:
-            raise ValueError(f"steady_state: max {st.max:g}s holds fewer than the window's {st.window} rounds of "
-                             f"{max(rounds):g}s (each round is one duration); give max at least {need:g}s")
+        steady_rounds_fit(st, [d for m in phases for d in ([self.duration[m]] if isinstance(self.duration, dict)
+                                                           else self.duration)])
         return self
 
 

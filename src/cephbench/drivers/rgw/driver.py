@@ -32,6 +32,7 @@ from ...units import format_size
 from .. import ParseError
 from ..base import Outcome, RunContext, client_notes, live_sum, newest_line, run_group_timeout, started_tests
 from ..instances import run_instances
+from ..rounds import in_rounds
 from .admin import BucketSweep, run_user, sweep_buckets
 from .binary import EXIT_INTERRUPTED, EXIT_USAGE, TOOL, find_loadgen
 from .credentials import ENV_KEYS, Credentials, given_credentials
@@ -321,16 +322,18 @@ def rgw_gone(endpoint: str) -> str | None:
     return None
 
 
-def _run_phase(ctx: RunContext, setup: _GroupSetup, test: Test, started: tuple[float, float]) -> Outcome | None:
+def _run_phase(ctx: RunContext, setup: _GroupSetup, test: Test, started: tuple[float, float],
+               round_n: int = 0) -> Outcome | None:
     """One phase (op): its instances at once (on this machine, or on each client host started together), merged
-    into one Outcome; None in a dry run."""
+    into one Outcome; None in a dry run. `round_n`: a steady-state round's, its output in raw/<test>/round<n>/."""
     started_unix, t0 = started
     p = test.params
     op = p["phase"]
     notes = [f"RGW keys: {setup.creds.source}"] if setup.creds is not None else []
     if setup.guard:
         return Outcome(test, started_unix, time.monotonic() - t0, error=setup.guard, notes=notes)
-    raw_dir = ctx.rundir.raw_dir(test.id) if ctx.rundir else Path("RUN_DIR", "raw", test.id)
+    name = f"{test.id}/round{round_n}" if round_n else test.id
+    raw_dir = ctx.rundir.raw_dir(name) if ctx.rundir else Path("RUN_DIR", "raw", name)
     clients = ctx.clients_of(test)
     instances = _instances(ctx, test, clients)
     cmds = _commands(ctx, setup, test, instances, raw_dir)
@@ -397,6 +400,6 @@ def run_group(ctx: RunContext, group: list[Test], todo: set[str]) -> Iterator[Ou
     """One loadgen run per phase (op) and instance on fresh buckets; one Outcome per test in `todo`."""
     setup = _setup(ctx, group)
     for test, started in started_tests(ctx, group, todo):
-        outcome = _run_phase(ctx, setup, test, started)
+        outcome = in_rounds(test, lambda n, test=test, started=started: _run_phase(ctx, setup, test, started, n))
         if outcome is not None:
             yield outcome
