@@ -192,7 +192,7 @@ def _timed(parts: list[Measurement]) -> bool:
     return all(p.start_unix_s is not None and p.end_unix_s is not None for p in parts)
 
 
-def merge_instances(parts: list[Measurement], *, latency: str) -> Measurement:
+def merge_instances(parts: list[Measurement], *, latency: str, starts_s: list[float] | None = None) -> Measurement:
     """Instances that ran at once -> one Measurement whose `instances` are the parts.
 
     Bandwidth and IOPS: summed over the common window (latest start to earliest end; without start/end times,
@@ -201,6 +201,9 @@ def merge_instances(parts: list[Measurement], *, latency: str) -> Measurement:
     "bins" (fio json+, parts' extra.clat_bins), "hdr" (loadgen, extra.hdr_lat) or "mean-max" (rados bench).
     With start/end times, `extra.clients` tells first/last done, the spreads and each client's share, and
     names a client that started late, stopped early, or ran more than 20% below the others.
+    `starts_s`, for instances of this host without start/end times whose figures each cover its own measured phase
+    (cephbench-loadgen's, from start_unix_ns): their rates add up over their whole runs and their seconds are
+    summed aligned on these starts.
     """
     if latency not in LATENCY_MODES:
         raise ValueError(f"unknown latency merge {latency!r}; one of {', '.join(LATENCY_MODES)}")
@@ -209,6 +212,8 @@ def merge_instances(parts: list[Measurement], *, latency: str) -> Measurement:
     if len(parts) == 1:
         return parts[0]
     timed = _timed(parts)
+    if not timed and starts_s is not None:
+        return _whole_runs(parts, starts_s, latency)
     if timed:
         starts = [float(p.start_unix_s) for p in parts]       # type: ignore[arg-type]
         ends = [float(p.end_unix_s) for p in parts]           # type: ignore[arg-type]
@@ -239,6 +244,21 @@ def merge_instances(parts: list[Measurement], *, latency: str) -> Measurement:
         bytes_per_s_min=min((s.bytes_per_s or 0 for s in steady_state(timeseries)), default=None),
         latency=lat, timeseries=timeseries, instances=instances, extra=extra,
     )
+
+
+def _whole_runs(parts: list[Measurement], starts_s: list[float], latency: str) -> Measurement:
+    """Instances of this host, each measured over its own phase: their sums, and their seconds aligned."""
+    lat, merged_extra = merged_latency(parts, latency)
+    first = parts[0]
+    return Measurement(
+        tool=first.tool, op=first.op, duration_s=max(p.duration_s for p in parts),
+        ops_total=sum(_ops(p) for p in parts), bytes_total=sum(p.bytes_total or 0.0 for p in parts),
+        ops_per_s=sum(p.ops_per_s or 0.0 for p in parts), bytes_per_s=sum(p.bytes_per_s or 0.0 for p in parts),
+        op_size_bytes=first.op_size_bytes, object_size_bytes=first.object_size_bytes,
+        latency=lat, timeseries=sum_series(parts, starts_s),
+        instances=[p.model_copy(update={"extra": {k: v for k, v in p.extra.items() if k not in merged_extra}})
+                   for p in parts],
+        extra={"instances": len(parts), **merged_extra})
 
 
 def _host(p: Measurement) -> str:
