@@ -96,7 +96,7 @@ class RunContext:
     dry_run: bool = False
     planned: list[str] = field(default_factory=list)   # dry run: the commands that would change the cluster
     restart_lab_osds: Callable[[], None] | None = None
-    _seen: dict[str, Seen] = field(default_factory=dict, repr=False)   # test id -> its last tool run's (run_tools)
+    _seen: dict[str, Seen] = field(default_factory=dict, repr=False)   # test id -> its baseline tools' (take_seen)
     _osd_hosts: list[HostRef] | None = field(default=None, repr=False)   # every OSD host, once known
     _osd_ids: dict[HostRef, list[int]] | None = field(default=None, repr=False)   # each OSD host's OSDs
     _osd_meta: list[dict[str, Any]] | None = field(default=None, repr=False)   # `ceph osd metadata`, once known
@@ -211,17 +211,11 @@ class RunContext:
             return None
         return action()
 
-    def run_tools(self, test: Test, spawns: list[Spawn], timeout_s: float,
-                  live: Callable[[list[Path]], Figures] | None = None,
-                  ) -> list[CommandResult] | None:
-        """Run tool processes together (None in a dry run), reporting live figures once a second; what was
-        watched meanwhile is left for the runner (the test's last tool run is its measured one)."""
-        return self._leave(test, self.run_tools_seen(test, spawns, timeout_s, live))
-
     def run_tools_seen(self, test: Test, spawns: list[Spawn], timeout_s: float,
                        live: Callable[[list[Path]], Figures] | None = None,
                        ) -> tuple[list[CommandResult], Seen] | None:
-        """run_tools, with what was watched returned beside the results."""
+        """Run tool processes together (None in a dry run), reporting live figures once a second; what was watched
+        meanwhile is returned beside the results."""
         if self.dry_run:
             self.planned.extend(" ".join(str(a) for a in sp.argv) for sp in spawns)
             return None
@@ -229,16 +223,12 @@ class RunContext:
         return self._watched(test, [sp.output for sp in spawns], live, [], lambda tick, started: run_together(
             spawns, timeout_s, tick=tick, started=started))
 
-    def run_on_clients(self, test: Test, placements: list[Placement], timeout_s: float,
-                       live: Callable[[list[Path]], Figures] | None = None) -> list[TimedResult] | None:
-        """Run tool processes on the suite's client hosts, started at one instant (fanout: ready, then go), and
-        watched as run_tools watches them, the client hosts' CPU too. None in a dry run."""
-        return self._leave(test, self.run_on_clients_seen(test, placements, timeout_s, live))
-
     def run_on_clients_seen(self, test: Test, placements: list[Placement], timeout_s: float,
                             live: Callable[[list[Path]], Figures] | None = None,
                             ) -> tuple[list[TimedResult], Seen] | None:
-        """run_on_clients, with what was watched returned beside the results."""
+        """Run tool processes on the suite's client hosts, started at one instant (fanout: ready, then go), and
+        watched as run_tools_seen watches them, the client hosts' CPU too; what was watched is returned beside the
+        results. None in a dry run."""
         if self.dry_run:
             self.planned.extend(f"on {pl.host.name}: " + " ".join(str(a) for a in pl.spawn.argv)
                                 for pl in placements)
@@ -324,15 +314,8 @@ class RunContext:
         return results, Seen(hosts_seen, evidence, ClusterSeen(watch.summary(), watch.warnings(), watch.stop_reason,
                                                                watch.stopped_for_capacity))
 
-    def _leave(self, test: Test, got: tuple[R, Seen] | None) -> R | None:
-        """The results; what was seen stays for the runner (take_seen), replacing an earlier run's of the test."""
-        if got is None:
-            return None
-        self._seen[test.id] = got[1]
-        return got[0]
-
     def take_seen(self, test: Test) -> Seen | None:
-        """What the test's last tool run saw (run_tools, run_on_clients), taken off the context."""
+        """What a baseline's tool run saw (run_baseline_tools), taken off the context."""
         return self._seen.pop(test.id, None)
 
     def _tools_run(self, run: Callable[[Callable[[], bool], Callable[[list[int]], None]], R],

@@ -1,7 +1,7 @@
 """A test's tool instances, run here or on client hosts at one instant, then merged: the one place a driver's
 load is placed. A driver says where each instance runs (`Where`: its client, None for this machine, and its
-command) and how one instance's output reads; this runs them (`run_instances`: RunContext.run_tools here,
-run_on_clients there, started at one instant by fanout), watches them, and merges the instances' figures
+command) and how one instance's output reads; this runs them (`run_instances`: RunContext.run_tools_seen here,
+run_on_clients_seen there, started at one instant by fanout), watches them, and merges the instances' figures
 (`instances_outcome`: merge.merge_instances, latency as the tool gives it). What the watches saw travels back on
 the Outcome (`Outcome.seen`), never on the context.
 """
