@@ -55,7 +55,7 @@ class Outcome:
     raw: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)   # the figure is not a capability of the cluster: see Result
-    seen: Seen | None = None        # what its tool runs saw, carried by a driver that runs them in rounds
+    seen: Seen | None = None        # what its tool run saw (drivers/instances.py); in rounds, the window's
 
 
 class Events(Protocol):
