@@ -71,3 +71,17 @@ def test_fio_rbd_runs_in_rounds_of_its_duration_through_the_core_loop(lab, cephb
     for i in range(1, len(st.rounds) + 1):      # each round's fio output in a directory of its own
         assert any(f"/round{i}/fio.json" in p for p in r.raw), r.raw
     assert r.hosts, "the window's host loads"
+
+
+def test_rbd_bench_rounds_each_find_the_image_free(lab, cephbench_env, tmp_path):
+    """rbd bench ends a duration by SIGINT, which may leave its image watched: each round waits for it first."""
+    suite = FIO_STEADY.replace("type: fio_rbd, image_size: 32MiB, rw: [randwrite], block_size: 4KiB, iodepth: 4",
+                               "type: rbd_bench, image_size: 32MiB, io_type: [write], io_pattern: rand, io_threads: 4")
+    res = run_cli(["run", write_suite(tmp_path, suite), "--out", tmp_path / "run"], cephbench_env)
+    assert res.returncode == 0, res.stderr + res.stdout
+    [r] = RunDir.open(tmp_path / "run").results()[0]
+    assert r.error is None, r.error
+    st = SteadyState.model_validate(r.measurement.extra["steady_state"])
+    assert len(st.rounds) >= 3 and st.reached, st
+    assert [p.rsplit("/", 1)[1] for p in r.raw] == [f"rbd-bench-write-img0-round{i}.txt"
+                                                    for i in range(1, len(st.rounds) + 1)]
