@@ -3,7 +3,7 @@
 A sampler (one `ceph status` a second through the run's connection) and a pure summariser: `observe` turns one
 status into an Observation, `ClusterWatch` keeps the changes as timed events and decides when a test must stop —
 the cluster as a whole (every client, not just this run) passed the capacity limit during a write, or PGs stayed
-inactive so long that the tool would only hang. Drivers know nothing of it: `RunContext.run_tools` starts it.
+inactive so long that the tool would only hang. Drivers know nothing of it: `RunContext.run_tools_seen` starts it.
 """
 
 from __future__ import annotations

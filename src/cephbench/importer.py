@@ -40,7 +40,6 @@ FORMATS = "rados bench, fio, rbd bench, iperf3 or loadgen"
 _SIZE_KEYS = {"object_size", "op_size", "block_size", "io_size", "total", "image_size"}
 # The largest output a tool writes for one run (fio json+ of many jobs, with every latency bin, is a few MiB).
 MAX_OUTPUT_BYTES = 256 * 1024**2
-_MAINTAINING_RE = re.compile(r"Maintaining (\d+) concurrent (?:writes|reads)")
 
 
 @dataclass
@@ -89,14 +88,9 @@ def _rados_bench(text: str, labels: dict[str, Any]) -> tuple[str, dict[str, Any]
         params["object_size"] = m.object_size_bytes
     if m.op_size_bytes and m.op_size_bytes != m.object_size_bytes:
         params["op_size"] = m.op_size_bytes
-    conc = _MAINTAINING_RE.search(text)
-    if conc:
-        params["concurrency"] = count(conc.group(1), "concurrent writes")
-    else:  # "Cur ops" of the per-second lines: the ops in flight, all of them while the run is going
-        in_flight = [count(mm.group(2), "Cur ops") for ln in text.splitlines()
-                     if (mm := rados_bench._SECOND_RE.match(ln))]
-        if in_flight and max(in_flight) > 0:
-            params["concurrency"] = max(in_flight)
+    conc = rados_bench.text_concurrency(text)
+    if conc is not None:
+        params["concurrency"] = conc
     return "rados_bench", params, m
 
 

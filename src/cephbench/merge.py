@@ -39,12 +39,20 @@ IMBALANCE = 0.20
 
 # ---- latency -------------------------------------------------------------------------------------
 
+def weighted_mean(values: Iterable[tuple[float | None, float]]) -> float | None:
+    """The mean of (value, weight) pairs weighted by op count: the pairs without a value or ops left out; None
+    when none is left. The one op-weighted mean latency: of instances, of rounds, of loadgen clients' TTFB."""
+    pairs = [(v, w) for v, w in values if v is not None and w > 0]
+    total = sum(w for _, w in pairs)
+    return sum(v * w for v, w in pairs) / total if total else None
+
+
 def pooled_latency(lats: list[Latency], weights: list[float]) -> Latency:
     """Mean and stddev of the pooled operations (weights: each part's op count), max of max, min of min."""
     total = sum(weights)
     if total <= 0 or any(l.mean_ns is None for l in lats):
         return Latency()
-    mean = sum(l.mean_ns * w for l, w in zip(lats, weights)) / total
+    mean = weighted_mean(zip([l.mean_ns for l in lats], weights)) or 0.0
     stddev = None
     if all(l.stddev_ns is not None for l in lats):
         second_moment = sum((l.stddev_ns**2 + l.mean_ns**2) * w for l, w in zip(lats, weights)) / total
@@ -120,9 +128,7 @@ def merged_latency(parts: list[Measurement], mode: str) -> tuple[Latency, dict[s
     if mode == "mean-max":
         return lat, {}
     if lat.mean_ns is None:     # a part without a mean: what the parts have, weighted where they have it
-        means = [(p.latency.mean_ns, _ops(p)) for p in parts if p.latency.mean_ns is not None and _ops(p) > 0]
-        weight = sum(w for _, w in means)
-        lat = Latency(mean_ns=sum(m * w for m, w in means) / weight if weight else None,
+        lat = Latency(mean_ns=weighted_mean((p.latency.mean_ns, _ops(p)) for p in parts),
                       max_ns=max((p.latency.max_ns for p in parts if p.latency.max_ns is not None), default=None),
                       min_ns=min((p.latency.min_ns for p in parts if p.latency.min_ns is not None), default=None))
     if mode == "bins":
@@ -186,7 +192,7 @@ def _timed(parts: list[Measurement]) -> bool:
     return all(p.start_unix_s is not None and p.end_unix_s is not None for p in parts)
 
 
-def merge_instances(parts: list[Measurement], *, latency: str) -> Measurement:
+def merge_instances(parts: list[Measurement], *, latency: str, starts_s: list[float] | None = None) -> Measurement:
     """Instances that ran at once -> one Measurement whose `instances` are the parts.
 
     Bandwidth and IOPS: summed over the common window (latest start to earliest end; without start/end times,
@@ -195,6 +201,9 @@ def merge_instances(parts: list[Measurement], *, latency: str) -> Measurement:
     "bins" (fio json+, parts' extra.clat_bins), "hdr" (loadgen, extra.hdr_lat) or "mean-max" (rados bench).
     With start/end times, `extra.clients` tells first/last done, the spreads and each client's share, and
     names a client that started late, stopped early, or ran more than 20% below the others.
+    `starts_s`, for instances of this host without start/end times whose figures each cover its own measured phase
+    (cephbench-loadgen's, from start_unix_ns): their rates add up over their whole runs and their seconds are
+    summed aligned on these starts.
     """
     if latency not in LATENCY_MODES:
         raise ValueError(f"unknown latency merge {latency!r}; one of {', '.join(LATENCY_MODES)}")
@@ -203,6 +212,8 @@ def merge_instances(parts: list[Measurement], *, latency: str) -> Measurement:
     if len(parts) == 1:
         return parts[0]
     timed = _timed(parts)
+    if not timed and starts_s is not None:
+        return _whole_runs(parts, starts_s, latency)
     if timed:
         starts = [float(p.start_unix_s) for p in parts]       # type: ignore[arg-type]
         ends = [float(p.end_unix_s) for p in parts]           # type: ignore[arg-type]
@@ -233,6 +244,21 @@ def merge_instances(parts: list[Measurement], *, latency: str) -> Measurement:
         bytes_per_s_min=min((s.bytes_per_s or 0 for s in steady_state(timeseries)), default=None),
         latency=lat, timeseries=timeseries, instances=instances, extra=extra,
     )
+
+
+def _whole_runs(parts: list[Measurement], starts_s: list[float], latency: str) -> Measurement:
+    """Instances of this host, each measured over its own phase: their sums, and their seconds aligned."""
+    lat, merged_extra = merged_latency(parts, latency)
+    first = parts[0]
+    return Measurement(
+        tool=first.tool, op=first.op, duration_s=max(p.duration_s for p in parts),
+        ops_total=sum(_ops(p) for p in parts), bytes_total=sum(p.bytes_total or 0.0 for p in parts),
+        ops_per_s=sum(p.ops_per_s or 0.0 for p in parts), bytes_per_s=sum(p.bytes_per_s or 0.0 for p in parts),
+        op_size_bytes=first.op_size_bytes, object_size_bytes=first.object_size_bytes,
+        latency=lat, timeseries=sum_series(parts, starts_s),
+        instances=[p.model_copy(update={"extra": {k: v for k, v in p.extra.items() if k not in merged_extra}})
+                   for p in parts],
+        extra={"instances": len(parts), **merged_extra})
 
 
 def _host(p: Measurement) -> str:

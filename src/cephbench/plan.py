@@ -49,21 +49,6 @@ def estimate_s(tests: list[Test]) -> float:
     return RUN_OVERHEAD_S + sum(t.est_duration_s for t in tests) if tests else 0.0
 
 
-# A seq reads each object its write made once, so it lasts (objects written) / (objects read per second): the
-# write's time x (write rate / read rate). Seqs ran several times faster than their writes, in objects per
-# second, on the 2-core lab: 4 MiB up to 4.5x (the issue's operator saw more), 1 MiB up to 5.3x, 64 KiB up to
-# 8.5x, 4 KiB up to 7.8x (16x under load). A seq counts as run out below 80 % of its time; these ratios of
-# write time to seq time leave room above those rates. The old rule, a quarter, ran out in 10 of 36 seqs.
-LARGE_OBJECT = 1024**2
-SEQ_WRITE_RATIO_LARGE = 6
-SEQ_WRITE_RATIO_SMALL = 10
-
-
-def seq_write_ratio(object_size: int | None) -> int:
-    """How many times a seq's duration its write needs, for the seq to find objects for all of its time."""
-    return SEQ_WRITE_RATIO_LARGE if (object_size or 0) >= LARGE_OBJECT else SEQ_WRITE_RATIO_SMALL
-
-
 def warnings(plan: Plan) -> list[str]:
     """What is likely to go wrong in a valid suite, said before anything runs (validate and run print these)."""
     out = []
@@ -74,9 +59,11 @@ def warnings(plan: Plan) -> list[str]:
         kind = KINDS[tests[0].kind]
         write = next((t for t in tests if kind.direction(t.params.get("phase")) == "write"), None)
         for read in (t for t in tests if t.params.get("phase") in kind.exhaustible_reads):
+            if write is None or kind.read_write_ratio is None:
+                continue
             w, r = write.params["duration_s"], read.params["duration_s"]
             size = read.params.get("object_size")
-            ratio = seq_write_ratio(size)
+            ratio = kind.read_write_ratio(size)
             if w < ratio * r:
                 what = f"{format_size(size)} " if size else ""
                 out.append(f"{read.id}: {read.params['phase']} reads only the {what}objects the {w:g} s write made, "

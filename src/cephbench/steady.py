@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from .merge import weighted_mean
 from .results import Latency, Measurement, Sample, SteadyRound, SteadyState
 
 
@@ -42,7 +43,6 @@ def combine(rounds: list[Measurement], starts_s: list[float], settings: dict, re
     ops = [m.ops_total for m in window]
     ops_total = sum(o for o in ops if o is not None) if all(o is not None for o in ops) else None
     nbytes = [m.bytes_total for m in window]
-    lat_means = [(m.latency.mean_ns, m.ops_total) for m in window if m.latency.mean_ns is not None and m.ops_total]
     series = [Sample(t_s=start + s.t_s, bytes_per_s=s.bytes_per_s, ops_per_s=s.ops_per_s, lat_mean_ns=s.lat_mean_ns)
               for m, start in zip(rounds, starts_s) for s in m.timeseries]
     v = verdict([m.bytes_per_s or 0.0 for m in rounds], settings["window"], settings["max_range"],
@@ -64,7 +64,7 @@ def combine(rounds: list[Measurement], starts_s: list[float], settings: dict, re
         "ops_per_s_min": _pick(min, [m.ops_per_s_min for m in window]),
         "bytes_per_s_stddev": None, "ops_per_s_stddev": None,    # of one round only: not the window's
         "latency": Latency(
-            mean_ns=(sum(lat * n for lat, n in lat_means) / sum(n for _, n in lat_means)) if lat_means else None,
+            mean_ns=weighted_mean((m.latency.mean_ns, m.ops_total or 0.0) for m in window),
             max_ns=_pick(max, [m.latency.max_ns for m in window]),
             min_ns=_pick(min, [m.latency.min_ns for m in window])),
         "timeseries": series,

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from cephbench.drivers.rgw.driver import live_figures
-from cephbench.results import RunDir
+from cephbench.results import RunDir, SteadyState
 
 from labcli import CLI, cli_here, run_cli, write_suite
 
@@ -167,3 +167,19 @@ def test_dry_run_prints_the_user_and_loadgen_commands_and_changes_nothing(env, t
     assert res.stdout.count("radosgw-admin") == 3 and "user rm --uid cephbench-" in res.stdout
     assert res.stdout.count("cephbench-loadgen run") == 4 and "--protocol swift" in res.stdout
     assert not (tmp_path / "r").exists() and leftovers(env) == ([], [])
+
+
+def test_a_put_runs_in_rounds_until_steady_and_leaves_nothing(env, tmp_path):
+    """RGW's phases run in rounds through the core loop too (drivers/rounds.py), each round's loadgen output apart."""
+    suite = TINY.replace("protocol: [s3, swift]", "protocol: s3").replace("op: [put, get]", "op: [put]").replace(
+        "duration: 2s", "duration: 1s\n    steady_state: {max: 40s, window: 3, max_range: 0.9, max_slope: 0.9}")
+    res = run_cli(["run", write_suite(tmp_path, suite), "--out", tmp_path / "run"], env)
+    assert res.returncode == 0, res.stderr + res.stdout
+    [r] = RunDir.open(tmp_path / "run").results()[0]
+    assert r.error is None, r.error
+    st = SteadyState.model_validate(r.measurement.extra["steady_state"])
+    assert len(st.rounds) >= 3 and st.reached, st
+    assert r.measurement.ops_per_s == sum(x.ops_per_s for x in st.rounds[-3:]) / 3
+    for i in range(1, len(st.rounds) + 1):
+        assert any(f"/round{i}/loadgen-put-" in p for p in r.raw), r.raw
+    assert leftovers(env) == ([], [])

@@ -45,3 +45,43 @@ def test_a_steady_write_s_evidence_covers_the_window_not_its_last_round(lab, cep
     # the host's CPU seconds and the OSDs' devices cover the window's rounds too, one second at least each
     assert all(len(h.cpu_busy_series) >= 3 for h in r.hosts), r.hosts
     assert all(len(d.busy) >= 3 for d in r.evidence.devices), r.evidence.devices
+
+
+FIO_STEADY = """
+name: steady-fio
+workloads:
+  - {name: fio, type: fio_rbd, image_size: 32MiB, rw: [randwrite], block_size: 4KiB, iodepth: 4, duration: 1s,
+     steady_state: {max: 40s, window: 3, max_range: 0.9, max_slope: 0.9}}
+"""
+
+
+def test_fio_rbd_runs_in_rounds_of_its_duration_through_the_core_loop(lab, cephbench_env, tmp_path):
+    """Not rados bench alone: any kind with a duration runs in rounds (drivers/rounds.py), each round's output kept
+    apart, and the result says whether it got steady, with its window."""
+    res = run_cli(["run", write_suite(tmp_path, FIO_STEADY), "--out", tmp_path / "run"], cephbench_env)
+    assert res.returncode == 0, res.stderr + res.stdout
+    [r] = RunDir.open(tmp_path / "run").results()[0]
+    assert r.error is None, r.error
+    st = SteadyState.model_validate(r.measurement.extra["steady_state"])
+    assert len(st.rounds) >= 3 and st.window == 3, st
+    assert st.reached and st.range <= 0.9, st
+    assert r.measurement.bytes_per_s == sum(x.bytes_per_s for x in st.rounds[-3:]) / 3
+    assert any(n.startswith("steady state reached after") and "the figure is the last 3 rounds" in n
+               for n in r.notes), r.notes
+    for i in range(1, len(st.rounds) + 1):      # each round's fio output in a directory of its own
+        assert any(f"/round{i}/fio.json" in p for p in r.raw), r.raw
+    assert r.hosts, "the window's host loads"
+
+
+def test_rbd_bench_rounds_each_find_the_image_free(lab, cephbench_env, tmp_path):
+    """rbd bench ends a duration by SIGINT, which may leave its image watched: each round waits for it first."""
+    suite = FIO_STEADY.replace("type: fio_rbd, image_size: 32MiB, rw: [randwrite], block_size: 4KiB, iodepth: 4",
+                               "type: rbd_bench, image_size: 32MiB, io_type: [write], io_pattern: rand, io_threads: 4")
+    res = run_cli(["run", write_suite(tmp_path, suite), "--out", tmp_path / "run"], cephbench_env)
+    assert res.returncode == 0, res.stderr + res.stdout
+    [r] = RunDir.open(tmp_path / "run").results()[0]
+    assert r.error is None, r.error
+    st = SteadyState.model_validate(r.measurement.extra["steady_state"])
+    assert len(st.rounds) >= 3 and st.reached, st
+    assert [p.rsplit("/", 1)[1] for p in r.raw] == [f"rbd-bench-write-img0-round{i}.txt"
+                                                    for i in range(1, len(st.rounds) + 1)]

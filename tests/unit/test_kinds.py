@@ -42,6 +42,17 @@ def test_every_descriptor_has_a_driver(kind):
 
 
 @pytest.mark.parametrize("kind", sorted(SCHEMA_KINDS))
+def test_every_kind_that_runs_for_a_duration_runs_in_steady_state_rounds(kind):
+    """drivers/rounds.py runs any kind's phases in rounds: a kind with a duration names the phases that may."""
+    desc, model = KINDS[kind], SCHEMA_KINDS[kind]
+    if "duration" in model.model_fields:
+        assert desc.steady_phases, f"{kind} runs for a duration but names no steady_phases"
+        assert desc.steady_phases <= set(desc.directions), f"{kind}: steady_phases that are no phases"
+    else:
+        assert not desc.steady_phases, f"{kind} has no duration to make rounds of"
+
+
+@pytest.mark.parametrize("kind", sorted(SCHEMA_KINDS))
 def test_every_phase_of_the_schema_has_a_direction(kind):
     desc = KINDS[kind]
     if desc.phase_field is None:

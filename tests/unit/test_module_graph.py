@@ -97,11 +97,7 @@ LAYERS: list[tuple[str, list[str]]] = [
 
 # Imports that run against the order today, each with why it stays for now. An entry that no longer occurs fails
 # the test, so the list only shrinks.
-ALLOWED_UPWARD: dict[tuple[str, str], str] = {
-    # a fact of rados bench's seq reads that plan.warnings also states; it moves into the rados bench kind's
-    # module with the kind-plugin work (issue 26 item 1), which owns drivers/rados_bench.py meanwhile
-    ("drivers.rados_bench", "plan"): "plan.seq_write_ratio",
-}
+ALLOWED_UPWARD: dict[tuple[str, str], str] = {}
 
 # "The report reads only run directories": report/ imports only core types, the analysis and itself.
 REPORT_MAY_IMPORT = {"core", "analysis"}

@@ -6,6 +6,7 @@ import pytest
 
 from cephbench.drivers import ParseError
 from cephbench.drivers import rados_bench as rb
+from cephbench.merge import merge_instances
 from cephbench.results import Latency, Measurement, Sample
 
 FIX = Path(__file__).parent.parent / "fixtures" / "rados_bench"
@@ -86,7 +87,7 @@ def _m(bw_series, ops, mean_s, std_s, max_s, min_s):
 def test_aggregate_sums_over_the_common_interval_and_weights_latency():
     a = _m([100 * MIB, 100 * MIB, 100 * MIB], 300, 0.1, 0.01, 0.5, 0.01)
     b = _m([50 * MIB, 50 * MIB], 100, 0.3, 0.02, 0.9, 0.05)  # a straggler that ran one second less
-    agg = rb.aggregate([a, b])
+    agg = merge_instances([a, b], latency="mean-max")
     assert agg.bytes_per_s == pytest.approx(150 * MIB)       # seconds 1-2 only, summed
     assert agg.ops_total == 400
     assert agg.latency.mean_ns == pytest.approx((0.1 * 300 + 0.3 * 100) / 400 * 1e9)
@@ -99,7 +100,7 @@ def test_aggregate_sums_over_the_common_interval_and_weights_latency():
 
 def test_aggregate_of_one_is_itself():
     a = _m([1.0, 2.0], 2, 0.1, 0.0, 0.1, 0.1)
-    assert rb.aggregate([a]) is a
+    assert merge_instances([a], latency="mean-max") is a
 
 
 def test_command_builder():

@@ -7,7 +7,7 @@ import pytest
 from conftest import FIXTURES
 from cephbench.config import parse_suite
 from cephbench.drivers import ParseError
-from cephbench.drivers.rados_bench import aggregate
+from cephbench.merge import merge_instances
 from cephbench.drivers.rbd_bench_tool import RbdBenchCommand, op_name, parse
 from cephbench.drivers.rbd_images import Images, read_guard_warnings
 from cephbench.errors import UserError
@@ -77,7 +77,7 @@ def test_parse_refuses_a_run_that_did_no_io_and_foreign_text():
 
 def test_aggregate_over_images_sums_rates():
     a, b = parse(read("write_rand_4K")), parse(read("readwrite70_rand_4K"))
-    m = aggregate([a, a])
+    m = merge_instances([a, a], latency="mean-max")
     assert m.ops_total == 2 * a.ops_total
     assert len(m.instances) == 2
     assert m.op_size_bytes == 4096

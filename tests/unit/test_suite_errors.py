@@ -93,7 +93,11 @@ CASES = [
     ('name: t\nvariants: {sweep: {who: osd, name: osd_max_backfills, values: [1, 1]}}\nworkloads:\n  - {type: rados_bench}\n',
      'variants[0].sweep.values[1]: 1 is given twice (first as values[0]); give each value once'),
     ('name: t\nworkloads:\n  - {type: osd_bench, steady_state: {max: 60s}}\n',
-     'workloads[0].steady_state: osd_bench does not run in rounds; only rados_bench does (remove steady_state here, or give the phase a longer duration)'),
+     'workloads[0].steady_state: osd_bench does not run in rounds; only fio_rbd, rbd_bench, fio_rados, rados_bench, rgw do (remove steady_state here, or give the phase a longer duration)'),
+    ('name: t\nworkloads:\n  - {type: fio_rbd, duration: 10s, steady_state: {max: 30s, window: 4}}\n',
+     "workloads[0].steady_state: max 30s holds fewer than the window's 4 rounds of 10s (each round is one duration); give max at least 40s"),
+    ('name: t\nworkloads:\n  - {type: rbd_bench, io_total: 1MiB, steady_state: {max: 30s}}\n',
+     "workloads[0].steady_state: a phase runs in rounds of its duration; give duration (a length in bytes or operations is not rounds of time)"),
     ('name: t\nworkloads:\n  - {type: rados_bench, duration: 10s, steady_state: {max: 30s}}\n',
      "workloads[0].steady_state: max 30s holds fewer than the window's 5 rounds of 10s (each round is one duration); give max at least 50s"),
 ]

@@ -26,7 +26,7 @@ from ..hostload import CpuSampler
 from ..names import safe_name  # noqa: F401  (the drivers' import of it)
 from ..evidence import watch as hostwatch
 from ..kinds import KINDS, direction_of
-from ..fanout import Placement, TimedResult, failure, run_started_together
+from ..fanout import Placement, TimedResult, run_started_together
 from ..hosts import CommandResult, LocalHost, Spawn, run_together, stop_group
 from ..evidence.osdread import OsdReader, OsdReading
 from ..evidence.counters import osd_evidence
@@ -55,7 +55,7 @@ class Outcome:
     raw: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)   # the figure is not a capability of the cluster: see Result
-    seen: Seen | None = None        # what its tool runs saw, carried by a driver that runs them in rounds
+    seen: Seen | None = None        # what its tool run saw (drivers/instances.py); in rounds, the window's
 
 
 class Events(Protocol):
@@ -96,7 +96,7 @@ class RunContext:
     dry_run: bool = False
     planned: list[str] = field(default_factory=list)   # dry run: the commands that would change the cluster
     restart_lab_osds: Callable[[], None] | None = None
-    _seen: dict[str, Seen] = field(default_factory=dict, repr=False)   # test id -> its last tool run's (run_tools)
+    _seen: dict[str, Seen] = field(default_factory=dict, repr=False)   # test id -> its baseline tools' (take_seen)
     _osd_hosts: list[HostRef] | None = field(default=None, repr=False)   # every OSD host, once known
     _osd_ids: dict[HostRef, list[int]] | None = field(default=None, repr=False)   # each OSD host's OSDs
     _osd_meta: list[dict[str, Any]] | None = field(default=None, repr=False)   # `ceph osd metadata`, once known
@@ -210,17 +210,11 @@ class RunContext:
             return None
         return action()
 
-    def run_tools(self, test: Test, spawns: list[Spawn], timeout_s: float,
-                  live: Callable[[list[Path]], Figures] | None = None,
-                  ) -> list[CommandResult] | None:
-        """Run tool processes together (None in a dry run), reporting live figures once a second; what was
-        watched meanwhile is left for the runner (the test's last tool run is its measured one)."""
-        return self._leave(test, self.run_tools_seen(test, spawns, timeout_s, live))
-
     def run_tools_seen(self, test: Test, spawns: list[Spawn], timeout_s: float,
                        live: Callable[[list[Path]], Figures] | None = None,
                        ) -> tuple[list[CommandResult], Seen] | None:
-        """run_tools, with what was watched returned beside the results."""
+        """Run tool processes together (None in a dry run), reporting live figures once a second; what was watched
+        meanwhile is returned beside the results."""
         if self.dry_run:
             self.planned.extend(" ".join(str(a) for a in sp.argv) for sp in spawns)
             return None
@@ -228,16 +222,12 @@ class RunContext:
         return self._watched(test, [sp.output for sp in spawns], live, [], lambda tick, started: run_together(
             spawns, timeout_s, tick=tick, started=started))
 
-    def run_on_clients(self, test: Test, placements: list[Placement], timeout_s: float,
-                       live: Callable[[list[Path]], Figures] | None = None) -> list[TimedResult] | None:
-        """Run tool processes on the suite's client hosts, started at one instant (fanout: ready, then go), and
-        watched as run_tools watches them, the client hosts' CPU too. None in a dry run."""
-        return self._leave(test, self.run_on_clients_seen(test, placements, timeout_s, live))
-
     def run_on_clients_seen(self, test: Test, placements: list[Placement], timeout_s: float,
                             live: Callable[[list[Path]], Figures] | None = None,
                             ) -> tuple[list[TimedResult], Seen] | None:
-        """run_on_clients, with what was watched returned beside the results."""
+        """Run tool processes on the suite's client hosts, started at one instant (fanout: ready, then go), and
+        watched as run_tools_seen watches them, the client hosts' CPU too; what was watched is returned beside the
+        results. None in a dry run."""
         if self.dry_run:
             self.planned.extend(f"on {pl.host.name}: " + " ".join(str(a) for a in pl.spawn.argv)
                                 for pl in placements)
@@ -327,15 +317,8 @@ class RunContext:
         return results, Seen(hosts_seen, evidence, ClusterSeen(watch.summary(), watch.warnings(), watch.stop_reason,
                                                                watch.stopped_for_capacity))
 
-    def _leave(self, test: Test, got: tuple[R, Seen] | None) -> R | None:
-        """The results; what was seen stays for the runner (take_seen), replacing an earlier run's of the test."""
-        if got is None:
-            return None
-        self._seen[test.id] = got[1]
-        return got[0]
-
     def take_seen(self, test: Test) -> Seen | None:
-        """What the test's last tool run saw (run_tools, run_on_clients), taken off the context."""
+        """What a baseline's tool run saw (run_baseline_tools), taken off the context."""
         return self._seen.pop(test.id, None)
 
     def _tools_run(self, run: Callable[[Callable[[], bool], Callable[[list[int]], None]], R],
@@ -410,11 +393,6 @@ class RunContext:
                     by_name.setdefault(str(m["hostname"]), []).append(m["id"])
             self._osd_ids = {host_ref(name, self.settings.ssh): sorted(ids) for name, ids in sorted(by_name.items())}
         return self._osd_ids
-
-    def stopped_for_capacity(self, test: Test) -> bool:
-        """The capacity guard stopped this test's tools: their output up to then is still a measurement."""
-        seen = self._seen.get(test.id)
-        return seen is not None and seen.cluster.stopped_for_capacity
 
     def record_process(self, pid: int) -> Callable[[], None]:
         """A process the run started (an iperf3 server) into the ledger by PID; returns what forgets it once it
@@ -544,73 +522,9 @@ def now() -> tuple[float, float]:
     return time.time(), time.monotonic()
 
 
-def measure(ctx: RunContext, test: Test, started: tuple[float, float], spawns: list[Spawn], timeout_s: float,
-            parse_all: Callable[[list[CommandResult]], Measurement], *, tool: str, notes: list[str],
-            warnings: Sequence[str] = (), live: Callable[[list[Path]], Figures] | None = None,
-            accept: Callable[[CommandResult], bool] = lambda r: r.ok) -> Outcome | None:
-    """Run one test's tool processes together and make the Outcome: the measurement, or the first error.
-
-    None in a dry run. `accept` says which exits count as success (e.g. a run ended by `timeout -s INT`).
-    """
-    from . import ParseError
-
-    started_unix, t0 = started
-    results = ctx.run_tools(test, spawns, timeout_s, live=live)
-    if results is None:
-        return None
-    commands = [r.cmdline for r in results]
-    raw = [str(sp.output.relative_to(ctx.rundir.path)) for sp in spawns] if ctx.rundir else []
-    failed = [r for r in results if not accept(r)]
-    if failed:
-        return Outcome(test, started_unix, time.monotonic() - t0, error=f"{tool} failed: {failed[0].error_text()}",
-                       commands=commands, raw=raw, notes=notes)
-    try:
-        m = parse_all(results)
-    except ParseError as exc:
-        return Outcome(test, started_unix, time.monotonic() - t0, error=str(exc), commands=commands, raw=raw,
-                       notes=notes)
-    return Outcome(test, started_unix, time.monotonic() - t0, measurement=m, commands=commands, raw=raw, notes=notes,
-                   warnings=list(warnings))
-
-
 def client_notes(m: Measurement) -> list[str]:
     """What the merge of many clients noticed (a client that started late, stopped early, or lagged), for notes."""
     return list((m.extra.get("clients") or {}).get("notes") or [])
-
-
-def clients_outcome(test: Test, started: tuple[float, float], timed: list[TimedResult],
-                    parse: Callable[[int, TimedResult], Measurement], *, tool: str, latency: str, raw: list[str],
-                    notes: list[str], warnings: Sequence[str] = ()) -> Outcome:
-    """The Outcome of tools started together on client hosts (fanout): the first failed host named (fanout stopped
-    the others), else each one's figures (`parse(i, timed[i])`) kept as an instance with its host and its actual
-    start and end, and merged (merge.merge_instances with `latency`)."""
-    from . import ParseError
-    from ..merge import merge_instances
-
-    started_unix, t0 = started
-    commands = [f"on {t.host}: {t.result.cmdline}" for t in timed]
-
-    def failed(error: str) -> Outcome:
-        return Outcome(test, started_unix, time.monotonic() - t0, error=error, commands=commands, raw=raw,
-                       notes=notes)
-
-    if any(not t.result.ok for t in timed):
-        first = next(t for t in timed if not t.result.ok)
-        return failed(f"{tool} failed: " + (failure(timed) or f"{first.host}: {first.result.error_text()}"))
-    parts = []
-    for i, t in enumerate(timed):
-        try:
-            m = parse(i, t)
-        except ParseError as exc:
-            return failed(f"{t.host}: {exc}")
-        m.host, m.start_unix_s, m.end_unix_s = t.host, t.start_unix_s, t.end_unix_s
-        parts.append(m)
-    try:
-        merged = merge_instances(parts, latency=latency)
-    except ParseError as exc:
-        return failed(str(exc))
-    return Outcome(test, started_unix, time.monotonic() - t0, measurement=merged, commands=commands, raw=raw,
-                   notes=notes + client_notes(merged), warnings=list(warnings))
 
 
 def started_tests(ctx: RunContext, group: list[Test], todo: set[str]) -> Iterator[tuple[Test, tuple[float, float]]]:

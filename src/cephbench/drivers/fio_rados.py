@@ -12,7 +12,7 @@ fio 3.33's rados engine reads the Ceph config from its `conf` option (default
 /etc/ceph/ceph.conf), not from CEPH_CONF, so the target's conf is passed as `conf`;
 the keyring and id reach librados through CEPH_KEYRING / CEPH_ARGS.
 
-With `clients:`, one fio runs on each client host (started together, merged exactly: fio_run.measure_on_clients),
+With `clients:`, one fio runs on each client host (started together, merged exactly: fio_run.measure_fio),
 each on objects of its own (job name obj-<client>) in the group's pool, the capacity budget shared between them.
 There fio reads the client's own ceph.conf: `--conf="${CEPH_CONF:-/etc/ceph/ceph.conf}"`, expanded by a shell on
 the client (`remote_conf`), and the id arrives in CEPH_ARGS (fio_run.client_env).
@@ -20,19 +20,17 @@ the client (`remote_conf`), and the id arrives in CEPH_ARGS (fio_run.client_env)
 
 from __future__ import annotations
 
-import tempfile
 import time
 from dataclasses import replace
-from pathlib import Path
 from typing import Iterator
 
-from ..hosts import CommandResult
 from ..pools import create_pool, remove_pool
 from ..results import Measurement, Test
 from ..safety import amplification
-from .base import Outcome, RunContext, measure, now, run_group_timeout, safe_name, started_tests
+from .base import Outcome, RunContext, now, run_group_timeout, safe_name, started_tests
 from .fio import FioJob
-from .fio_run import FioRun, client_runs, fio_run, live_figures, measure_on_clients
+from .fio_run import FioRun, measure_fio
+from .rounds import in_rounds
 
 DATA_SET_BYTES = 256 * 1024**2    # objects per group: this much data, within MIN..MAX objects
 MIN_OBJECTS = 16
@@ -107,7 +105,9 @@ def run_group(ctx: RunContext, group: list[Test], todo: set[str]) -> Iterator[Ou
                     notes.append(f"all {objects} objects were written in full before this read (not recorded): "
                                  "no earlier write in the group covered them")
                 notes += ctx.prepare_reads()
-            outcome = _run(ctx, test, pool, objects, phase, started, notes, clients)
+            outcome = in_rounds(test, lambda n, test=test, phase=phase, notes=notes: _run(
+                ctx, test, pool, objects, phase, started, list(notes), clients,
+                name=f"{test.id}/round{n}" if n else None))
             if outcome is None:
                 continue
             m = outcome.measurement
@@ -121,49 +121,28 @@ def run_group(ctx: RunContext, group: list[Test], todo: set[str]) -> Iterator[Ou
         remove_pool(ctx, pool)
 
 
-def _raw_dir(ctx: RunContext, name: str) -> Path:
-    return ctx.rundir.raw_dir(name) if ctx.rundir else Path(tempfile.gettempdir()) / "cephbench-dry"
-
-
 def _run(ctx: RunContext, test: Test, pool: str, objects: int, phase: str, started: tuple[float, float],
-         notes: list[str], clients: list) -> Outcome | None:
-    if clients:
-        return _on_clients(ctx, test, test.id, started, pool, objects, phase, test.params, clients, notes)
-    raw_dir = _raw_dir(ctx, test.id)
-    job = job_for(phase, test.params, pool, objects, str(ctx.target.conf), ctx.target.id)
-    run = fio_run(raw_dir, [job], env=ctx.target.env())
+         notes: list[str], clients: list, name: str | None = None, fill: bool = False) -> Outcome | None:
+    """One fio here, or one per client host on its own objects (merged by bins); `fill`: the unrecorded write of
+    every object before a read (not time-based), into raw/<test>-fill/."""
+    params = test.params
 
-    def parse_all(_results: list[CommandResult]) -> Measurement:
-        m = run.measurement(phase, "fio rados")
-        m.object_size_bytes = test.params["block_size"]
-        m.extra.update({"objects": objects, "iodepth": test.params["iodepth"]})
-        return m
-
-    outcome = measure(ctx, test, started, [run.spawn], run_group_timeout(test.params["duration_s"]), parse_all,
-                      tool=f"fio rados {phase}", notes=notes, live=live_figures)
-    if outcome is not None and ctx.rundir and run.json_path.exists():
-        outcome.raw.append(str(run.json_path.relative_to(ctx.rundir.path)))
-    return outcome
-
-
-def _on_clients(ctx: RunContext, test: Test, name: str, started: tuple[float, float], pool: str, objects: int,
-               phase: str, params: dict, clients: list, notes: list[str], fill: bool = False) -> Outcome | None:
-    """One fio per client host on its own objects, started together, merged by bins; `fill`: the unrecorded
-    write of every object before a read (not time-based)."""
     def jobs(c) -> list[FioJob]:
-        job = job_for(phase, params, pool, objects, None, ctx.target.id, name=job_name(c.name))
+        job = job_for(phase, params, pool, objects, None if c else str(ctx.target.conf), ctx.target.id,
+                      name=job_name(c.name) if c else JOB_NAME)
         return [replace(job, time_based=False, runtime_s=None) if fill else job]
 
-    def parse(run: FioRun) -> Measurement:
-        m = run.measurement(phase, "fio rados", keep_bins=True)
-        m.object_size_bytes = params["block_size"]
-        m.extra.update({"objects": objects, "iodepth": params["iodepth"]})
+    def parse(run: FioRun, client) -> Measurement:
+        m = run.measurement(phase, "fio rados", keep_bins=client is not None)
+        if not fill or client is not None:
+            m.object_size_bytes = params["block_size"]
+            m.extra.update({"objects": objects, "iodepth": params["iodepth"]})
         return m
 
-    runs = client_runs(ctx, name, clients, jobs, wrap=remote_conf)
     timeout = run_group_timeout(objects * params["block_size"] / 2**20 if fill else params["duration_s"])
-    outcome = measure_on_clients(ctx, test, started, runs, timeout, parse, tool=f"fio rados {phase}", notes=notes)
-    if outcome is not None and outcome.measurement is not None:
+    outcome = measure_fio(ctx, test, started, name or test.id, clients, jobs, parse, timeout,
+                          tool=f"fio rados {phase}", notes=notes, wrap=remote_conf if clients else None)
+    if clients and outcome is not None and outcome.measurement is not None:
         outcome.measurement.extra.update({"objects": objects * len(clients), "objects_per_client": objects,
                                           "iodepth": params["iodepth"]})
     return outcome
@@ -172,12 +151,4 @@ def _on_clients(ctx: RunContext, test: Test, name: str, started: tuple[float, fl
 def _prepare_write(ctx: RunContext, test: Test, pool: str, objects: int, clients: list) -> Outcome | None:
     """Write every object once (sequential, not time-based) so that a read has something to read."""
     ctx.events.note(f"{test.group}: writing {objects} objects for the reads (not recorded)")
-    if clients:
-        return _on_clients(ctx, test, f"{test.id}-fill", now(), pool, objects, "write", test.params, clients, [],
-                           fill=True)
-    job = replace(job_for("write", test.params, pool, objects, str(ctx.target.conf), ctx.target.id),
-                  time_based=False, runtime_s=None)
-    run = fio_run(_raw_dir(ctx, f"{test.id}-fill"), [job], env=ctx.target.env())
-    return measure(ctx, test, now(), [run.spawn], run_group_timeout(objects * test.params["block_size"] / 2**20),
-                   lambda _r: run.measurement("write", "fio rados"), tool="fio rados write", notes=[],
-                   live=live_figures)
+    return _run(ctx, test, pool, objects, "write", now(), [], clients, name=f"{test.id}-fill", fill=True)

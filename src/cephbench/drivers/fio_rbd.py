@@ -7,23 +7,21 @@ bandwidth and IOPS, latency percentiles from the merged histograms.
 
 With `clients:` (librbd only: krbd maps into this machine's kernel, and preflight refuses it), every client host
 has its own `images` images, created and prefilled from here once per group, and runs one fio on them; the fios
-start together (fanout) and are merged exactly (fio_run.measure_on_clients), each client kept as an instance.
+start together and are merged exactly (fio_run.measure_fio, drivers/instances.py), each client kept as an instance.
 """
 
 from __future__ import annotations
 
-import tempfile
-from pathlib import Path
 from typing import Iterator
 
 from ..errors import UserError
-from ..hosts import CommandResult
 from ..results import Measurement, Test
 from . import rbd_images
 from .rbd_images import preflight  # noqa: F401 - its hook: the images' checks (drivers/registry.py)
-from .base import Outcome, RunContext, measure, now, run_group_timeout
+from .base import Outcome, RunContext, now, run_group_timeout
 from .fio import FioJob
-from .fio_run import FioRun, client_runs, fio_run, live_figures, measure_on_clients
+from .fio_run import FioRun, measure_fio
+from .rounds import in_rounds
 
 
 def jobs_for(test: Test, images: rbd_images.Images, client_id: str | None, krbd: bool) -> list[FioJob]:
@@ -64,44 +62,21 @@ def run_group(ctx: RunContext, group: list[Test], todo: set[str]) -> Iterator[Ou
     with rbd_images.group_images(ctx, group, krbd=krbd, owners=[c.name for c in clients]) as images:
         for test, started, notes, warnings in rbd_images.tests_to_run(ctx, group, todo, images):
             p = test.params
-            if clients:
-                outcome = _on_clients(ctx, test, started, images, clients, notes, warnings)
-                if outcome is not None:
-                    yield outcome
-                continue
-            raw_dir = ctx.rundir.raw_dir(test.id) if ctx.rundir else Path(tempfile.gettempdir()) / "cephbench-dry"
-            run = fio_run(raw_dir, jobs_for(test, images, ctx.target.id, krbd), env=ctx.target.env())
+            described = {"client": "krbd" if krbd else "librbd", "iodepth": p["iodepth"], "numjobs": p["numjobs"]}
 
-            def parse_all(_results: list[CommandResult], run=run, p=p) -> Measurement:
-                m = run.measurement(p["phase"], tool)
-                m.extra.update({**images.describe(), "client": "krbd" if krbd else "librbd",
-                                "iodepth": p["iodepth"], "numjobs": p["numjobs"]})
+            def parse(run: FioRun, client, p=p, described=described) -> Measurement:
+                m = run.measurement(p["phase"], tool, keep_bins=client is not None)
+                m.extra.update({**(images.of(client.name) if client else images).describe(), **described})
                 return m
 
-            outcome = measure(ctx, test, started, [run.spawn], run_group_timeout(p["duration_s"] + p["ramp"]),
-                              parse_all, tool=tool, notes=notes, warnings=warnings, live=live_figures)
+            def one_round(n: int, test=test, p=p, parse=parse) -> Outcome | None:
+                return measure_fio(ctx, test, started, f"{test.id}/round{n}" if n else test.id, clients,
+                                   lambda c: jobs_for(test, images.of(c.name) if c else images, ctx.target.id, krbd),
+                                   parse, run_group_timeout(p["duration_s"] + p["ramp"]), tool=tool,
+                                   notes=list(notes), warnings=warnings)
+
+            outcome = in_rounds(test, one_round)
             if outcome is not None:
-                if ctx.rundir and run.json_path.exists():
-                    outcome.raw.append(str(run.json_path.relative_to(ctx.rundir.path)))
+                if clients and outcome.measurement is not None:
+                    outcome.measurement.extra.update({**images.describe(), **described})
                 yield outcome
-
-
-def _on_clients(ctx: RunContext, test: Test, started: tuple[float, float], images: rbd_images.Images,
-                clients: list, notes: list[str], warnings: list[str]) -> Outcome | None:
-    """One librbd fio per client host on that client's own images, started together, merged by bins."""
-    p = test.params
-    runs = client_runs(ctx, test.id, clients, lambda c: jobs_for(test, images.of(c.name), ctx.target.id, False))
-    owner = {r.run.json_path.parent: r.client.name for r in runs}
-
-    def parse(run: FioRun) -> Measurement:
-        m = run.measurement(p["phase"], "fio rbd", keep_bins=True)
-        m.extra.update({**images.of(owner[run.json_path.parent]).describe(), "client": "librbd",
-                        "iodepth": p["iodepth"], "numjobs": p["numjobs"]})
-        return m
-
-    outcome = measure_on_clients(ctx, test, started, runs, run_group_timeout(p["duration_s"] + p["ramp"]), parse,
-                                 tool="fio rbd", notes=notes, warnings=warnings)
-    if outcome is not None and outcome.measurement is not None:
-        outcome.measurement.extra.update({**images.describe(), "client": "librbd", "iodepth": p["iodepth"],
-                                          "numjobs": p["numjobs"]})
-    return outcome

@@ -24,9 +24,10 @@ from ..remote_dirs import dir_path, fetch_dir, make_dir
 from ..resources import Resource
 from ..results import Measurement, Sample, Test, steady_state
 from . import ParseError
-from .base import Outcome, RunContext, clients_outcome, safe_name
+from .base import Outcome, RunContext, safe_name
 from .figures import count, number
 from .fio import FioJob, fio_argv, parse_fio_json, to_measurement
+from .instances import instances_outcome, measure_instances, run_instances
 
 log = logging.getLogger(__name__)
 
@@ -181,37 +182,50 @@ def client_runs(ctx: RunContext, test_id: str, clients: Sequence[Any], jobs_of: 
     return out
 
 
-def measure_on_clients(ctx: RunContext, test: Test, started: tuple[float, float], runs: list[ClientRun],
-                       timeout_s: float, parse: Callable[[FioRun], Measurement], *, tool: str, notes: list[str],
-                       warnings: Sequence[str] = ()) -> Outcome | None:
-    """base.measure for one fio per client host: their work directories made (ledger first), the fios started
-    together (fanout), their outputs brought back and the directories removed, each client's figures parsed
-    (`parse`, with its latency bins kept) and merged exactly (base.clients_outcome, latency from the merged bins),
-    each client kept as an instance with its host and its actual start and end. None in a dry run.
-    A client whose fio fails fails the test, named (fanout stopped the others)."""
+def measure_fio(ctx: RunContext, test: Test, started: tuple[float, float], name: str, clients: Sequence[Any],
+                jobs_of: Callable[[Any], list[FioJob]], parse: Callable[[FioRun, Any], Measurement], timeout_s: float,
+                *, tool: str, notes: list[str], warnings: Sequence[str] = (),
+                wrap: Callable[[list[str]], list[str]] | None = None) -> Outcome | None:
+    """One fio on this machine (no `clients`), or one per client host (its work directory made there through the
+    ledger, the fios started at one instant, their outputs brought back and the directories removed), run and
+    merged by drivers/instances.py (latency from the merged bins). `jobs_of(client)` and `parse(run, client)`
+    take None for this machine; a client's parse keeps its latency bins. `name`: the raw directory (raw/<name>/,
+    one per client below it). None in a dry run. A client whose fio fails fails the test, named."""
+    if not clients:
+        raw_dir = ctx.rundir.raw_dir(name) if ctx.rundir else Path(tempfile.gettempdir()) / "cephbench-dry"
+        run = fio_run(raw_dir, jobs_of(None), env=ctx.target.env())
+        outcome = measure_instances(ctx, test, started, [(None, run.spawn)], timeout_s,
+                                    lambda _i, _r: parse(run, None), tool=tool, latency="bins", notes=notes,
+                                    warnings=warnings, live=live_figures)
+        if outcome is not None and ctx.rundir and run.json_path.exists():
+            outcome.raw.append(str(run.json_path.relative_to(ctx.rundir.path)))
+        return outcome
+    runs = client_runs(ctx, name, clients, jobs_of, wrap=wrap)
     ssh = ctx.settings.ssh
-    placements = ctx.placements([(r.client, r.run.spawn) for r in runs])
+    where = [(r.client, r.run.spawn) for r in runs]
     if ctx.dry_run:
         ctx.planned.extend(shlex.join(r.client.ref.argv(["mkdir", "-m", "0700", "--", r.remote_dir], ssh))
                            for r in runs)
-        ctx.run_on_clients(test, placements, timeout_s, live=live_figures)
+        run_instances(ctx, test, where, timeout_s, live=live_figures)
         return None
     dirs = [make_dir(ctx.host, r.client.ref, ssh, ctx.ledger, r.remote_dir) for r in runs]
-    timed = ctx.run_on_clients(test, placements, timeout_s, live=live_figures) or []
+    ran = run_instances(ctx, test, where, timeout_s, live=live_figures)
     fetch_errors = bring_back(ctx, runs, dirs)
+    if ran is None:
+        return None
     rundir = ctx.rundir.path if ctx.rundir else Path("/")
     raw = [str(r.run.spawn.output.relative_to(rundir)) for r in runs]
     raw += [str(r.run.json_path.relative_to(rundir)) for r in runs if r.run.json_path.exists()]
 
-    def parse_one(i: int, _t: object) -> Measurement:
+    def parse_one(i: int, _r: object) -> Measurement:
         try:
-            return parse(runs[i].run)
+            return parse(runs[i].run, runs[i].client)
         except ParseError as exc:       # the fetch's failure is the likely cause: say it
             why = fetch_errors.get(runs[i].client.name)
             raise ParseError(f"{exc} ({why})" if why else str(exc)) from exc
 
-    return clients_outcome(test, started, timed, parse_one, tool=tool, latency="bins", raw=raw, notes=notes,
-                           warnings=warnings)
+    return instances_outcome(test, started, ran, parse_one, tool=tool, latency="bins", raw=raw, notes=notes,
+                             warnings=warnings)
 
 
 def bring_back(ctx: RunContext, runs: list[ClientRun], dirs: list[Resource]) -> dict[str, str]:

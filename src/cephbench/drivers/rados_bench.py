@@ -1,4 +1,4 @@
-"""`rados bench`: command builder, parser of its text output, and instance aggregation.
+"""`rados bench`: command builder, parser of its text output, and its group's run.
 
 The parser reads both the current summary ("Average Latency(s):", "Average IOPS:")
 and the old one the seeds show ("Average Latency:", no IOPS lines). rados bench
@@ -14,6 +14,7 @@ import statistics
 import time
 from dataclasses import dataclass
 
+from ..kinds.rados_bench import seq_write_ratio
 from ..merge import merge_instances
 from ..results import Latency, Measurement, Sample, steady_state
 from . import ParseError
@@ -216,6 +217,19 @@ def json_concurrency(text: str) -> int | None:
     return max(in_flight) if in_flight and max(in_flight) > 0 else None
 
 
+_MAINTAINING_RE = re.compile(r"Maintaining (\d+) concurrent (?:writes|reads)")
+
+
+def text_concurrency(text: str) -> int | None:
+    """Operations in flight of the text output: the write's "Maintaining N concurrent writes", else the most a
+    per-second line had in flight ("Cur ops": all of them while the run is going)."""
+    header = _MAINTAINING_RE.search(text)
+    if header:
+        return count(header.group(1), "concurrent writes")
+    in_flight = [count(m.group(2), "Cur ops") for ln in text.splitlines() if (m := _SECOND_RE.match(ln))]
+    return max(in_flight) if in_flight and max(in_flight) > 0 else None
+
+
 def _measurement(values: dict[str, float], samples: list[Sample], mode: str) -> Measurement:
     if not samples:
         # It ended before its first per-second report (a short write cut by --max-objects): the per-second
@@ -294,17 +308,6 @@ def parse_seconds(text: str) -> tuple[int, int, float | None, list[Sample]] | No
     return last[0], last[1], last[2], samples
 
 
-def aggregate(parts: list[Measurement]) -> Measurement:
-    """N concurrent instances -> one Measurement, keeping each instance's own figures.
-
-    Bandwidth and IOPS are summed over the seconds all instances were running
-    (the common interval), so a straggler's tail does not inflate the total;
-    latency is weighted by each instance's op count (rados bench prints no percentiles).
-    Instances of several client hosts, with their start and end, are lined up by time (merge.py).
-    """
-    return merge_instances(parts, latency="mean-max")
-
-
 def _scaled(v: float | None, factor: float) -> float | None:
     return None if v is None else v * factor
 
@@ -371,8 +374,8 @@ def objects_written(outputs: list[str]) -> int | None:
 
 def seq_ratio(object_size: int, seen: float | None) -> tuple[float, str]:
     """How many times its write's objects per second a seq may read, and whence that figure: the largest a seq
-    of this run measured at this size with a margin, never below the lab's measured bound (plan.seq_write_ratio)."""
-    from ..plan import seq_write_ratio
+    of this run measured at this size with a margin, never below the lab's measured bound (its kind's
+    seq_write_ratio)."""
     bound = float(seq_write_ratio(object_size))
     if seen is not None and seen * SEQ_RATIO_MARGIN > bound:
         return seen * SEQ_RATIO_MARGIN, f"{seen:.1f}x measured by an earlier seq of this run, + 25%"
@@ -391,15 +394,20 @@ def write_seconds_for(fed: list[Fed], read: list[Fed], seq_s: float) -> int:
     return max(math.ceil(r.rate * seq_s / f.rate) for f, r in zip(fed, read) if f.rate > 0)
 
 
+def _without_steady(test):
+    """A write run only for the reads that remain (not recorded) runs once, not in rounds."""
+    return test.model_copy(update={"params": {k: v for k, v in test.params.items() if k != "steady_state"}})
+
+
 def run_group(ctx, group, todo):
     """Write, then seq/rand reads of what was written, on fresh pools; one Outcome per test in `todo`."""
     from ..hosts import Spawn
     from ..pools import create_pool, remove_pool
     from ..safety import amplification
     from ..fanout import failure
-    from ..steady import combine as combine_rounds, verdict as steady_verdict
-    from ..evidence.rounds import Seen, combine as combine_seen
     from .base import Outcome, client_notes, now, run_group_timeout
+    from .instances import run_instances
+    from .rounds import RoundsEnd, in_rounds, round_suffix
 
     first = group[0].params
     n = first["instances"]
@@ -441,15 +449,9 @@ def run_group(ctx, group, todo):
 
     def run(test, spawns, duration_s: float):
         """(timed per client or None, the tools' results, what the watches saw); results None in a dry run."""
-        timeout = run_group_timeout(duration_s)
-        if clients:
-            got_timed = ctx.run_on_clients_seen(test, ctx.placements([(c, sp) for (c, _), sp in zip(where, spawns)]),
-                                                timeout, live=live_figures)
-            timed, seen = got_timed if got_timed is not None else (None, None)
-            return timed, None if timed is None else [t.result for t in timed], seen
-        got = ctx.run_tools_seen(test, spawns, timeout, live=live_figures)
-        results, seen = got if got is not None else (None, None)
-        return None, results, seen
+        ran = run_instances(ctx, test, [(c, sp) for (c, _), sp in zip(where, spawns)], run_group_timeout(duration_s),
+                            live=live_figures)
+        return (None, None, None) if ran is None else (ran.timed, ran.results, ran.seen)
 
     def top_up(seq) -> list[str]:
         """Before a seq: when the objects the write left would not last its duration at the pace a seq may read
@@ -470,7 +472,7 @@ def run_group(ctx, group, todo):
         spawns = spawns_of(cmds, ctx.rundir.raw_dir(seq.id) if ctx.rundir else None, "rados-bench-topup-write")
         results = None
         try:
-            timed, results, _ = run(group[0], spawns, secs)     # not recorded: nor is what it saw
+            timed, results, seen = run(group[0], spawns, secs)     # not recorded: nor is what it saw
         finally:
             ctx.write_ended(written_raw(results))
         if results is None:
@@ -484,7 +486,7 @@ def run_group(ctx, group, todo):
                            for r, cmd in zip(results, cmds))
             except ParseError as exc:
                 why = str(exc)
-        if why or ctx.stopped_for_capacity(group[0]):
+        if why or (seen is not None and seen.cluster.stopped_for_capacity):
             return [f"objects not topped up before the seq: {why or 'the capacity guard stopped the write'}; "
                     f"it reads the {have} the write made"]
         note = (f"objects topped up before the seq: the {fed[0].seconds:.1f} s write made {have} objects per "
@@ -516,19 +518,12 @@ def run_group(ctx, group, todo):
                 notes += top_up(test)
             if mode != "write":
                 notes += ctx.prepare_reads()
-            # with steady_state (write, rand) the phase runs in rounds of its duration until steady (steady.py)
-            steady = test.params.get("steady_state") if record else None
-            rounds: list[Measurement] = []
-            round_starts: list[float] = []
-            seens: list[Seen] = []      # each round's evidence: the result's covers the rounds its figure does
-            seen: Seen | None = None
-            commands: list[str] = []
-            raw: list[str] = []
-            skip = False                # the test ended with its error (or a dry run): on to the next test
-            reached_after: float | None = None
-            rounds_t0 = time.monotonic()
-            while True:
-                suffix = f"-round{len(rounds) + 1}" if steady else ""
+            last: dict = {}     # the last round's instances and its object limit, and whether the group ends
+
+            def one_round(k: int, test=test, mode=mode, record=record, notes=notes, started=started, t0=t0,
+                          last=last) -> Outcome | None:
+                """One run of the phase's instances (with steady_state, round k of drivers/rounds.py)."""
+                nonlocal write_cut
                 max_objects = None
                 if mode == "write" and not ctx.dry_run:
                     per_instance, budget = room()
@@ -536,18 +531,16 @@ def run_group(ctx, group, todo):
                         ctx.reserve(0)
                         msg = (f"capacity guard: writing would take the cluster past {budget.max_raw_used:.0%} raw "
                                f"used ({budget.describe()})")
-                        if rounds:          # the rounds so far are the measurement
-                            notes.append(f"{msg}: steady-state rounds stopped after {len(rounds)}")
-                            break
-                        if record:
-                            yield Outcome(test, started, time.monotonic() - t0, error=msg, notes=notes)
-                        return
+                        if k > 1:           # the rounds so far are the measurement
+                            raise RoundsEnd(msg)
+                        last["end_group"] = True
+                        return Outcome(test, started, time.monotonic() - t0, error=msg, notes=list(notes))
                     max_objects = int(per_instance)
+                last["max_objects"] = max_objects
                 cmds = commands_of(mode, int(round(test.params["duration_s"])), max_objects,
                                    test.params["concurrency"])
                 raw_dir = ctx.rundir.raw_dir(test.id if record else f"{gid}-prepare-write") if ctx.rundir else None
-                spawns = spawns_of(cmds, raw_dir, f"rados-bench-{mode}{suffix}")
-                round_start = time.monotonic() - rounds_t0
+                spawns = spawns_of(cmds, raw_dir, f"rados-bench-{mode}{round_suffix(k)}")
                 results = None
                 try:
                     timed, results, seen = run(test, spawns, test.params["duration_s"])
@@ -555,58 +548,44 @@ def run_group(ctx, group, todo):
                     if max_objects is not None:
                         ctx.write_ended(written_raw(results))
                 if results is None or seen is None:  # dry run
-                    skip = True
-                    break
-                commands += [r.cmdline for r in results]
-                raw += [str(sp.output.relative_to(ctx.rundir.path)) for sp in spawns]
+                    return None
+                commands = [r.cmdline for r in results]
+                raw = [str(sp.output.relative_to(ctx.rundir.path)) for sp in spawns]
                 cut = mode == "write" and seen.cluster.stopped_for_capacity
                 write_cut = write_cut or cut
                 failed = [r for r in results if not r.ok]
                 if failed and not cut:
                     err = f"rados bench {mode} failed: " + (failure(timed) or failed[0].error_text() if timed
                                                              else failed[0].error_text())
-                    if record:
-                        yield Outcome(test, started, time.monotonic() - t0, error=err, commands=commands, raw=raw,
-                                      notes=notes, seen=seen)
-                    if mode == "write":
-                        return  # reads have nothing to read
-                    skip = True
-                    break
+                    last["end_group"] = mode == "write"     # reads have nothing to read
+                    return Outcome(test, started, time.monotonic() - t0, error=err, commands=commands, raw=raw,
+                                   notes=list(notes), seen=seen)
                 try:
                     parts = [parse(r.stdout, mode, cmd.duration_s) if r.ok or not cut
                              else parse_interrupted(r.stdout, mode, size) for r, cmd in zip(results, cmds)]
                 except ParseError as exc:
-                    if record:
-                        yield Outcome(test, started, time.monotonic() - t0, error=str(exc), commands=commands,
-                                      raw=raw, notes=notes, seen=seen)
-                    skip = True
-                    break
+                    return Outcome(test, started, time.monotonic() - t0, error=str(exc), commands=commands,
+                                   raw=raw, notes=list(notes), seen=seen)
                 for part, t in zip(parts, timed or []):
                     part.host, part.start_unix_s, part.end_unix_s = t.host, t.start_unix_s, t.end_unix_s
-                m = aggregate(parts)
-                if steady is None:
-                    break
-                rounds.append(m)
-                round_starts.append(round_start)
-                seens.append(seen)
-                elapsed = time.monotonic() - rounds_t0
-                if steady_verdict([r.bytes_per_s or 0.0 for r in rounds], steady["window"], steady["max_range"],
-                                  steady["max_slope"]).steady:
-                    reached_after = elapsed
-                    break
-                if cut or elapsed + elapsed / len(rounds) > steady["max"]:     # a round costs what they did so far
-                    break
-            if skip:
+                last["parts"] = parts
+                # latency weighted by each instance's ops: rados bench prints no percentiles
+                m = merge_instances(parts, latency="mean-max")
+                return Outcome(test, started, time.monotonic() - t0, measurement=m, commands=commands, raw=raw,
+                               notes=notes + client_notes(m), seen=seen)
+
+            # with steady_state (write, rand) the phase runs in rounds of its duration until steady (drivers/rounds)
+            outcome = in_rounds(test if record else _without_steady(test), one_round)
+            if outcome is None:
                 continue
-            if steady is not None:
-                m = combine_rounds(rounds, round_starts, steady, reached_after is not None, reached_after)
-                seen = combine_seen(seens[-steady["window"]:], round_starts[-steady["window"]:])
-                each = f"{len(rounds)} rounds of {test.params['duration_s']:g} s"
-                notes.append(f"steady state reached after {reached_after:.0f} s ({each}); the figure is the last "
-                             f"{steady['window']} rounds" if reached_after is not None else
-                             f"steady state NOT reached in {steady['max']:g} s ({each}); the figure is the last "
-                             f"{min(steady['window'], len(rounds))} rounds")
-            notes += client_notes(m)
+            if outcome.measurement is None:
+                if record:
+                    yield outcome
+                if last.get("end_group"):
+                    return
+                continue
+            m = outcome.measurement
+            parts, max_objects = last["parts"], last["max_objects"]
             warnings: list[str] = []
             read = [Fed(int(p.ops_total or 0), p.duration_s) for p in parts]
             if mode == "write":
@@ -629,8 +608,8 @@ def run_group(ctx, group, todo):
             if not record:
                 ctx.events.note(f"{gid}: wrote objects again for the reads that remain (not recorded)")
                 continue
-            yield Outcome(test, started, time.monotonic() - t0, measurement=m, commands=commands, raw=raw,
-                          notes=notes, warnings=warnings, seen=seen)
+            outcome.warnings = warnings
+            yield outcome
     finally:
         for p in pools:
             remove_pool(ctx, p)

@@ -5,20 +5,21 @@ rbd_bench_tool.py's.
 
 With `clients:`, every client host has its own `images` images (as fio_rbd's clients do: they never write the
 same blocks), created and prefilled from here once per group, and runs one rbd bench per image of its own; all
-start together (fanout) and merge (merge.py), each kept as an instance with its host and its actual start and end.
+start together and merge (drivers/instances.py), each kept as an instance with its host and its actual start and
+end.
 """
 
 from __future__ import annotations
 
 from typing import Iterator
 
-from ..fanout import TimedResult
 from ..hosts import CommandResult, Spawn
 from ..results import Measurement, Test
 from . import rbd_images
 from .rbd_images import preflight  # noqa: F401 - its hook: the images' checks (drivers/registry.py)
-from .base import Outcome, RunContext, clients_outcome, measure, run_group_timeout
-from .rados_bench import aggregate
+from .base import Outcome, RunContext, run_group_timeout
+from .instances import measure_instances
+from .rounds import in_rounds, round_suffix
 from .rbd_bench_tool import RbdBenchCommand, live_figures, parse
 
 TIMEOUT_RC = 124                     # what `timeout` returns when it had to stop the command
@@ -38,20 +39,13 @@ def run_group(ctx: RunContext, group: list[Test], todo: set[str]) -> Iterator[Ou
             p = test.params
             duration = p.get("duration_s")
             timeout = run_group_timeout(duration or p["io_total"] / rbd_images.PREFILL_MIN_BYTES_PER_S)
-            if clients:
-                outcome = _on_clients(ctx, test, started, images, clients, timeout, notes, warnings)
-            else:
-                spawns = _spawns(ctx, test, images.specs, [f"img{i}" for i in range(len(images.names))],
-                                 ctx.target.client_args())
+            def one_round(n: int, test=test, timeout=timeout, notes=notes, warnings=warnings) -> Outcome | None:
+                # rbd bench stopped by SIGINT at a duration's end: the next round must find the image free
+                waited = rbd_images.wait_unwatched(ctx, images) if n > 1 else []
+                return _measure(ctx, test, started, images, clients, timeout, notes + waited, warnings,
+                                suffix=round_suffix(n))
 
-                def parse_all(results: list[CommandResult]) -> Measurement:
-                    m = aggregate([parse(r.stdout) for r in results])
-                    m.extra.update(images.describe())
-                    return m
-
-                outcome = measure(ctx, test, started, spawns, timeout, parse_all, tool=f"rbd bench {p['phase']}",
-                                  notes=notes, warnings=warnings, live=live_figures,
-                                  accept=_accept(duration is not None))
+            outcome = in_rounds(test, one_round)
             if outcome is None:
                 continue
             later = any(t.id in todo for t in group[group.index(test) + 1:])
@@ -61,8 +55,8 @@ def run_group(ctx: RunContext, group: list[Test], todo: set[str]) -> Iterator[Ou
 
 
 def _spawns(ctx: RunContext, test: Test, specs: list[str], labels: list[str], client_args: list[str],
-            on_client: bool = False) -> list[Spawn]:
-    """One rbd bench per image, its output in raw/<test>/rbd-bench-<phase>-<label>.txt.
+            on_client: bool = False, suffix: str = "") -> list[Spawn]:
+    """One rbd bench per image, its output in raw/<test>/rbd-bench-<phase>-<label><suffix>.txt.
     `on_client`: a duration's end is exit 0, for the start barrier counts a client whose timeout returned 124 as
     failed and stops the others."""
     p = test.params
@@ -73,31 +67,35 @@ def _spawns(ctx: RunContext, test: Test, specs: list[str], labels: list[str], cl
                             io_total=None if duration else p["io_total"], duration_s=duration,
                             duration_end_ok=on_client)
             for s in specs]
-    return [Spawn(c.argv(client_args), raw_dir / f"rbd-bench-{p['phase']}-{label}.txt" if raw_dir else None)
-            for c, label in zip(cmds, labels)]
+    return [Spawn(c.argv(client_args), raw_dir / f"rbd-bench-{p['phase']}-{label}{suffix}.txt" if raw_dir
+                  else None) for c, label in zip(cmds, labels)]
 
 
-def _on_clients(ctx: RunContext, test: Test, started: tuple[float, float], images: rbd_images.Images,
-                clients: list, timeout_s: float, notes: list[str], warnings: list[str]) -> Outcome | None:
-    """One rbd bench per image of each client's own, on that client, all started together; merged by time.
-    None in a dry run. A client whose rbd bench fails fails the test, named (fanout stopped the others)."""
-    where = [(c, spec, f"{c.name}-img{i}") for c in clients for i, spec in enumerate(images.of(c.name).specs)]
+def _measure(ctx: RunContext, test: Test, started: tuple[float, float], images: rbd_images.Images,
+             clients: list, timeout_s: float, notes: list[str], warnings: list[str],
+             suffix: str = "") -> Outcome | None:
+    """One rbd bench per image, here; or, with clients, one per image of each client's own, on that client, all
+    started at one instant; merged by time (drivers/instances.py). None in a dry run. A client whose rbd bench
+    fails fails the test, named (fanout stopped the others)."""
+    if clients:
+        where = [(c, spec, f"{c.name}-img{i}") for c in clients for i, spec in enumerate(images.of(c.name).specs)]
+    else:
+        where = [(None, spec, f"img{i}") for i, spec in enumerate(images.specs)]
     spawns = _spawns(ctx, test, [s for _, s, _ in where], [label for *_, label in where],
-                     ctx.target.remote_client_args(), on_client=True)
-    timed = ctx.run_on_clients(test, ctx.placements([(c, sp) for (c, _, _), sp in zip(where, spawns)]), timeout_s,
-                               live=live_figures)
-    if timed is None:
-        return None
+                     ctx.target.remote_client_args() if clients else ctx.target.client_args(), on_client=bool(clients),
+                     suffix=suffix)
 
-    def parse_one(i: int, t: TimedResult) -> Measurement:
-        m = parse(t.result.stdout)
-        m.extra["image"] = where[i][1]
+    def parse_one(i: int, r: CommandResult) -> Measurement:
+        m = parse(r.stdout)
+        if clients:
+            m.extra["image"] = where[i][1]
         return m
 
-    raw = [str(sp.output.relative_to(ctx.rundir.path)) for sp in spawns] if ctx.rundir else []
-    # merged as rados bench instances are (aggregate); rbd bench reports no latency to merge
-    outcome = clients_outcome(test, started, timed, parse_one, tool=f"rbd bench {test.params['phase']}",
-                              latency="mean-max", raw=raw, notes=notes, warnings=warnings)
-    if outcome.measurement is not None:
+    # rbd bench reports no latency to merge: mean-max merges none
+    outcome = measure_instances(ctx, test, started, [(c, sp) for (c, _, _), sp in zip(where, spawns)], timeout_s,
+                                parse_one, tool=f"rbd bench {test.params['phase']}", latency="mean-max", notes=notes,
+                                warnings=warnings, live=live_figures,
+                                accept=_accept(test.params.get("duration_s") is not None))
+    if outcome is not None and outcome.measurement is not None:
         outcome.measurement.extra.update(images.describe())
     return outcome

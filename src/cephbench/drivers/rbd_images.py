@@ -28,6 +28,7 @@ from ..safety import CapacityBudget, amplification
 from ..units import format_size
 from . import rbd_bench_tool   # rbd bench is the prefill tool
 from .base import RunContext, run_group_timeout, safe_name, started_tests
+from .instances import run_instances
 
 log = logging.getLogger(__name__)
 
@@ -237,11 +238,13 @@ def prefill(ctx: RunContext, test: Test, images: Images) -> None:
             for s in images.specs]
     spawns = [Spawn(c.argv(ctx.target.client_args()), raw_dir / f"prefill-img{i}.txt") for i, c in enumerate(cmds)]
     ctx.events.note(f"{test.group}: prefilling {len(cmds)} image(s) of {format_size(images.size_bytes)}")
-    results = ctx.run_tools(test, spawns, run_group_timeout(images.size_bytes / PREFILL_MIN_BYTES_PER_S),
-                            live=rbd_bench_tool.live_figures)
-    if results is None:   # dry run
+    # what was watched is not the test's: its own run's is (drivers/instances.py puts it on the Outcome)
+    ran = run_instances(ctx, test, [(None, sp) for sp in spawns],
+                        run_group_timeout(images.size_bytes / PREFILL_MIN_BYTES_PER_S), live=rbd_bench_tool.live_figures)
+    if ran is None:   # dry run
         images.prefilled = True
         return
+    results = ran.results
     for r in results:
         _check(r, "prefill (rbd bench write)")
     m = [rbd_bench_tool.parse(r.stdout) for r in results]

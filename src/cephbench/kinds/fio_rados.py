@@ -4,12 +4,14 @@ from __future__ import annotations
 
 from typing import Any, ClassVar, Literal, Mapping
 
+from pydantic import model_validator
+
 from .kind import RW_DIRECTIONS, Kind, Needs
-from .schema import ClientWorkload, Duration, PositiveInt, Size, Sweep
+from .schema import ClientWorkload, Duration, PositiveInt, Size, Sweep, steady_rounds_fit
 
 
 KIND = Kind("fio_rados", "RADOS", "fio (rados engine)", "fio", "rw", dict(RW_DIRECTIONS), modelled=True,
-            group_setup_s=3.0)
+            group_setup_s=3.0, steady_phases=frozenset(RW_DIRECTIONS))
 DRIVER = "fio_rados"
 
 
@@ -21,6 +23,11 @@ class FioRados(ClientWorkload):
     block_size: Sweep(Size) = [4 * 1024**2]
     iodepth: Sweep(PositiveInt) = [16]
     duration: Sweep(Duration) = [30.0]
+
+    @model_validator(mode="after")
+    def _steady_rounds_fit(self) -> "FioRados":
+        steady_rounds_fit(self.steady_state, self.duration)
+        return self
 
 
 def needs(params: Mapping[str, Any]) -> Needs:

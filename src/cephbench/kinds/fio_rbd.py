@@ -4,14 +4,14 @@ from __future__ import annotations
 
 from typing import Any, ClassVar, Literal, Mapping
 
-from pydantic import Field
+from pydantic import Field, model_validator
 
 from .kind import RW_DIRECTIONS, Kind, Needs
-from .schema import Duration, PositiveInt, Ramp, RbdWorkload, Size, Sweep
+from .schema import Duration, PositiveInt, Ramp, RbdWorkload, Size, Sweep, steady_rounds_fit
 
 
 KIND = Kind("fio_rbd", "RBD", "fio (rbd)", "fio", "rw", {**RW_DIRECTIONS, "randrw": "mixed"}, modelled=True,
-            group_setup_s=6.0)
+            group_setup_s=6.0, steady_phases=frozenset({"read", "write", "randread", "randwrite", "randrw"}))
 DRIVER = "fio_rbd"
 
 
@@ -26,6 +26,11 @@ class FioRbd(RbdWorkload):
     duration: Sweep(Duration) = [30.0]
     ramp: Ramp = 0.0
     client: Sweep(Literal["librbd", "krbd"]) = ["librbd"]   # krbd: rbd map + fio libaio on /dev/rbdN
+
+    @model_validator(mode="after")
+    def _steady_rounds_fit(self) -> "FioRbd":
+        steady_rounds_fit(self.steady_state, self.duration)
+        return self
 
 
 def needs(params: Mapping[str, Any]) -> Needs:

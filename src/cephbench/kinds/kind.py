@@ -8,7 +8,7 @@ the title of its report table and what its operations per second are called (ops
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal, Mapping
+from typing import Callable, Literal, Mapping
 
 Direction = Literal["read", "write", "mixed", "metadata"]
 Level = Literal["Baselines", "RADOS", "OSD", "RBD", "RGW"]
@@ -38,6 +38,8 @@ class Kind:
     ops_name: str = "IOPS"                      # what its operations per second are called in every report
     # read phases that read each object the group's write phase made once, then stop (rados bench seq)
     exhaustible_reads: frozenset[str] = frozenset()
+    # object size -> how many times such a read's duration its write needs for the read to last (plan.warnings)
+    read_write_ratio: Callable[[int | None], int] | None = None
     # phases that may run in rounds until steady (a workload's steady_state); none: the kind refuses it
     steady_phases: frozenset[str] = frozenset()
     rados_rates: bool = False                   # its results are the RADOS rates RGW's model builds a ceiling from

@@ -7,14 +7,14 @@ from typing import Any, ClassVar, Literal, Mapping
 from pydantic import Field, model_validator
 
 from .kind import Kind, Needs
-from .schema import Duration, PositiveInt, RbdWorkload, Size, Sweep
+from .schema import Duration, PositiveInt, RbdWorkload, Size, Sweep, steady_rounds_fit
 
 
 # an imported random rbd bench is named as fio names it (randwrite, ...): importer.py
 KIND = Kind("rbd_bench", "RBD", "rbd bench", "fio", "io_type", {"write": "write", "read": "read", "readwrite": "mixed",
                                                                 "randwrite": "write", "randread": "read",
                                                                 "randrw": "mixed"},
-            modelled=True, group_setup_s=6.0)
+            modelled=True, group_setup_s=6.0, steady_phases=frozenset({"write", "read", "readwrite"}))
 DRIVER = "rbd_bench"
 
 
@@ -37,6 +37,11 @@ class RbdBench(RbdWorkload):
             self.duration = [30.0]
         if self.io_total is not None and self.io_total <= 0:
             raise ValueError("io_total must be greater than zero")
+        return self
+
+    @model_validator(mode="after")
+    def _steady_rounds_fit(self) -> "RbdBench":
+        steady_rounds_fit(self.steady_state, self.duration)
         return self
 
 

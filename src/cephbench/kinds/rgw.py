@@ -7,13 +7,14 @@ from typing import Annotated, Any, ClassVar, Literal, Mapping
 from pydantic import Field, field_validator, model_validator
 
 from .kind import Kind, Needs
-from .schema import ClientWorkload, Duration, PositiveInt, Ramp, Size, Sweep
+from .schema import ClientWorkload, Duration, PositiveInt, Ramp, Size, Sweep, steady_rounds_fit
 
 
 KIND = Kind("rgw", "RGW", "RGW (cephbench-loadgen)", "rgw", "op",
             {"put": "write", "get": "read", "stat": "metadata", "list": "metadata", "delete": "metadata",
              "mixed": "mixed"}, group_setup_s=4.0, test_overhead_s=1.0, ops_name="req/s",   # S3 or Swift requests
-            rgw_model=True)
+            # delete uses up its keys: it does not run in rounds
+            rgw_model=True, steady_phases=frozenset({"put", "get", "stat", "list", "mixed"}))
 DRIVER = "rgw"
 
 
@@ -65,6 +66,11 @@ class Rgw(ClientWorkload):
                 raise ValueError("the mix weights sum to zero: give at least one op a weight above zero")
         if self.arrival != "constant" and self.rate is None:
             raise ValueError("arrival applies to an open loop: add rate (ops/s)")
+        return self
+
+    @model_validator(mode="after")
+    def _steady_rounds_fit(self) -> "Rgw":
+        steady_rounds_fit(self.steady_state, self.duration)
         return self
 
 

@@ -73,6 +73,19 @@ class SteadyState(Strict):
     max_slope: float = Field(0.1, gt=0, lt=1)
 
 
+def steady_rounds_fit(st: SteadyState | None, durations: list[float] | None) -> None:
+    """With steady_state a phase's duration is one round: max must hold a whole window of them."""
+    if st is None:
+        return
+    if not durations:
+        raise ValueError("steady_state: a phase runs in rounds of its duration; give duration (a length in bytes "
+                         "or operations is not rounds of time)")
+    need = st.window * max(durations)
+    if st.max < need:
+        raise ValueError(f"steady_state: max {st.max:g}s holds fewer than the window's {st.window} rounds of "
+                         f"{max(durations):g}s (each round is one duration); give max at least {need:g}s")
+
+
 class WorkloadModel(Strict):
     descriptor: ClassVar[Kind]                  # each kind's model names its descriptor
     name: str | None = None
@@ -86,7 +99,7 @@ class WorkloadModel(Strict):
         kind = self.descriptor
         if self.steady_state is not None and not kind.steady_phases:
             able = ", ".join(k.name for k in _descriptors(WorkloadModel) if k.steady_phases)
-            raise ValueError(f"steady_state: {kind.name} does not run in rounds; only {able} does (remove "
+            raise ValueError(f"steady_state: {kind.name} does not run in rounds; only {able} do (remove "
                              "steady_state here, or give the phase a longer duration)")
         return self
 

@@ -31,6 +31,8 @@ from ...safety import CapacityBudget
 from ...units import format_size
 from .. import ParseError
 from ..base import Outcome, RunContext, client_notes, live_sum, newest_line, run_group_timeout, started_tests
+from ..instances import run_instances
+from ..rounds import in_rounds
 from .admin import BucketSweep, run_user, sweep_buckets
 from .binary import EXIT_INTERRUPTED, EXIT_USAGE, TOOL, find_loadgen
 from .credentials import ENV_KEYS, Credentials, given_credentials
@@ -320,16 +322,18 @@ def rgw_gone(endpoint: str) -> str | None:
     return None
 
 
-def _run_phase(ctx: RunContext, setup: _GroupSetup, test: Test, started: tuple[float, float]) -> Outcome | None:
+def _run_phase(ctx: RunContext, setup: _GroupSetup, test: Test, started: tuple[float, float],
+               round_n: int = 0) -> Outcome | None:
     """One phase (op): its instances at once (on this machine, or on each client host started together), merged
-    into one Outcome; None in a dry run."""
+    into one Outcome; None in a dry run. `round_n`: a steady-state round's, its output in raw/<test>/round<n>/."""
     started_unix, t0 = started
     p = test.params
     op = p["phase"]
     notes = [f"RGW keys: {setup.creds.source}"] if setup.creds is not None else []
     if setup.guard:
         return Outcome(test, started_unix, time.monotonic() - t0, error=setup.guard, notes=notes)
-    raw_dir = ctx.rundir.raw_dir(test.id) if ctx.rundir else Path("RUN_DIR", "raw", test.id)
+    name = f"{test.id}/round{round_n}" if round_n else test.id
+    raw_dir = ctx.rundir.raw_dir(name) if ctx.rundir else Path("RUN_DIR", "raw", name)
     clients = ctx.clients_of(test)
     instances = _instances(ctx, test, clients)
     cmds = _commands(ctx, setup, test, instances, raw_dir)
@@ -340,14 +344,12 @@ def _run_phase(ctx: RunContext, setup: _GroupSetup, test: Test, started: tuple[f
     sweeps = [] if setup.made_user or ctx.dry_run else [sweep_buckets(ctx, inst.prefix) for inst in instances]
     length = p.get("duration_s") or 60.0
     timeout = run_group_timeout(length + p.get("warmup", 0.0)) + 60
-    timed: list[TimedResult] | None = None
-    if clients:
-        timed = ctx.run_on_clients(test, ctx.placements([(inst.client, sp) for inst, sp in zip(instances, spawns)]),
-                                   timeout, live=live_figures)
-        results = None if timed is None else _documents_from_clients(timed, instances, raw_dir, op)
-    else:
-        results = ctx.run_tools(test, spawns, timeout, live=live_figures)
-    if results is None:  # dry run
+    ran = run_instances(ctx, test, [(inst.client, sp) for inst, sp in zip(instances, spawns)], timeout,
+                        live=live_figures)
+    timed = None if ran is None else ran.timed
+    results = None if ran is None else (ran.results if timed is None
+                                        else _documents_from_clients(timed, instances, raw_dir, op))
+    if ran is None or results is None:  # dry run
         return None
     if timed is not None:   # the errors below name the client host
         timed = [replace(t, result=r) for t, r in zip(timed, results)]
@@ -359,7 +361,7 @@ def _run_phase(ctx: RunContext, setup: _GroupSetup, test: Test, started: tuple[f
                 sweeps[k].done()
         if gone:    # preflight reached it: RGW died, the keys and flags are fine; the run goes on without it
             return Outcome(test, started_unix, time.monotonic() - t0, error=gone, notes=notes,
-                           commands=[r.cmdline for r in results])
+                           commands=[r.cmdline for r in results], seen=ran.seen)
         k = refused[0]
         host = f"client {timed[k].host}: " if timed else ""
         raise LoadgenRefused(host + results[k].error_text().removeprefix(f"{TOOL}: "),
@@ -391,13 +393,13 @@ def _run_phase(ctx: RunContext, setup: _GroupSetup, test: Test, started: tuple[f
     raw = [str(path.relative_to(ctx.rundir.path)) for sp, doc in zip(spawns, docs) for path in (doc, sp.output)
            if path.exists()]
     return Outcome(test, started_unix, time.monotonic() - t0, measurement=m, error=errors[0] if errors else None,
-                   commands=[r.cmdline for r in results], raw=raw, notes=notes, warnings=warnings)
+                   commands=[r.cmdline for r in results], raw=raw, notes=notes, warnings=warnings, seen=ran.seen)
 
 
 def run_group(ctx: RunContext, group: list[Test], todo: set[str]) -> Iterator[Outcome]:
     """One loadgen run per phase (op) and instance on fresh buckets; one Outcome per test in `todo`."""
     setup = _setup(ctx, group)
     for test, started in started_tests(ctx, group, todo):
-        outcome = _run_phase(ctx, setup, test, started)
+        outcome = in_rounds(test, lambda n, test=test, started=started: _run_phase(ctx, setup, test, started, n))
         if outcome is not None:
             yield outcome

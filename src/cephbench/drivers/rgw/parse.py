@@ -11,7 +11,7 @@ import json
 import re
 from typing import Any
 
-from ...merge import decode_hdr, hdr_percentiles, merge_hdr, merge_instances, merged_latency, sum_series
+from ...merge import decode_hdr, hdr_percentiles, merge_hdr, merge_instances, weighted_mean
 from ...results import Latency, Measurement, Sample
 from .. import ParseError
 from ..figures import array, checked, count, mapping, number, optional
@@ -207,38 +207,22 @@ _decode = decode_hdr
 merge_histograms = merge_hdr
 
 
-def _weighted_mean(values: list[tuple[float | None, float]]) -> float | None:
-    pairs = [(v, w) for v, w in values if v is not None and w > 0]
-    total = sum(w for _, w in pairs)
-    return sum(v * w for v, w in pairs) / total if total else None
-
-
 def merge(parts: list[Measurement]) -> Measurement:
-    """Several loadgen clients that ran at once -> one Measurement.
-
-    Ops, bytes and errors add up; percentiles come from the exact merge of the HDR histograms (what one
-    client seeing every operation would report); min/max/mean are exact. Instances of one host: rates add up
-    over their whole runs and the time series adds the clients' seconds, aligned on their measured-phase start
-    (start_unix_ns). Instances of client hosts with their start and end (start_unix_s/end_unix_s): rates are
-    summed over the common window (merge.merge_instances), and extra.clients tells how the clients ran.
-    """
+    """Several loadgen clients that ran at once -> one Measurement: merge.merge_instances (latency from the exact
+    merge of the HDR histograms; instances of one host add up over their whole runs, aligned on their measured
+    phase's start_unix_ns; instances of client hosts over the common window, extra.clients telling how they ran),
+    and what loadgen adds: errors by kind, unsent and warm-up ops, the time to first byte from its histograms."""
     if not parts:
         raise ValueError("nothing to merge")
     if len(parts) == 1:
         return parts[0]
-    lat, merged = merged_latency(parts, "hdr")
-    ops = [p.ops_total or 0.0 for p in parts]
+    ns = [p.extra.get("start_unix_ns") for p in parts]
+    t0 = min((s for s in ns if s), default=0)
+    merged = merge_instances(parts, latency="hdr", starts_s=[(s or t0) / 1e9 for s in ns])
     errors_by_kind: dict[str, int] = {}
     for p in parts:
         for k, n in (p.extra.get("errors_by_kind") or {}).items():
             errors_by_kind[k] = errors_by_kind.get(k, 0) + int(n)
-    timed = all(p.start_unix_s is not None and p.end_unix_s is not None for p in parts)
-    windowed = merge_instances(parts, latency="hdr") if timed else None
-    if windowed is None:
-        # per-second series, aligned on each client's start
-        ns = [p.extra.get("start_unix_ns") for p in parts]
-        t0 = min((s for s in ns if s), default=0)
-        timeseries = sum_series(parts, [(s or t0) / 1e9 for s in ns])
     reasons = [p.extra.get("stopped_reason") for p in parts if p.extra.get("stopped_reason")]
     first = parts[0]
     extra: dict[str, Any] = {k: first.extra[k] for k in ("protocol", "endpoint", "loop", "arrival",
@@ -251,7 +235,7 @@ def merge(parts: list[Measurement]) -> Measurement:
         "stopped_reason": reasons[0] if reasons else None,
         "warmup_ops": sum(p.extra.get("warmup_ops", 0) for p in parts),
         "unsent_ops": sum(p.extra.get("unsent_ops", 0) for p in parts),
-        "hdr_lat": merged["hdr_lat"],
+        "hdr_lat": merged.extra["hdr_lat"],
     })
     if all(p.extra.get("hdr_ttfb") for p in parts):
         ttfb_hist = merge_histograms([p.extra["hdr_ttfb"] for p in parts])
@@ -260,25 +244,16 @@ def merge(parts: list[Measurement]) -> Measurement:
             values = [p.extra["ttfb_ns"][key] for p in parts if key in p.extra.get("ttfb_ns", {})]
             if values:
                 ttfb[key] = pick(values)
-        mean = _weighted_mean([(p.extra["ttfb_ns"].get("mean"), ttfb_hist_count(p)) for p in parts])
+        mean = weighted_mean([(p.extra["ttfb_ns"].get("mean"), ttfb_hist_count(p)) for p in parts])
         if mean is not None:
             ttfb["mean"] = mean
         extra["ttfb_ns"] = ttfb
         extra["hdr_ttfb"] = ttfb_hist.encode().decode()
+    extra.update({k: merged.extra[k] for k in ("clients", "common_interval_s") if k in merged.extra})
     instances = [p.model_copy(update={"extra": {k: v for k, v in p.extra.items() if not k.startswith("hdr_")}})
                  for p in parts]
-    if windowed is not None:
-        extra.update({k: windowed.extra[k] for k in ("clients", "common_interval_s")})
-        return checked(windowed.model_copy(update={
-            "latency": lat, "instances": instances, "extra": {k: v for k, v in extra.items() if v is not None}}))
-    return checked(Measurement(
-        tool=first.tool, op=first.op, duration_s=max(p.duration_s for p in parts),
-        ops_total=sum(ops), bytes_total=sum(p.bytes_total or 0.0 for p in parts),
-        ops_per_s=sum(p.ops_per_s or 0.0 for p in parts), bytes_per_s=sum(p.bytes_per_s or 0.0 for p in parts),
-        op_size_bytes=first.op_size_bytes, object_size_bytes=first.object_size_bytes,
-        latency=lat, timeseries=timeseries, instances=instances,
-        extra={k: v for k, v in extra.items() if v is not None},
-    ))
+    return checked(merged.model_copy(update={"instances": instances,
+                                             "extra": {k: v for k, v in extra.items() if v is not None}}))
 
 
 def ttfb_hist_count(m: Measurement) -> int:

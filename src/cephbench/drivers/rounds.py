@@ -1,0 +1,84 @@
+"""Steady state for every kind that runs for a duration: the one loop that runs a test's phase in rounds of its
+duration until steady (steady.py: SNIA's criteria over the last `window` rounds) or until steady_state.max, and
+makes the rounds one Outcome: the window's figure (steady.combine), what the watches saw over the same rounds
+(evidence/rounds.combine), every round's commands and raw output, and a note that says whether it got steady.
+
+A driver hands `in_rounds` its test and how to run one round (`one_round(n)`: n is 0 without steady_state, else
+1, 2, ...; a round keeps its raw output apart, e.g. under a `-round<n>` name). A round that fails ends the test
+with its error; a round the capacity guard stopped is the last one; a round may raise RoundsEnd when it cannot
+start (the rounds so far are the figure)."""
+
+from __future__ import annotations
+
+import time
+from typing import Callable
+
+from ..evidence.rounds import combine as combine_seen
+from ..results import Measurement, Test
+from ..steady import combine, verdict
+from .base import Outcome
+
+
+class RoundsEnd(Exception):
+    """A round cannot start (e.g. the capacity guard leaves no room): the rounds so far are the measurement; the
+    message goes into its notes."""
+
+
+def round_suffix(n: int) -> str:
+    """What a round adds to the names of its raw output: nothing without steady_state (n = 0)."""
+    return f"-round{n}" if n else ""
+
+
+def in_rounds(test: Test, one_round: Callable[[int], Outcome | None]) -> Outcome | None:
+    """The test's Outcome: one run without steady_state, else its rounds until steady or max. None in a dry run."""
+    steady = test.params.get("steady_state")
+    if not steady:
+        return one_round(0)
+    rounds: list[Measurement] = []
+    starts: list[float] = []
+    outcomes: list[Outcome] = []
+    commands: list[str] = []
+    raw: list[str] = []
+    ended: list[str] = []
+    reached_after: float | None = None
+    t0 = time.monotonic()
+    while True:
+        start = time.monotonic() - t0
+        try:
+            out = one_round(len(rounds) + 1)
+        except RoundsEnd as exc:
+            if not rounds:
+                raise
+            ended.append(f"{exc}: steady-state rounds stopped after {len(rounds)}")
+            break
+        if out is None:
+            return None
+        commands += out.commands
+        raw += out.raw
+        if out.measurement is None or out.error:    # the test ends with its error
+            out.commands, out.raw = commands, raw
+            return out
+        rounds.append(out.measurement)
+        starts.append(start)
+        outcomes.append(out)
+        elapsed = time.monotonic() - t0
+        if verdict([m.bytes_per_s or 0.0 for m in rounds], steady["window"], steady["max_range"],
+                   steady["max_slope"]).steady:
+            reached_after = elapsed
+            break
+        stopped = out.seen is not None and out.seen.cluster.stopped_for_capacity
+        if stopped or elapsed + elapsed / len(rounds) > steady["max"]:     # a round costs what they did so far
+            break
+    last = outcomes[-1]
+    m = combine(rounds, starts, steady, reached_after is not None, reached_after)
+    window = steady["window"]
+    seens = [o.seen for o in outcomes[-window:]]
+    seen = combine_seen([s for s in seens if s is not None], starts[-window:]) \
+        if all(s is not None for s in seens) else last.seen
+    each = f"{len(rounds)} rounds of {test.params['duration_s']:g} s"
+    note = (f"steady state reached after {reached_after:.0f} s ({each}); the figure is the last {window} rounds"
+            if reached_after is not None else
+            f"steady state NOT reached in {steady['max']:g} s ({each}); the figure is the last "
+            f"{min(window, len(rounds))} rounds")
+    return Outcome(last.test, outcomes[0].started_unix, last.duration_s, measurement=m, commands=commands,
+                   raw=raw, notes=last.notes + ended + [note], warnings=last.warnings, seen=seen)
