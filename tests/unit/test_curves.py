@@ -156,3 +156,18 @@ def test_compare_overlays_the_runs_curves(run1):
     md = compare_render.render_markdown([pair])
     assert "| run | load | in flight |" in md
     assert 'data-chart="curve-1"' in compare_render.render_html([pair])
+
+
+def test_report_html_and_md_draw_each_curve_and_put_its_knee_in_the_verdict(run1, tmp_path):
+    from cephbench.report.write import write_report
+    from cephbench.results import RunDir
+    rd = RunDir.create(tmp_path / "run", {"suite_name": "knee <b>", "started_unix": 0})
+    for r in of(run1, "rados_bench", max_load=32) + run1[14:]:
+        rd.append(r)
+    html_path, md_path, n = write_report(rd)
+    page, md = html_path.read_text(), md_path.read_text()
+    assert page.count('data-chart="curve-') == 2 and f'content="{n}"' in page
+    assert ">Latency against throughput<" in page and "<li>RADOS write 4KiB (rados): knee at 1,354 objects/s" in page
+    assert "## Latency against throughput" in md and "- RBD randwrite 4KiB (rbd): too noisy to tell a knee" in md
+    assert md.index("knee at 1,354") < md.index("## Latency against throughput")      # in the verdict
+    assert "| t=16 | 16 | 1,354 objects/s | 2 (1,354–1,542) |" in md
