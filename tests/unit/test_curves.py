@@ -171,3 +171,33 @@ def test_report_html_and_md_draw_each_curve_and_put_its_knee_in_the_verdict(run1
     assert "## Latency against throughput" in md and "- RBD randwrite 4KiB (rbd): too noisy to tell a knee" in md
     assert md.index("knee at 1,354") < md.index("## Latency against throughput")      # in the verdict
     assert "| t=16 | 16 | 1,354 objects/s | 2 (1,354–1,542) |" in md
+
+
+@pytest.fixture(scope="module")
+def run2() -> list[Result]:
+    return load("lab1-repeat3.jsonl")
+
+
+def test_three_repeats_of_the_lab_sweep_find_each_curves_knee(run2):
+    rados, rbd = curves(run2)
+    assert [p.repeats for p in rados.points] == [3] * 8
+    # rados bench: every doubling paid up to 64 in flight (+20% from 32 to 64), then 128 gave -8% at ×2.18 the mean
+    k = knee(rados)
+    assert k.state == "knee" and k.point is not None and k.point.label == "t=64"
+    assert knee_text(rados, k) == (
+        "RADOS write 4KiB (rados): knee at 2,091 objects/s, mean latency 30.49 ms, at t=64 (64 in flight); past it, "
+        "per doubling of load: -8% throughput, mean latency ×2.18; bottleneck at the knee: CPU")
+    # fio: qd=16 to 32 still gave +16% IOPS, but p99 went from 36 to 102 ms: the latency bound ends the climb
+    k = knee(rbd)
+    assert k.state == "knee" and k.point is not None and k.point.label == "qd=16"
+    assert k.after is not None and k.after.gain > 0.10 and k.after.latency_factor == pytest.approx(2.81, abs=0.01)
+    assert "knee at 1,360 IOPS, p50 10.16 ms, p99 36.44 ms, at qd=16 (16 in flight)" in knee_text(rbd, k)
+
+
+def test_compare_overlays_two_real_sweeps(run1, run2):
+    (pair,) = compare_runs([LoadedRun(Path("repeat2"), {}, run1, []), LoadedRun(Path("repeat3"), {}, run2, [])])
+    groups = compare_render.curve_groups([pair])
+    assert [[o.run for o in g] for g in groups] == [["A", "B"], ["A", "B"]]
+    assert [knee(o.curve).state for o in groups[0]] == ["noisy", "knee"]
+    svg = chart(groups[0])
+    assert svg is not None and svg.count('r="7"') == 1       # B's knee; A is too noisy to ring one
