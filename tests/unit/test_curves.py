@@ -201,3 +201,16 @@ def test_compare_overlays_two_real_sweeps(run1, run2):
     assert [knee(o.curve).state for o in groups[0]] == ["noisy", "knee"]
     svg = chart(groups[0])
     assert svg is not None and svg.count('r="7"') == 1       # B's knee; A is too noisy to ring one
+
+
+def test_configurations_of_equal_load_make_one_curve_per_other_load_parameter(run2):
+    # the grouping only: t=2, 4, 8 relabelled as 2 instances of t=1, 2, 4 (the same ops in flight)
+    rs = of(run2, "rados_bench", max_load=16)
+    twice = [r.model_copy(update={"test": r.test.model_copy(update={
+        "id": r.test.id + "-x2", "index": r.test.index + 100,
+        "params": {**r.test.params, "concurrency": r.test.params["concurrency"] // 2, "instances": 2}})})
+        for r in rs if 2 <= r.test.params["concurrency"] <= 8]
+    found = curves(rs + twice)
+    assert [c.title for c in found] == ["write 4KiB (rados) instances=1", "write 4KiB (rados) instances=2"]
+    assert [p.label for p in found[1].points] == ["t=1 instances=2", "t=2 instances=2", "t=4 instances=2"]
+    assert [p.load for p in found[0].points] == [1, 2, 4, 8, 16]

@@ -130,6 +130,11 @@ def _title(r: Result) -> str:
     return " ".join(b for b in bits if b)
 
 
+def _told_by(c: Curve) -> dict[str, Any]:
+    key = json.loads(c.key)
+    return {**key["params"], **key.get("load", {})}
+
+
 def _told_apart(found: list[Curve]) -> list[Curve]:
     """Curves of one title told apart by the parameters in which they differ (pool=ec, object_size=4MiB)."""
     out = []
@@ -138,8 +143,8 @@ def _told_apart(found: list[Curve]) -> list[Curve]:
         if len(same) == 1:
             out.append(c)
             continue
-        params = [json.loads(o.key)["params"] for o in same]
-        mine = json.loads(c.key)["params"]
+        params = [_told_by(o) for o in same]
+        mine = _told_by(c)
         differ = sorted(k for k in {k for p in params for k in p} if len({repr(p.get(k)) for p in params}) > 1)
         extra = " ".join(f"{k}={mine.get(k)}" for k in differ if not isinstance(mine.get(k), (dict, list)))
         out.append(replace(c, title=f"{c.title} {extra}".rstrip()))
@@ -188,7 +193,7 @@ def curves(results: Iterable[Result]) -> list[Curve]:
             continue
         groups.setdefault(curve_key(r), []).append(r)
     out = []
-    for key, rs in groups.items():
+    for key, rs in _split_equal_loads(groups).items():
         size = rs[0].measurement.op_size_bytes or rs[0].test.params.get("block_size") \
             or rs[0].test.params.get("object_size")
         in_ops = any(r.measurement.ops_per_s for r in rs) and (not size or size < MIB)
@@ -197,12 +202,34 @@ def curves(results: Iterable[Result]) -> list[Curve]:
             by_config.setdefault(r.test.match_key(), []).append(r)
         points = [p for c in by_config.values() if (p := _point(c, in_ops)) is not None]
         points.sort(key=lambda p: p.load)
-        if len({p.load for p in points}) < 2 or len(points) != len({p.load for p in points}):
+        if len({p.load for p in points}) < 2:
             continue
         percentiles = all(p.p99_ns is not None for p in points)
         out.append(Curve(key, _title(rs[0]), rs[0].test.kind, level_of(rs[0].test.kind) or "", tuple(points),
                          bool(in_ops), percentiles))
     return _told_apart(out)
+
+
+def _split_equal_loads(groups: dict[str, list[Result]]) -> dict[str, list[Result]]:
+    """A group in which two configurations put the same load in flight (concurrency 4 × 2 instances and 8 × 1) is
+    one curve per value of the load parameters but the one with the most values: each of them a curve of one
+    parameter (t=4, 8, 16 with 1 instance; the same with 2)."""
+    out: dict[str, list[Result]] = {}
+    for key, rs in groups.items():
+        loads: dict[int, set[str]] = {}
+        for r in rs:
+            n = load_of(r.test.params)
+            loads.setdefault(n[0] if n else 0, set()).add(r.test.match_key())
+        if all(len(keys) == 1 for keys in loads.values()):
+            out[key] = rs
+            continue
+        values = {k: {repr(r.test.params.get(k)) for r in rs} for k in LOAD_PARAMS}
+        main = max(LOAD_PARAMS, key=lambda k: len(values[k]))
+        for r in rs:
+            rest = {k: r.test.params.get(k) for k in LOAD_PARAMS if k != main and k in r.test.params}
+            out.setdefault(json.dumps({**json.loads(key), "load": rest}, sort_keys=True, default=str),
+                           []).append(r)
+    return out
 
 
 def _per_doubling(ratio: float, doublings: float) -> float:
