@@ -7,13 +7,16 @@ import json
 from pathlib import Path
 
 import pytest
+from click.testing import CliRunner
 from rich.console import Console
 
 from cephbench.analysis.compare import LoadedRun, compare_runs
 from cephbench.analysis.curves import NOISE_FLOOR, curves, knee, steps
 from cephbench.report import compare_render
 from cephbench.report.curves import Overlaid, chart, knee_lines, knee_text, print_curves, table
-from cephbench.results import Result
+from cephbench.cli import main
+from cephbench.report.write import write_report
+from cephbench.results import Result, RunDir
 
 FIXTURES = Path(__file__).parent.parent / "fixtures" / "curves"
 
@@ -159,8 +162,6 @@ def test_compare_overlays_the_runs_curves(run1):
 
 
 def test_report_html_and_md_draw_each_curve_and_put_its_knee_in_the_verdict(run1, tmp_path):
-    from cephbench.report.write import write_report
-    from cephbench.results import RunDir
     rd = RunDir.create(tmp_path / "run", {"suite_name": "knee <b>", "started_unix": 0})
     for r in of(run1, "rados_bench", max_load=32) + run1[14:]:
         rd.append(r)
@@ -214,3 +215,17 @@ def test_configurations_of_equal_load_make_one_curve_per_other_load_parameter(ru
     assert [c.title for c in found] == ["write 4KiB (rados) instances=1", "write 4KiB (rados) instances=2"]
     assert [p.label for p in found[1].points] == ["t=1 instances=2", "t=2 instances=2", "t=4 instances=2"]
     assert [p.load for p in found[0].points] == [1, 2, 4, 8, 16]
+
+
+def test_compare_markdown_writes_each_curves_chart_beside_it(run1, run2, tmp_path):
+    dirs = []
+    for name, rs in (("a", run1), ("b", run2)):
+        rd = RunDir.create(tmp_path / name, {"suite_name": name})
+        for r in rs:
+            rd.append(r)
+        dirs.append(str(rd.path))
+    res = CliRunner().invoke(main, ["compare", *dirs, "--format", "markdown", "--out", str(tmp_path / "cmp.md")])
+    assert res.exit_code == 0, res.output
+    md = (tmp_path / "cmp.md").read_text()
+    assert "![latency against throughput, the runs overlaid](cmp-curve-1.svg)" in md
+    assert (tmp_path / "cmp-curve-2.svg").read_text().startswith("<svg")

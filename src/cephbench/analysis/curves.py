@@ -196,7 +196,9 @@ def curves(results: Iterable[Result]) -> list[Curve]:
     for key, rs in _split_equal_loads(groups).items():
         size = rs[0].measurement.op_size_bytes or rs[0].test.params.get("block_size") \
             or rs[0].test.params.get("object_size")
-        in_ops = any(r.measurement.ops_per_s for r in rs) and (not size or size < MIB)
+        # operations that move no data (RGW stat, list, delete) are counted in ops whatever their objects' size
+        in_ops = any(r.measurement.ops_per_s for r in rs) and (not size or size < MIB
+                                                               or not all(r.measurement.bytes_per_s for r in rs))
         by_config: dict[str, list[Result]] = {}
         for r in rs:
             by_config.setdefault(r.test.match_key(), []).append(r)

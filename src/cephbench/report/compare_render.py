@@ -63,6 +63,11 @@ def curve_groups(pairs: Sequence[PairComparison]) -> list[list[Overlaid]]:
     return overlaid([("A", pairs[0].a.results), *((letter(i), p.b.results) for i, p in enumerate(pairs))])
 
 
+def curve_svgs(pairs: Sequence[PairComparison]) -> list[str | None]:
+    """Each curve's chart, the runs overlaid, in curve_tables' order."""
+    return [curve_chart(g) for g in curve_groups(pairs)]
+
+
 def curve_tables(pairs: Sequence[PairComparison]) -> list[ReportTable]:
     return [overlay_table(g) for g in curve_groups(pairs)]
 
@@ -195,8 +200,10 @@ def _md(s: str) -> str:
     return str(s).replace("\\", "\\\\").replace("|", "\\|").replace("\n", " ").replace("<", "&lt;")
 
 
-def render_markdown(pairs: Sequence[PairComparison], charts: Sequence[str | None] = ()) -> str:
-    """Markdown; `charts[i]`, when given, is the file name of pair i's SVG chart, linked under its table."""
+def render_markdown(pairs: Sequence[PairComparison], charts: Sequence[str | None] = (),
+                    curve_charts: Sequence[str | None] = ()) -> str:
+    """Markdown; `charts[i]`, when given, is the file name of pair i's SVG chart, linked under its table;
+    `curve_charts[i]` that of the i-th latency-throughput curve (curve_svgs)."""
     out = ["# cephbench compare", ""]
     for i, pair in enumerate(pairs):
         b = letter(i)
@@ -209,10 +216,12 @@ def render_markdown(pairs: Sequence[PairComparison], charts: Sequence[str | None
         out += ["", *(_md(line[0].upper() + line[1:]) for line in summary(pair, b)), ""]
         if i < len(charts) and charts[i]:
             out += [f"![percent change, A vs {b}]({charts[i]})", ""]
-    for t in curve_tables(pairs):
+    for i, t in enumerate(curve_tables(pairs)):
         out += [f"## {_md(t.title)}", "", "| " + " | ".join(t.headers) + " |", "|" + "---|" * len(t.headers)]
         out += ["| " + " | ".join(_md(c) for c in row) + " |" for row in t.rows]
         out += ["", *(f"- {_md(n)}" for n in t.notes), ""]
+        if i < len(curve_charts) and curve_charts[i]:
+            out += [f"![latency against throughput, the runs overlaid]({curve_charts[i]})", ""]
     out += [f"- {_md(line)}" for line in legend(pairs)]
     return "\n".join(out) + "\n"
 
