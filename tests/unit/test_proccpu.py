@@ -99,3 +99,26 @@ def test_rounds_add_up_cpu_ops_and_bytes():
 
 def test_an_old_result_without_cpu_still_reads():
     assert Evidence.model_validate({"osds": [], "notes": []}).cpu == []
+
+
+def _result(cpu: list[dict]):
+    from cephbench.results import Result
+    r = Result.model_validate_json((FIX / "lab-rados-write-64KiB-result.json").read_text())
+    r.evidence.cpu = [ProcessCpu(**c) for c in cpu]
+    return r
+
+
+def test_the_report_shows_cpu_per_op_beside_throughput_and_says_the_lab_shares_its_cores():
+    from cephbench.report.cpu import cpu_table
+    t = cpu_table([_result(COUNTED["cpu"])])
+    assert t is not None and len(t.rows) == 1
+    row = dict(zip(t.headers, t.rows[0]))
+    assert row["MiB/s"] == "42.5" and row["client CPU-ms/op"] == "0.124" and row["OSDs CPU-ms/op"] == "1.04"
+    assert row["per OSD CPU-ms/op"] == "osd.0 0.983, osd.1 0.743, osd.2 1.84"
+    assert any("/proc/PID/stat here" in n for n in t.notes)
+    assert any("still hold per process" in n for n in t.notes)       # client and OSDs on one host: vm
+
+
+def test_no_cpu_no_table():
+    from cephbench.report.cpu import cpu_table
+    assert cpu_table([_result([])]) is None

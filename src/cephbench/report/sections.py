@@ -15,6 +15,7 @@ from ..kinds import KINDS, LEVEL_ORDER as KIND_LEVELS, level_of
 from ..results import CorruptLine, Result, RunDir
 from ..units import format_size
 from .clients import clients_of, spread_line
+from .cpu import cpu_table
 from .format import host_cpu, iops, mib_s, ms, pct, result_figures, result_mib_s, seconds, span
 from .gap import Facts, Gap, gap_of
 from .verdict import VerdictLine, slow_osds, verdict
@@ -261,6 +262,12 @@ def client_tables(rs: list[Result]) -> list[Table]:
     return out
 
 
+def cpu_tables(rs: list[Result]) -> list[Table]:
+    """CPU per operation beside throughput (report/cpu.py), when the results' evidence has it."""
+    t = cpu_table(sorted(rs, key=lambda r: r.test.index))
+    return [Table(t.title, t.headers, t.rows, notes=t.notes)] if t is not None else []
+
+
 def _environment(meta: dict[str, Any]) -> tuple[list[tuple[str, str]], list[tuple[str, str, str]],
                                                 list[tuple[str, str]]]:
     cluster = meta.get("cluster") or {}
@@ -308,7 +315,8 @@ def build(rundir: RunDir) -> ReportData:
     by_level: dict[str, list[Result]] = {}
     for r in results:
         by_level.setdefault(level_of(r.test.kind) or "Other", []).append(r)
-    sections = [Section(level, level_tables(by_level[level]) + client_tables(by_level[level]), by_level[level])
+    sections = [Section(level, level_tables(by_level[level]) + client_tables(by_level[level])
+                        + cpu_tables(by_level[level]), by_level[level])
                 for level in LEVEL_ORDER if level in by_level]
     counts = {s: sum(1 for r in results if r.status == s) for s in ("ok", "failed", "skipped")}
     lines = verdict(results)

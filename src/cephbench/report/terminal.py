@@ -18,6 +18,7 @@ from ..kinds import KINDS, ops_unit
 from ..results import Result
 from ..units import format_size
 from .baseline import BASELINE_KINDS, print_baselines
+from .cpu import print_cpu
 from .curves import knee_lines, print_curves
 from .format import host_cpu, iops, mib_s, ms, pct, result_iops, result_mib_s, result_p99, seconds
 from .textout import Column, fitted_table, print_left_out, print_messages, print_whole
@@ -160,6 +161,7 @@ def print_results(console: Console, results: list[Result], reasons: bool = False
             return
     if len(results) == 1:
         print_whole(console, seed_summary(results[0]))
+        print_cpu(console, results)
     else:
         left_out: dict[str, None] = {}
         for kind, rs in by_kind(results):
@@ -167,6 +169,7 @@ def print_results(console: Console, results: list[Result], reasons: bool = False
             print_whole(console, table)
             left_out.update(dict.fromkeys(dropped))
         print_left_out(console, list(left_out))
+        print_cpu(console, results)
         print_curves(console, results)
     print_messages(console, results)
     for r in results if reasons else []:   # the model's reasons, where it had a ceiling (docs/model.md)
