@@ -3,27 +3,17 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Sequence
 
 from ..kinds import ops_unit
 from ..results import ProcessCpu, Result, osds_cpu
-from .format import iops, mib_s
+from .format import Table, iops, mib_s
 
 if TYPE_CHECKING:
     from rich.console import Console
 
 HEADERS = ["test", "MiB/s", "ops/s", "client CPU-ms/op", "OSDs CPU-ms/op", "OSDs CPU-s/GiB", "per OSD CPU-ms/op",
            "per OSD CPU-s/GiB"]
-
-
-@dataclass
-class CpuRows:
-    """The table's rows and notes (sections.py makes it a report Table: it imports this module)."""
-    title: str
-    headers: list[str]
-    rows: list[list[str]]
-    notes: list[str] = field(default_factory=list)
 
 
 def figure(v: float | None) -> str:
@@ -46,7 +36,7 @@ def _shared(r: Result) -> bool:
         or any(h.source == "cpuacct" for h in r.hosts)
 
 
-def cpu_table(results: Sequence[Result]) -> CpuRows | None:
+def cpu_table(results: Sequence[Result]) -> Table | None:
     """The results with CPU figures, one row each; None when none has any."""
     rs = [r for r in results if r.evidence is not None and r.evidence.cpu and r.measurement is not None]
     if not rs:
@@ -67,7 +57,7 @@ def cpu_table(results: Sequence[Result]) -> CpuRows | None:
     if any(_shared(r) for r in rs):
         notes.append("the client and the OSDs shared one machine's cores (as every host of the lab does): the "
                      "figures still hold per process, each being its own CPU time whatever ran beside it")
-    return CpuRows("CPU per operation", HEADERS, rows, notes)
+    return Table("CPU per operation", HEADERS, rows, notes)
 
 
 def print_cpu(console: "Console", results: Sequence[Result]) -> None:

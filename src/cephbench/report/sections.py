@@ -16,7 +16,7 @@ from ..results import CorruptLine, Result, RunDir
 from ..units import format_size
 from .clients import clients_of, spread_line
 from .cpu import cpu_table
-from .format import host_cpu, iops, mib_s, ms, pct, result_figures, result_mib_s, seconds, span
+from .format import Table, host_cpu, iops, mib_s, ms, pct, result_figures, result_mib_s, seconds, span
 from .gap import Facts, Gap, gap_of
 from .verdict import VerdictLine, slow_osds, verdict
 
@@ -24,17 +24,6 @@ LEVEL_ORDER = [*KIND_LEVELS, "Other"]      # "Other": results of a kind this cep
 
 
 KEY_HEADERS = ["test", "measured", "efficiency", "bottleneck", "status"]
-
-
-@dataclass
-class Table:
-    title: str
-    headers: list[str]
-    rows: list[list[str]]
-    notes: list[str] = field(default_factory=list)
-    # the key columns (KEY_HEADERS), one row per result: report.html shows them always and folds `rows` away;
-    # empty for a narrow table, which is shown whole
-    key: list[list[str]] = field(default_factory=list)
 
 
 @dataclass
@@ -265,7 +254,7 @@ def client_tables(rs: list[Result]) -> list[Table]:
 def cpu_tables(rs: list[Result]) -> list[Table]:
     """CPU per operation beside throughput (report/cpu.py), when the results' evidence has it."""
     t = cpu_table(sorted(rs, key=lambda r: r.test.index))
-    return [Table(t.title, t.headers, t.rows, notes=t.notes)] if t is not None else []
+    return [t] if t is not None else []
 
 
 def _environment(meta: dict[str, Any]) -> tuple[list[tuple[str, str]], list[tuple[str, str, str]],
