@@ -122,3 +122,21 @@ def test_the_report_shows_cpu_per_op_beside_throughput_and_says_the_lab_shares_i
 def test_no_cpu_no_table():
     from cephbench.report.cpu import cpu_table
     assert cpu_table([_result([])]) is None
+
+
+def test_compare_shows_the_change_of_cpu_per_op_and_an_old_run_without_it_compares_as_before():
+    from cephbench.analysis.compare import LoadedRun, compare_pair
+    from cephbench.report.compare_render import render_text
+    a = _result(COUNTED["cpu"])
+    b = _result([{**c, "cpu_s": c["cpu_s"] * 2, "cpu_ms_per_op": c["cpu_ms_per_op"] * 2} for c in COUNTED["cpu"]])
+    pair = compare_pair(LoadedRun(Path("a"), {}, [a], []), LoadedRun(Path("b"), {}, [b], []))
+    [t] = pair.tests
+    ratios = {d.metric.name: d.ratio for d in t.metrics}
+    assert ratios["client_cpu_ms_per_op"] == pytest.approx(2.0)
+    assert ratios["osd_cpu_ms_per_op"] == pytest.approx(2.0)
+    assert ratios["osd_cpu_s_per_gib"] == pytest.approx(2.0)    # all OSDs: their CPU over their bytes, again
+    text = render_text([pair])
+    assert "OSDs CPU-ms/op" in text and "client CPU-ms/op" in text and "+100.0%" in text
+    old = _result([])
+    pair = compare_pair(LoadedRun(Path("a"), {}, [old], []), LoadedRun(Path("b"), {}, [b], []))
+    assert "client_cpu_ms_per_op" not in {d.metric.name for d in pair.tests[0].metrics}

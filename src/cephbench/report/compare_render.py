@@ -12,11 +12,12 @@ from typing import Sequence
 from rich.console import Console
 from rich.table import Table
 
-from ..analysis.compare import METRICS, Metric, MetricDelta, PairComparison, Side
+from ..analysis.compare import COMPARED, CPU_METRICS, METRICS, Metric, MetricDelta, PairComparison, Side
 from ..analysis.stats import ALPHA, repeats_needed
 from ..analysis.variants import group_of, grouped
 from . import charts
 from .curves import Overlaid, chart as curve_chart, overlaid, overlay_table
+from .cpu import figure
 from .format import iops, mib_s, ms
 from .sections import Table as ReportTable
 
@@ -33,6 +34,8 @@ def value(metric: Metric, v: float | None) -> str:
         return mib_s(v)
     if metric.name == "ops_per_s":
         return iops(v)
+    if metric in CPU_METRICS:
+        return figure(v)
     return ms(v)
 
 
@@ -120,7 +123,7 @@ def legend(pairs: Sequence[PairComparison]) -> list[str]:
 
 def _geomean_text(pair: PairComparison, baselines: bool = False) -> str:
     g = pair.geomean(baselines)
-    names = {m.name: m.label for m in METRICS}
+    names = {m.name: m.label for m in COMPARED}
     return "; ".join(f"{names[k]} ×{v:.3f} ({(v - 1) * 100:+.1f}%)" for k, v in g.items())
 
 
