@@ -140,3 +140,23 @@ def test_compare_shows_the_change_of_cpu_per_op_and_an_old_run_without_it_compar
     old = _result([])
     pair = compare_pair(LoadedRun(Path("a"), {}, [old], []), LoadedRun(Path("b"), {}, [b], []))
     assert "client_cpu_ms_per_op" not in {d.metric.name for d in pair.tests[0].metrics}
+
+
+def test_the_readers_cpu_lines_go_beside_the_counters():
+    from cephbench.evidence.asok import parse_lines
+    got = parse_lines('osd.0 {"osd": {}}\ncpu.0 ' + STATS["start"]["0"] + "\ncpu.1 !the socket names no PID\n")
+    assert got.stats == {0: STATS["start"]["0"], 1: "!the socket names no PID"} and 0 in got.dumps
+    assert parse_reading(got.stats[1]) == "the socket names no PID"
+
+
+def test_a_tools_cpu_is_read_after_it_exited_before_it_is_reaped(tmp_path):
+    """A real process that spins ~0.3 s and exits between ticks: its last second is still counted, children too."""
+    from cephbench.hosts import Spawn, run_together
+    tools = ToolCpu()
+    spin = "i=0; while [ $i -lt 300000 ]; do i=$((i+1)); done"
+    [res] = run_together([Spawn(["sh", "-c", f"sh -c '{spin}'; true"], tmp_path / "out")], 60,
+                         tick=lambda: tools.sample() and False, started=tools.then(lambda pids: None),
+                         ended=tools.ended, tick_interval_s=600)
+    assert res.ok
+    [pid] = tools.first
+    assert tools.last[pid].cpu_s - tools.first[pid].cpu_s > 0.05     # only the child spun: cutime + cstime

@@ -172,5 +172,7 @@ def test_cpu(before: Mapping[int, str], after: Mapping[int, str], counters: list
     hosts = {n: ref.name for ref, ns in by_host.items() for n in ns}
     sources = {n: HERE if ref.address is None else OVER_SSH for ref, ns in by_host.items() for n in ns}
     cpu, notes = osd_cpu(before, after, counters, hosts, sources)
-    client = client_cpu(tools.first, tools.last, counters, here) if tools is not None else None
+    if tools is None:       # tools on client hosts: their /proc is not read yet
+        return cpu, notes + ["the client's CPU per op: not read for tools on client hosts"]
+    client = client_cpu(tools.first, tools.last, counters, here)
     return cpu + ([client] if client is not None else []), notes
