@@ -122,6 +122,8 @@ def test_the_report_shows_cpu_per_op_beside_throughput_and_says_the_lab_shares_i
 def test_no_cpu_no_table():
     from cephbench.report.cpu import cpu_table
     assert cpu_table([_result([])]) is None
+    no_ops = [{**c, "ops": 0, "bytes": 0, "cpu_ms_per_op": None, "cpu_s_per_gib": None} for c in COUNTED["cpu"]]
+    assert cpu_table([_result(no_ops)]) is None        # an OSD bench: the OSDs served no client op
 
 
 def test_compare_shows_the_change_of_cpu_per_op_and_an_old_run_without_it_compares_as_before():

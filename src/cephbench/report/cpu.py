@@ -37,8 +37,9 @@ def _shared(r: Result) -> bool:
 
 
 def cpu_table(results: Sequence[Result]) -> Table | None:
-    """The results with CPU figures, one row each; None when none has any."""
-    rs = [r for r in results if r.evidence is not None and r.evidence.cpu and r.measurement is not None]
+    """The results with CPU per op, one row each; None when none has any (an OSD bench serves no client ops)."""
+    rs = [r for r in results if r.evidence is not None and r.measurement is not None
+          and any(c.cpu_ms_per_op is not None for c in r.evidence.cpu)]
     if not rs:
         return None
     rows = []
