@@ -164,14 +164,27 @@ class Spawn:
     env: Mapping[str, str] | None = None
 
 
+def _reaped(p: subprocess.Popen[bytes], ended: Callable[[int], None] | None) -> bool:
+    """Whether the process has ended (and is now reaped), `ended(pid)` called first when it has just exited."""
+    if ended is not None and p.returncode is None:
+        try:
+            if os.waitid(os.P_PID, p.pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is not None:
+                ended(p.pid)
+        except ChildProcessError:
+            pass
+    return p.poll() is not None
+
+
 def run_together(
     spawns: Sequence[Spawn],
     timeout_s: float,
     tick: Callable[[], bool | None] | None = None,
     tick_interval_s: float = 1.0,
     started: Callable[[list[int]], None] | None = None,
+    ended: Callable[[int], None] | None = None,
 ) -> list[CommandResult]:
-    """Start every command at once, wait for all, call `tick` while waiting (and `started` with their PIDs).
+    """Start every command at once, wait for all, call `tick` while waiting (and `started` with their PIDs, `ended`
+    with each one's PID once it has exited but before it is reaped: its /proc/PID is still there).
 
     Output goes to files so that `tick` can read progress as it is written (live
     MB/s) and large outputs never block on a pipe. A `tick` that returns True stops them: SIGINT to each process
@@ -197,7 +210,7 @@ def run_together(
         deadline = time.monotonic() + timeout_s
         next_tick = time.monotonic() + tick_interval_s
         timed_out = stopped = False
-        while any(p.poll() is None for _, p, _ in procs):
+        while not all([_reaped(p, ended) for _, p, _ in procs]):
             now = time.monotonic()
             if now > deadline:
                 timed_out = True

@@ -233,6 +233,46 @@ class LinkLoad(BaseModel):
     tx_bytes_per_s: list[float] = Field(default_factory=list)
 
 
+class ProcessCpu(BaseModel):
+    """One process's CPU time over a test (utime + stime from /proc/PID/stat at its start and end) and what it cost
+    per operation and per GiB it served (evidence/proccpu.py; docs/model.md, "CPU per operation")."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    who: str                                        # "osd.3", or "client" (the test's tool processes here)
+    host: str | None = None
+    pid: int | None = None
+    cpu_s: float                                    # user + system seconds over the test
+    ops: float | None = None                        # the client ops it served (an OSD: op_r + op_w as primary)
+    bytes: float | None = None                      # the client bytes it served (op_in_bytes + op_out_bytes)
+    cpu_ms_per_op: float | None = None
+    cpu_s_per_gib: float | None = None
+    source: str                                     # e.g. "/proc/PID/stat over ssh", "/proc/PID/stat here"
+
+    @classmethod
+    def of(cls, who: str, cpu_s: float, ops: float | None, nbytes: float | None, source: str,
+           host: str | None = None, pid: int | None = None) -> "ProcessCpu":
+        """The figures with their ratios; a ratio over no ops (or no bytes) is None, not infinite."""
+        return cls(who=who, host=host, pid=pid, cpu_s=round(cpu_s, 4), ops=ops, bytes=nbytes,
+                   cpu_ms_per_op=round(cpu_s * 1000 / ops, 6) if ops else None,
+                   cpu_s_per_gib=round(cpu_s / (nbytes / 2**30), 6) if nbytes else None, source=source)
+
+
+OSDS_CPU = "all OSDs"     # ProcessCpu.who of the OSDs together (osds_cpu)
+
+
+def osds_cpu(cpu: list[ProcessCpu]) -> ProcessCpu | None:
+    """Every OSD's CPU over every OSD's client ops: the cluster's CPU per client op, its replicas' work included
+    (what Ceph's cpu_cycles_per_op counts); None when no OSD's CPU was read."""
+    osds = [c for c in cpu if c.who.startswith("osd.")]
+    if not osds:
+        return None
+    ops = [c.ops for c in osds if c.ops is not None]
+    nbytes = [c.bytes for c in osds if c.bytes is not None]
+    return ProcessCpu.of(OSDS_CPU, sum(c.cpu_s for c in osds), sum(ops) if ops else None,
+                         sum(nbytes) if nbytes else None, "; ".join(dict.fromkeys(c.source for c in osds)))
+
+
 class OtherLoad(BaseModel):
     """Client I/O on the cluster that was not this run's (pools it did not create), sampled during the test."""
 
@@ -258,6 +298,7 @@ class Evidence(BaseModel):
     links: list[LinkLoad] = Field(default_factory=list)
     settings: dict[str, dict[str, str]] = Field(default_factory=dict)   # "osd.0" -> {option: value} that cap results
     other_load: OtherLoad | None = None
+    cpu: list[ProcessCpu] = Field(default_factory=list)    # each OSD's and the client's CPU per op (none before)
     notes: list[str] = Field(default_factory=list)  # what could not be collected, and why
 
 

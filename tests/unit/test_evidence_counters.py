@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -171,7 +172,7 @@ def test_the_admin_socket_scripts_output_reads_per_osd_with_paths_and_config():
         "ControlSocket /tmp/x already exists, disabling multiplexing",
     ])
     paths: dict[int, str] = {}
-    dumps, errors, configs, _ = parse_lines(text, paths)
+    dumps, errors, configs, _, _ = parse_lines(text, paths)
     assert set(dumps) == {0} and "osd" in dumps[0] and "bluestore" in dumps[0]
     assert errors == {1: "/var/run/ceph/ceph-osd.1.asok: [Errno 2] No such file or directory",
                       2: "its admin socket's answer is not a JSON object"}
@@ -237,8 +238,13 @@ def test_this_machines_osds_are_read_in_process_as_the_script_reads_them(tmp_pat
                                  text=True, timeout=30).stdout
     finally:
         srv.close()
-    assert "\n".join(lines) + "\n" == printed
-    dumps, errors, configs, schemas = parse_lines(printed)
+    # the same lines but each process's CPU reading (cpu.N): the fake OSD is this process, read twice; its PID is
+    # the socket's peer
+    assert [ln for ln in lines if not ln.startswith("cpu.")] == \
+        [ln for ln in printed.splitlines() if not ln.startswith("cpu.")]
+    assert [ln.split()[2] for ln in lines if ln.startswith("cpu.0 ")] == [str(os.getpid())]
+    dumps, errors, configs, schemas, stats = parse_lines(printed)
+    assert stats[0].split()[1] == str(os.getpid())
     assert dumps == {0: dump} and configs == {0: config} and schemas == {0: schema} and set(errors) == {1}
     assert "gone.asok" in errors[1]
 

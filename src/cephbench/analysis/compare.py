@@ -22,7 +22,7 @@ from typing import Callable, Iterable, Sequence
 from ..errors import UserError
 from ..identity import release as release_of
 from ..kinds import level_of
-from ..results import CorruptLine, Measurement, Result, RunDir, Test
+from ..results import OSDS_CPU, CorruptLine, Measurement, Result, RunDir, Test, osds_cpu
 from . import stats
 
 
@@ -32,6 +32,12 @@ class Metric:
     label: str                  # with its display unit
     higher_is_better: bool
     get: Callable[[Measurement], float | None]
+    of_result: Callable[[Result], float | None] | None = None    # a figure of the result's evidence instead
+
+    def value(self, r: Result) -> float | None:
+        if self.of_result is not None:
+            return self.of_result(r)
+        return self.get(r.measurement) if r.measurement else None
 
 
 METRICS: tuple[Metric, ...] = (
@@ -41,6 +47,24 @@ METRICS: tuple[Metric, ...] = (
     Metric("lat_p99_ns", "p99 lat ms", False, lambda m: m.latency.percentiles_ns.get("99")),
 )
 METRIC_NAMES = tuple(m.name for m in METRICS)
+
+
+def _cpu(who: str, name: str) -> Callable[[Result], float | None]:
+    """A CPU-per-op figure of the result's evidence: the client's, or all OSDs' together (results.osds_cpu)."""
+    def get(r: Result) -> float | None:
+        cpu = r.evidence.cpu if r.evidence else []
+        c = osds_cpu(cpu) if who == OSDS_CPU else next((c for c in cpu if c.who == who), None)
+        return getattr(c, name) if c is not None else None
+    return get
+
+
+# CPU per operation (evidence/proccpu.py): compared, but not in history's catalog (METRIC_NAMES are its columns)
+CPU_METRICS: tuple[Metric, ...] = (
+    Metric("osd_cpu_ms_per_op", "OSDs CPU-ms/op", False, lambda m: None, _cpu(OSDS_CPU, "cpu_ms_per_op")),
+    Metric("osd_cpu_s_per_gib", "OSDs CPU-s/GiB", False, lambda m: None, _cpu(OSDS_CPU, "cpu_s_per_gib")),
+    Metric("client_cpu_ms_per_op", "client CPU-ms/op", False, lambda m: None, _cpu("client", "cpu_ms_per_op")),
+)
+COMPARED = METRICS + CPU_METRICS
 
 
 def metric_values(m: Measurement) -> dict[str, float]:
@@ -133,7 +157,7 @@ class Samples:
     def values(self, metric: Metric) -> list[float]:
         out = []
         for r in self.results:
-            v = metric.get(r.measurement) if r.measurement else None
+            v = metric.value(r)
             if v is not None and v == v:
                 out.append(float(v))
         return out
@@ -261,7 +285,7 @@ class PairComparison:
         """Per metric, the geometric mean of B/A over the matched cluster tests (or baselines) that have it."""
         out: dict[str, float] = {}
         tests = self.baseline_tests if baselines else self.cluster_tests
-        for metric in METRICS:
+        for metric in COMPARED:
             ratios = [md.ratio for t in tests for md in t.metrics if md.metric is metric and md.ratio]
             g = stats.geomean(ratios)
             if g is not None:
@@ -293,7 +317,7 @@ def compare_pair(a: LoadedRun, b: LoadedRun, match_on: Sequence[str] = (), ignor
         s_b = sb.get(key)
         if s_b is None:
             continue
-        deltas = metric_deltas(s_a, s_b, alpha)
+        deltas = metric_deltas(s_a, s_b, alpha, COMPARED)
         if deltas:
             tests.append(TestDelta(key, s_a.label, s_a.test, deltas))
     matched = {t.key for t in tests}

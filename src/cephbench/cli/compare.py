@@ -45,15 +45,12 @@ def compare(runs: tuple[Path, ...], fmt: str, out_file: Path | None, fail_pct: f
         if fmt == "html":
             text = compare_render.render_html(pairs)
         elif fmt == "markdown":
-            charts: list[str | None] = []
-            for i, pair in enumerate(pairs):
-                svg = compare_render.pct_change_svg(pair, compare_render.letter(i)) if out_file else None
-                if svg is not None and out_file is not None:
-                    name = f"{out_file.stem}-A-vs-{compare_render.letter(i)}.svg"
-                    write_out(out_file.parent / name, svg)
-                    svg = name
-                charts.append(svg)
-            text = compare_render.render_markdown(pairs, charts)
+            pct = [compare_render.pct_change_svg(p, compare_render.letter(i)) for i, p in enumerate(pairs)] \
+                if out_file else []
+            charts = _beside(out_file, pct, [f"A-vs-{compare_render.letter(i)}" for i in range(len(pairs))])
+            svgs = compare_render.curve_svgs(pairs) if out_file else []
+            curves = _beside(out_file, svgs, [f"curve-{i + 1}" for i in range(len(svgs))])
+            text = compare_render.render_markdown(pairs, charts, curves)
         else:
             text = compare_render.render_text(pairs)
         if out_file is None:
@@ -67,3 +64,19 @@ def compare(runs: tuple[Path, ...], fmt: str, out_file: Path | None, fail_pct: f
             err.print(f"regression: {r.text()}", markup=False)
         if bad:
             sys.exit(1)
+
+
+def _beside(out_file: Path | None, svgs: list[str | None], names: list[str]) -> list[str | None]:
+    """Each chart written beside the Markdown file as FILE-NAME.svg, and the file names to link (none without
+    --out: Markdown on the terminal links nothing)."""
+    if out_file is None:
+        return []
+    linked: list[str | None] = []
+    for svg, name in zip(svgs, names):
+        if svg is None:
+            linked.append(None)
+            continue
+        file = f"{out_file.stem}-{name}.svg"
+        write_out(out_file.parent / file, svg)
+        linked.append(file)
+    return linked

@@ -31,6 +31,7 @@ from ..hosts import CommandResult, LocalHost, Spawn, run_together, stop_group
 from ..evidence.osdread import OsdReader, OsdReading
 from ..evidence.counters import osd_evidence
 from ..evidence.otherload import OtherLoadSampler
+from ..evidence.proccpu import ToolCpu, test_cpu
 from ..evidence.rounds import ClusterSeen, Seen
 from ..evidence.settings import capping_settings
 from ..remote import HostRef, drop_caches_argv, host_ref, osd_hosts, run_on_all, this_host
@@ -219,8 +220,10 @@ class RunContext:
             self.planned.extend(" ".join(str(a) for a in sp.argv) for sp in spawns)
             return None
 
+        tools = ToolCpu()       # this machine's tools: their CPU per op
         return self._watched(test, [sp.output for sp in spawns], live, [], lambda tick, started: run_together(
-            spawns, timeout_s, tick=tick, started=started))
+            spawns, timeout_s, tick=tick, started=tools.then(started),
+            ended=tools.ended), tools)
 
     def run_on_clients_seen(self, test: Test, placements: list[Placement], timeout_s: float,
                             live: Callable[[list[Path]], Figures] | None = None,
@@ -264,7 +267,7 @@ class RunContext:
 
     def _watched(self, test: Test, outputs: list[Path], live: Callable[[list[Path]], Figures] | None,
                  clients: list[HostRef], run: Callable[[Callable[[], bool], Callable[[list[int]], None]], R],
-                 ) -> tuple[R, Seen]:
+                 tools: ToolCpu | None = None) -> tuple[R, Seen]:
         """`run(tick, started)` with this host, the OSD hosts and the load's client hosts watched (CPU, the OSDs'
         devices, the links Ceph uses), Ceph's counters read at the start and the end, other clients' I/O sampled,
         the cluster watched (it may stop the tools), and live figures reported once a second."""
@@ -283,6 +286,8 @@ class RunContext:
 
         def tick() -> bool:
             cpu.sample()
+            if tools is not None:
+                tools.sample()
             watch.sample()
             if others is not None:
                 others.sample()
@@ -309,6 +314,9 @@ class RunContext:
                                    {n: ref.name for ref, ns in osds.items() for n in ns}, reader.schema,
                                    {**before.sources, **after.sources})
             evidence.osds, evidence.notes = counted.osds, counted.notes + evidence.notes
+            evidence.cpu, cpu_notes = test_cpu(before.stats, after.stats, counted.osds, osds, tools, cpu.host)
+            evidence.notes += cpu_notes
+            self._keep_raw(test, "osd-proc-stat.json.gz", {"start": before.stats, "end": after.stats})
             evidence.settings = {f"osd.{n}": capping_settings(cfg)
                                  for n, cfg in sorted((reader.config or {}).items())}
         if others is not None:

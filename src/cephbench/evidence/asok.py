@@ -28,13 +28,17 @@ TIMEOUT_S = 5.0
 # socket's path asked of `ceph-conf`, all at once) or "N=PATH" (a path an earlier reading printed). Prints "sock.N
 # PATH" for each path it looked up, one "osd.N <json>" (its perf dump) or "osd.N !<why>" line per OSD, with "+config"
 # a "cfg.N <json>" line (its `config show`: every option, defaults included), with "+schema" a "sch.N <json>" line
-# (its `perf schema`: each counter's type and nick, by which counters.py finds names that differ by release). Its
+# (its `perf schema`: each counter's type and nick, by which counters.py finds names that differ by release), and a
+# "cpu.N CLK_TCK <its /proc/PID/stat>" line: the OSD's CPU time (proccpu.py), its PID the socket's peer. Its
 # `read` is also called here, for this machine's OSDs. It asks each socket through asokproto.py, whose text goes
 # before it: one client of the protocol, here and there.
 _READER = r'''
-import subprocess, sys
+import os, subprocess, sys
 def one_line(path, prefix):
     return json.dumps(json.loads(ask(path, prefix, 5.0)))
+def proc_stat(pid):
+    with open("/proc/%d/stat" % pid) as f:
+        return "%d %s" % (os.sysconf("SC_CLK_TCK"), f.read().strip())
 def read(what, words, emit, env=None):
     osds, looked = [], {}
     for w in words:
@@ -54,10 +58,15 @@ def read(what, words, emit, env=None):
             if path:
                 emit("sock." + n + " " + path)
         try:
-            emit("osd." + n + " " + one_line(path, "perf dump"))
+            text, pid = ask_peer(path, "perf dump", 5.0)
+            emit("osd." + n + " " + json.dumps(json.loads(text)))
         except Exception as e:
             emit("osd." + n + " !" + (str(e) if path else "no admin socket path"))
             continue
+        try:
+            emit("cpu." + n + " " + proc_stat(pid))
+        except Exception as e:
+            emit("cpu." + n + " !" + ("the socket names no PID" if pid is None else str(e)))
         for part, tag, prefix in (("config", "cfg.", "config show"), ("schema", "sch.", "perf schema")):
             if part in what.split("+"):
                 try:
@@ -75,6 +84,7 @@ class Readings(NamedTuple):
     errors: dict[int, str]                  # osd -> why it could not be read
     config: dict[int, dict[str, Any]]       # osd -> its `config show` (when asked)
     schema: dict[int, dict[str, Any]]       # osd -> its `perf schema` (when asked)
+    stats: dict[int, str]                   # osd -> "CLK_TCK <its /proc/PID/stat>", or "!<why not>"
 
 
 def parse_lines(text: str, paths: dict[int, str] | None = None) -> Readings:
@@ -83,15 +93,19 @@ def parse_lines(text: str, paths: dict[int, str] | None = None) -> Readings:
     errors: dict[int, str] = {}
     config: dict[int, dict[str, Any]] = {}
     schema: dict[int, dict[str, Any]] = {}
+    stats: dict[int, str] = {}
     for line in text.splitlines():
         name, _, rest = line.partition(" ")
         kind, _, num = name.partition(".")
-        if kind not in ("osd", "cfg", "sch", "sock") or not num.isdigit():
+        if kind not in ("osd", "cfg", "sch", "sock", "cpu") or not num.isdigit():
             continue
         osd = int(num)
         if kind == "sock":
             if paths is not None and rest.strip():
                 paths[osd] = rest.strip()
+            continue
+        if kind == "cpu":
+            stats[osd] = rest.strip()
             continue
         if rest.startswith("!"):
             if kind == "osd":
@@ -106,7 +120,7 @@ def parse_lines(text: str, paths: dict[int, str] | None = None) -> Readings:
                 errors[osd] = "its admin socket's answer is not a JSON object"
         else:
             {"osd": dumps, "cfg": config, "sch": schema}[kind][osd] = doc
-    return Readings(dumps, errors, config, schema)
+    return Readings(dumps, errors, config, schema, stats)
 
 
 def local_reader() -> Callable[..., None]:
@@ -123,7 +137,7 @@ def read_all(host: LocalHost, by_host: dict[HostRef, list[int]], ssh: SshSetting
     sockets.
     `paths` (osd -> its admin socket) are the paths earlier readings looked up: an OSD in it is asked at once,
     without `ceph-conf` (about 0.1 s per OSD on a busy host); the paths this reading looks up are added to it."""
-    got = Readings({}, {}, {}, {})
+    got = Readings({}, {}, {}, {}, {})
     errors = got.errors
     what = "perf+config+schema" if with_config else "perf"
     paths = {} if paths is None else paths

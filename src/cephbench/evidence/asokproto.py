@@ -18,11 +18,21 @@ class AsokError(OSError):
 
 def ask(path: "str | PathLike[str]", prefix: str, timeout_s: float = 5.0, **args: object) -> str:
     """One admin-socket command's answer, as text (JSON for the commands cephbench sends); AsokError otherwise."""
+    return ask_peer(path, prefix, timeout_s, **args)[0]
+
+
+def ask_peer(path: "str | PathLike[str]", prefix: str, timeout_s: float = 5.0, **args: object) -> "tuple":
+    """ask's answer and the PID of the process that answered (SO_PEERCRED: the daemon that listens on the socket,
+    as this host's kernel numbers it; None where the kernel does not say)."""
     request = json.dumps({"prefix": prefix, "format": "json", **args}).encode() + b"\0"
+    pid = None
     try:
         with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
             s.settimeout(timeout_s)
             s.connect(str(path))
+            if hasattr(socket, "SO_PEERCRED"):
+                pid = struct.unpack("3i", s.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED,
+                                                       struct.calcsize("3i")))[0] or None
             s.sendall(request)
             (length,) = struct.unpack(">I", _read_exactly(s, 4))
             text = _read_exactly(s, length).decode(errors="replace")
@@ -30,7 +40,7 @@ def ask(path: "str | PathLike[str]", prefix: str, timeout_s: float = 5.0, **args
         raise AsokError(f"{path}: {exc}") from exc
     if text.startswith("ERROR:"):
         raise AsokError(f"{path}: {prefix}: {text.strip()}")
-    return text
+    return text, pid
 
 
 def _read_exactly(s: socket.socket, n: int) -> bytes:

@@ -32,7 +32,7 @@ Tell = Callable[[int, str, float], Any]
 def tell_all(tell: Tell, osds: list[int], describe: Collection[int], timeout_s: float) -> Readings:
     """Every OSD's `perf dump` (and of those in `describe` their `config show` and `perf schema`) through `ceph
     tell`, all at once, within timeout_s in all."""
-    got = Readings({}, {}, {}, {})
+    got = Readings({}, {}, {}, {}, {})
     if not osds:
         return got
     deadline = time.monotonic() + timeout_s
@@ -73,6 +73,7 @@ class OsdReading:
     dumps: dict[int, dict[str, Any]]
     errors: dict[int, str]          # osd -> why it could not be read, by either way
     sources: dict[int, str]         # osd -> ADMIN_SOCKET or CEPH_TELL: which gave its counters
+    stats: dict[int, str] = field(default_factory=dict)    # osd -> its /proc/PID/stat line (asok.Readings.stats)
 
 
 @dataclass
@@ -117,4 +118,4 @@ class OsdReader:
             self.described.update(describe & set(by_tell.dumps))
         self.config = {**(self.config or {}), **got.config}
         self.schema.update(got.schema)
-        return OsdReading(got.dumps, errors, sources)
+        return OsdReading(got.dumps, errors, sources, got.stats)

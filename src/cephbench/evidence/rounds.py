@@ -10,6 +10,7 @@ import statistics
 from dataclasses import dataclass, field
 from typing import Callable, Iterable, TypeVar
 
+from .proccpu import combine as combine_cpu
 from ..results import ClusterDuringTest, DeviceLoad, Evidence, HostLoad, LinkLoad, OsdCounters, OtherLoad
 
 T = TypeVar("T")
@@ -142,6 +143,7 @@ def _evidence(rounds: list[Evidence]) -> Evidence:
                                                                lambda k: (k.host, k.iface, k.network))],
         settings=next((e.settings for e in rounds if e.settings), {}),
         other_load=_other([e.other_load for e in rounds]),
+        cpu=combine_cpu([e.cpu for e in rounds]),
         notes=_unique([n for e in rounds for n in e.notes] + notes))
 
 

@@ -12,11 +12,14 @@ from typing import Sequence
 from rich.console import Console
 from rich.table import Table
 
-from ..analysis.compare import METRICS, Metric, MetricDelta, PairComparison, Side
+from ..analysis.compare import COMPARED, CPU_METRICS, METRICS, Metric, MetricDelta, PairComparison, Side
 from ..analysis.stats import ALPHA, repeats_needed
 from ..analysis.variants import group_of, grouped
 from . import charts
+from .curves import Overlaid, chart as curve_chart, overlaid, overlay_table
+from .cpu import figure
 from .format import iops, mib_s, ms
+from .sections import Table as ReportTable
 
 SPREAD_MIN_N = 3          # below this many repeats a min–max is marked as the one or two values it is
 
@@ -31,6 +34,8 @@ def value(metric: Metric, v: float | None) -> str:
         return mib_s(v)
     if metric.name == "ops_per_s":
         return iops(v)
+    if metric in CPU_METRICS:
+        return figure(v)
     return ms(v)
 
 
@@ -54,6 +59,20 @@ def _n(d: MetricDelta) -> str:
 
 def _few(pairs: Sequence[PairComparison]) -> bool:
     return any(d.sig.n_a < SPREAD_MIN_N or d.sig.n_b < SPREAD_MIN_N for p in pairs for t in p.tests for d in t.metrics)
+
+
+def curve_groups(pairs: Sequence[PairComparison]) -> list[list[Overlaid]]:
+    """Each latency-throughput curve with the same curve of every run that has it (report/curves.py)."""
+    return overlaid([("A", pairs[0].a.results), *((letter(i), p.b.results) for i, p in enumerate(pairs))])
+
+
+def curve_svgs(pairs: Sequence[PairComparison]) -> list[str | None]:
+    """Each curve's chart, the runs overlaid, in curve_tables' order."""
+    return [curve_chart(g) for g in curve_groups(pairs)]
+
+
+def curve_tables(pairs: Sequence[PairComparison]) -> list[ReportTable]:
+    return [overlay_table(g) for g in curve_groups(pairs)]
 
 
 def run_names(pairs: Sequence[PairComparison]) -> list[tuple[str, str]]:
@@ -104,7 +123,7 @@ def legend(pairs: Sequence[PairComparison]) -> list[str]:
 
 def _geomean_text(pair: PairComparison, baselines: bool = False) -> str:
     g = pair.geomean(baselines)
-    names = {m.name: m.label for m in METRICS}
+    names = {m.name: m.label for m in COMPARED}
     return "; ".join(f"{names[k]} ×{v:.3f} ({(v - 1) * 100:+.1f}%)" for k, v in g.items())
 
 
@@ -159,6 +178,15 @@ def print_text(console: Console, pairs: Sequence[PairComparison]) -> None:
         console.print(pair_table(pair, b))
         for line in summary(pair, b):
             console.print(line, markup=False, highlight=False, soft_wrap=True)
+    for t in curve_tables(pairs):
+        rt = Table(title=t.title, title_justify="left", header_style="bold")
+        for h in t.headers:
+            rt.add_column(h, overflow="fold")
+        for row in t.rows:
+            rt.add_row(*row)
+        console.print(rt)
+        for n in t.notes:
+            console.print(n, markup=False, highlight=False, soft_wrap=True)
     for line in legend(pairs):
         console.print(line, markup=False, highlight=False, soft_wrap=True)
 
@@ -175,8 +203,10 @@ def _md(s: str) -> str:
     return str(s).replace("\\", "\\\\").replace("|", "\\|").replace("\n", " ").replace("<", "&lt;")
 
 
-def render_markdown(pairs: Sequence[PairComparison], charts: Sequence[str | None] = ()) -> str:
-    """Markdown; `charts[i]`, when given, is the file name of pair i's SVG chart, linked under its table."""
+def render_markdown(pairs: Sequence[PairComparison], charts: Sequence[str | None] = (),
+                    curve_charts: Sequence[str | None] = ()) -> str:
+    """Markdown; `charts[i]`, when given, is the file name of pair i's SVG chart, linked under its table;
+    `curve_charts[i]` that of the i-th latency-throughput curve (curve_svgs)."""
     out = ["# cephbench compare", ""]
     for i, pair in enumerate(pairs):
         b = letter(i)
@@ -189,6 +219,12 @@ def render_markdown(pairs: Sequence[PairComparison], charts: Sequence[str | None
         out += ["", *(_md(line[0].upper() + line[1:]) for line in summary(pair, b)), ""]
         if i < len(charts) and charts[i]:
             out += [f"![percent change, A vs {b}]({charts[i]})", ""]
+    for i, t in enumerate(curve_tables(pairs)):
+        out += [f"## {_md(t.title)}", "", "| " + " | ".join(t.headers) + " |", "|" + "---|" * len(t.headers)]
+        out += ["| " + " | ".join(_md(c) for c in row) + " |" for row in t.rows]
+        out += ["", *(f"- {_md(n)}" for n in t.notes), ""]
+        if i < len(curve_charts) and curve_charts[i]:
+            out += [f"![latency against throughput, the runs overlaid]({curve_charts[i]})", ""]
     out += [f"- {_md(line)}" for line in legend(pairs)]
     return "\n".join(out) + "\n"
 
@@ -226,8 +262,9 @@ def render_html(pairs: Sequence[PairComparison]) -> str:
         # svg.py escapes every text it writes (test names and run names come from the run)
         data.append({"b_name": b, "a": pair.a.name, "b": pair.b.name, "rows": _rows(pair), "summary": summary(pair, b),
                      "notes": pair_notes(pair, b), "svg": pct_change_svg(pair, b)})
+    curves = [(overlay_table(g), curve_chart(g)) for g in curve_groups(pairs)]
     return env.get_template("compare.html.j2").render(
-        pairs=data, runs=[p["a"] for p in data[:1]] + [p["b"] for p in data],
+        pairs=data, curves=curves, runs=[p["a"] for p in data[:1]] + [p["b"] for p in data],
         legend={"runs": run_names(pairs), "lines": explain(pairs)},
-        chart_count=sum(1 for p in data if p["svg"]),
+        chart_count=sum(1 for p in data if p["svg"]) + sum(1 for _, svg in curves if svg),
         generated=datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"))

@@ -2,12 +2,25 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Iterable
 
 if TYPE_CHECKING:
     from ..results import Result
 
 MIB = 1024 * 1024
+
+
+@dataclass
+class Table:
+    """A table as every format shows it (sections.py, the Markdown and HTML reports; the terminal's own style)."""
+    title: str
+    headers: list[str]
+    rows: list[list[str]]
+    notes: list[str] = field(default_factory=list)
+    # the key columns (sections.KEY_HEADERS), one row per result: report.html shows them always and folds `rows`
+    # away; empty for a narrow table, which is shown whole
+    key: list[list[str]] = field(default_factory=list)
 
 
 def mib_s(bytes_per_s: float | None) -> str:

@@ -9,6 +9,7 @@ from jinja2 import Environment, PackageLoader, select_autoescape
 from ..kinds import KINDS
 from ..results import Result
 from . import charts, variants
+from .curves import report_curves
 from .sections import KEY_HEADERS, ReportData, Section
 
 SWEEP_PARAMS = ("object_size", "block_size", "concurrency", "iodepth", "instances")
@@ -127,7 +128,11 @@ def render(data: ReportData) -> tuple[str, int]:
     charts_by_table = {title: Chart(cid, caption, svg)
                        for cid, caption, svg, title in variants.chart_list(data.variants)}
     variant_parts = [(t, charts_by_table.get(t.title)) for t in variants.tables(data.variants)]
+    curves = [(t, Chart(f"curve-{i}", t.title, svg) if svg else None, text)
+              for i, (t, svg, text) in enumerate(report_curves([r for s in data.sections for r in s.results]))]
     n = len(gap_charts) + len(charts_by_table) + sum(len(c) + len(p.evidence) for _, c, p in sections)
+    n += sum(1 for _, c, _ in curves if c)
     return env.get_template("report.html.j2").render(
         data=data, sections=sections, gap_charts=gap_charts, key_headers=KEY_HEADERS, chart_count=n,
-        variant_parts=variant_parts, variant_notes=variants.notes(data.variants) if data.variants else []), n
+        variant_parts=variant_parts, curves=curves,
+        variant_notes=variants.notes(data.variants) if data.variants else []), n

@@ -7,6 +7,7 @@ import re
 from ..results import Result
 from .format import by_text
 from . import variants
+from .curves import report_curves
 from .sections import ReportData, Table
 
 _MD_SPECIAL = re.compile(r"([\\`*_{}\[\]<>|#])")
@@ -54,6 +55,13 @@ def render(data: ReportData) -> str:
         lines.append("- no cluster results")
     if data.slow_osds:
         lines.append(f"- **slow OSDs** (OSD bench: median below the other OSDs by more than the threshold, and told apart from them by the repeats): {esc(', '.join(data.slow_osds))}")
+    results = [r for section in data.sections for r in section.results]
+    curves = report_curves(results)
+    lines += [f"- {esc(text)}" for _, _, text in curves]
+    if curves:
+        lines += ["", "## Latency against throughput", ""]
+        for t, _, _ in curves:
+            lines += _table(t)
     if data.variants:
         lines += ["", "## Variants", ""]
         for t in variants.tables(data.variants):

@@ -15,7 +15,8 @@ from ..kinds import KINDS, LEVEL_ORDER as KIND_LEVELS, level_of
 from ..results import CorruptLine, Result, RunDir
 from ..units import format_size
 from .clients import clients_of, spread_line
-from .format import host_cpu, iops, mib_s, ms, pct, result_figures, result_mib_s, seconds, span
+from .cpu import cpu_table
+from .format import Table, host_cpu, iops, mib_s, ms, pct, result_figures, result_mib_s, seconds, span
 from .gap import Facts, Gap, gap_of
 from .verdict import VerdictLine, slow_osds, verdict
 
@@ -23,17 +24,6 @@ LEVEL_ORDER = [*KIND_LEVELS, "Other"]      # "Other": results of a kind this cep
 
 
 KEY_HEADERS = ["test", "measured", "efficiency", "bottleneck", "status"]
-
-
-@dataclass
-class Table:
-    title: str
-    headers: list[str]
-    rows: list[list[str]]
-    notes: list[str] = field(default_factory=list)
-    # the key columns (KEY_HEADERS), one row per result: report.html shows them always and folds `rows` away;
-    # empty for a narrow table, which is shown whole
-    key: list[list[str]] = field(default_factory=list)
 
 
 @dataclass
@@ -261,6 +251,12 @@ def client_tables(rs: list[Result]) -> list[Table]:
     return out
 
 
+def cpu_tables(rs: list[Result]) -> list[Table]:
+    """CPU per operation beside throughput (report/cpu.py), when the results' evidence has it."""
+    t = cpu_table(sorted(rs, key=lambda r: r.test.index))
+    return [t] if t is not None else []
+
+
 def _environment(meta: dict[str, Any]) -> tuple[list[tuple[str, str]], list[tuple[str, str, str]],
                                                 list[tuple[str, str]]]:
     cluster = meta.get("cluster") or {}
@@ -308,7 +304,8 @@ def build(rundir: RunDir) -> ReportData:
     by_level: dict[str, list[Result]] = {}
     for r in results:
         by_level.setdefault(level_of(r.test.kind) or "Other", []).append(r)
-    sections = [Section(level, level_tables(by_level[level]) + client_tables(by_level[level]), by_level[level])
+    sections = [Section(level, level_tables(by_level[level]) + client_tables(by_level[level])
+                        + cpu_tables(by_level[level]), by_level[level])
                 for level in LEVEL_ORDER if level in by_level]
     counts = {s: sum(1 for r in results if r.status == s) for s in ("ok", "failed", "skipped")}
     lines = verdict(results)

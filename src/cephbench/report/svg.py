@@ -288,6 +288,8 @@ class Line:
     color: str
     dash: str = ""
     marker: bool = False
+    labels: tuple[str, ...] = ()        # a text beside each point (a curve's loads), in the order of `points`
+    ring: int | None = None             # the point circled (a curve's knee)
 
 
 @dataclass
@@ -389,14 +391,25 @@ def line_chart(panels: Sequence[Panel], x: XAxis, legend: Sequence[LegendItem], 
             c.rect(x0, r.y, x1 - x0, r.h, fill=BAND_FILL, opacity=BAND_OPACITY, tooltip=b.label)
         for ln in p.lines:
             # a value outside fixed limits (a CPU share above 100%) is drawn on the frame, not across the page
-            pts = [(xscale(px), min(max(yscale(py), r.y), r.bottom)) for px, py in ln.points
-                   if math.isfinite(py) and (py > 0 or not p.ylog)]
+            kept = [i for i, (_, py) in enumerate(ln.points) if math.isfinite(py) and (py > 0 or not p.ylog)]
+            pts = [(xscale(ln.points[i][0]), min(max(yscale(ln.points[i][1]), r.y), r.bottom)) for i in kept]
             c.series(thin(pts, int(plot_w)), ln.color, ln.dash, ln.marker, ln.label)
+            _point_marks(c, ln, kept, pts)
         _frame(c, r)
         y = r.bottom + gap
     if legend:
         _legend(c, left + plot_w + 10, top, legend)
     return c.svg(width, bottom + 8, label)
+
+
+def _point_marks(c: Canvas, ln: Line, kept: Sequence[int], pts: Sequence[tuple[float, float]]) -> None:
+    """Each point's text (up and right of it) and the ringed point of a line."""
+    for i, (x, y) in zip(kept, pts):
+        if i < len(ln.labels) and ln.labels[i]:
+            c.text(x + 5, y - 5, ln.labels[i], px=LEGEND_PX - 1, color=ln.color)
+        if ln.ring == i:
+            c.parts.append(f'<circle cx="{_num(x)}" cy="{_num(y)}" r="7" fill="none" stroke="{ln.color}" '
+                           f'stroke-width="2"><title>{esc(ln.label)}: knee</title></circle>')
 
 
 # ---- bar charts ---------------------------------------------------------------------------------

@@ -18,6 +18,8 @@ from ..kinds import KINDS, ops_unit
 from ..results import Result
 from ..units import format_size
 from .baseline import BASELINE_KINDS, print_baselines
+from .cpu import print_cpu
+from .curves import knee_lines, print_curves
 from .format import host_cpu, iops, mib_s, ms, pct, result_iops, result_mib_s, result_p99, seconds
 from .textout import Column, fitted_table, print_left_out, print_messages, print_whole
 from .verdict import slow_osds, verdict
@@ -134,7 +136,8 @@ def print_verdict(console: Console, results: list[Result]) -> None:
         print_variants(console, view(results))
     lines = verdict(results)
     slow = slow_osds(results)
-    if not lines and not slow:
+    bends = knee_lines(results)
+    if not lines and not slow and not bends:
         return
     console.print("Verdict", style="bold")
     for v in lines:
@@ -143,6 +146,8 @@ def print_verdict(console: Console, results: list[Result]) -> None:
             console.print(f"      {v.reason}", markup=False, soft_wrap=True)
     if slow:
         console.print(f"  slow OSDs (OSD bench: median below the other OSDs by more than the threshold, and told apart from them by the repeats): {', '.join(slow)}", markup=False, soft_wrap=True)
+    for line in bends:   # the knee of each latency-throughput curve (analysis/curves.py)
+        console.print(f"  {line}", markup=False, soft_wrap=True)
 
 
 def print_results(console: Console, results: list[Result], reasons: bool = False) -> None:
@@ -156,6 +161,7 @@ def print_results(console: Console, results: list[Result], reasons: bool = False
             return
     if len(results) == 1:
         print_whole(console, seed_summary(results[0]))
+        print_cpu(console, results)
     else:
         left_out: dict[str, None] = {}
         for kind, rs in by_kind(results):
@@ -163,6 +169,8 @@ def print_results(console: Console, results: list[Result], reasons: bool = False
             print_whole(console, table)
             left_out.update(dict.fromkeys(dropped))
         print_left_out(console, list(left_out))
+        print_cpu(console, results)
+        print_curves(console, results)
     print_messages(console, results)
     for r in results if reasons else []:   # the model's reasons, where it had a ceiling (docs/model.md)
         if r.analysis and r.analysis.reason and r.analysis.efficiency is not None:
