@@ -275,10 +275,10 @@ def lab_roots(remove: str | None) -> None:
     if not found:
         out.print(f"no roots in {roots.roots_dir()}; `cephbench lab up --release reef` builds one")
         return
-    out.print(f"{'release':<10} {'ceph':<16} {'debian':<9} {'size':>9}  built")
+    out.print(f"{'release':<10} {'ceph':<22} {'debian':<9} {'size':>9}  built")
     for r in found:
         built = time.strftime("%Y-%m-%d %H:%M", time.localtime(r.built_unix))
-        out.print(f"{r.release:<10} {r.ceph_version:<16} {r.suite:<9} {format_size(r.size_bytes):>9}  {built} "
+        out.print(f"{r.release:<10} {r.ceph_version:<22} {r.suite:<9} {format_size(r.size_bytes):>9}  {built} "
                   f"in {r.build_s:.0f} s  {r.dir}")
 
 

@@ -268,6 +268,9 @@ def prepare(request: RunRequest, say: Callable[[str], None] = lambda _m: None) -
                 "cephbench_version": __version__, "run_ids": [run_id], "suite_name": suite.name,
                 "suite": as_given.model_dump(mode="json"), "plan": [t.model_dump() for t in plan.tests],
                 "target": target.describe(), "started_unix": time.time(), "lab_topology": lab_topology,
+                # the lab's Ceph release (identity.release) and the root it runs from, when it is not the host's
+                **({"release": lab_info.release} if lab_info is not None and lab_info.release else {}),
+                **({"lab_root": lab_info.root} if lab_info is not None and lab_info.root else {}),
                 "cluster": cluster.facts(), "hosts": {"client": local_facts()},
                 **({"clients": {n: f.to_json() for n, f in client_facts.items()}} if client_facts else {}),
             })

@@ -80,6 +80,11 @@ def test_a_root_without_its_binaries_is_not_whole(tmp_path):
     assert root is not None and "usr/bin/ceph-osd" in roots.whole(root)
     for b in roots.ESSENTIAL:
         (d / "root" / b).touch()
+    # Reef's mgr cannot load Debian 13's bcrypt: a Reef root without the module in its place is not whole
+    shim = roots.MGR_BCRYPT_SHIM[0]
+    assert shim in roots.whole(root)
+    (d / "root" / shim).parent.mkdir(parents=True)
+    (d / "root" / shim).write_text(roots.MGR_BCRYPT_SHIM[1])
     assert roots.whole(root) == ""
     assert [r.release for r in roots.list_roots(tmp_path)] == ["reef"]
 

@@ -225,6 +225,21 @@ def mounts_under(path: Path) -> list[str]:
     return out
 
 
+def processes_in(path: Path) -> list[int]:
+    """PIDs of processes whose root directory is `path` (a lab's daemons run there in mount namespaces of their
+    own, whose mounts the host does not see)."""
+    target = str(path.resolve())
+    out = []
+    for p in Path("/proc").iterdir():
+        if p.name.isdigit():
+            try:
+                if os.readlink(p / "root") == target:
+                    out.append(int(p.name))
+            except OSError:
+                continue
+    return out
+
+
 def _remove_tree(path: Path) -> None:
     """Remove a root's tree; refused while anything is mounted inside it (rmtree would walk into a lab's data)."""
     mounted = mounts_under(path)
@@ -243,8 +258,10 @@ def remove(name: str, base: Path | None = None) -> Root:
         raise UserError(f"there is no cephbench root of {rel.name} in {d.parent}: nothing was removed",
                         "cephbench lab roots lists them", where="--remove")
     mounted = mounts_under(d)
-    if mounted:
-        raise UserError(f"the {rel.name} root has mounts inside it ({', '.join(mounted[:3])}): a lab runs from it",
+    users = processes_in(root.path)
+    if mounted or users:
+        what = f"mounts inside it ({', '.join(mounted[:3])})" if mounted else f"processes running from it ({users[0]})"
+        raise UserError(f"the {rel.name} root has {what}: a lab runs from it",
                         "stop that lab with cephbench lab down first", where="--remove")
     # the manifest goes last: a removal cut short still leaves a directory that proves what it is
     if root.path.exists():
