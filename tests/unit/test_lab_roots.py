@@ -157,3 +157,24 @@ def test_the_command_in_a_root_keeps_its_argv_at_the_end():
     argv = chroot.InRoot(Path("/r"), Path("/lab")).argv(["ceph-osd", "-i", 0, "--conf", Path("/lab/ceph.conf")])
     assert argv[:5] == ["unshare", "--mount", "--propagation", "private", argv[4]]
     assert argv[-7:] == ["/lab", "--", "ceph-osd", "-i", "0", "--conf", "/lab/ceph.conf"]
+
+
+def test_a_build_that_fails_is_one_line_and_leaves_no_half_built_root(tmp_path, monkeypatch):
+    """An archive that cannot be reached: mmdebstrap wrote part of the root, then failed. (A stand-in for
+    mmdebstrap: what is tested is what cephbench does with its failure.)"""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    fake = bin_dir / "mmdebstrap"
+    fake.write_text('#!/bin/sh\nfor a; do target="$a"; done\nmkdir -p "$target/usr/bin" && touch "$target/usr/bin/x"\n'
+                    'echo "E: Failed to fetch http://deb.debian.org/debian/dists/trixie/InRelease" >&2\nexit 1\n')
+    fake.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{bin_dir}:/usr/bin:/bin")
+    base = tmp_path / "roots"
+    monkeypatch.setenv("CEPHBENCH_ROOTS_DIR", str(base))
+    res = cephbench("lab", "roots")
+    assert res.returncode == 0 and "no roots" in res.stdout
+    with pytest.raises(UserError) as e:
+        roots.ensure("reef")
+    line = e.value.one_line()
+    assert "mmdebstrap exit 1" in line and "Failed to fetch" in line and "nothing was kept" in line
+    assert list(base.iterdir()) == []

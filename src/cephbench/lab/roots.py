@@ -316,6 +316,27 @@ def ensure(name: str, base: Path | None = None, progress=lambda msg: None) -> Ro
     return build(rel, base, progress)
 
 
+def _run_mmdebstrap(argv: tuple[str, ...], rel: Release) -> tuple[int, str]:
+    """mmdebstrap to its end. Stopped (a timeout, Ctrl-C, SIGTERM) it gets SIGTERM and time to unmount what it
+    mounted in the new root: SIGKILL, as subprocess.run sends, would leave /proc and /dev mounted there."""
+    proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                            text=True, start_new_session=True)
+    try:
+        _, stderr = proc.communicate(timeout=BUILD_TIMEOUT_S)
+        return proc.returncode, stderr or ""
+    except BaseException as exc:
+        proc.terminate()
+        try:
+            proc.communicate(timeout=120)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+        if isinstance(exc, subprocess.TimeoutExpired):
+            raise UserError(f"building the {rel.name} root took over {BUILD_TIMEOUT_S:.0f} s: stopped",
+                            "check the network to Debian's archive", where="--release") from None
+        raise
+
+
 def build(rel: Release, base: Path, progress=lambda msg: None) -> Root:
     exe = shutil.which("mmdebstrap")
     if exe is None:
@@ -329,16 +350,11 @@ def build(rel: Release, base: Path, progress=lambda msg: None) -> Root:
         (plan.staging / BUILD_MARKER).write_text(f"{os.getpid()}\n")
         progress(f"building the {rel.name} root from Debian {rel.suite} into {plan.final} (a few minutes, once)")
         t0 = time.monotonic()
-        try:
-            proc = subprocess.run(plan.argv, stdin=subprocess.DEVNULL, capture_output=True, text=True,
-                                  timeout=BUILD_TIMEOUT_S)
-        except subprocess.TimeoutExpired:
-            raise UserError(f"building the {rel.name} root took over {BUILD_TIMEOUT_S:.0f} s: stopped",
-                            "check the network to Debian's archive", where="--release") from None
-        if proc.returncode != 0:
-            tail = [ln for ln in (proc.stderr or "").splitlines() if ln.strip()][-1:] or ["no output"]
+        returncode, stderr = _run_mmdebstrap(plan.argv, rel)
+        if returncode != 0:
+            tail = [ln for ln in stderr.splitlines() if ln.strip()][-1:] or ["no output"]
             raise UserError(f"building the {rel.name} root from Debian {rel.suite} failed "
-                            f"(mmdebstrap exit {proc.returncode}): {tail[0].strip()}",
+                            f"(mmdebstrap exit {returncode}): {tail[0].strip()}",
                             "check that Debian's archive is reachable; nothing was kept", where="--release")
         build_s = time.monotonic() - t0
         q = subprocess.run(["dpkg-query", f"--admindir={plan.root}/var/lib/dpkg", "-W",
