@@ -54,6 +54,9 @@ def test_a_lab_on_another_release_runs_a_suite_and_leaves_nothing(release, major
     lb = Lab(lab_dir)
     try:
         up = run_cli(["lab", "up", "--dir", lab_dir, "--release", release, "--osds", "1", "--osd-size", "3GiB"])
+        if release == "tentacle" and up.returncode == 2 and "not yet supported" in up.stderr:
+            assert not lab_dir.exists()
+            pytest.skip(up.stderr.strip())
         assert up.returncode == 0, up.stderr[-3000:]
         print(up.stdout.strip())
         info = lb.info()

@@ -361,6 +361,9 @@ class Lab:
         rel = roots.release(release)
         if rel.name == self.host_release():
             return None
+        if rel.no_lab:
+            raise UserError(f"a lab of {rel.name} is not yet supported: {rel.no_lab}",
+                            "use --release reef", where="--release")
         if multi is not None:
             raise UserError(f"--release {rel.name} is not yet supported with --hosts: a multi-host lab runs the "
                             f"host's own Ceph ({self.host_release() or 'none installed'})",

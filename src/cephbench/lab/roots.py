@@ -61,12 +61,16 @@ class Release:
     aptopts: tuple[str, ...] = ()    # what that archive needs (sid's Release file expires on mirrors)
     # files added to the root after mmdebstrap (path inside the root, text), recorded in the manifest
     fixups: tuple[tuple[str, str], ...] = ()
+    # why a lab cannot run it yet ('' when it can); its root can still be built and listed
+    no_lab: str = ""
 
 
 RELEASES: dict[str, Release] = {r.name: r for r in (
     Release("pacific", 16, "bookworm"),
     Release("reef", 18, "trixie", fixups=(MGR_BCRYPT_SHIM,)),
-    Release("tentacle", 20, "sid", ('Acquire::Check-Valid-Until "false"',)),
+    Release("tentacle", 20, "sid", ('Acquire::Check-Valid-Until "false"',),
+            no_lab="Tentacle's monitors allow only aes256k cephx keys by default, which the host's Ceph 16 client "
+                   "(cephbench's librados, ceph, rados) cannot use"),
 )}
 NAMES_BY_MAJOR = {16: "pacific", 17: "quincy", 18: "reef", 19: "squid", 20: "tentacle"}
 
