@@ -70,6 +70,11 @@ def test_a_lab_on_another_release_runs_a_suite_and_leaves_nothing(release, major
         osd_pid = int((lab_dir / "run" / "osd.0.pid").read_text())
         assert os.readlink(f"/proc/{osd_pid}/root") == str(root.path.resolve())
         assert (lab_dir / "run" / "ceph-osd.0.asok").is_socket()
+        # a root a lab runs from is not removed under it
+        refused = run_cli(["lab", "roots", "--remove", release],
+                          {**os.environ, "CEPHBENCH_ROOTS_DIR": str(root.dir.parent)})
+        assert refused.returncode == 2 and "processes running from it" in refused.stderr, refused.stderr
+        assert roots.whole(root) == ""
 
         env = {**os.environ, **lb.env()}
         out = tmp_path / "run"

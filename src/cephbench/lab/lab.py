@@ -600,7 +600,9 @@ class Lab:
             if rgw:
                 user.result()
                 steps.mark("rgw user")
-            info.versions = mon.json("versions")
+            # RGW reaches `ceph versions` through the mgr's service map, a moment after it answers HTTP
+            dm.wait_for(lambda: self._versions(mon, info, rgw), "every daemon's version", all_ds, self._pid,
+                        progress)
         return info
 
     def _mon_state(self, mon_d: dm.Daemon) -> tuple[bool, str]:
@@ -624,6 +626,12 @@ class Lab:
         with os.fdopen(fd, "w") as f:
             json.dump({"uid": LAB_USER, "s3_access_key": access, "s3_secret_key": secret,
                        "swift_user": f"{LAB_USER}:swift", "swift_key": secret}, f, indent=2)
+
+    @staticmethod
+    def _versions(mon: LabMon, info: LabInfo, rgw: bool) -> tuple[bool, str]:
+        info.versions = mon.json("versions")
+        kinds = ("mon", "mgr", "osd", *(("rgw",) if rgw else ()))
+        return all(k in info.versions for k in kinds), ", ".join(sorted(info.versions))
 
     @staticmethod
     def _osds_up(mon: LabMon, want: int) -> tuple[bool, str]:

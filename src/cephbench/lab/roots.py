@@ -41,8 +41,8 @@ ESSENTIAL = ("usr/bin/ceph-osd", "usr/bin/ceph-mon", "usr/bin/ceph-mgr", "usr/bi
 # Debian 13's python3-bcrypt is a PyO3 module, which refuses to load in ceph-mgr's subinterpreters (PyO3 issue
 # 576): Reef's mgr_util imports it at the top, so every mgr module failed to load (MGR_MODULE_DEPENDENCY, never
 # HEALTH_OK). This module, first on the mgr's path, takes its place; only the dashboard's passwords use bcrypt.
-MGR_BCRYPT_SHIM = ("usr/share/ceph/mgr/bcrypt.py", '''"""Put here by cephbench when it built this root (lab/roots.py): the
-system's bcrypt cannot load in ceph-mgr's subinterpreters. Only the dashboard's passwords use it."""
+MGR_BCRYPT_SHIM = ("usr/share/ceph/mgr/bcrypt.py", '''"""Put here by cephbench when it built this root (lab/roots.py):
+the system's bcrypt cannot load in ceph-mgr's subinterpreters. Only the dashboard's passwords use it."""
 
 
 def gensalt(*args, **kwargs):
