@@ -1,9 +1,10 @@
-"""Labs on other Ceph releases (issue 27 item 1): a one-host lab whose daemons run from a root of Reef (Debian 13)
-or Tentacle (Debian unstable), built once by mmdebstrap into the roots cache and reused; a run against it; and
-`lab down` leaving no process running from the root, no mount and no mount point of its own there.
+"""Labs on other Ceph releases (issue 27 item 1): a lab whose daemons, and each host's sshd, run from a root of Reef
+(Debian 13) or Tentacle (Debian unstable), built once by mmdebstrap into the roots cache and reused; a run against it;
+and `lab down` leaving no process running from the root, no mount and no directory of its own there.
 
-The first build of a root takes minutes (Reef: 105 s and 674 MiB on the 2-core VM). Debian unstable changes
-under its users: when Tentacle's root cannot be built the test is skipped with the reason; Reef's must build."""
+The first build of a root takes minutes (Reef: 105-116 s and 674 MiB on the 2-core VM). Debian unstable changes
+under its users: when Tentacle's root cannot be built, or its lab not started, the test is skipped with the reason;
+Reef's must build."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ import hashlib
 import json
 import os
 import shutil
+import subprocess
 import tempfile
 from pathlib import Path
 
@@ -25,11 +27,11 @@ from labcli import run_cli, write_suite
 SUITE = """
 name: tiny-release
 pools:
-  rep1: {type: replicated, size: 1, pg_num: 8}
+  rep: {type: replicated, size: SIZE, pg_num: 8}
 workloads:
   - name: rados
     type: rados_bench
-    pool: rep1
+    pool: rep
     modes: [write, seq]
     object_size: [64KiB]
     concurrency: 4
@@ -46,14 +48,15 @@ def root_or_skip(release: str) -> roots.Root:
         raise
 
 
-@pytest.mark.parametrize("release, major", [("reef", "18."), ("tentacle", "20.")])
-def test_a_lab_on_another_release_runs_a_suite_and_leaves_nothing(release, major, tmp_path):
+def run_on_release(release: str, major: str, tmp_path: Path, flags: list[str], pool_size: int,
+                   check_lab=lambda lb, root: None) -> None:
+    """Start a lab of `release` with `flags`, check what it records, run a tiny suite, down it; nothing left."""
     root = root_or_skip(release)
     d = Path(tempfile.mkdtemp(prefix=f"cephbench-test-{release}-"))
     lab_dir = d / "lab"
     lb = Lab(lab_dir)
     try:
-        up = run_cli(["lab", "up", "--dir", lab_dir, "--release", release, "--osds", "1", "--osd-size", "3GiB"])
+        up = run_cli(["lab", "up", "--dir", lab_dir, "--release", release, "--osd-size", "3GiB", *flags])
         if release == "tentacle" and up.returncode == 2 and "not yet supported" in up.stderr:
             assert not lab_dir.exists()
             pytest.skip(up.stderr.strip())
@@ -62,7 +65,7 @@ def test_a_lab_on_another_release_runs_a_suite_and_leaves_nothing(release, major
         info = lb.info()
         assert info is not None and info.release == release and info.root is not None
         # every daemon the lab runs, at the release's version
-        for kind in ("mon", "mgr", "osd", "rgw"):
+        for kind in ("mon", "mgr", "osd", *(() if "--no-rgw" in flags else ("rgw",))):
             (version,) = info.versions[kind]
             assert f"ceph version {major}" in version and release in version, (kind, version)
         assert info.root["manifest_sha256"] == hashlib.sha256(root.manifest.read_bytes()).hexdigest()
@@ -75,10 +78,11 @@ def test_a_lab_on_another_release_runs_a_suite_and_leaves_nothing(release, major
                           {**os.environ, "CEPHBENCH_ROOTS_DIR": str(root.dir.parent)})
         assert refused.returncode == 2 and "processes running from it" in refused.stderr, refused.stderr
         assert roots.whole(root) == ""
+        check_lab(lb, root)
 
-        env = {**os.environ, **lb.env()}
         out = tmp_path / "run"
-        res = run_cli(["run", write_suite(tmp_path, SUITE), "--out", out], env)
+        suite = write_suite(tmp_path, SUITE.replace("SIZE", str(pool_size)))
+        res = run_cli(["run", suite, "--out", out], {**os.environ, **lb.env()})
         assert res.returncode == 0, res.stderr[-3000:] + res.stdout[-3000:]
         results, _ = RunDir(out).results()
         assert [r.status for r in results] == ["ok", "ok"], [r.error for r in results]
@@ -97,3 +101,23 @@ def test_a_lab_on_another_release_runs_a_suite_and_leaves_nothing(release, major
     assert not roots.mounts_under(root.path) and not roots.mounts_under(d)
     assert not (root.path / lab_dir.relative_to("/")).exists(), "the lab's mount point was left in the root"
     assert roots.whole(roots.read_root(root.dir)) == ""
+
+
+@pytest.mark.parametrize("release, major", [("reef", "18."), ("tentacle", "20.")])
+def test_a_one_host_lab_on_another_release_runs_a_suite_and_leaves_nothing(release, major, tmp_path):
+    run_on_release(release, major, tmp_path, ["--osds", "1"], pool_size=1)
+
+
+@pytest.mark.multihost
+def test_a_multi_host_reef_lab_runs_sshd_and_tools_from_the_root(tmp_path):
+    """Each host's sshd runs from the root: a session there runs Reef's rados and Debian 13's fio."""
+    def check(lb: Lab, root: roots.Root) -> None:
+        for p in (lb.dir / "run").glob("sshd.*.pid"):
+            assert os.readlink(f"/proc/{int(p.read_text())}/root") == str(root.path.resolve())
+        res = subprocess.run(["ssh", "-F", str(lb.dir / "ssh" / "config"), "h2", "rados --version; fio --version"],
+                             capture_output=True, text=True, timeout=60)
+        assert res.returncode == 0 and "ceph version 18." in res.stdout, res.stdout + res.stderr
+        assert f"fio-{root.packages['fio'].split('-')[0]}" in res.stdout, res.stdout
+
+    run_on_release("reef", "18.", tmp_path, ["--hosts", "2", "--no-rgw"], pool_size=2, check_lab=check)
+    assert not (roots.read_root(roots.roots_dir() / "reef").path / "run" / "sshd").exists()

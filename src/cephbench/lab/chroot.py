@@ -43,9 +43,10 @@ def missing_dirs(root: Path, lab_dir: Path) -> list[Path]:
     return out[::-1]
 
 
-def make_mount_point(root: Path, lab_dir: Path, record: Path) -> list[Path]:
-    """Make the lab directory's mount point inside the root; record first what will be made."""
-    made = missing_dirs(root, lab_dir)
+def make_mount_point(root: Path, lab_dir: Path, record: Path, also: tuple[str, ...] = ()) -> list[Path]:
+    """Make the lab directory's mount point inside the root, and the directories `also` names there (sshd's
+    privilege separation directory /run/sshd, which no service makes in a root); record first what will be made."""
+    made = list(dict.fromkeys(p for d in (lab_dir, *(Path("/") / a for a in also)) for p in missing_dirs(root, d)))
     write_record(record, root, made)
     for p in made:
         p.mkdir(exist_ok=True)

@@ -16,7 +16,8 @@ def main(args: list[str]) -> None:
     if len(args) < 4 or args[2] != "--":
         sys.exit("usage: inroot.py ROOT LAB_DIR -- ARGV...")
     root, lab_dir, argv = args[0], args[1], args[3:]
-    for src, how in (("/proc", "--rbind"), ("/sys", "--rbind"), ("/dev", "--rbind"), (lab_dir, "--bind")):
+    # --rbind: what is mounted below them comes too (a multi-host lab's FileStore file systems under the lab)
+    for src, how in (("/proc", "--rbind"), ("/sys", "--rbind"), ("/dev", "--rbind"), (lab_dir, "--rbind")):
         # the lab directory's mount point was made (and recorded) by `lab up`: nothing is made in the root here
         subprocess.run(["mount", how, src, root + src], check=True, stdin=subprocess.DEVNULL)
     os.chroot(root)

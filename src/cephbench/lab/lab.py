@@ -284,7 +284,8 @@ class Lab:
 
         In a multi-host lab it runs inside its host's network namespace, under its host's name."""
         d = self._daemon(name)
-        argv = self._ceph_argv([*argv, "--conf", str(self.conf), "-f"]) if ceph else list(argv)
+        # sshd too: a session on a lab host runs the release's tools (rados, rbd, fio)
+        argv = self._ceph_argv([*argv, "--conf", str(self.conf), "-f"] if ceph else list(argv))
         env = None
         multi = self._multi()
         if multi is not None:
@@ -308,7 +309,7 @@ class Lab:
            release: str | None = None) -> LabInfo:
         """Start the lab: one host on loopback, or with `multi` a lab of hosts that are network namespaces; with
         `release` other than the host's own Ceph, its daemons run from that release's root (built once)."""
-        root = self._release_root(release, multi, progress) if release else None
+        root = self._release_root(release, progress) if release else None
         missing = [] if root else [b for b in REQUIRED_BINARIES if self.host.which(b) is None]
         if missing:
             raise UserError(f"Ceph binaries missing: {', '.join(missing)}",
@@ -355,8 +356,7 @@ class Lab:
         replace(marker, started=True).write()
         return info
 
-    def _release_root(self, release: str, multi: MultiHostSpec | None,
-                      progress: Callable[[str], None]) -> roots.Root | None:
+    def _release_root(self, release: str, progress: Callable[[str], None]) -> roots.Root | None:
         """The root `release` runs from: None when it is the host's own Ceph; built now if not cached."""
         rel = roots.release(release)
         if rel.name == self.host_release():
@@ -364,10 +364,6 @@ class Lab:
         if rel.no_lab:
             raise UserError(f"a lab of {rel.name} is not yet supported: {rel.no_lab}",
                             "use --release reef", where="--release")
-        if multi is not None:
-            raise UserError(f"--release {rel.name} is not yet supported with --hosts: a multi-host lab runs the "
-                            f"host's own Ceph ({self.host_release() or 'none installed'})",
-                            "use a one-host lab for another release", where="--release")
         return roots.ensure(rel.name, progress=progress)
 
     def host_release(self) -> str:
@@ -398,7 +394,7 @@ class Lab:
         """Directories, ports, ceph.conf and every key, before any process starts."""
         d = self.dir
         if self._root is not None:
-            make_mount_point(self._root.path, d, d / ROOT_RECORD)
+            make_mount_point(self._root.path, d, d / ROOT_RECORD, also=("run/sshd",) if self._spec else ())
         for sub in ("run", "log", "crash", "keyring", "mon", "mgr/x", "rgw",
                     *(f"osd/{i}" for i in range(osds))):
             (d / sub).mkdir(parents=True, exist_ok=True)
