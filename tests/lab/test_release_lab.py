@@ -121,3 +121,30 @@ def test_a_multi_host_reef_lab_runs_sshd_and_tools_from_the_root(tmp_path):
 
     run_on_release("reef", "18.", tmp_path, ["--hosts", "2", "--no-rgw"], pool_size=2, check_lab=check)
     assert not (roots.read_root(roots.roots_dir() / "reef").path / "run" / "sshd").exists()
+
+
+def test_a_build_stopped_by_sigterm_leaves_no_root_no_mount_and_no_process(tmp_path):
+    """SIGTERM while mmdebstrap has /proc and /dev mounted in the root it builds: it gets the time to unmount them,
+    and the half-built root is removed (only the empty cache directory stays)."""
+    import signal
+    import sys
+    import time
+    base = tmp_path / "roots"
+    proc = subprocess.Popen([sys.executable, "-m", "cephbench.entry", "lab", "up", "--dir", str(tmp_path / "lab"),
+                             "--release", "reef", "--osds", "1"], env={**os.environ, "CEPHBENCH_ROOTS_DIR": str(base)},
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 300
+    while not roots.mounts_under(base) and time.monotonic() < deadline and proc.poll() is None:
+        time.sleep(0.5)
+    if not roots.mounts_under(base):
+        proc.kill()
+        proc.communicate()
+        pytest.skip("mmdebstrap mounted nothing in the root it was building (the archive not reached?)")
+    proc.send_signal(signal.SIGTERM)
+    _, err = proc.communicate(timeout=180)
+    assert proc.returncode == 130, err
+    assert err.strip().splitlines()[-1] == "cephbench: interrupted" and "Traceback" not in err, err
+    assert not roots.mounts_under(base) and list(base.iterdir()) == []
+    assert not (tmp_path / "lab").exists()
+    out = subprocess.run(["pgrep", "-f", f"mmdebstrap.*{base}"], capture_output=True, text=True)
+    assert out.stdout == "", out.stdout
