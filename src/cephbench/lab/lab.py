@@ -39,7 +39,7 @@ from .chroot import InRoot, make_mount_point, remove_mount_points
 from .chroot import RECORD_NAME as ROOT_RECORD
 from .asok import AsokError, asok_command
 from .conf import LabNet, LabPorts, mon_addrs, render_conf
-from .keys import Entity, new_secret, write_keyring
+from .keys import KEY_AES, Entity, new_secret, write_keyring
 from .monclient import LabMon
 from .multihost import MGR, MON, RGW, MultiHostSpec, daemon_host, osd_host, spec_from_topology, topology_json
 
@@ -53,6 +53,10 @@ ACCEPTED_WARNINGS = {
     "TOO_FEW_OSDS": "a lab with fewer OSDs than the default pool size is the user's choice",
     "RECENT_CRASH": "a crash report from an earlier lab in a reused directory",
     "OSDMAP_FLAGS": "noscrub/nodeep-scrub are set by cephbench while it runs",
+    # a Tentacle lab: its client.admin key is of the type the host's Ceph 16 client knows (roots.py)
+    "AUTH_INSECURE_CLIENT_KEY_TYPE": "client.admin's key is aes, for the host's older client",
+    "AUTH_INSECURE_KEYS_ALLOWED": "the monmap allows aes keys, for the host's older client",
+    "AUTH_INSECURE_KEYS_CREATABLE": "the monmap allows aes keys, for the host's older client",
 }
 LAB_USER = "cephbench-lab"
 # RGW's pools, made before the OSDs are up so that all PGs peer at once. Without them RGW makes its own
@@ -429,15 +433,19 @@ class Lab:
                             *drives.drive_conf(self._drives, i, spec.store).splitlines()[1:]] for i in range(osds)}
         self.conf.write_text(render_conf(d, fsid, ports, pool_size, osd_size_bytes, net, extra, sections))
 
+        rel = roots.RELEASES.get(self._root.release) if self._root else None
+        kt = rel.service_key_type if rel else KEY_AES
         admin = Entity("client.admin", new_secret(), {"mon": "allow *", "osd": "allow *", "mds": "allow *",
                                                         "mgr": "allow *"})
-        mgr = Entity(MGR, new_secret(), {"mon": "allow profile mgr", "osd": "allow *", "mds": "allow *"})
-        osd_keys = [Entity(f"osd.{i}", new_secret(), {"mon": "allow profile osd", "mgr": "allow profile osd",
-                                                       "osd": "allow *"}) for i in range(osds)]
-        rgw_key = Entity(RGW, new_secret(), {"mon": "allow rw", "osd": "allow rwx", "mgr": "allow rw"})
+        mgr = Entity(MGR, new_secret(key_type=kt),
+                     {"mon": "allow profile mgr", "osd": "allow *", "mds": "allow *"})
+        osd_keys = [Entity(f"osd.{i}", new_secret(key_type=kt),
+                           {"mon": "allow profile osd", "mgr": "allow profile osd", "osd": "allow *"})
+                    for i in range(osds)]
+        rgw_key = Entity(RGW, new_secret(key_type=kt), {"mon": "allow rw", "osd": "allow rwx", "mgr": "allow rw"})
         # ceph-mon --mkfs imports every entity of this keyring into its auth database, and keeps it.
         write_keyring(d / "keyring" / "mon-mkfs.keyring",
-                      [Entity("mon.", new_secret(), {"mon": "allow *"}), admin, mgr, *osd_keys,
+                      [Entity("mon.", new_secret(key_type=kt), {"mon": "allow *"}), admin, mgr, *osd_keys,
                        *([rgw_key] if rgw else [])])
         write_keyring(self.admin_keyring, [admin])
         write_keyring(d / "mgr" / "x" / "keyring", [mgr])
@@ -528,8 +536,11 @@ class Lab:
                                   "--osd-uuid", osd_uuids[i], *NO_PID_FILE], dm.OVERALL_S): i for i in range(osds)}
             monmap = self.dir / "run" / "monmap"
             ports = LabPorts(info.ports["mon_v2"], info.ports["mon_v1"], info.ports["rgw"])
+            ciphers = roots.RELEASES[info.release].mon_ciphers if info.root else ""
             self._check(self._run(["monmaptool", "--create", "--fsid", info.fsid, "--addv", "a",
-                             mon_addrs(self._mon_ip(), ports), monmap], dm.OVERALL_S), "monmaptool")
+                                   mon_addrs(self._mon_ip(), ports),
+                                   *(["--auth-allowed-ciphers", ciphers] if ciphers else []), monmap], dm.OVERALL_S),
+                        "monmaptool")
             self._check(self._run(["ceph-mon", "--conf", conf, "--mkfs", "-i", "a", "--monmap", monmap,
                              "--keyring", self.dir / "keyring" / "mon-mkfs.keyring", *NO_PID_FILE], dm.OVERALL_S),
                         "ceph-mon --mkfs")

@@ -63,14 +63,18 @@ class Release:
     fixups: tuple[tuple[str, str], ...] = ()
     # why a lab cannot run it yet ('' when it can); its root can still be built and listed
     no_lab: str = ""
+    # cephx: the key type of the daemons' keys (keys.KEY_*), and the ciphers the monmap allows ('' Ceph's default)
+    service_key_type: int = 1
+    mon_ciphers: str = ""
 
 
 RELEASES: dict[str, Release] = {r.name: r for r in (
     Release("pacific", 16, "bookworm"),
     Release("reef", 18, "trixie", fixups=(MGR_BCRYPT_SHIM,)),
-    Release("tentacle", 20, "sid", ('Acquire::Check-Valid-Until "false"',),
-            no_lab="Tentacle's monitors allow only aes256k cephx keys by default, which the host's Ceph 16 client "
-                   "(cephbench's librados, ceph, rados) cannot use"),
+    # Tentacle's monitors allow only aes256k keys by default, which the host's Ceph 16 client (cephbench's librados,
+    # ceph, rados) does not know: the monmap also allows aes, for client.admin alone; the daemons' keys are aes256k
+    Release("tentacle", 20, "sid", ('Acquire::Check-Valid-Until "false"',), service_key_type=2,
+            mon_ciphers="aes,aes256k"),
 )}
 NAMES_BY_MAJOR = {16: "pacific", 17: "quincy", 18: "reef", 19: "squid", 20: "tentacle"}
 
