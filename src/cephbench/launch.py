@@ -239,6 +239,12 @@ def prepare(request: RunRequest, say: Callable[[str], None] = lambda _m: None) -
         lab_info = lb.info() if lb is not None else None
         if shaped(suite):       # a target that is not a lab: choose_target started nothing, nothing has changed
             check_target(suite, target, lb)
+            if lab_info is not None and lab_info.root:
+                # a shape rebuilds the lab from its build, which has no release yet: the lab would come back as
+                # the host's own Ceph
+                raise UserError(f"lab shapes are not yet supported on a lab of another release (this lab runs "
+                                f"{lab_info.release})", "run the suite without lab: shapes, or on a lab without "
+                                "--release", where="lab")
         created = lab_info is not None and lab_info.created_unix >= t0
         lab_topology = lab_info.topology if lab_info is not None else None
         as_given = suite
@@ -268,6 +274,9 @@ def prepare(request: RunRequest, say: Callable[[str], None] = lambda _m: None) -
                 "cephbench_version": __version__, "run_ids": [run_id], "suite_name": suite.name,
                 "suite": as_given.model_dump(mode="json"), "plan": [t.model_dump() for t in plan.tests],
                 "target": target.describe(), "started_unix": time.time(), "lab_topology": lab_topology,
+                # the lab's Ceph release (identity.release) and the root it runs from, when it is not the host's
+                **({"release": lab_info.release} if lab_info is not None and lab_info.release else {}),
+                **({"lab_root": lab_info.root} if lab_info is not None and lab_info.root else {}),
                 "cluster": cluster.facts(), "hosts": {"client": local_facts()},
                 **({"clients": {n: f.to_json() for n, f in client_facts.items()}} if client_facts else {}),
             })

@@ -20,6 +20,14 @@ def test_new_secret_is_a_cephx_aes_key():
     assert new_secret() != new_secret()
 
 
+def test_new_secret_of_tentacle_is_an_aes256k_key():
+    """Tentacle's `ceph-authtool --gen-print-key` printed 'AgCRZQdr...' (a throwaway key): type 2, 32 bytes."""
+    from cephbench.lab.keys import KEY_AES256K
+    raw = base64.b64decode(new_secret(now=1_700_000_000, key_type=KEY_AES256K))
+    kind, created, _, length = struct.unpack("<HIIH", raw[:12])
+    assert (kind, created, length, len(raw)) == (2, 1_700_000_000, 32, 44)
+
+
 def test_keyring_text_is_what_ceph_authtool_writes():
     text = keyring_text([Entity("osd.0", "AQ==", {"mon": "allow profile osd", "osd": "allow *"}),
                          Entity("mon.", "AR==")])

@@ -59,10 +59,13 @@ def _lab(lab_dir: Path | None) -> Lab:
                    "(with --hosts).")
 @click.option("--objectstore", default="bluestore", show_default=True, help="bluestore or filestore (with --hosts).")
 @click.option("--fs", "fs", default=None, help="FileStore's file system: xfs (default), ext4 or btrfs.")
+@click.option("--release", default=None, metavar="pacific|reef|tentacle",
+              help="Ceph release of the daemons (default the host's own); another release runs from a root built "
+                   "once from Debian's archive (see `lab roots`).")
 def lab_up(lab_dir: Path | None, osds: int | None, osd_size: str, no_rgw: bool, hosts: int | None,
            osds_per_host: int, clients: int, public_net: str | None, cluster_net: str | None,
            client_net: str | None, osd_throttle: tuple[str, ...], db_device: str | None, objectstore: str,
-           fs: str | None) -> None:
+           fs: str | None, release: str | None) -> None:
     """Start a lab cluster and wait until it is healthy."""
     lb = _lab(lab_dir)
     size = _size_option(osd_size, "--osd-size")
@@ -75,8 +78,9 @@ def lab_up(lab_dir: Path | None, osds: int | None, osd_size: str, no_rgw: bool, 
         raise UserError(f"a lab is already running in {lb.dir}", f"stop it with 'cephbench lab down --dir {lb.dir}'")
     n_osds = multi.osds if multi else (osds if osds is not None else 3)
     info = lb.up(osds=n_osds, osd_size_bytes=size, rgw=not no_rgw, progress=lambda m: err.print(f"lab: {m}"),
-                 multi=multi)
+                 multi=multi, release=release)
     out.print(f"lab ready in {info.startup_s:.1f} s: {n_osds} OSD(s) of {format_size(size)}"
+              + (f", {info.release} ({info.ceph_version.split(' (')[0]})" if info.release else "")
               + (f", RGW at {info.rgw_endpoint}" if info.rgw else "") + f"; directory {lb.dir}")
     if info.topology:
         _print_topology(info.topology)
@@ -199,6 +203,26 @@ def lab_throttle(lab_dir: Path | None, specs: tuple[str, ...], clear: tuple[str,
                  ", ".join(x for x in (f"{format_size(limit.bytes_per_s)}/s" if limit.bytes_per_s else "",
                                        f"{limit.iops} IOPS" if limit.iops else "") if x))
         out.print(f"  {str(d.ref):<10} {d.path:<40} {shown}")
+
+
+@lab.command("roots")
+@click.option("--remove", "remove", default=None, metavar="RELEASE", help="Remove the cached root of RELEASE.")
+def lab_roots(remove: str | None) -> None:
+    """The root file systems of Ceph releases that labs run from (cached; built by `lab up --release`)."""
+    from ..lab import roots
+    if remove:
+        gone = roots.remove(remove)
+        out.print(f"removed the {gone.release} root ({format_size(gone.size_bytes)}) from {gone.dir}")
+        return
+    found = roots.list_roots()
+    if not found:
+        out.print(f"no roots in {roots.roots_dir()}; `cephbench lab up --release reef` builds one")
+        return
+    out.print(f"{'release':<10} {'ceph':<22} {'debian':<9} {'size':>9}  built")
+    for r in found:
+        built = time.strftime("%Y-%m-%d %H:%M", time.localtime(r.built_unix))
+        out.print(f"{r.release:<10} {r.ceph_version:<22} {r.suite:<9} {format_size(r.size_bytes):>9}  {built} "
+                  f"in {r.build_s:.0f} s  {r.dir}")
 
 
 @lab.command("down")

@@ -14,16 +14,19 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable
 
-# CryptoKey's encoding (src/auth/Crypto.cc): le16 type (1 = AES), utime created (le32 s, le32 ns),
-# le16 length, then the secret. `ceph-authtool --gen-print-key` prints the same thing.
-_CRYPTO_AES = 1
-_SECRET_BYTES = 16
+# CryptoKey's encoding (src/auth/Crypto.cc): le16 type (1 = AES, 2 = aes256k since Tentacle), utime created
+# (le32 s, le32 ns), le16 length, then the secret. `ceph-authtool --gen-print-key` prints the same thing
+# (Tentacle's: type 2, 32 bytes).
+KEY_AES = 1
+KEY_AES256K = 2
+_SECRET_BYTES = {KEY_AES: 16, KEY_AES256K: 32}
 
 
-def new_secret(now: float | None = None) -> str:
+def new_secret(now: float | None = None, key_type: int = KEY_AES) -> str:
     """A fresh cephx secret, base64 as keyrings hold it."""
     created = int(time.time() if now is None else now)
-    raw = struct.pack("<HIIH", _CRYPTO_AES, created, 0, _SECRET_BYTES) + os.urandom(_SECRET_BYTES)
+    size = _SECRET_BYTES[key_type]
+    raw = struct.pack("<HIIH", key_type, created, 0, size) + os.urandom(size)
     return base64.b64encode(raw).decode("ascii")
 
 

@@ -34,10 +34,12 @@ from ..errors import OperationFailed, UserError
 from ..hosts import CommandResult, LocalHost
 from ..units import format_size
 from . import daemons as dm
-from . import cgroups, drives, labdir, netns, sshd
+from . import cgroups, drives, labdir, netns, roots, sshd
+from .chroot import InRoot, make_mount_point, remove_mount_points
+from .chroot import RECORD_NAME as ROOT_RECORD
 from .asok import AsokError, asok_command
 from .conf import LabNet, LabPorts, mon_addrs, render_conf
-from .keys import Entity, new_secret, write_keyring
+from .keys import KEY_AES, Entity, new_secret, write_keyring
 from .monclient import LabMon
 from .multihost import MGR, MON, RGW, MultiHostSpec, daemon_host, osd_host, spec_from_topology, topology_json
 
@@ -51,6 +53,10 @@ ACCEPTED_WARNINGS = {
     "TOO_FEW_OSDS": "a lab with fewer OSDs than the default pool size is the user's choice",
     "RECENT_CRASH": "a crash report from an earlier lab in a reused directory",
     "OSDMAP_FLAGS": "noscrub/nodeep-scrub are set by cephbench while it runs",
+    # a Tentacle lab: its client.admin key is of the type the host's Ceph 16 client knows (roots.py)
+    "AUTH_INSECURE_CLIENT_KEY_TYPE": "client.admin's key is aes, for the host's older client",
+    "AUTH_INSECURE_KEYS_ALLOWED": "the monmap allows aes keys, for the host's older client",
+    "AUTH_INSECURE_KEYS_CREATABLE": "the monmap allows aes keys, for the host's older client",
 }
 LAB_USER = "cephbench-lab"
 # RGW's pools, made before the OSDs are up so that all PGs peer at once. Without them RGW makes its own
@@ -85,6 +91,11 @@ class LabInfo:
     # a multi-host lab: hosts, addresses, link rates, which network each daemon uses, ssh (multihost.topology_json);
     # None: the one-host loopback lab
     topology: dict | None = None
+    # the Ceph release the daemons run (pacific, reef, ...), and the root they run from when it is not the host's
+    # own Ceph (roots.Root.record: path, manifest and its sha256, suite); `ceph versions` once the lab was whole
+    release: str = ""
+    root: dict | None = None
+    versions: dict = field(default_factory=dict)
 
     @property
     def conf(self) -> Path:
@@ -151,6 +162,8 @@ class Lab:
     _spec: MultiHostSpec | None = field(default=None, repr=False)
     _net: netns.Topology | None = field(default=None, repr=False)
     _drives: drives.LabDrives | None = field(default=None, repr=False)
+    # the release's root of a lab being started (None: the host's own Ceph)
+    _root: roots.Root | None = field(default=None, repr=False)
 
     # ---- paths and state -------------------------------------------------
     @property
@@ -255,12 +268,28 @@ class Lab:
             raise OperationFailed(f"lab: {what} failed: {why} (logs in {self.dir / 'log'})")
         return res
 
+    def _in_root(self) -> InRoot | None:
+        """How this lab's Ceph commands run from its release's root; None when they run from the host."""
+        if self._root is not None:
+            return InRoot(self._root.path, self.dir)
+        info = self.info()
+        return InRoot(Path(info.root["path"]), self.dir) if info is not None and info.root else None
+
+    def _ceph_argv(self, argv: list) -> list:
+        inroot = self._in_root()
+        return inroot.argv(argv) if inroot is not None else argv
+
+    def _run(self, argv: list, timeout_s: float) -> CommandResult:
+        """A Ceph command of the lab's release (mkfs, monmaptool, radosgw-admin), to its end."""
+        return self.host.run(self._ceph_argv(argv), timeout_s)
+
     def _start_daemon(self, name: str, argv: list[str], ceph: bool = True) -> None:
         """Start a daemon in the foreground of its own session: no waiting for its start-up here.
 
         In a multi-host lab it runs inside its host's network namespace, under its host's name."""
         d = self._daemon(name)
-        argv = [*argv, "--conf", str(self.conf), "-f"] if ceph else list(argv)
+        # sshd too: a session on a lab host runs the release's tools (rados, rbd, fio)
+        argv = self._ceph_argv([*argv, "--conf", str(self.conf), "-f"] if ceph else list(argv))
         env = None
         multi = self._multi()
         if multi is not None:
@@ -280,9 +309,12 @@ class Lab:
 
     # ---- up ----------------------------------------------------------------
     def up(self, osds: int = 3, osd_size_bytes: int = 10 * 1024**3, rgw: bool = True,
-           progress: Callable[[str], None] = lambda msg: None, multi: MultiHostSpec | None = None) -> LabInfo:
-        """Start the lab: one host on loopback, or with `multi` a lab of hosts that are network namespaces."""
-        missing = [b for b in REQUIRED_BINARIES if self.host.which(b) is None]
+           progress: Callable[[str], None] = lambda msg: None, multi: MultiHostSpec | None = None,
+           release: str | None = None) -> LabInfo:
+        """Start the lab: one host on loopback, or with `multi` a lab of hosts that are network namespaces; with
+        `release` other than the host's own Ceph, its daemons run from that release's root (built once)."""
+        root = self._release_root(release, progress) if release else None
+        missing = [] if root else [b for b in REQUIRED_BINARIES if self.host.which(b) is None]
         if missing:
             raise UserError(f"Ceph binaries missing: {', '.join(missing)}",
                             "run scripts/setup.sh (Debian) or install ceph-mon ceph-mgr ceph-osd radosgw ceph-common")
@@ -309,7 +341,7 @@ class Lab:
                 "use --osds, --osd-size or --dir on a larger filesystem")
         lock = labdir.StartLock(marker)
         steps = _Steps()
-        self._spec = multi
+        self._spec, self._root = multi, root
         try:
             info = self._create(osds, osd_size_bytes, rgw, progress, steps)
         except BaseException:
@@ -320,13 +352,30 @@ class Lab:
                 self._remove_host_objects()
             raise
         finally:
-            self._spec = self._net = self._drives = None
+            self._spec = self._net = self._drives = self._root = None
             lock.release()
         info.startup_s = time.monotonic() - steps.t0
         info.startup_steps = steps.done
         self._write_info(info)
         replace(marker, started=True).write()
         return info
+
+    def _release_root(self, release: str, progress: Callable[[str], None]) -> roots.Root | None:
+        """The root `release` runs from: None when it is the host's own Ceph; built now if not cached."""
+        rel = roots.release(release)
+        if rel.name == self.host_release():
+            return None
+        if rel.no_lab:
+            raise UserError(f"a lab of {rel.name} is not yet supported: {rel.no_lab}",
+                            "use --release reef", where="--release")
+        return roots.ensure(rel.name, progress=progress)
+
+    def host_release(self) -> str:
+        """The release of the host's own Ceph packages ('' when there are none)."""
+        if self.host.which("ceph-osd") is None:
+            return ""
+        res = self.host.run(["ceph-osd", "--version"], 30)
+        return roots.release_of_version(res.stdout) if res.ok else ""
 
     def _clear_for_up(self) -> None:
         """Refuse a directory that is not a lab's, or whose lab runs or is being started; remove what a stopped or
@@ -348,6 +397,8 @@ class Lab:
     def _prepare(self, osds: int, osd_size_bytes: int, rgw: bool) -> LabInfo:
         """Directories, ports, ceph.conf and every key, before any process starts."""
         d = self.dir
+        if self._root is not None:
+            make_mount_point(self._root.path, d, d / ROOT_RECORD, also=("run/sshd",) if self._spec else ())
         for sub in ("run", "log", "crash", "keyring", "mon", "mgr/x", "rgw",
                     *(f"osd/{i}" for i in range(osds))):
             (d / sub).mkdir(parents=True, exist_ok=True)
@@ -382,15 +433,19 @@ class Lab:
                             *drives.drive_conf(self._drives, i, spec.store).splitlines()[1:]] for i in range(osds)}
         self.conf.write_text(render_conf(d, fsid, ports, pool_size, osd_size_bytes, net, extra, sections))
 
+        rel = roots.RELEASES.get(self._root.release) if self._root else None
+        kt = rel.service_key_type if rel else KEY_AES
         admin = Entity("client.admin", new_secret(), {"mon": "allow *", "osd": "allow *", "mds": "allow *",
                                                         "mgr": "allow *"})
-        mgr = Entity(MGR, new_secret(), {"mon": "allow profile mgr", "osd": "allow *", "mds": "allow *"})
-        osd_keys = [Entity(f"osd.{i}", new_secret(), {"mon": "allow profile osd", "mgr": "allow profile osd",
-                                                       "osd": "allow *"}) for i in range(osds)]
-        rgw_key = Entity(RGW, new_secret(), {"mon": "allow rw", "osd": "allow rwx", "mgr": "allow rw"})
+        mgr = Entity(MGR, new_secret(key_type=kt),
+                     {"mon": "allow profile mgr", "osd": "allow *", "mds": "allow *"})
+        osd_keys = [Entity(f"osd.{i}", new_secret(key_type=kt),
+                           {"mon": "allow profile osd", "mgr": "allow profile osd", "osd": "allow *"})
+                    for i in range(osds)]
+        rgw_key = Entity(RGW, new_secret(key_type=kt), {"mon": "allow rw", "osd": "allow rwx", "mgr": "allow rw"})
         # ceph-mon --mkfs imports every entity of this keyring into its auth database, and keeps it.
         write_keyring(d / "keyring" / "mon-mkfs.keyring",
-                      [Entity("mon.", new_secret(), {"mon": "allow *"}), admin, mgr, *osd_keys,
+                      [Entity("mon.", new_secret(key_type=kt), {"mon": "allow *"}), admin, mgr, *osd_keys,
                        *([rgw_key] if rgw else [])])
         write_keyring(self.admin_keyring, [admin])
         write_keyring(d / "mgr" / "x" / "keyring", [mgr])
@@ -400,7 +455,9 @@ class Lab:
             write_keyring(d / "keyring" / f"ceph.{RGW}.keyring", [rgw_key])
         info = LabInfo(dir=str(d), fsid=fsid, osds=osds, osd_size_bytes=osd_size_bytes, rgw=rgw,
                        ports={"mon_v2": ports.mon_v2, "mon_v1": ports.mon_v1, "rgw": ports.rgw},
-                       created_unix=time.time(), rgw_address=net.rgw_ip)
+                       created_unix=time.time(), rgw_address=net.rgw_ip,
+                       release=self._root.release if self._root else "",
+                       root=self._root.record() if self._root else None)
         if spec is not None and self._net is not None:
             info.topology = topology_json(spec, self._net, rgw, self._ssh_settings_json(), self._drives)
         self._write_info(info)
@@ -450,6 +507,7 @@ class Lab:
     def _remove_host_objects(self) -> None:
         """What a multi-host lab made outside its directory (mounts, loop devices, cgroups, namespaces, links),
         from the records it wrote before making them. Its daemons are stopped first (cgroups empty, mounts free)."""
+        remove_mount_points(self.dir / ROOT_RECORD)
         record = self._drives or self.drives()
         if record is not None:
             self._end_sessions(record)
@@ -464,7 +522,7 @@ class Lab:
         if self._net is not None:
             self._start_sshds()
         steps.mark("prepared")
-        conf, run = self.conf, self.host.run
+        conf = self.conf
         osd_uuids = [str(uuid.uuid4()) for _ in range(osds)]
         mon_d = self._daemon(MON)
 
@@ -474,13 +532,16 @@ class Lab:
             # --no-mon-config: mkfs asks the monitor for configuration by default, and it is not up yet.
             # mkfs is mostly waiting on fsync, so the OSDs are made side by side.
             mkfs: dict[Future, int] = {
-                pool.submit(run, ["ceph-osd", "--conf", conf, "-i", str(i), "--mkfs", "--no-mon-config",
+                pool.submit(self._run, ["ceph-osd", "--conf", conf, "-i", str(i), "--mkfs", "--no-mon-config",
                                   "--osd-uuid", osd_uuids[i], *NO_PID_FILE], dm.OVERALL_S): i for i in range(osds)}
             monmap = self.dir / "run" / "monmap"
             ports = LabPorts(info.ports["mon_v2"], info.ports["mon_v1"], info.ports["rgw"])
-            self._check(run(["monmaptool", "--create", "--fsid", info.fsid, "--addv", "a",
-                             mon_addrs(self._mon_ip(), ports), monmap], dm.OVERALL_S), "monmaptool")
-            self._check(run(["ceph-mon", "--conf", conf, "--mkfs", "-i", "a", "--monmap", monmap,
+            ciphers = roots.RELEASES[info.release].mon_ciphers if info.root else ""
+            self._check(self._run(["monmaptool", "--create", "--fsid", info.fsid, "--addv", "a",
+                                   mon_addrs(self._mon_ip(), ports),
+                                   *(["--auth-allowed-ciphers", ciphers] if ciphers else []), monmap], dm.OVERALL_S),
+                        "monmaptool")
+            self._check(self._run(["ceph-mon", "--conf", conf, "--mkfs", "-i", "a", "--monmap", monmap,
                              "--keyring", self.dir / "keyring" / "mon-mkfs.keyring", *NO_PID_FILE], dm.OVERALL_S),
                         "ceph-mon --mkfs")
             self._start_daemon(MON, ["ceph-mon", "-i", "a"])
@@ -492,9 +553,14 @@ class Lab:
             steps.mark("mon leader")
             mon = stack.enter_context(self._mon())
             info.ceph_version = next(iter(mon.json("versions").get("overall", {})), "")
+            info.release = info.release or roots.release_of_version(info.ceph_version)
+
+            # Reef and later reserve pool names beginning with "." to Ceph, and refuse one without this flag
+            # while answering 0 ("pool names beginning with . are not allowed"); Pacific does not know the flag.
+            dot_ok = {"yes_i_really_mean_it": True} if info.release not in ("", "pacific") else {}
 
             def rgw_pool(name: str) -> None:
-                mon.command("osd pool create", pool=name)
+                mon.command("osd pool create", pool=name, **(dot_ok if name.startswith(".") else {}))
                 mon.command("osd pool application enable", pool=name, app="rgw")
 
             # Side by side: the monitor gathers changes that arrive together into one map update.
@@ -541,6 +607,9 @@ class Lab:
             if rgw:
                 user.result()
                 steps.mark("rgw user")
+            # RGW reaches `ceph versions` through the mgr's service map, a moment after it answers HTTP
+            dm.wait_for(lambda: self._versions(mon, info, rgw), "every daemon's version", all_ds, self._pid,
+                        progress)
         return info
 
     def _mon_state(self, mon_d: dm.Daemon) -> tuple[bool, str]:
@@ -554,7 +623,7 @@ class Lab:
         access, secret = secrets.token_hex(10).upper(), secrets.token_hex(20)
         # One radosgw-admin (~1 s each) makes the user, its S3 key and the Swift subuser, whose key is then the
         # same secret.
-        self._check(self.host.run(["radosgw-admin", "--conf", str(self.conf), "-n", "client.admin", "user",
+        self._check(self._run(["radosgw-admin", "--conf", str(self.conf), "-n", "client.admin", "user",
                                    "create", "--uid", LAB_USER, "--display-name", "cephbench lab user",
                                    "--access-key", access, "--secret-key", secret,
                                    "--subuser", f"{LAB_USER}:swift", "--access", "full"], dm.OVERALL_S),
@@ -564,6 +633,12 @@ class Lab:
         with os.fdopen(fd, "w") as f:
             json.dump({"uid": LAB_USER, "s3_access_key": access, "s3_secret_key": secret,
                        "swift_user": f"{LAB_USER}:swift", "swift_key": secret}, f, indent=2)
+
+    @staticmethod
+    def _versions(mon: LabMon, info: LabInfo, rgw: bool) -> tuple[bool, str]:
+        info.versions = mon.json("versions")
+        kinds = ("mon", "mgr", "osd", *(("rgw",) if rgw else ()))
+        return all(k in info.versions for k in kinds), ", ".join(sorted(info.versions))
 
     @staticmethod
     def _osds_up(mon: LabMon, want: int) -> tuple[bool, str]:

@@ -1,0 +1,150 @@
+"""Labs on other Ceph releases (issue 27 item 1): a lab whose daemons, and each host's sshd, run from a root of Reef
+(Debian 13) or Tentacle (Debian unstable), built once by mmdebstrap into the roots cache and reused; a run against it;
+and `lab down` leaving no process running from the root, no mount and no directory of its own there.
+
+The first build of a root takes minutes (Reef: 105-116 s and 674 MiB on the 2-core VM). Debian unstable changes
+under its users: when Tentacle's root cannot be built, or its lab not started, the test is skipped with the reason;
+Reef's must build."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import tempfile
+from pathlib import Path
+
+import pytest
+
+from cephbench.errors import UserError
+from cephbench.lab import Lab, roots
+from cephbench.results import RunDir
+
+from labcli import run_cli, write_suite
+
+SUITE = """
+name: tiny-release
+pools:
+  rep: {type: replicated, size: SIZE, pg_num: 8}
+workloads:
+  - name: rados
+    type: rados_bench
+    pool: rep
+    modes: [write, seq]
+    object_size: [64KiB]
+    concurrency: 4
+    duration: 2s
+"""
+
+
+def root_or_skip(release: str) -> roots.Root:
+    try:
+        return roots.ensure(release, progress=print)
+    except UserError as exc:
+        if release == "tentacle":
+            pytest.skip(f"the tentacle root cannot be built: {exc.one_line()}")
+        raise
+
+
+def run_on_release(release: str, major: str, tmp_path: Path, flags: list[str], pool_size: int,
+                   check_lab=lambda lb, root: None) -> None:
+    """Start a lab of `release` with `flags`, check what it records, run a tiny suite, down it; nothing left."""
+    root = root_or_skip(release)
+    d = Path(tempfile.mkdtemp(prefix=f"cephbench-test-{release}-"))
+    lab_dir = d / "lab"
+    lb = Lab(lab_dir)
+    try:
+        up = run_cli(["lab", "up", "--dir", lab_dir, "--release", release, "--osd-size", "3GiB", *flags])
+        if release == "tentacle" and up.returncode == 2 and "not yet supported" in up.stderr:
+            assert not lab_dir.exists()
+            pytest.skip(up.stderr.strip())
+        assert up.returncode == 0, up.stderr[-3000:]
+        print(up.stdout.strip())
+        info = lb.info()
+        assert info is not None and info.release == release and info.root is not None
+        # every daemon the lab runs, at the release's version
+        for kind in ("mon", "mgr", "osd", *(() if "--no-rgw" in flags else ("rgw",))):
+            (version,) = info.versions[kind]
+            assert f"ceph version {major}" in version and release in version, (kind, version)
+        assert info.root["manifest_sha256"] == hashlib.sha256(root.manifest.read_bytes()).hexdigest()
+        # the daemons run from the root, and their admin sockets are where the host's tools look
+        osd_pid = int((lab_dir / "run" / "osd.0.pid").read_text())
+        assert os.readlink(f"/proc/{osd_pid}/root") == str(root.path.resolve())
+        assert (lab_dir / "run" / "ceph-osd.0.asok").is_socket()
+        # a root a lab runs from is not removed under it
+        refused = run_cli(["lab", "roots", "--remove", release],
+                          {**os.environ, "CEPHBENCH_ROOTS_DIR": str(root.dir.parent)})
+        assert refused.returncode == 2 and "processes running from it" in refused.stderr, refused.stderr
+        assert roots.whole(root) == ""
+        check_lab(lb, root)
+
+        out = tmp_path / "run"
+        suite = write_suite(tmp_path, SUITE.replace("SIZE", str(pool_size)))
+        res = run_cli(["run", suite, "--out", out], {**os.environ, **lb.env()})
+        assert res.returncode == 0, res.stderr[-3000:] + res.stdout[-3000:]
+        results, _ = RunDir(out).results()
+        assert [r.status for r in results] == ["ok", "ok"], [r.error for r in results]
+        # the OSDs' counters were read (the lab directory is at its own path inside the root)
+        for r in results:
+            assert r.evidence is not None and r.evidence.osds, r.evidence
+            assert not [n for n in r.evidence.notes if "not read" in n], r.evidence.notes
+        meta = json.loads((out / "run.json").read_text())
+        assert meta["release"] == release and meta["lab_root"]["manifest"] == str(root.manifest)
+        assert f"ceph version {major}" in next(iter(meta["cluster"]["versions"]["overall"]))
+    finally:
+        down = run_cli(["lab", "down", "--dir", lab_dir])
+        shutil.rmtree(d, ignore_errors=True)
+    assert down.returncode == 0, down.stderr
+    assert roots.processes_in(root.path) == [], "a process still runs from the root"
+    assert not roots.mounts_under(root.path) and not roots.mounts_under(d)
+    assert not (root.path / lab_dir.relative_to("/")).exists(), "the lab's mount point was left in the root"
+    assert roots.whole(roots.read_root(root.dir)) == ""
+
+
+@pytest.mark.parametrize("release, major", [("reef", "18."), ("tentacle", "20.")])
+def test_a_one_host_lab_on_another_release_runs_a_suite_and_leaves_nothing(release, major, tmp_path):
+    run_on_release(release, major, tmp_path, ["--osds", "1"], pool_size=1)
+
+
+@pytest.mark.multihost
+def test_a_multi_host_reef_lab_runs_sshd_and_tools_from_the_root(tmp_path):
+    """Each host's sshd runs from the root: a session there runs Reef's rados and Debian 13's fio."""
+    def check(lb: Lab, root: roots.Root) -> None:
+        for p in (lb.dir / "run").glob("sshd.*.pid"):
+            assert os.readlink(f"/proc/{int(p.read_text())}/root") == str(root.path.resolve())
+        res = subprocess.run(["ssh", "-F", str(lb.dir / "ssh" / "config"), "h2", "rados --version; fio --version"],
+                             capture_output=True, text=True, timeout=60)
+        assert res.returncode == 0 and "ceph version 18." in res.stdout, res.stdout + res.stderr
+        assert f"fio-{root.packages['fio'].split('-')[0]}" in res.stdout, res.stdout
+
+    run_on_release("reef", "18.", tmp_path, ["--hosts", "2", "--no-rgw"], pool_size=2, check_lab=check)
+    assert not (roots.read_root(roots.roots_dir() / "reef").path / "run" / "sshd").exists()
+
+
+def test_a_build_stopped_by_sigterm_leaves_no_root_no_mount_and_no_process(tmp_path):
+    """SIGTERM while mmdebstrap has /proc and /dev mounted in the root it builds: it gets the time to unmount them,
+    and the half-built root is removed (only the empty cache directory stays)."""
+    import signal
+    import sys
+    import time
+    base = tmp_path / "roots"
+    proc = subprocess.Popen([sys.executable, "-m", "cephbench.entry", "lab", "up", "--dir", str(tmp_path / "lab"),
+                             "--release", "reef", "--osds", "1"], env={**os.environ, "CEPHBENCH_ROOTS_DIR": str(base)},
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 300
+    while not roots.mounts_under(base) and time.monotonic() < deadline and proc.poll() is None:
+        time.sleep(0.5)
+    if not roots.mounts_under(base):
+        proc.kill()
+        proc.communicate()
+        pytest.skip("mmdebstrap mounted nothing in the root it was building (the archive not reached?)")
+    proc.send_signal(signal.SIGTERM)
+    _, err = proc.communicate(timeout=180)
+    assert proc.returncode == 130, err
+    assert err.strip().splitlines()[-1] == "cephbench: interrupted" and "Traceback" not in err, err
+    assert not roots.mounts_under(base) and list(base.iterdir()) == []
+    assert not (tmp_path / "lab").exists()
+    out = subprocess.run(["pgrep", "-f", f"mmdebstrap.*{base}"], capture_output=True, text=True)
+    assert out.stdout == "", out.stdout
