@@ -6,7 +6,7 @@ CEPHBENCH := $(VENV)/bin/cephbench
 LAB_DIR ?= $(CURDIR)/build/demo-lab
 NAME ?=
 
-.PHONY: setup demo test test-unit test-lab test-lab-serial test-go bench loadgen clean
+.PHONY: setup demo test roots test-unit test-lab test-lab-serial test-go bench loadgen clean
 
 setup:
 	bash scripts/setup.sh
@@ -21,7 +21,15 @@ demo: setup
 	$(CEPHBENCH) run suites/quick.yaml --lab-dir $(LAB_DIR)
 	@echo "The lab is still running: stop it with '$(CEPHBENCH) lab down --dir $(LAB_DIR)'"
 
-test: setup test-go test-unit test-lab
+test: setup roots test-go test-unit test-lab
+
+# The roots of the other releases' labs (tests/lab/test_release_lab.py), built in the background while the unit
+# tests and the first lab tests run: minutes of download and unpacking, once per machine (cached). A test that
+# needs one waits for its build (a lock on the roots directory); a failed build is built again by the test.
+roots:
+	@mkdir -p build; for r in reef tentacle; do \
+	  nohup nice -n 5 $(CEPHBENCH) lab roots --build $$r > build/roots-$$r.log 2>&1 < /dev/null & \
+	done
 
 test-unit:
 	$(PY) -m pytest -q tests/unit

@@ -6,9 +6,9 @@ cd "$(dirname "$0")/.."
 # chromium: the report's browser test renders report.html headless; python3-rados: cephbench's one connection
 # to the monitors (librados), linked into .venv below
 # openssh-server, iproute2, util-linux, xfsprogs, e2fsprogs, btrfs-progs: the multi-host lab (an sshd per host,
-# namespaces, loop devices, FileStore's file systems)
+# namespaces, loop devices, FileStore's file systems); mmdebstrap: labs on other Ceph releases (lab up --release)
 DEB_PACKAGES=(ceph-mon ceph-mgr ceph-osd ceph-common python3-rados radosgw fio iperf3 iproute2 openssh-client python3-venv
-              golang-go chromium openssh-server btrfs-progs xfsprogs e2fsprogs util-linux)
+              golang-go chromium openssh-server btrfs-progs xfsprogs e2fsprogs util-linux mmdebstrap)
 say() { printf 'setup: %s\n' "$*"; }
 
 missing=()

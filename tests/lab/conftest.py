@@ -52,7 +52,11 @@ def _session_lab(name: str, reuse_env: str, prefix: str, up: Callable[[Lab], obj
 
 
 def _group(item: pytest.Item) -> int:
-    """Tests of no shared lab first (they make and check their own), then each lab's tests together."""
+    """Tests of no shared lab first (they make and check their own), then each lab's tests together, and last the
+    tests of labs on other releases (`NEEDS_ROOTS`): their roots are still being built when the session starts
+    (`make roots`)."""
+    if getattr(item.module, "NEEDS_ROOTS", False):
+        return len(LABS) + 1
     used = [i for i, name in enumerate(LABS) if name in item.fixturenames]
     return 1 + used[0] if used else 0
 
@@ -62,13 +66,16 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                      help="run only the K-th of N shares of the one-host tests (whole modules, balanced by cost)")
 
 
-# Seconds each one-host module took in CI (a fresh clone on the 2-core VM, the multi-host half beside it): what
+# Seconds each one-host module took in `make test-lab` (the 2-core VM, the multi-host half beside it, at load 10): what
 # balances `make test-lab`'s shares of the one-host tests. A module not listed counts 15 s a test.
 ONE_HOST_COST_S = {
-    "test_run.py": 330, "test_baseline.py": 240, "test_variants.py": 200, "test_lab_shape_signals.py": 150,
-    "test_cleanup_safety.py": 130, "test_outages.py": 100, "test_signals.py": 90, "test_lab.py": 90,
-    "test_concurrent_runs.py": 80, "test_connection.py": 60, "test_rgw.py": 60, "test_remote_hosts.py": 60,
-    "test_report_browser.py": 60, "test_rbd.py": 50, "test_remote_baselines.py": 50, "test_shape_facts.py": 50,
+    "test_release_lab.py": 150, "test_run.py": 130, "test_lab_shape_signals.py": 115, "test_variants.py": 115,
+    "test_concurrent_runs.py": 85, "test_baseline.py": 65, "test_outages.py": 60, "test_rgw.py": 60,
+    "test_variants_steady.py": 60, "test_production_defaults.py": 60, "test_cluster_health.py": 57,
+    "test_signals.py": 40, "test_cleanup_safety.py": 35, "test_remote_baselines.py": 30, "test_lab.py": 30,
+    "test_report_browser.py": 30, "test_rbd.py": 27, "test_capacity.py": 26, "test_rados_seq.py": 25,
+    "test_shape_facts.py": 19, "test_compare_history.py": 18, "test_cpu_per_op.py": 15, "test_other_load.py": 14,
+    "test_cluster_lost.py": 14, "test_remote_hosts.py": 13, "test_connection.py": 10,
 }
 
 

@@ -24,6 +24,8 @@ from cephbench.results import RunDir
 
 from labcli import run_cli, write_suite
 
+NEEDS_ROOTS = True      # last in its session (conftest): `make roots` builds the roots meanwhile
+
 SUITE = """
 name: tiny-release
 pools:

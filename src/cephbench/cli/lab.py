@@ -207,9 +207,17 @@ def lab_throttle(lab_dir: Path | None, specs: tuple[str, ...], clear: tuple[str,
 
 @lab.command("roots")
 @click.option("--remove", "remove", default=None, metavar="RELEASE", help="Remove the cached root of RELEASE.")
-def lab_roots(remove: str | None) -> None:
+@click.option("--build", "build", default=None, metavar="RELEASE",
+              help="Build the root of RELEASE now, if it is not cached (what `lab up --release` would do first).")
+def lab_roots(remove: str | None, build: str | None) -> None:
     """The root file systems of Ceph releases that labs run from (cached; built by `lab up --release`)."""
     from ..lab import roots
+    if remove and build:
+        raise UserError("--remove and --build were both given", "give one of them", where="--build")
+    if build:
+        made = roots.ensure(build, progress=lambda m: err.print(f"lab: {m}"), where="--build")
+        out.print(f"{made.release} root: ceph {made.ceph_version}, {format_size(made.size_bytes)} in {made.dir}")
+        return
     if remove:
         gone = roots.remove(remove)
         out.print(f"removed the {gone.release} root ({format_size(gone.size_bytes)}) from {gone.dir}")

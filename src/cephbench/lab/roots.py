@@ -12,6 +12,7 @@ Nothing outside lab/ knows where a root lives.
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import json
 import logging
@@ -307,10 +308,29 @@ def _remove_dead_builds(base: Path, rel: Release) -> None:
         _remove_tree(d)
 
 
-def ensure(name: str, base: Path | None = None, progress=lambda msg: None) -> Root:
-    """The root of release `name`, built now if there is none (or the cached one is not whole)."""
-    rel = release(name)
+def ensure(name: str, base: Path | None = None, progress=lambda msg: None, where: str = "--release") -> Root:
+    """The root of release `name`, built now if there is none (or the cached one is not whole). One build at a
+    time: a second `lab up --release` (or `lab roots --build`) waits for the first's and uses its root, rather than
+    building it again beside it."""
+    rel = release(name, where)
     base = base or roots_dir()
+    if read_root(base / rel.name) is None:
+        _mmdebstrap(rel)        # before the roots directory is made: a build that cannot start leaves nothing
+    base.mkdir(parents=True, exist_ok=True)
+    # the lock is on the roots directory itself: no lock file to leave behind; builds of two releases take turns
+    fd = os.open(base, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            progress(f"another process is building a root in {base}: waiting for it")
+            fcntl.flock(fd, fcntl.LOCK_EX)
+        return _ensure_locked(rel, base, progress)
+    finally:
+        os.close(fd)
+
+
+def _ensure_locked(rel: Release, base: Path, progress) -> Root:
     existing = read_root(base / rel.name)
     if existing is not None:
         problem = whole(existing)
@@ -345,11 +365,16 @@ def _run_mmdebstrap(argv: tuple[str, ...], rel: Release) -> tuple[int, str]:
         raise
 
 
-def build(rel: Release, base: Path, progress=lambda msg: None) -> Root:
+def _mmdebstrap(rel: Release) -> str:
     exe = shutil.which("mmdebstrap")
     if exe is None:
         raise UserError(f"building the {rel.name} root needs mmdebstrap, which is not installed",
                         "apt-get install mmdebstrap", where="--release")
+    return exe
+
+
+def build(rel: Release, base: Path, progress=lambda msg: None) -> Root:
+    exe = _mmdebstrap(rel)
     base.mkdir(parents=True, exist_ok=True)
     _remove_dead_builds(base, rel)
     plan = plan_build(rel, base, os.getpid(), exe)
