@@ -68,6 +68,7 @@ class RunRequest:
     dry_run: bool = False
     connect_timeout_s: int = CONNECT_TIMEOUT_S
     lab: bool = False                       # --lab: the local lab, started when none runs
+    allow_pool_delete: bool = False         # --allow-pool-delete (pooldelete.py)
 
 
 @dataclass
@@ -249,7 +250,7 @@ def prepare(request: RunRequest, say: Callable[[str], None] = lambda _m: None) -
         # found may have none (`clients: lab` with a shape of `clients: 4`)
         clients = resolve_clients(suite, suite.settings, lab_topology) if not shaped(suite) else []
         cluster = Cluster(target, connect_timeout_s=request.connect_timeout_s)
-        status = preflight(cluster, plan, request.force)
+        status = preflight(cluster, plan, request.force, request.allow_pool_delete)
         todo = _estimated_for(cluster, suite, todo)
         client_facts = preflight_clients(LocalHost(), clients, todo, suite.settings.ssh, target.id, request.force,
                                          say) if clients else {}
@@ -515,8 +516,9 @@ def _run_part(prep: Prepared, events: RunEvents, outer: Ledger | None = None,
             ctx.ledger.add(Resource(SSH_CONTROL, str(ctl)), lambda: None)
         deploy_clients(prep, ctx)
         ctx.at_paths = dict(prep.loadgen_paths)
-        return execute(prep.plan, ctx, events, RunOptions(force=req.force, keep=req.keep, dry_run=req.dry_run),
-                       prep.todo, on_variant)
+        options = RunOptions(force=req.force, keep=req.keep, dry_run=req.dry_run,
+                             allow_pool_delete=req.allow_pool_delete)
+        return execute(prep.plan, ctx, events, options, prep.todo, on_variant)
 
 
 # ---- lab shapes ----------------------------------------------------------------------------------------------
@@ -621,7 +623,7 @@ def _part_prepared(prep: Prepared, tests: list[Test], events: RunEvents) -> Prep
     suite = with_lab_ssh(as_given, topo["ssh"]) if topo else as_given
     clients = resolve_clients(suite, suite.settings, topo)
     cluster = Cluster(prep.target, connect_timeout_s=req.connect_timeout_s)
-    status = preflight(cluster, Plan(suite, tests), req.force)
+    status = preflight(cluster, Plan(suite, tests), req.force, req.allow_pool_delete)
     client_facts = preflight_clients(LocalHost(), clients, tests, suite.settings.ssh, prep.target.id, req.force,
                                      events.note) if clients else {}
     if prep.rundir is not None:
