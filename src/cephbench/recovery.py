@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
+from .cluster import POOL_DELETE_OPTION
 from .errors import OperationFailed, UserError
 from . import marker
 from .resources import CONFIG_OPTION, Refusal, Refused, Resource, Undone
@@ -273,6 +274,14 @@ class Ownership:
         return None
 
 
+def allows_pool_delete(r: Resource) -> bool:
+    """A ledger entry of --allow-pool-delete (pooldelete.py): the option that lets the run's pools be deleted."""
+    if r.kind != CONFIG_OPTION:
+        return False
+    from .variant_plan import Restore
+    return Restore.decode(r.name).name == POOL_DELETE_OPTION
+
+
 # the order a dead run's leftovers go in: processes first (they may still be writing), flags last
 _ORDER = ["process", "ssh-control", "remote-file", "remote-dir", DISK_FILE, "rbd-mapping", "rgw-buckets", "rgw-user",
           "rbd-image", "pool", "ec-profile", "osd-flags", "config-key"]
@@ -309,6 +318,11 @@ def remove_leftovers(rundir: Path, table: dict[str, Remover], note: Callable[[st
             remove = table.get(r.kind)
             if r.kind == "config-key" and any(not isinstance(why, Refusal) for _, why in failed):
                 continue        # the run marker goes last, once all else went: the next cleanup checks names by it
+            if allows_pool_delete(r) and any(f.kind == "pool" for f, _ in failed):
+                # put back only once the run's pools went: false again, the monitors would refuse the next pass
+                failed.append((r, "kept until the run's pools are removed (the monitors refuse to delete them "
+                                  "without it)"))
+                continue
             try:
                 if remove is None:
                     raise OperationFailed(f"cephbench does not know how to remove a {r.kind}")

@@ -8,6 +8,7 @@ fault. The lab keeps the option in the configuration database (lab/lab.py), so `
 Ceph's default here as on a real cluster."""
 
 import json
+import re
 import signal
 import subprocess
 import time
@@ -20,7 +21,7 @@ from cephbench.errors import UserError
 
 from labcli import run_cli, write_suite
 from test_cleanup_safety import _kill_9_when
-from test_signals import run_and_signal_at
+from test_signals import dispatched, run_and_signal_when
 
 OPTION = "mon_allow_pool_delete"
 
@@ -42,10 +43,16 @@ workloads:
 """
 
 
-def _running(env) -> str:
-    res = subprocess.run(["ceph", "config", "show", "mon.a", OPTION], env=env, capture_output=True, text=True,
-                         timeout=60)
-    return res.stdout.strip()
+def _running(env, until: str | None = None, timeout: float = 30) -> str:
+    """What mon.a runs with (the manager's copy of its report, a second or two behind a change); with `until`,
+    once it says so or the timeout passed."""
+    deadline = time.monotonic() + timeout
+    while True:
+        res = subprocess.run(["ceph", "config", "show", "mon.a", OPTION], env=env, capture_output=True, text=True,
+                             timeout=60)
+        if until is None or res.stdout.strip() == until or time.monotonic() > deadline:
+            return res.stdout.strip()
+        time.sleep(0.2)
 
 
 @contextmanager
@@ -54,10 +61,7 @@ def pool_delete_off(mon_json, env):
     after, whatever happened."""
     mon_json("config set", who="mon", name=OPTION, value="false")
     try:
-        deadline = time.monotonic() + 30
-        while _running(env) != "false" and time.monotonic() < deadline:
-            time.sleep(0.2)
-        assert _running(env) == "false"
+        assert _running(env, until="false") == "false"
         yield
     finally:
         mon_json("config set", who="mon", name=OPTION, value="true")
@@ -101,7 +105,7 @@ def test_allow_pool_delete_sets_the_option_for_the_run_and_puts_it_back(lab, mon
                       cephbench_env)
         assert res.returncode == 0, res.stdout + res.stderr
         assert state(mon_json) == before
-        assert _running(cephbench_env) == "false"
+        assert _running(cephbench_env, until="false") == "false"
         assert json.loads((tmp_path / "run" / "resources.json").read_text()) == []
 
 
@@ -127,11 +131,14 @@ def test_a_signal_with_allow_pool_delete_leaves_the_option_as_it_was(lab, mon_js
                                                                      prefix, nth, sig):
     with pool_delete_off(mon_json, cephbench_env):
         before = state(mon_json)
-        rc, aimed, out, err = run_and_signal_at(
+        # the mon logs no audit line for `config set`: its handle_command line
+        pattern = re.compile(f"prefix=config set, name={OPTION}") if prefix == "config set" else dispatched(prefix)
+        rc, aimed, out, err = run_and_signal_when(
             ["run", write_suite(tmp_path, WRITE), "--out", tmp_path / "run", "--allow-pool-delete"], cephbench_env,
-            lab.dir / "log" / "ceph-mon.a.log", prefix, sig, nth)
+            lab.dir / "log" / "ceph-mon.a.log", pattern, sig, nth)
         assert "Traceback" not in err, err
         assert aimed, f"the mon never dispatched {prefix!r} ({nth}): {err}"
+        assert rc == 130, (rc, err)
         assert "left behind" not in err and "could not remove" not in err, err
         assert state(mon_json) == before
 
@@ -149,7 +156,7 @@ def test_a_run_killed_with_9_then_cleanup_restores_the_option_and_removes_the_po
         res = run_cli(["cleanup", tmp_path / "run"], cephbench_env)
         assert res.returncode == 0, res.stdout + res.stderr
         assert state(mon_json) == before
-        assert _running(cephbench_env) == "false"
+        assert _running(cephbench_env, until="false") == "false"
 
 
 def test_allow_pool_delete_with_a_key_that_may_not_set_config_is_one_line(lab, mon_json, cephbench_env, tmp_path):
