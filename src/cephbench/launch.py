@@ -27,6 +27,7 @@ from .cluster import CONNECT_TIMEOUT_S, Cluster, Target
 from .config import Settings, SshSettings, Suite, load_suite, parse_suite
 from .drivers.base import RunContext
 from .drivers.rbd_images import remove_image_spec, unmap_device
+from .pools import remove_namespace, resolve_existing
 from .drivers.rgw.admin import BucketSweep, remove_user
 from .errors import OperationFailed, UserError
 from .hosts import LocalHost, local_facts
@@ -34,8 +35,8 @@ from .lab import Lab, default_lab_dir
 from .plan import Plan, expand
 from .drivers.disk_baseline import remove_disk_file
 from .marker import read_runs
-from .recovery import (DISK_FILE, Ownership, Refusal, Remover, RunLock, how_to_remove, leftovers, remove_leftovers,
-                       save as save_leftovers, stop_process_group)
+from .recovery import (DISK_FILE, RADOS_NAMESPACE, Ownership, Refusal, Remover, RunLock, how_to_remove, leftovers,
+                       remove_leftovers, save as save_leftovers, stop_process_group)
 from .remote import control_dir, remove_control_dir, ssh_master
 from .resources import CONFIG_OPTION, Ledger, Refused, Resource, Undone
 from .stale import flag_history, option_history
@@ -251,6 +252,8 @@ def prepare(request: RunRequest, say: Callable[[str], None] = lambda _m: None) -
         clients = resolve_clients(suite, suite.settings, lab_topology) if not shaped(suite) else []
         cluster = Cluster(target, connect_timeout_s=request.connect_timeout_s)
         status = preflight(cluster, plan, request.force, request.allow_pool_delete)
+        plan = replace(plan, tests=resolve_existing(cluster, plan.tests))   # what an existing pool is, as it is
+        todo = [t for t in plan.tests if t.id in {x.id for x in todo}]
         todo = _estimated_for(cluster, suite, todo)
         client_facts = preflight_clients(LocalHost(), clients, todo, suite.settings.ssh, target.id, request.force,
                                          say) if clients else {}
@@ -351,6 +354,7 @@ def removers(ctx: RunContext, dead: Sequence[Resource] = ()) -> dict[str, Remove
         SSH_CONTROL: lambda r: remove_control_dir(Path(r.name)),
         DISK_FILE: lambda r: remove_disk_file(ctx.host, ctx.settings.ssh, r.name),
         CONFIG_OPTION: option,
+        RADOS_NAMESPACE: lambda r: remove_namespace(ctx.host, ctx.target.client_args(), *r.name.rsplit("/", 1)),
         LAB_SHAPE: lambda r: restore_shape(r.name),
     }
 

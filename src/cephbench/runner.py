@@ -87,7 +87,7 @@ def preflight(cluster: Cluster, plan: Plan, force: bool, allow_pool_delete: bool
     shaped = {v.name for v in plan.suite.variant_specs() if v.lab is not None}
     for t in plan.tests:
         profile = t.params.get("pool_profile")
-        if profile and t.variant not in shaped:     # a lab shape's pools are checked against it in config.py
+        if profile and not profile.get("existing") and t.variant not in shaped:    # a lab shape's: config.py
             try:
                 check_fits_count(profile, osd_up)
             except UserError as exc:

@@ -196,6 +196,9 @@ def test_an_existing_pool_gets_the_runs_objects_and_is_left_as_it_was(lab, mon_j
     try:
         subprocess.run(["rados", "-p", "i6users", "put", "theirs", "/etc/os-release"], env=cephbench_env,
                        check=True, timeout=60)
+        deadline = time.monotonic() + 60        # its creation done (the flag `creating` gone)
+        while "creating" in _pool_facts(mon_json, "i6users")["flags_names"] and time.monotonic() < deadline:
+            time.sleep(0.2)
         facts, objects = _pool_facts(mon_json, "i6users"), _objects(cephbench_env, "i6users")
         with pool_delete_off(mon_json, cephbench_env):
             before = state(mon_json)
@@ -210,6 +213,7 @@ def test_an_existing_pool_gets_the_runs_objects_and_is_left_as_it_was(lab, mon_j
         assert got.stdout == Path("/etc/os-release").read_text()
         results = [json.loads(line) for line in (tmp_path / "run" / "results.jsonl").read_text().splitlines()]
         assert [r["status"] for r in results] == ["ok", "ok"], results
+        assert all(" -p i6users -N cephbench-" in r["commands"][0] for r in results), results
     finally:
         mon_json("osd pool delete", pool="i6users", pool2="i6users", yes_i_really_really_mean_it=True)
 
@@ -222,3 +226,35 @@ def test_an_existing_pool_that_does_not_exist_is_refused_before_anything(lab, mo
     [line] = res.stderr.splitlines()
     assert line.startswith("cephbench: pools.mine.existing: ") and "i6nosuchpool" in line, line
     assert state(mon_json) == before
+
+
+def test_an_existing_pool_after_a_kill_9_and_cleanup_keeps_only_what_was_there(lab, mon_json, cephbench_env,
+                                                                                 tmp_path):
+    """A write cut short leaves rados bench no record of its objects: the run's namespace holds them all."""
+    mon_json("osd pool create", pool="i6users9", pg_num=8)
+    try:
+        subprocess.run(["rados", "-p", "i6users9", "put", "theirs", "/etc/os-release"], env=cephbench_env,
+                       check=True, timeout=60)
+        suite = write_suite(tmp_path, EXISTING.replace("NAME", "i6users9").replace("duration: 1s", "duration: 30s"))
+        before = state(mon_json)
+        writing: list[float] = []
+
+        def written_a_while(left) -> bool:      # 3 s into the write: objects in the pool
+            if not writing and any(r["kind"] == "process" for r in left):
+                writing.append(time.monotonic())
+            return bool(writing) and time.monotonic() - writing[0] > 3
+        left = _kill_9_when(["run", suite, "--out", tmp_path / "run"], cephbench_env,
+                            tmp_path / "run" / "resources.json", written_a_while)
+        [ns] = [r for r in left if r["kind"] == "rados-namespace"]
+        assert ns["name"].startswith("i6users9/cephbench-"), ns
+        res = subprocess.run(["rados", "-p", "i6users9", "--all", "ls"], env=cephbench_env, capture_output=True,
+                             text=True, timeout=60)
+        assert len(res.stdout.splitlines()) > 1, res.stdout
+        res = run_cli(["cleanup", tmp_path / "run"], cephbench_env)
+        assert res.returncode == 0, res.stdout + res.stderr
+        res = subprocess.run(["rados", "-p", "i6users9", "--all", "ls"], env=cephbench_env, capture_output=True,
+                             text=True, timeout=60)
+        assert res.stdout.split() == ["theirs"], res.stdout
+        assert state(mon_json) == before
+    finally:
+        mon_json("osd pool delete", pool="i6users9", pool2="i6users9", yes_i_really_really_mean_it=True)
