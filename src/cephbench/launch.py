@@ -19,7 +19,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
-from . import __version__, marker
+from . import __version__, marker, pooldelete
 from .kinds import level_of
 from .clients import (REMOTE_FILE, Client, ClientFacts, clients_of, deploy_loadgen, needs_of, preflight_clients,
                       remove_remote_file, resolve_clients)
@@ -264,6 +264,8 @@ def prepare(request: RunRequest, say: Callable[[str], None] = lambda _m: None) -
         run_id = secrets.token_hex(3)
         if rundir is not None and not request.dry_run:
             finish_dead_run(rundir, cluster, suite, say)
+            # the dead part's --allow-pool-delete was still in force at the preflight: put back now
+            pooldelete.preflight(cluster, todo, request.allow_pool_delete)
             rundir.update_meta(run_ids=[*rundir.meta().get("run_ids", []), run_id])
             if client_facts:
                 rundir.update_meta(clients={n: f.to_json() for n, f in client_facts.items()})

@@ -52,30 +52,32 @@ def is_true(value: str) -> bool:
 
 
 def read(cluster: Cluster) -> PoolDelete:
-    """What the database holds and what each monitor in quorum runs with: `config show` (the monitor's own report,
-    ceph.conf included); when the manager has no report of it, the database's answer for `mon` (`config get`)."""
+    """What the database holds and what each monitor in quorum runs with. A monitor's value from its ceph.conf, its
+    command line or `ceph tell` wins over the database: `config show` (the manager's copy of the monitor's report)
+    says where its value comes from. When that is the database or the default, the database's answer for the
+    monitor (`config get mon.X`) is the one in force: the report lags a change by seconds."""
     stored = previous_value(cluster.ceph_json("config", "dump") or [], WHO, OPTION)
-    mons = [str(m) for m in (cluster.status() or {}).get("quorum_names") or []]
+    mons = [f"mon.{m}" for m in (cluster.status() or {}).get("quorum_names") or []] or [WHO]
     running: dict[str, str] = {}
-    fallback: str | None = None
-    for m in mons or [WHO]:
-        value = _shown(cluster, f"mon.{m}") if mons else None
+    for daemon in mons:
+        value = _local_value(cluster, daemon) if daemon != WHO else None
         if value is None:
-            if fallback is None:
-                fallback = cluster.ceph_ok("config", "get", WHO, OPTION).out.decode(errors="replace").strip()
-            value = fallback
-        running[m] = value
+            value = cluster.ceph_ok("config", "get", daemon, OPTION).out.decode(errors="replace").strip()
+        running[daemon.removeprefix("mon.")] = value
     return PoolDelete(stored, running)
 
 
-def _shown(cluster: Cluster, daemon: str) -> str | None:
+def _local_value(cluster: Cluster, daemon: str) -> str | None:
+    """The value a monitor reports from a source above the database; None when the database decides (or the
+    manager has no report of it, or the key may not read it)."""
     try:
-        value = cluster.ceph_ok("config", "show", daemon, OPTION).out.decode(errors="replace").strip()
-    except OperationFailed:
+        shown = cluster.ceph_json("config", "show", daemon)
+    except (OperationFailed, PermissionDenied):
         return None
-    except PermissionDenied:        # a key without the manager's read: the database's answer
+    entry = next((e for e in shown or [] if isinstance(e, dict) and e.get("name") == OPTION), None)
+    if entry is None or str(entry.get("source")) in ("default", "mon"):
         return None
-    return value or None
+    return str(entry.get("value"))
 
 
 def creates_pools(tests: Iterable[Test]) -> bool:

@@ -55,10 +55,19 @@ def _running(env, until: str | None = None, timeout: float = 30) -> str:
         time.sleep(0.2)
 
 
+def _no_override(env) -> None:
+    """A value given to the running mon (`ceph tell mon.a config set`, as test_cleanup_safety.py does) wins over
+    the configuration database: dropped, so that the database's value is the one in force."""
+    res = subprocess.run(["ceph", "tell", "mon.a", "config", "unset", OPTION], env=env, capture_output=True,
+                         text=True, timeout=60)
+    assert res.returncode == 0, res.stderr
+
+
 @contextmanager
 def pool_delete_off(mon_json, env):
     """Ceph's default for the option, as an operator sets it (the configuration database); the lab's true back
     after, whatever happened."""
+    _no_override(env)
     mon_json("config set", who="mon", name=OPTION, value="false")
     try:
         assert _running(env, until="false") == "false"
@@ -68,8 +77,8 @@ def pool_delete_off(mon_json, env):
 
 
 def state(mon_json) -> dict:
-    """What a run may leave: pools, the configuration database, run markers."""
-    return {"pools": sorted(mon_json("osd pool ls")),
+    """What a run may leave: pools, the configuration database, run markers, OSD flags."""
+    return {"pools": sorted(mon_json("osd pool ls")), "flags": sorted(mon_json("osd dump")["flags"].split(",")),
             "config": sorted((c["section"], c["name"], c["value"]) for c in mon_json("config dump")),
             "markers": sorted(k for k in mon_json("config-key ls") or [] if k.startswith("cephbench/"))}
 
@@ -111,8 +120,10 @@ def test_allow_pool_delete_sets_the_option_for_the_run_and_puts_it_back(lab, mon
 
 def test_allow_pool_delete_on_a_cluster_without_the_entry_removes_what_it_set(lab, mon_json, cephbench_env, tmp_path):
     """No entry of the option in the database (Ceph's default, false): the run's is removed at its end."""
+    _no_override(cephbench_env)
     mon_json("config rm", who="mon", name=OPTION)
     try:
+        assert _running(cephbench_env, until="false") == "false"
         before = state(mon_json)
         assert not any(name == OPTION for _, name, _ in before["config"])
         res = run_cli(["run", write_suite(tmp_path, WRITE), "--out", tmp_path / "run", "--allow-pool-delete"],
@@ -157,6 +168,25 @@ def test_a_run_killed_with_9_then_cleanup_restores_the_option_and_removes_the_po
         assert res.returncode == 0, res.stdout + res.stderr
         assert state(mon_json) == before
         assert _running(cephbench_env, until="false") == "false"
+
+
+def test_a_resume_of_a_run_killed_with_9_looks_again_once_the_dead_part_put_the_option_back(lab, mon_json,
+                                                                                            cephbench_env, tmp_path):
+    """The dead part's --allow-pool-delete is in force when the resume's preflight first reads the option."""
+    with pool_delete_off(mon_json, cephbench_env):
+        before = state(mon_json)
+        suite = write_suite(tmp_path, WRITE.replace("duration: 1s", "duration: 30s"))
+        _kill_9_when(["run", suite, "--out", tmp_path / "run", "--allow-pool-delete"], cephbench_env,
+                     tmp_path / "run" / "resources.json", lambda left: any(r["kind"] == "process" for r in left))
+        res = run_cli(["run", "--resume", tmp_path / "run"], cephbench_env)
+        assert res.returncode == 2, res.stdout + res.stderr
+        assert OPTION in res.stderr.splitlines()[-1] and "--allow-pool-delete" in res.stderr.splitlines()[-1], \
+            res.stderr
+        assert state(mon_json) == before
+        res = run_cli(["run", "--resume", tmp_path / "run", "--allow-pool-delete"], cephbench_env)
+        assert res.returncode == 0, res.stdout + res.stderr
+        assert state(mon_json) == before
+        assert json.loads((tmp_path / "run" / "resources.json").read_text()) == []
 
 
 def test_allow_pool_delete_with_a_key_that_may_not_set_config_is_one_line(lab, mon_json, cephbench_env, tmp_path):
