@@ -68,7 +68,8 @@ ONE_HOST_COST_S = {
     "test_run.py": 330, "test_baseline.py": 240, "test_variants.py": 200, "test_lab_shape_signals.py": 150,
     "test_cleanup_safety.py": 130, "test_outages.py": 100, "test_signals.py": 90, "test_lab.py": 90,
     "test_concurrent_runs.py": 80, "test_connection.py": 60, "test_rgw.py": 60, "test_remote_hosts.py": 60,
-    "test_report_browser.py": 60, "test_production_defaults.py": 130, "test_rbd.py": 50, "test_remote_baselines.py": 50, "test_shape_facts.py": 50,
+    "test_report_browser.py": 60, "test_rbd.py": 50, "test_remote_baselines.py": 50, "test_shape_facts.py": 50,
+    "test_production_defaults.py": 130,
 }
 
 
