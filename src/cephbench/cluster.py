@@ -146,7 +146,9 @@ class Cluster:
         if reply.denied and POOL_DELETE_OPTION in reply.status:
             # the monitors' setting, not the key: an admin key is refused this too
             raise PermissionDenied(f"the monitors refuse 'ceph {' '.join(args[:3])}': {POOL_DELETE_OPTION} is false "
-                                   f"({reply.error_text()})", POOL_DELETE_HINT)
+                                   f"({reply.error_text()})",
+                                   f"'ceph config set mon {POOL_DELETE_OPTION} true' lets the removal go on; a run "
+                                   "with --allow-pool-delete sets it for itself and puts it back")
         if reply.denied:
             who = self.mon.name
             raise PermissionDenied(f"the cluster refused 'ceph {' '.join(args[:3])}' to {who}: "
