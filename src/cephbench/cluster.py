@@ -20,6 +20,10 @@ from .userfiles import check_ceph_conf
 
 log = logging.getLogger(__name__)
 
+# Ceph's default is false, kept on most production clusters: the monitors then refuse every pool deletion
+POOL_DELETE_OPTION = "mon_allow_pool_delete"
+POOL_DELETE_HINT = ("run with --allow-pool-delete, which sets it for the run and puts it back, or name a pool that "
+                    "exists (pools: {NAME: {existing: POOL}}), which the run never deletes")
 CONNECT_TIMEOUT_S = 10     # --connect-timeout, whole seconds as librados takes them
 
 
@@ -154,6 +158,12 @@ class Cluster:
 
     def _ok(self, args: Sequence[str], timeout_s: float | None = None) -> MonReply:
         reply = self._command(args, timeout_s or self.connect_timeout_s)
+        if reply.denied and POOL_DELETE_OPTION in reply.status:
+            # the monitors' setting, not the key: an admin key is refused this too
+            raise PermissionDenied(f"the monitors refuse 'ceph {' '.join(args[:3])}': {POOL_DELETE_OPTION} is false "
+                                   f"({reply.error_text()})",
+                                   f"'ceph config set mon {POOL_DELETE_OPTION} true' lets the removal go on; a run "
+                                   "with --allow-pool-delete sets it for itself and puts it back")
         if reply.denied:
             who = self.mon.name
             raise PermissionDenied(f"the cluster refused 'ceph {' '.join(args[:3])}' to {who}: "

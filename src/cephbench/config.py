@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Annotated, Any, Literal, Union
 
 import yaml
-from pydantic import (BaseModel, BeforeValidator, Field, StrictBool, StrictFloat, StrictInt,
+from pydantic import (BaseModel, BeforeValidator, Discriminator, Field, StrictBool, StrictFloat, StrictInt, Tag,
                       ValidationError, field_validator, model_validator)
 
 from .errors import UserError
@@ -89,7 +89,45 @@ class ErasurePool(_Strict):
     allow_ec_overwrites: bool | None = None  # None: on for RBD data pools, Ceph's default (off) otherwise
 
 
-PoolProfile = Annotated[Union[ReplicatedPool, ErasurePool], Field(discriminator="type")]
+class ExistingPool(_Strict):
+    """A pool the user made, named as it is on the cluster (`pools: {p: {existing: NAME}}`): the run writes its own
+    objects there, in a RADOS namespace of its own name, and removes exactly those; it never creates, changes or
+    deletes the pool. Its type and size are read from the cluster at preflight (pools.resolve_existing)."""
+
+    type: Literal["existing"] = "existing"
+    existing: str = Field(min_length=1, max_length=255)
+
+    @field_validator("existing")
+    @classmethod
+    def _a_pool_name(cls, v: str) -> str:
+        if any(c.isspace() or c in "/@" for c in v):
+            raise ValueError(f"{v!r} is not a pool name (no spaces, '/' or '@'); give it as 'ceph osd pool ls' "
+                             "lists it")
+        return v
+
+    @model_validator(mode="before")
+    @classmethod
+    def _as_it_is(cls, v: Any) -> Any:
+        if isinstance(v, dict):
+            given = [str(k) for k in v if k != "existing" and not (k == "type" and v[k] == "existing")]
+            if given:
+                raise ValueError(f"an existing pool is used as it is, and {', '.join(given)} would change it; "
+                                 "remove " + ("them" if len(given) > 1 else "it") + ", or remove existing to have "
+                                 "cephbench create a pool of its own")
+        return v
+
+
+EXISTING_TAG = "existing-pool"      # its branch's name in pydantic's error paths (not a field's name)
+
+
+def _pool_kind(v: Any) -> str | None:
+    if isinstance(v, dict):
+        return EXISTING_TAG if "existing" in v else v.get("type")
+    return EXISTING_TAG if isinstance(v, ExistingPool) else getattr(v, "type", None)
+
+
+PoolProfile = Annotated[Union[Annotated[ReplicatedPool, Tag("replicated")], Annotated[ErasurePool, Tag("erasure")],
+                              Annotated[ExistingPool, Tag(EXISTING_TAG)]], Discriminator(_pool_kind)]
 
 
 KINDS_OF_MODELS = tuple(typing.get_args(m.model_fields["type"].annotation)[0] for m in WORKLOAD_MODELS)
@@ -357,6 +395,10 @@ class Suite(_Strict):
             used = [p for p in dict.fromkeys(p for w in self.workloads if w.variants is None or spec.name in w.variants
                                              for p in getattr(w, "pool", [])) if p in self.pools]
             for p in used if spec.lab is not None else []:
+                if isinstance(self.pools[p], ExistingPool):
+                    raise ValueError(f"{spec.path}.lab: variant {spec.name!r} rebuilds the lab, and pool profile "
+                                     f"{p!r} names an existing pool, which a rebuilt lab does not have; run it in "
+                                     "another suite")
                 short = pool_room(spec.lab, self.pools[p].model_dump())
                 if short is not None:
                     need, what = short
@@ -374,6 +416,20 @@ class Suite(_Strict):
                 if p not in self.pools:
                     known = ", ".join(sorted(self.pools)) or "none"
                     raise ValueError(f"workloads[{i}].pool: profile {p!r} is not defined in pools (defined: {known})")
+        return self
+
+    @model_validator(mode="after")
+    def _existing_pools_written_by_rados_bench(self) -> "Suite":
+        """rados bench writes its objects in a namespace of the run's (removed whole, the pool left as it was);
+        the other tools' objects, images and buckets are not placed so yet."""
+        for i, w in enumerate(self.workloads):
+            for key in ("pool", "metadata_pool"):
+                named = getattr(w, key, None)
+                for p in named if isinstance(named, list) else [named] if named else []:
+                    if isinstance(self.pools.get(p), ExistingPool) and w.type != "rados_bench":
+                        raise ValueError(f"workloads[{i}].{key}: {p!r} names an existing pool, and only rados_bench "
+                                         "workloads write in one so far; give this workload a pool cephbench "
+                                         "creates")
         return self
 
     @model_validator(mode="after")
@@ -437,7 +493,8 @@ def _loc_path(loc: tuple[Any, ...]) -> str:
             continue
         # pydantic puts the union branch (discriminator tag or type name) into the path
         prev = parts[i - 1] if i else None
-        if p in KINDS or p in ("replicated", "erasure") or "[" in p or p.startswith(("function-", "constrained-")):
+        branch = p in ("replicated", "erasure", EXISTING_TAG)
+        if p in KINDS or branch or "[" in p or p.startswith(("function-", "constrained-")):
             if isinstance(prev, int) or (prev is not None and prev not in ("workloads",)):
                 continue
         out += f".{p}" if out else p
@@ -505,7 +562,8 @@ def _message(err: dict[str, Any], loc: tuple[Any, ...] = ()) -> str:
         return "required key is missing"
     if kind == "union_tag_invalid":
         tag = ctx.get("tag", value.get("type") if isinstance(value, dict) else None)
-        tags = re.findall(r"'([^']*)'", str(ctx.get("expected_tags", ""))) or list(KINDS_OF_MODELS)
+        tags = [t for t in re.findall(r"'([^']*)'", str(ctx.get("expected_tags", ""))) if t != EXISTING_TAG] \
+            or list(KINDS_OF_MODELS)
         return f"unknown type {tag!r}{_did_you_mean(tag, tags)}; the types are {', '.join(tags)}"
     if kind == "union_tag_not_found":
         tags = list(KINDS_OF_MODELS) if "workloads" in loc else ["replicated", "erasure"]

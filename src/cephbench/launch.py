@@ -19,7 +19,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
-from . import __version__, marker
+from . import __version__, marker, pooldelete
 from .kinds import level_of
 from .clients import (REMOTE_FILE, Client, ClientFacts, clients_of, deploy_loadgen, needs_of, preflight_clients,
                       remove_remote_file, resolve_clients)
@@ -27,6 +27,7 @@ from .cluster import CONNECT_TIMEOUT_S, Cluster, Target
 from .config import Settings, SshSettings, Suite, load_suite, parse_suite
 from .drivers.base import RunContext
 from .drivers.rbd_images import remove_image_spec, unmap_device
+from .pools import remove_namespace, resolve_existing
 from .drivers.rgw.admin import BucketSweep, remove_user
 from .errors import OperationFailed, UserError
 from .hosts import LocalHost, local_facts
@@ -34,8 +35,8 @@ from .lab import Lab, default_lab_dir
 from .plan import Plan, expand
 from .drivers.disk_baseline import remove_disk_file
 from .marker import read_runs
-from .recovery import (DISK_FILE, Ownership, Refusal, Remover, RunLock, how_to_remove, leftovers, remove_leftovers,
-                       save as save_leftovers, stop_process_group)
+from .recovery import (DISK_FILE, RADOS_NAMESPACE, Ownership, Refusal, Remover, RunLock, how_to_remove, leftovers,
+                       remove_leftovers, save as save_leftovers, stop_process_group)
 from .remote import control_dir, remove_control_dir, ssh_master
 from .resources import CONFIG_OPTION, Ledger, Refused, Resource, Undone
 from .stale import flag_history, option_history
@@ -68,6 +69,7 @@ class RunRequest:
     dry_run: bool = False
     connect_timeout_s: int = CONNECT_TIMEOUT_S
     lab: bool = False                       # --lab: the local lab, started when none runs
+    allow_pool_delete: bool = False         # --allow-pool-delete (pooldelete.py)
 
 
 @dataclass
@@ -255,7 +257,9 @@ def prepare(request: RunRequest, say: Callable[[str], None] = lambda _m: None) -
         # found may have none (`clients: lab` with a shape of `clients: 4`)
         clients = resolve_clients(suite, suite.settings, lab_topology) if not shaped(suite) else []
         cluster = Cluster(target, connect_timeout_s=request.connect_timeout_s)
-        status = preflight(cluster, plan, request.force)
+        status = preflight(cluster, plan, request.force, request.allow_pool_delete)
+        plan = replace(plan, tests=resolve_existing(cluster, plan.tests))   # what an existing pool is, as it is
+        todo = [t for t in plan.tests if t.id in {x.id for x in todo}]
         todo = _estimated_for(cluster, suite, todo)
         client_facts = preflight_clients(LocalHost(), clients, todo, suite.settings.ssh, target.id, request.force,
                                          say) if clients else {}
@@ -266,6 +270,8 @@ def prepare(request: RunRequest, say: Callable[[str], None] = lambda _m: None) -
         run_id = secrets.token_hex(3)
         if rundir is not None and not request.dry_run:
             finish_dead_run(rundir, cluster, suite, say)
+            # the dead part's --allow-pool-delete was still in force at the preflight: put back now
+            pooldelete.preflight(cluster, todo, request.allow_pool_delete)
             rundir.update_meta(run_ids=[*rundir.meta().get("run_ids", []), run_id])
             if client_facts:
                 rundir.update_meta(clients={n: f.to_json() for n, f in client_facts.items()})
@@ -359,6 +365,7 @@ def removers(ctx: RunContext, dead: Sequence[Resource] = ()) -> dict[str, Remove
         SSH_CONTROL: lambda r: remove_control_dir(Path(r.name)),
         DISK_FILE: lambda r: remove_disk_file(ctx.host, ctx.settings.ssh, r.name),
         CONFIG_OPTION: option,
+        RADOS_NAMESPACE: lambda r: remove_namespace(ctx.host, ctx.target.client_args(), *r.name.rsplit("/", 1)),
         LAB_SHAPE: lambda r: restore_shape(r.name),
     }
 
@@ -524,8 +531,9 @@ def _run_part(prep: Prepared, events: RunEvents, outer: Ledger | None = None,
             ctx.ledger.add(Resource(SSH_CONTROL, str(ctl)), lambda: None)
         deploy_clients(prep, ctx)
         ctx.at_paths = dict(prep.loadgen_paths)
-        return execute(prep.plan, ctx, events, RunOptions(force=req.force, keep=req.keep, dry_run=req.dry_run),
-                       prep.todo, on_variant)
+        options = RunOptions(force=req.force, keep=req.keep, dry_run=req.dry_run,
+                             allow_pool_delete=req.allow_pool_delete)
+        return execute(prep.plan, ctx, events, options, prep.todo, on_variant)
 
 
 # ---- lab shapes ----------------------------------------------------------------------------------------------
@@ -630,7 +638,7 @@ def _part_prepared(prep: Prepared, tests: list[Test], events: RunEvents) -> Prep
     suite = with_lab_ssh(as_given, topo["ssh"]) if topo else as_given
     clients = resolve_clients(suite, suite.settings, topo)
     cluster = Cluster(prep.target, connect_timeout_s=req.connect_timeout_s)
-    status = preflight(cluster, Plan(suite, tests), req.force)
+    status = preflight(cluster, Plan(suite, tests), req.force, req.allow_pool_delete)
     client_facts = preflight_clients(LocalHost(), clients, tests, suite.settings.ssh, prep.target.id, req.force,
                                      events.note) if clients else {}
     if prep.rundir is not None:

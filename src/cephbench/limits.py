@@ -73,8 +73,9 @@ def check(suite: Suite, tests: list[Test], limits: Limits) -> None:
     if limits.max_pg_per_osd and limits.osds_in:
         allowed = limits.max_pg_per_osd * limits.osds_in
         for name, profile in suite.pools.items():
-            if not any(t.params.get("pool") == name or t.params.get("metadata_pool") == name for t in tests):
-                continue
+            if profile.type == "existing" or not any(t.params.get("pool") == name or
+                                                     t.params.get("metadata_pool") == name for t in tests):
+                continue        # an existing pool adds no PGs
             width = profile.size if profile.type == "replicated" else profile.k + profile.m
             if limits.pg_copies + profile.pg_num * width > allowed:
                 raise UserError(f"pg_num {profile.pg_num:,} × {width} copies with the {limits.pg_copies:,} PG copies "

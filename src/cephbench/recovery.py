@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
+from .cluster import POOL_DELETE_OPTION
 from .errors import OperationFailed, UserError
 from . import marker
 from .resources import CONFIG_OPTION, Refusal, Refused, Resource, Undone
@@ -31,6 +32,8 @@ log = logging.getLogger(__name__)
 
 LOCK_NAME = ".running"
 DISK_FILE = "disk-file"         # ledger kind: a disk baseline's test file, "<address or localhost>:<path>"
+# ledger kind: the run's RADOS namespace in a pool it did not create (pools.own_namespace), "<pool>/<namespace>"
+RADOS_NAMESPACE = "rados-namespace"
 
 
 # ---- processes: recorded as "<pid>:<start time in clock ticks since boot>" ---------------------------------
@@ -160,6 +163,10 @@ def how_to_remove(r: Resource) -> str:
     if r.kind == "lab-shape":
         from .shape_plan import restore_commands
         return " && ".join(restore_commands(r.name))     # one command: up only after down worked
+    if r.kind == RADOS_NAMESPACE:
+        pool, ns = r.name.rsplit("/", 1)
+        base = f"rados -p {pool} -N {ns}"
+        return f"{base} cleanup --prefix benchmark_data; {base} ls | xargs -r {base} rm  (the pool stays)"
     if r.kind == DISK_FILE:
         address, path = remote_file_parts(r.name)
         return (f"{'' if address == 'localhost' else f'ssh {address} '}rm -f {path} {path}.pid  (once the fio "
@@ -230,9 +237,9 @@ class Ownership:
         return next((i for i in self.run_ids if name.startswith(f"cephbench-{i}-")), None)
 
     def _why_not(self, r: Resource) -> str | None:
-        if r.kind in _BY_PREFIX or r.kind in ("rbd-image", "rbd-mapping", REMOTE_DIR_KIND, DISK_FILE):
+        if r.kind in _BY_PREFIX or r.kind in ("rbd-image", "rbd-mapping", REMOTE_DIR_KIND, DISK_FILE, RADOS_NAMESPACE):
             name = r.name
-            if r.kind == "rbd-image":
+            if r.kind in ("rbd-image", RADOS_NAMESPACE):
                 name = r.name.rsplit("/", 1)[-1]
             elif r.kind == "rbd-mapping":
                 image = self.image_of(r.name)
@@ -273,9 +280,17 @@ class Ownership:
         return None
 
 
+def allows_pool_delete(r: Resource) -> bool:
+    """A ledger entry of --allow-pool-delete (pooldelete.py): the option that lets the run's pools be deleted."""
+    if r.kind != CONFIG_OPTION:
+        return False
+    from .variant_plan import Restore
+    return Restore.decode(r.name).name == POOL_DELETE_OPTION
+
+
 # the order a dead run's leftovers go in: processes first (they may still be writing), flags last
 _ORDER = ["process", "ssh-control", "remote-file", "remote-dir", DISK_FILE, "rbd-mapping", "rgw-buckets", "rgw-user",
-          "rbd-image", "pool", "ec-profile", "osd-flags", "config-key"]
+          "rbd-image", RADOS_NAMESPACE, "pool", "ec-profile", "osd-flags", "config-key"]
 
 
 def remove_leftovers(rundir: Path, table: dict[str, Remover], note: Callable[[str], None] = lambda _m: None,
@@ -309,6 +324,11 @@ def remove_leftovers(rundir: Path, table: dict[str, Remover], note: Callable[[st
             remove = table.get(r.kind)
             if r.kind == "config-key" and any(not isinstance(why, Refusal) for _, why in failed):
                 continue        # the run marker goes last, once all else went: the next cleanup checks names by it
+            if allows_pool_delete(r) and any(f.kind == "pool" for f, _ in failed):
+                # put back only once the run's pools went: false again, the monitors would refuse the next pass
+                failed.append((r, "kept until the run's pools are removed (the monitors refuse to delete them "
+                                  "without it)"))
+                continue
             try:
                 if remove is None:
                     raise OperationFailed(f"cephbench does not know how to remove a {r.kind}")

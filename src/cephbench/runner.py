@@ -16,7 +16,7 @@ from .drivers.base import Events, Outcome, RunContext
 from .drivers.registry import DRIVERS, PREFLIGHT
 from .errors import OperationFailed, PermissionDenied, UserError
 from .hosts import LocalHost
-from . import limits, marker
+from . import limits, marker, pooldelete
 from .interrupts import held, shielded, sigterm_interrupts
 from .kinds import KINDS
 from .plan import Plan
@@ -42,6 +42,7 @@ class RunOptions:
     force: bool = False
     keep: bool = False
     dry_run: bool = False
+    allow_pool_delete: bool = False     # --allow-pool-delete: mon_allow_pool_delete set for the run (pooldelete.py)
 
 
 @dataclass
@@ -74,10 +75,11 @@ def to_result(o: Outcome) -> Result:
                   warnings=o.warnings)
 
 
-def preflight(cluster: Cluster, plan: Plan, force: bool) -> dict:
+def preflight(cluster: Cluster, plan: Plan, force: bool, allow_pool_delete: bool = False) -> dict:
     """Everything that can refuse the run, before anything on the cluster changes."""
     status = cluster.check_reachable()
     preflight_health(status, force)
+    pooldelete.preflight(cluster, plan.tests, allow_pool_delete)
     if plan.suite.variants:
         check_variants(cluster, plan.suite, cluster.target.is_lab)     # every option, before anything changes
     osd_up = int(status.get("osdmap", {}).get("num_up_osds", status.get("osdmap", {}).get("osdmap", {})
@@ -85,7 +87,7 @@ def preflight(cluster: Cluster, plan: Plan, force: bool) -> dict:
     shaped = {v.name for v in plan.suite.variant_specs() if v.lab is not None}
     for t in plan.tests:
         profile = t.params.get("pool_profile")
-        if profile and t.variant not in shaped:     # a lab shape's pools are checked against it in config.py
+        if profile and not profile.get("existing") and t.variant not in shaped:    # a lab shape's: config.py
             try:
                 check_fits_count(profile, osd_up)
             except UserError as exc:
@@ -126,6 +128,8 @@ def execute(plan: Plan, ctx: RunContext, events: RunEvents, options: RunOptions,
         wanted = variants.options(todo_tests) if variants is not None else {}
         ctx.options = tuple(wanted)
         if ctx.has_cluster:         # `cephbench baseline` measures hardware: no cluster to mark or quiet
+            if options.allow_pool_delete and pooldelete.creates_pools(todo_tests):
+                pooldelete.allow_for_run(ctx)   # first: a key that may not set it is refused with nothing made
             scrub = take_scrub_flags(ctx)
             sent = mark_run(ctx)
             if wanted and not ctx.dry_run:

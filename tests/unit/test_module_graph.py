@@ -88,7 +88,7 @@ LAYERS: list[tuple[str, list[str]]] = [
     ("drivers", ["drivers.*", "pools"]),    # pools: only drivers create pools, through RunContext's ledger
     ("plan", ["plan"]),
     ("analysis", ["analysis.*"]),
-    ("run", ["runner", "shapes", "variants"]),
+    ("run", ["runner", "shapes", "variants", "pooldelete"]),
     ("launch", ["launch"]),
     ("runs", ["export", "importer", "history", "cbt", "report.*", "progress"]),   # finished run directories
     ("cli", ["cli.*"]),

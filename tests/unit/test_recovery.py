@@ -255,3 +255,33 @@ def test_kill_9_during_a_disk_baseline_then_cleanup_leaves_no_test_file(tmp_path
     assert res.returncode == 0 and "removed disk-file localhost:" in res.stdout, res.stdout + res.stderr
     assert os.listdir(disk) == [] and leftovers(out) == []
     assert process_start_ticks(fio) is None             # the orphaned fio was stopped by its PID file
+
+
+def test_a_dead_runs_allow_pool_delete_is_put_back_only_once_its_pools_went(tmp_path):
+    """--allow-pool-delete's option false again would make the monitors refuse the next pass's pool deletion."""
+    option = Resource("config-option", '{"who":"mon","name":"mon_allow_pool_delete","previous":"false"}')
+    listed = [option, Resource("pool", "cephbench-1-g1-i0")]
+    (tmp_path / "resources.json").write_text(json.dumps([{"kind": r.kind, "name": r.name} for r in listed]))
+    order: list[str] = []
+    pool_tries = iter([False, True])
+
+    def pool(r):
+        order.append("pool")
+        if not next(pool_tries):
+            raise UserError("pool cephbench-1-g1-i0 is busy")
+    done, failed = remove_leftovers(tmp_path, {"pool": pool, "config-option": lambda r: order.append("option")},
+                                    passes=3, settle_s=0)
+    assert order == ["pool", "pool", "option"]
+    assert [r.kind for r in done] == ["pool", "config-option"] and failed == []
+    assert leftovers(tmp_path) == []
+    # a pool that cannot go at all: the option stays set and listed, saying why
+    (tmp_path / "resources.json").write_text(json.dumps([{"kind": r.kind, "name": r.name} for r in listed]))
+    done, failed = remove_leftovers(tmp_path, {"pool": lambda r: pool_fails(), "config-option": lambda r: None},
+                                    passes=2, settle_s=0)
+    assert done == [] and [r.kind for r, _ in failed] == ["pool", "config-option"]
+    assert "kept until the run's pools are removed" in failed[1][1]
+    assert {r.kind for r in leftovers(tmp_path)} == {"pool", "config-option"}
+
+
+def pool_fails():
+    raise UserError("the monitors refuse 'ceph osd pool delete': mon_allow_pool_delete is false")

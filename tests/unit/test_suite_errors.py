@@ -76,6 +76,17 @@ CASES = [
      'pools.rep.size: must be greater than zero, got 0'),
     ('name: t\npools:\n  rep: {type: mirrored}\nworkloads:\n  - {type: rados_bench, pool: rep}\n',
      "pools.rep: unknown type 'mirrored'; the types are replicated, erasure"),
+    ('name: t\npools:\n  p: {existing: bench, size: 2, pg_num: 8}\nworkloads:\n  - {type: rados_bench, pool: p}\n',
+     "pools.p: an existing pool is used as it is, and size, pg_num would change it; remove them, or remove existing "
+     "to have cephbench create a pool of its own"),
+    ('name: t\npools:\n  p: {existing: bench, type: replicated}\nworkloads:\n  - {type: rados_bench, pool: p}\n',
+     "pools.p: an existing pool is used as it is, and type would change it; remove it, or remove existing to have "
+     "cephbench create a pool of its own"),
+    ('name: t\npools:\n  p: {existing: a/b}\nworkloads:\n  - {type: rados_bench, pool: p}\n',
+     "pools.p.existing: 'a/b' is not a pool name (no spaces, '/' or '@'); give it as 'ceph osd pool ls' lists it"),
+    ('name: t\npools:\n  p: {existing: bench}\nworkloads:\n  - {type: rbd_bench, pool: p}\n',
+     "workloads[0].pool: 'p' names an existing pool, and only rados_bench workloads write in one so far; give this "
+     "workload a pool cephbench creates"),
     ('name: t\nclients: [a, a]\nworkloads:\n  - {type: rados_bench, clients: 1}\n',
      "clients[1]: host 'a' is listed twice (first as clients[0]); list each client host once"),
     ('name: t\nclients: [a, b]\nworkloads:\n  - {type: rados_bench, clients: 5}\n',

@@ -32,15 +32,18 @@ from .common import out, err, main, _catalog, _print_plan_warnings
               "1 s off (the offset is recorded and corrected for).")
 @click.option("--keep", is_flag=True, help="Keep the pools and objects the run created.")
 @click.option("--dry-run", is_flag=True, help="Print every cluster-changing command; change nothing.")
+@click.option("--allow-pool-delete", is_flag=True, help="On a cluster whose monitors refuse to delete pools "
+              "(mon_allow_pool_delete false, Ceph's default): set it true for the run, and put it back at its end.")
 @click.option("--connect-timeout", type=click.IntRange(min=1), default=CONNECT_TIMEOUT_S, show_default=True,
               help="Seconds to wait for a monitor to answer.")
 def run(suite_path: Path | None, out_dir: Path | None, resume_dir: Path | None, conf: Path | None,
         keyring: Path | None, client_id: str | None, use_lab: bool, lab_dir: Path | None, force: bool, keep: bool,
-        dry_run: bool, connect_timeout: int) -> None:
+        dry_run: bool, connect_timeout: int, allow_pool_delete: bool) -> None:
     """Run a suite against a cluster (-c, CEPH_CONF, the suite's target:) or the local lab (--lab)."""
     from ..launch import RunRequest, prepare, start
     prep = prepare(RunRequest(suite_path, resume_dir, out_dir, conf, keyring, client_id, lab_dir, force, keep,
-                              dry_run, connect_timeout, lab=use_lab), say=lambda m: err.print(m, markup=False))
+                              dry_run, connect_timeout, lab=use_lab, allow_pool_delete=allow_pool_delete),
+                   say=lambda m: err.print(m, markup=False))
     for line in prep.unreadable:
         err.print(f"cephbench: {prep.rundir.results_jsonl if prep.rundir else resume_dir}:{line.line_no}: unreadable "
                   f"result ({line.reason}); that test runs again", markup=False)

@@ -65,11 +65,13 @@ class RadosBenchCommand:
     no_cleanup: bool = True
     max_objects: int | None = None
     reuse: bool = False         # write the run name's objects again from the first, under their names (--reuse-bench)
+    namespace: str | None = None    # the run's own, in a pool it did not create (pools.own_namespace)
 
     def argv(self, client_args: list[str]) -> list[str]:
         if self.mode not in ("write", "seq", "rand"):
             raise ValueError(f"unknown rados bench mode {self.mode!r}")
-        argv = ["rados", *client_args, "-p", self.pool, "bench", str(self.duration_s), self.mode,
+        argv = ["rados", *client_args, "-p", self.pool, *(["-N", self.namespace] if self.namespace else []),
+                "bench", str(self.duration_s), self.mode,
                 "-t", str(self.concurrency), "--run-name", self.run_name]
         if self.mode == "write":
             argv += ["-b", str(self.object_size), "-O", str(self.object_size)]
@@ -402,7 +404,7 @@ def _without_steady(test):
 def run_group(ctx, group, todo):
     """Write, then seq/rand reads of what was written, on fresh pools; one Outcome per test in `todo`."""
     from ..hosts import Spawn
-    from ..pools import create_pool, remove_pool
+    from ..pools import create_pool, own_namespace, remove_pool
     from ..safety import amplification
     from ..fanout import failure
     from .base import Outcome, client_notes, now, run_group_timeout
@@ -415,6 +417,7 @@ def run_group(ctx, group, todo):
     size = first["object_size"]
     gid = group[0].group
     pools = [create_pool(ctx, ctx.name(gid, f"i{i}"), profile) for i in range(n)]
+    namespace = own_namespace(ctx, pools[0], profile, ctx.name(gid))     # an existing pool: the run's objects
     run_names = [ctx.name(gid, f"i{i}") for i in range(n)]
     client = ctx.target.client_args()
     remote = ctx.target.remote_client_args()
@@ -439,6 +442,7 @@ def run_group(ctx, group, todo):
     def commands_of(mode: str, duration_s: int, max_objects: int | None, concurrency: int, reuse: bool = False):
         return [RadosBenchCommand(pool=pools[i], mode=mode, duration_s=duration_s, concurrency=concurrency,
                                   object_size=size, no_cleanup=True, max_objects=max_objects, reuse=reuse,
+                                  namespace=namespace,
                                   run_name=run_names[i] if c is None else ctx.name(gid, c.name, f"i{i}"))
                 for c, i in where]
 
@@ -611,5 +615,5 @@ def run_group(ctx, group, todo):
             outcome.warnings = warnings
             yield outcome
     finally:
-        for p in pools:
+        for p in dict.fromkeys(pools):
             remove_pool(ctx, p)

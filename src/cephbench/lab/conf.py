@@ -81,7 +81,6 @@ auth service required = cephx
 auth client required = cephx
 auth allow insecure global id reclaim = false
 mon allow pool size one = true
-mon allow pool delete = true
 mon warn on pool no redundancy = false
 mon data avail warn = 2
 mon data avail crit = 1

@@ -572,6 +572,10 @@ class Lab:
                 done.append(commands.submit(mon.command, "config set", who="mgr",
                                             name="mgr/devicehealth/enable_monitoring", value="false",
                                             force=True))
+                # In the configuration database, not ceph.conf (which wins over it): a test can then give the
+                # lab Ceph's default (false) with `ceph config set mon`, as an operator would on a real cluster.
+                done.append(commands.submit(mon.command, "config set", who="mon", name="mon_allow_pool_delete",
+                                            value="true"))
                 for f in done:
                     f.result()
             steps.mark("osd ids and pools")
