@@ -125,7 +125,8 @@ def test_a_paused_mon_is_a_warning_with_its_duration(own_lab: Lab, tmp_path: Pat
     assert r.status == "ok", r.error
     silences = [w for w in r.warnings if w.startswith("the monitors did not answer for")]
     assert len(silences) == 1, r.warnings
-    assert r.cluster is not None and PAUSE_S - 1 <= r.cluster.mon_silent_s <= PAUSE_S + 2, r.cluster
+    # a monitor on a busy machine answers up to a few seconds after its SIGCONT (10.6 s for an 8 s pause at load 11)
+    assert r.cluster is not None and PAUSE_S - 1 <= r.cluster.mon_silent_s <= PAUSE_S + 4, r.cluster
     assert any("the monitors stopped answering" in e for e in r.cluster.events), r.cluster.events
     # the tools' loop never waited on the mon: the test took its 16 s and the end's own costs, not the pause's
     assert r.duration_s < 16 + PAUSE_S, r.duration_s
