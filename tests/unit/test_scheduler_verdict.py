@@ -50,8 +50,8 @@ def test_a_custom_limit_reached_names_the_scheduler_with_its_figures():
     assert v.bottleneck == NAME
     assert v.sentence == "measured: osd.0 served 99% of the client ops its mClock client limit allows"
     assert ("osd.0 mClock, profile custom: client limit 0.3 of osd_mclock_max_capacity_iops_hdd 315 and "
-            "max_sequential_bandwidth_hdd 150 MiB/s = 94 client ops/s, writes of 4KiB; served 94 client ops/s = "
-            "99% of it") in v.lines
+            "max_sequential_bandwidth_hdd 150 MiB/s = 94 client ops/s, writes of 4.0 KiB on average; "
+            "served 94 client ops/s = 99% of it") in v.lines
 
 
 def test_the_whole_analysis_names_it_too_with_the_rotational_flag_from_osd_metadata():
@@ -86,7 +86,7 @@ def test_the_reservation_above_the_limit_is_what_holds():
 def test_large_writes_are_held_at_the_share_of_the_bandwidth():
     """1 MiB writes cost their bytes: lim 0.3 of 150 MiB/s = 45 ops/s (the lab served 45)."""
     c = osd_cap(counters(45 * 5, 1024**2), CUSTOM, 5.0, True)
-    assert c is not None and "= 45 client ops/s, writes of 1MiB" in c.line and round(c.share, 2) == 1.0
+    assert c is not None and "= 45 client ops/s, writes of 1.0 MiB on average" in c.line and round(c.share, 2) == 1.0
 
 
 def test_reads_cost_one_io_and_without_a_bandwidth_every_op_does():

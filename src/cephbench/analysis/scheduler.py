@@ -21,7 +21,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..results import OsdCounters, Result
-from ..units import exact_size
 
 NAME = "OSD scheduler (mClock client limit)"
 NEAR_CAP = 0.85                   # served this share of the cap or more: the limit held the ops
@@ -88,7 +87,9 @@ def osd_cap(o: OsdCounters, settings: dict[str, str], seconds: float, rotational
     share = served / cap
     limit = f"client limit {lim:g}" + (f" under its reservation {res:g}" if res > lim else "")
     bw = f" and max_sequential_bandwidth_{medium} {bandwidth / MIB:,.0f} MiB/s" if bandwidth else ""
-    size = f", writes of {exact_size(int(write_size))}" if write_size >= 1 else ""
+    # a mean over every write the OSD served (rados bench's metadata object too), so rarely a whole size
+    size = (f", writes of {write_size / MIB:,.1f} MiB on average" if write_size >= MIB else
+            f", writes of {write_size / 1024:,.1f} KiB on average" if write_size >= 1 else "")
     unknown = " (medium unknown: the larger of the hdd and ssd caps)" if rotational is None else ""
     line = (f"osd.{o.osd} mClock, profile {settings.get('osd_mclock_profile', '?')}: {limit} of "
             f"osd_mclock_max_capacity_iops_{medium} {iops:,.0f}{bw} = {cap:,.0f} client ops/s{size}{unknown}; "
