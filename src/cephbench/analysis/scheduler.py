@@ -12,8 +12,9 @@ bandwidth ÷ `osd_mclock_max_capacity_iops_{hdd,ssd}`) (Reef's `calc_scaled_cost
 of the IOPS capacity, large writes at that share of the bandwidth (1 MiB writes under lim 0.3, 0.45 and 0.6: 45, 67
 and 89 ops/s of 45, 67 and 90). A read's request carries no data, so it costs one I/O. The hdd or ssd options go by
 the OSD's rotational flag (osd metadata); when it is unknown, the larger of the two caps (this names less, never
-more). So does what is left out: limits above 1 (Pacific's and Quincy's absolute IOPS) are not read, and replica
-writes an OSD applied are not counted against its cap.
+more). So does what is left out: limits above 1 (Pacific's and Quincy's absolute IOPS) are not read, replica
+writes an OSD applied are not counted against its cap, and the cap is the OSD's whole: mClock divides it among the
+op shards (1 on a rotational OSD in Reef, 8 on an SSD), so a load that reaches only some shards is held lower.
 """
 
 from __future__ import annotations
