@@ -53,6 +53,16 @@ def _osd_metadata(cluster: dict[str, Any]) -> list[dict[str, Any]]:
     return md if isinstance(md, list) else []
 
 
+def osd_rotational(cluster: dict[str, Any]) -> dict[int, bool]:
+    """Each OSD's rotational flag from its metadata (mClock's hdd or ssd capacity follows it)."""
+    out = {}
+    for m in _osd_metadata(cluster):
+        flag = m.get("bluestore_bdev_rotational", m.get("rotational"))
+        if str(m.get("id", "")).isdigit() and flag in ("0", "1"):
+            out[int(m["id"])] = flag == "1"
+    return out
+
+
 def _pattern(results: list[Result], name: str) -> dict[str, Any] | None:
     for r in results:
         if r.status == "ok" and r.measurement and r.measurement.extra.get("pattern") == name:
@@ -260,7 +270,7 @@ def analyse(result: Result, facts: ClusterFacts | None, rados: list[Result] | No
     c = ceiling(facts, op, size, pool) if facts is not None else Ceiling(op=op, op_size=size, terms=[],
                                                                           bottleneck="unknown")
     watched = max(result.hosts, key=lambda h: h.cpu_busy_median, default=None)
-    measured, lines = _measured(result, c, b)
+    measured, lines = _measured(result, c, b, cluster or {})
     v = judge(c, result.measurement.bytes_per_s, label, watched.cpus if watched else (facts.cpus if facts else None),
               watched.cpu_busy_median if watched else None, f"{watched.host} ({watched.role})" if watched else "",
               measured=measured)
@@ -275,13 +285,14 @@ def analyse(result: Result, facts: ClusterFacts | None, rados: list[Result] | No
                     efficiency=v.efficiency, bottleneck=v.bottleneck, reason=v.reason, breakdown=b, evidence=lines)
 
 
-def _measured(result: Result, c: Ceiling, b: LatencyBreakdown | None) -> tuple[tuple[str, str] | None, list[str]]:
+def _measured(result: Result, c: Ceiling, b: LatencyBreakdown | None,
+              cluster: dict[str, Any]) -> tuple[tuple[str, str] | None, list[str]]:
     """(bottleneck, sentence) the evidence names, or None, and the evidence lines; nothing without evidence."""
     if result.evidence is None:
         return None, []
     bps = result.measurement.bytes_per_s if result.measurement else None
     eff = bps / c.bytes_per_s if c.bytes_per_s and bps else None
-    found = from_evidence(result, eff, b, set(client_hosts(result)))
+    found = from_evidence(result, eff, b, set(client_hosts(result)), osd_rotational(cluster))
     return ((found.bottleneck, found.sentence) if found.bottleneck is not None else None), found.lines
 
 
@@ -326,7 +337,7 @@ def _analyse_rgw(result: Result, facts: ClusterFacts | None, rados: list[Result]
               for lk in (ev.links if ev else []) if lk.host in names and lk.speed_bits_per_s]
     c = rgw.rgw_ceiling(op, size, data_term, index, min(speeds, default=None))
     b = breakdown(_latency_s(result), ev.osds, op) if ev is not None else None
-    measured, lines = _measured(result, c, b)
+    measured, lines = _measured(result, c, b, cluster)
     host = rgw.rgw_host_load(result.hosts, names)
     label = f"{result.test.params.get('op', result.measurement.op)} {_short(size)}"
     v = judge(c, result.measurement.bytes_per_s, label, host.cpus if host else None,

@@ -9,6 +9,8 @@ Pure. The ceiling model says what *could* limit a test; this reads what *did*:
                 merged them) against an IOPS limit, since that is what blkio counts
   a CPU         a host's CPUs were ≥ 80 % busy in the typical second (model.CPU_BUSY)
   other load    another client's I/O ran on the cluster at the same time (OtherLoad): named, not blamed on us
+  scheduler     an OSD served ≥ 85 % of the client ops its mClock client limit allows (analysis/scheduler.py): a
+                cap set by configuration, which holds whatever the devices and CPUs could do
   latency       nothing saturated: Little's law, ops in flight ÷ mean latency = the ops/s reached; more in flight
                 would go faster (concurrency 1 is latency-bound whatever the hardware)
 
@@ -31,6 +33,7 @@ from dataclasses import dataclass, field
 from ..results import DeviceLoad, Evidence, HostLoad, LatencyBreakdown, LinkLoad, Result
 from ..evidence import otherload
 from .breakdown import describe, largest_part
+from .scheduler import NAME as SCHEDULER, NEAR_CAP, scheduler_cap
 from .model import CPU_BUSY, MIB
 
 LINK_NEAR = 0.80
@@ -196,8 +199,9 @@ def cannot_tell(resource: Finding, cpu: Finding, lines: list[str]) -> tuple[str,
 
 
 def from_evidence(result: Result, efficiency: float | None, b: LatencyBreakdown | None,
-                  clients: set[str] | None = None) -> EvidenceVerdict:
-    """What the evidence says limited `result` (which must carry evidence)."""
+                  clients: set[str] | None = None, rotational: dict[int, bool] | None = None) -> EvidenceVerdict:
+    """What the evidence says limited `result` (which must carry evidence). `rotational`: each OSD's flag from its
+    metadata, which says whether mClock's hdd or ssd capacity applies."""
     ev = result.evidence or Evidence()
     clients = clients or set()
     m = result.measurement
@@ -207,6 +211,9 @@ def from_evidence(result: Result, efficiency: float | None, b: LatencyBreakdown 
     lines = [f.line for f in (links[:1] + [f for f in links[1:] if f.share >= LINK_NEAR])]
     lines += [f.line for f in (devices[:1] + [f for f in devices[1:] if f.share >= DEVICE_BUSY])]
     lines += [f.line for f in cpus[:1]]
+    sched = scheduler_cap(result, rotational)
+    if sched is not None:
+        lines.append(sched.line)
     other = ev.other_load
     busy_other = other is not None and otherload.busy(other)
     if busy_other:
@@ -232,6 +239,9 @@ def from_evidence(result: Result, efficiency: float | None, b: LatencyBreakdown 
                           f"measured: other clients loaded the cluster at the same time "
                           f"({(other.read_bytes_per_s + other.write_bytes_per_s) / MIB:,.1f} MiB/s, "
                           f"{other.ops_per_s:,.0f} ops/s), so this result is not the cluster's alone")
+    if sched is not None and sched.share >= NEAR_CAP:
+        return ev_verdict(SCHEDULER, f"measured: osd.{sched.osd} served {sched.share:.0%} of the client ops its "
+                                     f"mClock client limit allows")
     cpu_busy = cpus[0] if cpus and cpus[0].share >= CPU_BUSY else None
     if devices and devices[0].share >= DEVICE_BUSY:
         f = devices[0]

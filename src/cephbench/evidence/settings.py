@@ -20,7 +20,8 @@ def capping_settings(doc: Any) -> dict[str, str]:
     """`config show-with-defaults` ([{name, value, source}, ...]) or the OSD's own `config show` ({name: value}:
     every option, defaults included; through its admin socket or `ceph tell osd.N`) -> {option: value} of the
     options that cap results; entries that do not read are skipped. The scheduler is among them: osd_op_queue, and
-    under mClock (Reef's default) its profile, its client limits and each OSD's measured osd_mclock_max_capacity_*."""
+    under mClock (Reef's default) its profile, its client limits and each OSD's measured osd_mclock_max_capacity_* and max_sequential_bandwidth_* (what Reef's
+    limits are fractions of: analysis/scheduler.py)."""
     if isinstance(doc, dict):
         values = {str(k): str(v) for k, v in doc.items() if isinstance(v, (str, int, float))}
     else:
@@ -30,5 +31,6 @@ def capping_settings(doc: Any) -> dict[str, str]:
     if values.get("osd_op_queue", "").startswith("mclock"):
         out.update({k: v for k, v in sorted(values.items())
                     if k == "osd_mclock_profile" or k.startswith(MCLOCK_PREFIX + "max_capacity")
+                    or k.startswith(MCLOCK_PREFIX + "max_sequential_bandwidth")
                     or k.startswith(MCLOCK_PREFIX + "scheduler_")})
     return out
