@@ -280,6 +280,7 @@ class LabShape(_Strict):
     objectstore: Literal["bluestore", "filestore"] = "bluestore"
     fs: str | None = None
     rgw: StrictBool = True
+    release: str | None = None                  # pacific, reef, tentacle (none: the release of the lab as found)
 
 
 class Variant(_Strict):

@@ -100,7 +100,7 @@ def record(meta: dict[str, Any], run_name: str, r: Result) -> dict[str, Any]:
     m = r.measurement
     a = r.analysis
     lat = m.latency if m else None
-    ident = identity(r.test, meta)      # the variant is the test's, never a parameter
+    ident = identity(r, meta)      # the variant is the test's, never a parameter
     size = _first(p, _SIZE_KEYS)
     if size is None and m is not None:
         size = m.object_size_bytes or m.op_size_bytes

@@ -201,7 +201,8 @@ def choose_target(suite: Suite, request: RunRequest, say: Callable[[str], None] 
         flags = "".join(f" {f}" for f in build.up_flags()) if build is not None else ""
         say(f"no lab running in {lb.dir}: starting one (cephbench lab up{flags})")
         info = lb.up(progress=lambda m: say(f"lab: {m}"), **({} if build is None else dict(
-            osds=build.osds, osd_size_bytes=build.osd_size_bytes, rgw=build.rgw, multi=build.multi)))
+            osds=build.osds, osd_size_bytes=build.osd_size_bytes, rgw=build.rgw, multi=build.multi,
+            release=build.release or None)))
         say(f"lab ready in {info.startup_s:.1f} s")
     env = lb.env()
     return Target(Path(env["CEPH_CONF"]), Path(env["CEPH_KEYRING"]), None, is_lab=True), lb
@@ -241,12 +242,6 @@ def prepare(request: RunRequest, say: Callable[[str], None] = lambda _m: None) -
         lab_info = lb.info() if lb is not None else None
         if shaped(suite):       # a target that is not a lab: choose_target started nothing, nothing has changed
             check_target(suite, target, lb)
-            if lab_info is not None and lab_info.root:
-                # a shape rebuilds the lab from its build, which has no release yet: the lab would come back as
-                # the host's own Ceph
-                raise UserError(f"lab shapes are not yet supported on a lab of another release (this lab runs "
-                                f"{lab_info.release})", "run the suite without lab: shapes, or on a lab without "
-                                "--release", where="lab")
         created = lab_info is not None and lab_info.created_unix >= t0
         lab_topology = lab_info.topology if lab_info is not None else None
         as_given = suite
@@ -564,7 +559,8 @@ def _run_shaped(prep: Prepared, events: RunEvents) -> RunSummary:
                 for t in tests:
                     result = Result(test=t, status="failed", error=why, started_unix=started,
                                     duration_s=time.time() - started,
-                                    variant=VariantInForce(name=t.variant) if t.variant else None)
+                                    variant=VariantInForce(name=t.variant, release=keeper.release(t.variant))
+                                    if t.variant else None)
                     total.results.append(result)
                     if prep.rundir is not None:
                         prep.rundir.append(result)
@@ -572,7 +568,7 @@ def _run_shaped(prep: Prepared, events: RunEvents) -> RunSummary:
                 continue
             total.planned += keeper.take_planned()
             part = _part_prepared(prep, tests, events)
-            done = _run_part(part, events, outer, lambda ctx, name: keeper.enter(name, ctx.planned))
+            done = _run_part(part, events, outer, lambda ctx, name: _enter(keeper, name, ctx.planned))
             total.results += done.results
             total.left_behind += done.left_behind
             total.cleanup_failed += done.cleanup_failed
@@ -600,6 +596,12 @@ def _run_shaped(prep: Prepared, events: RunEvents) -> RunSummary:
         if previous is not None:
             signal.signal(signal.SIGTERM, previous)
     return total
+
+
+def _enter(keeper: Keeper, variant: str, planned: list[str]) -> str | None:
+    """The lab in `variant`'s shape; the release its tests run on, which each of their results records."""
+    keeper.enter(variant, planned)
+    return keeper.release(variant)
 
 
 def shape_parts(todo: list[Test], keeper: Keeper) -> list[list[Test]]:

@@ -349,6 +349,8 @@ class VariantInForce(BaseModel):
 
     name: str
     options: list[OptionInForce] = Field(default_factory=list)
+    # the Ceph release the lab ran under the variant's shape (`lab: {release: reef}`); None: run.json's `release`
+    release: str | None = None
 
 
 class SteadyRound(BaseModel):

@@ -112,7 +112,8 @@ def check_fits_count(profile: dict, osd_up: int) -> None:
                         "use a smaller size or k+m")
 
 
-VariantHook = Callable[[RunContext, str], None]
+# readies the lab for a variant; returns the Ceph release the variant's tests run on (None: the run's own)
+VariantHook = Callable[[RunContext, str], "str | None"]
 
 
 def execute(plan: Plan, ctx: RunContext, events: RunEvents, options: RunOptions,
@@ -303,24 +304,27 @@ def _run_variant_group(driver, ctx: RunContext, group: list[Test], todo: set[str
         yield from _run_group(driver, ctx, group, todo, errors)
         return
     started = time.time()
+    release = None
     try:
         if on_variant is not None:
-            _lab_ready(on_variant, ctx, name)
+            release = _lab_ready(on_variant, ctx, name)
         in_force = variants.enter(name)
+        if release is not None:     # its lab shape's: the variants compare release against release
+            in_force = in_force.model_copy(update={"release": release})
     except VariantFailed as exc:
         for t in group:
             if t.id in todo:
                 yield Result(test=t, status="failed", error=str(exc), started_unix=started,
-                             duration_s=time.time() - started, variant=VariantInForce(name=name))
+                             duration_s=time.time() - started, variant=VariantInForce(name=name, release=release))
         return
     for result in _run_group(driver, ctx, group, todo, errors):
         result.variant = in_force
         yield result
 
 
-def _lab_ready(on_variant: VariantHook, ctx: RunContext, name: str) -> None:
+def _lab_ready(on_variant: VariantHook, ctx: RunContext, name: str) -> str | None:
     try:
-        on_variant(ctx, name)
+        return on_variant(ctx, name)
     except PermissionDenied:
         raise
     except (OperationFailed, UserError) as exc:

@@ -12,6 +12,7 @@ from dataclasses import dataclass, replace
 from typing import Any, Sequence
 
 from .errors import UserError
+from .lab import roots
 from .lab.drives import check_objectstore
 from .lab.multihost import MultiHostSpec, size_flag, spec_from_flags
 from .lab.rates import LinkShape
@@ -24,18 +25,20 @@ DEFAULT_OSD_SIZE = 10 * 1024**3
 SHAPE_FLAGS = {"hosts": "--hosts", "osds_per_host": "--osds-per-host", "clients": "--clients",
                "public_net": "--public-net", "cluster_net": "--cluster-net", "client_net": "--client-net",
                "osd_throttle": "--osd-throttle", "db_device": "--db-device", "objectstore": "--objectstore",
-               "fs": "--fs", "osds": "--osds", "osd_size": "--osd-size", "rgw": "--no-rgw"}
+               "fs": "--fs", "osds": "--osds", "osd_size": "--osd-size", "rgw": "--no-rgw", "release": "--release"}
 _KEY_OF_FLAG = {flag: key for key, flag in SHAPE_FLAGS.items()}
 
 
 @dataclass(frozen=True)
 class LabBuild:
-    """One lab as `lab up` would start it: the one-host lab (multi None) or a multi-host one, with its throttles."""
+    """One lab as `lab up` would start it: the one-host lab (multi None) or a multi-host one, with its throttles,
+    on a Ceph release ('': the one the lab as found runs, Keeper.for_run)."""
 
     multi: MultiHostSpec | None
     osds: int = DEFAULT_OSDS
     osd_size_bytes: int = DEFAULT_OSD_SIZE
     rgw: bool = True
+    release: str = ""
 
     @property
     def throttles(self) -> dict[DriveRef, DriveLimit]:
@@ -63,13 +66,15 @@ class LabBuild:
             "separate_cluster": m.separate_cluster, "client": m.client.to_json() if m.client else None,
             "objectstore": m.store.objectstore, "fs": m.store.fs, "db_device_bytes": m.db_size_bytes,
             "throttles": {str(t.drive): t.limit.to_json() for t in m.throttles}}
-        return {"osds": self.osds, "osd_size_bytes": self.osd_size_bytes, "rgw": self.rgw, "multi": multi}
+        return {"osds": self.osds, "osd_size_bytes": self.osd_size_bytes, "rgw": self.rgw, "multi": multi,
+                **({"release": self.release} if self.release else {})}
 
     @classmethod
     def from_json(cls, d: dict[str, Any]) -> "LabBuild":
         m = d.get("multi")
+        release = str(d.get("release") or "")
         if m is None:
-            return cls(None, int(d["osds"]), int(d["osd_size_bytes"]), bool(d["rgw"]))
+            return cls(None, int(d["osds"]), int(d["osd_size_bytes"]), bool(d["rgw"]), release)
         link = lambda x: LinkShape.from_json(x) if x else None      # noqa: E731
         spec = MultiHostSpec(
             int(m["hosts"]), int(m["osds_per_host"]), int(m["clients"]), link(m.get("public")),
@@ -77,12 +82,13 @@ class LabBuild:
             check_objectstore(m.get("objectstore") or "bluestore", m.get("fs")), m.get("db_device_bytes"),
             tuple(ThrottleSpec(_ref(name), DriveLimit.from_json(lim))
                   for name, lim in sorted((m.get("throttles") or {}).items())))
-        return cls(spec, spec.osds, int(d["osd_size_bytes"]), bool(d["rgw"]))
+        return cls(spec, spec.osds, int(d["osd_size_bytes"]), bool(d["rgw"]), release)
 
     def up_flags(self) -> list[str]:
         """The `cephbench lab up` flags that start this build."""
         out = ["--osd-size", _size(self.osd_size_bytes)] if self.osd_size_bytes != DEFAULT_OSD_SIZE else []
         out += [] if self.rgw else ["--no-rgw"]
+        out += ["--release", self.release] if self.release else []
         m = self.multi
         if m is None:
             return ["--osds", str(self.osds), *out]
@@ -98,6 +104,12 @@ class LabBuild:
         out += ["--db-device", _size(m.db_size_bytes)] if m.db_size_bytes else []
         out += [x for t in m.throttles for x in ("--osd-throttle", throttle_text(t))]
         return out
+
+
+def on_release(build: LabBuild | None, release: str) -> LabBuild | None:
+    """A variant's build on the lab as found: a shape that names no release keeps the lab's `release`, so that a
+    rebuild does not bring back the host's own Ceph under a lab of another release."""
+    return replace(build, release=release) if build is not None and not build.release else build
 
 
 def _size(n: int) -> str:
@@ -158,9 +170,20 @@ def build_of(shape: dict[str, Any], path: str) -> LabBuild:
         raise UserError(f"osd_size must be at least 2GiB for BlueStore, got {shape['osd_size']}",
                         where=f"{path}.osd_size")
     rgw = shape.get("rgw", True) is not False
+    release = release_of(shape["release"], f"{path}.release") if shape.get("release") is not None else ""
     if multi is None:
-        return LabBuild(None, int(shape.get("osds") or DEFAULT_OSDS), size, rgw)
-    return LabBuild(multi, multi.osds, size, rgw)
+        return LabBuild(None, int(shape.get("osds") or DEFAULT_OSDS), size, rgw, release)
+    return LabBuild(multi, multi.osds, size, rgw, release)
+
+
+def release_of(name: object, where: str) -> str:
+    """A shape's `release:`: one `lab up --release` offers and a lab can run, or one line at its YAML path."""
+    rel = roots.release(str(name), where=where)
+    if rel.no_lab:
+        raise UserError(f"a lab of {rel.name} is not yet supported: {rel.no_lab}",
+                        f"choose one of {', '.join(n for n, r in roots.RELEASES.items() if not r.no_lab)}",
+                        where=where)
+    return rel.name
 
 
 def _as_keys(text: str) -> str:

@@ -23,7 +23,7 @@ from .lab.drives import check_objectstore
 from .lab.multihost import MultiHostSpec
 from .lab.rates import LinkShape
 from .lab.throttle import ThrottleSpec
-from .shape_plan import LabBuild, Step, step, throttle_text
+from .shape_plan import LabBuild, Step, on_release, step, throttle_text
 
 log = logging.getLogger(__name__)
 
@@ -57,7 +57,7 @@ def build_of_lab(lab: Lab) -> LabBuild | None:
         return None
     topo = info.topology
     if topo is None:
-        return LabBuild(None, info.osds, info.osd_size_bytes, info.rgw)
+        return LabBuild(None, info.osds, info.osd_size_bytes, info.rgw, info.release)
     nets = {n["kind"]: n for n in topo.get("networks", [])}
     shape = lambda d: LinkShape.from_json(d) if d else None     # noqa: E731
     record = lab.drives()
@@ -69,7 +69,7 @@ def build_of_lab(lab: Lab) -> LabBuild | None:
                          "cluster" in nets and not nets["cluster"].get("shape"), shape(topo.get("client_link")),
                          check_objectstore(topo.get("objectstore") or "bluestore", topo.get("fs")),
                          topo.get("db_device_bytes"), tuple(sorted(throttles, key=lambda t: t.drive)))
-    return LabBuild(spec, spec.osds, info.osd_size_bytes, info.rgw)
+    return LabBuild(spec, spec.osds, info.osd_size_bytes, info.rgw, info.release)
 
 
 @dataclass
@@ -91,7 +91,8 @@ class Keeper:
     @classmethod
     def for_run(cls, lab: Lab, suite: Suite, created: bool, dry_run: bool = False) -> "Keeper":
         now = build_of_lab(lab)
-        return cls(lab, None if created else now, now, {v.name: v.lab for v in suite.variant_specs()}, now, dry_run)
+        builds = {v.name: on_release(v.lab, now.release) if now is not None else v.lab for v in suite.variant_specs()}
+        return cls(lab, None if created else now, now, builds, now, dry_run)
 
     def record(self) -> str:
         """The ledger's name for the lab's restore: enough for `cephbench cleanup` alone."""
@@ -101,6 +102,11 @@ class Keeper:
     def want(self, variant: str | None) -> LabBuild | None:
         b = self.builds.get(variant) if variant is not None else None
         return b if b is not None else self.base
+
+    def release(self, variant: str) -> str | None:
+        """The release `variant`'s tests run on (None: not known, the run's own, run.json's `release`)."""
+        b = self.want(variant)
+        return (b.release or None) if b is not None else None
 
     def enter(self, variant: str | None, planned: list[str] | None = None) -> Step:
         """The lab in the build of `variant` (None: the base lab); a dry run lists the commands instead, in
@@ -168,7 +174,7 @@ def apply_step(lab: Lab, s: Step, say: Callable[[str], None] = lambda _m: None) 
         say(f"lab shape: starting the lab as cephbench lab up {' '.join(b.up_flags())}")
         with held():
             lab.up(osds=b.osds, osd_size_bytes=b.osd_size_bytes, rgw=b.rgw, multi=b.multi,
-                   progress=lambda m: log.info("lab: %s", m))
+                   release=b.release or None, progress=lambda m: log.info("lab: %s", m))
         say("lab shape: the lab is up")
 
 

@@ -69,7 +69,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 # Seconds each one-host module took in `make test-lab` (the 2-core VM, the multi-host half beside it, at load 10): what
 # balances `make test-lab`'s shares of the one-host tests. A module not listed counts 15 s a test.
 ONE_HOST_COST_S = {
-    "test_release_lab.py": 150, "test_run.py": 130, "test_lab_shape_signals.py": 115, "test_variants.py": 115,
+    "test_release_lab.py": 150, "test_release_variants.py": 45, "test_run.py": 130,
+    "test_lab_shape_signals.py": 115, "test_variants.py": 115,
     "test_concurrent_runs.py": 85, "test_baseline.py": 65, "test_outages.py": 60, "test_rgw.py": 60,
     "test_variants_steady.py": 60, "test_production_defaults.py": 130, "test_cluster_health.py": 57,
     "test_signals.py": 40, "test_cleanup_safety.py": 35, "test_remote_baselines.py": 30, "test_lab.py": 30,

@@ -13,7 +13,8 @@ from cephbench.lab.throttle import DriveLimit, DriveRef
 from cephbench.plan import LAB_REBUILD_S, VARIANT_SWITCH_S, expand
 from cephbench.recovery import how_to_remove
 from cephbench.resources import Resource
-from cephbench.shape_plan import LabBuild, build_of, rebuilds, restore_commands, shape_classes, step, steps
+from cephbench.shape_plan import (LabBuild, build_of, on_release, rebuilds, restore_commands, shape_classes, step,
+                                  steps)
 from clirun import cephbench
 
 W = "workloads:\n  - {type: rados_bench, modes: [write], duration: 2s}\n"
@@ -48,7 +49,14 @@ BAD = [
      "variants[0].lab.objectstore: 'filstore' is not one of bluestore, filestore (did you mean 'filestore'?)"),
     ("{name: a, lab: {hosts: 3, public_nett: 1gbit}}",
      "variants[0].lab.public_nett: unknown key (did you mean 'public_net'?); the keys here are client_net, clients, "
-     "cluster_net, db_device, fs, hosts, objectstore, osd_size, osd_throttle, osds, osds_per_host, public_net, rgw"),
+     "cluster_net, db_device, fs, hosts, objectstore, osd_size, osd_throttle, osds, osds_per_host, public_net, "
+     "release, rgw"),
+    ("{name: a, lab: {release: quincy}}",
+     "variants[0].lab.release: release 'quincy' is not offered: offered are pacific, reef, tentacle (choose one of "
+     "those)"),
+    ("{name: a, lab: {release: reeef}}",
+     "variants[0].lab.release: release 'reeef' is not offered: offered are pacific, reef, tentacle (did you mean "
+     "reef?)"),
     ("{name: a, lab: {hosts: 3, osd_size: 1GiB}}",
      "variants[0].lab.osd_size: osd_size must be at least 2GiB for BlueStore, got 1GiB"),
     ("{name: a, lab: {hosts: 2}}",
@@ -181,3 +189,39 @@ def test_without_shapes_the_plan_is_unchanged():
         ", lab: {hosts: 3, public_net: 200mbit}", ""), "t"), "t")
     variants = [t.variant for t in expand(suite).tests if t.params["object_size"] == 4096]
     assert variants == ["shared", "private", "slow", "backfills", "backfills", "slow", "private", "shared"]
+
+
+# ---- release against release (issue 27) ---------------------------------------------------------------------
+
+def test_a_shape_of_another_release_is_a_rebuild_with_that_release_and_the_way_back_names_the_labs():
+    pacific, reef = shape("{osds: 1, release: pacific}"), shape("{osds: 1, release: reef}")
+    assert reef.release == "reef" and step(pacific, reef).kind == "rebuild" and step(reef, reef).kind == "none"
+    assert reef.up_flags() == ["--osds", "1", "--release", "reef"]
+    assert LabBuild.from_json(reef.to_json()) == reef
+    assert "release" not in shape("{osds: 1}").to_json()       # a build without one reads as before
+    plan = steps(pacific, pacific, [("pacific", pacific), ("reef", reef), ("pacific", pacific)])
+    assert [(n, s.kind, s.build.release if s.build else None) for n, s in plan] == [
+        ("pacific", "none", "pacific"), ("reef", "rebuild", "reef"), ("pacific", "rebuild", "pacific"),
+        ("", "none", "pacific")]
+    record = json.dumps({"dir": "/l", "original": pacific.to_json()})
+    assert restore_commands(record)[-1] == "cephbench lab up --dir /l --osds 1 --release pacific"
+
+
+def test_a_shape_that_names_no_release_keeps_the_labs():
+    assert on_release(shape("{osds: 2}"), "reef").release == "reef"
+    assert on_release(shape("{osds: 2, release: tentacle}"), "reef").release == "tentacle"
+    assert on_release(None, "reef") is None
+
+
+def test_a_release_variant_on_a_cluster_that_is_not_a_lab_is_refused_before_anything(tmp_path):
+    conf = tmp_path / "cluster" / "ceph.conf"
+    conf.parent.mkdir()
+    conf.write_text("[global]\nmon host = 192.0.2.1\n")
+    suite = tmp_path / "suite.yaml"
+    suite.write_text(f"name: t\nvariants:\n  - {{name: reef, lab: {{release: reef}}}}\n{W}")
+    out = tmp_path / "runs"
+    res = cephbench("run", suite, "-c", conf, "--out", out)
+    assert res.returncode == 2, (res.stdout, res.stderr)
+    assert res.stderr.strip().splitlines()[-1].startswith(
+        "cephbench: variants[0].lab: variant 'reef' has a lab shape, and the target")
+    assert not out.exists()

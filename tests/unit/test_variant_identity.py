@@ -156,3 +156,43 @@ def test_a_catalog_of_schema_1_gains_the_identity_and_reads_its_old_rows(tmp_pat
         pts = h.trend("bw", WRITE_4K, variant="throttle-16KiB")
         assert [len(p.values) for p in pts] == [4] and pts[0].identity == {"variant": "throttle-16KiB"}
         assert h.conn.execute("SELECT value FROM catalog WHERE key = 'schema'").fetchone()[0] == str(SCHEMA)
+
+
+def _releases_run(path, w):
+    """A run of one test on two variants whose lab shapes named a release (`lab: {release: ...}`), on a lab found
+    on Pacific: each result records its variant's release, as the runner writes it."""
+    run = write_run(path, [("rados_bench", W4M, repeats(w, 1.0, n=4), "pacific"),
+                           ("rados_bench", W4M, repeats(w, 1.5, n=4), "reef")], {"release": "pacific"})
+    lines = [json.loads(line) for line in (run / "results.jsonl").read_text().splitlines()]
+    for d in lines:
+        d["variant"] = {"name": d["test"]["variant"], "release": d["test"]["variant"]}
+    (run / "results.jsonl").write_text("".join(json.dumps(d) + "\n" for d in lines))
+    return run
+
+
+def test_each_result_carries_the_release_its_variant_ran_on(tmp_path):
+    w = fixture_measurement()
+    run = _releases_run(tmp_path / "R", w)
+    rows = list(csv.DictReader(io.StringIO(export(run, "csv"))))
+    assert {(r["variant"], r["release"]) for r in rows} == {("pacific", "pacific"), ("reef", "reef")}
+    # a plain run on Reef matches the Reef variant's tests; on Pacific it does not, and compare says it is the release
+    on_reef = write_run(tmp_path / "plain-reef", [("rados_bench", W4M, repeats(w, 1.5, n=4))], {"release": "reef"})
+    ok = cephbench("compare", on_reef, run, "--variant", "reef")
+    assert ok.returncode == 0, ok.stderr
+    on_pacific = write_run(tmp_path / "plain-pac", [("rados_bench", W4M, repeats(w, 1.0, n=4))],
+                           {"release": "pacific"})
+    res = cephbench("compare", on_pacific, run, "--variant", "reef")
+    assert res.returncode == 2 and "release" in res.stderr and "--ignore release" in res.stderr
+    db = tmp_path / "h.sqlite"
+    assert cephbench("history", "--db", db, "add", run, on_reef).returncode == 0
+    trend = cephbench("history", "--db", db, "--trend", "bw", "--test", "rados_bench phase=write", "--release", "reef")
+    assert trend.returncode == 0, trend.stderr
+    assert "R" in trend.stdout and "plain-reef" in trend.stdout and "configurations match" in trend.stdout
+
+
+def test_the_variants_view_names_each_variants_release(tmp_path):
+    from cephbench.analysis.variants import view
+    run = load_run(_releases_run(tmp_path / "R", fixture_measurement()))
+    v = view(run.results)
+    assert v is not None and v.releases == (("pacific", "pacific"), ("reef", "reef"))
+    assert [round(c.delta.delta_pct) for t in v.tests() for c in t.changes] == [50]

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Callable, Iterable, Sequence
 
 from ..errors import UserError
-from ..identity import release as release_of
+from ..identity import release as release_of, result_release
 from ..kinds import level_of
 from ..results import OSDS_CPU, CorruptLine, Measurement, Result, RunDir, Test, osds_cpu
 from . import stats
@@ -165,11 +165,12 @@ class Samples:
 
 def samples_by_key(results: Iterable[Result], match_on: Sequence[str] = (),
                    ignore: Sequence[str] = (), release: str | None = None) -> dict[str, Samples]:
-    """Ok results with a measurement grouped by match key, in plan order."""
+    """Ok results with a measurement grouped by match key (with the release each ran on: `release`, the run's, or
+    its variant's lab shape's), in plan order."""
     grouped: dict[str, list[Result]] = {}
     for r in results:
         if r.status == "ok" and r.measurement is not None:
-            grouped.setdefault(match_key(r.test, match_on, ignore, release), []).append(r)
+            grouped.setdefault(match_key(r.test, match_on, ignore, result_release(r, release)), []).append(r)
     return {k: Samples(test_label(rs[0].test), rs[0].test, tuple(rs)) for k, rs in grouped.items()}
 
 
@@ -339,7 +340,8 @@ def near_misses(rest_a: Sequence[Samples], rest_b: Sequence[Samples], match_on: 
         for s_b in rest_b:
             if s_b.test.kind != s_a.test.kind or s_b.test.variant != s_a.test.variant:
                 continue
-            pa, pb = {**s_a.test.params, RELEASE: releases[0]}, {**s_b.test.params, RELEASE: releases[1]}
+            pa = {**s_a.test.params, RELEASE: result_release(s_a.results[0], releases[0])}
+            pb = {**s_b.test.params, RELEASE: result_release(s_b.results[0], releases[1])}
             keys = (set(match_on) | {RELEASE} if match_on else set(pa) | set(pb)) - set(ignore)
             diffs.append(sorted(k for k in keys if pa.get(k) != pb.get(k)))
         best = min(diffs, key=len, default=None)

@@ -114,6 +114,8 @@ class VariantsView:
     variants: tuple[str, ...]           # in the run's order; the first is the reference
     groups: tuple[Group, ...]
     no_reference: tuple[str, ...]       # tests with repeats under other variants but none under the first
+    # variant -> the Ceph release its results ran on, for variants whose lab shape named one (release against release)
+    releases: tuple[tuple[str, str], ...] = ()
 
     @property
     def first(self) -> str:
@@ -189,7 +191,10 @@ def view(results: Sequence[Result], alpha: float = stats.ALPHA) -> VariantsView 
                     changes.append(Change(v, d[0]))
         level, op, size = group_of(first.test, first.results[0].measurement)
         tests.append(VariantTest(key, first.label, first.test, level, op, size, metric, samples, tuple(changes)))
-    return VariantsView(tuple(order), _groups(tests), tuple(no_reference))
+    releases = {r.test.variant: r.variant.release for r in results
+                if r.test.variant is not None and r.variant is not None and r.variant.release}
+    return VariantsView(tuple(order), _groups(tests), tuple(no_reference),
+                        tuple((v, releases[v]) for v in order if v in releases))
 
 
 GroupKey = tuple[str, str, int | None]      # level, operation, op size

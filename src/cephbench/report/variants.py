@@ -32,6 +32,9 @@ def notes(view: VariantsView, chart: bool = True) -> list[str]:
              f"bandwidth (MiB/s), or of ops/s where a test moves no data. Significance: two-sided Mann-Whitney U "
              f"on the repeats, α = {ALPHA:g}; ~ = not significant" + ("; faded bars in the chart are not "
                                                                       "significant." if chart else ".")]
+    if view.releases:
+        lines.append("Ceph release of each variant's lab: " + ", ".join(f"{v}: {rel}" for v, rel in view.releases)
+                     + " (the % changes are release against release where the shapes are otherwise the same)")
     few, total = view.too_few(), view.changes()
     if few:
         lines.append(f"{few} of {total} changes have too few repeats for the test to reach α = {ALPHA:g} at all "
