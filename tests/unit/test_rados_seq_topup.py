@@ -5,9 +5,13 @@ from cephbench.drivers.rados_bench import Fed, RadosBenchCommand, seq_objects, s
 MIB = 1024 * 1024
 
 
-def test_the_ratio_is_the_labs_bound_until_a_seq_of_the_run_measured_more():
-    assert seq_ratio(4 * MIB, None)[0] == 6 and seq_ratio(64 * 1024, None)[0] == 10
-    assert seq_ratio(4 * MIB, 3.0)[0] == 6                     # a lower measure never lowers the bound
+def test_the_ratio_is_the_labs_bound_with_room_until_a_seq_of_the_run_measured_more():
+    """A fresh clone's CI (Ceph 16.2.15, a quiet 2-core VM) read topped-up 4 MiB objects at 7.8x the write's rate
+    (266 against 34 objects/s): the lab's bound of 6 ran the seq out at 1.5 s of 2. The objects a top-up just
+    wrote are still in the OSDs' own cache, which the page-cache drop leaves: the top-up takes the bound + 25 %,
+    as it does a measured ratio."""
+    assert seq_ratio(4 * MIB, None)[0] == 7.5 and seq_ratio(64 * 1024, None)[0] == 12.5
+    assert seq_ratio(4 * MIB, 3.0)[0] == 7.5                   # a lower measure never lowers the bound
     ratio, whence = seq_ratio(4 * MIB, 8.0)
     assert ratio == 10 and "measured by an earlier seq" in whence
 
