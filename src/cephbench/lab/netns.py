@@ -28,6 +28,7 @@ import json
 import os
 import re
 import shutil
+import time
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -45,6 +46,7 @@ GATEWAY_HOST = 254
 IFNAMSIZ = 15                    # the kernel's limit on a link name (16 bytes with the NUL)
 LAB_ID_RE = re.compile(r"[a-z0-9]{1,6}")
 NS_PUBLIC_IF, NS_CLUSTER_IF = "pub0", "clu0"
+DESTROY_SETTLE_S = 5.0            # how long destroy keeps removing what is still there
 TBF_LATENCY = "50ms"             # how long a packet may wait in the tbf before it is dropped
 COMMAND_TIMEOUT_S = 20.0
 # Serialises slot choice between labs started at the same moment (the bridge address is the claim).
@@ -404,20 +406,32 @@ def destroy(topo: Topology) -> list[str]:
     Idempotent: what is already gone is skipped. Returns what was removed. Raises when something of the lab
     is still there afterwards, naming it.
     """
-    removed = []
+    removed: list[str] = []
+    # Passes until nothing is left, for a few seconds: an `ip` that a killed creator started outlives it and may
+    # add a link after the first pass looked (CI: cb-...-h2p, made after destroy had listed the links).
+    deadline = time.monotonic() + DESTROY_SETTLE_S
+    while True:
+        _destroy_pass(topo, removed)
+        left = leftovers(topo)
+        if not left:
+            return removed
+        if time.monotonic() > deadline:
+            raise OperationFailed(f"lab network {topo.lab_id}: could not remove {', '.join(left)}")
+        time.sleep(0.2)
+
+
+def _destroy_pass(topo: Topology, removed: list[str]) -> None:
     # Root ends first: deleting one removes its peer at once, while a deleted namespace's links go away
     # later, in the kernel's own time.
     links = existing_links()
     for name in topo.link_names():
         if name in links:
             _run(["ip", "link", "delete", name])
-            removed.append(name)
+            if name not in removed:
+                removed.append(name)
     ns = existing_netns()
     for h in topo.hosts:
         if h.netns in ns:
             _run(["ip", "netns", "delete", h.netns])
-            removed.append(h.netns)
-    left = leftovers(topo)
-    if left:
-        raise OperationFailed(f"lab network {topo.lab_id}: could not remove {', '.join(left)}")
-    return removed
+            if h.netns not in removed:
+                removed.append(h.netns)
