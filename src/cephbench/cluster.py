@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Sequence
 
+from .capacity import CAPACITY_PATIENCE_S, df_capacity
 from .errors import OperationFailed, PermissionDenied, UserError
 from .hosts import LocalHost
 from .mon import ConnectFailed, MonConnection, MonReply
@@ -268,10 +269,23 @@ class Cluster:
     def pool_names(self) -> set[str]:
         return {p["pool_name"] for p in self.ceph_json("osd", "pool", "ls", "detail")}
 
-    def raw_capacity(self) -> tuple[int, int]:
-        """(total raw bytes, used raw bytes) from `ceph df`."""
-        stats = self.ceph_json("df")["stats"]
-        return int(stats["total_bytes"]), int(stats["total_used_raw_bytes"])
+    def raw_capacity(self, patience_s: float = CAPACITY_PATIENCE_S) -> tuple[int, int]:
+        """(total raw bytes, used raw bytes) from `ceph df`, once it counts every OSD that is up: the OSDs report
+        their usage to the mgr once a stats period, so just after the OSDs come up (or the mgr fails over) `ceph
+        df` counts none or some of them and a guard reading it would see 0 B of room, or too little."""
+        deadline = time.monotonic() + patience_s
+        while True:
+            up = int(self.ceph_json("osd", "stat").get("num_up_osds", 0))
+            got = df_capacity(self.ceph_json("df"), up)
+            if got is not None:
+                return got
+            if time.monotonic() >= deadline:
+                counted = int(self.ceph_json("df")["stats"].get("num_osds", 0))
+                raise OperationFailed(
+                    f"`ceph df` counts the space of {counted} of the {up} OSDs that are up after {patience_s:.0f} s: "
+                    f"the mgr has not heard from the others, so the free space is unknown and nothing is written; "
+                    f"check `ceph mgr stat` and the OSDs, then run again")
+            time.sleep(1.0)
 
     # ---- pools -----------------------------------------------------------------
     def delete_ec_profile(self, name: str) -> None:

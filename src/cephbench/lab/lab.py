@@ -30,6 +30,7 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Callable
 
+from ..capacity import df_capacity
 from ..errors import OperationFailed, UserError
 from ..hosts import CommandResult, LocalHost
 from ..units import format_size
@@ -680,9 +681,13 @@ class Lab:
         mgr_up = bool(st.get("mgrmap", {}).get("available"))
         pgmap = st.get("pgmap", {})
         clean = sum(s["count"] for s in pgmap.get("pgs_by_state", []) if s["state_name"] == "active+clean")
+        # a lab is up when a capacity guard can read its space: `ceph df` counts an OSD once the mgr has its report
+        up = int(st.get("osdmap", {}).get("num_up_osds", 0))
+        counted = mgr_up and df_capacity(mon.json("df"), up) is not None
         state = (f"{clean}/{want} PGs active+clean" + ("" if mgr_up else ", no mgr active yet")
+                 + ("" if counted or not mgr_up else ", `ceph df` has not counted every OSD yet")
                  + "".join(f"; {k}: {m}" for k, m in sorted(checks.items())))
-        return mgr_up and not checks and clean == want == pgmap.get("num_pgs", 0), state
+        return mgr_up and counted and not checks and clean == want == pgmap.get("num_pgs", 0), state
 
     @staticmethod
     def _pgs_state(mon: LabMon) -> str:
