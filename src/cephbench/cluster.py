@@ -275,7 +275,7 @@ class Cluster:
         df` counts none or some of them and a guard reading it would see 0 B of room, or too little."""
         deadline = time.monotonic() + patience_s
         while True:
-            up = int(self.ceph_json("osd", "stat").get("num_up_osds", 0))
+            up = int(self.status().get("osdmap", {}).get("num_up_osds", 0))
             got = df_capacity(self.ceph_json("df"), up)
             if got is not None:
                 return got
