@@ -135,7 +135,7 @@ def test_the_verdict_names_the_shaped_public_link_from_its_own_counters(shared_p
     the write fills the OSD hosts' links (each receives what is written once), and the evidence says which."""
     w = shared_public_run[0]
     a = w["analysis"]
-    assert a["bottleneck"].startswith("public network (h"), a
+    assert a["bottleneck"].startswith("public network (h"), why(w)
     (line,) = [ln for ln in a["evidence"] if ln.startswith("link h") and "lab shaping" in ln][:1]
     assert "of 200 Mbit/s" in line, a["evidence"]
     ev = w["evidence"]

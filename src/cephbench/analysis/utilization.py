@@ -11,6 +11,8 @@ Pure. The ceiling model says what *could* limit a test; this reads what *did*:
   other load    another client's I/O ran on the cluster at the same time (OtherLoad): named, not blamed on us
   scheduler     an OSD served ≥ 85 % of the client ops its mClock client limit allows (analysis/scheduler.py): a
                 cap set by configuration, which holds whatever the devices and CPUs could do
+  near          the busiest link, or a throttled device, carried ≥ 75 % of its capacity (NEAR_SHARE) while no CPU
+                was busy: the ops queued for it
   latency       nothing saturated: Little's law, ops in flight ÷ mean latency = the ops/s reached; more in flight
                 would go faster (concurrency 1 is latency-bound whatever the hardware)
 
@@ -271,6 +273,16 @@ def from_evidence(result: Result, efficiency: float | None, b: LatencyBreakdown 
         # "unknown" itself without a baseline), and the evidence says what is missing
         lines.append("not measured: " + ", ".join(missing))
         return ev_verdict(None, "")
+    queued = max((f for f in links[:1] + [d for d in devices[:1] if d.capped] if f.share >= NEAR_SHARE),
+                 key=lambda f: f.share, default=None)
+    if queued is not None:
+        # a hard capacity (a link's speed, a throttle) near full while the CPUs idle: more in flight would only queue
+        # for it, so it is not latency that sets the rate (a shaped link through TCP and Ceph's per-op pipelining
+        # seldom carries more than 85-95 % of its rate, less on a slower machine: CI's gave 75-79 %)
+        what = "of its cgroup throttle" if queued.capped else "of its speed"
+        return ev_verdict(queued.bottleneck,
+                          f"measured: {queued.bottleneck} carried {queued.share:.0%} {what} and no CPU was busy: "
+                          f"the ops queued for it")
     flight = f"{n} ops in flight" if n else "the ops in flight"
     return ev_verdict(f"latency ({flight})",
                       f"measured: no link, device or CPU was saturated, so {flight} ÷ the latency set the "
