@@ -43,16 +43,19 @@ test-unit:
 # load on the CPUs would be a bottleneck of its own.
 test-lab:
 	@mkdir -p build; set +e; \
+	( while :; do echo "$$(date +%s) $$(head -1 /proc/stat)"; sleep 2; done ) > build/cpu.log 2>/dev/null & sampler=$$!; \
+	echo "$$(date +%s) one-host shares and multi-host" > build/phases.log; \
 	for k in 1 2; do \
 	  env --default-signal=INT nice -n 10 $(PY) -m pytest -q --durations=8 -m "not multihost and not groundtruth" \
 	    --one-host-shard $$k/2 tests/lab > build/test-lab-one-host-$$k.log 2>&1 & pids="$$pids $$!"; \
 	done; \
-	$(PY) -m pytest -q --durations=8 -m "multihost and not groundtruth" tests/lab; multi=$$?; \
+	$(PY) -m pytest -q --durations=8 -m "multihost and not groundtruth" tests/lab; multi=$$?; echo "$$(date +%s) one-host shares, multi-host done" >> build/phases.log; \
 	onehost=0; for p in $$pids; do wait $$p || onehost=1; done; \
 	for k in 1 2; do echo "---- one-host share $$k of 2 (build/test-lab-one-host-$$k.log) ----"; \
 	  cat build/test-lab-one-host-$$k.log; done; \
-	echo "---- ground truth, alone ----"; \
+	echo "---- ground truth, alone ----"; echo "$$(date +%s) ground truth" >> build/phases.log; \
 	$(PY) -m pytest -q --durations=8 -m groundtruth tests/lab; truth=$$?; \
+	echo "$$(date +%s) end" >> build/phases.log; kill $$sampler; $(PY) scripts/cpu_phases.py build/cpu.log build/phases.log; \
 	[ $$multi -eq 0 ] && [ $$onehost -eq 0 ] && [ $$truth -eq 0 ]
 
 test-lab-serial:
