@@ -58,7 +58,7 @@ def root_or_skip(release: str) -> roots.Root:
 
 
 def run_on_release(release: str, major: str, tmp_path: Path, flags: list[str], pool_size: int,
-                   check_lab=lambda lb, root: None) -> None:
+                   check_lab=lambda lb, root: None, check_results=lambda results: None) -> None:
     """Start a lab of `release` with `flags`, check what it records, run a tiny suite, down it; nothing left."""
     root = root_or_skip(release)
     d = Path(tempfile.mkdtemp(prefix=f"cephbench-test-{release}-"))
@@ -99,6 +99,7 @@ def run_on_release(release: str, major: str, tmp_path: Path, flags: list[str], p
         for r in results:
             assert r.evidence is not None and r.evidence.osds, r.evidence
             assert not [n for n in r.evidence.notes if "not read" in n], r.evidence.notes
+        check_results(results)
         meta = json.loads((out / "run.json").read_text())
         assert meta["release"] == release and meta["lab_root"]["manifest"] == str(root.manifest)
         assert f"ceph version {major}" in next(iter(meta["cluster"]["versions"]["overall"]))
@@ -122,7 +123,10 @@ def test_a_one_host_lab_on_another_release_runs_a_suite_and_leaves_nothing(relea
 
 @pytest.mark.multihost
 def test_a_multi_host_reef_lab_runs_sshd_and_tools_from_the_root(tmp_path):
-    """Each host's sshd runs from the root: a session there runs Reef's rados and Debian 13's fio."""
+    """Each host's sshd runs from the root: a session there runs Reef's rados and Debian 13's fio. osd.1's drive is
+    throttled to 8 MiB/s from the start, and every write of the size-2 pool lands on it: the write's verdict names
+    that drive from its own throttle, read on its host (issue 27's Reef multi-host ground truth; a throttle at its
+    limit holds whatever the CPUs do, so it runs beside the other tests, not alone)."""
     def check(lb: Lab, root: roots.Root) -> None:
         for p in (lb.dir / "run").glob("sshd.*.pid"):
             assert os.readlink(f"/proc/{int(p.read_text())}/root") == str(root.path.resolve())
@@ -131,7 +135,14 @@ def test_a_multi_host_reef_lab_runs_sshd_and_tools_from_the_root(tmp_path):
         assert res.returncode == 0 and "ceph version 18." in res.stdout, res.stdout + res.stderr
         assert f"fio-{root.packages['fio'].split('-')[0]}" in res.stdout, res.stdout
 
-    run_on_release("reef", "18.", tmp_path, ["--hosts", "2", "--no-rgw"], pool_size=2, check_lab=check)
+    def throttled(results) -> None:
+        a = results[0].analysis
+        assert results[0].test.params["phase"] == "write" and a is not None
+        assert a.bottleneck.startswith("disk h2:loop"), [a.bottleneck, *a.evidence]
+        assert any("osd.1" in ln and "cgroup throttle" in ln for ln in a.evidence), a.evidence
+
+    run_on_release("reef", "18.", tmp_path, ["--hosts", "2", "--no-rgw", "--osd-throttle", "osd.1=8MiB/s"],
+                   pool_size=2, check_lab=check, check_results=throttled)
     assert not (roots.read_root(roots.roots_dir() / "reef").path / "run" / "sshd").exists()
 
 
