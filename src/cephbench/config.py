@@ -67,6 +67,9 @@ class Settings(_Strict):
     max_instances: int = Field(64, gt=0, strict=True)      # client processes at once (instances)
     # a variant may set an option the daemons read only at start: then the lab's OSDs are restarted (lab only)
     variant_restarts: bool = False
+    # the lab's builds take turns repeat by repeat (a rebuild each time) rather than one after the other; None: when
+    # the builds differ in their Ceph release (plan.build_blocks)
+    interleave_builds: bool | None = None
 
 
 MAX_POOL_PGS = 65536        # the monitors' mon_max_pool_pg_num default: a pool with more PGs is refused there

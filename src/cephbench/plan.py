@@ -202,7 +202,8 @@ def expand(suite: Suite) -> Plan:
     """Baselines, then every workload's groups; with variants, each group once per variant, the variants' order
     turning round from one block to the next (variant_plan.variant_order: A B | B A | ...). With lab shapes, the
     variants of one lab build (shape_plan.shape_classes) run all their groups before the next build's: a rebuild
-    costs seconds, so shapes are not interleaved, while throttles and options within a build are.
+    costs seconds, so shapes are not interleaved, while throttles and options within a build are; unless the builds
+    take turns repeat by repeat (build_blocks: by default when they differ in release).
 
     A plan of more than MAX_TESTS tests is refused before any is made (check_size)."""
     check_size(suite)
@@ -216,8 +217,8 @@ def expand(suite: Suite) -> Plan:
     classes: list[list[str | None]] = [list(c) for c in shape_classes([(v.name, v.lab) for v in specs])] \
         if specs else [[None]]
     shaped = any(v.lab is not None for v in specs)
-    for variants in classes:
-        rebuild_s = LAB_REBUILD_S if shaped else 0.0     # the estimate counts one rebuild per class
+    for variants, only_repeat in build_blocks(suite, classes):
+        rebuild_s = LAB_REBUILD_S if shaped else 0.0     # the estimate counts one rebuild per block
         for w in suite.workloads:
             data = w.model_dump()
             kind = KINDS[data["type"]]
@@ -229,15 +230,17 @@ def expand(suite: Suite) -> Plan:
             fixed = {k: v for k, v in data.items() if k not in dims and k not in _FIXED and k != phase_field
                      and not (k == "duration" and per_phase is not None)}
             repeats = 1 if kind.repeat_within_test else w.repeat
+            reps = list(range(1, repeats + 1)) if only_repeat is None else \
+                ([only_repeat] if only_repeat <= repeats else [])
             if kind.repeat_within_test:
                 fixed["repeat"] = w.repeat
             # a workload limited to some variants runs under those of this build alone (none: not in this build)
             mine = [v for v in variants if w.variants is None or v in w.variants]
-            if not mine:
+            if not mine or not reps:
                 continue
             for combo in itertools.product(*(data[k] for k in dims)):
                 params_base = dict(zip(dims, combo))
-                order = ((r, v) for r in range(1, repeats + 1) for v in variant_order(mine, block + r - 1))
+                order = ((r, v) for r in reps for v in variant_order(mine, block + r - 1))
                 for rep, variant in order:
                     group_no += 1
                     group = f"g{group_no:03d}"
@@ -276,5 +279,24 @@ def expand(suite: Suite) -> Plan:
                             est_duration_s=_test_estimate(kind, params, pi == 0) + (switch_s if pi == 0 else 0.0),
                             variant=variant,
                         ))
-                block += repeats
+                block += len(reps) if only_repeat is None else 0
     return Plan(suite=suite, tests=tests)
+
+
+def interleaves_builds(suite: Suite) -> bool:
+    """Whether the lab's builds take turns repeat by repeat (settings.interleave_builds; by default when the builds
+    differ in their Ceph release: release against release is the comparison the hours between the builds would
+    otherwise confound with the cluster's drift)."""
+    if suite.settings.interleave_builds is not None:
+        return suite.settings.interleave_builds
+    return len({v.lab.release for v in suite.variant_specs() if v.lab is not None}) > 1
+
+
+def build_blocks(suite: Suite, classes: list[list[str | None]]) -> list[tuple[list[str | None], int | None]]:
+    """The plan's blocks: the variants of one lab build each, and the one repeat a block runs (None: every repeat).
+    Builds one after the other (a rebuild each), or, interleaved, every build once per repeat, the builds' order
+    turning round from one repeat to the next (A B | B A), as variants of one build take turns."""
+    if len(classes) < 2 or not interleaves_builds(suite):
+        return [(c, None) for c in classes]
+    most = max((w.repeat for w in suite.workloads), default=1)
+    return [(c, r) for r in range(1, most + 1) for c in (classes if r % 2 else classes[::-1])]

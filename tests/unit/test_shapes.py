@@ -225,3 +225,44 @@ def test_a_release_variant_on_a_cluster_that_is_not_a_lab_is_refused_before_anyt
     assert res.stderr.strip().splitlines()[-1].startswith(
         "cephbench: variants[0].lab: variant 'reef' has a lab shape, and the target")
     assert not out.exists()
+
+
+RELEASES = """name: t
+variants:
+  - {name: pacific, lab: {osds: 1, release: pacific}}
+  - {name: reef, lab: {osds: 1, release: reef}}
+  - {name: tentacle, lab: {osds: 1, release: tentacle}}
+pools:
+  one: {type: replicated, size: 1, pg_num: 8}
+workloads:
+  - {type: rados_bench, pool: one, modes: [write], object_size: [4KiB, 4MiB], duration: 2s, repeat: 3}
+"""
+
+
+def test_releases_take_turns_repeat_by_repeat_and_each_turn_is_a_rebuild():
+    """Issue 27 item 4: release against release interleaved across repeats (A B C | C B A | A B C), so the
+    cluster's drift over the hours of a run falls on every release alike; each turn is a rebuild."""
+    plan = expand(parse_suite(read_yaml(RELEASES, "t"), "t"))
+    order = [(t.repeat, t.variant, t.params["object_size"]) for t in plan.tests]
+    k4, m4 = 4096, 4 * 2**20
+    turns = [["pacific", "reef", "tentacle"], ["tentacle", "reef", "pacific"], ["pacific", "reef", "tentacle"]]
+    assert order == [(r, v, size) for r, names in enumerate(turns, 1) for v in names for size in (k4, m4)]
+    assert len({t.id for t in plan.tests}) == len(plan.tests)
+    rebuilt = [t for t in plan.tests if t.est_duration_s - plan.tests[-1].est_duration_s >= LAB_REBUILD_S]
+    assert len(rebuilt) == 9              # every (repeat, release) block starts with one
+
+
+def test_releases_one_after_the_other_when_the_suite_says_so():
+    text = RELEASES.replace("name: t\n", "name: t\nsettings: {interleave_builds: false}\n")
+    order = [(t.variant, t.repeat) for t in expand(parse_suite(read_yaml(text, "t"), "t")).tests]
+    assert [v for v, _ in order][:6] == ["pacific"] * 6 and [v for v, _ in order][-6:] == ["tentacle"] * 6
+
+
+def test_builds_of_one_release_stay_one_after_the_other_unless_the_suite_asks():
+    suite = parse_suite(read_yaml(SUITE, "t"), "t")
+    assert [t.variant for t in expand(suite).tests][:4] == ["shared", "slow", "slow", "shared"]
+    text = SUITE.replace("name: ", "settings: {interleave_builds: true}\nname: ", 1)
+    order = [(t.variant, t.repeat) for t in expand(parse_suite(read_yaml(text, "t"), "t")).tests
+             if t.params["object_size"] == 4096]
+    assert order == [("shared", 1), ("slow", 1), ("private", 1), ("backfills", 1),
+                     ("backfills", 2), ("private", 2), ("slow", 2), ("shared", 2)]
