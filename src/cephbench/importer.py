@@ -1,8 +1,8 @@
 """`cephbench import`: raw output of earlier runs (any Ceph version) into a run directory.
 
 The format is told from the content, never the file name: `rados bench` text (old and new summaries), fio JSON
-(json or json+, with or without notes before it), `rbd bench` text, `iperf3 -J` JSON and cephbench-loadgen/1
-JSON. Each file is read by its driver's own parser (drivers/*.py) into a Measurement, and becomes one Test whose
+(json or json+, with or without notes before it), `rbd bench` text, `iperf3 -J` JSON, cephbench-loadgen/1
+JSON and `ceph tell osd.N bench` JSON (one OSD's: `--label osd=N` names it). Each file is read by its driver's own parser (drivers/*.py) into a Measurement, and becomes one Test whose
 kind and params are inferred from the content (op and sizes from the rados bench summary, rw/bs/iodepth from
 fio's job options, ...); `--label key=value` adds or overrides params. Files of one configuration are repeats
 of one test (samples for `cephbench compare`). Every file is read before anything is written: one bad file
@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from . import __version__
-from .drivers import ParseError, fio, iperf, rados_bench
+from .drivers import ParseError, fio, iperf, osd_bench, rados_bench
 from .drivers import rbd_bench_tool as rbd_bench
 from .drivers.figures import count, mapping, number, unix_time
 from .drivers.rgw import parse as rgw_loadgen
@@ -36,7 +36,7 @@ from .results import Measurement, Result, RunDir, Test, run_dir_path
 from .units import format_size, parse_duration, parse_size
 from .userfiles import read_bytes
 
-FORMATS = "rados bench, fio, rbd bench, iperf3 or loadgen"
+FORMATS = "rados bench, fio, rbd bench, iperf3, loadgen or osd bench"
 _SIZE_KEYS = {"object_size", "op_size", "block_size", "io_size", "total", "image_size"}
 # The largest output a tool writes for one run (fio json+ of many jobs, with every latency bin, is a few MiB).
 MAX_OUTPUT_BYTES = 256 * 1024**2
@@ -164,6 +164,12 @@ def _iperf3(text: str) -> tuple[str, dict[str, Any], Measurement]:
     return "net_baseline", params, m
 
 
+def _osd_bench(text: str) -> tuple[str, dict[str, Any], Measurement]:
+    m = osd_bench.parse(text)
+    # one OSD's bench: which OSD the document does not say (--label osd=N names it)
+    return "osd_bench", {"total": int(m.bytes_total or 0), "block_size": int(m.op_size_bytes or 0)}, m
+
+
 def _loadgen(text: str) -> tuple[str, dict[str, Any], Measurement]:
     m = rgw_loadgen.parse(text)
     p = (_json_doc(text) or {}).get("params") or {}
@@ -229,6 +235,8 @@ def detect(text: str) -> str | None:
         return "iperf3"
     if '"concurrent_ios"' in text or '"total_time_run"' in text:
         return "rados bench json"
+    if '"bytes_written"' in text and '"elapsed_sec"' in text and '"blocksize"' in text:
+        return "osd bench"
     if any(rbd_bench._HEADER_RE.match(ln.strip()) for ln in text.splitlines()):
         return "rbd bench"
     if re.search(r"^\s*Total time run\s*:", text, re.M) or re.search(r"^\s*sec\s+Cur ops\s+started", text, re.M):
@@ -259,6 +267,8 @@ def read_file(path: Path, labels: dict[str, Any] | None = None) -> Parsed:
             kind, params, m = _rbd_bench(text)
         elif fmt == "iperf3":
             kind, params, m = _iperf3(text)
+        elif fmt == "osd bench":
+            kind, params, m = _osd_bench(text)
         else:
             kind, params, m = _loadgen(text)
         dated = content_date(fmt, text)

@@ -100,7 +100,7 @@ def test_unknown_input(tmp_path, text, reason):
     assert detect(text) is None
     with pytest.raises(UserError) as exc:
         read_file(f)
-    assert exc.value.one_line() == f"{f}: not a rados bench, fio, rbd bench, iperf3 or loadgen output ({reason})"
+    assert exc.value.one_line() == f"{f}: not a rados bench, fio, rbd bench, iperf3, loadgen or osd bench output ({reason})"
 
 
 def test_truncated_inputs_are_refused(tmp_path):
@@ -143,7 +143,7 @@ def test_cli_import_then_bad_file_writes_nothing(tmp_path):
     res = cli("import", str(NEW_W), str(bad), "--out", str(tmp_path / "no"), env=env)
     assert res.returncode == 2 and "Traceback" not in res.stderr
     assert res.stderr.strip().splitlines() == [
-        f"cephbench: {bad}: not a rados bench, fio, rbd bench, iperf3 or loadgen output (looks like rados bench "
+        f"cephbench: {bad}: not a rados bench, fio, rbd bench, iperf3, loadgen or osd bench output (looks like rados bench "
         "but: no rados bench summary in the output (last line: 'Total time run: 3'))"]
     assert not (tmp_path / "no").exists()
 
@@ -255,3 +255,17 @@ def test_a_bad_date_is_one_line(tmp_path, date, expected):
                     env={"CEPHBENCH_HISTORY": str(tmp_path / "h.sqlite")})
     assert res.returncode == 2 and len(res.stderr.strip().splitlines()) == 1 and expected in res.stderr
     assert not (tmp_path / "x").exists()
+
+
+@pytest.mark.parametrize("release", ["reef-18.2.7", "tentacle-20.2.4"])
+def test_each_releases_own_outputs_import_osd_bench_too(tmp_path, release):
+    """Issue 27: import reads every kind's output of each release; `ceph tell osd.N bench` JSON was refused."""
+    srcs = sorted((FIXTURES / "releases" / release).iterdir())
+    parsed = {p.name: read_file(p) for p in srcs}
+    osd = parsed["osd-bench-4M-osd0.json"]
+    assert (osd.format, osd.kind) == ("osd bench", "osd_bench")
+    assert osd.params == {"total": 64 * 2**20, "block_size": 4 * 2**20}
+    assert {p.kind for p in parsed.values()} == {"rados_bench", "rbd_bench", "fio_rbd", "fio_rados", "net_baseline",
+                                                 "rgw", "osd_bench"}
+    _, results = import_files(srcs, tmp_path / "run", {"ceph_version": release.split("-")[1]})
+    assert len(results) == len(srcs) and all(r.status == "ok" for r in results)

@@ -24,7 +24,7 @@ from .common import out, main, _catalog
 @click.option("--db", type=click.Path(path_type=Path), help="History catalog (default: see 'cephbench history').")
 def import_(files: tuple[Path, ...], out_dir: Path | None, labels: tuple[str, ...], date: str | None,
             db: Path | None) -> None:
-    """Turn raw rados bench, fio, rbd bench, iperf3 or loadgen output into a run directory."""
+    """Turn raw rados bench, fio, rbd bench, iperf3, loadgen or osd bench output into a run directory."""
     from ..history import format_time, parse_date
     from ..importer import import_files, parse_labels
     when = parse_date(date, where="--date") if date is not None else None
