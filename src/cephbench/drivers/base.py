@@ -37,7 +37,7 @@ from ..evidence.settings import capping_settings
 from ..remote import HostRef, drop_caches_argv, host_ref, osd_hosts, run_on_all, this_host
 from ..recovery import process_tag, stop_process_group
 from ..resources import Ledger, Resource
-from ..results import Evidence, Measurement, RunDir, Test
+from ..results import Evidence, Measurement, RunDir, SearchStop, Test
 from ..safety import CapacityBudget, UnseenWrites, drop_caches_local, settle_seconds
 
 log = logging.getLogger(__name__)
@@ -57,6 +57,7 @@ class Outcome:
     notes: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)   # the figure is not a capability of the cluster: see Result
     seen: Seen | None = None        # what its tool run saw (drivers/instances.py); in rounds, the window's
+    search_stop: SearchStop | None = None   # a search's last step: why it stopped (drivers/search.py)
 
 
 class Events(Protocol):
