@@ -79,5 +79,5 @@ def stop(steps: Sequence[StepFigures], search: Search) -> SearchStop | None:
                     f"from {search.param} {a.load} to {last.load} throughput changed {gain:+.0%} per doubling"
                     f"{lat} (the knee rule: at least {GROWTH_MIN:+.0%}, latency at most ×{LATENCY_GROWTH_MAX:g})"))
     if last.load >= search.max:
-        return SearchStop(reason="max", text=f"reached max {search.max}: every doubling still paid")
+        return SearchStop(reason="max", text=f"reached max {search.max} before the knee rule stopped it")
     return None

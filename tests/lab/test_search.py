@@ -11,7 +11,8 @@ from labcli import run_cli, write_suite
 
 # 1 s steps of 4 KiB objects. The first workload doubles to its max of 4 (three steps: the knee rule needs three
 # loads before it can stop on throughput, so it stops at 4 either way); the second's latency bound, 10 µs, is below
-# any round trip through librados, so its write and its rand each stop at their first step.
+# any round trip through librados, so its write and its rand each stop at their first step; fio's search of iodepth
+# runs its two steps to its max.
 SUITE = """
 name: search
 pools:
@@ -31,6 +32,13 @@ workloads:
     object_size: 4KiB
     concurrency: {auto: {max: 4, latency_max: 0.01ms}}
     duration: 1s
+  - name: fio
+    type: fio_rados
+    pool: rep2
+    rw: [write]
+    block_size: 4KiB
+    iodepth: {auto: {max: 2}}
+    duration: 1s
 """
 
 
@@ -39,8 +47,9 @@ def test_a_search_runs_its_steps_stops_and_says_why(lab, lab_cluster, cephbench_
     res = run_cli(["run", str(write_suite(tmp_path, SUITE)), "--out", str(out)], cephbench_env)
     assert res.returncode == 0, res.stderr[-2000:] + res.stdout[-2000:]
     results, _ = RunDir(out).results()
-    by = {(r.test.workload, r.test.params["phase"], r.test.params["concurrency"]): r for r in results}
-    assert len(by) == len(results) == 9          # every step the plan holds has its result
+    by = {(r.test.workload, r.test.params["phase"], r.test.params.get("concurrency") or r.test.params["iodepth"]): r
+          for r in results}
+    assert len(by) == len(results) == 11         # every step the plan holds has its result
 
     climb = [by["climb", "write", n] for n in (1, 2, 4)]
     assert [r.status for r in climb] == ["ok"] * 3, [r.error for r in climb]
@@ -60,8 +69,12 @@ def test_a_search_runs_its_steps_stops_and_says_why(lab, lab_cluster, cephbench_
             past = by["bound", phase, n]
             assert past.status == "skipped" and past.measurement is None
             assert past.error.startswith("not run: the search of concurrency stopped at 1 (mean latency")
+    fio = [by["fio", "write", n] for n in (1, 2)]
+    assert [r.status for r in fio] == ["ok", "ok"], [r.error for r in fio]
+    assert fio[0].search_stop is None and fio[1].search_stop.reason == "max"
+    assert fio[1].test.search.param == "iodepth" and fio[1].measurement.latency.percentiles_ns.get("99")
     print("\n" + "\n".join(f"{r.test.id}: {r.status} "
-                           f"{r.measurement.ops_per_s if r.measurement else '':.0f} objects/s "
+                           f"{r.measurement.ops_per_s if r.measurement else '':.0f} ops/s "
                            f"{(r.measurement.latency.mean_ns or 0) / 1e6 if r.measurement else 0:.1f} ms"
                            f"{' stop: ' + r.search_stop.text if r.search_stop else ''}"
                            for r in results if r.status == "ok"))

@@ -55,6 +55,9 @@ def test_a_bound_and_a_max_read_naturally():
 @pytest.mark.parametrize("workload, path, words", [
     ({"type": "osd_bench", "concurrency": "auto"}, "workloads[0].concurrency", "osd_bench runs no search"),
     ({"type": "rados_bench", "instances": "auto"}, "workloads[0].instances", "searches concurrency, not instances"),
+    ({"type": "fio_rbd", "numjobs": "auto"}, "workloads[0].numjobs", "fio_rbd searches iodepth, not numjobs"),
+    ({"type": "rgw", "concurrency": "auto"}, "workloads[0].concurrency", "rgw runs no search"),
+    ({"type": "rados_bench", "clients": "auto"}, "workloads[0].clients", "searches concurrency, not clients"),
     ({"type": "rados_bench", "concurrency": {"auto": {"latency_max": "fast"}}},
      "workloads[0].concurrency.auto.latency_max", "not a duration"),
     ({"type": "rados_bench", "concurrency": {"auto": {"max": 12}}}, "workloads[0].concurrency.auto.max",
@@ -70,6 +73,17 @@ def test_bad_searches_are_one_line_at_their_yaml_path(workload, path, words):
     with pytest.raises(UserError) as exc:
         parse_suite({"name": "t", "workloads": [workload]}, "s.yaml")
     assert exc.value.where == f"s.yaml: {path}" and words in exc.value.one_line()
+
+
+def test_fio_searches_its_iodepth():
+    plan = expand(parse_suite({"name": "t", "workloads": [
+        {"type": "fio_rbd", "rw": ["randwrite", "randread"], "iodepth": {"auto": {"max": 4}}, "duration": "2s"},
+        {"type": "fio_rados", "rw": ["write"], "iodepth": "auto", "duration": "2s"}]}, "s.yaml"))
+    rbd = [t for t in plan.tests if t.kind == "fio_rbd"]
+    assert [(t.params["phase"], t.params["iodepth"]) for t in rbd] == \
+        [("randwrite", 1), ("randwrite", 2), ("randwrite", 4), ("randread", 1), ("randread", 2), ("randread", 4)]
+    assert len({t.group for t in rbd}) == 1 and rbd[0].search == Search(param="iodepth", max=4)
+    assert [t.params["iodepth"] for t in plan.tests if t.kind == "fio_rados"] == loads(256)
 
 
 def test_a_fixed_load_keeps_its_messages():
@@ -174,6 +188,19 @@ def test_a_failed_first_step_stops_its_search_with_its_own_error():
     assert out.error.startswith("rados bench write failed") and out.search_stop.reason == "failed"
     second = results[1].test.model_copy(update={"search": search})
     assert "stopped at 1 (concurrency 1 failed)" in searches.over(second)
+
+
+def test_the_steps_a_search_left_out_are_skipped_results_and_those_it_ran_are_not():
+    # fio_rbd's and fio_rados' drivers leave the steps past a stop out as they go (base.started_tests' skip) and
+    # then yield them skipped: the steps that ran are not among them
+    results = sweep("lab1-repeat3.jsonl", "fio_rbd", 3)
+    search = Search(param="iodepth", max=256)
+    group = [r.test.model_copy(update={"search": search}) for r in results]
+    ran, searches = search_over(results, search)
+    assert [o.test.params["iodepth"] for o in ran] == [1, 2, 4, 8, 16, 32]
+    skipped = list(searches.skipped_in(group, {t.id for t in group}))
+    assert [o.test.params["iodepth"] for o in skipped] == [64]
+    assert skipped[0].skipped and "the search of iodepth stopped at 32" in skipped[0].error
 
 
 def test_a_step_with_warnings_is_no_point_of_the_search():

@@ -9,7 +9,7 @@ the run directory accounts for every test of the plan (a resumed run does not ru
 from __future__ import annotations
 
 import json
-from typing import Sequence
+from typing import Iterator, Sequence
 
 from .. import loadsearch
 from ..loadsearch import StepFigures
@@ -40,10 +40,12 @@ class Searches:
         self._stopped: dict[str, tuple[int, SearchStop]] = {}      # search -> the load it stopped at, and why
 
     def over(self, test: Test) -> str | None:
-        """Why `test` does not run: its search stopped at a lower load; None: it runs."""
+        """Why `test` does not run: its search stopped at a lower load; None: it runs (or ran)."""
         if test.search is None or (got := self._stopped.get(_key(test))) is None:
             return None
         load, why = got
+        if load_of(test) <= load:
+            return None
         return f"not run: the search of {test.search.param} stopped at {load} ({why.text})"
 
     def skipped(self, test: Test) -> Outcome:
@@ -51,7 +53,7 @@ class Searches:
         return Outcome(test, started, 0.0, error=self.over(test), skipped=True)
 
     def stop(self, test: Test, why: SearchStop) -> None:
-        """The search of `test` stops before it runs (the capacity guard leaves its write no room)."""
+        """The search of `test` stops at it, which does not run (the capacity guard leaves its write no room)."""
         self._stopped.setdefault(_key(test), (load_of(test), why))
 
     def after(self, outcome: Outcome) -> Outcome:
@@ -71,11 +73,18 @@ class Searches:
                 steps.append(figures(load, outcome.measurement))
             why = loadsearch.stop(steps, test.search) if steps and steps[-1].load == load else None
             if why is None and load >= test.search.max:
-                why = SearchStop(reason="max", text=f"reached max {test.search.max}")
+                why = SearchStop(reason="max", text=f"reached max {test.search.max} before the knee rule stopped it")
         if why is not None:
             self._stopped[_key(test)] = (load, why)
             outcome.search_stop = why
         return outcome
+
+    def skipped_in(self, group: Sequence[Test], todo: set[str]) -> Iterator[Outcome]:
+        """The group's steps still to do that its searches' stops left out (drivers that skip them at the start:
+        base.started_tests' `skip`), each a skipped result saying where its search stopped."""
+        for test in group:
+            if test.id in todo and self.over(test) is not None:
+                yield self.skipped(test)
 
     def steps_left(self, test: Test, group: Sequence[Test]) -> int:
         """The steps of `test`'s search it may still run, itself among them (1 for a test of no search)."""
