@@ -226,3 +226,22 @@ def test_stop_is_a_pure_function_of_the_steps():
     # a step of ×4 is two doublings: +21 % over it is +10 % per doubling, which pays
     assert stop([StepFigures(1, 100.0, 1e6, False), StepFigures(2, 200.0, 1e6, False),
                  StepFigures(8, 242.1, 1e6, False)], s).reason == "max"
+
+
+def test_the_report_says_where_each_search_stopped_and_lists_no_error_for_the_steps_it_left_out():
+    from cephbench.report.format import messages
+    from cephbench.results import SearchStop
+    results = sweep("lab1-repeat3.jsonl", "rados_bench", 1)[:3]
+    search = Search(param="concurrency", max=4, latency_max_s=0.005)
+    stopped = results[1].model_copy(update={"test": results[1].test.model_copy(update={"search": search}),
+                                            "search_stop": SearchStop(reason="latency", text="mean latency 7.6 ms "
+                                                                      "at concurrency 2 passed latency_max 5 ms")})
+    past = results[2].model_copy(update={"test": results[2].test.model_copy(update={"search": search}),
+                                         "status": "skipped", "measurement": None,
+                                         "error": "not run: the search of concurrency stopped at 2 (...)"})
+    failed = results[0].model_copy(update={"status": "failed", "error": "rados bench write failed"})
+    _, errors, notes = messages([failed, stopped, past])
+    assert errors == [(failed.test.id, "rados bench write failed")]
+    texts = [t for _, t in notes]
+    assert "the search of concurrency stopped here: mean latency 7.6 ms at concurrency 2 passed latency_max 5 ms" \
+        in texts and "not run: the search of concurrency stopped at 2 (...)" in texts
