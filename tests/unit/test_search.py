@@ -86,6 +86,23 @@ def test_fio_searches_its_iodepth():
     assert [t.params["iodepth"] for t in plan.tests if t.kind == "fio_rados"] == loads(256)
 
 
+def test_auto_is_a_name_where_it_is_not_a_load():
+    s = parse_suite({"name": "t", "pools": {"auto": {"type": "replicated", "size": 2}},
+                     "workloads": [{"type": "rados_bench", "name": "auto", "pool": "auto"}]}, "s.yaml")
+    assert expand(s).tests[0].params["pool"] == "auto" and expand(s).tests[0].search is None
+
+
+def test_a_search_leaves_each_write_step_its_share_of_the_room():
+    # the capacity guard counts the whole search: a write step may take the room left over the steps still to run
+    search = Search(param="concurrency", max=8)
+    plan = expand(suite(modes=["write", "rand"], concurrency={"auto": {"max": 8}}))
+    searches = Searches()
+    assert [searches.steps_left(t, plan.tests) for t in plan.tests] == [4, 3, 2, 1, 4, 3, 2, 1]
+    assert plan.tests[0].search == search
+    fixed = expand(suite(modes=["write"], concurrency=[8])).tests
+    assert searches.steps_left(fixed[0], fixed) == 1
+
+
 def test_a_fixed_load_keeps_its_messages():
     with pytest.raises(UserError) as exc:
         parse_suite({"name": "t", "workloads": [{"type": "rados_bench", "concurrency": 0}]}, "s.yaml")

@@ -19,13 +19,11 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Iterable, Literal, Sequence
 
 from ..kinds import level_of
-from ..loadsearch import MIN_POINTS, pays, per_doubling
+from ..loadsearch import LOAD_PARAMS, MIN_POINTS, pays, per_doubling
 from ..results import Result
 from ..units import format_size
 from . import stats
 
-# the parameters that set how much load a test puts on the cluster: their product is the operations in flight
-LOAD_PARAMS: tuple[str, ...] = ("concurrency", "iodepth", "io_threads", "numjobs", "instances", "clients")
 LOAD_NAMES = {"concurrency": "t", "iodepth": "qd", "io_threads": "threads", "numjobs": "jobs",
               "instances": "instances", "clients": "clients"}
 # parameters that never tell two curves apart: how long a test ran is not what it measured

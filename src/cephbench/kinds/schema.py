@@ -12,7 +12,7 @@ from typing import Annotated, Any, ClassVar, Literal, Union
 from pydantic import (BaseModel, BeforeValidator, ConfigDict, Discriminator, Field, Tag, field_validator,
                       model_validator)
 
-from ..loadsearch import DEFAULT_MAX, is_power_of_two
+from ..loadsearch import DEFAULT_MAX, LOAD_PARAMS, is_power_of_two
 from ..units import parse_duration, parse_size
 from .kind import Kind
 
@@ -155,12 +155,13 @@ class WorkloadModel(Strict):
     @model_validator(mode="before")
     @classmethod
     def _auto_where_searched(cls, data: Any) -> Any:
-        """`auto` on a load this kind's search does not double is named here, before its own field's check."""
+        """`auto` on a load this kind's search does not double is named here, before its own field's check (`auto`
+        elsewhere, a workload's name or a pool profile's, is what it is)."""
         if not isinstance(data, dict):
             return data
         mine = cls.descriptor.search_param
         for key, v in data.items():
-            if key != mine and is_auto(v):
+            if key != mine and key in LOAD_PARAMS and is_auto(v):
                 able = ", ".join(f"{k.name} ({k.search_param})" for k in _descriptors(WorkloadModel)
                                  if k.search_param)
                 has = (f"{cls.descriptor.name} searches {mine}, not {key}" if mine
