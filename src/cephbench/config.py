@@ -17,7 +17,7 @@ from pydantic import (BaseModel, BeforeValidator, Discriminator, Field, StrictBo
 
 from .errors import UserError
 from .kinds import KINDS, WORKLOAD_MODELS
-from .kinds.schema import Duration, PositiveInt, RbdWorkload, Size, Strict as _Strict
+from .kinds.schema import SWEEP_TAG, Auto, Duration, PositiveInt, RbdWorkload, Size, Strict as _Strict
 from .userfiles import read_bytes
 from .shape_plan import build_of, pool_room
 from .variant_plan import OptionSpec, VariantSpec
@@ -459,10 +459,13 @@ class Suite(_Strict):
         for i, w in enumerate(self.workloads):
             for key, limit in limits.items():
                 values = getattr(w, key, None)
+                where = f"workloads[{i}].{key}"
+                if isinstance(values, Auto):        # a search reaches its max
+                    values, where = values.max, f"{where}.auto.max"
                 for v in values if isinstance(values, list) else [values] if values is not None else []:
                     if v > limit:
                         setting = "max_instances" if key == "instances" else "max_in_flight"
-                        raise ValueError(f"workloads[{i}].{key}: {v:,} is more than the {limit:,} this suite "
+                        raise ValueError(f"{where}: {v:,} is more than the {limit:,} this suite "
                                          f"allows; if you mean it, raise settings.{setting}")
         return self
 
@@ -497,7 +500,7 @@ def _loc_path(loc: tuple[Any, ...]) -> str:
             continue
         # pydantic puts the union branch (discriminator tag or type name) into the path
         prev = parts[i - 1] if i else None
-        branch = p in ("replicated", "erasure", EXISTING_TAG)
+        branch = p in ("replicated", "erasure", EXISTING_TAG, SWEEP_TAG)
         if p in KINDS or branch or "[" in p or p.startswith(("function-", "constrained-")):
             if isinstance(prev, int) or (prev is not None and prev not in ("workloads",)):
                 continue
@@ -601,6 +604,8 @@ def _trim_scalar_index(loc: tuple[Any, ...], data: Any) -> tuple[Any, ...]:
     for i, part in enumerate(loc):
         if isinstance(part, int) and not isinstance(node, list):
             return loc[:i] + loc[i + 1:]
+        if part == SWEEP_TAG:
+            continue    # a sweep's branch name (a load that may also be auto), not a key of the data
         try:
             node = node[part]
         except (KeyError, IndexError, TypeError):
@@ -618,7 +623,7 @@ def _node(data: Any, loc: tuple[Any, ...]) -> Any:
             node = node[part]
         elif isinstance(node, list) and isinstance(part, int) and part < len(node):
             node = node[part]
-        elif isinstance(part, str) and (part in KINDS or part in ("replicated", "erasure")):
+        elif isinstance(part, str) and (part in KINDS or part in ("replicated", "erasure", SWEEP_TAG)):
             continue
         else:
             return None

@@ -15,7 +15,8 @@ from typing import Any
 from .config import Suite
 from .errors import UserError
 from .kinds import KINDS, Kind
-from .results import Test
+from . import loadsearch
+from .results import Search, Test
 from .units import format_size
 from .shape_plan import shape_classes
 from .variant_plan import variant_order
@@ -58,9 +59,12 @@ def warnings(plan: Plan) -> list[str]:
     for tests in groups.values():
         kind = KINDS[tests[0].kind]
         write = next((t for t in tests if kind.direction(t.params.get("phase")) == "write"), None)
+        said: set[str] = set()
         for read in (t for t in tests if t.params.get("phase") in kind.exhaustible_reads):
-            if write is None or kind.read_write_ratio is None:
+            if write is None or kind.read_write_ratio is None or read.params["phase"] in said:
                 continue
+            if read.search is not None:         # the steps of one search read alike: said once
+                said.add(read.params["phase"])
             w, r = write.params["duration_s"], read.params["duration_s"]
             size = read.params.get("object_size")
             ratio = kind.read_write_ratio(size)
@@ -124,6 +128,14 @@ def _test_estimate(kind: Kind, params: dict[str, Any], first_of_group: bool) -> 
     return float(run) + kind.test_overhead_s + (kind.group_setup_s if first_of_group else 0.0)
 
 
+def _search_of(kind: Kind, data: dict[str, Any]) -> Search | None:
+    """The search a workload asks for (`auto` in its kind's searched load), as its tests record it."""
+    auto = data.get(kind.search_param) if kind.search_param else None
+    if not isinstance(auto, dict):
+        return None
+    return Search(param=kind.search_param, max=auto["max"], latency_max_s=auto.get("latency_max"))
+
+
 def _label(key: str, value: Any) -> str:
     if key in _SIZE_KEYS:
         return format_size(value)
@@ -176,6 +188,8 @@ def _sizes(suite: Suite) -> list[tuple[int, list[tuple[str, int]]]]:
             factors.append((f"workloads[{i}].repeat", w.repeat))
         if phase_field:
             factors.append((f"workloads[{i}].{phase_field}", len(data[phase_field])))
+        if (search := _search_of(kind, data)) is not None:
+            factors.append((f"workloads[{i}].{search.param}.auto.max", len(loadsearch.loads(search.max))))
         if specs:
             factors.append(("variants", sum(per_build)))
         n = sum(per_build) if not specs else 1
@@ -227,8 +241,13 @@ def expand(suite: Suite) -> Plan:
             phases = data[phase_field] if phase_field else [None]
             per_phase = data.get("duration") if isinstance(data.get("duration"), dict) else None
             dims = [k for k, v in data.items() if isinstance(v, list) and k not in _FIXED and k != phase_field]
+            search = _search_of(kind, data)
             fixed = {k: v for k, v in data.items() if k not in dims and k not in _FIXED and k != phase_field
-                     and not (k == "duration" and per_phase is not None)}
+                     and not (k == "duration" and per_phase is not None)
+                     and not (search is not None and k == search.param)}
+            # a search's steps run each phase at every load it may reach, one phase after the other
+            steps = [(phase, load) for phase in phases
+                     for load in (loadsearch.loads(search.max) if search is not None else [None])]
             repeats = 1 if kind.repeat_within_test else w.repeat
             reps = list(range(1, repeats + 1)) if only_repeat is None else \
                 ([only_repeat] if only_repeat <= repeats else [])
@@ -247,8 +266,10 @@ def expand(suite: Suite) -> Plan:
                     switch_s = (VARIANT_SWITCH_S if variant != last_variant else 0.0) + rebuild_s
                     rebuild_s = 0.0
                     last_variant = variant
-                    for pi, phase in enumerate(phases):
+                    for pi, (phase, load) in enumerate(steps):
                         params = {**fixed, **params_base}
+                        if search is not None:
+                            params[search.param] = load
                         if phase_field:
                             params["phase"] = phase
                         if params.get("steady_state") is None or phase not in kind.steady_phases:
@@ -265,6 +286,8 @@ def expand(suite: Suite) -> Plan:
                             params.pop("clients", None)      # this machine alone: the parameters of every run before
                         labels = [_label(k, params_base[k]) for k in dims
                                   if k in _ALWAYS_LABEL or len(data[k]) > 1]
+                        if search is not None:
+                            labels.append(_label(search.param, load))
                         parts = ([name] + ([str(phase)] if phase else []) + labels + ([variant] if variant else [])
                                  + ([f"r{rep}"] if repeats > 1 else []))
                         index = len(tests) + 1
@@ -278,6 +301,7 @@ def expand(suite: Suite) -> Plan:
                             repeat=rep,
                             est_duration_s=_test_estimate(kind, params, pi == 0) + (switch_s if pi == 0 else 0.0),
                             variant=variant,
+                            search=search,
                         ))
                 block += len(reps) if only_repeat is None else 0
     return Plan(suite=suite, tests=tests)

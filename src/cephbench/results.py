@@ -24,6 +24,28 @@ log = logging.getLogger(__name__)
 SCHEMA_VERSION = 1
 
 
+class Search(BaseModel):
+    """The search a test is a step of (`concurrency: auto`, loadsearch.py): the load parameter it doubles from 1,
+    the largest load it may reach, and the latency bound that stops it (None: none)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    param: str                  # "concurrency", "iodepth"
+    max: int
+    latency_max_s: float | None = None
+
+
+class SearchStop(BaseModel):
+    """Why a search stopped, on its last step: throughput stopped growing (or latency grew more than the knee
+    rule allows), the latency passed the suite's bound, the largest load was reached, the step failed, or the
+    capacity guard left no room for the next write."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    reason: Literal["throughput", "latency", "max", "failed", "capacity"]
+    text: str
+
+
 class Test(BaseModel):
     """One fully resolved benchmark: every parameter known, nothing left to expand."""
 
@@ -39,6 +61,7 @@ class Test(BaseModel):
     repeat: int = 1
     est_duration_s: float = 0.0
     variant: str | None = None  # the suite's variant it runs under; None: no variants (the cluster as it is)
+    search: Search | None = None    # a step of a search; its load is in params as any load is
 
     def match_key(self) -> str:
         """What makes two tests of different runs comparable: driver, parameters and variant, not ids."""
@@ -402,6 +425,7 @@ class Result(BaseModel):
     evidence: Evidence | None = None          # Ceph's counters, devices and links during the test
     analysis: Analysis | None = None
     variant: VariantInForce | None = None     # the suite's variant and what was in force; None: no variants
+    search_stop: SearchStop | None = None     # a search's last step: why the search stopped there
 
 
 RUNS_DIR = Path("cephbench-runs")

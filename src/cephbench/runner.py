@@ -72,7 +72,7 @@ def to_result(o: Outcome) -> Result:
     status = "ok" if o.measurement is not None and not o.error else ("skipped" if o.skipped else "failed")
     return Result(test=o.test, status=status, error=o.error, started_unix=o.started_unix, duration_s=o.duration_s,
                   commands=o.commands, raw=o.raw, measurement=o.measurement, notes=o.notes,
-                  warnings=o.warnings)
+                  warnings=o.warnings, search_stop=o.search_stop)
 
 
 def preflight(cluster: Cluster, plan: Plan, force: bool, allow_pool_delete: bool = False) -> dict:

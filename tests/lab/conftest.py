@@ -77,6 +77,7 @@ ONE_HOST_COST_S = {
     "test_report_browser.py": 30, "test_rbd.py": 27, "test_capacity.py": 26, "test_rados_seq.py": 25,
     "test_shape_facts.py": 19, "test_compare_history.py": 18, "test_cpu_per_op.py": 15, "test_other_load.py": 14,
     "test_cluster_lost.py": 14, "test_remote_hosts.py": 13, "test_connection.py": 10, "test_mclock_verdict.py": 65,
+    "test_search.py": 25,
 }
 
 

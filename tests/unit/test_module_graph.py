@@ -77,7 +77,7 @@ def test_no_module_imports_one_that_imports_it_back():
 
 LAYERS: list[tuple[str, list[str]]] = [
     ("core", ["__init__", "errors", "units", "names", "kinds.*", "interrupts", "resources", "poll", "results",
-              "identity", "userfiles", "variant_plan", "stale", "steady", "merge", "capacity",
+              "identity", "userfiles", "variant_plan", "stale", "steady", "merge", "capacity", "loadsearch",
               "drivers", "drivers.figures", "analysis.stats",   # ParseError and the figure readers every parser uses
               "evidence.asokproto"]),                           # the admin-socket protocol: the lab speaks it too
     ("hosts", ["hosts", "mon"]),

@@ -19,21 +19,19 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Iterable, Literal, Sequence
 
 from ..kinds import level_of
+from ..loadsearch import LOAD_PARAMS, MIN_POINTS, pays, per_doubling
 from ..results import Result
 from ..units import format_size
 from . import stats
 
-# the parameters that set how much load a test puts on the cluster: their product is the operations in flight
-LOAD_PARAMS: tuple[str, ...] = ("concurrency", "iodepth", "io_threads", "numjobs", "instances", "clients")
 LOAD_NAMES = {"concurrency": "t", "iodepth": "qd", "io_threads": "threads", "numjobs": "jobs",
               "instances": "instances", "clients": "clients"}
 # parameters that never tell two curves apart: how long a test ran is not what it measured
 NOT_A_DIMENSION = ("duration_s",)
 
-GROWTH_MIN = 0.10            # throughput gain per doubling of load that still counts as room
-LATENCY_GROWTH_MAX = 2.0     # latency factor per doubling of load past which load only queues
+# the knee rule's thresholds (GROWTH_MIN, LATENCY_GROWTH_MAX, MIN_POINTS) are in loadsearch.py: a search applies
+# them while it runs
 NOISE_FLOOR = 0.02           # the least relative noise a throughput figure is taken to have
-MIN_POINTS = 3               # loads a curve needs before it can bend
 MIB = 1024 * 1024
 
 State = Literal["knee", "no knee", "noisy", "too few"]
@@ -86,8 +84,7 @@ class Step:
 
     @property
     def pays(self) -> bool:
-        return self.gain >= GROWTH_MIN and (self.latency_factor is None
-                                            or self.latency_factor <= LATENCY_GROWTH_MAX)
+        return pays(self.gain, self.latency_factor)
 
 
 @dataclass(frozen=True)
@@ -234,10 +231,6 @@ def _split_equal_loads(groups: dict[str, list[Result]]) -> dict[str, list[Result
     return out
 
 
-def _per_doubling(ratio: float, doublings: float) -> float:
-    return ratio ** (1 / doublings)
-
-
 def steps(curve: Curve) -> list[Step]:
     out = []
     for a, b in zip(curve.points, curve.points[1:]):
@@ -246,8 +239,8 @@ def steps(curve: Curve) -> list[Step]:
             continue
         d = math.log2(b.load / a.load)
         la, lb = curve.latency(a), curve.latency(b)
-        factor = _per_doubling(lb / la, d) if la and lb else None
-        out.append(Step(a, b, _per_doubling(tb / ta, d) - 1, factor, tb / ta - 1, a.noise + b.noise))
+        factor = per_doubling(lb / la, d) if la and lb else None
+        out.append(Step(a, b, per_doubling(tb / ta, d) - 1, factor, tb / ta - 1, a.noise + b.noise))
     return out
 
 

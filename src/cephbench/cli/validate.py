@@ -36,6 +36,11 @@ def _print_plan(plan: Plan, suite: Suite) -> None:
         why = dd_added and t.kind == "disk_baseline" and p.get("pattern") == "dd"
         out.print(f"{t.id:<48} {shown}" + ("  (not listed: always runs first, it writes the file the other "
                                            "patterns read)" if why else ""), markup=False)
+    for t in {t.group: t for t in plan.tests if t.search is not None}.values():
+        bound = f", or the latency passes {t.search.latency_max_s * 1e3:g} ms" if t.search.latency_max_s else ""
+        out.print(f"{t.group} ({t.workload}): a search of {t.search.param} from 1 to {t.search.max}, doubling; it "
+                  f"stops at the knee{bound} (docs/model.md, \"The search\"): the estimate counts every step",
+                  markup=False)
     groups = len({t.group for t in plan.tests})
     out.print(f"{len(plan.tests)} tests in {groups} groups; estimated duration {seconds(plan.est_duration_s)}")
     _print_plan_warnings(plan)

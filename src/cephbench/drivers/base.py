@@ -37,7 +37,7 @@ from ..evidence.settings import capping_settings
 from ..remote import HostRef, drop_caches_argv, host_ref, osd_hosts, run_on_all, this_host
 from ..recovery import process_tag, stop_process_group
 from ..resources import Ledger, Resource
-from ..results import Evidence, Measurement, RunDir, Test
+from ..results import Evidence, Measurement, RunDir, SearchStop, Test
 from ..safety import CapacityBudget, UnseenWrites, drop_caches_local, settle_seconds
 
 log = logging.getLogger(__name__)
@@ -57,6 +57,7 @@ class Outcome:
     notes: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)   # the figure is not a capability of the cluster: see Result
     seen: Seen | None = None        # what its tool run saw (drivers/instances.py); in rounds, the window's
+    search_stop: SearchStop | None = None   # a search's last step: why it stopped (drivers/search.py)
 
 
 class Events(Protocol):
@@ -535,10 +536,12 @@ def client_notes(m: Measurement) -> list[str]:
     return list((m.extra.get("clients") or {}).get("notes") or [])
 
 
-def started_tests(ctx: RunContext, group: list[Test], todo: set[str]) -> Iterator[tuple[Test, tuple[float, float]]]:
-    """The group's tests still to do, in order, each announced as it starts: (test, (unix, monotonic) start)."""
+def started_tests(ctx: RunContext, group: list[Test], todo: set[str],
+                  skip: Callable[[Test], object] | None = None) -> Iterator[tuple[Test, tuple[float, float]]]:
+    """The group's tests still to do, in order, each announced as it starts: (test, (unix, monotonic) start).
+    `skip`: true for a test that does not start (a step past where its search stopped: drivers/search.py)."""
     for test in group:
-        if test.id in todo:
+        if test.id in todo and not (skip is not None and skip(test)):
             started = now()
             ctx.events.test_started(test)
             yield test, started

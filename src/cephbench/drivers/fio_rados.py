@@ -28,6 +28,7 @@ from ..pools import create_pool, remove_pool
 from ..results import Measurement, Test
 from ..safety import amplification
 from .base import Outcome, RunContext, now, run_group_timeout, safe_name, started_tests
+from .search import Searches
 from .fio import FioJob
 from .fio_run import FioRun, measure_fio
 from .rounds import in_rounds
@@ -85,13 +86,16 @@ def run_group(ctx: RunContext, group: list[Test], todo: set[str]) -> Iterator[Ou
         budget = None if ctx.dry_run else ctx.budget().client_bytes(amplification(first["pool_profile"]))
         if budget is not None and clients:
             budget //= len(clients)         # each client writes objects of its own
-        objects = object_count(first["block_size"], first["iodepth"], budget)
+        # a search (iodepth: auto) runs on the same objects at every step: as many as its deepest step needs
+        depth = max(t.params["iodepth"] for t in group)
+        objects = object_count(first["block_size"], depth, budget)
         filled = False      # every object written in full, so that a read finds all of them
-        for test, started in started_tests(ctx, group, todo):
+        searches = Searches()
+        for test, started in started_tests(ctx, group, todo, searches.over):
             phase = test.params["phase"]
             notes: list[str] = []
             if objects == 0:
-                yield Outcome(test, started[0], 0.0, error=f"capacity guard: not even {first['iodepth']} objects "
+                yield Outcome(test, started[0], 0.0, error=f"capacity guard: not even {depth} objects "
                               f"of {first['block_size']} bytes fit below {ctx.settings.max_raw_used:.0%} raw used")
                 continue
             if "read" in phase:
@@ -116,7 +120,8 @@ def run_group(ctx: RunContext, group: list[Test], todo: set[str]) -> Iterator[Ou
                 filled = True       # every client wrote all its objects
             outcome.notes.append(f"{objects} objects of {test.params['block_size']} bytes"
                                  + (" on each client host" if clients else ""))
-            yield outcome
+            yield searches.after(outcome)
+        yield from searches.skipped_in(group, todo)
     finally:
         remove_pool(ctx, pool)
 

@@ -22,6 +22,7 @@ from .base import Outcome, RunContext, now, run_group_timeout
 from .fio import FioJob
 from .fio_run import FioRun, measure_fio
 from .rounds import in_rounds
+from .search import Searches
 
 
 def jobs_for(test: Test, images: rbd_images.Images, client_id: str | None, krbd: bool) -> list[FioJob]:
@@ -59,8 +60,9 @@ def run_group(ctx: RunContext, group: list[Test], todo: set[str]) -> Iterator[Ou
     if krbd and clients:        # preflight refuses it; never run krbd anywhere but here
         raise UserError("krbd maps images into this machine's kernel only; it does not run on client hosts",
                         where=f"workload {group[0].workload}: clients")
+    searches = Searches()      # iodepth: auto
     with rbd_images.group_images(ctx, group, krbd=krbd, owners=[c.name for c in clients]) as images:
-        for test, started, notes, warnings in rbd_images.tests_to_run(ctx, group, todo, images):
+        for test, started, notes, warnings in rbd_images.tests_to_run(ctx, group, todo, images, searches.over):
             p = test.params
             described = {"client": "krbd" if krbd else "librbd", "iodepth": p["iodepth"], "numjobs": p["numjobs"]}
 
@@ -79,4 +81,5 @@ def run_group(ctx: RunContext, group: list[Test], todo: set[str]) -> Iterator[Ou
             if outcome is not None:
                 if clients and outcome.measurement is not None:
                     outcome.measurement.extra.update({**images.describe(), **described})
-                yield outcome
+                yield searches.after(outcome)
+        yield from searches.skipped_in(group, todo)

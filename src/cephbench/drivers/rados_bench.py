@@ -411,6 +411,8 @@ def run_group(ctx, group, todo):
     from .base import Outcome, client_notes, now, run_group_timeout
     from .instances import run_instances
     from .rounds import RoundsEnd, in_rounds, round_suffix
+    from .search import Searches
+    from ..results import SearchStop
 
     first = group[0].params
     n = first["instances"]
@@ -425,6 +427,9 @@ def run_group(ctx, group, todo):
     clients = ctx.clients_of(group[0])
     write_cut = False       # rados bench stopped mid-write records no metadata object: seq/rand cannot run
     fed: list[Fed] = []     # what the last write left each instance, in the order of `where`
+    write_load = first["concurrency"]     # the last write's operations in flight: a top-up writes as it did
+    searches = Searches()   # the group's searches (concurrency: auto): which steps still run
+    last_write = [t for t in group if t.params["phase"] == "write"][-1]
     # N instances on this machine, or N on each client host, each with its own run name (a client's reads read what
     # its own write made)
     where = [(c, i) for c in clients for i in range(n)] if clients else [(None, i) for i in range(n)]
@@ -473,7 +478,7 @@ def run_group(ctx, group, todo):
             ctx.reserve(0)
             return [f"objects not topped up before the seq: the capacity guard leaves no room ({budget.describe()})"]
         secs = math.ceil(2 * target / min(f.rate for f in fed)) + 2    # --max-objects ends it, not the time
-        cmds = commands_of("write", secs, target, first["concurrency"], reuse=True)
+        cmds = commands_of("write", secs, target, write_load, reuse=True)
         spawns = spawns_of(cmds, ctx.rundir.raw_dir(seq.id) if ctx.rundir else None, "rados-bench-topup-write")
         results = None
         try:
@@ -500,6 +505,8 @@ def run_group(ctx, group, todo):
                 f"rados-bench-topup-write-*) wrote them again and {made - have} more, {made} in all")
         if target < want:
             note += f"; the capacity guard allowed {target} of the {want} wanted ({budget.describe()})"
+        # the next seq (a search's next step) finds them: at the write's pace, as many as were made
+        fed[:] = [Fed(made, f.seconds * made / f.objects if f.objects else f.seconds) for f in fed]
         return [note]
 
     try:
@@ -510,6 +517,12 @@ def run_group(ctx, group, todo):
             if mode == "write" and test.id not in todo and not any(t.id in todo for t in group if t is not test):
                 continue
             record = test.id in todo
+            if mode == "write" and not record and test.search is not None and test is not last_write:
+                continue        # the reads that remain read what the last write leaves
+            if searches.over(test) is not None:
+                if record:
+                    yield searches.skipped(test)
+                continue
             started, t0 = now()
             notes: list[str] = []
             ctx.events.test_started(test)
@@ -528,22 +541,31 @@ def run_group(ctx, group, todo):
             def one_round(k: int, test=test, mode=mode, record=record, notes=notes, started=started, t0=t0,
                           last=last) -> Outcome | None:
                 """One run of the phase's instances (with steady_state, round k of drivers/rounds.py)."""
-                nonlocal write_cut
+                nonlocal write_cut, write_load
                 max_objects = None
                 if mode == "write" and not ctx.dry_run:
                     per_instance, budget = room()
-                    if per_instance < first["concurrency"]:
+                    # a search's write leaves room for every step it may still run: this one takes its share
+                    per_instance //= searches.steps_left(test, group)
+                    if per_instance < test.params["concurrency"]:
                         ctx.reserve(0)
                         msg = (f"capacity guard: writing would take the cluster past {budget.max_raw_used:.0%} raw "
                                f"used ({budget.describe()})")
                         if k > 1:           # the rounds so far are the measurement
                             raise RoundsEnd(msg)
+                        if test.search is not None and fed:     # the search's steps so far stand; reads read them
+                            why = SearchStop(reason="capacity", text=msg)
+                            searches.stop(test, why)
+                            return Outcome(test, started, time.monotonic() - t0, error=f"not run: {msg}",
+                                           skipped=True, notes=list(notes), search_stop=why)
                         last["end_group"] = True
                         return Outcome(test, started, time.monotonic() - t0, error=msg, notes=list(notes))
                     max_objects = int(per_instance)
                 last["max_objects"] = max_objects
                 cmds = commands_of(mode, int(round(test.params["duration_s"])), max_objects,
                                    test.params["concurrency"])
+                if mode == "write":
+                    write_load = test.params["concurrency"]
                 raw_dir = ctx.rundir.raw_dir(test.id if record else f"{gid}-prepare-write") if ctx.rundir else None
                 spawns = spawns_of(cmds, raw_dir, f"rados-bench-{mode}{round_suffix(k)}")
                 results = None
@@ -585,7 +607,7 @@ def run_group(ctx, group, todo):
                 continue
             if outcome.measurement is None:
                 if record:
-                    yield outcome
+                    yield searches.after(outcome)
                 if last.get("end_group"):
                     return
                 continue
@@ -614,7 +636,7 @@ def run_group(ctx, group, todo):
                 ctx.events.note(f"{gid}: wrote objects again for the reads that remain (not recorded)")
                 continue
             outcome.warnings = warnings
-            yield outcome
+            yield searches.after(outcome)
     finally:
         for p in dict.fromkeys(pools):
             remove_pool(ctx, p)

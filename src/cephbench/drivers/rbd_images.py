@@ -13,7 +13,7 @@ import time
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterator, Sequence
+from typing import Any, Callable, Iterator, Sequence
 
 from ..cluster import Cluster
 from ..config import Settings
@@ -87,11 +87,12 @@ def group_images(ctx: RunContext, group: list[Test], krbd: bool = False,
         remove_images(ctx, images)
 
 
-def tests_to_run(ctx: RunContext, group: list[Test], todo: set[str],
-                 images: Images) -> Iterator[tuple[Test, tuple[float, float], list[str], list[str]]]:
+def tests_to_run(ctx: RunContext, group: list[Test], todo: set[str], images: Images,
+                 skip: Callable[[Test], object] | None = None
+                 ) -> Iterator[tuple[Test, tuple[float, float], list[str], list[str]]]:
     """Each test still to do, started: (test, start times, notes so far: prefill, cold reads; warnings: the read
-    guard)."""
-    for test, started in started_tests(ctx, group, todo):
+    guard). `skip`: as started_tests'."""
+    for test, started in started_tests(ctx, group, todo, skip):
         notes = list(images.notes)
         if _reads(test):
             notes += ctx.prepare_reads()

@@ -7,11 +7,11 @@ from typing import Any, ClassVar, Literal, Mapping
 from pydantic import model_validator
 
 from .kind import RW_DIRECTIONS, Kind, Needs
-from .schema import ClientWorkload, Duration, PositiveInt, Size, Sweep, steady_rounds_fit
+from .schema import ClientWorkload, Duration, PositiveInt, Searchable, Size, Sweep, steady_rounds_fit
 
 
 KIND = Kind("fio_rados", "RADOS", "fio (rados engine)", "fio", "rw", dict(RW_DIRECTIONS), modelled=True,
-            group_setup_s=3.0, steady_phases=frozenset(RW_DIRECTIONS))
+            group_setup_s=3.0, steady_phases=frozenset(RW_DIRECTIONS), search_param="iodepth")
 DRIVER = "fio_rados"
 
 
@@ -21,7 +21,7 @@ class FioRados(ClientWorkload):
     pool: Sweep(str) = ["default"]
     rw: Sweep(Literal["write", "read", "randwrite", "randread"]) = ["write", "read"]
     block_size: Sweep(Size) = [4 * 1024**2]
-    iodepth: Sweep(PositiveInt) = [16]
+    iodepth: Searchable(PositiveInt) = [16]
     duration: Sweep(Duration) = [30.0]
 
     @model_validator(mode="after")

@@ -7,11 +7,12 @@ from typing import Any, ClassVar, Literal, Mapping
 from pydantic import Field, model_validator
 
 from .kind import RW_DIRECTIONS, Kind, Needs
-from .schema import Duration, PositiveInt, Ramp, RbdWorkload, Size, Sweep, steady_rounds_fit
+from .schema import Duration, PositiveInt, Ramp, RbdWorkload, Searchable, Size, Sweep, steady_rounds_fit
 
 
 KIND = Kind("fio_rbd", "RBD", "fio (rbd)", "fio", "rw", {**RW_DIRECTIONS, "randrw": "mixed"}, modelled=True,
-            group_setup_s=6.0, steady_phases=frozenset({"read", "write", "randread", "randwrite", "randrw"}))
+            group_setup_s=6.0, steady_phases=frozenset({"read", "write", "randread", "randwrite", "randrw"}),
+            search_param="iodepth")
 DRIVER = "fio_rbd"
 
 
@@ -20,7 +21,7 @@ class FioRbd(RbdWorkload):
     type: Literal["fio_rbd"]
     rw: Sweep(Literal["read", "write", "randread", "randwrite", "randrw"]) = ["randwrite", "randread"]
     block_size: Sweep(Size) = [4096]
-    iodepth: Sweep(PositiveInt) = [32]
+    iodepth: Searchable(PositiveInt) = [32]
     numjobs: Sweep(PositiveInt) = [1]      # fio jobs per image
     rwmixread: int = Field(50, ge=0, le=100)
     duration: Sweep(Duration) = [30.0]

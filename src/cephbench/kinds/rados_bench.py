@@ -9,7 +9,7 @@ from typing import Annotated, Any, ClassVar, Literal, Mapping, Union
 from pydantic import BeforeValidator, Field, field_validator, model_validator
 
 from .kind import Kind, Needs
-from .schema import ClientWorkload, PositiveInt, Size, Sweep, steady_rounds_fit, test_duration
+from .schema import ClientWorkload, PositiveInt, Searchable, Size, Sweep, steady_rounds_fit, test_duration
 
 
 # A seq reads each object its write made once, so it lasts (objects written) / (objects read per second): the
@@ -31,7 +31,7 @@ def seq_write_ratio(object_size: int | None) -> int:
 KIND = Kind("rados_bench", "RADOS", "rados bench", "rados", "modes", {"write": "write", "seq": "read", "rand": "read"},
             modelled=True, group_setup_s=3.0, exhaustible_reads=frozenset({"seq"}), ops_name="objects/s",
             steady_phases=frozenset({"write", "rand"}), rados_rates=True,
-            read_write_ratio=seq_write_ratio)
+            read_write_ratio=seq_write_ratio, search_param="concurrency")
 DRIVER = "rados_bench"
 
 
@@ -67,7 +67,8 @@ class RadosBench(ClientWorkload):
     pool: Sweep(str) = ["default"]
     modes: list[Literal["write", "seq", "rand"]] = Field(["write", "seq", "rand"], min_length=1)
     object_size: Sweep(Size) = [4 * 1024**2]
-    concurrency: Sweep(PositiveInt) = [16]
+    # operations in flight per instance: a value, a sweep, or auto (a search: loadsearch.py)
+    concurrency: Searchable(PositiveInt) = [16]
     # one duration for every mode (a list is a sweep), or one per mode: {write: 20s, seq: 5s, rand: 10s}
     duration: RadosDurations = [30.0]
     instances: Sweep(PositiveInt) = [1]

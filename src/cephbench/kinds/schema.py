@@ -9,8 +9,10 @@ from __future__ import annotations
 
 from typing import Annotated, Any, ClassVar, Literal, Union
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, field_validator, model_validator
+from pydantic import (BaseModel, BeforeValidator, ConfigDict, Discriminator, Field, Tag, field_validator,
+                      model_validator)
 
+from ..loadsearch import DEFAULT_MAX, LOAD_PARAMS, is_power_of_two
 from ..units import parse_duration, parse_size
 from .kind import Kind
 
@@ -39,6 +41,9 @@ def test_duration(v: Any) -> float:
 
 def _count(v: Any) -> Any:
     """A count written as "4,16" was meant as a sweep: say how to write one."""
+    if v == "auto":
+        raise ValueError("'auto' is a search of its own, not one value of a sweep: write it alone, in place of the "
+                         "list")
     if isinstance(v, str) and ("," in v or " " in v.strip()):
         parts = [p for p in v.replace(",", " ").split() if p]
         raise ValueError(f"{v!r} is text, not a number; for a sweep write a YAML list: [{', '.join(parts)}]")
@@ -61,6 +66,59 @@ def Sweep(inner: Any) -> Any:  # noqa: N802 - reads as a type in the schema belo
 
 class Strict(BaseModel):
     model_config = ConfigDict(extra="forbid")
+
+
+def _latency_bound(v: Any) -> float:
+    d = parse_duration(v)
+    if d <= 0:
+        raise ValueError(f"{v!r} must be longer than zero")
+    return d
+
+
+class Auto(Strict):
+    """`auto` in place of a load (`concurrency: auto`, or `concurrency: {auto: {max: 64, latency_max: 50ms}}`): a
+    search that doubles the load from 1 up to `max` and stops where the knee rule says more load no longer pays,
+    or where the latency (p99 where the tool gives percentiles, else the mean) passes `latency_max`."""
+    max: Annotated[int, Field(strict=True)] = DEFAULT_MAX
+    latency_max: Annotated[float, BeforeValidator(_latency_bound)] | None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _auto(cls, v: Any) -> Any:
+        if v == AUTO:
+            return {}
+        if isinstance(v, dict) and set(v) == {AUTO}:
+            return {} if v[AUTO] is None else v[AUTO]
+        return v
+
+    @field_validator("max")
+    @classmethod
+    def _doubling(cls, v: int) -> int:
+        if v < 1:
+            raise ValueError(f"{v} is below 1: give the largest load the search may reach, a power of two (1, 2, "
+                             f"4, ... {DEFAULT_MAX} by default)")
+        if not is_power_of_two(v):
+            raise ValueError(f"{v} is not a load the doubling from 1 reaches; give a power of two such as "
+                             f"{2 ** (v.bit_length() - 1)} or {2 ** v.bit_length()}")
+        return v
+
+
+AUTO = "auto"
+SWEEP_TAG = "sweep"         # the sweep's branch name in pydantic's error paths (not a key of the suite)
+
+
+def is_auto(v: Any) -> bool:
+    return v == AUTO or isinstance(v, Auto) or (isinstance(v, dict) and AUTO in v)
+
+
+def _sweep_or_auto(v: Any) -> str:
+    return AUTO if is_auto(v) else SWEEP_TAG
+
+
+def Searchable(inner: Any) -> Any:  # noqa: N802 - reads as a type in the schema below
+    """A load that is a sweep of values, or `auto`: a search of it (Auto)."""
+    return Annotated[Union[Annotated[Auto, Tag(AUTO)], Annotated[Sweep(inner), Tag(SWEEP_TAG)]],
+                     Discriminator(_sweep_or_auto)]
 
 
 class SteadyState(Strict):
@@ -93,6 +151,24 @@ class WorkloadModel(Strict):
     steady_state: SteadyState | None = None
     # only under these of the suite's variants (None: under every one); e.g. EC pools on a BlueStore shape alone
     variants: Annotated[list[str], BeforeValidator(_as_list), Field(min_length=1)] | None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _auto_where_searched(cls, data: Any) -> Any:
+        """`auto` on a load this kind's search does not double is named here, before its own field's check (`auto`
+        elsewhere, a workload's name or a pool profile's, is what it is)."""
+        if not isinstance(data, dict):
+            return data
+        mine = cls.descriptor.search_param
+        for key, v in data.items():
+            if key != mine and key in LOAD_PARAMS and is_auto(v):
+                able = ", ".join(f"{k.name} ({k.search_param})" for k in _descriptors(WorkloadModel)
+                                 if k.search_param)
+                has = (f"{cls.descriptor.name} searches {mine}, not {key}" if mine
+                       else f"{cls.descriptor.name} runs no search")
+                raise ValueError(f"{key}: auto is a search, and {has}; searches run on {able}; give {key} a "
+                                 "value or a list")
+        return data
 
     @model_validator(mode="after")
     def _steady_state_kind(self) -> "WorkloadModel":

@@ -112,6 +112,22 @@ def host_cpu(r: "Result") -> str:
     return pct(max((h.cpu_busy_median for h in r.hosts), default=None))
 
 
+def messages(results: "Iterable[Result]") -> tuple[list[tuple[list[str], str]], list[tuple[str, str]],
+                                                   list[tuple[list[str], str]]]:
+    """(warnings, errors, notes) of every report: warnings and notes once per text, each error on its own. A step
+    its search stopped before (a skipped step of `concurrency: auto`) is information, not an error: a note, once
+    for the steps it left out; the step where it stopped says why."""
+    results = list(results)
+    past = [r for r in results if r.status == "skipped" and r.test.search is not None and r.error]
+    warnings = by_text((r.test.id, w) for r in results for w in r.warnings)
+    errors = [(r.test.id, r.error) for r in results if r.error and r not in past]
+    stops = [(r.test.id, f"the search of {r.test.search.param} stopped here: {r.search_stop.text}")
+             for r in results if r.search_stop is not None and r.test.search is not None and r not in past]
+    notes = by_text([(r.test.id, n) for r in results for n in r.notes] + stops
+                    + [(r.test.id, r.error or "") for r in past])
+    return warnings, errors, notes
+
+
 def by_text(pairs: Iterable[tuple[str, str]]) -> list[tuple[list[str], str]]:
     """(test id, text) pairs -> (the ids, text) per distinct text, in order of first appearance: a note every test
     of a group has (the prefill of its images, the RGW user it ran as) is shown once."""

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 
 from ..results import Result
-from .format import by_text
+from .format import messages
 from . import variants
 from .curves import report_curves
 from .sections import ReportData, Table
@@ -29,9 +29,7 @@ def _table(t: Table) -> list[str]:
 def _messages(results: list[Result]) -> list[str]:
     """Warnings (marked !, as in the tables' status), errors, then notes: information, plain, once per text."""
     out: list[str] = []
-    warnings = by_text((r.test.id, w) for r in results for w in r.warnings)
-    errors = [(r.test.id, r.error) for r in results if r.error]
-    notes = by_text((r.test.id, n) for r in results for n in r.notes)
+    warnings, errors, notes = messages(results)
     if warnings:
         out += ["Warnings (results marked ! are not counted in the verdict):", ""]
         out += [f"- ! {esc(', '.join(ids))}: {esc(w)}" for ids, w in warnings] + [""]

@@ -22,7 +22,7 @@ from rich.text import Text
 
 from ..results import Result
 from .clients import clients_of, spread_line
-from .format import by_text
+from .format import messages
 
 WIDE = 10_000       # wide enough for any table: what it measures at is its natural width
 
@@ -123,9 +123,7 @@ def print_whole(console: Console, renderable: RenderableType) -> None:
 
 def print_messages(console: Console, results: list[Result]) -> None:
     """Warnings and errors, marked "!", then each clients' spread ("~"), then notes, which are information: plain."""
-    warnings = by_text((r.test.id, w) for r in results for w in r.warnings)
-    errors = [(r.test.id, r.error) for r in results if r.error]
-    notes = by_text((r.test.id, n) for r in results for n in r.notes)
+    warnings, errors, notes = messages(results)
     spreads = [(r.test.id, spread_line(c)) for r in results if (c := clients_of(r)) is not None]
     if warnings:
         console.print("Warnings (results marked ! are not counted in the verdict)", style="bold")

@@ -1,0 +1,264 @@
+"""A search instead of a guess (`concurrency: auto`): the suite's field, the plan of its steps (the worst case),
+bad input, and the stop decision fed with real sweeps of the one-host lab (tests/fixtures/curves/, README there:
+Ceph 16.2.15)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from clirun import cephbench
+from cephbench.analysis.curves import curves, knee
+from cephbench.config import parse_suite
+from cephbench.drivers.base import Outcome
+from cephbench.drivers.search import Searches
+from cephbench.errors import UserError
+from cephbench.kinds import KINDS
+from cephbench.loadsearch import GROWTH_MIN, LATENCY_GROWTH_MAX, StepFigures, loads, stop
+from cephbench.plan import expand
+from cephbench.results import Result, Search
+
+FIXTURES = Path(__file__).parent.parent / "fixtures" / "curves"
+
+
+def suite(**workload):
+    return parse_suite({"name": "t", "workloads": [{"type": "rados_bench", "object_size": "4KiB",
+                                                     "duration": "2s", **workload}]}, "s.yaml")
+
+
+def test_auto_is_every_load_a_search_may_reach_each_a_test_of_one_group():
+    plan = expand(suite(modes=["write", "rand"], concurrency="auto"))
+    assert len({t.group for t in plan.tests}) == 1         # one pool, one write the reads read
+    assert [(t.params["phase"], t.params["concurrency"]) for t in plan.tests] == \
+        [("write", n) for n in loads(256)] + [("rand", n) for n in loads(256)]
+    assert loads(256)[-1] == 256 and len(loads(256)) == 9
+    assert {t.search for t in plan.tests} == {Search(param="concurrency", max=256)}
+    assert plan.tests[3].id == "004-rados_bench-write-4KiB-t8"
+    # the worst case: the estimate of a sweep of every load the search may reach
+    swept = expand(suite(modes=["write", "rand"], concurrency=loads(256)))
+    assert plan.est_duration_s == pytest.approx(      # less the sweep's other groups' set-up (pools)
+        swept.est_duration_s - (len(loads(256)) - 1) * KINDS["rados_bench"].group_setup_s)
+    assert plan.est_duration_s >= 18 * 2
+
+
+def test_a_bound_and_a_max_read_naturally():
+    plan = expand(suite(modes=["write"], concurrency={"auto": {"max": 8, "latency_max": "50ms"}}))
+    assert [t.params["concurrency"] for t in plan.tests] == [1, 2, 4, 8]
+    assert plan.tests[0].search == Search(param="concurrency", max=8, latency_max_s=0.05)
+    # the steps' parameters are those of a fixed load: a step compares with a sweep's test of the same load
+    fixed = expand(suite(modes=["write"], concurrency=[8])).tests[0]
+    assert plan.tests[-1].match_key() == fixed.match_key()
+
+
+@pytest.mark.parametrize("workload, path, words", [
+    ({"type": "osd_bench", "concurrency": "auto"}, "workloads[0].concurrency", "osd_bench runs no search"),
+    ({"type": "rados_bench", "instances": "auto"}, "workloads[0].instances", "searches concurrency, not instances"),
+    ({"type": "fio_rbd", "numjobs": "auto"}, "workloads[0].numjobs", "fio_rbd searches iodepth, not numjobs"),
+    ({"type": "rgw", "concurrency": "auto"}, "workloads[0].concurrency", "rgw runs no search"),
+    ({"type": "rados_bench", "clients": "auto"}, "workloads[0].clients", "searches concurrency, not clients"),
+    ({"type": "rados_bench", "concurrency": {"auto": {"latency_max": "fast"}}},
+     "workloads[0].concurrency.auto.latency_max", "not a duration"),
+    ({"type": "rados_bench", "concurrency": {"auto": {"max": 12}}}, "workloads[0].concurrency.auto.max",
+     "power of two such as 8 or 16"),
+    ({"type": "rados_bench", "concurrency": {"auto": {"max": 0}}}, "workloads[0].concurrency.auto.max", "below 1"),
+    ({"type": "rados_bench", "concurrency": {"auto": {"mx": 8}}}, "workloads[0].concurrency.auto.mx",
+     "did you mean 'max'"),
+    ({"type": "rados_bench", "concurrency": ["auto"]}, "workloads[0].concurrency[0]", "a search of its own"),
+    ({"type": "rados_bench", "concurrency": {"auto": {"max": 8192}}}, "workloads[0].concurrency.auto.max",
+     "settings.max_in_flight"),
+])
+def test_bad_searches_are_one_line_at_their_yaml_path(workload, path, words):
+    with pytest.raises(UserError) as exc:
+        parse_suite({"name": "t", "workloads": [workload]}, "s.yaml")
+    assert exc.value.where == f"s.yaml: {path}" and words in exc.value.one_line()
+
+
+def test_fio_searches_its_iodepth():
+    plan = expand(parse_suite({"name": "t", "workloads": [
+        {"type": "fio_rbd", "rw": ["randwrite", "randread"], "iodepth": {"auto": {"max": 4}}, "duration": "2s"},
+        {"type": "fio_rados", "rw": ["write"], "iodepth": "auto", "duration": "2s"}]}, "s.yaml"))
+    rbd = [t for t in plan.tests if t.kind == "fio_rbd"]
+    assert [(t.params["phase"], t.params["iodepth"]) for t in rbd] == \
+        [("randwrite", 1), ("randwrite", 2), ("randwrite", 4), ("randread", 1), ("randread", 2), ("randread", 4)]
+    assert len({t.group for t in rbd}) == 1 and rbd[0].search == Search(param="iodepth", max=4)
+    assert [t.params["iodepth"] for t in plan.tests if t.kind == "fio_rados"] == loads(256)
+
+
+def test_auto_is_a_name_where_it_is_not_a_load():
+    s = parse_suite({"name": "t", "pools": {"auto": {"type": "replicated", "size": 2}},
+                     "workloads": [{"type": "rados_bench", "name": "auto", "pool": "auto"}]}, "s.yaml")
+    assert expand(s).tests[0].params["pool"] == "auto" and expand(s).tests[0].search is None
+
+
+def test_a_search_leaves_each_write_step_its_share_of_the_room():
+    # the capacity guard counts the whole search: a write step may take the room left over the steps still to run
+    search = Search(param="concurrency", max=8)
+    plan = expand(suite(modes=["write", "rand"], concurrency={"auto": {"max": 8}}))
+    searches = Searches()
+    assert [searches.steps_left(t, plan.tests) for t in plan.tests] == [4, 3, 2, 1, 4, 3, 2, 1]
+    assert plan.tests[0].search == search
+    fixed = expand(suite(modes=["write"], concurrency=[8])).tests
+    assert searches.steps_left(fixed[0], fixed) == 1
+
+
+def test_a_fixed_load_keeps_its_messages():
+    with pytest.raises(UserError) as exc:
+        parse_suite({"name": "t", "workloads": [{"type": "rados_bench", "concurrency": 0}]}, "s.yaml")
+    assert exc.value.where == "s.yaml: workloads[0].concurrency"     # no list index for a scalar
+
+
+def test_bad_search_refused_by_run_before_anything_is_made(tmp_path):
+    p = tmp_path / "s.yaml"
+    p.write_text("name: t\nworkloads:\n  - {type: osd_bench, concurrency: auto}\n")
+    res = cephbench("run", p, "--conf", tmp_path / "no.conf", "--out", tmp_path / "run")
+    assert res.returncode == 2 and len(res.stderr.strip().splitlines()) == 1
+    assert "workloads[0].concurrency" in res.stderr and "Traceback" not in res.stderr
+    assert not (tmp_path / "run").exists()
+
+
+def test_validate_says_the_estimate_is_the_worst_case(tmp_path):
+    p = tmp_path / "s.yaml"
+    p.write_text("name: t\nworkloads:\n  - {type: rados_bench, modes: [write], concurrency: {auto: {max: 4}}, "
+                 "duration: 2s}\n")
+    res = cephbench("validate", p)
+    assert res.returncode == 0, res.stderr
+    assert "a search of concurrency from 1 to 4" in res.stdout and "the estimate counts every step" in res.stdout
+    assert "3 tests in 1 groups" in res.stdout
+
+
+# ---- the stop decision, on real sweeps: one run per load, as a search makes them --------------------------------
+
+def sweep(name: str, kind: str, repeat: int) -> list[Result]:
+    rs = [Result.model_validate(json.loads(line)) for line in (FIXTURES / name).read_text().splitlines()]
+    param = "concurrency" if kind == "rados_bench" else "iodepth"
+    mine = [r for r in rs if r.test.kind == kind and r.test.repeat == repeat and r.status == "ok"]
+    return sorted(mine, key=lambda r: r.test.params[param])
+
+
+def search_over(results: list[Result], search: Search) -> tuple[list[Outcome], Searches]:
+    """The steps a search runs, fed one after the other with the sweep's results."""
+    searches, ran = Searches(), []
+    for r in results:
+        test = r.test.model_copy(update={"search": search})
+        if searches.over(test):
+            continue
+        ran.append(searches.after(Outcome(test, 0.0, 1.0, measurement=r.measurement)))
+    return ran, searches
+
+
+@pytest.mark.parametrize("name, kind, repeat, stops_at, state", [
+    ("lab1-repeat3.jsonl", "rados_bench", 1, 128, "knee"),      # docs/model.md: the knee at 64 in flight
+    ("lab1-repeat3.jsonl", "fio_rbd", 3, 32, "knee"),           # IOPS +17 %, but p99 ×2.93 per doubling
+    # t1 -> t2 +4 %, then +37 %: the search goes on past a first step (two loads cannot bend), and the knee rule
+    # calls the whole curve too noisy to tell
+    ("lab1-repeat2.jsonl", "rados_bench", 1, 32, "noisy"),
+])
+def test_the_search_stops_one_step_past_the_knee_the_knee_rule_finds(name, kind, repeat, stops_at, state):
+    results = sweep(name, kind, repeat)
+    param = "concurrency" if kind == "rados_bench" else "iodepth"
+    ran, _ = search_over(results, Search(param=param, max=256))
+    assert ran[-1].test.params[param] == stops_at
+    assert [o.search_stop for o in ran[:-1]] == [None] * (len(ran) - 1)
+    why = ran[-1].search_stop
+    assert why is not None and why.reason == "throughput"
+    assert f"{GROWTH_MIN:+.0%}" in why.text and f"×{LATENCY_GROWTH_MAX:g}" in why.text
+    # the curve of the steps it ran bends where it stopped: the knee rule's point is the load before
+    (c,) = curves([r for r in results if r.test.params[param] <= stops_at])
+    k = knee(c)
+    assert k.state == state
+    if state == "knee":
+        assert k.point is not None and k.point.load == stops_at // 2
+
+
+def test_a_first_step_that_does_not_pay_is_not_yet_a_knee():
+    # lab1-repeat2, rados t1 -> t2: +4 %, below GROWTH_MIN; two loads make no curve that can bend
+    ran, _ = search_over(sweep("lab1-repeat2.jsonl", "rados_bench", 1), Search(param="concurrency", max=256))
+    first = ran[1].measurement.bytes_per_s / ran[0].measurement.bytes_per_s - 1
+    assert first < GROWTH_MIN and ran[1].search_stop is None and len(ran) > 2
+
+
+def test_latency_bound_stops_the_search_at_the_step_that_passed_it():
+    results = sweep("lab1-repeat3.jsonl", "rados_bench", 1)      # mean 7.9 ms at t4, 14.1 ms at t8
+    ran, searches = search_over(results, Search(param="concurrency", max=256, latency_max_s=0.012))
+    assert [o.test.params["concurrency"] for o in ran] == [1, 2, 4, 8]
+    why = ran[-1].search_stop
+    assert why.reason == "latency" and "mean latency 14.1 ms at concurrency 8 passed latency_max 12 ms" == why.text
+    rest = results[4].test.model_copy(update={"search": ran[-1].test.search})
+    assert searches.over(rest) is not None and "stopped at 8" in searches.skipped(rest).error
+    assert searches.skipped(rest).skipped
+
+
+def test_max_stops_a_search_that_never_bends():
+    results = sweep("lab1-repeat3.jsonl", "rados_bench", 1)
+    ran, _ = search_over(results, Search(param="concurrency", max=32))
+    assert ran[-1].test.params["concurrency"] == 32 and ran[-1].search_stop.reason == "max"
+
+
+def test_a_failed_first_step_stops_its_search_with_its_own_error():
+    results = sweep("lab1-repeat3.jsonl", "rados_bench", 1)
+    search = Search(param="concurrency", max=256)
+    searches = Searches()
+    first = results[0].test.model_copy(update={"search": search})
+    out = searches.after(Outcome(first, 0.0, 1.0, error="rados bench write failed: error opening pool"))
+    assert out.error.startswith("rados bench write failed") and out.search_stop.reason == "failed"
+    second = results[1].test.model_copy(update={"search": search})
+    assert "stopped at 1 (concurrency 1 failed)" in searches.over(second)
+
+
+def test_the_steps_a_search_left_out_are_skipped_results_and_those_it_ran_are_not():
+    # fio_rbd's and fio_rados' drivers leave the steps past a stop out as they go (base.started_tests' skip) and
+    # then yield them skipped: the steps that ran are not among them
+    results = sweep("lab1-repeat3.jsonl", "fio_rbd", 3)
+    search = Search(param="iodepth", max=256)
+    group = [r.test.model_copy(update={"search": search}) for r in results]
+    ran, searches = search_over(results, search)
+    assert [o.test.params["iodepth"] for o in ran] == [1, 2, 4, 8, 16, 32]
+    skipped = list(searches.skipped_in(group, {t.id for t in group}))
+    assert [o.test.params["iodepth"] for o in skipped] == [64]
+    assert skipped[0].skipped and "the search of iodepth stopped at 32" in skipped[0].error
+
+
+def test_a_step_with_warnings_is_no_point_of_the_search():
+    results = sweep("lab1-repeat3.jsonl", "rados_bench", 1)
+    search = Search(param="concurrency", max=256)
+    searches = Searches()
+    for r in results[:2]:
+        searches.after(Outcome(r.test.model_copy(update={"search": search}), 0.0, 1.0, measurement=r.measurement))
+    # a third step whose figure is not the cluster's (the capacity guard cut it): the knee rule leaves it out
+    cut = results[2].model_copy(deep=True)
+    cut.measurement.bytes_per_s = 1.0
+    out = searches.after(Outcome(cut.test.model_copy(update={"search": search}), 0.0, 1.0,
+                                 measurement=cut.measurement, warnings=["capacity guard: write stopped"]))
+    assert out.search_stop is None
+
+
+def test_stop_is_a_pure_function_of_the_steps():
+    s = Search(param="iodepth", max=8)
+    assert stop([StepFigures(1, 100.0, 1e6, True)], s) is None
+    assert stop([StepFigures(1, 100.0, 1e6, True), StepFigures(2, 101.0, 1e6, True)], s) is None   # 2 loads
+    steps = [StepFigures(1, 100.0, 1e6, True), StepFigures(2, 200.0, 1e6, True), StepFigures(4, 205.0, 2e6, True)]
+    assert stop(steps, s).reason == "throughput" and "p99" in stop(steps, s).text
+    # a step of ×4 is two doublings: +21 % over it is +10 % per doubling, which pays
+    assert stop([StepFigures(1, 100.0, 1e6, False), StepFigures(2, 200.0, 1e6, False),
+                 StepFigures(8, 242.1, 1e6, False)], s).reason == "max"
+
+
+def test_the_report_says_where_each_search_stopped_and_lists_no_error_for_the_steps_it_left_out():
+    from cephbench.report.format import messages
+    from cephbench.results import SearchStop
+    results = sweep("lab1-repeat3.jsonl", "rados_bench", 1)[:3]
+    search = Search(param="concurrency", max=4, latency_max_s=0.005)
+    stopped = results[1].model_copy(update={"test": results[1].test.model_copy(update={"search": search}),
+                                            "search_stop": SearchStop(reason="latency", text="mean latency 7.6 ms "
+                                                                      "at concurrency 2 passed latency_max 5 ms")})
+    past = results[2].model_copy(update={"test": results[2].test.model_copy(update={"search": search}),
+                                         "status": "skipped", "measurement": None,
+                                         "error": "not run: the search of concurrency stopped at 2 (...)"})
+    failed = results[0].model_copy(update={"status": "failed", "error": "rados bench write failed"})
+    _, errors, notes = messages([failed, stopped, past])
+    assert errors == [(failed.test.id, "rados bench write failed")]
+    texts = [t for _, t in notes]
+    assert "the search of concurrency stopped here: mean latency 7.6 ms at concurrency 2 passed latency_max 5 ms" \
+        in texts and "not run: the search of concurrency stopped at 2 (...)" in texts
