@@ -271,7 +271,7 @@ def test_import_read_file(import_dir, data):
     path = import_dir / "output.txt"
     path.write_bytes(data)
     assert importer.detect(data.decode("utf-8", errors="replace")) in (
-        None, "loadgen", "fio", "iperf3", "rados bench json", "rbd bench", "rados bench")
+        None, "loadgen", "fio", "iperf3", "rados bench json", "osd bench", "rbd bench", "rados bench")
     parsed = parses_or_refuses(importer.read_file, path, {}, allowed=(UserError,))
     if parsed is not None:
         stored_measurement(parsed.measurement)
