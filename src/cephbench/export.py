@@ -21,7 +21,7 @@ from .errors import UserError
 from .identity import identity
 from .results import Result, RunDir
 
-FORMATS = ("csv", "json", "openmetrics")
+FORMATS = ("csv", "json", "openmetrics", "grafana-annotations")
 
 # the record's columns, in CSV order; the unit of each is in its name
 COLUMNS = (
@@ -188,12 +188,46 @@ def to_openmetrics(meta: dict[str, Any], results: list[Result], run_name: str = 
     return "\n".join(lines) + "\n"
 
 
+def _annotation_text(rec: dict[str, Any]) -> str:
+    figures = []
+    if rec["bandwidth_bytes_per_s"]:
+        figures.append(f"{rec['bandwidth_bytes_per_s'] / 2**20:,.1f} MiB/s")
+    if rec["ops_per_s"]:
+        figures.append(f"{rec['ops_per_s']:,.0f} ops/s")
+    if rec["latency_p99_s"]:
+        figures.append(f"p99 {rec['latency_p99_s'] * 1000:,.2f} ms")
+    elif rec["latency_mean_s"]:
+        figures.append(f"mean {rec['latency_mean_s'] * 1000:,.2f} ms")
+    if rec["efficiency"] is not None:
+        figures.append(f"{rec['efficiency']:.0%} of its ceiling")
+    if rec["bottleneck"]:
+        figures.append(f"bottleneck: {rec['bottleneck']}")
+    if rec["status"] != "ok":
+        figures.append(f"{rec['status']}{': ' + rec['error'] if rec['error'] else ''}")
+    return f"cephbench {rec['test']}: " + ", ".join(figures)
+
+
+def to_grafana_annotations(meta: dict[str, Any], results: list[Result], run_name: str = "") -> str:
+    """A JSON list of region annotations, one per test, in the body Grafana's `POST /api/annotations` takes (times
+    in ms since the epoch): the tests over the operator's own dashboards, found by their tags."""
+    out = []
+    for rec in records(meta, results, run_name):
+        start = rec["started_unix"]
+        if start is None:
+            continue
+        tags = ["cephbench", f"run:{rec['run']}", f"suite:{rec['suite']}", f"kind:{rec['kind']}"]
+        tags += [f"{k}:{rec[k]}" for k in ("op", "variant", "release") if rec[k]]
+        out.append({"time": int(start * 1000), "timeEnd": int((start + (rec["duration_s"] or 0.0)) * 1000),
+                    "tags": tags, "text": _annotation_text(rec)})
+    return json.dumps(out, indent=2) + "\n"
+
+
 RENDER: dict[str, Callable[[dict[str, Any], list[Result], str], str]] = {
-    "csv": to_csv, "json": to_json, "openmetrics": to_openmetrics}
+    "csv": to_csv, "json": to_json, "openmetrics": to_openmetrics, "grafana-annotations": to_grafana_annotations}
 
 
 def export(path: Path, fmt: str) -> str:
-    """The run directory at `path` as text in `fmt` (csv, json or openmetrics)."""
+    """The run directory at `path` as text in `fmt` (one of FORMATS)."""
     if fmt not in RENDER:
         raise UserError(f"{fmt!r} is not an export format", f"use one of {', '.join(FORMATS)}", where="--format")
     meta, results = load(path)

@@ -8,6 +8,7 @@ import io
 import json
 import shutil
 import subprocess
+from pathlib import Path
 
 import pytest
 from prometheus_client.openmetrics.parser import text_string_to_metric_families as openmetrics_families
@@ -183,3 +184,22 @@ def test_grafana_dashboard_reads_the_exported_metrics_and_cephs_own(tmp_path):
     assert used and used <= ours, used - ours
     assert {lbl for e in exprs for lbl in re.findall(r"(\w+)=~", e)} <= set(LABELS)
     assert any("ceph_osd_op_w_latency_sum" in e for e in exprs)             # the mgr prometheus module's beside them
+
+
+def test_grafana_annotations_are_one_region_per_test_with_its_figures_and_tags(tmp_path):
+    """Issue 28 item 6: the run's tests over the operator's dashboards, as the body of Grafana's POST
+    /api/annotations (ms since the epoch), found by the tags the dashboard's annotation query asks for."""
+    run, m = make_run(tmp_path / "run")
+    notes = json.loads(export(run, "grafana-annotations"))
+    assert len(notes) == 4
+    w = notes[0]
+    assert w["time"] == 1_700_000_001_000 and w["timeEnd"] - w["time"] == int(m["write"].duration_s * 1000)
+    assert w["tags"][:4] == ["cephbench", "run:run", "suite:exp-test", "kind:rados_bench"] and "op:write" in w["tags"]
+    assert w["text"].startswith(f"cephbench 001-rados-write-4MiB-t16: {m['write'].bytes_per_s / 2**20:,.1f} MiB/s")
+    assert "62% of its ceiling, bottleneck: disks" in w["text"]
+    assert "p99" in notes[2]["text"]                                       # fio gives percentiles
+    assert notes[3]["text"].endswith("failed: rados bench write failed: boom")
+    dash = json.loads((Path(__file__).parent.parent.parent / "docs" / "grafana-cephbench.json").read_text())
+    (ann,) = [a for a in dash["annotations"]["list"] if "cephbench" in a.get("target", {}).get("tags", [])]
+    assert ann["datasource"]["type"] == "grafana" and ann["target"]["type"] == "tags"
+    assert set(ann["target"]["tags"]) <= set(w["tags"])

@@ -1,4 +1,4 @@
-"""`cephbench export`: a run's results as CSV, JSON or OpenMetrics."""
+"""`cephbench export`: a run's results as CSV, JSON, OpenMetrics or Grafana annotations."""
 
 from __future__ import annotations
 
@@ -11,8 +11,10 @@ from .common import err, main, write_out
 
 @main.command("export")
 @click.argument("run_dir", metavar="RUN", type=click.Path(path_type=Path))
-@click.option("--format", "fmt", type=click.Choice(["csv", "json", "openmetrics"]), required=True,
-              help="csv (a row per test), json (a list of results) or openmetrics (Prometheus textfile/Pushgateway).")
+@click.option("--format", "fmt", type=click.Choice(["csv", "json", "openmetrics", "grafana-annotations"]),
+              required=True,
+              help="csv (a row per test), json (a list of results), openmetrics (Prometheus textfile/Pushgateway) "
+                   "or grafana-annotations (one region per test, the body of Grafana's POST /api/annotations).")
 @click.option("--out", "out_file", type=click.Path(path_type=Path), help="Write to FILE instead of stdout.")
 def export_(run_dir: Path, fmt: str, out_file: Path | None) -> None:
     """Export a run's results for spreadsheets, CI or Prometheus/Grafana (docs/exports.md)."""
