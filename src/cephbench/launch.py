@@ -23,7 +23,7 @@ from . import __version__, marker, pooldelete
 from .kinds import level_of
 from .clients import (REMOTE_FILE, Client, ClientFacts, clients_of, deploy_loadgen, needs_of, preflight_clients,
                       remove_remote_file, resolve_clients)
-from .cluster import CONNECT_TIMEOUT_S, Cluster, Target
+from .cluster import CONNECT_TIMEOUT_S, POOL_DELETE_OPTION, Cluster, Target
 from .config import Settings, SshSettings, Suite, load_suite, parse_suite
 from .drivers.base import RunContext
 from .drivers.rbd_images import remove_image_spec, unmap_device
@@ -332,6 +332,10 @@ def removers(ctx: RunContext, dead: Sequence[Resource] = ()) -> dict[str, Remove
 
     def option(r: Resource) -> None:
         rec = Restore.decode(r.name)
+        if rec.name == POOL_DELETE_OPTION and pooldelete.holders(ctx):
+            # the dead run's own marker went before this entry (the ledger undoes in reverse): these are others
+            raise Undone(f"{rec.name} left true: another cephbench run in progress holds it for its pools, and its "
+                         f"end puts it back")
         since = _state(r).get("config_version_before")
         verdict = option_history(rec.who, rec.name, rec.previous, since if isinstance(since, int) else None,
                                  lambda n: ctx.cluster.ceph_json("config", "log", str(n)))

@@ -7,7 +7,9 @@ variants change (`options`, [who, name] pairs), so that a second run that would 
 (variants.claim_options): each would record the other's value as the one to put back, and undo the other's variant
 in the middle of its tests; and the scrub flags it holds (`scrub_flags`: set by a cephbench run, this one or one
 it shares them with), so that a run's end leaves them to the others still holding them (safety.ScrubFlags), and at
-its end those it let go of (`scrub_letting_go`), so that a run starting meanwhile knows a cephbench run set them.
+its end those it let go of (`scrub_letting_go`), so that a run starting meanwhile knows a cephbench run set them;
+and whether it holds mon_allow_pool_delete true for its pools (`pool_delete`, with the value to put back), so that
+a run's end leaves it to another run whose pools still need it (pooldelete.py).
 Every run reads the others' options between two of its tests: a result measured under another run's variant says
 so (runner.others_in_force).
 """
@@ -32,11 +34,13 @@ def key(run_id: str) -> str:
 
 def value(run_dir: str | None, started_unix: float, reserved_raw_bytes: int = 0, unseen_raw_bytes: int = 0,
           unseen_until_unix: float = 0.0, options: Iterable[tuple[str, str]] = (),
-          scrub_flags: Iterable[str] = (), scrub_letting_go: Iterable[str] = ()) -> str:
+          scrub_flags: Iterable[str] = (), scrub_letting_go: Iterable[str] = (),
+          pool_delete: tuple[str | None, ...] = ()) -> str:
     """`unseen_raw_bytes`: what the run's last write added that `ceph df` may not count before
     `unseen_until_unix` (the mgr reports usage a stats period or two late); `options`: (who, name) of the options
     the run's variants change; `scrub_flags`: the scrub flags the run holds; `scrub_letting_go`: those its end has
-    let go of and is about to unset (unless another run holds them)."""
+    let go of and is about to unset (unless another run holds them); `pool_delete`: (the value to put back,) while
+    the run holds mon_allow_pool_delete true (pooldelete.py), empty when it does not."""
     opts = [[who, name] for who, name in options]
     flags, going = list(scrub_flags), list(scrub_letting_go)
     return json.dumps({"host": socket.gethostname(), "pid": os.getpid(), "started_unix": round(started_unix),
@@ -44,7 +48,8 @@ def value(run_dir: str | None, started_unix: float, reserved_raw_bytes: int = 0,
                        **({"unseen_raw_bytes": int(unseen_raw_bytes), "unseen_until_unix": round(unseen_until_unix, 1)}
                           if unseen_raw_bytes else {}),
                        **({"options": opts} if opts else {}), **({"scrub_flags": flags} if flags else {}),
-                       **({"scrub_letting_go": going} if going else {})})
+                       **({"scrub_letting_go": going} if going else {}),
+                       **({"pool_delete": {"previous": pool_delete[0]}} if pool_delete else {})})
 
 
 def parse_dump(dump: Any) -> list[dict[str, Any]]:
@@ -102,6 +107,12 @@ def scrub_flags_of_others(runs: list[dict[str, Any]], not_of: Iterable[str], let
             if r["run_id"] not in skip and isinstance(flags, list):
                 held.update(f for f in flags if isinstance(f, str))
     return held
+
+
+def pool_delete_holders(runs: list[dict[str, Any]], run_id: str) -> list[dict[str, Any]]:
+    """The other runs whose markers hold mon_allow_pool_delete true for their pools, each with the value it will
+    put back (`pool_delete.previous`: the one before the first of them set it)."""
+    return [r for r in runs if r["run_id"] != run_id and isinstance(r.get("pool_delete"), dict)]
 
 
 def describe(run: dict[str, Any]) -> str:

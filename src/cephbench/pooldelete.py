@@ -11,14 +11,21 @@ over the database: then they never report true, and the run stops before it crea
 a variant's (`config-option`, variant_plan.Restore): made before the change, it is the last to go at the run's end
 (after the pools), and `cephbench cleanup` or `--resume` puts it back after a kill -9, once the configuration's
 history shows nobody changed it since (stale.option_history; recovery.py keeps it until the run's pools went).
+
+Runs share it as they share the scrub flags: a run that finds it true because another cephbench run set it (that
+run's marker says so, with the value to put back) holds it too, and a run's end leaves it true while another run in
+progress holds it; the last one puts it back. A run killed with -9 keeps holding it (its marker stays) until its
+`cephbench cleanup`, which puts it back once no other run holds it.
 """
 
 from __future__ import annotations
 
+import logging
 import time
 from dataclasses import dataclass
 from typing import Iterable
 
+from . import marker
 from .cluster import POOL_DELETE_HINT, POOL_DELETE_OPTION as OPTION, Cluster
 from .drivers.base import RunContext
 from .errors import OperationFailed, PermissionDenied, UserError
@@ -27,6 +34,8 @@ from .resources import CONFIG_OPTION, Resource
 from .results import Test
 from .stale import config_version, history_state
 from .variant_plan import Restore, previous_value, set_argv
+
+log = logging.getLogger(__name__)
 
 WHO = "mon"
 VERIFY_TIMEOUT_S = 30.0     # from `config set` until every monitor reports true
@@ -99,22 +108,39 @@ def preflight(cluster: Cluster, tests: list[Test], allow: bool) -> None:
                     "and this run creates pools it must delete; nothing was created", POOL_DELETE_HINT)
 
 
+def holders(ctx: RunContext) -> list[dict]:
+    """Other runs in progress that hold the option true for their pools (their markers); none when the markers
+    cannot be read (a key without config-key rights: then no run shares it)."""
+    try:
+        return marker.pool_delete_holders(marker.read_runs(ctx.cluster), ctx.run_id)
+    except (OperationFailed, UserError):
+        return []
+
+
 def allow_for_run(ctx: RunContext) -> None:
     """--allow-pool-delete: the option true for the run, its restore in the ledger before the change is sent; the
-    run goes on once every monitor runs with it. Nothing happens when they all do already."""
+    run goes on once every monitor runs with it. When they all do already: nothing, unless another cephbench run
+    set it for its pools (its marker): then this run holds it too, with the value that run will put back, so that
+    whichever ends last puts it back and neither's end takes it from under the other's pool deletions."""
     state = read(ctx.cluster)
-    if state.allowed:
-        return
-    r = Restore(WHO, OPTION, state.stored)
+    others = [] if ctx.dry_run else holders(ctx)
+    if state.allowed and not others:
+        return                  # the cluster's own setting: not this run's to change or put back
+    previous = others[0]["pool_delete"].get("previous") if others else state.stored
+    r = Restore(WHO, OPTION, previous if isinstance(previous, str) else None)
     res = Resource(CONFIG_OPTION, r.encode(), "" if ctx.dry_run else history_state(
         ctx.run_id, config_version_before=config_version(ctx.cluster)))
     argv = set_argv(WHO, OPTION, "true")
     with held():
         ctx.ledger.add(res, lambda: _restore(ctx, r))
+        ctx.pool_delete = (r.previous,)         # in the marker mark_run sends next
+        if state.allowed:
+            return              # set by the other run: held, not sent again
         try:
             ctx.change(argv, lambda: ctx.cluster.ceph_ok(*argv[1:]))
         except PermissionDenied as exc:
             ctx.ledger.forget(res)      # refused: nothing to put back
+            ctx.pool_delete = ()
             raise UserError(f"--allow-pool-delete: the cluster refused '{' '.join(argv)}' to client."
                             f"{ctx.target.id or 'admin'} ({exc.message}); nothing was created",
                             "use a key that may set the configuration (mon 'allow *'), or name a pool that exists "
@@ -133,5 +159,13 @@ def allow_for_run(ctx: RunContext) -> None:
 
 
 def _restore(ctx: RunContext, r: Restore) -> None:
+    """Put the option back, unless another run in progress still holds it for its pools: that run's end will. Once
+    put back, a run that started to hold it meanwhile gets it true again."""
     with held():
+        if not ctx.dry_run and holders(ctx):
+            log.info("%s left true: another cephbench run holds it for its pools", OPTION)
+            return
         ctx.change(r.argv(), lambda: ctx.cluster.ceph_ok(*r.argv()[1:]))
+        if not ctx.dry_run and holders(ctx):
+            argv = set_argv(WHO, OPTION, "true")
+            ctx.change(argv, lambda: ctx.cluster.ceph_ok(*argv[1:]))

@@ -72,7 +72,7 @@ ONE_HOST_COST_S = {
     "test_release_lab.py": 150, "test_release_variants.py": 45, "test_run.py": 130,
     "test_lab_shape_signals.py": 115, "test_variants.py": 115,
     "test_concurrent_runs.py": 85, "test_baseline.py": 65, "test_outages.py": 60, "test_rgw.py": 60,
-    "test_variants_steady.py": 60, "test_production_defaults.py": 130, "test_cluster_health.py": 57,
+    "test_variants_steady.py": 60, "test_production_defaults.py": 150, "test_cluster_health.py": 57,
     "test_signals.py": 40, "test_cleanup_safety.py": 35, "test_remote_baselines.py": 30, "test_lab.py": 30,
     "test_report_browser.py": 30, "test_rbd.py": 27, "test_capacity.py": 26, "test_rados_seq.py": 25,
     "test_shape_facts.py": 19, "test_compare_history.py": 18, "test_cpu_per_op.py": 15, "test_other_load.py": 14,

@@ -74,3 +74,17 @@ def test_flags_an_ending_run_let_go_of_count_only_for_a_run_that_starts():
     runs = marker.parse_dump(dump(aaaaaa=json.dumps(v)))
     assert marker.scrub_flags_of_others(runs, ["bbbbbb"]) == set()
     assert marker.scrub_flags_of_others(runs, ["bbbbbb"], letting_go=True) == {"noscrub"}
+
+
+def test_a_marker_carries_whether_its_run_holds_mon_allow_pool_delete_and_what_to_put_back():
+    v = json.loads(marker.value("/r", 0, pool_delete=("false",)))
+    assert v["pool_delete"] == {"previous": "false"}
+    assert json.loads(marker.value("/r", 0, pool_delete=(None,)))["pool_delete"] == {"previous": None}
+    assert "pool_delete" not in json.loads(marker.value("/r", 0))      # holds it not: as before
+    runs = marker.parse_dump(dump(
+        aaaaaa=marker.value("/a", 0, pool_delete=(None,)),
+        bbbbbb=marker.value("/b", 0),
+        cccccc=json.dumps({"host": "h", "pool_delete": "true"}),       # damaged: holds nothing
+        dddddd="not json"))
+    assert [r["run_id"] for r in marker.pool_delete_holders(runs, "bbbbbb")] == ["aaaaaa"]
+    assert marker.pool_delete_holders(runs, "aaaaaa") == []

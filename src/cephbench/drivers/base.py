@@ -114,6 +114,7 @@ class RunContext:
     options: tuple[tuple[str, str], ...] = ()   # (who, name) the run's variants change: in its marker
     scrub_flags: tuple[str, ...] = ()           # the scrub flags the run holds (safety.ScrubFlags): in its marker
     scrub_letting_go: tuple[str, ...] = ()      # ... and those its end let go of: in its marker too
+    pool_delete: tuple[str | None, ...] = ()    # (value to put back,) while it holds mon_allow_pool_delete: marker
     _reserved_raw_bytes: int = field(default=0, repr=False)      # in its marker too
     _unseen_marker: tuple[int, float] = field(default=(0, 0.0), repr=False)   # (bytes, until unix): in its marker
     marker_written: bool = False    # write_marker has set the run's marker (whatever became of mark_run's send)
@@ -192,7 +193,8 @@ class RunContext:
     def marker_value(self) -> str:
         return marker.value(str(self.rundir.path.absolute()) if self.rundir else None, self.started_unix,
                             self._reserved_raw_bytes, *self._unseen_marker, options=self.options,
-                            scrub_flags=self.scrub_flags, scrub_letting_go=self.scrub_letting_go)
+                            scrub_flags=self.scrub_flags, scrub_letting_go=self.scrub_letting_go,
+                            pool_delete=self.pool_delete)
 
     def write_marker(self) -> None:
         """The run's marker as it is now (its reservation and options), waited for: other runs read it next."""
