@@ -189,39 +189,48 @@ def test_a_resume_of_a_run_killed_with_9_looks_again_once_the_dead_part_put_the_
         assert json.loads((tmp_path / "run" / "resources.json").read_text()) == []
 
 
+def _holding_marker(mon_json) -> bool:
+    """A run marker on the lab says its run holds mon_allow_pool_delete."""
+    keys = [k for k in mon_json("config-key ls") or [] if k.startswith("cephbench/runs/")]
+    return any('"pool_delete"' in json.dumps(mon_json("config-key get", key=k)) for k in keys)
+
+
 def test_two_runs_with_allow_pool_delete_share_it_and_the_last_one_puts_it_back(lab, mon_json, cephbench_env,
                                                                                   tmp_path):
     """Run A sets the option for its pools; run B, started meanwhile, finds it true because of A (A's marker) and
-    holds it too. B ends first and leaves it true (A's pools still need it); A's end puts it back. Before this,
-    B took nothing and A's end could take the option from under B's pool deletions, leaving B's pool behind."""
+    holds it too. A ends first and leaves it true (B's pools still need it); B's end deletes its pool and puts the
+    option back. Before, B took nothing, and A's end took the option from under B's pool deletion: B's pool was
+    left behind."""
     from labcli import CLI
+
+    def start(name: str, seconds: int) -> subprocess.Popen:
+        suite = write_suite(tmp_path, WRITE.replace("duration: 1s", f"duration: {seconds}s"), f"{name}.yaml")
+        return subprocess.Popen([*CLI, "run", str(suite), "--out", str(tmp_path / name), "--allow-pool-delete"],
+                                env=cephbench_env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
     with pool_delete_off(mon_json, cephbench_env):
         before = state(mon_json)
-        a_suite = write_suite(tmp_path, WRITE.replace("duration: 1s", "duration: 10s"), "a.yaml")
-        a = subprocess.Popen([*CLI, "run", str(a_suite), "--out", str(tmp_path / "a"), "--allow-pool-delete"],
-                             env=cephbench_env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        a = start("a", 6)
+        b = None
         try:
             deadline = time.monotonic() + 60
-            while time.monotonic() < deadline and a.poll() is None:
-                holding = [k for k in mon_json("config-key ls") or [] if k.startswith("cephbench/runs/")]
-                if holding and '"pool_delete"' in subprocess.run(
-                        ["ceph", "config-key", "get", holding[0]], env=cephbench_env, capture_output=True,
-                        text=True, timeout=60).stdout:
-                    break
+            while time.monotonic() < deadline and a.poll() is None and not _holding_marker(mon_json):
                 time.sleep(0.2)
             assert a.poll() is None, a.communicate()
-            b = run_cli(["run", write_suite(tmp_path, WRITE, "b.yaml"), "--out", tmp_path / "b",
-                         "--allow-pool-delete"], cephbench_env)
-            assert b.returncode == 0, b.stdout + b.stderr
-            assert a.poll() is None, "run A ended before B: the test did not overlap them"
-            assert _running(cephbench_env) == "true"            # A still holds it: B's end left it
-            assert json.loads((tmp_path / "b" / "resources.json").read_text()) == []
+            b = start("b", 20)
             out, err = a.communicate(timeout=300)
             assert a.returncode == 0, out + err
+            assert b.poll() is None, "run B ended before A: the test did not overlap them"
+            assert _running(cephbench_env) == "true"            # B still holds it: A's end left it
+            out, err = b.communicate(timeout=300)
+            assert b.returncode == 0, out + err
+            assert "left behind" not in err, err
         finally:
-            if a.poll() is None:
-                a.send_signal(signal.SIGINT)
-                a.communicate(timeout=120)
+            for p in (a, b):
+                if p is not None and p.poll() is None:
+                    p.send_signal(signal.SIGINT)
+                    p.communicate(timeout=120)
+        assert json.loads((tmp_path / "b" / "resources.json").read_text()) == []
         assert state(mon_json) == before
         assert _running(cephbench_env, until="false") == "false"
 
