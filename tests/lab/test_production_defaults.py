@@ -189,10 +189,10 @@ def test_a_resume_of_a_run_killed_with_9_looks_again_once_the_dead_part_put_the_
         assert json.loads((tmp_path / "run" / "resources.json").read_text()) == []
 
 
-def _holding_marker(mon_json) -> bool:
-    """A run marker on the lab says its run holds mon_allow_pool_delete."""
-    keys = [k for k in mon_json("config-key ls") or [] if k.startswith("cephbench/runs/")]
-    return any('"pool_delete"' in json.dumps(mon_json("config-key get", key=k)) for k in keys)
+def _a_run_holds_it(mon_json, env) -> bool:
+    """A run is in progress (its marker) and the monitors run with the option true."""
+    marked = any(k.startswith("cephbench/runs/") for k in mon_json("config-key ls") or [])
+    return marked and _running(env) == "true"
 
 
 def test_two_runs_with_allow_pool_delete_share_it_and_the_last_one_puts_it_back(lab, mon_json, cephbench_env,
@@ -214,7 +214,7 @@ def test_two_runs_with_allow_pool_delete_share_it_and_the_last_one_puts_it_back(
         b = None
         try:
             deadline = time.monotonic() + 60
-            while time.monotonic() < deadline and a.poll() is None and not _holding_marker(mon_json):
+            while time.monotonic() < deadline and a.poll() is None and not _a_run_holds_it(mon_json, cephbench_env):
                 time.sleep(0.2)
             assert a.poll() is None, a.communicate()
             b = start("b", 20)
