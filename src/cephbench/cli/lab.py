@@ -62,10 +62,13 @@ def _lab(lab_dir: Path | None) -> Lab:
 @click.option("--release", default=None, metavar="pacific|reef|tentacle",
               help="Ceph release of the daemons (default the host's own); another release runs from a root built "
                    "once from Debian's archive (see `lab roots`).")
+@click.option("--monitoring", is_flag=True,
+              help="What cephadm deploys beside a cluster: a node-exporter on every host, the mgr prometheus module "
+                   "and a Prometheus server scraping them every second (with --hosts; `lab env` prints its URL).")
 def lab_up(lab_dir: Path | None, osds: int | None, osd_size: str, no_rgw: bool, hosts: int | None,
            osds_per_host: int, clients: int, public_net: str | None, cluster_net: str | None,
            client_net: str | None, osd_throttle: tuple[str, ...], db_device: str | None, objectstore: str,
-           fs: str | None, release: str | None) -> None:
+           fs: str | None, release: str | None, monitoring: bool) -> None:
     """Start a lab cluster and wait until it is healthy."""
     lb = _lab(lab_dir)
     size = _size_option(osd_size, "--osd-size")
@@ -78,12 +81,15 @@ def lab_up(lab_dir: Path | None, osds: int | None, osd_size: str, no_rgw: bool, 
         raise UserError(f"a lab is already running in {lb.dir}", f"stop it with 'cephbench lab down --dir {lb.dir}'")
     n_osds = multi.osds if multi else (osds if osds is not None else 3)
     info = lb.up(osds=n_osds, osd_size_bytes=size, rgw=not no_rgw, progress=lambda m: err.print(f"lab: {m}"),
-                 multi=multi, release=release)
+                 multi=multi, release=release, monitoring=monitoring)
     out.print(f"lab ready in {info.startup_s:.1f} s: {n_osds} OSD(s) of {format_size(size)}"
               + (f", {info.release} ({info.ceph_version.split(' (')[0]})" if info.release else "")
               + (f", RGW at {info.rgw_endpoint}" if info.rgw else "") + f"; directory {lb.dir}")
     if info.topology:
         _print_topology(info.topology)
+    if info.monitoring:
+        out.print(f"Prometheus at {info.monitoring['prometheus']} (settings.prometheus), scraping every "
+                  f"{info.monitoring['scrape_interval_s']} s: node-exporters, the mgr module at {info.monitoring['mgr']}")
     out.print(f"use it from a shell: eval \"$(cephbench lab env --dir {lb.dir})\"")
 
 
@@ -172,6 +178,10 @@ def lab_env(lab_dir: Path | None) -> None:
         # cephbench fills settings.ssh from the lab by itself; this is for a person at the shell
         hosts = " ".join(h["name"] for h in topo["hosts"])
         click.echo(f"# hosts {hosts}: ssh -F {lb.ssh_files.client_config} {topo['hosts'][0]['name']}")
+    mon = lb.info().monitoring  # type: ignore[union-attr]
+    if mon:
+        # a suite's settings.prometheus (not read by cephbench from the environment: a suite names its source)
+        click.echo(f"export CEPHBENCH_PROMETHEUS={mon['prometheus']}")
 
 
 @lab.command("throttle")
