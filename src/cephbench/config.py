@@ -8,14 +8,16 @@ from __future__ import annotations
 import difflib
 import re
 import typing
+import urllib.parse
 from pathlib import Path
 from typing import Annotated, Any, Literal, Union
 
 import yaml
 from pydantic import (BaseModel, BeforeValidator, Discriminator, Field, StrictBool, StrictFloat, StrictInt, Tag,
-                      ValidationError, field_validator, model_validator)
+                      ValidationError, field_serializer, field_validator, model_validator)
 
 from .errors import UserError
+from .names import shown_url
 from .kinds import KINDS, WORKLOAD_MODELS
 from .kinds.schema import Duration, PositiveInt, RbdWorkload, Size, Strict as _Strict
 from .userfiles import read_bytes
@@ -67,6 +69,27 @@ class Settings(_Strict):
     max_instances: int = Field(64, gt=0, strict=True)      # client processes at once (instances)
     # a variant may set an option the daemons read only at start: then the lab's OSDs are restarted (lab only)
     variant_restarts: bool = False
+    # the operator's Prometheus (http[s]://[user:password@]host:port[/path]): the OSD hosts' devices and links come
+    # from its node-exporter series instead of the hosts' watch; written anywhere without its credentials
+    prometheus: str | None = None
+
+    @field_validator("prometheus")
+    @classmethod
+    def _a_url(cls, v: str | None) -> str | None:
+        if v is None:
+            return None
+        parts = urllib.parse.urlsplit(v)
+        if parts.scheme not in ("http", "https") or not parts.hostname:
+            raise ValueError(f"{shown_url(v)!r} is not an http:// or https:// URL with a host, e.g. http://prom:9090")
+        try:
+            parts.port
+        except ValueError:
+            raise ValueError(f"{shown_url(v)!r} has a port that is not a number") from None
+        return v
+
+    @field_serializer("prometheus")
+    def _without_credentials(self, v: str | None) -> str | None:
+        return shown_url(v) if v is not None else None
 
 
 MAX_POOL_PGS = 65536        # the monitors' mon_max_pool_pg_num default: a pool with more PGs is refused there
