@@ -78,13 +78,13 @@ class Settings(_Strict):
     def _a_url(cls, v: str | None) -> str | None:
         if v is None:
             return None
-        parts = urllib.parse.urlsplit(v)
-        if parts.scheme not in ("http", "https") or not parts.hostname:
-            raise ValueError(f"{shown_url(v)!r} is not an http:// or https:// URL with a host, e.g. http://prom:9090")
         try:
+            parts = urllib.parse.urlsplit(v)
             parts.port
         except ValueError:
-            raise ValueError(f"{shown_url(v)!r} has a port that is not a number") from None
+            raise ValueError(f"{shown_url(v)!r} has a port that is not a number of 1-65535") from None
+        if parts.scheme not in ("http", "https") or not parts.hostname:
+            raise ValueError(f"{shown_url(v)!r} is not an http:// or https:// URL with a host, e.g. http://prom:9090")
         return v
 
     @field_serializer("prometheus")
@@ -578,6 +578,8 @@ def _message(err: dict[str, Any], loc: tuple[Any, ...] = ()) -> str:
     msg = str(err.get("msg", "invalid"))
     ctx = err.get("ctx") or {}
     value = err.get("input")
+    if isinstance(value, str) and ("://" in value or (loc and loc[-1] == "prometheus")):
+        value = shown_url(value)        # a URL's credentials are never repeated back
     if kind == "extra_forbidden":
         key = loc[-1] if loc else value
         keys = _keys_at(loc)

@@ -28,9 +28,6 @@ def split_url(url: str) -> tuple[str, str | None]:
 
 
 def shown_url(url: str) -> str:
-    """A URL as it may be shown or written (run.json, logs, reports): its credentials replaced by ***."""
-    bare, creds = split_url(url)
-    if creds is None:
-        return bare
-    scheme, rest = bare.split("://", 1)
-    return f"{scheme}://***@{rest}"
+    """A URL as it may be shown or written (run.json, logs, reports): its credentials replaced by ***. Textual, so
+    that a URL that does not parse (a port out of range) is shown without them too."""
+    return re.sub(r"^((?:[A-Za-z][A-Za-z0-9+.-]*://)?)[^/?#]*@", r"\1***@", url.strip()).rstrip("/")

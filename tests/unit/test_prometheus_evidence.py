@@ -126,3 +126,14 @@ def test_a_url_with_credentials_is_written_without_them():
     with pytest.raises(ValueError) as exc:
         Settings(prometheus="prom:9090")
     assert "http://" in str(exc.value)
+
+
+@pytest.mark.parametrize("url", ["ftp://u:s3cret@prom:9090", "http://u:s3cret@prom:99999", "u:s3cret@prom"])
+def test_a_bad_url_is_one_line_that_does_not_repeat_its_credentials(url):
+    from cephbench.config import parse_suite
+    from cephbench.errors import UserError
+    with pytest.raises(UserError) as exc:
+        parse_suite({"name": "x", "settings": {"prometheus": url}, "workloads": [{"name": "o", "type": "osd_bench"}]},
+                    "suite.yaml")
+    text = str(exc.value) + str(getattr(exc.value, "hint", "")) + str(getattr(exc.value, "where", ""))
+    assert "settings.prometheus" in text and "s3cret" not in text and "\n" not in text
