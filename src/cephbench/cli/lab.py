@@ -88,8 +88,9 @@ def lab_up(lab_dir: Path | None, osds: int | None, osd_size: str, no_rgw: bool, 
     if info.topology:
         _print_topology(info.topology)
     if info.monitoring:
-        out.print(f"Prometheus at {info.monitoring['prometheus']} (settings.prometheus), scraping every "
-                  f"{info.monitoring['scrape_interval_s']} s: node-exporters, the mgr module at {info.monitoring['mgr']}")
+        mon = info.monitoring
+        out.print(f"Prometheus at {mon['prometheus']} (settings.prometheus), scraping every "
+                  f"{mon['scrape_interval_s']} s: node-exporters, the mgr module at {mon['mgr']}")
     out.print(f"use it from a shell: eval \"$(cephbench lab env --dir {lb.dir})\"")
 
 

@@ -78,7 +78,7 @@ def parse_answer(text: str | bytes, what: str = "Prometheus") -> list[Series]:
                 t, v = float(p[0]), float(p[1])
             except (TypeError, ValueError):
                 raise ParseError(f"{what}: a sample that does not read: {str(p)[:40]}") from None
-            if math.isfinite(v):
+            if math.isfinite(t) and math.isfinite(v):
                 values.append((t, v))
         out.append(Series({str(k): str(v) for k, v in r["metric"].items()}, values))
     return out
@@ -109,13 +109,15 @@ def scrape_intervals(text: str | bytes) -> dict[str, float]:
         doc = json.loads(text)
     except ValueError as exc:
         raise ParseError(f"Prometheus targets: the answer is not JSON ({exc})") from None
-    active = doc.get("data", {}).get("activeTargets") if isinstance(doc, dict) else None
-    if doc.get("status") != "success" or not isinstance(active, list):
+    data = doc.get("data") if isinstance(doc, dict) else None
+    active = data.get("activeTargets") if isinstance(data, dict) else None
+    if not isinstance(doc, dict) or doc.get("status") != "success" or not isinstance(active, list):
         raise ParseError("Prometheus targets: the answer has no data.activeTargets")
     out = {}
     for t in active:
-        inst = t.get("labels", {}).get("instance") if isinstance(t, dict) else None
-        s = parse_duration_s(str(t.get("scrapeInterval", ""))) if inst else None
+        labels = t.get("labels") if isinstance(t, dict) else None
+        inst = labels.get("instance") if isinstance(labels, dict) else None
+        s = parse_duration_s(str(t.get("scrapeInterval", ""))) if inst and isinstance(t, dict) else None
         if inst and s:
             out[str(inst)] = s
     return out
@@ -214,8 +216,8 @@ def link_loads(host: str, addresses: list[WantedAddress], ifaces: dict[str, str]
     for w in addresses:
         iface = by_addr.get((host, w.address)) or ifaces.get(w.address)
         if iface is None:
-            notes.append(f"link of {host} {w.address}: Prometheus does not say which interface holds it (node-exporter's "
-                         "--collector.netdev.address-info would)")
+            notes.append(f"link of {host} {w.address}: Prometheus does not say which interface holds it "
+                         "(node-exporter's --collector.netdev.address-info would)")
             continue
         nets = by_iface.setdefault(iface, [])
         if w.network not in nets:
@@ -233,7 +235,8 @@ def link_loads(host: str, addresses: list[WantedAddress], ifaces: dict[str, str]
         if speed is None:
             notes.append(f"link {host} {iface}: node-exporter does not report its speed")
         zero = [0.0] * len(fig.steps)
-        links.append(LinkLoad(host=host, iface=iface, network=" and ".join(sorted(nets, key=lambda n: (n != "public", n))),
+        network = " and ".join(sorted(nets, key=lambda n: (n != "public", n)))
+        links.append(LinkLoad(host=host, iface=iface, network=network,
                               speed_bits_per_s=speed, speed_source="node_network_speed_bytes" if speed else None,
                               start_unix_s=fig.start_unix_s, rx_bytes_per_s=r or zero, tx_bytes_per_s=t or zero,
                               source=SOURCE, resolution_s=fig.resolution_s.get(host)))

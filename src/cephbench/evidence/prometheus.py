@@ -8,6 +8,7 @@ an Authorization header and nowhere else; everything that is shown or written na
 
 from __future__ import annotations
 
+import json
 import logging
 import time
 import urllib.error
@@ -78,7 +79,6 @@ class Prometheus:
 
 
 def _success(body: bytes) -> None:
-    import json
     doc = json.loads(body)
     if not isinstance(doc, dict) or doc.get("status") != "success":
         raise ParseError(f"not a Prometheus answer: {body[:80]!r}")

@@ -632,8 +632,8 @@ class Lab:
     # ---- monitoring ----------------------------------------------------------
     def _check_monitoring(self, multi: MultiHostSpec | None) -> None:
         if multi is None:
-            raise UserError("a lab of one host cannot have monitoring: each host's node-exporter runs on its own address",
-                            "add --hosts 3", where="--monitoring")
+            raise UserError("a lab of one host cannot have monitoring: each host's node-exporter runs on its own "
+                            "address", "add --hosts 3", where="--monitoring")
         missing = [b for b in mon_stack.BINARIES if self.host.which(b) is None]
         if missing:
             raise UserError(f"{', '.join(missing)} not installed",
