@@ -137,3 +137,73 @@ def test_a_bad_url_is_one_line_that_does_not_repeat_its_credentials(url):
                     "suite.yaml")
     text = str(exc.value) + str(getattr(exc.value, "hint", "")) + str(getattr(exc.value, "where", ""))
     assert "settings.prometheus" in text and "s3cret" not in text and "\n" not in text
+
+
+@pytest.fixture
+def replayed_prometheus():
+    """A local HTTP server answering as the lab's Prometheus answered (the captured answers, as they came): what
+    read_hosts asks, and how it reads the answers, without a lab."""
+    import re
+    import threading
+    import urllib.parse
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+    asked: list[str] = []
+
+    class Answer(BaseHTTPRequestHandler):
+        def do_GET(self):
+            url = urllib.parse.urlsplit(self.path)
+            query = urllib.parse.parse_qs(url.query).get("query", [""])[0]
+            asked.append(self.headers.get("Authorization", "") + " " + url.path + " " + query)
+            metric = re.search(r"node_\w+", query)
+            name = {"/api/v1/targets": "lab3_targets", "/api/v1/status/buildinfo": "buildinfo",
+                    "/api/v1/query": "lab3_node_network_address_info"}.get(url.path) or \
+                f"lab3_write_{metric.group(0) if metric else 'none'}"
+            path = FIX / f"prom2.42_{name}.json"
+            body = path.read_bytes() if path.exists() else b'{"status":"error","error":"no such fixture"}'
+            self.send_response(200 if path.exists() else 400)
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args):
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Answer)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        yield f"http://user:pw@127.0.0.1:{server.server_address[1]}", asked
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def test_read_hosts_asks_each_counter_over_the_window_and_notes_a_host_without_series(replayed_prometheus):
+    from cephbench.evidence.prometheus import Prometheus, read_hosts
+    url, asked = replayed_prometheus
+    prom = Prometheus(url)
+    prom.check()
+    meta = metadata() + [{"id": 9, "hostname": "h9", "bluestore_bdev_devices": "sdz",
+                          "front_addr": "[v2:10.9.9.9:6800/1,v1:10.9.9.9:6801/1]"}]
+    devs, links, notes = read_hosts(prom, meta, ["h1", "h2", "h3", "h9"], START, END)
+    assert sorted(d.host for d in devs) == ["h1", "h2", "h3"] and sorted(k.host for k in links) == ["h1", "h2", "h3"]
+    assert all(f.source == "prometheus" and f.resolution_s == 1.0 for f in devs + links)
+    assert notes == [f"h9: Prometheus at http://***@127.0.0.1:{url.rsplit(':', 1)[1]} has no node-exporter series "
+                     "of this OSD host: its devices and links were not measured"]
+    ranges = [a for a in asked if "/api/v1/query_range" in a]
+    assert len(ranges) == len(pa.DISK_RATES) + len(pa.NET_RATES) + 1
+    assert all(a.startswith("Basic dXNlcjpwdw== ") for a in asked)      # user:pw, in the header only
+    assert 'irate(node_disk_written_bytes_total{instance=~"h1(:.*|\\\\..*)?|h2(:.*|\\\\..*)?|h3(:.*|\\\\..*)?|' \
+           'h9(:.*|\\\\..*)?",device=~"loop0|loop1|loop2|sdz"}[4s])' in " ".join(ranges)
+
+
+def test_an_unreachable_prometheus_is_one_line_without_its_credentials():
+    import socket
+    from cephbench.errors import UserError
+    from cephbench.evidence.prometheus import Prometheus
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]           # bound, not listening: refused
+        with pytest.raises(UserError) as exc:
+            Prometheus(f"http://u:s3cret@127.0.0.1:{port}", timeout_s=2).check()
+    text = str(exc.value)
+    assert "s3cret" not in text and "\n" not in text and f"http://***@127.0.0.1:{port}" in text
+    assert exc.value.where == "settings.prometheus"
