@@ -299,14 +299,15 @@ class RunContext:
 
         osds = self._osds_by_host() if self.settings.osd_counters else {}
         before = self._read_counters(osds) if osds else None
-        window_start = time.time()
+        window = [time.time(), 0.0]     # the tools' own, as the watchers saw them (stopped with the tools)
         try:
             results = self._tools_run(run, tick, watchers, watcher_res)
         finally:
+            window[1] = time.time()
             watch.finish()
         seen = hostwatch.collect(watchers, self._metadata())
         if self.settings.prometheus:
-            self._from_prometheus(seen, [h.name for h in hosts], window_start, time.time())
+            self._from_prometheus(seen, [h.name for h in hosts], *window)
         hosts_seen = [load for load in [cpu.summary(), *seen.hosts] if load is not None]
         evidence = Evidence(devices=seen.devices, links=seen.links, notes=list(seen.notes))
         if osds and before is not None:
