@@ -77,6 +77,9 @@ def test_prometheus_figures_agree_with_the_ssh_watch_and_bad_urls_are_refused(mo
     env = {**os.environ, **lb.env()}
     assert f"export CEPHBENCH_PROMETHEUS={url}" in cli_here(["lab", "env", "--dir", lb.dir], env).stdout
     assert len(_monitoring_pids(lb.dir)) == 4       # a node-exporter per host and Prometheus
+    status = json.loads(cli_here(["lab", "status", "--dir", lb.dir, "--json"], env).stdout)
+    assert status["prometheus"] == url and {"node-exporter.h1", "node-exporter.h2", "node-exporter.h3",
+                                            "prometheus"} <= {d["name"] for d in status["daemons"] if d["running"]}
 
     # a Prometheus that does not answer: one line at preflight, exit 2, nothing made
     cluster = Cluster(Target(Path(env["CEPH_CONF"]), Path(env["CEPH_KEYRING"]), None, is_lab=True))

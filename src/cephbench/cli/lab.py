@@ -141,7 +141,8 @@ def _lab_status_data(lb: Lab) -> dict:
     daemons = [{"name": d.name, "pid": d.pid, "running": d.running} for d in lb.daemons()]
     data = {"dir": str(lb.dir), "fsid": info.fsid if info else None, "daemons": daemons,
             "rgw_endpoint": info.rgw_endpoint if info else None, "health": None, "osds_up": None, "osds_in": None,
-            "topology": info.topology if info else None}
+            "topology": info.topology if info else None,
+            "prometheus": info.monitoring["prometheus"] if info and info.monitoring else None}
     if any(d["running"] for d in daemons):
         try:
             st = lb.health()
@@ -158,7 +159,7 @@ def _print_lab_status(lb: Lab, status: dict | None = None) -> None:
     s = status or _lab_status_data(lb)
     out.print(f"lab {s['dir']}  fsid {s['fsid']}")
     out.print(f"health: {s['health'] or 'stopped'}   OSDs up/in: {s['osds_up']}/{s['osds_in']}   "
-              f"RGW: {s['rgw_endpoint'] or '-'}")
+              f"RGW: {s['rgw_endpoint'] or '-'}" + (f"   Prometheus: {s['prometheus']}" if s.get("prometheus") else ""))
     for d in s["daemons"]:
         out.print(f"  {d['name']:<16} pid {d['pid']!s:<8} {'running' if d['running'] else 'stopped'}")
     if s.get("topology"):
