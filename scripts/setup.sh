@@ -6,9 +6,14 @@ cd "$(dirname "$0")/.."
 # chromium: the report's browser test renders report.html headless; python3-rados: cephbench's one connection
 # to the monitors (librados), linked into .venv below
 # openssh-server, iproute2, util-linux, xfsprogs, e2fsprogs, btrfs-progs: the multi-host lab (an sshd per host,
-# namespaces, loop devices, FileStore's file systems); mmdebstrap: labs on other Ceph releases (lab up --release)
+# namespaces, loop devices, FileStore's file systems); mmdebstrap: labs on other Ceph releases (lab up --release);
+# prometheus, prometheus-node-exporter: the lab's monitoring stack (lab up --monitoring)
 DEB_PACKAGES=(ceph-mon ceph-mgr ceph-osd ceph-common python3-rados radosgw fio iperf3 iproute2 openssh-client python3-venv
-              golang-go chromium openssh-server btrfs-progs xfsprogs e2fsprogs util-linux mmdebstrap)
+              golang-go chromium openssh-server btrfs-progs xfsprogs e2fsprogs util-linux mmdebstrap
+              prometheus prometheus-node-exporter)
+# packages whose postinst starts a system-wide service the lab does not want (sshd on port 22, Prometheus on 9090,
+# node-exporter on 9100): the lab starts its own, by PID, and stops them with the lab
+SERVICE_PACKAGES=(openssh-server prometheus prometheus-node-exporter)
 say() { printf 'setup: %s\n' "$*"; }
 
 missing=()
@@ -30,15 +35,24 @@ if [ ${#missing[@]} -gt 0 ]; then
   sudo=""; [ "$(id -u)" -eq 0 ] || sudo="sudo"
   say "installing Debian packages: ${missing[*]}"
   $sudo apt-get update -qq
-  # The lab runs its own sshd per host; installing openssh-server must not also start the machine's sshd on
-  # port 22. A policy-rc.d that refuses service starts is put in place for this one install, only when none exists.
+  # The lab runs its own sshd per host, and its own Prometheus and node-exporters; installing their packages must not
+  # also start the machine's. A policy-rc.d that refuses service starts is put in place for this one install, only
+  # when none exists (an existing one is the machine's own policy).
   policy=/usr/sbin/policy-rc.d; made_policy=""
-  if printf '%s\n' "${missing[@]}" | grep -qx openssh-server && [ ! -e "$policy" ]; then
+  services=($(printf '%s\n' "${missing[@]}" | grep -xF -f <(printf '%s\n' "${SERVICE_PACKAGES[@]}") || true))
+  if [ ${#services[@]} -gt 0 ] && [ ! -e "$policy" ]; then
     printf '#!/bin/sh\nexit 101\n' | $sudo tee "$policy" >/dev/null && $sudo chmod 755 "$policy" && made_policy=1
   fi
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null \
     || { if [ -n "$made_policy" ]; then $sudo rm -f "$policy"; fi; exit 1; }
   if [ -n "$made_policy" ]; then $sudo rm -f "$policy"; fi
+  # Debian enables Prometheus and node-exporter for the next boot too: the lab's own are the only ones wanted on a
+  # machine set up here (sshd is left as Debian leaves it: disabling it could lock a person out)
+  if command -v systemctl >/dev/null 2>&1 && [ -d /run/systemd/system ]; then
+    for unit in $(printf '%s\n' "${services[@]}" | grep -x 'prometheus\|prometheus-node-exporter' || true); do
+      $sudo systemctl disable --now "$unit" >/dev/null 2>&1 || true
+    done
+  fi
 else
   say "Debian packages present"
 fi

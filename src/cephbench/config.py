@@ -8,14 +8,16 @@ from __future__ import annotations
 import difflib
 import re
 import typing
+import urllib.parse
 from pathlib import Path
 from typing import Annotated, Any, Literal, Union
 
 import yaml
 from pydantic import (BaseModel, BeforeValidator, Discriminator, Field, StrictBool, StrictFloat, StrictInt, Tag,
-                      ValidationError, field_validator, model_validator)
+                      ValidationError, field_serializer, field_validator, model_validator)
 
 from .errors import UserError
+from .names import shown_url
 from .kinds import KINDS, WORKLOAD_MODELS
 from .kinds.schema import SWEEP_TAG, Auto, Duration, PositiveInt, RbdWorkload, Size, Strict as _Strict
 from .userfiles import read_bytes
@@ -70,6 +72,27 @@ class Settings(_Strict):
     # the lab's builds take turns repeat by repeat (a rebuild each time) rather than one after the other; None: when
     # the builds differ in their Ceph release (plan.build_blocks)
     interleave_builds: bool | None = None
+    # the operator's Prometheus (http[s]://[user:password@]host:port[/path]): the OSD hosts' devices and links come
+    # from its node-exporter series instead of the hosts' watch; written anywhere without its credentials
+    prometheus: str | None = None
+
+    @field_validator("prometheus")
+    @classmethod
+    def _a_url(cls, v: str | None) -> str | None:
+        if v is None:
+            return None
+        try:
+            parts = urllib.parse.urlsplit(v)
+            parts.port
+        except ValueError:
+            raise ValueError(f"{shown_url(v)!r} has a port that is not a number of 1-65535") from None
+        if parts.scheme not in ("http", "https") or not parts.hostname:
+            raise ValueError(f"{shown_url(v)!r} is not an http:// or https:// URL with a host, e.g. http://prom:9090")
+        return v
+
+    @field_serializer("prometheus")
+    def _without_credentials(self, v: str | None) -> str | None:
+        return shown_url(v) if v is not None else None
 
 
 MAX_POOL_PGS = 65536        # the monitors' mon_max_pool_pg_num default: a pool with more PGs is refused there
@@ -561,6 +584,8 @@ def _message(err: dict[str, Any], loc: tuple[Any, ...] = ()) -> str:
     msg = str(err.get("msg", "invalid"))
     ctx = err.get("ctx") or {}
     value = err.get("input")
+    if isinstance(value, str) and ("://" in value or (loc and loc[-1] == "prometheus")):
+        value = shown_url(value)        # a URL's credentials are never repeated back
     if kind == "extra_forbidden":
         key = loc[-1] if loc else value
         keys = _keys_at(loc)

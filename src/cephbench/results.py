@@ -232,6 +232,11 @@ class DeviceLoad(BaseModel):
     limit_write_bytes_per_s: float | None = None
     limit_read_iops: float | None = None
     limit_write_iops: float | None = None
+    # where the figures came from: "ssh" or "here" (the host's /proc, read by its watch), "prometheus"
+    # (node-exporter's series); None in results written before it was recorded; and how many seconds each
+    # figure spans at best (Prometheus: the scrape interval)
+    source: str | None = None
+    resolution_s: float | None = None
 
     def submitted(self, op: str) -> list[float]:
         """Reads or writes per second as an IOPS throttle counts them (before merging); completed ones in a result
@@ -250,10 +255,12 @@ class LinkLoad(BaseModel):
     iface: str
     network: str = "public"                         # public, cluster (both: one link carries both)
     speed_bits_per_s: float | None = None
-    speed_source: str | None = None                 # "sysfs", "lab shaping"; None: the kernel does not say
+    speed_source: str | None = None                 # "sysfs", "lab shaping", "node_network_speed_bytes"; None: unknown
     start_unix_s: float | None = None               # when the first second of the series began (the host's clock)
     rx_bytes_per_s: list[float] = Field(default_factory=list)
     tx_bytes_per_s: list[float] = Field(default_factory=list)
+    source: str | None = None                       # as DeviceLoad's
+    resolution_s: float | None = None
 
 
 class ProcessCpu(BaseModel):

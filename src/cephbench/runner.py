@@ -23,6 +23,7 @@ from .plan import Plan
 from .resources import CONFIG_OPTION, Resource
 from .analysis import RunAnalyzer
 from .evidence import otherload
+from .evidence.prometheus import Prometheus
 from .remote import check_osd_hosts, osd_hosts
 from .results import Result, Test, VariantInForce
 from .stale import history_state
@@ -79,6 +80,8 @@ def preflight(cluster: Cluster, plan: Plan, force: bool, allow_pool_delete: bool
     """Everything that can refuse the run, before anything on the cluster changes."""
     status = cluster.check_reachable()
     preflight_health(status, force)
+    if plan.suite.settings.prometheus:
+        Prometheus(plan.suite.settings.prometheus).check()
     pooldelete.preflight(cluster, plan.tests, allow_pool_delete)
     if plan.suite.variants:
         check_variants(cluster, plan.suite, cluster.target.is_lab)     # every option, before anything changes

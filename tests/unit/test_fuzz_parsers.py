@@ -20,6 +20,7 @@ from cephbench import hostload, importer
 from cephbench.drivers import disk_baseline, fio, fio_run, iperf, osd_bench, rados_bench
 from cephbench.drivers import rbd_bench_tool as rbd_bench
 from cephbench.drivers.rgw import parse as loadgen
+from cephbench.evidence import promanswer
 from cephbench.errors import UserError
 from cephbench.history import format_time
 from cephbench.results import Measurement
@@ -278,3 +279,20 @@ def test_import_read_file(import_dir, data):
         assert parsed.kind and parsed.format
         # the date is one the report and the history can print (1e30 was an OverflowError there)
         assert format_time(parsed.measured_unix)[:4].isdigit(), parsed.measured_unix
+
+
+# ---- Prometheus's HTTP API answers ----------------------------------------------------------------------
+
+PROM_DOCS = fixture_docs("prometheus/prom2.42_*.json")
+
+
+@given(st.one_of(any_text(), mutated_json_text(PROM_DOCS)))
+@example('{"status":"success","data":{"resultType":"matrix","result":[{"metric":{},"values":[[1,"NaN"]]}]}}')
+@example('{"status":"success","data":{"activeTargets":[{"labels":[],"scrapeInterval":"1s"}]}}')
+def test_prometheus_answers(text):
+    """An answer (or anything a proxy in the way returns) is series of finite values, or one line refusing it."""
+    series = parses_or_refuses(promanswer.parse_answer, text)
+    for s in series or []:
+        assert all(math.isfinite(t) and math.isfinite(v) for t, v in s.values)
+    intervals = parses_or_refuses(promanswer.scrape_intervals, text)
+    assert all(v > 0 for v in (intervals or {}).values())

@@ -91,7 +91,7 @@ def test_removal_takes_only_the_labs_own_entries_and_the_marker_last(tmp_path):
 
 
 @pytest.mark.parametrize("args, where", [(["--osds", "0"], "--osds"), (["--osd-size", "1GiB"], "--osd-size"),
-                                         (["--osd-size", "4X"], "--osd-size")])
+                                         (["--osd-size", "4X"], "--osd-size"), (["--monitoring"], "--monitoring")])
 def test_bad_lab_up_input_makes_no_directory(tmp_path, args, where):
     refused(cephbench("lab", "up", "--dir", tmp_path / "new" / "lab", *args), where)
     assert not (tmp_path / "new").exists()

@@ -21,7 +21,7 @@ CASES = [
     ('name: t\nworkloads:\n  - {type: rados_bench, modes: [write, sequential]}\n',
      "workloads[0].modes[1]: 'sequential' is not one of write, seq, rand"),
     ('name: t\nsettings: {drop_cache: false}\nworkloads:\n  - {type: rados_bench}\n',
-     "settings.drop_cache: unknown key (did you mean 'drop_caches'?); the keys here are cold_reads, drop_caches, interleave_builds, max_in_flight, max_instances, max_raw_used, osd_counters, other_load, set_noscrub, ssh, variant_restarts, watch_osd_hosts"),
+     "settings.drop_cache: unknown key (did you mean 'drop_caches'?); the keys here are cold_reads, drop_caches, interleave_builds, max_in_flight, max_instances, max_raw_used, osd_counters, other_load, prometheus, set_noscrub, ssh, variant_restarts, watch_osd_hosts"),
     ('name: t\npools:\n  rep: {type: replicated, sise: 3}\nworkloads:\n  - {type: rados_bench, pool: rep}\n',
      "pools.rep.sise: unknown key (did you mean 'size'?); the keys here are allow_ec_overwrites, failure_domain, k, m, min_size, pg_num, plugin, size, type"),
     ('name: t\nworkloads:\n  - {type: rados_bench, instances: many}\n',

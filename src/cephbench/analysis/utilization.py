@@ -79,6 +79,19 @@ def _gbit(bits: float) -> str:
     return f"{bits / 1e9:g} Gbit/s" if bits >= 1e9 else f"{bits / 1e6:g} Mbit/s"
 
 
+# where a figure came from, as its evidence line says it
+_SOURCES = {"ssh": "/proc over ssh", "here": "/proc here", "prometheus": "Prometheus (node-exporter)"}
+
+
+def origin(fig: DeviceLoad | LinkLoad) -> str:
+    """"; from Prometheus (node-exporter), 1 s resolution" for a figure whose source is recorded; "" for one
+    from a result written before it was."""
+    if fig.source is None:
+        return ""
+    res = f", {fig.resolution_s:g} s resolution" if fig.resolution_s else ""
+    return f"; from {_SOURCES.get(fig.source, fig.source)}{res}"
+
+
 def link_finding(link: LinkLoad, clients: set[str]) -> Finding | None:
     if not link.speed_bits_per_s:
         return None
@@ -94,7 +107,8 @@ def link_finding(link: LinkLoad, clients: set[str]) -> Finding | None:
     share = best[1] / speed
     return Finding(f"{net} ({link.host} {link.iface})", share,
                    f"link {link.host} {link.iface} ({link.network}): {best[0]} {best[1] / MIB:,.1f} MiB/s in its busy "
-                   f"seconds = {share:.0%} of {_gbit(link.speed_bits_per_s)} ({link.speed_source or 'speed'})")
+                   f"seconds = {share:.0%} of {_gbit(link.speed_bits_per_s)} ({link.speed_source or 'speed'})"
+                   f"{origin(link)}")
 
 
 def _throttle_share(dev: DeviceLoad) -> tuple[float, str] | None:
@@ -142,6 +156,7 @@ def device_finding(dev: DeviceLoad) -> Finding | None:
         line += f"; {throttle[1]} = {throttle[0]:.0%}"
         capped = throttle[0] >= share
         share = max(share, throttle[0])
+    line += origin(dev)
     return Finding(f"{kind} {dev.host}:{dev.device}", share, line, capped)
 
 

@@ -62,10 +62,13 @@ def _lab(lab_dir: Path | None) -> Lab:
 @click.option("--release", default=None, metavar="pacific|reef|tentacle",
               help="Ceph release of the daemons (default the host's own); another release runs from a root built "
                    "once from Debian's archive (see `lab roots`).")
+@click.option("--monitoring", is_flag=True,
+              help="What cephadm deploys beside a cluster: a node-exporter on every host, the mgr prometheus module "
+                   "and a Prometheus server scraping them every second (with --hosts; `lab env` prints its URL).")
 def lab_up(lab_dir: Path | None, osds: int | None, osd_size: str, no_rgw: bool, hosts: int | None,
            osds_per_host: int, clients: int, public_net: str | None, cluster_net: str | None,
            client_net: str | None, osd_throttle: tuple[str, ...], db_device: str | None, objectstore: str,
-           fs: str | None, release: str | None) -> None:
+           fs: str | None, release: str | None, monitoring: bool) -> None:
     """Start a lab cluster and wait until it is healthy."""
     lb = _lab(lab_dir)
     size = _size_option(osd_size, "--osd-size")
@@ -78,12 +81,16 @@ def lab_up(lab_dir: Path | None, osds: int | None, osd_size: str, no_rgw: bool, 
         raise UserError(f"a lab is already running in {lb.dir}", f"stop it with 'cephbench lab down --dir {lb.dir}'")
     n_osds = multi.osds if multi else (osds if osds is not None else 3)
     info = lb.up(osds=n_osds, osd_size_bytes=size, rgw=not no_rgw, progress=lambda m: err.print(f"lab: {m}"),
-                 multi=multi, release=release)
+                 multi=multi, release=release, monitoring=monitoring)
     out.print(f"lab ready in {info.startup_s:.1f} s: {n_osds} OSD(s) of {format_size(size)}"
               + (f", {info.release} ({info.ceph_version.split(' (')[0]})" if info.release else "")
               + (f", RGW at {info.rgw_endpoint}" if info.rgw else "") + f"; directory {lb.dir}")
     if info.topology:
         _print_topology(info.topology)
+    if info.monitoring:
+        mon = info.monitoring
+        out.print(f"Prometheus at {mon['prometheus']} (settings.prometheus), scraping every "
+                  f"{mon['scrape_interval_s']} s: node-exporters, the mgr module at {mon['mgr']}")
     out.print(f"use it from a shell: eval \"$(cephbench lab env --dir {lb.dir})\"")
 
 
@@ -134,7 +141,8 @@ def _lab_status_data(lb: Lab) -> dict:
     daemons = [{"name": d.name, "pid": d.pid, "running": d.running} for d in lb.daemons()]
     data = {"dir": str(lb.dir), "fsid": info.fsid if info else None, "daemons": daemons,
             "rgw_endpoint": info.rgw_endpoint if info else None, "health": None, "osds_up": None, "osds_in": None,
-            "topology": info.topology if info else None}
+            "topology": info.topology if info else None,
+            "prometheus": info.monitoring["prometheus"] if info and info.monitoring else None}
     if any(d["running"] for d in daemons):
         try:
             st = lb.health()
@@ -151,7 +159,7 @@ def _print_lab_status(lb: Lab, status: dict | None = None) -> None:
     s = status or _lab_status_data(lb)
     out.print(f"lab {s['dir']}  fsid {s['fsid']}")
     out.print(f"health: {s['health'] or 'stopped'}   OSDs up/in: {s['osds_up']}/{s['osds_in']}   "
-              f"RGW: {s['rgw_endpoint'] or '-'}")
+              f"RGW: {s['rgw_endpoint'] or '-'}" + (f"   Prometheus: {s['prometheus']}" if s.get("prometheus") else ""))
     for d in s["daemons"]:
         out.print(f"  {d['name']:<16} pid {d['pid']!s:<8} {'running' if d['running'] else 'stopped'}")
     if s.get("topology"):
@@ -172,6 +180,10 @@ def lab_env(lab_dir: Path | None) -> None:
         # cephbench fills settings.ssh from the lab by itself; this is for a person at the shell
         hosts = " ".join(h["name"] for h in topo["hosts"])
         click.echo(f"# hosts {hosts}: ssh -F {lb.ssh_files.client_config} {topo['hosts'][0]['name']}")
+    mon = lb.info().monitoring  # type: ignore[union-attr]
+    if mon:
+        # a suite's settings.prometheus (not read by cephbench from the environment: a suite names its source)
+        click.echo(f"export CEPHBENCH_PROMETHEUS={mon['prometheus']}")
 
 
 @lab.command("throttle")

@@ -25,6 +25,7 @@ from ..poll import Poll
 from ..hostload import CpuSampler
 from ..names import safe_name  # noqa: F401  (the drivers' import of it)
 from ..evidence import watch as hostwatch
+from ..evidence.prometheus import Prometheus, read_hosts
 from ..kinds import KINDS, direction_of
 from ..fanout import Placement, TimedResult, run_started_together
 from ..hosts import CommandResult, LocalHost, Spawn, run_together, stop_group
@@ -301,11 +302,15 @@ class RunContext:
 
         osds = self._osds_by_host() if self.settings.osd_counters else {}
         before = self._read_counters(osds) if osds else None
+        window = [time.time(), 0.0]     # the tools' own, as the watchers saw them (stopped with the tools)
         try:
             results = self._tools_run(run, tick, watchers, watcher_res)
         finally:
+            window[1] = time.time()
             watch.finish()
         seen = hostwatch.collect(watchers, self._metadata())
+        if self.settings.prometheus:
+            self._from_prometheus(seen, [h.name for h in hosts], *window)
         hosts_seen = [load for load in [cpu.summary(), *seen.hosts] if load is not None]
         evidence = Evidence(devices=seen.devices, links=seen.links, notes=list(seen.notes))
         if osds and before is not None:
@@ -327,6 +332,17 @@ class RunContext:
             evidence.notes += others.notes
         return results, Seen(hosts_seen, evidence, ClusterSeen(watch.summary(), watch.warnings(), watch.stop_reason,
                                                                watch.stopped_for_capacity))
+
+    def _from_prometheus(self, seen: hostwatch.Watched, osd_hosts: list[str], start: float, end: float) -> None:
+        """The OSD hosts' devices and links from settings.prometheus over the tools' window, in place of what their
+        watch saw (whose stream, when ssh watched them too, stays in raw/); other hosts' stay the watch's."""
+        assert self.settings.prometheus
+        devs, links, notes = read_hosts(Prometheus(self.settings.prometheus), self._metadata(), osd_hosts, start, end)
+        ours = set(osd_hosts)
+        seen.devices = [d for d in seen.devices if d.host not in ours] + devs
+        seen.links = [k for k in seen.links if k.host not in ours] + links
+        theirs = tuple(p for h in ours for p in (f"device {h}:", f"link of {h} ", f"link {h} "))
+        seen.notes = [n for n in seen.notes if not n.startswith(theirs)] + notes
 
     def take_seen(self, test: Test) -> Seen | None:
         """What a baseline's tool run saw (run_baseline_tools), taken off the context."""

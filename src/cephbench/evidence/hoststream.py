@@ -155,7 +155,7 @@ def loads(host: str, stream: HostStream, devices: list[WantedDevice], addresses:
     return devs, links, notes
 
 
-def _ip(addrvec: Any) -> str | None:
+def address_of(addrvec: Any) -> str | None:
     """"[v2:198.18.0.1:6800/9832,v1:198.18.0.1:6801/9832]" (or "198.18.0.1:6801/9832", or an IPv6 "[v2:[::1]:6800/0]")
     -> "198.18.0.1"; None when it does not read."""
     if not isinstance(addrvec, str):
@@ -196,7 +196,7 @@ def watch_targets(metadata: Any) -> dict[str, tuple[list[WantedDevice], list[Wan
             for d in names:
                 by_dev.setdefault(d, (role, []))[1].append(osd)
         for key, network in (("front_addr", "public"), ("back_addr", "cluster")):
-            ip = _ip(m.get(key))
+            ip = address_of(m.get(key))
             if ip and not any(a.address == ip for a in addrs):
                 addrs.append(WantedAddress(ip, network))
     for host, by_dev in roles.items():

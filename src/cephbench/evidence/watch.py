@@ -92,6 +92,8 @@ def collect(watchers: list[Watcher], metadata: Any) -> Watched:
                 out.hosts.append(load)
         devs, links, notes = loads(w.plan.host.name, parse_stream(text), w.plan.devices,
                                    w.plan.addresses + w.plan.routes)
+        for fig in [*devs, *links]:
+            fig.source, fig.resolution_s = ("here" if w.plan.host.address is None else "ssh"), 1.0
         out.devices += devs
         out.links += links
         out.notes += notes

@@ -44,9 +44,12 @@ def mon_addrs(ip: str, ports: LabPorts) -> str:
 
 
 def render_conf(d: Path, fsid: str, ports: LabPorts, pool_size: int, osd_size_bytes: int,
-                net: LabNet = LabNet(), extra_osd: str = "", osd_sections: dict[int, list[str]] | None = None) -> str:
+                net: LabNet = LabNet(), extra_osd: str = "", osd_sections: dict[int, list[str]] | None = None,
+                mgr_modules: tuple[str, ...] = ()) -> str:
     """`extra_osd`: lines for [osd] (the object store's); `osd_sections`: lines of each OSD's own section (its
-    CRUSH host and drives in a multi-host lab)."""
+    CRUSH host and drives in a multi-host lab); `mgr_modules`: modules the mgr loads beside iostat (prometheus
+    for `lab up --monitoring`)."""
+    disabled = ",".join(m for m in MGR_DISABLED_MODULES if m not in mgr_modules)
     mon_host = mon_addrs(net.mon_ip, ports)
     per_osd = "".join(f"\n[osd.{i}]\n" + "".join(f"{line}\n" for line in lines)
                       for i, lines in sorted((osd_sections or {}).items()))
@@ -94,7 +97,7 @@ mon max pg per osd = 1000
 paxos propose interval = 0.1
 mgr stats period = 1
 mgr tick period = 1
-mgr initial modules = iostat
+mgr initial modules = {" ".join(("iostat", *mgr_modules))}
 run dir = {d}/run
 admin socket = {d}/run/$cluster-$name.asok
 pid file = {d}/run/$name.pid
@@ -113,7 +116,7 @@ mon cluster log to file = false
 [mgr]
 mgr data = {d}/mgr/$id
 keyring = {d}/mgr/$id/keyring
-mgr disabled modules = {",".join(MGR_DISABLED_MODULES)}
+mgr disabled modules = {disabled}
 
 [osd]
 osd data = {d}/osd/$id

@@ -26,6 +26,7 @@ log = logging.getLogger(__name__)
 STALL_S = 120.0      # no new state and no log line for this long: the daemon is stuck
 OVERALL_S = 900.0    # last resort, whatever the daemons seem to do
 LOG_TAIL_LINES = 8
+MONITORING_DIR = "monitoring"     # monitoring.DIR (which imports nothing of the lab's daemons)
 
 
 @dataclass(frozen=True)
@@ -74,7 +75,8 @@ def is_lab_process(pid: int, conf: Path) -> bool:
     reused by anything, another engineer's daemon included: never signal a PID without this check.
 
     The path is looked for anywhere in the command line, not as one argument: sshd rewrites its command line into
-    one title ("sshd: /usr/sbin/sshd -D ... -o SetEnv=CEPH_CONF=<conf> [listener] ...")."""
+    one title ("sshd: /usr/sbin/sshd -D ... -o SetEnv=CEPH_CONF=<conf> [listener] ..."). Prometheus and the
+    node-exporters (monitoring.py) are known by a path under the lab's monitoring directory instead."""
     if not process_alive(pid):
         return False
     try:
@@ -82,7 +84,10 @@ def is_lab_process(pid: int, conf: Path) -> bool:
     except OSError:
         return False
     # followed by the end of an argument or of a word, so /lab/ceph.conf never matches /lab/ceph.conf.old
-    return re.search(re.escape(os.fsencode(str(conf))) + rb"(?:\0| |$)", cmdline) is not None
+    if re.search(re.escape(os.fsencode(str(conf))) + rb"(?:\0| |$)", cmdline) is not None:
+        return True
+    # the monitoring stack is not Ceph's: each of its processes names a file of the lab's monitoring directory
+    return os.fsencode(str(conf.parent / MONITORING_DIR)) + b"/" in cmdline
 
 
 def reap(pid: int) -> None:

@@ -35,7 +35,7 @@ from ..errors import OperationFailed, UserError
 from ..hosts import CommandResult, LocalHost
 from ..units import format_size
 from . import daemons as dm
-from . import cgroups, drives, labdir, netns, roots, sshd
+from . import cgroups, drives, labdir, monitoring as mon_stack, netns, roots, sshd
 from .chroot import InRoot, make_mount_point, remove_mount_points
 from .chroot import RECORD_NAME as ROOT_RECORD
 from .asok import AsokError, asok_command
@@ -97,6 +97,8 @@ class LabInfo:
     release: str = ""
     root: dict | None = None
     versions: dict = field(default_factory=dict)
+    # `lab up --monitoring`: Prometheus's URL, each host's node-exporter, the mgr module (monitoring.MonitoringPlan)
+    monitoring: dict | None = None
 
     @property
     def conf(self) -> Path:
@@ -165,6 +167,8 @@ class Lab:
     _drives: drives.LabDrives | None = field(default=None, repr=False)
     # the release's root of a lab being started (None: the host's own Ceph)
     _root: roots.Root | None = field(default=None, repr=False)
+    # a lab being started with its monitoring stack (`lab up --monitoring`)
+    _monitoring: bool = field(default=False, repr=False)
 
     # ---- paths and state -------------------------------------------------
     @property
@@ -311,9 +315,12 @@ class Lab:
     # ---- up ----------------------------------------------------------------
     def up(self, osds: int = 3, osd_size_bytes: int = 10 * 1024**3, rgw: bool = True,
            progress: Callable[[str], None] = lambda msg: None, multi: MultiHostSpec | None = None,
-           release: str | None = None) -> LabInfo:
+           release: str | None = None, monitoring: bool = False) -> LabInfo:
         """Start the lab: one host on loopback, or with `multi` a lab of hosts that are network namespaces; with
-        `release` other than the host's own Ceph, its daemons run from that release's root (built once)."""
+        `release` other than the host's own Ceph, its daemons run from that release's root (built once); with
+        `monitoring` (a multi-host lab) node-exporters, the mgr prometheus module and a Prometheus server."""
+        if monitoring:
+            self._check_monitoring(multi)
         root = self._release_root(release, progress) if release else None
         missing = [] if root else [b for b in REQUIRED_BINARIES if self.host.which(b) is None]
         if missing:
@@ -342,7 +349,7 @@ class Lab:
                 "use --osds, --osd-size or --dir on a larger filesystem")
         lock = labdir.StartLock(marker)
         steps = _Steps()
-        self._spec, self._root = multi, root
+        self._spec, self._root, self._monitoring = multi, root, monitoring
         try:
             info = self._create(osds, osd_size_bytes, rgw, progress, steps)
         except BaseException:
@@ -354,6 +361,7 @@ class Lab:
             raise
         finally:
             self._spec = self._net = self._drives = self._root = None
+            self._monitoring = False
             lock.release()
         info.startup_s = time.monotonic() - steps.t0
         info.startup_steps = steps.done
@@ -432,7 +440,8 @@ class Lab:
             # (NODE_NAME reaches only `ceph osd metadata`): each OSD's section names it.
             sections = {i: [f"crush location = root=default host={osd_host(spec, i)}",
                             *drives.drive_conf(self._drives, i, spec.store).splitlines()[1:]] for i in range(osds)}
-        self.conf.write_text(render_conf(d, fsid, ports, pool_size, osd_size_bytes, net, extra, sections))
+        self.conf.write_text(render_conf(d, fsid, ports, pool_size, osd_size_bytes, net, extra, sections,
+                                         mgr_modules=("prometheus",) if self._monitoring else ()))
 
         rel = roots.RELEASES.get(self._root.release) if self._root else None
         kt = rel.service_key_type if rel else KEY_AES
@@ -615,7 +624,61 @@ class Lab:
             # RGW reaches `ceph versions` through the mgr's service map, a moment after it answers HTTP
             dm.wait_for(lambda: self._versions(mon, info, rgw), "every daemon's version", all_ds, self._pid,
                         progress)
+            if self._monitoring:
+                info.monitoring = self._start_monitoring(progress, all_ds)
+                steps.mark("monitoring")
         return info
+
+    # ---- monitoring ----------------------------------------------------------
+    def _check_monitoring(self, multi: MultiHostSpec | None) -> None:
+        if multi is None:
+            raise UserError("a lab of one host cannot have monitoring: each host's node-exporter runs on its own "
+                            "address", "add --hosts 3", where="--monitoring")
+        missing = [b for b in mon_stack.BINARIES if self.host.which(b) is None]
+        if missing:
+            raise UserError(f"{', '.join(missing)} not installed",
+                            "run scripts/setup.sh, or apt-get install prometheus prometheus-node-exporter",
+                            where="--monitoring")
+
+    def _monitoring_plan(self) -> mon_stack.MonitoringPlan:
+        assert self._net is not None and self._spec is not None
+        net = self._net
+        speeds = {h.name: {k.inner: shape.rate_bits_per_s for k in h.links
+                           if (shape := net.link_shape(h.name, k.network)) is not None and shape.rate_bits_per_s}
+                  for h in net.hosts}
+        return mon_stack.MonitoringPlan(
+            self.dir / mon_stack.DIR, _free_ports(1)[0],
+            {h.name: f"{h.address()}:{mon_stack.EXPORTER_PORT}" for h in net.hosts},
+            f"{net.host(daemon_host(self._spec, MGR)).address()}:{mon_stack.MGR_PORT}", speeds)
+
+    def _start_process(self, name: str, argv: list[str], host: str | None) -> dm.Daemon:
+        """A process that is not Ceph's, in a lab host's network namespace (None: this machine's), PID file in run/."""
+        d = self._daemon(name)
+        if host is not None:
+            assert self._net is not None
+            argv = netns.exec_argv(self._net.host(host).netns, argv)
+        self._started[name] = proc = self.host.start(argv, stdout_path=d.console)
+        d.pid_file.write_text(f"{proc.pid}\n")
+        return d
+
+    def _start_monitoring(self, progress: Callable[[str], None], ceph_ds: list[dm.Daemon]) -> dict:
+        plan = self._monitoring_plan()
+        progress(f"starting {len(plan.exporters)} node-exporter(s) and Prometheus at {plan.url}")
+        mon_stack.write_files(plan)
+        started = [self._start_process(mon_stack.exporter_name(h), mon_stack.exporter_argv(plan, h), h)
+                   for h in sorted(plan.exporters)]
+        started.append(self._start_process(mon_stack.PROMETHEUS, mon_stack.prometheus_argv(plan), None))
+        want = len(plan.exporters) + 1
+
+        def targets() -> tuple[bool, str]:
+            try:
+                with urllib.request.urlopen(f"{plan.url}/api/v1/targets", timeout=2) as r:
+                    return mon_stack.targets_state(json.loads(r.read()), want)
+            except (urllib.error.URLError, OSError, ValueError):
+                return False, "Prometheus not answering yet"
+        dm.wait_for(targets, "Prometheus to scrape every target", [*ceph_ds, *started], self._pid, progress,
+                    starting=started)
+        return plan.record()
 
     def _mon_state(self, mon_d: dm.Daemon) -> tuple[bool, str]:
         try:

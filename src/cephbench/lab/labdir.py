@@ -27,7 +27,7 @@ MARKER = ".cephbench-lab"
 # names its records are written under before they replace the record
 ENTRIES = ("ceph.conf", "lab.json", "lab.tmp", "keyring", "mon", "mgr", "osd", "rgw", "run", "log", "crash",
            "rgw-user.json", "netns.json", "netns.json.tmp", "drives.json", "drives.json.tmp", "drives", "ssh",
-           "hosts", "root.json", "root.tmp")
+           "hosts", "root.json", "root.tmp", "monitoring")
 _MAGIC = "cephbench lab directory"
 
 

@@ -1,0 +1,156 @@
+"""The OSD hosts' devices and links from the operator's Prometheus (settings.prometheus), over its HTTP API.
+
+One query_range per node-exporter counter over the test's window (promanswer.py says how it is read), for the
+hosts and devices `ceph osd metadata` names. A URL may carry credentials (https://user:pass@host/): they go in
+an Authorization header and nowhere else; everything that is shown or written names the URL without them
+(names.shown_url).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+import urllib.error
+import urllib.parse
+import urllib.request
+from dataclasses import dataclass
+from typing import Any
+
+from ..drivers.figures import ParseError
+from ..errors import UserError
+from ..names import shown_url, split_url
+from ..results import DeviceLoad, LinkLoad
+from . import promanswer as pa
+from .hoststream import watch_targets
+
+log = logging.getLogger(__name__)
+
+TIMEOUT_S = 10.0
+# the last scrape of a test's window reaches Prometheus up to one interval after its end: waited for, up to this
+MAX_WAIT_S = 5.0
+
+
+@dataclass
+class Prometheus:
+    url: str                    # as the suite gives it (credentials included)
+    timeout_s: float = TIMEOUT_S
+
+    @property
+    def shown(self) -> str:
+        return shown_url(self.url)
+
+    def get(self, path: str, params: dict[str, Any] | None = None) -> bytes:
+        """The answer's body; an error answer's body too (Prometheus says why in it). OSError when it cannot be
+        reached."""
+        bare, creds = split_url(self.url)
+        query = f"?{urllib.parse.urlencode(params)}" if params else ""
+        req = urllib.request.Request(f"{bare}{path}{query}")
+        if creds:
+            req.add_header("Authorization", f"Basic {creds}")
+        try:
+            with urllib.request.urlopen(req, timeout=self.timeout_s) as r:
+                return r.read()
+        except urllib.error.HTTPError as exc:
+            body = exc.read()
+            if body.lstrip().startswith(b"{"):
+                return body
+            raise OSError(f"HTTP {exc.code} {exc.reason}") from None
+        except urllib.error.URLError as exc:
+            raise OSError(str(exc.reason)) from None
+
+    def check(self, where: str = "settings.prometheus") -> None:
+        """Preflight: the URL answers as a Prometheus does (/api/v1/status/buildinfo), else a UserError."""
+        try:
+            _success(self.get("/api/v1/status/buildinfo"))
+        except (OSError, ParseError, ValueError) as exc:
+            raise UserError(f"Prometheus at {self.shown} does not answer: {exc}",
+                            "give the URL of a running Prometheus (as its web UI is reached, e.g. "
+                            "http://host:9090), or remove settings.prometheus", where=where) from None
+
+    def query_range(self, query: str, start: float, end: float) -> list[pa.Series]:
+        body = self.get("/api/v1/query_range", {"query": query, "start": f"{start:.3f}", "end": f"{end:.3f}",
+                                                "step": "1"})
+        return pa.parse_answer(body, query.split("{", 1)[0])
+
+    def query(self, query: str, at: float) -> list[pa.Series]:
+        return pa.parse_answer(self.get("/api/v1/query", {"query": query, "time": f"{at:.3f}"}),
+                               query.split("{", 1)[0])
+
+
+def _success(body: bytes) -> None:
+    doc = json.loads(body)
+    if not isinstance(doc, dict) or doc.get("status") != "success":
+        raise ParseError(f"not a Prometheus answer: {body[:80]!r}")
+
+
+# a host's instance label: its name, or followed by ":port" or ".domain" (promanswer.instance_host); the regex as a
+# PromQL string holds it, its backslashes doubled
+_HOST_SUFFIX = "(:.*|\\\\..*)?"
+
+
+def _escaped(values: list[str]) -> list[str]:
+    return sorted({v.replace("\\", "\\\\\\\\").replace(".", "\\\\.") for v in values})
+
+
+def _regex(values: list[str]) -> str:
+    return "|".join(_escaped(values))
+
+
+def read_hosts(prom: Prometheus, metadata: Any, hosts: list[str], start: float, end: float
+               ) -> tuple[list[DeviceLoad], list[LinkLoad], list[str]]:
+    """The devices and links of `hosts` (OSD hosts as `ceph osd metadata` names them) over [start, end], one
+    figure a second; notes for what Prometheus does not hold. An answer that fails is a note, not the run's end."""
+    targets = watch_targets(metadata)
+    try:
+        intervals = pa.scrape_intervals(prom.get("/api/v1/targets"))
+    except (OSError, ParseError) as exc:
+        intervals = {}
+        log.info("Prometheus %s targets unknown: %s", prom.shown, exc)
+    resolution = {h: s for h in hosts for inst, s in intervals.items() if pa.instance_host(inst, [h]) == h}
+    slowest = max(resolution.values(), default=1.0)
+    # One step a second, as many as whole seconds in the window: a step's rate is that of the last two scrapes
+    # before it, which are waited for (one interval, at most MAX_WAIT_S), so the steps together span the window's
+    # length. Steps past the end add what the OSDs did after the test (a replica's late flush: 21 MiB more on one
+    # host of the lab, one step more), which the test's watch does not see.
+    steps = [start + 1 + i for i in range(max(1, round(end - start)))]
+    wait = steps[-1] + min(MAX_WAIT_S, slowest) + 0.25 - time.time()
+    if wait > 0:
+        time.sleep(wait)
+    notes: list[str] = []
+    inst = "|".join(f"{h}{_HOST_SUFFIX}" for h in _escaped(hosts))
+    devices = sorted({d.device for h in hosts for d in targets.get(h, ([], []))[0]})
+    window = f"{max(4, int(slowest * 4))}s"
+    fig = pa.PromFigures(start_unix_s=start, steps=steps, resolution_s=resolution)
+    try:
+        if devices:
+            sel = f'{{instance=~"{inst}",device=~"{_regex(devices)}"}}'
+            for metric in pa.DISK_RATES.values():
+                fig.disk[metric] = prom.query_range(f"irate({metric}{sel}[{window}])", steps[0], steps[-1])
+        sel = f'{{instance=~"{inst}"}}'
+        for metric in pa.NET_RATES.values():
+            fig.net[metric] = prom.query_range(f"irate({metric}{sel}[{window}])", steps[0], steps[-1])
+        fig.speed = prom.query_range(f"{pa.SPEED}{sel}", steps[0], steps[-1])
+        fig.address_info = prom.query(f"{pa.ADDRESS_INFO}{sel}", steps[-1])
+    except (OSError, ParseError) as exc:
+        return [], [], [f"Prometheus at {prom.shown}: the hosts' devices and links were not read: {exc}"]
+    ifaces = pa.metadata_ifaces(metadata)
+    devs: list[DeviceLoad] = []
+    links: list[LinkLoad] = []
+    for h in hosts:
+        wanted_devs, wanted_addrs = targets.get(h, ([], []))
+        if not any(pa.instance_host(s.labels.get("instance", ""), [h]) for series in fig.net.values()
+                   for s in series):
+            notes.append(f"{h}: Prometheus at {prom.shown} has no node-exporter series of this OSD host: its devices "
+                         "and links were not measured")
+            continue
+        d, n1 = pa.device_loads(h, wanted_devs, fig)
+        k, n2 = pa.link_loads(h, wanted_addrs, ifaces.get(h, {}), fig)
+        devs += d
+        links += k
+        notes += n1 + n2
+    res = max(resolution.values(), default=None)
+    if res is not None and end - start < 3 * res:
+        notes.append(f"Prometheus scrapes every {res:g} s: this test of {end - start:.1f} s holds fewer than three "
+                     "scrapes, its device and link figures are coarse")
+    return devs, links, notes

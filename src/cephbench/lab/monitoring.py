@@ -1,0 +1,118 @@
+"""The multi-host lab's monitoring stack, as cephadm deploys it beside a cluster: a node-exporter on every host (in
+its network namespace, on its own address), the mgr's prometheus module, and one Prometheus server scraping them
+every second, its data under the lab directory. Plans and files here are pure; lab.py starts the processes.
+
+Every process's command line names a file under the lab's monitoring directory: that is how `lab down` knows them
+for the lab's own (daemons.is_lab_process), as the Ceph daemons are known by the lab's ceph.conf.
+
+The lab's node-exporters differ from Debian's defaults in what a lab needs:
+- loop devices are counted (Debian's default excludes them, and the lab's OSDs are loop devices);
+- each interface's addresses are exported (`--collector.netdev.address-info`): what ties Ceph's addresses to an
+  interface, since the lab's OSDs name none in `ceph osd metadata`;
+- the speed of a link comes from the lab's shaping, through the textfile collector: a process entered into a
+  namespace by nsenter sees the machine's /sys/class/net, not its host's (netclass is off for that reason);
+- only the collectors a benchmark reads run, scraped every second on a machine the lab shares.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from .daemons import MONITORING_DIR
+
+DIR = MONITORING_DIR
+EXPORTER_PORT = 9100
+MGR_PORT = 9283          # the mgr prometheus module's default
+SCRAPE_S = 1
+PROMETHEUS_BIN = "prometheus"
+EXPORTER_BIN = "prometheus-node-exporter"
+BINARIES = (PROMETHEUS_BIN, EXPORTER_BIN)
+PROMETHEUS = "prometheus"
+COLLECTORS = ("diskstats", "netdev", "textfile", "cpu", "meminfo", "loadavg", "uname")
+
+
+def exporter_name(host: str) -> str:
+    return f"node-exporter.{host}"
+
+
+@dataclass(frozen=True)
+class MonitoringPlan:
+    dir: Path                            # <lab>/monitoring
+    port: int                            # Prometheus's, on 127.0.0.1
+    exporters: dict[str, str]            # host -> address:port of its node-exporter
+    mgr: str                             # address:port of the mgr prometheus module
+    speeds: dict[str, dict[str, float]]  # host -> interface -> shaped bits/s
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    @property
+    def config(self) -> Path:
+        return self.dir / "prometheus.yml"
+
+    @property
+    def data(self) -> Path:
+        return self.dir / "prometheus-data"
+
+    def textfile_dir(self, host: str) -> Path:
+        return self.dir / "textfile" / host
+
+    def record(self) -> dict[str, Any]:
+        """What lab.json keeps (LabInfo.monitoring)."""
+        return {"prometheus": self.url, "exporters": dict(self.exporters), "mgr": self.mgr,
+                "scrape_interval_s": SCRAPE_S}
+
+
+def prometheus_config(plan: MonitoringPlan) -> str:
+    """prometheus.yml: the node-exporters labelled instance=<host name> as cephadm labels them (what `ceph osd
+    metadata` calls the host), and the mgr module as job ceph. JSON is YAML."""
+    nodes = [{"targets": [addr], "labels": {"instance": host}} for host, addr in sorted(plan.exporters.items())]
+    doc = {"global": {"scrape_interval": f"{SCRAPE_S}s", "scrape_timeout": f"{SCRAPE_S}s",
+                      "evaluation_interval": "15s"},
+           "scrape_configs": [{"job_name": "node", "static_configs": nodes},
+                              {"job_name": "ceph", "honor_labels": True, "static_configs": [{"targets": [plan.mgr]}]}]}
+    return json.dumps(doc, indent=1) + "\n"
+
+
+def speeds_textfile(speeds: dict[str, float]) -> str:
+    """node_network_speed_bytes of the shaped links, in the text format the textfile collector reads."""
+    lines = ["# HELP node_network_speed_bytes speed in bytes per second, as the lab shapes the link",
+             "# TYPE node_network_speed_bytes gauge"]
+    lines += [f'node_network_speed_bytes{{device="{iface}"}} {bits / 8:.0f}' for iface, bits in sorted(speeds.items())]
+    return "\n".join(lines) + "\n"
+
+
+def exporter_argv(plan: MonitoringPlan, host: str) -> list[str]:
+    return [EXPORTER_BIN, f"--web.listen-address={plan.exporters[host]}", "--collector.disable-defaults",
+            *(f"--collector.{c}" for c in COLLECTORS), r"--collector.diskstats.device-exclude=^(ram|fd)\d+$",
+            "--collector.netdev.address-info", f"--collector.textfile.directory={plan.textfile_dir(host)}"]
+
+
+def prometheus_argv(plan: MonitoringPlan) -> list[str]:
+    return [PROMETHEUS_BIN, f"--config.file={plan.config}", f"--storage.tsdb.path={plan.data}",
+            f"--web.listen-address=127.0.0.1:{plan.port}", "--storage.tsdb.retention.time=30d",
+            "--log.level=warn"]
+
+
+def write_files(plan: MonitoringPlan) -> None:
+    for host in plan.exporters:
+        d = plan.textfile_dir(host)
+        d.mkdir(parents=True, exist_ok=True)
+        if plan.speeds.get(host):
+            (d / "speed.prom").write_text(speeds_textfile(plan.speeds[host]))
+    plan.data.mkdir(parents=True, exist_ok=True)
+    plan.config.write_text(prometheus_config(plan))
+
+
+def targets_state(answer: Any, want: int) -> tuple[bool, str]:
+    """/api/v1/targets -> (every one of `want` targets scraped and up, what it says so far)."""
+    active = answer.get("data", {}).get("activeTargets", []) if isinstance(answer, dict) else []
+    up = sorted(str(t.get("labels", {}).get("instance", "?")) for t in active if t.get("health") == "up")
+    errors = sorted(f"{t.get('labels', {}).get('instance', '?')}: {t['lastError']}" for t in active
+                    if t.get("health") != "up" and t.get("lastError"))
+    return len(up) >= want, f"{len(up)}/{want} targets up" + (f" ({', '.join(up)})" if up else "") + \
+        "".join(f"; {e}" for e in errors)

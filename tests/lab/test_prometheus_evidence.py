@@ -1,0 +1,125 @@
+"""Evidence from the operator's Prometheus (issue 28, items 2 and 3) on a multi-host lab of its own started with
+`--monitoring`: one test's device and link figures from Prometheus agree with what the ssh watch of the same test
+saw, a Prometheus that does not answer is refused before anything is made, a URL's credentials are written
+nowhere, and `lab down` leaves no monitoring process behind. Not ground truth: the two sources are compared with
+each other, not with a rate the lab sets."""
+
+from __future__ import annotations
+
+import json
+import os
+import statistics
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from cephbench.cluster import Cluster, Target
+from cephbench.evidence.hoststream import loads, parse_stream, watch_targets
+from cephbench.lab import Lab
+from cephbench.lab.multihost import MultiHostSpec
+from cephbench.lab.rates import parse_link
+
+from labcli import cli_here, run_cli, write_suite
+
+MULTI_HOST = True      # makes namespaces, bridges and loop devices: runs with the multi-host tests
+
+SUITE = """
+name: prom
+settings:
+  prometheus: {url}
+pools:
+  rep2: {{type: replicated, size: 2, pg_num: 16}}
+workloads:
+  - name: rados
+    type: rados_bench
+    pool: rep2
+    modes: [write]
+    object_size: [64KiB]
+    concurrency: 16
+    duration: 6s
+"""
+SECRET = "s3cret-pw"
+
+
+def _monitoring_pids(lab_dir: Path) -> list[str]:
+    res = subprocess.run(["pgrep", "-f", f"{lab_dir}/monitoring/"], capture_output=True, text=True)
+    return res.stdout.split()
+
+
+def _busy_mean(series: list[float]) -> float:
+    """The mean of the seconds that carried load, the first and last left out (the test began and ended inside
+    them): what both sources saw of the same steady load. Totals differ by up to a second's worth at each end (the
+    watch's last reading is up to a second before the tools end; a Prometheus step is up to a scrape late), which
+    is a sixth of a 6 s test; the rules read the busy seconds too (analysis/utilization.busy_seconds)."""
+    peak = max(series)
+    busy = [v for v in series if v >= 0.1 * peak]
+    return statistics.mean(busy[1:-1] if len(busy) >= 5 else busy)
+
+
+@pytest.fixture
+def monitoring_lab(tmp_path: Path):
+    lb = Lab(tmp_path / "lab")
+    try:
+        lb.up(osd_size_bytes=4 * 1024**3, rgw=False, monitoring=True,
+              multi=MultiHostSpec(hosts=3, osds_per_host=1, public=parse_link("200mbit")))
+        yield lb
+    finally:
+        lb.down()
+        assert _monitoring_pids(lb.dir) == []
+
+
+def test_prometheus_figures_agree_with_the_ssh_watch_and_bad_urls_are_refused(monitoring_lab: Lab, tmp_path: Path):
+    lb = monitoring_lab
+    info = lb.info()
+    assert info is not None and info.monitoring is not None
+    url = info.monitoring["prometheus"]
+    env = {**os.environ, **lb.env()}
+    assert f"export CEPHBENCH_PROMETHEUS={url}" in cli_here(["lab", "env", "--dir", lb.dir], env).stdout
+    assert len(_monitoring_pids(lb.dir)) == 4       # a node-exporter per host and Prometheus
+    status = json.loads(cli_here(["lab", "status", "--dir", lb.dir, "--json"], env).stdout)
+    assert status["prometheus"] == url and {"node-exporter.h1", "node-exporter.h2", "node-exporter.h3",
+                                            "prometheus"} <= {d["name"] for d in status["daemons"] if d["running"]}
+
+    # a Prometheus that does not answer: one line at preflight, exit 2, nothing made
+    cluster = Cluster(Target(Path(env["CEPH_CONF"]), Path(env["CEPH_KEYRING"]), None, is_lab=True))
+    pools = set(cluster.pool_names())
+    bad = cli_here(["run", write_suite(tmp_path, SUITE.format(url=f"http://user:{SECRET}@127.0.0.1:9"), "bad.yaml"),
+                    "--out", tmp_path / "bad"], env)
+    said = bad.stdout + bad.stderr
+    assert bad.returncode == 2, said
+    lines = [ln for ln in said.splitlines() if ln.strip()]
+    assert len(lines) == 1 and "settings.prometheus" in lines[0] and "does not answer" in lines[0], said
+    assert SECRET not in said and "http://***@127.0.0.1:9" in lines[0]
+    assert not (tmp_path / "bad").exists() and set(cluster.pool_names()) == pools
+
+    # the same test seen by both: Prometheus's figures in the result, the ssh watch's stream in raw/
+    with_creds = url.replace("http://", f"http://user:{SECRET}@")
+    out = tmp_path / "run"
+    res = run_cli(["run", write_suite(tmp_path, SUITE.format(url=with_creds)), "--out", out], env)
+    assert res.returncode == 0, res.stdout + res.stderr
+    assert SECRET not in res.stdout + res.stderr
+    assert not [p for p in out.rglob("*") if p.is_file() and SECRET.encode() in p.read_bytes()]
+    result = json.loads((out / "results.jsonl").read_text().splitlines()[0])
+    ev = result["evidence"]
+    meta = cluster.ceph_json("osd", "metadata")
+    targets = watch_targets(meta)
+    raw = out / "raw" / result["test"]["id"]
+    compared = []
+    for host in ("h1", "h2", "h3"):
+        devs = [d for d in ev["devices"] if d["host"] == host]
+        links = [k for k in ev["links"] if k["host"] == host]
+        assert devs and links and all(f["source"] == "prometheus" and f["resolution_s"] == 1.0
+                                      for f in devs + links), (host, ev["notes"])
+        ssh_devs, ssh_links, _ = loads(host, parse_stream((raw / f"host-{host}-watch.txt").read_text()),
+                                       *targets[host])
+        for mine, theirs, field in ((devs[0], ssh_devs[0], "write_bytes_per_s"),
+                                    (links[0], ssh_links[0], "rx_bytes_per_s")):
+            prom, ssh = _busy_mean(mine[field]), _busy_mean(getattr(theirs, field))
+            compared.append(f"{host} {field}: prometheus {prom / 2**20:.2f} MiB/s, ssh {ssh / 2**20:.2f} MiB/s in "
+                            f"their busy seconds; in all {sum(mine[field]) / 2**20:.1f} and "
+                            f"{sum(getattr(theirs, field)) / 2**20:.1f} MiB")
+            assert ssh > 2**20 and abs(prom - ssh) / ssh < 0.10, compared
+    print("\n".join(compared))
+    said = result["analysis"]["evidence"]
+    assert any("from Prometheus (node-exporter), 1 s resolution" in line for line in said), said
