@@ -114,3 +114,22 @@ def test_clients_route_to_the_public_network_and_this_machine_only_when_the_load
 def test_the_watch_takes_its_targets_as_words(args):
     argv = watch_argv(*args)
     assert argv[:2] == ["sh", "-c"] and argv[3:] == ["watch", *(" ".join(a) for a in args)]
+
+
+def test_a_host_whose_watch_never_started_is_not_watched_not_a_device_without_diskstats(tmp_path):
+    """A run with only a ceph.conf and a key (a toolbox: no settings.ssh), on a two-host lab: ssh to the OSD hosts by
+    their names failed, and every device and link of theirs was noted as 'no /proc/diskstats entry' or 'interface
+    unknown', and the verdict's missing line blamed diskstats. One note per host now says why and what measures it."""
+    from cephbench.analysis.utilization import missing_evidence
+    from cephbench.evidence.watch import WatchPlan, Watcher, collect
+    from cephbench.results import Evidence
+    raw = FIX / "watch" / "ssh_unresolved_host_toolbox_h1.txt"
+    h1 = HostRef("h1", "h1")
+    plan = WatchPlan(h1, "OSD host", [WantedDevice("loop3", (0,), "data")], [WantedAddress("198.18.1.1", "public")])
+    got = collect([Watcher(plan, None, raw)], {})
+    assert got.devices == [] and got.links == [] and got.hosts == []
+    assert got.notes == ["h1: not watched (ssh: Could not resolve hostname h1: Name or service not known): its "
+                         "devices, links and CPU are not measured; settings.ssh (hosts, user, identity_file) reaches "
+                         "it, or settings.prometheus reads its devices and links from node-exporter"]
+    missing = missing_evidence(Evidence(notes=got.notes), [])
+    assert missing[1].startswith("device load (h1 not watched: settings.ssh") and missing[2] == "link load (h1 not watched)"

@@ -34,6 +34,7 @@ from dataclasses import dataclass, field
 
 from ..results import DeviceLoad, Evidence, HostLoad, LatencyBreakdown, LinkLoad, Result
 from ..evidence import otherload
+from ..evidence.hoststream import NOT_WATCHED, WHAT_WATCHES
 from .breakdown import describe, largest_part
 from .scheduler import NAME as SCHEDULER, NEAR_CAP, scheduler_cap
 from .model import CPU_BUSY, MIB
@@ -191,12 +192,14 @@ def little_line(n: int | None, latency_s: float | None, ops_per_s: float | None)
 def missing_evidence(ev: Evidence, hosts: list[HostLoad]) -> list[str]:
     """The evidence a verdict would need and this test does not have, named for the person reading it."""
     out = []
+    unwatched = [n.split(":", 1)[0] for n in ev.notes if f": {NOT_WATCHED} (" in n]
     if not ev.osds:
         out.append("OSD counters")
     if not ev.devices:
-        out.append("device load (no /proc/diskstats entry for the OSDs' devices)")
+        out.append(f"device load ({', '.join(unwatched)} not watched: {WHAT_WATCHES})" if unwatched
+                   else "device load (no /proc/diskstats entry for the OSDs' devices)")
     if not ev.links:
-        out.append("link load")
+        out.append(f"link load ({', '.join(unwatched)} not watched)" if unwatched else "link load")
     elif not any(link.speed_bits_per_s for link in ev.links):
         out.append("link speeds (the kernel does not report them)")
     if not hosts:

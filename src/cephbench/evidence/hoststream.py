@@ -27,6 +27,12 @@ _LIMIT_KEYS = {"read_bps_device": "read_bytes_per_s", "write_bps_device": "write
 _IO_MAX_KEYS = {"rbps": "read_bytes_per_s", "wbps": "write_bytes_per_s", "riops": "read_iops", "wiops": "write_iops"}
 
 
+# a remote host whose watch streamed nothing (evidence.watch.not_watched), and what would measure it
+NOT_WATCHED = "not watched"
+WHAT_WATCHES = ("settings.ssh (hosts, user, identity_file) reaches it, or settings.prometheus reads its devices and "
+                "links from node-exporter")
+
+
 @dataclass
 class HostStream:
     ifaces: dict[str, tuple[str, float | None]] = field(default_factory=dict)   # address -> (iface, sysfs speed)

@@ -76,7 +76,7 @@ def parse_answer(text: str | bytes, what: str = "Prometheus") -> list[Series]:
                 raise ParseError(f"{what}: a sample that is not [time, value]: {str(p)[:40]}")
             try:
                 t, v = float(p[0]), float(p[1])
-            except (TypeError, ValueError):
+            except (TypeError, ValueError, OverflowError):      # a time of 1e400 digits is no float
                 raise ParseError(f"{what}: a sample that does not read: {str(p)[:40]}") from None
             if math.isfinite(t) and math.isfinite(v):
                 values.append((t, v))

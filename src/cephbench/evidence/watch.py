@@ -20,7 +20,7 @@ from ..hosts import LocalHost
 from ..names import safe_name
 from ..remote import HostRef
 from ..results import DeviceLoad, HostLoad, LinkLoad
-from .hoststream import WantedAddress, WantedDevice, file_backed, loads, parse_stream, watch_targets
+from .hoststream import NOT_WATCHED, WHAT_WATCHES, HostStream, WantedAddress, WantedDevice, file_backed, loads, parse_stream, watch_targets
 
 
 @dataclass(frozen=True)
@@ -81,23 +81,38 @@ def start(local: LocalHost, plans_: list[WatchPlan], ssh: SshSettings, raw: Path
             for p in plans_ for path in [raw / f"host-{safe_name(p.host.name)}-watch.txt"]]
 
 
+def not_watched(host: str, text: str, stream: HostStream) -> str | None:
+    """A note when a remote host's watch gave nothing (ssh refused, name unknown: a toolbox with a ceph.conf and a
+    key only), naming why and the settings that would measure it; None when it streamed."""
+    if stream.disks or stream.nets or stream.ifaces:
+        return None
+    why = next((ln.strip() for ln in reversed(text.splitlines()) if ln.strip()), "its watch printed nothing")
+    return f"{host}: {NOT_WATCHED} ({why[:200]}): its devices, links and CPU are not measured; {WHAT_WATCHES}"
+
+
 def collect(watchers: list[Watcher], metadata: Any) -> Watched:
     """After the watchers were stopped: each host's CPU, devices and links, and a note for what was not measured."""
     out = Watched()
+    missed: set[str] = set()
     for w in watchers:
         text = w.path.read_text(errors="replace") if w.path.exists() else ""
         if w.plan.cpu:
             load = load_from_stream(text, w.plan.host.name, w.plan.role)
             if load is not None:
                 out.hosts.append(load)
-        devs, links, notes = loads(w.plan.host.name, parse_stream(text), w.plan.devices,
-                                   w.plan.addresses + w.plan.routes)
+        stream = parse_stream(text)
+        unreached = not_watched(w.plan.host.name, text, stream) if w.plan.host.address is not None else None
+        if unreached is not None:
+            out.notes.append(unreached)
+            missed.add(w.plan.host.name)
+            continue
+        devs, links, notes = loads(w.plan.host.name, stream, w.plan.devices, w.plan.addresses + w.plan.routes)
         for fig in [*devs, *links]:
             fig.source, fig.resolution_s = ("here" if w.plan.host.address is None else "ssh"), 1.0
         out.devices += devs
         out.links += links
         out.notes += notes
-    watched = {w.plan.host.name for w in watchers}
+    watched = {w.plan.host.name for w in watchers} - missed
     out.notes += [f"osd.{osd} on {host}: a file on {disk}, whose figures include the disk's other I/O" if disk
                   else f"osd.{osd} on {host}: no block device named, so none was read in /proc/diskstats"
                   for host, osd, disk in file_backed(metadata) if host in watched]
