@@ -31,8 +31,10 @@ roots:
 	  nohup nice -n 5 $(CEPHBENCH) lab roots --build $$r > build/roots-$$r.log 2>&1 < /dev/null & \
 	done
 
+# A background job of a shell ignores SIGINT, and its children would too (`make test &`, a CI runner's job): the
+# unit tests of Ctrl-C get theirs back, as the lab tests below do.
 test-unit:
-	$(PY) -m pytest -q tests/unit
+	env --default-signal=INT $(PY) -m pytest -q tests/unit
 
 # The lab tests in two phases. First three processes at once: the one-host tests (CPU-bound: a loopback cluster) in
 # two shares of whole modules balanced by their cost (tests/lab/conftest.py), at a lower priority, beside the
@@ -49,12 +51,12 @@ test-lab:
 	  env --default-signal=INT nice -n 10 $(PY) -m pytest -q --durations=8 -m "not multihost and not groundtruth" \
 	    --one-host-shard $$k/2 tests/lab > build/test-lab-one-host-$$k.log 2>&1 & pids="$$pids $$!"; \
 	done; \
-	$(PY) -m pytest -q --durations=8 -m "multihost and not groundtruth" tests/lab; multi=$$?; echo "$$(date +%s) one-host shares, multi-host done" >> build/phases.log; \
+	env --default-signal=INT $(PY) -m pytest -q --durations=8 -m "multihost and not groundtruth" tests/lab; multi=$$?; echo "$$(date +%s) one-host shares, multi-host done" >> build/phases.log; \
 	onehost=0; for p in $$pids; do wait $$p || onehost=1; done; \
 	for k in 1 2; do echo "---- one-host share $$k of 2 (build/test-lab-one-host-$$k.log) ----"; \
 	  cat build/test-lab-one-host-$$k.log; done; \
 	echo "---- ground truth, alone ----"; echo "$$(date +%s) ground truth" >> build/phases.log; \
-	$(PY) -m pytest -q --durations=8 -m groundtruth tests/lab; truth=$$?; \
+	env --default-signal=INT $(PY) -m pytest -q --durations=8 -m groundtruth tests/lab; truth=$$?; \
 	echo "$$(date +%s) end" >> build/phases.log; kill $$sampler; $(PY) scripts/cpu_phases.py build/cpu.log build/phases.log; \
 	[ $$multi -eq 0 ] && [ $$onehost -eq 0 ] && [ $$truth -eq 0 ]
 
