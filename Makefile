@@ -49,7 +49,8 @@ test-lab:
 	echo "$$(date +%s) one-host shares and multi-host" > build/phases.log; \
 	for k in 1 2; do \
 	  env --default-signal=INT nice -n 10 $(PY) -m pytest -q --durations=8 -m "not multihost and not groundtruth" \
-	    --one-host-shard $$k/2 tests/lab > build/test-lab-one-host-$$k.log 2>&1 & pids="$$pids $$!"; \
+	    --one-host-shard $$k/2 --junitxml=build/test-lab-one-host-$$k.xml tests/lab > build/test-lab-one-host-$$k.log 2>&1 & \
+	  pids="$$pids $$!"; \
 	done; \
 	env --default-signal=INT $(PY) -m pytest -q --durations=8 -m "multihost and not groundtruth" tests/lab; multi=$$?; echo "$$(date +%s) one-host shares, multi-host done" >> build/phases.log; \
 	onehost=0; for p in $$pids; do wait $$p || onehost=1; done; \
@@ -58,6 +59,7 @@ test-lab:
 	echo "---- ground truth, alone ----"; echo "$$(date +%s) ground truth" >> build/phases.log; \
 	env --default-signal=INT $(PY) -m pytest -q --durations=8 -m groundtruth tests/lab; truth=$$?; \
 	echo "$$(date +%s) end" >> build/phases.log; kill $$sampler; $(PY) scripts/cpu_phases.py build/cpu.log build/phases.log; \
+	$(PY) scripts/module_costs.py build/test-lab-one-host-*.xml; \
 	[ $$multi -eq 0 ] && [ $$onehost -eq 0 ] && [ $$truth -eq 0 ]
 
 test-lab-serial:
