@@ -66,18 +66,18 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                      help="run only the K-th of N shares of the one-host tests (whole modules, balanced by cost)")
 
 
-# Seconds each one-host module took in `make test-lab` (the 2-core VM, the multi-host half beside it, at load 10): what
-# balances `make test-lab`'s shares of the one-host tests. A module not listed counts 15 s a test.
+# Seconds each one-host module took in `make test-lab` (a fresh clone's CI run on the 2-core VM, 2026-11-26, beside the
+# multi-host half: `scripts/module_costs.py` prints them from the shares' junit XML): what balances the shares of the
+# one-host tests. A module not listed counts 15 s a test.
 ONE_HOST_COST_S = {
-    "test_release_lab.py": 150, "test_release_variants.py": 45, "test_run.py": 130,
-    "test_lab_shape_signals.py": 115, "test_variants.py": 115,
-    "test_concurrent_runs.py": 85, "test_baseline.py": 65, "test_outages.py": 60, "test_rgw.py": 60,
-    "test_variants_steady.py": 60, "test_production_defaults.py": 150, "test_cluster_health.py": 57,
-    "test_signals.py": 40, "test_cleanup_safety.py": 35, "test_remote_baselines.py": 30, "test_lab.py": 30,
-    "test_report_browser.py": 30, "test_rbd.py": 27, "test_capacity.py": 26, "test_rados_seq.py": 25,
-    "test_shape_facts.py": 19, "test_compare_history.py": 18, "test_cpu_per_op.py": 15, "test_other_load.py": 14,
-    "test_cluster_lost.py": 14, "test_remote_hosts.py": 13, "test_connection.py": 10, "test_mclock_verdict.py": 65,
-    "test_search.py": 25,
+    "test_production_defaults.py": 163, "test_run.py": 108, "test_release_lab.py": 105, "test_variants.py": 91,
+    "test_concurrent_runs.py": 76, "test_baseline.py": 63, "test_outages.py": 58, "test_lab_shape_signals.py": 56,
+    "test_rgw.py": 54, "test_cluster_health.py": 52, "test_signals.py": 48, "test_variants_steady.py": 44,
+    "test_cleanup_safety.py": 34, "test_report_browser.py": 28, "test_rbd.py": 24, "test_shape_facts.py": 24,
+    "test_mclock_verdict.py": 21, "test_remote_baselines.py": 20, "test_rados_seq.py": 20, "test_other_load.py": 17,
+    "test_lab.py": 16, "test_search.py": 15, "test_release_variants.py": 14, "test_compare_history.py": 12,
+    "test_remote_hosts.py": 10, "test_cluster_lost.py": 9, "test_connection.py": 7, "test_capacity.py": 7,
+    "test_evidence_tell.py": 6, "test_cpu_per_op.py": 5,
 }
 
 
