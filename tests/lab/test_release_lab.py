@@ -58,7 +58,7 @@ def root_or_skip(release: str) -> roots.Root:
 
 
 def run_on_release(release: str, major: str, tmp_path: Path, flags: list[str], pool_size: int,
-                   check_lab=lambda lb, root: None, check_results=lambda results: None) -> None:
+                   check_lab=lambda lb, root: None, check_results=lambda results: None, suite_text: str = SUITE) -> None:
     """Start a lab of `release` with `flags`, check what it records, run a tiny suite, down it; nothing left."""
     root = root_or_skip(release)
     d = Path(tempfile.mkdtemp(prefix=f"cephbench-test-{release}-"))
@@ -90,7 +90,7 @@ def run_on_release(release: str, major: str, tmp_path: Path, flags: list[str], p
         check_lab(lb, root)
 
         out = tmp_path / "run"
-        suite = write_suite(tmp_path, SUITE.replace("SIZE", str(pool_size)))
+        suite = write_suite(tmp_path, suite_text.replace("SIZE", str(pool_size)))
         res = run_cli(["run", suite, "--out", out], {**os.environ, **lb.env()})
         assert res.returncode == 0, res.stderr[-3000:] + res.stdout[-3000:]
         results, _ = RunDir(out).results()
@@ -126,8 +126,8 @@ def test_a_multi_host_reef_lab_runs_sshd_and_tools_from_the_root(tmp_path):
     """Each host's sshd runs from the root: a session there runs Reef's rados and Debian 13's fio. osd.1's drive is
     throttled to 2 MiB/s once the lab is up, and every write of the size-2 pool lands on it: the write's verdict names
     that drive from its own throttle, read on its host (issue 27's Reef multi-host ground truth). It runs beside the
-    other tests, so the throttle is below what a starved CPU still writes: at 8 MiB/s, CI's CPUs 88 % busy wrote
-    3.6 MiB/s, the drive never reached its throttle, and the verdict was rightly CPU."""
+    other tests, so the write is one a starved CPU still drives at the throttle: at 8 MiB/s with 64 KiB objects,
+    CI's CPUs 88 % busy wrote 3.6 MiB/s, the drive never reached its throttle, and the verdict was rightly CPU."""
     def check(lb: Lab, root: roots.Root) -> None:
         for p in (lb.dir / "run").glob("sshd.*.pid"):
             assert os.readlink(f"/proc/{int(p.read_text())}/root") == str(root.path.resolve())
@@ -149,8 +149,11 @@ def test_a_multi_host_reef_lab_runs_sshd_and_tools_from_the_root(tmp_path):
         res = run_cli(["lab", "throttle", "--dir", lb.dir, "osd.1=2MiB/s"])
         assert res.returncode == 0, res.stderr
 
+    # 1 MiB objects, 16 in flight: 2 ops/s fill the throttle, which a starved CPU still serves (64 KiB objects, 4 in
+    # flight, needed 32 ops/s: with CI's CPUs 86 % busy the write reached 54 % of the throttle, and CPU was right)
+    heavy = SUITE.replace("object_size: [64KiB]", "object_size: [1MiB]").replace("concurrency: 4", "concurrency: 16")
     run_on_release("reef", "18.", tmp_path, ["--hosts", "2", "--no-rgw"], pool_size=2, check_lab=check_and_throttle,
-                   check_results=throttled)
+                   check_results=throttled, suite_text=heavy)
     assert not (roots.read_root(roots.roots_dir() / "reef").path / "run" / "sshd").exists()
 
 
