@@ -122,3 +122,18 @@ def test_rgw_s3_and_swift_of_each_release(release, op):
     assert m.ops_total == ops and m.ops_per_s == pytest.approx(rate)
     assert m.bytes_per_s == pytest.approx(rate * 4096)
     assert m.extra.get("errors", 0) in (0, {}) or not any(m.extra.get("errors", {}).values())
+
+
+@pytest.mark.parametrize("mode, mib, iops, lat", [("write", 17.614101, 4509, 0.001773),
+                                                  ("seq", 27.091554, 6935, 0.001143)])
+def test_tentacle_rados_bench_json_keeps_reefs_quirks(mode, mib, iops, lat):
+    """Tentacle's own `rados bench --format json` (its root's rados, a one-OSD Tentacle lab): every number a
+    string, as Reef's, and the write's stddev_iops overflowed again (1749334576 for a write of 4,509 IOPS)."""
+    raw = (FIX / "tentacle-20.2.4" / f"rados-bench-json-{mode}-4K-t8.txt").read_text()
+    assert '"bandwidth":"' in raw
+    m = rados_bench.parse_json(raw, mode)
+    assert m.bytes_per_s == pytest.approx(mib * MiB) and m.ops_per_s == pytest.approx(iops, abs=1)
+    assert m.latency.mean_ns == pytest.approx(lat * 1e9)
+    if mode == "write":
+        assert '"stddev_iops":"1749334576"' in raw
+        assert m.ops_per_s_stddev is None or m.ops_per_s_stddev < iops      # the overflow is not taken
