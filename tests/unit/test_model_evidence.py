@@ -194,3 +194,20 @@ def test_a_link_well_below_its_speed_at_depth_is_still_latency():
     devs = [device(f"osd{i}", 0.02, i - 1) for i in (1, 2, 3)]
     a = analyse(rados("write", 4 * MIB, 100 * MIB, 0.64, ev=evidence([mid], devs), cpu=0.08), FACTS)
     assert a.bottleneck == "latency (16 ops in flight)"
+
+
+def test_a_drive_at_its_throttle_is_named_before_a_link_full_only_in_its_bursts():
+    """CI's throttled-drive ground truth (tests/lab/test_ground_truth.py): osd.1's drive at 100 % of its 8 MiB/s
+    throttle, the write 7.9 MiB/s; the throttle released the ops in bursts, and h3's link carried 82 % of 200 Mbit/s
+    in the few seconds it carried anything, so the link rule named the link."""
+    bursty = LinkLoad(host="osd3", iface="eth1", network="public", speed_bits_per_s=200e6, speed_source="lab shaping",
+                      tx_bytes_per_s=[0.5 * MIB, 19.6 * MIB, 0.1 * MIB, 0.0, 19.6 * MIB, 0.2 * MIB, 0.0, 19.5 * MIB, 0.0,
+                                      0.1 * MIB],
+                      rx_bytes_per_s=[0.1 * MIB] * 10)
+    held = DeviceLoad(host="osd2", device="loop1", osds=[1], role="data", busy=[0.01] * 10,
+                      write_bytes_per_s=[0] + [8 * MIB] * 9, read_bytes_per_s=[0] * 10, await_ms=[None] + [0.6] * 9,
+                      limit_write_bytes_per_s=8 * MIB)
+    a = analyse(rados("write", 4 * MIB, 7.9 * MIB, 6.7, ev=evidence([bursty], [held]), cpu=0.04), FACTS)
+    assert a.bottleneck == "disk osd2:loop1", a.evidence
+    assert "disk osd2:loop1 carried 100% of its cgroup throttle" in a.reason
+    assert any(line.startswith("link osd3 eth1 (public)") for line in a.evidence)       # the link's line stays
