@@ -17,6 +17,7 @@ import fcntl
 import json
 import os
 import shutil
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -106,12 +107,29 @@ def check_removable(d: Path) -> Marker:
     return marker
 
 
+def _rmtree(p: Path, tries: int = 5) -> None:
+    """rmtree of one of the lab's own directories, where an entry may vanish or appear while it runs: a killed
+    start's OSD mkfs was still renaming its files (CI: `ceph_version_when_created.tmp` gone between the listing
+    and the unlink), so a vanished entry is fine and a directory that filled again is tried once more."""
+    def gone_is_fine(func, path, exc_info) -> None:
+        if not isinstance(exc_info[1], FileNotFoundError):
+            raise exc_info[1]
+    for attempt in range(tries):
+        try:
+            shutil.rmtree(p, onerror=gone_is_fine)
+            return
+        except OSError:
+            if attempt == tries - 1:
+                raise
+            time.sleep(0.2)
+
+
 def remove(marker: Marker) -> None:
     """The lab's own entries, then its marker, then the directory when the lab made it (and it is empty)."""
     for name in marker.entries:
         p = marker.dir / name
         if p.is_dir() and not p.is_symlink():
-            shutil.rmtree(p)
+            _rmtree(p)
         else:
             p.unlink(missing_ok=True)
     Path(f"{marker.path}.tmp").unlink(missing_ok=True)
