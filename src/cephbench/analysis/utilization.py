@@ -271,12 +271,11 @@ def from_evidence(result: Result, efficiency: float | None, b: LatencyBreakdown 
                                      f"mClock client limit allows")
     cpu_busy = cpus[0] if cpus and cpus[0].share >= CPU_BUSY else None
     if devices and devices[0].share >= DEVICE_BUSY:
+        # busy by its busy time alone (one held at its throttle was named first)
         f = devices[0]
-        if cpu_busy is not None and not f.capped:
+        if cpu_busy is not None:
             return ev_verdict(*cannot_tell(f, cpu_busy, lines))
-        held = "carried" if f.capped else "was"
-        return ev_verdict(f.bottleneck, f"measured: {f.bottleneck} {held} {f.share:.0%} "
-                                        f"{'of its cgroup throttle' if f.capped else 'busy'}")
+        return ev_verdict(f.bottleneck, f"measured: {f.bottleneck} was {f.share:.0%} busy")
     part = largest_part(b) if b is not None else None
     where = f"; most of it: {part[0]} ({part[1] * 1000:.2f} ms)" if part else ""
     if n is not None and n <= 1:
