@@ -26,8 +26,8 @@ def main() -> None:
         subprocess.run([*cli, "run", str(REPO / "suites" / "quick.yaml"), "--lab-dir", str(d / "lab"),
                         "--out", str(d / "run")], check=True, env=env)
         t_run = time.monotonic() - t0 - t_lab
-        from cephbench.config import load_suite
-        from cephbench.plan import expand
+        from cephbench.suite.config import load_suite
+        from cephbench.suite.plan import expand
         estimate = expand(load_suite(REPO / "suites" / "quick.yaml")).est_duration_s   # what validate and run say
     finally:
         subprocess.run([*cli, "lab", "down", "--dir", str(d / "lab")], env=env)

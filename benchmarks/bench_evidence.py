@@ -24,8 +24,8 @@ from pathlib import Path
 from bench_overhead import CLI, timed
 from common import lab, result_line, settle
 
-from cephbench.cluster import Cluster, Target
-from cephbench.hostload import watch_argv
+from cephbench.cluster.ceph import Cluster, Target
+from cephbench.evidence.hostload import watch_argv
 
 ROUNDS = int(os.environ.get("CEPHBENCH_EVIDENCE_ROUNDS", "3"))
 WATCH_S = float(os.environ.get("CEPHBENCH_EVIDENCE_WATCH_S", "20"))

@@ -35,12 +35,12 @@ from pathlib import Path
 
 from common import median, result_line
 
-from cephbench.config import SshSettings
+from cephbench.suite.config import SshSettings
 from cephbench.drivers.rgw.binary import find_loadgen
-from cephbench.fanout import Placement, run_started_together
-from cephbench.hosts import LocalHost, Spawn
+from cephbench.hosts.fanout import Placement, run_started_together
+from cephbench.hosts.local import LocalHost, Spawn
 from cephbench.lab.sshd import SSHD, SshFiles, ensure_privsep_dir, make_keys, render_config, write_known_hosts
-from cephbench.remote import HostRef, drop_caches_argv, run_on_all, ssh_master
+from cephbench.hosts.remote import HostRef, drop_caches_argv, run_on_all, ssh_master
 
 ROUNDS = int(os.environ.get("CEPHBENCH_FANOUT_ROUNDS", "5"))
 HOSTS = int(os.environ.get("CEPHBENCH_FANOUT_HOSTS", "32"))
@@ -161,7 +161,7 @@ def merge_times() -> None:
     from cephbench.drivers import fio
     from cephbench.drivers import rados_bench as rb
     from cephbench.drivers.rgw import parse as loadgen
-    from cephbench.merge import merge_instances
+    from cephbench.core.merge import merge_instances
     fix = Path(__file__).resolve().parents[1] / "tests" / "fixtures"
     kinds = {
         "rados_bench": (rb.parse((fix / "rados_bench" / "ceph16.2.15_write_4M.txt").read_text(), "write"),

@@ -22,16 +22,16 @@ from pathlib import Path
 
 from common import lab, result_line, settle
 
-from cephbench.cluster import Cluster, Target
-from cephbench.config import parse_suite
+from cephbench.cluster.ceph import Cluster, Target
+from cephbench.suite.config import parse_suite
 from cephbench.drivers import rados_bench as rb
 from cephbench.drivers.base import QuietEvents, RunContext
-from cephbench.hosts import LocalHost
-from cephbench.plan import expand
-from cephbench.resources import Ledger
-from cephbench.results import RunDir
-from cephbench.runner import RunOptions, execute
-from cephbench.safety import drop_caches_local
+from cephbench.hosts.local import LocalHost
+from cephbench.suite.plan import expand
+from cephbench.core.resources import Ledger
+from cephbench.core.results import RunDir
+from cephbench.run.runner import RunOptions, execute
+from cephbench.cluster.safety import drop_caches_local
 
 ROUNDS = int(os.environ.get("CEPHBENCH_FIDELITY_ROUNDS", "3"))
 DURATION_S = int(os.environ.get("CEPHBENCH_FIDELITY_SECONDS", "8"))

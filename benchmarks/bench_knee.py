@@ -26,7 +26,7 @@ from pathlib import Path
 from common import result_line
 
 from cephbench.analysis.curves import knees
-from cephbench.results import RunDir
+from cephbench.core.results import RunDir
 
 CLI = [sys.executable, "-m", "cephbench.cli"]
 MiB = 2**20

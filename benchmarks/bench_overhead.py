@@ -30,7 +30,7 @@ from pathlib import Path
 
 from common import lab, result_line, settle
 
-from cephbench.cluster import Cluster, Target
+from cephbench.cluster.ceph import Cluster, Target
 
 ROUNDS = int(os.environ.get("CEPHBENCH_OVERHEAD_ROUNDS", "3"))
 SECONDS = int(os.environ.get("CEPHBENCH_OVERHEAD_SECONDS", "5"))

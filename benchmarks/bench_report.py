@@ -20,7 +20,7 @@ from pathlib import Path
 from common import median, result_line
 
 from cephbench.drivers import rados_bench as rb
-from cephbench.results import Result, RunDir, Test
+from cephbench.core.results import Result, RunDir, Test
 
 FIX = Path(__file__).resolve().parent.parent / "tests" / "fixtures" / "rados_bench"
 TESTS = 1000

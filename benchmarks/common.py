@@ -11,7 +11,7 @@ import time
 from pathlib import Path
 from typing import Iterator
 
-from cephbench.cluster import Cluster
+from cephbench.cluster.ceph import Cluster
 from cephbench.lab import Lab
 
 

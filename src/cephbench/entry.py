@@ -24,7 +24,7 @@ def _interrupted() -> None:
 
 def _caused_by_interrupt(exc: BaseException) -> bool:
     """A KeyboardInterrupt, or an error raised because one cut something short: pydantic builds its validators in
-    Rust while config.py is imported, and turns an interrupt raised there into a SchemaError whose cause it is."""
+    Rust while suite/config.py is imported, and turns an interrupt raised there into a SchemaError whose cause it is."""
     seen: set[int] = set()
     e: BaseException | None = exc
     while e is not None and id(e) not in seen:

@@ -18,7 +18,7 @@ from typing import Any, Callable, Iterator, NamedTuple
 
 import pytest
 
-from cephbench.cluster import Cluster, Target
+from cephbench.cluster.ceph import Cluster, Target
 from cephbench.lab import Lab
 
 from labcli import TINY, run_cli, write_suite
@@ -146,7 +146,7 @@ def mon_json(lab_target: Target) -> Iterator[Callable[..., Any]]:
     """`ceph PREFIX -f json` for any command the mon knows, over one librados connection of the test session:
     what a test reads of the cluster before and after a run, in milliseconds instead of a `ceph` process (~0.5 s
     of Python start-up on a loaded machine) each."""
-    from cephbench.mon import import_rados
+    from cephbench.hosts.mon import import_rados
     client = import_rados().Rados(conffile=str(lab_target.conf), conf={"keyring": str(lab_target.keyring)})
     client.connect(timeout=30)
 

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from cephbench.results import RunDir
+from cephbench.core.results import RunDir
 
 from labcli import cli_here, run_cli as cli
 

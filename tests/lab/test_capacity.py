@@ -4,7 +4,7 @@ limit between them (their markers reserve what each write may add), and a second
 import subprocess
 import time
 
-from cephbench.results import RunDir
+from cephbench.core.results import RunDir
 
 from labcli import CLI, write_suite
 

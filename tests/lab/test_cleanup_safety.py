@@ -8,7 +8,7 @@ import subprocess
 import time
 from pathlib import Path
 
-from cephbench.results import RunDir
+from cephbench.core.results import RunDir
 
 from labcli import CLI, run_cli, write_suite
 from test_signals import EC_WRITE, snapshot

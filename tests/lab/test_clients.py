@@ -17,16 +17,16 @@ from pathlib import Path
 import pytest
 import yaml
 
-from cephbench.clients import Client, deploy_loadgen
+from cephbench.hosts.clients import Client, deploy_loadgen
 from cephbench.drivers.rgw.binary import find_loadgen
-from cephbench.hosts import LocalHost
+from cephbench.hosts.local import LocalHost
 from cephbench.lab import Lab
-from cephbench.launch import with_lab_ssh
-from cephbench.config import Suite
-from cephbench.recovery import leftovers, remove_leftovers
-from cephbench.remote import host_ref
-from cephbench.resources import Ledger
-from cephbench.results import RunDir
+from cephbench.run.launch import with_lab_ssh
+from cephbench.suite.config import Suite
+from cephbench.cluster.recovery import leftovers, remove_leftovers
+from cephbench.hosts.remote import host_ref
+from cephbench.core.resources import Ledger
+from cephbench.core.results import RunDir
 
 from labcli import CLI, run_cli, write_suite
 
@@ -138,7 +138,7 @@ def test_loadgen_is_copied_verified_and_removed_by_a_dead_runs_cleanup(clients_l
         assert res.ok and "cephbench-loadgen" in res.stdout, res
     assert len(leftovers(tmp_path)) == 2
     # a run that died: its resources.json alone, removed by the remover cleanup uses
-    from cephbench.clients import remove_remote_file
+    from cephbench.hosts.clients import remove_remote_file
     done, failed = remove_leftovers(tmp_path, {"remote-file": lambda r: remove_remote_file(LocalHost(), ssh, r.name)})
     assert len(done) == 2 and not failed and not leftovers(tmp_path)
     assert not Path(paths["c1"]).exists()       # the lab's hosts share this machine's files

@@ -17,10 +17,10 @@ import time
 import pytest
 import yaml
 
-from cephbench.fanout import ready_line, tool_pid
+from cephbench.hosts.fanout import ready_line, tool_pid
 from cephbench.lab import Lab
-from cephbench.remote import HostRef
-from cephbench.results import RunDir
+from cephbench.hosts.remote import HostRef
+from cephbench.core.results import RunDir
 
 from labcli import CLI, run_cli, write_suite
 from test_fanout import alive_on, lab_ssh, on

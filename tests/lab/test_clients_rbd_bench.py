@@ -11,7 +11,7 @@ import os
 
 import yaml
 
-from cephbench.results import RunDir
+from cephbench.core.results import RunDir
 
 from labcli import run_cli, write_suite
 from test_clients_fio import our_pools, work_dirs

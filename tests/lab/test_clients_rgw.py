@@ -17,10 +17,10 @@ from pathlib import Path
 import pytest
 import yaml
 
-from cephbench.config import SshSettings
+from cephbench.suite.config import SshSettings
 from cephbench.lab import Lab
-from cephbench.remote import ssh_argv
-from cephbench.results import RunDir
+from cephbench.hosts.remote import ssh_argv
+from cephbench.core.results import RunDir
 
 from labcli import CLI, run_cli, write_suite
 

@@ -10,8 +10,8 @@ import time
 
 import pytest
 
-from cephbench.clusterwatch import INACTIVE_LIMIT_S
-from cephbench.results import RunDir
+from cephbench.evidence.clusterwatch import INACTIVE_LIMIT_S
+from cephbench.core.results import RunDir
 
 from labcli import CLI, write_suite, tool_processes
 

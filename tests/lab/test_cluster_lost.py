@@ -5,7 +5,7 @@ import subprocess
 import time
 
 from cephbench.lab import Lab
-from cephbench.results import RunDir
+from cephbench.core.results import RunDir
 
 from labcli import CLI, write_suite
 

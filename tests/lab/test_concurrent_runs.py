@@ -8,7 +8,7 @@ import subprocess
 import time
 from pathlib import Path
 
-from cephbench.results import RunDir
+from cephbench.core.results import RunDir
 
 from labcli import CLI, write_suite
 
@@ -131,11 +131,11 @@ def test_runs_that_end_or_start_at_one_instant_leave_the_flags_right(lab_target,
     barrier, three times each: two runs that end together leave no flag set (never both keep it for the other);
     a run that starts as the other ends holds the flags, set, until its own end unsets them."""
     import threading
-    from cephbench.cluster import Cluster
-    from cephbench.config import Settings
+    from cephbench.cluster.ceph import Cluster
+    from cephbench.suite.config import Settings
     from cephbench.drivers.base import RunContext
-    from cephbench.resources import Ledger
-    from cephbench.runner import mark_run, set_scrub_flags, take_scrub_flags
+    from cephbench.core.resources import Ledger
+    from cephbench.run.runner import mark_run, set_scrub_flags, take_scrub_flags
 
     scrub = {"noscrub", "nodeep-scrub"}
     assert not scrub & lab_cluster.osd_flags()

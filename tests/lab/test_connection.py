@@ -153,11 +153,11 @@ def test_scrub_flags_set_together_are_restored_exactly(shimmed_run):
 
 def test_an_existing_pool_is_never_adopted_nor_removed(lab_cluster):
     """`osd pool create` succeeds on an existing pool; the mon's answer says so, and the run refuses it."""
-    from cephbench.config import Settings
+    from cephbench.suite.config import Settings
     from cephbench.drivers.base import RunContext
-    from cephbench.errors import OperationFailed
-    from cephbench.pools import create_pool
-    from cephbench.resources import Ledger
+    from cephbench.core.errors import OperationFailed
+    from cephbench.drivers.pools import create_pool
+    from cephbench.core.resources import Ledger
 
     name = "cephbench-someone-elses"
     lab_cluster.ceph_ok("osd", "pool", "create", name, "8", "8", "replicated", "--size=2", "--autoscale-mode=off")

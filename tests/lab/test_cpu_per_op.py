@@ -3,7 +3,7 @@ served, recorded in the result's evidence and shown beside throughput."""
 
 import os
 
-from cephbench.results import RunDir
+from cephbench.core.results import RunDir
 
 from labcli import TINY_RADOS, run_cli, write_suite
 

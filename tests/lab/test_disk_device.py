@@ -19,7 +19,7 @@ from cephbench.analysis import facts_from_run
 from cephbench.lab import Lab
 from cephbench.lab.multihost import MultiHostSpec
 from cephbench.lab.throttle import parse_throttle_specs
-from cephbench.results import RunDir
+from cephbench.core.results import RunDir
 
 from labcli import run_cli, write_suite
 

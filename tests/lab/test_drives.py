@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from cephbench.errors import OperationFailed, UserError
+from cephbench.core.errors import OperationFailed, UserError
 from cephbench.lab import cgroups, drives, netns
 from cephbench.lab.throttle import DriveRef, parse_throttle_specs
 

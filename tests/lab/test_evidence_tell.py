@@ -4,7 +4,7 @@ containers or chroots, or on hosts without ssh, still gives every result its cou
 import os
 from pathlib import Path
 
-from cephbench.results import RunDir
+from cephbench.core.results import RunDir
 
 from labcli import TINY_RADOS, run_cli, write_suite
 

@@ -16,12 +16,12 @@ from pathlib import Path
 
 import pytest
 
-from cephbench.config import SshSettings
+from cephbench.suite.config import SshSettings
 from cephbench.drivers.rgw.binary import find_loadgen
-from cephbench.fanout import Placement, failure, ready_line, run_started_together, tool_pid
-from cephbench.hosts import LocalHost, Spawn
+from cephbench.hosts.fanout import Placement, failure, ready_line, run_started_together, tool_pid
+from cephbench.hosts.local import LocalHost, Spawn
 from cephbench.lab import Lab
-from cephbench.remote import HostRef, ssh_argv, ssh_master
+from cephbench.hosts.remote import HostRef, ssh_argv, ssh_master
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -117,10 +117,10 @@ def test_killed_client_tool_fails_the_batch_and_stops_the_others(two_clients, tm
 CHILD = """
 import sys
 from pathlib import Path
-from cephbench.config import SshSettings
-from cephbench.fanout import Placement, run_started_together
-from cephbench.hosts import LocalHost, Spawn
-from cephbench.remote import HostRef, ssh_master
+from cephbench.suite.config import SshSettings
+from cephbench.hosts.fanout import Placement, run_started_together
+from cephbench.hosts.local import LocalHost, Spawn
+from cephbench.hosts.remote import HostRef, ssh_master
 out, at, ssh = Path(sys.argv[1]), sys.argv[2], SshSettings.model_validate_json(sys.argv[3])
 refs = [HostRef("c1", ssh.hosts["c1"]), HostRef("c2", ssh.hosts["c2"]), HostRef("here", None)]
 with ssh_master(ssh) as shared:

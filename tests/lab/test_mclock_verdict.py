@@ -16,7 +16,7 @@ from pathlib import Path
 
 from cephbench.analysis.scheduler import NAME
 from cephbench.lab import Lab, roots
-from cephbench.results import RunDir
+from cephbench.core.results import RunDir
 
 from labcli import run_cli, write_suite
 

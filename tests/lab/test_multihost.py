@@ -15,9 +15,9 @@ from pathlib import Path
 
 import pytest
 
-from cephbench.config import SshSettings
+from cephbench.suite.config import SshSettings
 from cephbench.lab import Lab, netns
-from cephbench.remote import ssh_argv
+from cephbench.hosts.remote import ssh_argv
 
 MULTI_HOST = True      # makes namespaces, bridges or loop devices: runs with the multi-host tests
 

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from cephbench.drivers.iperf import free_port, parse_iperf_json
-from cephbench.errors import UserError
+from cephbench.core.errors import UserError
 from cephbench.lab import netns
 from cephbench.lab.rates import parse_link
 

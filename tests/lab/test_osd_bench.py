@@ -11,7 +11,7 @@ from pathlib import Path
 
 import yaml
 
-from cephbench.results import RunDir
+from cephbench.core.results import RunDir
 
 from labcli import run_cli, write_suite
 

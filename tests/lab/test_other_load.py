@@ -8,8 +8,8 @@ import os
 import threading
 import time
 
-from cephbench.mon import import_rados
-from cephbench.results import RunDir
+from cephbench.hosts.mon import import_rados
+from cephbench.core.results import RunDir
 
 from labcli import run_cli, write_suite
 

@@ -13,10 +13,10 @@ from typing import Iterator
 
 import pytest
 
-from cephbench.cluster import Cluster, Target
-from cephbench.errors import OperationFailed
+from cephbench.cluster.ceph import Cluster, Target
+from cephbench.core.errors import OperationFailed
 from cephbench.lab import Lab
-from cephbench.results import RunDir
+from cephbench.core.results import RunDir
 
 from labcli import CLI, write_suite
 

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from cephbench.errors import UserError
+from cephbench.core.errors import UserError
 
 from labcli import run_cli, write_suite
 from test_cleanup_safety import _kill_9_when

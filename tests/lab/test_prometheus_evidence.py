@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from cephbench.cluster import Cluster, Target
+from cephbench.cluster.ceph import Cluster, Target
 from cephbench.evidence.hoststream import loads, parse_stream, watch_targets
 from cephbench.lab import Lab
 from cephbench.lab.multihost import MultiHostSpec

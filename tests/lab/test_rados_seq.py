@@ -1,6 +1,6 @@
 """rados bench seq after a write too short for it (issue 25 item 7): the driver tops the objects up before the seq."""
 
-from cephbench.results import RunDir
+from cephbench.core.results import RunDir
 
 from labcli import TINY_RADOS, run_cli, write_suite
 

@@ -7,7 +7,7 @@ import subprocess
 import time
 
 from cephbench.drivers.rbd_images import SYS_BUS_RBD
-from cephbench.results import RunDir
+from cephbench.core.results import RunDir
 
 from labcli import CLI, cli_here, run_cli, write_suite
 PCT = {"50", "90", "99", "99.9", "99.99"}

@@ -18,9 +18,9 @@ from pathlib import Path
 
 import pytest
 
-from cephbench.errors import UserError
+from cephbench.core.errors import UserError
 from cephbench.lab import Lab, roots
-from cephbench.results import RunDir
+from cephbench.core.results import RunDir
 
 from labcli import run_cli, write_suite
 

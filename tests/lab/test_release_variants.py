@@ -9,7 +9,7 @@ import tempfile
 from pathlib import Path
 
 from cephbench.lab import Lab
-from cephbench.results import RunDir
+from cephbench.core.results import RunDir
 
 from labcli import run_cli, write_suite
 

@@ -17,11 +17,11 @@ from pathlib import Path
 import pytest
 import yaml
 
-from cephbench.config import SshSettings
+from cephbench.suite.config import SshSettings
 from cephbench.drivers import disk_baseline
-from cephbench.hosts import LocalHost
-from cephbench.remote import HostRef
-from cephbench.results import RunDir
+from cephbench.hosts.local import LocalHost
+from cephbench.hosts.remote import HostRef
+from cephbench.core.results import RunDir
 
 from labcli import cli_here, run_cli, write_suite
 from sshd import SshServer

@@ -10,7 +10,7 @@ import time
 
 import yaml
 
-from cephbench.results import RunDir
+from cephbench.core.results import RunDir
 
 from labcli import cli_here, run_cli, write_suite
 from sshd import SshServer

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from cephbench.drivers.rgw.driver import live_figures
-from cephbench.results import RunDir, SteadyState
+from cephbench.core.results import RunDir, SteadyState
 
 from labcli import CLI, cli_here, run_cli, write_suite
 

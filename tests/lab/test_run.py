@@ -8,7 +8,7 @@ import time
 from pathlib import Path
 
 
-from cephbench.results import RunDir
+from cephbench.core.results import RunDir
 
 from labcli import CLI, TINY, TINY_RADOS, cli_here, run_cli, write_suite
 

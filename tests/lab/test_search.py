@@ -5,7 +5,7 @@ import json
 import subprocess
 
 from cephbench.analysis.curves import curves
-from cephbench.results import RunDir
+from cephbench.core.results import RunDir
 
 from labcli import run_cli, write_suite
 

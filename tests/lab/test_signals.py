@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from cephbench.results import RunDir
+from cephbench.core.results import RunDir
 
 from labcli import CLI, run_cli, write_suite, tool_processes
 

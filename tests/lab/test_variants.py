@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from cephbench.results import RunDir
+from cephbench.core.results import RunDir
 
 from labcli import CLI, cli_here, run_cli, write_suite, tool_processes
 from test_signals import run_and_signal_when, snapshot
@@ -226,16 +226,16 @@ def test_claims_made_at_one_instant_leave_the_option_to_exactly_one_run(lab_targ
     markers are gone after."""
     import logging
     import threading
-    from cephbench.cluster import Cluster
-    from cephbench.config import Settings
+    from cephbench.cluster.ceph import Cluster
+    from cephbench.suite.config import Settings
     from cephbench.drivers.base import RunContext
-    from cephbench.errors import UserError
-    from cephbench.resources import Ledger
-    from cephbench.runner import mark_run
-    from cephbench.variant_plan import OptionSpec
-    from cephbench.variants import claim_options
+    from cephbench.core.errors import UserError
+    from cephbench.core.resources import Ledger
+    from cephbench.run.runner import mark_run
+    from cephbench.core.variant_plan import OptionSpec
+    from cephbench.run.options import claim_options
 
-    caplog.set_level(logging.INFO, logger="cephbench.variants")
+    caplog.set_level(logging.INFO, logger="cephbench.run.options")
     wanted = {("osd", "osd_max_backfills"): OptionSpec("osd", "osd_max_backfills", 2, "variants[0].options[0]")}
     clusters = [Cluster(lab_target), Cluster(lab_target)]
     for rnd in range(5):

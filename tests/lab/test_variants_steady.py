@@ -1,7 +1,7 @@
 """Steady state on the real lab: a rados bench write runs in rounds of its duration until the SNIA criteria hold
 over the window or steady_state.max has passed, and the result says which, with every round."""
 
-from cephbench.results import RunDir, SteadyState
+from cephbench.core.results import RunDir, SteadyState
 
 from labcli import run_cli, write_suite
 

@@ -24,7 +24,7 @@ from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 
 from cephbench.drivers import ParseError
-from cephbench.errors import UserError
+from cephbench.core.errors import UserError
 
 REPO = Path(__file__).resolve().parents[2]
 FIXTURES = REPO / "tests" / "fixtures"

@@ -8,7 +8,7 @@ from typing import Any
 
 from conftest import FIXTURES
 from cephbench.drivers import rados_bench
-from cephbench.results import Analysis, Latency, Measurement, Result, RunDir, Test
+from cephbench.core.results import Analysis, Latency, Measurement, Result, RunDir, Test
 
 NOISE = (0.99, 1.01, 1.0, 0.995, 1.005, 0.998, 1.002, 0.997)
 

@@ -1,7 +1,7 @@
 """From run facts and baseline results to the model's facts, and analysis attached to results."""
 
 from cephbench.analysis import RunAnalyzer, analyse, facts_from_run
-from cephbench.results import Measurement, Result, Test
+from cephbench.core.results import Measurement, Result, Test
 
 MIB = 1024**2
 LAB_MD = [{"id": i, "hostname": "vm", "osd_objectstore": "bluestore", "bluefs_dedicated_db": "0",
@@ -101,7 +101,7 @@ def test_osd_bench_is_compared_with_one_disk_alone():
 def test_a_resumed_run_remembers_the_baselines_of_its_first_part(tmp_path):
     from types import SimpleNamespace
 
-    from cephbench.results import RunDir
+    from cephbench.core.results import RunDir
     rd = RunDir.create(tmp_path / "run", {"cluster": {"osd_metadata": LAB_MD},
                                           "hosts": {"client": {"hostname": "vm", "cpu_count": 2}}})
     for b in BASELINES:

@@ -6,7 +6,7 @@ sub-ms BlueStore commit)."""
 import pytest
 
 from cephbench.analysis.breakdown import breakdown, describe, largest_part
-from cephbench.results import OsdCounters
+from cephbench.core.results import OsdCounters
 
 
 def osd(n, **kw):

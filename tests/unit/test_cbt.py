@@ -7,9 +7,9 @@ import yaml
 
 from clirun import cephbench
 from conftest import FIXTURES
-from cephbench.cbt import translate_file
-from cephbench.config import load_suite
-from cephbench.plan import expand
+from cephbench.rundirs.cbt import translate_file
+from cephbench.suite.config import load_suite
+from cephbench.suite.plan import expand
 
 CBT = FIXTURES / "cbt"
 

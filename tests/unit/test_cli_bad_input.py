@@ -149,8 +149,8 @@ workloads:
                                    "shaped"])
 def test_the_plan_size_is_counted_without_expanding_it(tmp_path, suite):
     # the count that guards expand() is the number of tests expand() makes, variants, shapes and phases included
-    from cephbench.config import load_suite
-    from cephbench.plan import _sizes, baseline_tests, expand
+    from cephbench.suite.config import load_suite
+    from cephbench.suite.plan import _sizes, baseline_tests, expand
     if suite == "shaped":
         suite = tmp_path / "s.yaml"
         suite.write_text(SHAPED)
@@ -255,8 +255,8 @@ def test_run_paths_that_are_not_directories(tmp_path):
 
 
 def test_a_suite_given_with_resume_must_be_the_resumed_runs(tmp_path):
-    from cephbench.config import load_suite
-    from cephbench.results import RunDir
+    from cephbench.suite.config import load_suite
+    from cephbench.core.results import RunDir
     suites = Path(__file__).resolve().parents[2] / "suites"
     suite = load_suite(suites / "quick.yaml")
     RunDir.create(tmp_path / "run", {"cephbench_version": "test", "suite_name": suite.name, "run_ids": ["abc123"],
@@ -286,7 +286,7 @@ def _with(fixture: str, key: str, value: str) -> str:
 ])
 def test_an_imported_date_no_calendar_holds_is_refused(tmp_path, fixture, key, value, field):
     from cephbench.drivers import ParseError
-    from cephbench.importer import content_date, detect
+    from cephbench.rundirs.importer import content_date, detect
     text = _with(fixture, key, value)
     with pytest.raises(ParseError, match=f"^{field} is .*not a time"):
         content_date(detect(text), text)

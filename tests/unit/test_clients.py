@@ -6,15 +6,15 @@ from __future__ import annotations
 import pytest
 import yaml
 
-from cephbench.clients import (Client, ClockOffset, check_clock, check_script, clients_of, loadgen_name,
+from cephbench.hosts.clients import (Client, ClockOffset, check_clock, check_script, clients_of, loadgen_name,
                                needs_by_client, offset_from, read_findings, remove_remote_file, resolve_clients)
-from cephbench.config import SshSettings, parse_suite
-from cephbench.errors import OperationFailed, UserError
-from cephbench.hosts import LocalHost
-from cephbench.plan import expand
-from cephbench.recovery import how_to_remove, remote_file_parts
-from cephbench.remote import HostRef
-from cephbench.resources import Resource
+from cephbench.suite.config import SshSettings, parse_suite
+from cephbench.core.errors import OperationFailed, UserError
+from cephbench.hosts.local import LocalHost
+from cephbench.suite.plan import expand
+from cephbench.cluster.recovery import how_to_remove, remote_file_parts
+from cephbench.hosts.remote import HostRef
+from cephbench.core.resources import Resource
 
 RADOS = {"type": "rados_bench", "modes": ["write"], "duration": "1s"}
 

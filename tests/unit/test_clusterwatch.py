@@ -7,8 +7,8 @@ import time
 import pytest
 
 from conftest import FIXTURES
-from cephbench.clusterwatch import INACTIVE_LIMIT_S, ClusterWatch, growth_per_s, observe, silence_text
-from cephbench.poll import Pending, Poll
+from cephbench.evidence.clusterwatch import INACTIVE_LIMIT_S, ClusterWatch, growth_per_s, observe, silence_text
+from cephbench.core.poll import Pending, Poll
 
 STATUS = FIXTURES / "ceph_status"
 
@@ -37,7 +37,7 @@ class Clock:
 
 def watch_over(sequence, monkeypatch, writing=False, max_raw_used=0.75):
     clock = Clock()
-    monkeypatch.setattr("cephbench.clusterwatch.time.monotonic", clock)
+    monkeypatch.setattr("cephbench.evidence.clusterwatch.time.monotonic", clock)
     feed = iter(sequence)
     w = ClusterWatch(lambda: status(next(feed)), max_raw_used, writing)
     for _ in sequence:
@@ -84,7 +84,7 @@ def test_a_status_that_cannot_be_read_is_counted_not_fatal():
 
 def test_the_capacity_guard_stops_a_second_before_the_limit_while_use_rises(monkeypatch):
     clock = Clock()
-    monkeypatch.setattr("cephbench.clusterwatch.time.monotonic", clock)
+    monkeypatch.setattr("cephbench.evidence.clusterwatch.time.monotonic", clock)
     base = status("healthy")
     total = base["pgmap"]["bytes_total"]
 
@@ -113,7 +113,7 @@ def at_fraction(fraction):
 def test_growth_after_a_pause_of_the_monitors_is_per_real_second(monkeypatch):
     # the case: 20 s between two readings was read as one second ("28.4% a second")
     clock = Clock()
-    monkeypatch.setattr("cephbench.clusterwatch.time.monotonic", clock)
+    monkeypatch.setattr("cephbench.evidence.clusterwatch.time.monotonic", clock)
     feed = iter([at_fraction(0.40), at_fraction(0.60)])
     w = ClusterWatch(lambda: next(feed), 0.75, writing=True)
     clock.t = 1.0
@@ -127,7 +127,7 @@ def test_growth_after_a_pause_of_the_monitors_is_per_real_second(monkeypatch):
 
 def test_a_silence_of_the_monitors_is_a_warning_with_its_span(monkeypatch):
     clock = Clock()
-    monkeypatch.setattr("cephbench.clusterwatch.time.monotonic", clock)
+    monkeypatch.setattr("cephbench.evidence.clusterwatch.time.monotonic", clock)
     w = ClusterWatch(lambda: status("healthy"), 0.75, writing=False)
     for t in (1.0, 2.0, 3.0, 12.0, 13.0):             # nothing came back from 3 s to 12 s
         clock.t = t
@@ -142,7 +142,7 @@ def test_a_silence_of_the_monitors_is_a_warning_with_its_span(monkeypatch):
 
 def test_a_silence_until_the_end_of_the_test_counts_too(monkeypatch):
     clock = Clock()
-    monkeypatch.setattr("cephbench.clusterwatch.time.monotonic", clock)
+    monkeypatch.setattr("cephbench.evidence.clusterwatch.time.monotonic", clock)
 
     def stopped():
         raise Pending()                               # asked, never answered: a paused monitor
@@ -159,7 +159,7 @@ def test_a_silence_until_the_end_of_the_test_counts_too(monkeypatch):
 
 def test_a_short_wait_for_an_answer_is_no_silence(monkeypatch):
     clock = Clock()
-    monkeypatch.setattr("cephbench.clusterwatch.time.monotonic", clock)
+    monkeypatch.setattr("cephbench.evidence.clusterwatch.time.monotonic", clock)
     w = ClusterWatch(lambda: status("healthy"), 0.75, writing=False)
     for t in (1.0, 2.0, 5.5, 6.5):
         clock.t = t

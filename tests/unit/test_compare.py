@@ -14,7 +14,7 @@ from clirun import cephbench
 
 from cephbench.analysis import stats
 from cephbench.analysis.compare import compare_runs, load_run, regressions
-from cephbench.errors import UserError
+from cephbench.core.errors import UserError
 from cephbench.report import compare_render
 from runfactory import fixture_measurement, repeats, scaled, write_run
 

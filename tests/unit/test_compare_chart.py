@@ -17,7 +17,7 @@ from cephbench.analysis import variants
 from cephbench.analysis.compare import compare_runs, load_run
 from cephbench.report import charts, compare_render
 from cephbench.report import variants as variant_report
-from cephbench.results import RunDir
+from cephbench.core.results import RunDir
 from runfactory import fixture_measurement, repeats, write_run
 
 FIX = Path(__file__).parent.parent / "fixtures" / "report"

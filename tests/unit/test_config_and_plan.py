@@ -7,11 +7,11 @@ import pytest
 
 from conftest import FIXTURES
 
-from cephbench.config import load_suite, parse_suite
-from cephbench.errors import UserError
-from cephbench.plan import expand
-from cephbench.results import Measurement, Result
-from cephbench.runner import pending_tests
+from cephbench.suite.config import load_suite, parse_suite
+from cephbench.core.errors import UserError
+from cephbench.suite.plan import expand
+from cephbench.core.results import Measurement, Result
+from cephbench.run.runner import pending_tests
 
 MIB = 1024 * 1024
 
@@ -190,8 +190,8 @@ def test_the_quick_suites_estimate_is_within_15_percent_of_real_runs(run):
     the run found, the estimate is within 15 % of each."""
     import json
 
-    from cephbench.plan import estimate_s, for_cluster
-    from cephbench.results import Test
+    from cephbench.suite.plan import estimate_s, for_cluster
+    from cephbench.core.results import Test
     meta = json.loads((FIXTURES / "report" / f"{run}.run.json").read_text())
     tests = [Test(**t) for t in meta["plan"]]
     hosts = [n["name"] for n in meta["cluster"]["osd_tree"]["nodes"] if n["type"] == "host" and n.get("children")]

@@ -9,7 +9,7 @@ from cephbench.drivers.base import Outcome
 from cephbench.drivers.rados_bench import parse
 from cephbench.drivers.rounds import RoundsEnd, in_rounds, round_suffix
 from cephbench.evidence.rounds import ClusterSeen, Seen
-from cephbench.results import SteadyState, Test
+from cephbench.core.results import SteadyState, Test
 
 TEXT = (Path(__file__).parent.parent / "fixtures" / "rados_bench" / "ceph16.2.15_write_4M.txt").read_text()
 STEADY = {"max": 1000.0, "window": 3, "max_range": 0.2, "max_slope": 0.1}

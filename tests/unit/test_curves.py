@@ -16,7 +16,7 @@ from cephbench.report import compare_render
 from cephbench.report.curves import Overlaid, chart, knee_lines, knee_text, print_curves, table
 from cephbench.cli import main
 from cephbench.report.write import write_report
-from cephbench.results import Result, RunDir
+from cephbench.core.results import Result, RunDir
 
 FIXTURES = Path(__file__).parent.parent / "fixtures" / "curves"
 

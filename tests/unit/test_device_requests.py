@@ -15,7 +15,7 @@ import pytest
 
 from cephbench.analysis import analyse
 from cephbench.evidence.hoststream import WantedDevice, loads, parse_stream
-from cephbench.results import Result
+from cephbench.core.results import Result
 
 WATCH = Path(__file__).parent.parent / "fixtures" / "watch"
 RUNS = ["ceph16.2.15_dbiops_client-cpu-72", "ceph16.2.15_dbiops_client-cpu-99"]

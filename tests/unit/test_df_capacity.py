@@ -4,7 +4,7 @@ rebuilt: the capacity guard refused a write with "0B of 0B raw used")."""
 import json
 from pathlib import Path
 
-from cephbench.capacity import df_capacity
+from cephbench.core.capacity import df_capacity
 
 FIX = Path(__file__).parent.parent / "fixtures"
 

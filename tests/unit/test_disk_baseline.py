@@ -5,16 +5,16 @@ import json
 import pytest
 
 from conftest import FIXTURES
-from cephbench.config import SshSettings, parse_suite
+from cephbench.suite.config import SshSettings, parse_suite
 from cephbench.drivers import ParseError
 from cephbench.drivers.disk_baseline import (PATTERNS, DiskTarget, LabDisks, check_directory, directory_target,
                                              estimated_paths, fio_command, lab_ssh, lab_targets, make_tests,
                                              parse_probe, pattern_measurement, raw_device_problems, resolve_hosts,
                                              scope_jobs, steps_for, with_lab_drives, capped, fio_job)
 from cephbench.drivers.fio import fio_argv
-from cephbench.errors import UserError
-from cephbench.remote import HostRef
-from cephbench.results import Latency, Measurement
+from cephbench.core.errors import UserError
+from cephbench.hosts.remote import HostRef
+from cephbench.core.results import Latency, Measurement
 
 LSBLK = FIXTURES / "lsblk"
 MOUNTS = "/dev/vda / ext4 rw,relatime 0 0\ntmpfs /dev/shm tmpfs rw 0 0\n"

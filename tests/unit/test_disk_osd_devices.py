@@ -8,8 +8,8 @@ from cephbench.analysis import analyse, facts_from_run
 from cephbench.drivers.disk_baseline import (PATTERNS, LabDrive, directory_target, parse_probe, pattern_measurement,
                                              with_osd_devices)
 from cephbench.drivers.osd_devices import check
-from cephbench.remote import HostRef
-from cephbench.results import Latency, Measurement, Result, Test
+from cephbench.hosts.remote import HostRef
+from cephbench.core.results import Latency, Measurement, Result, Test
 
 GIB, MIB = 1024**3, 1024**2
 PROBE = parse_probe((FIXTURES / "disk-probe" / "debian12-dir-on-vda-and-loop0.txt").read_text())

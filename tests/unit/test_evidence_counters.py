@@ -272,10 +272,10 @@ def test_osds_whose_sockets_are_out_of_reach_are_read_through_ceph_tell_from_the
     """osd.0 answers on its socket; osd.1's socket is gone, so `ceph tell` (here: the real answers of Pacific's
     OSDs, replayed) gives its counters, settings and schema, and the next reading asks it through `ceph tell` at once,
     without its settings again. osd.2 answers neither way: one note with both reasons."""
-    from cephbench.config import SshSettings
+    from cephbench.suite.config import SshSettings
     from cephbench.evidence.osdread import OsdReader
-    from cephbench.hosts import LocalHost
-    from cephbench.remote import this_host
+    from cephbench.hosts.local import LocalHost
+    from cephbench.hosts.remote import this_host
     answers = {"perf dump": _fixture("perf_dump/ceph16.2.15_osd1_tell_before_rados_write_4K.json"),
                "config show": _fixture("config_show/ceph16.2.15_osd0_tell_config_show.json"),
                "perf schema": _fixture("perf_schema/ceph16.2.15_osd0_tell.json")}

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from cephbench.analysis import _short
 from cephbench.lab.throttle import DriveLimit, DriveRef, ThrottleSpec
-from cephbench.shape_plan import throttle_text
-from cephbench.units import exact_size, parse_size
+from cephbench.suite.shape_plan import throttle_text
+from cephbench.core.units import exact_size, parse_size
 
 EXACT = [(1, "1B"), (512, "512B"), (1000, "1000B"), (4096, "4KiB"), (1536 * 1024, "1536KiB"),
          (4 * 2**20, "4MiB"), (3 * 2**20 + 2**19, "3584KiB"), (2**30, "1GiB"), (3 * 2**30, "3GiB"),

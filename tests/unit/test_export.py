@@ -17,9 +17,9 @@ from prometheus_client.parser import text_string_to_metric_families as text_fami
 from clirun import cephbench
 from conftest import FIXTURES
 from runfactory import fixture_measurement
-from cephbench.export import LABELS, export
-from cephbench.importer import read_file
-from cephbench.results import Analysis, Result, RunDir, Test
+from cephbench.rundirs.export import LABELS, export
+from cephbench.rundirs.importer import read_file
+from cephbench.core.results import Analysis, Result, RunDir, Test
 
 REP3 = {"type": "replicated", "size": 3, "min_size": None, "pg_num": 32}
 EC21 = {"type": "erasure", "k": 2, "m": 1, "plugin": "jerasure", "pg_num": 32}
@@ -175,7 +175,7 @@ def test_grafana_dashboard_reads_the_exported_metrics_and_cephs_own(tmp_path):
     """docs/grafana-cephbench.json queries only metrics the export writes, and labels it sets."""
     import re
     from conftest import REPO
-    from cephbench.export import METRICS
+    from cephbench.rundirs.export import METRICS
     dash = json.loads((REPO / "docs" / "grafana-cephbench.json").read_text())
     exprs = [t["expr"] for p in dash["panels"] for t in p.get("targets", [])]
     exprs += [v["query"]["query"] for v in dash["templating"]["list"] if isinstance(v.get("query"), dict)]

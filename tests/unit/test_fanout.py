@@ -11,11 +11,11 @@ from pathlib import Path
 import pytest
 
 from cephbench.drivers.rgw.binary import find_loadgen
-from cephbench.errors import OperationFailed
-from cephbench.fanout import Placement, failure, ready_line, run_started_together, split_markers
-from cephbench.hosts import LocalHost, Spawn
-from cephbench.config import SshSettings
-from cephbench.remote import HostRef
+from cephbench.core.errors import OperationFailed
+from cephbench.hosts.fanout import Placement, failure, ready_line, run_started_together, split_markers
+from cephbench.hosts.local import LocalHost, Spawn
+from cephbench.suite.config import SshSettings
+from cephbench.hosts.remote import HostRef
 
 # Real output of `cephbench-loadgen at -- rados bench ...` would hold the same three markers around the tool's
 # text; this is a wrapper's output as the Go tests print it.
@@ -114,7 +114,7 @@ def test_one_failure_stops_the_others(tmp_path):
 
 
 def test_how_a_tool_ended_reads_as_a_person_says_it():
-    from cephbench.fanout import ended
+    from cephbench.hosts.fanout import ended
     assert ended(137) == "killed by SIGKILL" and ended(130) == "killed by SIGINT"
     assert ended(255) == "ssh failed (exit code 255)" and ended(2) == "exit code 2" and ended(200) == "exit code 200"
 
@@ -171,7 +171,7 @@ def test_env_reaches_a_local_tool(tmp_path):
 
 
 def test_ssh_master_settings_and_private_directory(tmp_path):
-    from cephbench.remote import ssh_master
+    from cephbench.hosts.remote import ssh_master
     own = SshSettings(user="ceph", options=["ControlPersist=5"], hosts={"c1": "10.0.0.5"})
     with ssh_master(own) as shared:
         opts = dict(o.split("=", 1) for o in shared.options)

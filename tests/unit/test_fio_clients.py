@@ -13,19 +13,19 @@ from types import SimpleNamespace
 import pytest
 
 from conftest import FIXTURES
-from cephbench.cluster import Target
-from cephbench.config import SshSettings, parse_suite
+from cephbench.cluster.ceph import Target
+from cephbench.suite.config import SshSettings, parse_suite
 from cephbench.drivers.fio_rados import job_for, job_name, remote_conf
 from cephbench.drivers.fio_run import FioRun, client_runs, fio_run
 from cephbench.drivers.rbd_images import Images, preflight
-from cephbench.errors import OperationFailed, UserError
-from cephbench.hosts import LocalHost
-from cephbench.merge import merge_instances, percentiles_from_bins
-from cephbench.plan import expand
-from cephbench.recovery import how_to_remove
-from cephbench.remote import HostRef
-from cephbench.remote_dirs import REMOTE_DIR, dir_path, fetch_dir, make_dir, remove_dir, resource_name
-from cephbench.resources import Ledger, Resource
+from cephbench.core.errors import OperationFailed, UserError
+from cephbench.hosts.local import LocalHost
+from cephbench.core.merge import merge_instances, percentiles_from_bins
+from cephbench.suite.plan import expand
+from cephbench.cluster.recovery import how_to_remove
+from cephbench.hosts.remote import HostRef
+from cephbench.hosts.remote_dirs import REMOTE_DIR, dir_path, fetch_dir, make_dir, remove_dir, resource_name
+from cephbench.core.resources import Ledger, Resource
 
 RW = FIXTURES / "fio" / "fio3.33_ceph16.2.15_rbd_randrw70_4K_qd8_2images"
 HERE = HostRef("here", None)

@@ -7,14 +7,14 @@ import shutil
 import pytest
 
 from conftest import FIXTURES
-from cephbench.config import parse_suite
+from cephbench.suite.config import parse_suite
 from cephbench.drivers import ParseError
 from cephbench.drivers.fio import parse_fio_json, percentiles_from_bins
 from cephbench.drivers.fio_rbd import jobs_for
 from cephbench.drivers.fio_run import FioRun, fio_run, parse_log, series
 from cephbench.drivers.rbd_images import Images
-from cephbench.hosts import Spawn
-from cephbench.plan import expand
+from cephbench.hosts.local import Spawn
+from cephbench.suite.plan import expand
 
 FIO = FIXTURES / "fio"
 RW = "fio3.33_ceph16.2.15_rbd_randrw70_4K_qd8_2images"

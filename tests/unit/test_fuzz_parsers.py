@@ -16,14 +16,15 @@ from hypothesis import strategies as st
 
 from fuzz_inputs import (TESTDATA, any_json, any_text, finite_figures, fixture_docs, fixture_texts, dump,
                          mutated_doc, mutated_json_text, mutated_text, odd_number, parses_or_refuses)
-from cephbench import hostload, importer
+from cephbench.evidence import hostload
+from cephbench.rundirs import importer
 from cephbench.drivers import disk_baseline, fio, fio_run, iperf, osd_bench, rados_bench
 from cephbench.drivers import rbd_bench_tool as rbd_bench
 from cephbench.drivers.rgw import parse as loadgen
 from cephbench.evidence import promanswer
-from cephbench.errors import UserError
-from cephbench.history import format_time
-from cephbench.results import Measurement
+from cephbench.core.errors import UserError
+from cephbench.rundirs.history import format_time
+from cephbench.core.results import Measurement
 
 
 def stored_measurement(m: Measurement) -> None:

@@ -19,10 +19,10 @@ from hypothesis import strategies as st
 
 from fuzz_inputs import REPO, descend, mutated_text, parses_or_refuses
 from runfactory import fixture_measurement, write_run
-from cephbench import config
-from cephbench.config import Suite, load_suite, parse_suite
-from cephbench.errors import UserError
-from cephbench.results import Result, RunDir
+from cephbench.suite import config
+from cephbench.suite.config import Suite, load_suite, parse_suite
+from cephbench.core.errors import UserError
+from cephbench.core.results import Result, RunDir
 
 SUITE_FILES = sorted((REPO / "suites").glob("*.yaml"))
 SUITE_TEXTS = [p.read_text() for p in SUITE_FILES]

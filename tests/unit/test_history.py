@@ -10,8 +10,8 @@ import pytest
 
 from clirun import cephbench
 
-from cephbench.errors import UserError
-from cephbench.history import Filters, History, ceph_version, default_path, parse_date
+from cephbench.core.errors import UserError
+from cephbench.rundirs.history import Filters, History, ceph_version, default_path, parse_date
 from runfactory import fixture_measurement, repeats, write_run
 
 W4M = {"pool": "rep", "object_size": 4194304, "concurrency": 16, "phase": "write", "duration_s": 5.0}

@@ -5,7 +5,7 @@ from pathlib import Path
 import pytest
 
 from cephbench.analysis.model import Ceiling, Term, judge
-from cephbench.hostload import WATCH_SH, CpuSampler, load_from_stream, parse_cpuacct, parse_proc_stat
+from cephbench.evidence.hostload import WATCH_SH, CpuSampler, load_from_stream, parse_cpuacct, parse_proc_stat
 
 FIX = Path(__file__).parent.parent / "fixtures" / "proc-stat"
 

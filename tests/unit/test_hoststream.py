@@ -9,8 +9,8 @@ import pytest
 from cephbench.evidence.hoststream import (WantedAddress, WantedDevice, file_backed, loads, parse_stream,
                                             watch_targets)
 from cephbench.evidence.watch import plans
-from cephbench.hostload import load_from_stream, watch_argv
-from cephbench.remote import HostRef
+from cephbench.evidence.hostload import load_from_stream, watch_argv
+from cephbench.hosts.remote import HostRef
 
 FIX = Path(__file__).parent.parent / "fixtures"
 H1 = (FIX / "watch" / "linux6.18_ceph16.2.15_lab-h1_public-100mbit_rados-write-1M.txt").read_text()
@@ -122,7 +122,7 @@ def test_a_host_whose_watch_never_started_is_not_watched_not_a_device_without_di
     unknown', and the verdict's missing line blamed diskstats. One note per host now says why and what measures it."""
     from cephbench.analysis.utilization import missing_evidence
     from cephbench.evidence.watch import WatchPlan, Watcher, collect
-    from cephbench.results import Evidence
+    from cephbench.core.results import Evidence
     raw = FIX / "watch" / "ssh_unresolved_host_toolbox_h1.txt"
     h1 = HostRef("h1", "h1")
     plan = WatchPlan(h1, "OSD host", [WantedDevice("loop3", (0,), "data")], [WantedAddress("198.18.1.1", "public")])

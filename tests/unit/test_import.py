@@ -15,9 +15,9 @@ from clirun import cephbench
 
 from conftest import FIXTURES, REPO
 from cephbench.analysis.compare import compare_runs, load_run
-from cephbench.errors import UserError
-from cephbench.importer import detect, import_files, parse_labels, read_file
-from cephbench.results import RunDir
+from cephbench.core.errors import UserError
+from cephbench.rundirs.importer import detect, import_files, parse_labels, read_file
+from cephbench.core.results import RunDir
 
 RB = FIXTURES / "rados_bench"
 OLD_W, OLD_R = RB / "seed000_ceph0.48_write_4M_rep2.txt", RB / "seed000_ceph0.48_seq_4M_rep2.txt"

@@ -7,10 +7,10 @@ from conftest import FIXTURES
 from cephbench.drivers.instances import Ran, instances_outcome
 from cephbench.drivers.rbd_bench_tool import parse
 from cephbench.evidence.rounds import Seen
-from cephbench.fanout import TimedResult
-from cephbench.hosts import CommandResult
-from cephbench.merge import merge_instances
-from cephbench.results import Test
+from cephbench.hosts.fanout import TimedResult
+from cephbench.hosts.local import CommandResult
+from cephbench.core.merge import merge_instances
+from cephbench.core.results import Test
 
 TEXT = (FIXTURES / "rbd_bench" / "ceph16.2.15_write_rand_4K.txt").read_text()
 TEST = Test(id="t1", index=0, group="g", workload="w", kind="rbd_bench", params={"phase": "randwrite"})

@@ -6,8 +6,8 @@ import signal
 
 import pytest
 
-from cephbench.interrupts import Interrupted, held, sigterm_interrupts
-from cephbench.resources import Ledger, Resource
+from cephbench.core.interrupts import Interrupted, held, sigterm_interrupts
+from cephbench.core.resources import Ledger, Resource
 
 
 def test_ctrl_c_inside_held_arrives_after_the_block():
@@ -95,7 +95,7 @@ def test_a_guarded_ledger_refuses_what_is_not_named_for_its_run(tmp_path):
 def _cleanup_after(interrupted: bool, signals: int) -> list[str]:
     """The runner's shape: a run, maybe interrupted, then its cleanup under shielded(); `signals` Ctrl-Cs during
     the cleanup. What was said and done, in order."""
-    from cephbench.interrupts import shielded
+    from cephbench.core.interrupts import shielded
     said: list[str] = []
     try:
         if interrupted:

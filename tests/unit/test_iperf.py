@@ -7,11 +7,11 @@ import pytest
 
 from conftest import FIXTURES
 from cephbench.drivers import ParseError
-from cephbench.config import SshSettings
+from cephbench.suite.config import SshSettings
 from cephbench.drivers.iperf import (NetHost, aggregate, check_port, client_argv, expand, flows, make_tests,
                                      osd_net_hosts, parse_iperf_json, patterns, resolve_hosts, server_argv)
-from cephbench.errors import UserError
-from cephbench.remote import is_local_address, source_address
+from cephbench.core.errors import UserError
+from cephbench.hosts.remote import is_local_address, source_address
 
 IPERF = FIXTURES / "iperf3"
 
@@ -186,8 +186,8 @@ def test_progress_totals_never_grow_and_the_eta_counts_the_tests_left():
 
     from rich.console import Console
 
-    from cephbench.progress import ConsoleEvents
-    from cephbench.results import Result, Test
+    from cephbench.rundirs.progress import ConsoleEvents
+    from cephbench.core.results import Result, Test
     (t,) = make_tests("osd-hosts", 1, 3.0, None)
     later = [Test(id=f"00{i}-rados-write", index=i, workload="w", kind="rados_bench", group=f"g{i}",
                   params={"phase": "write"}, est_duration_s=20.0) for i in (2, 3)]

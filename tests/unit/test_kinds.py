@@ -8,10 +8,10 @@ import typing
 
 import pytest
 
-from cephbench.config import WORKLOAD_MODELS, parse_suite
+from cephbench.suite.config import WORKLOAD_MODELS, parse_suite
 from cephbench.drivers.registry import DRIVERS, PREFLIGHT, driver_module
 from cephbench.kinds import KINDS, PLUGINS, WORKLOAD_KINDS, Kind, direction_of
-from cephbench.plan import expand
+from cephbench.suite.plan import expand
 
 
 def _literal_values(model, field):
@@ -68,7 +68,7 @@ def test_workload_kinds_are_exactly_the_schema_kinds():
 
 
 def test_a_kind_without_a_descriptor_fails_validation_not_the_run():
-    from cephbench.errors import UserError
+    from cephbench.core.errors import UserError
     with pytest.raises(UserError, match="unknown type 'fio_cephfs'"):
         parse_suite({"name": "t", "workloads": [{"type": "fio_cephfs"}]}, "s.yaml")
 
@@ -84,14 +84,14 @@ def test_plan_uses_the_descriptor_phase_fields_and_repeats():
     [osd] = [t for t in plan.tests if t.kind == "osd_bench"]      # repeats are rounds inside one test
     assert osd.params["repeat"] == 3 and osd.repeat == 1
     # one estimate: the plan's is the run's own start and end plus its tests', each holding its group's set-up once
-    from cephbench.plan import RUN_OVERHEAD_S, estimate_s
+    from cephbench.suite.plan import RUN_OVERHEAD_S, estimate_s
     assert plan.est_duration_s == pytest.approx(RUN_OVERHEAD_S + sum(t.est_duration_s for t in plan.tests))
     assert estimate_s(plan.tests) == plan.est_duration_s
     assert rados[0].est_duration_s > rados[1].est_duration_s - 3.0 + 10.0 - 1e-9
 
 
 def test_validate_warns_where_a_seq_would_run_out():
-    from cephbench.plan import warnings
+    from cephbench.suite.plan import warnings
     short = expand(parse_suite({"name": "t", "workloads": [{"type": "rados_bench", "duration": "5s"}]}, "s.yaml"))
     [w] = warnings(short)
     assert w.startswith("002-rados_bench-seq-4MiB-t16: seq reads only the 4MiB objects the 5 s write made")
@@ -100,7 +100,7 @@ def test_validate_warns_where_a_seq_would_run_out():
         {"type": "rados_bench", "duration": {"write": "30s", "seq": "5s", "rand": "5s"}}]}, "s.yaml"))
     assert warnings(long) == []
     from pathlib import Path
-    from cephbench.config import load_suite
+    from cephbench.suite.config import load_suite
     quick = Path(__file__).resolve().parents[2] / "suites" / "quick.yaml"
     assert warnings(expand(load_suite(quick))) == []
 
@@ -110,7 +110,7 @@ def test_the_old_quarter_rule_warns_because_seqs_following_it_ran_out(size, writ
     """Write 8 s, seq 2 s (the old rule: a seq at most a quarter of its write) ran out of objects in 10 of 36 seq
     results: a seq reads at most the objects its write made, and reads of them ran more than 4x faster (4 MiB seqs
     at 4.5x, 64 KiB at 8.5x, 4 KiB at 7.8x on the lab). The warning counts in objects at those rates."""
-    from cephbench.plan import warnings
+    from cephbench.suite.plan import warnings
     plan = expand(parse_suite({"name": "t", "workloads": [
         {"type": "rados_bench", "modes": ["write", "seq"], "object_size": size,
          "duration": {"write": f"{write_s}s", "seq": "2s"}}]}, "s.yaml"))
@@ -120,10 +120,10 @@ def test_the_old_quarter_rule_warns_because_seqs_following_it_ran_out(size, writ
 
 @pytest.mark.parametrize("kind", sorted(SCHEMA_KINDS))
 def test_every_kind_that_accepts_clients_says_what_a_client_needs(kind):
-    """fanout.py starts a tool on a client through cephbench-loadgen's `at`: a kind that accepts `clients:` but
+    """hosts/fanout.py starts a tool on a client through cephbench-loadgen's `at`: a kind that accepts `clients:` but
     whose needs lack loadgen got no copy of it there, and the run raised ValueError ("no cephbench-loadgen path")."""
-    from cephbench.clients import needs_of
-    from cephbench.results import Test
+    from cephbench.hosts.clients import needs_of
+    from cephbench.core.results import Test
     if "clients" not in SCHEMA_KINDS[kind].model_fields:
         return
     test = Test(id="t", index=0, workload="w", kind=kind, group="g", params={"clients": 1})
@@ -183,7 +183,7 @@ def test_kind_modules_import_no_driver_and_no_config():
     for name, path in modules.items():
         if name == "cephbench.kinds" or name.startswith("cephbench.kinds."):
             above = sorted(m for m in imports_of(name, path, modules)
-                           if m.startswith(("cephbench.drivers", "cephbench.config", "cephbench.clients")))
+                           if m.startswith(("cephbench.drivers", "cephbench.suite.config", "cephbench.hosts.clients")))
             assert not above, f"{name} imports {above}"
 
 

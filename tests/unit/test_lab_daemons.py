@@ -8,7 +8,7 @@ import time
 
 import pytest
 
-from cephbench.errors import OperationFailed
+from cephbench.core.errors import OperationFailed
 from cephbench.lab import daemons as dm
 from cephbench.lab.keys import Entity, keyring_text, new_secret
 

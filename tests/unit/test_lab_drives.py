@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from cephbench.errors import UserError
+from cephbench.core.errors import UserError
 from cephbench.lab import cgroups, drives
 from cephbench.lab.throttle import (DriveLimit, DriveRef, ThrottleSpec, check_drives, parse_byte_rate,
                                     parse_drive_refs, parse_throttle_specs)

@@ -2,7 +2,7 @@
 
 import pytest
 
-from cephbench.errors import UserError
+from cephbench.core.errors import UserError
 from cephbench.lab.rates import LinkShape, parse_delay, parse_link, parse_rate, tbf_burst_bytes, tc_delay, tc_rate
 
 

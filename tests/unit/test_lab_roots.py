@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from clirun import cephbench
-from cephbench.errors import UserError
+from cephbench.core.errors import UserError
 from cephbench.lab import chroot, roots
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "lab"

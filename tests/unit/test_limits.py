@@ -2,10 +2,10 @@
 
 import pytest
 
-from cephbench.config import parse_suite
-from cephbench.errors import UserError
-from cephbench.limits import Limits, check
-from cephbench.plan import expand
+from cephbench.suite.config import parse_suite
+from cephbench.core.errors import UserError
+from cephbench.cluster.limits import Limits, check
+from cephbench.suite.plan import expand
 
 LAB = Limits(max_object_size=128 * 1024**2, max_pg_per_osd=250, osds_in=3, pg_copies=195)
 

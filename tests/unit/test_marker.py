@@ -3,7 +3,7 @@ change (issue 24: two runs that changed one option undid each other's variant an
 
 import json
 
-from cephbench import marker
+from cephbench.cluster import marker
 
 
 def dump(**runs: str) -> dict[str, str]:

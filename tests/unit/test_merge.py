@@ -1,4 +1,4 @@
-"""merge.py on real per-instance outputs (rados bench, fio json+, cephbench-loadgen fixtures) placed at start and
+"""core/merge.py on real per-instance outputs (rados bench, fio json+, cephbench-loadgen fixtures) placed at start and
 end times set here: the common window's sums, first/last done, spreads, the notes naming a late, early or slow
 client, and merged percentiles equal to those of the pooled data."""
 
@@ -11,12 +11,12 @@ import pytest
 from hdrh.histogram import HdrHistogram
 
 from conftest import FIXTURES
-from cephbench import merge
+from cephbench.core import merge
 from cephbench.drivers import ParseError
 from cephbench.drivers import fio
 from cephbench.drivers import rados_bench as rb
 from cephbench.drivers.rgw import parse as loadgen
-from cephbench.results import Measurement, Sample
+from cephbench.core.results import Measurement, Sample
 
 MIB = 1024 * 1024
 T0 = 1_700_000_000.0

@@ -6,7 +6,7 @@ The Evidence objects have the shape and size of a three-OSD-host cluster with 10
 from cephbench.analysis import analyse
 from cephbench.analysis.model import ClusterFacts, DiskFigures
 from cephbench.analysis.utilization import busy_seconds, from_evidence
-from cephbench.results import (DeviceLoad, Evidence, HostLoad, Latency, LinkLoad, Measurement, OsdCounters,
+from cephbench.core.results import (DeviceLoad, Evidence, HostLoad, Latency, LinkLoad, Measurement, OsdCounters,
                                OtherLoad, Result, Test)
 
 MIB = 1024**2

@@ -6,7 +6,7 @@ import pytest
 from cephbench.analysis import RunAnalyzer, analyse
 from cephbench.analysis.model import ClusterFacts, DiskFigures
 from cephbench.analysis.rgw import RadosFigure, rgw_ceiling, rgw_hosts
-from cephbench.results import Evidence, HostLoad, Latency, LinkLoad, Measurement, Result, Test
+from cephbench.core.results import Evidence, HostLoad, Latency, LinkLoad, Measurement, Result, Test
 
 MIB = 1024**2
 CLUSTER = {"status": {"servicemap": {"services": {"rgw": {"daemons": {

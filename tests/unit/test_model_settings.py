@@ -16,7 +16,7 @@ import pytest
 
 from cephbench.analysis import RunAnalyzer, analyse, facts_from_run
 from cephbench.analysis.storesettings import store_settings
-from cephbench.results import Result
+from cephbench.core.results import Result
 
 FIX = Path(__file__).parent.parent / "fixtures" / "report"
 MIB = 1024**2

@@ -76,21 +76,21 @@ def test_no_module_imports_one_that_imports_it_back():
 # lower one. A name is one module; `x.*` is package x and everything in it; the most exact name places a module.
 
 LAYERS: list[tuple[str, list[str]]] = [
-    ("core", ["__init__", "errors", "units", "names", "kinds.*", "interrupts", "resources", "poll", "results",
-              "identity", "userfiles", "variant_plan", "stale", "steady", "merge", "capacity", "loadsearch",
+    ("core", ["__init__", "core.errors", "core.units", "core.names", "kinds.*", "core.interrupts", "core.resources", "core.poll", "core.results",
+              "core.identity", "core.userfiles", "core.variant_plan", "core.stale", "core.steady", "core.merge", "core.capacity", "core.loadsearch",
               "drivers", "drivers.figures", "analysis.stats",   # ParseError and the figure readers every parser uses
               "evidence.asokproto"]),                           # the admin-socket protocol: the lab speaks it too
-    ("hosts", ["hosts", "mon"]),
+    ("hosts", ["hosts.local", "hosts.mon"]),
     ("lab", ["lab.*"]),
-    ("suite", ["config", "shape_plan"]),
-    ("cluster", ["cluster", "marker", "safety", "limits", "remote", "fanout", "remote_dirs", "clients", "recovery"]),
-    ("evidence", ["evidence.*", "hostload", "clusterwatch"]),
-    ("drivers", ["drivers.*", "pools"]),    # pools: only drivers create pools, through RunContext's ledger
-    ("plan", ["plan"]),
+    ("suite", ["suite.config", "suite.shape_plan"]),
+    ("cluster", ["cluster.ceph", "cluster.marker", "cluster.safety", "cluster.limits", "hosts.remote", "hosts.fanout", "hosts.remote_dirs", "hosts.clients", "cluster.recovery"]),
+    ("evidence", ["evidence.*", "evidence.hostload", "evidence.clusterwatch"]),
+    ("drivers", ["drivers.*", "drivers.pools"]),    # pools: only drivers create pools, through RunContext's ledger
+    ("plan", ["suite.plan"]),
     ("analysis", ["analysis.*"]),
-    ("run", ["runner", "shapes", "variants", "pooldelete"]),
-    ("launch", ["launch"]),
-    ("runs", ["export", "importer", "history", "cbt", "report.*", "progress"]),   # finished run directories
+    ("run", ["run.runner", "run.shapes", "run.options", "run.pooldelete"]),
+    ("launch", ["run.launch"]),
+    ("runs", ["rundirs.export", "rundirs.importer", "rundirs.history", "rundirs.cbt", "report.*", "rundirs.progress"]),   # finished run directories
     ("cli", ["cli.*"]),
     ("entry", ["entry"]),
 ]
@@ -154,7 +154,7 @@ def test_no_module_imports_a_higher_layer():
 
 
 def test_the_layer_check_sees_an_upward_import():
-    graph = {"cephbench.results": {"cephbench.errors", "cephbench.runner"}, "cephbench.runner": {"cephbench.results"},
+    graph = {"cephbench.core.results": {"cephbench.core.errors", "cephbench.run.runner"}, "cephbench.run.runner": {"cephbench.core.results"},
              "cephbench.drivers.fio": {"cephbench.drivers.figures", "cephbench.drivers"}}
     assert upward_imports(graph) == [("results", "runner")]
     assert layer_of("drivers.figures")[1] == "core" and layer_of("drivers.fio")[1] == "drivers"

@@ -15,9 +15,9 @@ from pathlib import Path
 
 import pytest
 
-from cephbench.mon import SIGNATURES, MonReply, _in_thread, _InFlight, mon_command_for
-from cephbench.errors import OperationFailed
-from cephbench.interrupts import held
+from cephbench.hosts.mon import SIGNATURES, MonReply, _in_thread, _InFlight, mon_command_for
+from cephbench.core.errors import OperationFailed
+from cephbench.core.interrupts import held
 
 FIXTURES = Path(__file__).parent.parent / "fixtures" / "mon"
 CEPH_TYPES = {"CephString": "str", "CephPoolname": "str", "CephInt": "int", "CephFloat": "float",

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from cephbench.errors import UserError
+from cephbench.core.errors import UserError
 from cephbench.lab.netns import (CLUSTER_BASE, IFNAMSIZ, MAX_HOSTS, PUBLIC_BASE, Topology, create_commands,
                                  exec_argv, free_slot, lab_id_for, plan, slots_in_use)
 from cephbench.lab.rates import LinkShape, parse_link

@@ -10,7 +10,7 @@ from runfactory import fixture_measurement, scaled, write_run
 from cephbench.analysis.compare import compare_runs, load_run
 from cephbench.report.format import mib_s, pct
 from cephbench.report.verdict import verdict
-from cephbench.results import Analysis, RunDir
+from cephbench.core.results import Analysis, RunDir
 
 MIB = 2**20
 CEILING = 855.8 * MIB

@@ -2,14 +2,14 @@ from pathlib import Path
 
 import pytest
 
-from cephbench.config import parse_suite
+from cephbench.suite.config import parse_suite
 from cephbench.drivers import ParseError
 from cephbench.drivers import osd_bench
-from cephbench.errors import UserError
-from cephbench.plan import expand
+from cephbench.core.errors import UserError
+from cephbench.suite.plan import expand
 from cephbench.report.sections import _osd_tables
 from cephbench.report.verdict import slow_osds
-from cephbench.results import Measurement, Result, Test
+from cephbench.core.results import Measurement, Result, Test
 
 FIX = Path(__file__).parent.parent / "fixtures" / "osd_bench"
 MIB = 2**20

@@ -13,8 +13,8 @@ from cephbench.drivers.fio_run import series
 from cephbench.drivers.iperf import parse_iperf_json
 from cephbench.drivers.rbd_bench_tool import parse as parse_rbd
 from cephbench.drivers.rgw.parse import parse as parse_loadgen, split_document
-from cephbench.merge import merge_instances
-from cephbench.results import Measurement, Sample, steady_state
+from cephbench.core.merge import merge_instances
+from cephbench.core.results import Measurement, Sample, steady_state
 
 MIB = 1024 * 1024
 

@@ -8,7 +8,7 @@ import pytest
 from cephbench.drivers import ParseError
 from cephbench.evidence.proccpu import (HERE, ToolCpu, client_cpu, combine, osd_cpu, parse_pid_stat,
                                         parse_reading)
-from cephbench.results import Evidence, OsdCounters, ProcessCpu, osds_cpu
+from cephbench.core.results import Evidence, OsdCounters, ProcessCpu, osds_cpu
 
 FIX = Path(__file__).parent.parent / "fixtures" / "proc_pid_stat"
 STATS = json.loads((FIX / "lab-osd-rados-write-64KiB.json").read_text())
@@ -102,7 +102,7 @@ def test_an_old_result_without_cpu_still_reads():
 
 
 def _result(cpu: list[dict]):
-    from cephbench.results import Result
+    from cephbench.core.results import Result
     r = Result.model_validate_json((FIX / "lab-rados-write-64KiB-result.json").read_text())
     r.evidence.cpu = [ProcessCpu(**c) for c in cpu]
     return r
@@ -153,7 +153,7 @@ def test_the_readers_cpu_lines_go_beside_the_counters():
 
 def test_a_tools_cpu_is_read_after_it_exited_before_it_is_reaped(tmp_path):
     """A real process that spins ~0.3 s and exits between ticks: its last second is still counted, children too."""
-    from cephbench.hosts import Spawn, run_together
+    from cephbench.hosts.local import Spawn, run_together
     tools = ToolCpu()
     spin = "i=0; while [ $i -lt 300000 ]; do i=$((i+1)); done"
     [res] = run_together([Spawn(["sh", "-c", f"sh -c '{spin}'; true"], tmp_path / "out")], 60,

@@ -1,4 +1,4 @@
-"""The live progress lines (progress.py): operations named per kind, p99 where the tool gives percentiles, a
+"""The live progress lines (rundirs/progress.py): operations named per kind, p99 where the tool gives percentiles, a
 warning marked, and every line whole when the output is a file or a pipe."""
 
 import io
@@ -9,8 +9,8 @@ from rich.console import Console
 from conftest import FIXTURES
 from cephbench.drivers import rados_bench as rb
 from cephbench.drivers.rgw.parse import parse as parse_loadgen
-from cephbench.progress import ConsoleEvents
-from cephbench.results import Result, Test
+from cephbench.rundirs.progress import ConsoleEvents
+from cephbench.core.results import Result, Test
 
 LONG_ID = "014-rgw-put-4KiB-t16-object_size4MiB-concurrency64-pool_profile_ec42-variant_rgw_thread_pool_512-r3"
 

@@ -10,11 +10,11 @@ from pathlib import Path
 import pytest
 
 from cephbench.analysis.utilization import device_finding, link_finding
-from cephbench.config import Settings
+from cephbench.suite.config import Settings
 from cephbench.drivers.figures import ParseError
 from cephbench.evidence import promanswer as pa
 from cephbench.evidence.hoststream import loads, parse_stream, watch_targets
-from cephbench.names import shown_url, split_url
+from cephbench.core.names import shown_url, split_url
 
 FIX = Path(__file__).parent.parent / "fixtures" / "prometheus"
 START, END = 1795657429.826, 1795657443.903      # the captured test's window (query_range start and end)
@@ -130,8 +130,8 @@ def test_a_url_with_credentials_is_written_without_them():
 
 @pytest.mark.parametrize("url", ["ftp://u:s3cret@prom:9090", "http://u:s3cret@prom:99999", "u:s3cret@prom"])
 def test_a_bad_url_is_one_line_that_does_not_repeat_its_credentials(url):
-    from cephbench.config import parse_suite
-    from cephbench.errors import UserError
+    from cephbench.suite.config import parse_suite
+    from cephbench.core.errors import UserError
     with pytest.raises(UserError) as exc:
         parse_suite({"name": "x", "settings": {"prometheus": url}, "workloads": [{"name": "o", "type": "osd_bench"}]},
                     "suite.yaml")
@@ -197,7 +197,7 @@ def test_read_hosts_asks_each_counter_over_the_window_and_notes_a_host_without_s
 
 def test_an_unreachable_prometheus_is_one_line_without_its_credentials():
     import socket
-    from cephbench.errors import UserError
+    from cephbench.core.errors import UserError
     from cephbench.evidence.prometheus import Prometheus
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))

@@ -6,8 +6,8 @@ import pytest
 
 from cephbench.drivers import ParseError
 from cephbench.drivers import rados_bench as rb
-from cephbench.merge import merge_instances
-from cephbench.results import Latency, Measurement, Sample
+from cephbench.core.merge import merge_instances
+from cephbench.core.results import Latency, Measurement, Sample
 
 FIX = Path(__file__).parent.parent / "fixtures" / "rados_bench"
 MIB = 1024 * 1024

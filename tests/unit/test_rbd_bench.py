@@ -5,13 +5,13 @@ import subprocess
 import pytest
 
 from conftest import FIXTURES
-from cephbench.config import parse_suite
+from cephbench.suite.config import parse_suite
 from cephbench.drivers import ParseError
-from cephbench.merge import merge_instances
+from cephbench.core.merge import merge_instances
 from cephbench.drivers.rbd_bench_tool import RbdBenchCommand, op_name, parse
 from cephbench.drivers.rbd_images import Images, read_guard_warnings
-from cephbench.errors import UserError
-from cephbench.plan import expand
+from cephbench.core.errors import UserError
+from cephbench.suite.plan import expand
 
 RBD = FIXTURES / "rbd_bench"
 MIB = 1024 * 1024
@@ -173,7 +173,7 @@ def test_krbd_unavailable_says_why_in_one_line(monkeypatch, tmp_path):
     from types import SimpleNamespace
 
     from cephbench.drivers import rbd_images
-    from cephbench.hosts import CommandResult
+    from cephbench.hosts.local import CommandResult
 
     monkeypatch.setattr(rbd_images, "SYS_BUS_RBD", tmp_path / "no-bus")
     no_modprobe = SimpleNamespace(which=lambda p: None)
@@ -194,7 +194,7 @@ def test_wait_unwatched_polls_until_the_stale_watch_is_gone(monkeypatch):
     from types import SimpleNamespace
 
     from cephbench.drivers import rbd_images
-    from cephbench.hosts import CommandResult
+    from cephbench.hosts.local import CommandResult
 
     answers = ['{"watchers":[{"address":"127.0.0.1:0/1","client":5360,"cookie":1}]}'] * 3 + ['{"watchers":[]}']
     calls = []
@@ -230,7 +230,7 @@ def test_live_figures_from_the_last_second_of_each_image(tmp_path):
 
 def test_two_clients_merge_without_a_rados_bench_latency_note():
     """rbd bench reports no latency: the merge of its clients says nothing about rados bench's mean and max."""
-    from cephbench.merge import merge_instances
+    from cephbench.core.merge import merge_instances
     a = parse((RBD / "ceph16.2.15_write_rand_4K.txt").read_text())
     parts = [a.model_copy(update={"host": h, "start_unix_s": 1e9, "end_unix_s": 1e9 + a.duration_s})
              for h in ("c1", "c2")]

@@ -9,12 +9,12 @@ import time
 
 import pytest
 
-from cephbench.errors import OperationFailed, UserError
-from cephbench.recovery import (Ownership, Refusal, RunLock, how_to_remove, leftovers, process_start_ticks,
+from cephbench.core.errors import OperationFailed, UserError
+from cephbench.cluster.recovery import (Ownership, Refusal, RunLock, how_to_remove, leftovers, process_start_ticks,
                                 process_tag, remove_leftovers, save, stop_process_group)
-from cephbench.stale import flag_history, option_history
-from cephbench.resources import Resource
-from cephbench.results import RunDir
+from cephbench.core.stale import flag_history, option_history
+from cephbench.core.resources import Resource
+from cephbench.core.results import RunDir
 from test_results_and_units import _result
 
 
@@ -37,7 +37,7 @@ def test_a_recorded_tool_process_is_stopped_and_a_reused_pid_is_not():
 
 def test_a_live_run_holds_its_directory(tmp_path):
     holder = subprocess.Popen([sys.executable, "-c", "import sys, time; sys.path[:0] = sys.argv[2:];"
-                               "from cephbench.recovery import RunLock; RunLock.take(sys.argv[1]); print('held', "
+                               "from cephbench.cluster.recovery import RunLock; RunLock.take(sys.argv[1]); print('held', "
                                "flush=True); time.sleep(30)", str(tmp_path), *sys.path], stdout=subprocess.PIPE,
                               text=True)
     try:

@@ -13,7 +13,7 @@ from cephbench.drivers import osd_bench, rados_bench, rbd_bench_tool
 from cephbench.drivers.fio import parse_fio_json
 from cephbench.drivers.iperf import parse_iperf_json
 from cephbench.drivers.rgw.parse import parse as parse_loadgen
-from cephbench.fanout import split_markers
+from cephbench.hosts.fanout import split_markers
 
 FIX = Path(__file__).parent.parent / "fixtures" / "releases"
 MiB = 2**20

@@ -4,10 +4,10 @@ import socket
 
 import pytest
 
-from cephbench.config import SshSettings
-from cephbench.errors import UserError
-from cephbench.hosts import CommandResult, LocalHost
-from cephbench.remote import (DROP_CACHES_SH, HostRef, drop_caches_argv, host_ref, require_tools, ssh_argv,
+from cephbench.suite.config import SshSettings
+from cephbench.core.errors import UserError
+from cephbench.hosts.local import CommandResult, LocalHost
+from cephbench.hosts.remote import (DROP_CACHES_SH, HostRef, drop_caches_argv, host_ref, require_tools, ssh_argv,
                               unreachable)
 
 

@@ -6,7 +6,7 @@ from pathlib import Path
 from cephbench.drivers import osd_bench
 from cephbench.drivers import rados_bench as rb
 from cephbench.report.write import write_report
-from cephbench.results import Result, RunDir, Test
+from cephbench.core.results import Result, RunDir, Test
 
 FIX = Path(__file__).parent.parent / "fixtures"
 EVIL = '<script>alert("x")</script>|`*_'
@@ -64,7 +64,7 @@ def test_report_of_an_empty_run(tmp_path):
 
 
 def test_timeseries_chart_adds_the_watched_hosts_cpu():
-    from cephbench.hostload import load_from_stream
+    from cephbench.evidence.hostload import load_from_stream
     from cephbench.report import charts
     m = rb.parse((FIX / "rados_bench" / "ceph16.2.15_write_4M.txt").read_text(), "write")
     t = Test(id="001-rados-write-4M", index=1, workload="rados", kind="rados_bench", group="g1",
@@ -236,8 +236,8 @@ def test_the_report_needs_no_plotting_library():
 
 def two_client_run(tmp_path: Path) -> RunDir:
     """A rados bench write from clients c1 and c2 (c2 at 60% of c1's rate, started 20 ms later), merged by
-    merge.py, and the same write from this host alone."""
-    from cephbench.merge import merge_instances
+    core/merge.py, and the same write from this host alone."""
+    from cephbench.core.merge import merge_instances
     a = rb.parse((FIX / "rados_bench" / "ceph16.2.15_write_4M.txt").read_text(), "write")
     b = a.model_copy(update={"bytes_per_s": a.bytes_per_s * 0.6, "timeseries": [
         s.model_copy(update={"bytes_per_s": s.bytes_per_s * 0.6}) for s in a.timeseries]})

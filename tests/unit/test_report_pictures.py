@@ -15,7 +15,7 @@ from cephbench.report.format import mib_s, pct
 from cephbench.report.gap import Facts, gap_of
 from cephbench.report.sections import KEY_HEADERS, build
 from cephbench.report.write import write_report
-from cephbench.results import LatencyBreakdown, RunDir, Sample
+from cephbench.core.results import LatencyBreakdown, RunDir, Sample
 
 FIX = Path(__file__).parent.parent / "fixtures" / "report"
 RUN = "ceph16.2.15_quick_multihost3"

@@ -26,7 +26,7 @@ from cephbench.report import html, markdown
 from cephbench.report.sections import build
 from cephbench.report.terminal import print_verdict
 from cephbench.report.variants import notes, summary_rows, tables
-from cephbench.results import RunDir
+from cephbench.core.results import RunDir
 
 FIX = Path(__file__).parent.parent / "fixtures" / "report"
 RUN = "ceph16.2.15_variants_throttle"

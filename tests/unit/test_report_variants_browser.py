@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from cephbench.report.write import write_report
-from cephbench.results import RunDir
+from cephbench.core.results import RunDir
 from runfactory import copy_fixture_run
 
 FIX = Path(__file__).parent.parent / "fixtures" / "report" / "ceph16.2.15_variants_throttle"

@@ -3,9 +3,9 @@ import time
 
 import pytest
 
-from cephbench.errors import UserError
-from cephbench.results import SCHEMA_VERSION, Measurement, Result, RunDir, Test
-from cephbench.units import format_size, parse_duration, parse_size
+from cephbench.core.errors import UserError
+from cephbench.core.results import SCHEMA_VERSION, Measurement, Result, RunDir, Test
+from cephbench.core.units import format_size, parse_duration, parse_size
 
 
 def test_sizes_and_durations():

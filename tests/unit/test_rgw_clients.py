@@ -11,8 +11,8 @@ import pytest
 from cephbench.drivers import ParseError
 from cephbench.drivers.rgw import driver
 from cephbench.drivers.rgw.parse import parse, split_document
-from cephbench.fanout import TimedResult, split_markers
-from cephbench.hosts import CommandResult
+from cephbench.hosts.fanout import TimedResult, split_markers
+from cephbench.hosts.local import CommandResult
 
 STREAM = Path(__file__).resolve().parents[1] / "fixtures" / "loadgen" / "loadgen0.1_rgw16.2.15_s3_get_4K_t4_at_c1.txt"
 

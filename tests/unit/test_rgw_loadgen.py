@@ -10,14 +10,14 @@ from pathlib import Path
 
 import pytest
 
-from cephbench.cluster import Target
-from cephbench.config import parse_suite
+from cephbench.cluster.ceph import Target
+from cephbench.suite.config import parse_suite
 from cephbench.drivers import ParseError
 from cephbench.drivers.rgw import binary, credentials, driver, endpoint
 from cephbench.drivers.rgw import parse as rgw_parse
-from cephbench.errors import UserError
-from cephbench.plan import expand
-from cephbench.results import Test
+from cephbench.core.errors import UserError
+from cephbench.suite.plan import expand
+from cephbench.core.results import Test
 
 TESTDATA = Path(__file__).resolve().parents[2] / "loadgen" / "testdata"
 S3_MIXED = TESTDATA / "result-rgw-16.2.15-s3-mixed.json"
@@ -335,7 +335,7 @@ def test_live_figures_sum_the_last_progress_line_of_each_instance(tmp_path):
 
 
 def test_a_failure_after_progress_lines_reports_loadgen_s_message_not_a_progress_line():
-    from cephbench.hosts import CommandResult
+    from cephbench.hosts.local import CommandResult
     log = ("cephbench-loadgen: progress t=1s ops_per_s=210.0 bytes_per_s=860160\n"
            "cephbench-loadgen: writing result: open /x/r.json: permission denied\n"
            "cephbench-loadgen: progress t=2s ops_per_s=0.0 bytes_per_s=0\n")

@@ -3,7 +3,7 @@
 import pytest
 
 from cephbench.evidence.rounds import ClusterSeen, Seen, combine
-from cephbench.results import ClusterDuringTest, DeviceLoad, Evidence, HostLoad, LinkLoad, OsdCounters, OtherLoad
+from cephbench.core.results import ClusterDuringTest, DeviceLoad, Evidence, HostLoad, LinkLoad, OsdCounters, OtherLoad
 
 
 def _round(op_w: float, lat_s: float, busy: list[float], *, osds=(0, 1), events=(), stop=None, other=None) -> Seen:

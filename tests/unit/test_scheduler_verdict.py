@@ -10,7 +10,7 @@ from cephbench.analysis import analyse, osd_rotational
 from cephbench.analysis.scheduler import NAME, osd_cap, scheduler_cap
 from cephbench.analysis.utilization import from_evidence
 from cephbench.evidence.settings import capping_settings
-from cephbench.results import Evidence, HostLoad, Latency, Measurement, OsdCounters, Result, Test
+from cephbench.core.results import Evidence, HostLoad, Latency, Measurement, OsdCounters, Result, Test
 
 FIXTURES = Path(__file__).parent.parent / "fixtures" / "config_show"
 BALANCED = capping_settings(json.loads((FIXTURES / "ceph18.2.7_osd0_tell_config_show.json").read_text()))

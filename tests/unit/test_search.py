@@ -11,14 +11,14 @@ import pytest
 
 from clirun import cephbench
 from cephbench.analysis.curves import curves, knee
-from cephbench.config import parse_suite
+from cephbench.suite.config import parse_suite
 from cephbench.drivers.base import Outcome
 from cephbench.drivers.search import Searches
-from cephbench.errors import UserError
+from cephbench.core.errors import UserError
 from cephbench.kinds import KINDS
-from cephbench.loadsearch import GROWTH_MIN, LATENCY_GROWTH_MAX, StepFigures, loads, stop
-from cephbench.plan import expand
-from cephbench.results import Result, Search
+from cephbench.core.loadsearch import GROWTH_MIN, LATENCY_GROWTH_MAX, StepFigures, loads, stop
+from cephbench.suite.plan import expand
+from cephbench.core.results import Result, Search
 
 FIXTURES = Path(__file__).parent.parent / "fixtures" / "curves"
 
@@ -247,7 +247,7 @@ def test_stop_is_a_pure_function_of_the_steps():
 
 def test_the_report_says_where_each_search_stopped_and_lists_no_error_for_the_steps_it_left_out():
     from cephbench.report.format import messages
-    from cephbench.results import SearchStop
+    from cephbench.core.results import SearchStop
     results = sweep("lab1-repeat3.jsonl", "rados_bench", 1)[:3]
     search = Search(param="concurrency", max=4, latency_max_s=0.005)
     stopped = results[1].model_copy(update={"test": results[1].test.model_copy(update={"search": search}),

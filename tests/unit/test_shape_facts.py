@@ -8,7 +8,7 @@ from test_analysis import LAB_MD, MIB, disk, net, result
 from cephbench.analysis import RunAnalyzer, facts_from_run
 from cephbench.analysis.model import Pool, ceiling
 from cephbench.report.gap import Facts
-from cephbench.results import Measurement, RunDir
+from cephbench.core.results import Measurement, RunDir
 
 
 # slow disks and a fast link: the disks bind, so the ceiling counts the OSDs

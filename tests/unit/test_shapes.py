@@ -8,12 +8,12 @@ import json
 
 import pytest
 
-from cephbench.config import parse_suite, read_yaml
+from cephbench.suite.config import parse_suite, read_yaml
 from cephbench.lab.throttle import DriveLimit, DriveRef
-from cephbench.plan import LAB_REBUILD_S, VARIANT_SWITCH_S, expand
-from cephbench.recovery import how_to_remove
-from cephbench.resources import Resource
-from cephbench.shape_plan import (LabBuild, build_of, on_release, rebuilds, restore_commands, shape_classes, step,
+from cephbench.suite.plan import LAB_REBUILD_S, VARIANT_SWITCH_S, expand
+from cephbench.cluster.recovery import how_to_remove
+from cephbench.core.resources import Resource
+from cephbench.suite.shape_plan import (LabBuild, build_of, on_release, rebuilds, restore_commands, shape_classes, step,
                                   steps)
 from clirun import cephbench
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from cephbench.hosts import LocalHost
+from cephbench.hosts.local import LocalHost
 from cephbench.lab.sshd import SSHD, SshFiles, make_keys, render_config
 
 LAB_HOST = """\

@@ -6,8 +6,8 @@ from pathlib import Path
 import pytest
 
 from cephbench.drivers.rados_bench import parse
-from cephbench.results import SteadyState
-from cephbench.steady import combine, verdict
+from cephbench.core.results import SteadyState
+from cephbench.core.steady import combine, verdict
 
 FIXTURES = Path(__file__).parent.parent / "fixtures" / "rados_bench"
 SETTINGS = {"max": 120.0, "window": 3, "max_range": 0.2, "max_slope": 0.1}

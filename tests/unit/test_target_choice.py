@@ -5,9 +5,9 @@ from pathlib import Path
 
 import pytest
 
-from cephbench.config import parse_suite
-from cephbench.errors import UserError
-from cephbench.launch import RunRequest, choose_target
+from cephbench.suite.config import parse_suite
+from cephbench.core.errors import UserError
+from cephbench.run.launch import RunRequest, choose_target
 
 SUITE = parse_suite({"name": "t", "workloads": [{"type": "osd_bench"}]}, "suite.yaml")
 

@@ -18,7 +18,7 @@ from cephbench.drivers.rgw.parse import parse as parse_loadgen
 from cephbench.kinds import KINDS, ops_unit
 from cephbench.report.format import iops, mib_s, ms
 from cephbench.report.terminal import print_results, print_verdict
-from cephbench.results import Analysis, HostLoad, Measurement, Result, RunDir, Test
+from cephbench.core.results import Analysis, HostLoad, Measurement, Result, RunDir, Test
 
 LONG = "-image_count2-rw_mix_read70-object_size4MiB-pool_profile_ec42-variant_bluestore_min_alloc_4k-r12"
 RGW_NOTE = "RGW keys: run user cephbench-3cd29d-rgw"

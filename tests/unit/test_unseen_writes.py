@@ -1,7 +1,7 @@
 """The capacity guard's count of this run's writes that `ceph df` does not show yet (issue 23)."""
 
-from cephbench import marker
-from cephbench.safety import CapacityBudget, UnseenWrites, settle_seconds
+from cephbench.cluster import marker
+from cephbench.cluster.safety import CapacityBudget, UnseenWrites, settle_seconds
 
 MIB = 2**20
 

@@ -16,7 +16,7 @@ from clirun import cephbench
 from conftest import FIXTURES
 from runfactory import copy_fixture_run, fixture_measurement, repeats, write_run
 from cephbench.analysis.compare import compare_runs, load_run
-from cephbench.export import export
+from cephbench.rundirs.export import export
 from cephbench.report import compare_render
 
 VARIANTS = FIXTURES / "report" / "ceph16.2.15_variants_throttle"
@@ -143,7 +143,7 @@ def test_runs_of_two_releases_are_two_configurations(tmp_path):
 
 def test_a_catalog_of_schema_1_gains_the_identity_and_reads_its_old_rows(tmp_path, variant_run):
     import sqlite3
-    from cephbench.history import SCHEMA, History
+    from cephbench.rundirs.history import SCHEMA, History
     db = tmp_path / "old.sqlite"
     with History.open(db) as h:
         h.add(variant_run)

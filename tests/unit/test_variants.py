@@ -8,13 +8,13 @@ import json
 
 import pytest
 
-from cephbench.config import parse_suite
-from cephbench.errors import UserError
-from cephbench.plan import VARIANT_SWITCH_S, expand
-from cephbench.results import Test
-from cephbench.variant_plan import (Restore, checked_value, needs_restart, previous_value, restore_argv, switch,
+from cephbench.suite.config import parse_suite
+from cephbench.core.errors import UserError
+from cephbench.suite.plan import VARIANT_SWITCH_S, expand
+from cephbench.core.results import Test
+from cephbench.core.variant_plan import (Restore, checked_value, needs_restart, previous_value, restore_argv, switch,
                                     variant_order)
-from cephbench.variants import same_value
+from cephbench.run.options import same_value
 
 HELP = {h["name"]: h for h in map(json.loads, [
     '{"name":"osd_max_backfills","type":"uint","level":"advanced","desc":"Maximum number of concurrent local and '
@@ -241,7 +241,7 @@ def test_a_workload_naming_a_variant_the_suite_lacks_is_one_line(extra, where, w
 
 
 def test_baselines_run_on_the_first_lab_build_not_on_the_lab_as_found():
-    from cephbench.launch import shape_parts
+    from cephbench.run.launch import shape_parts
     s = suite(baseline={"network": {"hosts": ["h1", "h2"], "duration": 1}},
               variants=[{"name": "four", "lab": {"hosts": 4, "clients": 4}}, {"name": "three", "lab": {"hosts": 3}}])
     builds = {v.name: v.lab for v in s.variant_specs()}

@@ -6,7 +6,7 @@ from conftest import FIXTURES
 from runfactory import fixture_measurement, scaled
 from cephbench.drivers import fio
 from cephbench.report.verdict import slow_osds, verdict
-from cephbench.results import Analysis, Measurement, Result, Test
+from cephbench.core.results import Analysis, Measurement, Result, Test
 
 
 def res(i, kind, phase, m, params=None, eff=None, bottleneck=None, repeat=1, warnings=()):

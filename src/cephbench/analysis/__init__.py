@@ -15,9 +15,9 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ..kinds import DISK_BASELINE, NET_BASELINE, direction_of, kinds_where, level_of
-from ..remote import addr_ips
-from ..results import Analysis, LatencyBreakdown, Result
-from ..units import exact_size
+from ..hosts.remote import addr_ips
+from ..core.results import Analysis, LatencyBreakdown, Result
+from ..core.units import exact_size
 from . import rgw
 from .disks import usable
 from .breakdown import breakdown

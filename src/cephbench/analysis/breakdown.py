@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 
-from ..results import LatencyBreakdown, OsdCounters
+from ..core.results import LatencyBreakdown, OsdCounters
 
 
 def _weighted(osds: Iterable[OsdCounters], value: Callable[[OsdCounters], float | None],

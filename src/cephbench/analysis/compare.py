@@ -19,10 +19,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Iterable, Sequence
 
-from ..errors import UserError
-from ..identity import release as release_of, result_release
+from ..core.errors import UserError
+from ..core.identity import release as release_of, result_release
 from ..kinds import level_of
-from ..results import OSDS_CPU, CorruptLine, Measurement, Result, RunDir, Test, osds_cpu
+from ..core.results import OSDS_CPU, CorruptLine, Measurement, Result, RunDir, Test, osds_cpu
 from . import stats
 
 
@@ -84,7 +84,7 @@ def test_label(test: Test) -> str:
 
 def match_key(test: Test, match_on: Sequence[str] = (), ignore: Sequence[str] = (), release: str | None = None) -> str:
     """Test.match_key(), or the same over only the `match_on` parameters, less the `ignore`d ones; with the run's
-    release (identity.py) unless `ignore` names it."""
+    release (core/identity.py) unless `ignore` names it."""
     if release is not None and RELEASE not in ignore:
         return json.dumps({"key": json.loads(match_key(test, match_on, ignore)), RELEASE: release}, sort_keys=True)
     if not match_on and not ignore:

@@ -19,9 +19,9 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Iterable, Literal, Sequence
 
 from ..kinds import level_of
-from ..loadsearch import LOAD_PARAMS, MIN_POINTS, pays, per_doubling
-from ..results import Result
-from ..units import format_size
+from ..core.loadsearch import LOAD_PARAMS, MIN_POINTS, pays, per_doubling
+from ..core.results import Result
+from ..core.units import format_size
 from . import stats
 
 LOAD_NAMES = {"concurrency": "t", "iodepth": "qd", "io_threads": "threads", "numjobs": "jobs",
@@ -29,7 +29,7 @@ LOAD_NAMES = {"concurrency": "t", "iodepth": "qd", "io_threads": "threads", "num
 # parameters that never tell two curves apart: how long a test ran is not what it measured
 NOT_A_DIMENSION = ("duration_s",)
 
-# the knee rule's thresholds (GROWTH_MIN, LATENCY_GROWTH_MAX, MIN_POINTS) are in loadsearch.py: a search applies
+# the knee rule's thresholds (GROWTH_MIN, LATENCY_GROWTH_MAX, MIN_POINTS) are in core/loadsearch.py: a search applies
 # them while it runs
 NOISE_FLOOR = 0.02           # the least relative noise a throughput figure is taken to have
 MIB = 1024 * 1024

@@ -11,7 +11,7 @@ from __future__ import annotations
 import statistics
 from typing import Any
 
-from ..results import Result
+from ..core.results import Result
 
 KEYS = ("bytes_per_s", "ops_per_s")
 

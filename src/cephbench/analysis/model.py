@@ -22,7 +22,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Literal
 
-from ..units import exact_size
+from ..core.units import exact_size
 
 MIB = 1024**2
 # bluestore_prefer_deferred_size_hdd's Pacific default, for facts not read from a run (analysis/storesettings.py

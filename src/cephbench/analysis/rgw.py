@@ -20,8 +20,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from ..results import HostLoad
-from ..units import exact_size
+from ..core.results import HostLoad
+from ..core.units import exact_size
 from .model import SMALL_OP, Ceiling, Pool, Term, mibs
 
 STRIPE = 4 * 1024**2          # rgw_max_chunk_size / rgw_obj_stripe_size (Pacific defaults)

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..results import OsdCounters, Result
+from ..core.results import OsdCounters, Result
 
 NAME = "OSD scheduler (mClock client limit)"
 NEAR_CAP = 0.85                   # served this share of the cap or more: the limit held the ops

@@ -19,9 +19,9 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Any
 
-from ..results import Result
-from ..units import parse_size
-from ..units import exact_size
+from ..core.results import Result
+from ..core.units import parse_size
+from ..core.units import exact_size
 
 PACIFIC_DEFAULTS = {
     "bluestore_prefer_deferred_size": "0", "bluestore_prefer_deferred_size_hdd": "65536",

@@ -32,7 +32,7 @@ from __future__ import annotations
 import statistics
 from dataclasses import dataclass, field
 
-from ..results import DeviceLoad, Evidence, HostLoad, LatencyBreakdown, LinkLoad, Result
+from ..core.results import DeviceLoad, Evidence, HostLoad, LatencyBreakdown, LinkLoad, Result
 from ..evidence import otherload
 from ..evidence.hoststream import NOT_WATCHED, WHAT_WATCHES
 from .breakdown import describe, largest_part

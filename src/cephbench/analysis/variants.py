@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Callable, Sequence, TypeVar
 
 from ..kinds import LEVEL_ORDER, direction_of, level_of
-from ..results import Measurement, Result, Test
+from ..core.results import Measurement, Result, Test
 from . import stats
 from .compare import METRICS, Metric, MetricDelta, Samples, match_key, metric_deltas, test_label
 

@@ -7,11 +7,11 @@ from pathlib import Path
 
 import click
 
-from ..errors import UserError
+from ..core.errors import UserError
 from ..lab.multihost import size_flag as _size_option
-from ..progress import ConsoleEvents
+from ..rundirs.progress import ConsoleEvents
 from ..report.format import seconds
-from ..units import format_size
+from ..core.units import format_size
 from .common import out, err, main
 
 
@@ -21,7 +21,7 @@ def baseline() -> None:
 
 
 def _duration_option(value: str, flag: str) -> float:
-    from ..units import parse_duration
+    from ..core.units import parse_duration
     try:
         d = parse_duration(value)
     except ValueError as exc:
@@ -58,7 +58,7 @@ def baseline_disk(paths: tuple[Path, ...], size: str, runtime: str, patterns: tu
 def _run_baseline(what: str, tests: list, out_dir: Path | None, intro: str) -> None:
     """The baseline's tests as a run of their own, through the runner as a suite's baselines (ledger, host watch,
     cleanup on every exit); the tables, then exit 1 when a test failed, 130 when interrupted."""
-    from ..launch import prepare_baseline, start
+    from ..run.launch import prepare_baseline, start
     from ..report.baseline import print_baselines
     prep = prepare_baseline(what, tests, out_dir)
     rundir = prep.rundir

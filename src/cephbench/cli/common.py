@@ -12,10 +12,10 @@ import click
 from rich.console import Console
 
 from .. import __version__
-from ..errors import OperationFailed, UserError
-from ..plan import Plan
-from ..interrupts import sigterm_interrupts
-from ..results import Result, RunDir
+from ..core.errors import OperationFailed, UserError
+from ..suite.plan import Plan
+from ..core.interrupts import sigterm_interrupts
+from ..core.results import Result, RunDir
 
 
 # Piped output (CI logs, `| tee`) gets wide tables instead of rich's 80-column default.
@@ -60,7 +60,7 @@ def main(verbose: int) -> None:
 
 
 def _print_plan_warnings(plan: Plan) -> None:
-    from ..plan import warnings
+    from ..suite.plan import warnings
     for w in warnings(plan):
         err.print(f"warning: {w}", markup=False)
 
@@ -81,7 +81,7 @@ def _open_run(run_dir: Path) -> tuple[RunDir, list[Result]]:
 
 def _catalog(run_dir: Path, db: Path | None = None) -> None:
     """Add a run to the history catalog; a catalog that cannot be written only warns."""
-    from ..history import History
+    from ..rundirs.history import History
     try:
         with History.open(db) as h:
             h.add(run_dir)

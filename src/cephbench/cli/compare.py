@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from ..errors import UserError
+from ..core.errors import UserError
 from .common import out, err, main, _warn_corrupt, write_out
 
 

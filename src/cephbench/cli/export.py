@@ -18,7 +18,7 @@ from .common import err, main, write_out
 @click.option("--out", "out_file", type=click.Path(path_type=Path), help="Write to FILE instead of stdout.")
 def export_(run_dir: Path, fmt: str, out_file: Path | None) -> None:
     """Export a run's results for spreadsheets, CI or Prometheus/Grafana (docs/exports.md)."""
-    from ..export import export
+    from ..rundirs.export import export
     text = export(run_dir, fmt)
     if out_file is None:
         click.echo(text, nl=False)

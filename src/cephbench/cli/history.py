@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from ..errors import UserError
+from ..core.errors import UserError
 from .common import out, main, _warn_corrupt
 
 
@@ -25,7 +25,7 @@ def _history_filters(f):
 
 def _filters(ctx: click.Context, **given: str | None):
     """The history filters given to `history` and to its subcommand, the subcommand's winning."""
-    from ..history import Filters
+    from ..rundirs.history import Filters
     merged = {**(ctx.obj or {}).get("filters", {}), **{k: v for k, v in given.items() if v is not None}}
     return Filters.from_options(**merged)
 
@@ -69,8 +69,8 @@ def _history_trend(ctx: click.Context, metric: str, match: str, pool_profile: st
                    release: str | None, ignore: tuple[str, ...]) -> None:
     import shlex
     from rich.table import Table
-    from ..history import NEVER_MIXED, History, format_time, metric_name, series
-    from ..identity import PARTS
+    from ..rundirs.history import NEVER_MIXED, History, format_time, metric_name, series
+    from ..core.identity import PARTS
     from ..report.compare_render import value
     from ..analysis.compare import METRICS
     name = metric_name(metric)
@@ -117,7 +117,7 @@ def _history_trend(ctx: click.Context, metric: str, match: str, pool_profile: st
 def history_list(ctx: click.Context, **filters) -> None:
     """Catalogued runs, oldest first; a run whose directory is gone is marked missing."""
     from rich.table import Table
-    from ..history import History, NoCatalog, format_time
+    from ..rundirs.history import History, NoCatalog, format_time
     chosen = _filters(ctx, **filters)
     try:
         h = History.open(ctx.obj["db"], create=False)
@@ -146,7 +146,7 @@ def history_list(ctx: click.Context, **filters) -> None:
 @click.pass_context
 def history_add(ctx: click.Context, run_dirs: tuple[Path, ...]) -> None:
     """Catalogue run directories by hand (again: their rows are replaced)."""
-    from ..history import History, checked_meta
+    from ..rundirs.history import History, checked_meta
     for d in run_dirs:
         checked_meta(d)                 # every directory checked before the catalog is touched
     with History.open(ctx.obj["db"]) as h:

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from ..errors import UserError
+from ..core.errors import UserError
 from ..report.terminal import print_results
 from .common import out, main, _catalog
 
@@ -25,8 +25,8 @@ from .common import out, main, _catalog
 def import_(files: tuple[Path, ...], out_dir: Path | None, labels: tuple[str, ...], date: str | None,
             db: Path | None) -> None:
     """Turn raw rados bench, fio, rbd bench, iperf3, loadgen or osd bench output into a run directory."""
-    from ..history import format_time, parse_date
-    from ..importer import import_files, parse_labels
+    from ..rundirs.history import format_time, parse_date
+    from ..rundirs.importer import import_files, parse_labels
     when = parse_date(date, where="--date") if date is not None else None
     if when is not None and when > time.time():
         raise UserError(f"{date!r} is in the future", "give the date the files were measured", where="--date")

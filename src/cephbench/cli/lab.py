@@ -8,12 +8,12 @@ from pathlib import Path
 
 import click
 
-from ..errors import OperationFailed, UserError
+from ..core.errors import OperationFailed, UserError
 from ..lab import Lab, default_lab_dir
 from ..lab.multihost import size_flag as _size_option, spec_from_flags
 from ..lab import drives as lab_drives
 from ..lab.throttle import check_drives, parse_drive_refs, parse_throttle_specs
-from ..units import format_size
+from ..core.units import format_size
 from .common import out, err, main
 
 

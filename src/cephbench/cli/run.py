@@ -9,8 +9,8 @@ from pathlib import Path
 
 import click
 
-from ..cluster import CONNECT_TIMEOUT_S
-from ..progress import ConsoleEvents
+from ..cluster.ceph import CONNECT_TIMEOUT_S
+from ..rundirs.progress import ConsoleEvents
 from ..report.format import seconds
 from ..report.terminal import print_results, print_verdict
 from .common import out, err, main, _catalog, _print_plan_warnings
@@ -40,7 +40,7 @@ def run(suite_path: Path | None, out_dir: Path | None, resume_dir: Path | None, 
         keyring: Path | None, client_id: str | None, use_lab: bool, lab_dir: Path | None, force: bool, keep: bool,
         dry_run: bool, connect_timeout: int, allow_pool_delete: bool) -> None:
     """Run a suite against a cluster (-c, CEPH_CONF, the suite's target:) or the local lab (--lab)."""
-    from ..launch import RunRequest, prepare, start
+    from ..run.launch import RunRequest, prepare, start
     prep = prepare(RunRequest(suite_path, resume_dir, out_dir, conf, keyring, client_id, lab_dir, force, keep,
                               dry_run, connect_timeout, lab=use_lab, allow_pool_delete=allow_pool_delete),
                    say=lambda m: err.print(m, markup=False))
@@ -92,7 +92,7 @@ def run(suite_path: Path | None, out_dir: Path | None, resume_dir: Path | None, 
                   f"'cephbench run --resume {rundir.path}'")
         sys.exit(130)
     if summary.cleanup_failed:
-        from ..resources import Refusal
+        from ..core.resources import Refusal
         for r, why in summary.cleanup_failed:
             err.print(f"cephbench: {why}" if isinstance(why, Refusal) else f"cephbench: could not remove {r.kind} "
                       f"{r.name}: {why} (listed in {rundir.path}/resources.json)", markup=False)
@@ -102,7 +102,7 @@ def run(suite_path: Path | None, out_dir: Path | None, resume_dir: Path | None, 
 
 def _print_shape_steps(keeper, todo: list) -> None:
     """Each lab shape a dry run would enter, in order, and what each costs: a rebuild, a throttle, nothing."""
-    from ..shape_plan import rebuilds, steps, throttle_text
+    from ..suite.shape_plan import rebuilds, steps, throttle_text
     entered = [name for name, _ in groupby(t.variant for t in todo if t.variant is not None)]
     plan = steps(keeper.original, keeper.current, [(n, keeper.want(n)) for n in entered])
     out.print(f"lab {keeper.lab.dir}: {rebuilds(plan)} rebuild(s) "

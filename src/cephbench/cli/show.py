@@ -17,7 +17,7 @@ from .common import out, main, _open_run
 def show(run_dir: Path, reasons: bool, as_json: bool) -> None:
     """Print the results of a run directory."""
     if as_json:
-        from ..export import export
+        from ..rundirs.export import export
         click.echo(export(run_dir, "json"), nl=False)
         return
     _, results = _open_run(run_dir)

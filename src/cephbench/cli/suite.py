@@ -19,7 +19,7 @@ def suite() -> None:
 @click.option("--out", "out_file", type=click.Path(path_type=Path), help="Write the suite to FILE (default stdout).")
 def suite_from_cbt(cbt_yaml: Path, out_file: Path | None) -> None:
     """Translate CBT's radosbench, librbdfio and rawfio benchmarks into a cephbench suite (docs/suites.md)."""
-    from ..cbt import translate_file
+    from ..rundirs.cbt import translate_file
     text, unmapped = translate_file(cbt_yaml)
     for line in unmapped:
         err.print(f"cephbench: not translated: {line}", markup=False)

@@ -6,10 +6,10 @@ from pathlib import Path
 
 import click
 
-from ..config import Suite, load_suite
-from ..plan import Plan, expand
+from ..suite.config import Suite, load_suite
+from ..suite.plan import Plan, expand
 from ..report.format import seconds
-from ..units import format_size
+from ..core.units import format_size
 from .common import out, main, _print_plan_warnings
 
 

@@ -15,31 +15,31 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterator, Protocol, Sequence, TypeVar
 
-from ..cluster import Cluster, Target
-from ..config import Settings
-from ..errors import OperationFailed, UserError
-from .. import marker
-from ..clusterwatch import ClusterWatch
-from ..interrupts import held
-from ..poll import Poll
-from ..hostload import CpuSampler
-from ..names import safe_name  # noqa: F401  (the drivers' import of it)
+from ..cluster.ceph import Cluster, Target
+from ..suite.config import Settings
+from ..core.errors import OperationFailed, UserError
+from ..cluster import marker
+from ..evidence.clusterwatch import ClusterWatch
+from ..core.interrupts import held
+from ..core.poll import Poll
+from ..evidence.hostload import CpuSampler
+from ..core.names import safe_name  # noqa: F401  (the drivers' import of it)
 from ..evidence import watch as hostwatch
 from ..evidence.prometheus import Prometheus, read_hosts
 from ..kinds import KINDS, direction_of
-from ..fanout import Placement, TimedResult, run_started_together
-from ..hosts import CommandResult, LocalHost, Spawn, run_together, stop_group
+from ..hosts.fanout import Placement, TimedResult, run_started_together
+from ..hosts.local import CommandResult, LocalHost, Spawn, run_together, stop_group
 from ..evidence.osdread import OsdReader, OsdReading
 from ..evidence.counters import osd_evidence
 from ..evidence.otherload import OtherLoadSampler
 from ..evidence.proccpu import ToolCpu, test_cpu
 from ..evidence.rounds import ClusterSeen, Seen
 from ..evidence.settings import capping_settings
-from ..remote import HostRef, drop_caches_argv, host_ref, osd_hosts, run_on_all, this_host
-from ..recovery import process_tag, stop_process_group
-from ..resources import Ledger, Resource
-from ..results import Evidence, Measurement, RunDir, SearchStop, Test
-from ..safety import CapacityBudget, UnseenWrites, drop_caches_local, settle_seconds
+from ..hosts.remote import HostRef, drop_caches_argv, host_ref, osd_hosts, run_on_all, this_host
+from ..cluster.recovery import process_tag, stop_process_group
+from ..core.resources import Ledger, Resource
+from ..core.results import Evidence, Measurement, RunDir, SearchStop, Test
+from ..cluster.safety import CapacityBudget, UnseenWrites, drop_caches_local, settle_seconds
 
 log = logging.getLogger(__name__)
 R = TypeVar("R")
@@ -252,7 +252,7 @@ class RunContext:
     def at_paths_on(self, refs: Sequence[HostRef]) -> dict[str, str]:
         """cephbench-loadgen (whose `at` is the start barrier) on each of these hosts: copied through the ledger
         where missing (as to clients), each host's clock offset measured once; host name -> its path there."""
-        from ..clients import Client, deploy_loadgen, measure_clock
+        from ..hosts.clients import Client, deploy_loadgen, measure_clock
         from .rgw.binary import find_loadgen
         missing = list({r.name: r for r in refs if r.name not in self.at_paths}.values())
         if missing:
@@ -266,7 +266,7 @@ class RunContext:
 
     def clients_of(self, test: Test) -> list[Any]:
         """The client hosts (clients.Client) a test's load comes from; none: this machine."""
-        from ..clients import clients_of
+        from ..hosts.clients import clients_of
         return clients_of(test.params.get("clients"), self.clients)
 
     def _watched(self, test: Test, outputs: list[Path], live: Callable[[list[Path]], Figures] | None,
@@ -281,7 +281,7 @@ class RunContext:
         watchers = self._watch(test, hosts, clients)
         # recorded now: once a watcher has ended, its start time (part of the tag) can no longer be read
         watcher_res = self._record_processes([w.proc.pid for w in watchers])
-        # polled: a monitor that does not answer must not hold up the tools' loop (poll.py)
+        # polled: a monitor that does not answer must not hold up the tools' loop (core/poll.py)
         watch = ClusterWatch(Poll(self.cluster.status), self.settings.max_raw_used,
                              writing=direction_of(test.kind, test.params.get("phase")) in ("write", "mixed"),
                              conf=self.target.conf)

@@ -24,15 +24,15 @@ from dataclasses import dataclass, replace
 from pathlib import Path, PurePosixPath
 from typing import Any, Callable, Iterator
 
-from ..config import SshSettings
-from ..errors import OperationFailed, UserError
-from ..interrupts import held
-from ..recovery import DISK_FILE, remote_file_parts
-from ..resources import Ledger, Resource
-from ..hosts import CommandResult, LocalHost, Spawn, run_together
-from ..remote import HostRef, host_ref, osd_hosts, run_on_all, unreachable
-from ..results import Measurement, RunDir, Test
-from ..units import format_size
+from ..suite.config import SshSettings
+from ..core.errors import OperationFailed, UserError
+from ..core.interrupts import held
+from ..cluster.recovery import DISK_FILE, remote_file_parts
+from ..core.resources import Ledger, Resource
+from ..hosts.local import CommandResult, LocalHost, Spawn, run_together
+from ..hosts.remote import HostRef, host_ref, osd_hosts, run_on_all, unreachable
+from ..core.results import Measurement, RunDir, Test
+from ..core.units import format_size
 from . import ParseError
 from .figures import array, count, mapping
 from .base import BaselineWatch, Outcome

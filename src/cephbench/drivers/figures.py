@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 from typing import Any, Callable
 
-from ..results import Measurement
+from ..core.results import Measurement
 from . import ParseError
 
 # Counts and sizes in tool output are 64-bit at most; a larger one is garbage, and it would overflow float maths.

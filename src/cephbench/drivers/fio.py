@@ -17,9 +17,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from ..merge import BIN_PERCENTILES, add_bins, percentiles_from_bins
-from ..results import Latency, Measurement
-from ..units import parse_size
+from ..core.merge import BIN_PERCENTILES, add_bins, percentiles_from_bins
+from ..core.results import Latency, Measurement
+from ..core.units import parse_size
 from . import ParseError
 from .figures import array, checked, count, mapping, number
 

@@ -24,9 +24,9 @@ import time
 from dataclasses import replace
 from typing import Iterator
 
-from ..pools import create_pool, remove_pool
-from ..results import Measurement, Test
-from ..safety import amplification
+from .pools import create_pool, remove_pool
+from ..core.results import Measurement, Test
+from ..cluster.safety import amplification
 from .base import Outcome, RunContext, now, run_group_timeout, safe_name, started_tests
 from .search import Searches
 from .fio import FioJob

@@ -14,8 +14,8 @@ from __future__ import annotations
 
 from typing import Iterator
 
-from ..errors import UserError
-from ..results import Measurement, Test
+from ..core.errors import UserError
+from ..core.results import Measurement, Test
 from . import rbd_images
 from .rbd_images import preflight  # noqa: F401 - its hook: the images' checks (drivers/registry.py)
 from .base import Outcome, RunContext, now, run_group_timeout

@@ -17,12 +17,12 @@ from dataclasses import dataclass, replace
 from pathlib import Path, PurePosixPath
 from typing import Any, Callable, Sequence
 
-from ..cluster import Target
-from ..errors import OperationFailed
-from ..hosts import Spawn
-from ..remote_dirs import dir_path, fetch_dir, make_dir
-from ..resources import Resource
-from ..results import Measurement, Sample, Test, steady_state
+from ..cluster.ceph import Target
+from ..core.errors import OperationFailed
+from ..hosts.local import Spawn
+from ..hosts.remote_dirs import dir_path, fetch_dir, make_dir
+from ..core.resources import Resource
+from ..core.results import Measurement, Sample, Test, steady_state
 from . import ParseError
 from .base import Outcome, RunContext, safe_name
 from .figures import count, number

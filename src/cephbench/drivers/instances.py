@@ -14,10 +14,10 @@ from pathlib import Path
 from typing import Any, Callable, Sequence
 
 from ..evidence.rounds import Seen
-from ..fanout import TimedResult, failure
-from ..hosts import CommandResult, Spawn
-from ..merge import merge_instances
-from ..results import Measurement, Test
+from ..hosts.fanout import TimedResult, failure
+from ..hosts.local import CommandResult, Spawn
+from ..core.merge import merge_instances
+from ..core.results import Measurement, Test
 from . import ParseError
 from .base import Figures, Outcome, RunContext, client_notes
 

@@ -27,13 +27,13 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Callable, Iterator, Sequence
 
-from ..errors import UserError
-from ..interrupts import held
-from ..fanout import Placement, run_started_together
-from ..hosts import CommandResult, LocalHost, Spawn, run_together
-from ..config import SshSettings
-from ..remote import HostRef, back_ips, front_ips, host_ref, is_local_address, require_tools, source_address
-from ..results import Measurement, RunDir, Sample, Test
+from ..core.errors import UserError
+from ..core.interrupts import held
+from ..hosts.fanout import Placement, run_started_together
+from ..hosts.local import CommandResult, LocalHost, Spawn, run_together
+from ..suite.config import SshSettings
+from ..hosts.remote import HostRef, back_ips, front_ips, host_ref, is_local_address, require_tools, source_address
+from ..core.results import Measurement, RunDir, Sample, Test
 from . import ParseError
 from .figures import array, checked, count, mapping, number, optional
 from .base import BaselineWatch, Outcome

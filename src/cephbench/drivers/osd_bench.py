@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from typing import Any, Iterator
 
 from ..analysis.stats import ALPHA, mann_whitney, min_p
-from ..results import Measurement, Test
+from ..core.results import Measurement, Test
 from . import ParseError
 from .figures import checked, count, mapping, number
 from .base import Outcome, RunContext, now

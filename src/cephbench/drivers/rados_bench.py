@@ -15,8 +15,8 @@ import time
 from dataclasses import dataclass
 
 from ..kinds.rados_bench import seq_write_ratio
-from ..merge import merge_instances
-from ..results import Latency, Measurement, Sample, steady_state
+from ..core.merge import merge_instances
+from ..core.results import Latency, Measurement, Sample, steady_state
 from . import ParseError
 from .figures import checked, count, number
 
@@ -416,15 +416,15 @@ def _without_steady(test):
 
 def run_group(ctx, group, todo):
     """Write, then seq/rand reads of what was written, on fresh pools; one Outcome per test in `todo`."""
-    from ..hosts import Spawn
-    from ..pools import create_pool, own_namespace, remove_pool
-    from ..safety import amplification
-    from ..fanout import failure
+    from ..hosts.local import Spawn
+    from .pools import create_pool, own_namespace, remove_pool
+    from ..cluster.safety import amplification
+    from ..hosts.fanout import failure
     from .base import Outcome, client_notes, now, run_group_timeout
     from .instances import run_instances
     from .rounds import RoundsEnd, in_rounds, round_suffix
     from .search import Searches
-    from ..results import SearchStop
+    from ..core.results import SearchStop
 
     first = group[0].params
     n = first["instances"]

@@ -13,8 +13,8 @@ from __future__ import annotations
 
 from typing import Iterator
 
-from ..hosts import CommandResult, Spawn
-from ..results import Measurement, Test
+from ..hosts.local import CommandResult, Spawn
+from ..core.results import Measurement, Test
 from . import rbd_images
 from .rbd_images import preflight  # noqa: F401 - its hook: the images' checks (drivers/registry.py)
 from .base import Outcome, RunContext, run_group_timeout

@@ -15,7 +15,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..results import Measurement, Sample, steady_state
+from ..core.results import Measurement, Sample, steady_state
 from . import ParseError
 from .figures import checked, count, number
 from .base import live_sum

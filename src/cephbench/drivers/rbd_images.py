@@ -15,17 +15,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterator, Sequence
 
-from ..cluster import Cluster
-from ..config import Settings
-from ..errors import OperationFailed, UserError
-from ..hosts import CommandResult, Spawn
-from ..interrupts import held
+from ..cluster.ceph import Cluster
+from ..suite.config import Settings
+from ..core.errors import OperationFailed, UserError
+from ..hosts.local import CommandResult, Spawn
+from ..core.interrupts import held
 from ..kinds import direction_of
-from ..pools import create_pool, remove_pool
-from ..resources import Resource
-from ..results import Test
-from ..safety import CapacityBudget, amplification
-from ..units import format_size
+from .pools import create_pool, remove_pool
+from ..core.resources import Resource
+from ..core.results import Test
+from ..cluster.safety import CapacityBudget, amplification
+from ..core.units import format_size
 from . import rbd_bench_tool   # rbd bench is the prefill tool
 from .base import RunContext, run_group_timeout, safe_name, started_tests
 from .instances import run_instances

@@ -7,10 +7,10 @@ from importlib import import_module
 from types import ModuleType
 from typing import Callable
 
-from ..cluster import Cluster
-from ..config import Settings
+from ..cluster.ceph import Cluster
+from ..suite.config import Settings
 from ..kinds import PLUGINS
-from ..results import Test
+from ..core.results import Test
 from .base import GroupDriver
 
 

@@ -1,5 +1,5 @@
 """Steady state for every kind that runs for a duration: the one loop that runs a test's phase in rounds of its
-duration until steady (steady.py: SNIA's criteria over the last `window` rounds) or until steady_state.max, and
+duration until steady (core/steady.py: SNIA's criteria over the last `window` rounds) or until steady_state.max, and
 makes the rounds one Outcome: the window's figure (steady.combine), what the watches saw over the same rounds
 (evidence/rounds.combine), every round's commands and raw output, and a note that says whether it got steady.
 
@@ -14,8 +14,8 @@ import time
 from typing import Callable
 
 from ..evidence.rounds import combine as combine_seen
-from ..results import Measurement, Test
-from ..steady import combine, verdict
+from ..core.results import Measurement, Test
+from ..core.steady import combine, verdict
 from .base import Outcome
 
 

@@ -1,4 +1,4 @@
-"""The searches of one group (`concurrency: auto`, loadsearch.py) while its driver runs them.
+"""The searches of one group (`concurrency: auto`, core/loadsearch.py) while its driver runs them.
 
 The plan made a test for every load a search may reach; the driver asks before each one whether its search is
 still on (`over`), and hands back each step's outcome (`after`), which records its figures and, on the step where
@@ -11,9 +11,9 @@ from __future__ import annotations
 import json
 from typing import Iterator, Sequence
 
-from .. import loadsearch
-from ..loadsearch import StepFigures
-from ..results import Measurement, SearchStop, Test
+from ..core import loadsearch
+from ..core.loadsearch import StepFigures
+from ..core.results import Measurement, SearchStop, Test
 from .base import Outcome, now
 
 

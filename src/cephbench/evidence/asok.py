@@ -17,9 +17,9 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, Callable, NamedTuple
 
-from ..config import SshSettings
-from ..hosts import LocalHost
-from ..remote import HostRef, run_all
+from ..suite.config import SshSettings
+from ..hosts.local import LocalHost
+from ..hosts.remote import HostRef, run_all
 from . import asokproto
 
 TIMEOUT_S = 5.0

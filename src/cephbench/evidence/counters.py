@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, NamedTuple
 
-from ..results import Evidence, OsdCounters
+from ..core.results import Evidence, OsdCounters
 
 
 class Meaning(NamedTuple):

@@ -19,7 +19,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..results import DeviceLoad, LinkLoad
+from ..core.results import DeviceLoad, LinkLoad
 from .procfs import DiskCounters, NetCounters, device_load, link_load, parse_diskstats, parse_link_speed, parse_net_dev
 
 _LIMIT_KEYS = {"read_bps_device": "read_bytes_per_s", "write_bps_device": "write_bytes_per_s",

@@ -17,9 +17,9 @@ from concurrent.futures import ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from typing import Any, Callable, Collection
 
-from ..config import SshSettings
-from ..hosts import LocalHost
-from ..remote import HostRef
+from ..suite.config import SshSettings
+from ..hosts.local import LocalHost
+from ..hosts.remote import HostRef
 from .asok import Readings, read_all
 
 ADMIN_SOCKET = "admin socket"

@@ -14,8 +14,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from cephbench.poll import Pending, Poll
-from cephbench.results import OtherLoad
+from cephbench.core.poll import Pending, Poll
+from cephbench.core.results import OtherLoad
 
 MIB = 1024 ** 2
 # another client's I/O at least this fast is named: below it, a mon's rounding and our own pools' stragglers

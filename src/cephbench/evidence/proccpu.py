@@ -20,8 +20,8 @@ from pathlib import Path
 from typing import Callable, Iterable, Mapping
 
 from ..drivers import ParseError
-from ..remote import HostRef
-from ..results import OsdCounters, ProcessCpu
+from ..hosts.remote import HostRef
+from ..core.results import OsdCounters, ProcessCpu
 
 HERE = "/proc/PID/stat here"
 OVER_SSH = "/proc/PID/stat over ssh"

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Sequence
 
-from cephbench.results import DeviceLoad, LinkLoad
+from cephbench.core.results import DeviceLoad, LinkLoad
 
 _SECTOR = 512
 

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any, Sequence
 
 from ..drivers.figures import ParseError
-from ..results import DeviceLoad, LinkLoad
+from ..core.results import DeviceLoad, LinkLoad
 from .hoststream import WantedAddress, WantedDevice, address_of
 
 SOURCE = "prometheus"

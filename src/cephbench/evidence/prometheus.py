@@ -18,9 +18,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..drivers.figures import ParseError
-from ..errors import UserError
-from ..names import shown_url, split_url
-from ..results import DeviceLoad, LinkLoad
+from ..core.errors import UserError
+from ..core.names import shown_url, split_url
+from ..core.results import DeviceLoad, LinkLoad
 from . import promanswer as pa
 from .hoststream import watch_targets
 

@@ -1,6 +1,6 @@
 """What the watches saw during one tool run (`Seen`), and the window of a test run in rounds seen as one.
 
-A steady-state phase runs its tool in rounds and its figure is the last `window` rounds together (steady.py); its
+A steady-state phase runs its tool in rounds and its figure is the last `window` rounds together (core/steady.py); its
 evidence must cover the same rounds. Pure: the driver keeps each round's Seen, this adds them up."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from typing import Callable, Iterable, TypeVar
 
 from .proccpu import combine as combine_cpu
-from ..results import ClusterDuringTest, DeviceLoad, Evidence, HostLoad, LinkLoad, OsdCounters, OtherLoad
+from ..core.results import ClusterDuringTest, DeviceLoad, Evidence, HostLoad, LinkLoad, OsdCounters, OtherLoad
 
 T = TypeVar("T")
 

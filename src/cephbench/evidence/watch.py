@@ -14,12 +14,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..config import SshSettings
-from ..hostload import load_from_stream, watch_argv
-from ..hosts import LocalHost
-from ..names import safe_name
-from ..remote import HostRef
-from ..results import DeviceLoad, HostLoad, LinkLoad
+from ..suite.config import SshSettings
+from .hostload import load_from_stream, watch_argv
+from ..hosts.local import LocalHost
+from ..core.names import safe_name
+from ..hosts.remote import HostRef
+from ..core.results import DeviceLoad, HostLoad, LinkLoad
 from .hoststream import NOT_WATCHED, WHAT_WATCHES, HostStream, WantedAddress, WantedDevice, file_backed, loads, parse_stream, watch_targets
 
 

@@ -44,7 +44,7 @@ class Kind:
     steady_phases: frozenset[str] = frozenset()
     rados_rates: bool = False                   # its results are the RADOS rates RGW's model builds a ceiling from
     rgw_model: bool = False                     # RGW's model (analysis/rgw.py) gives its ceiling, not the cluster's
-    search_param: str | None = None             # the load a search (`auto`, loadsearch.py) may double; None: none
+    search_param: str | None = None             # the load a search (`auto`, core/loadsearch.py) may double; None: none
 
     def direction(self, phase: str | None) -> Direction | None:
         return self.directions.get(str(phase)) if phase is not None else None

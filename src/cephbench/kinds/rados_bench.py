@@ -67,7 +67,7 @@ class RadosBench(ClientWorkload):
     pool: Sweep(str) = ["default"]
     modes: list[Literal["write", "seq", "rand"]] = Field(["write", "seq", "rand"], min_length=1)
     object_size: Sweep(Size) = [4 * 1024**2]
-    # operations in flight per instance: a value, a sweep, or auto (a search: loadsearch.py)
+    # operations in flight per instance: a value, a sweep, or auto (a search: core/loadsearch.py)
     concurrency: Searchable(PositiveInt) = [16]
     # one duration for every mode (a list is a sweep), or one per mode: {write: 20s, seq: 5s, rand: 10s}
     duration: RadosDurations = [30.0]

@@ -10,7 +10,7 @@ from .kind import Kind, Needs
 from .schema import Duration, PositiveInt, RbdWorkload, Size, Sweep, steady_rounds_fit
 
 
-# an imported random rbd bench is named as fio names it (randwrite, ...): importer.py
+# an imported random rbd bench is named as fio names it (randwrite, ...): rundirs/importer.py
 KIND = Kind("rbd_bench", "RBD", "rbd bench", "fio", "io_type", {"write": "write", "read": "read", "readwrite": "mixed",
                                                                 "randwrite": "write", "randread": "read",
                                                                 "randrw": "mixed"},

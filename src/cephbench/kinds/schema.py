@@ -2,7 +2,7 @@
 and the workload bases (a workload, one that runs on clients, one on RBD images).
 
 A kind's model (its module in kinds/) subclasses a base here and names its descriptor in `descriptor`, which the
-bases' checks read. config.py builds the suite from the registered models.
+bases' checks read. suite/config.py builds the suite from the registered models.
 """
 
 from __future__ import annotations
@@ -12,8 +12,8 @@ from typing import Annotated, Any, ClassVar, Literal, Union
 from pydantic import (BaseModel, BeforeValidator, ConfigDict, Discriminator, Field, Tag, field_validator,
                       model_validator)
 
-from ..loadsearch import DEFAULT_MAX, LOAD_PARAMS, is_power_of_two
-from ..units import parse_duration, parse_size
+from ..core.loadsearch import DEFAULT_MAX, LOAD_PARAMS, is_power_of_two
+from ..core.units import parse_duration, parse_size
 from .kind import Kind
 
 

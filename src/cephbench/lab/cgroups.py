@@ -21,7 +21,7 @@ import time
 from pathlib import Path
 from typing import Iterable, Sequence
 
-from ..errors import OperationFailed, UserError
+from ..core.errors import OperationFailed, UserError
 from .throttle import DriveLimit
 
 BLKIO_ROOT = Path("/sys/fs/cgroup/blkio")

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Sequence
 
-from ..errors import OperationFailed
+from ..core.errors import OperationFailed
 
 log = logging.getLogger(__name__)
 

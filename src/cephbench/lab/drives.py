@@ -30,8 +30,8 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Mapping, Sequence
 
-from ..errors import OperationFailed, UserError
-from ..hosts import CommandResult, LocalHost
+from ..core.errors import OperationFailed, UserError
+from ..hosts.local import CommandResult, LocalHost
 from . import cgroups
 from .throttle import DriveLimit, DriveRef, ThrottleSpec
 

@@ -30,10 +30,10 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Callable
 
-from ..capacity import df_capacity
-from ..errors import OperationFailed, UserError
-from ..hosts import CommandResult, LocalHost
-from ..units import format_size
+from ..core.capacity import df_capacity
+from ..core.errors import OperationFailed, UserError
+from ..hosts.local import CommandResult, LocalHost
+from ..core.units import format_size
 from . import daemons as dm
 from . import cgroups, drives, labdir, monitoring as mon_stack, netns, roots, sshd
 from .chroot import InRoot, make_mount_point, remove_mount_points

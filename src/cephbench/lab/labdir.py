@@ -21,7 +21,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..errors import UserError
+from ..core.errors import UserError
 
 MARKER = ".cephbench-lab"
 # every top-level name a lab makes in its directory (lab.py, drives.py, netns.py, sshd.py), with the temporary

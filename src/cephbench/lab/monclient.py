@@ -15,8 +15,8 @@ import time
 from pathlib import Path
 from typing import Any, Callable
 
-from ..errors import OperationFailed
-from ..mon import import_rados
+from ..core.errors import OperationFailed
+from ..hosts.mon import import_rados
 
 
 class LabMon:

@@ -13,8 +13,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..errors import UserError
-from ..units import parse_size
+from ..core.errors import UserError
+from ..core.units import parse_size
 from .drives import LabDrives, StoreChoice, check_objectstore
 from .netns import MAX_HOSTS, Topology
 from .rates import LinkShape, parse_link

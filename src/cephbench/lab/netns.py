@@ -34,8 +34,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterator, Sequence
 
-from ..errors import OperationFailed, UserError
-from ..hosts import CommandResult, LocalHost
+from ..core.errors import OperationFailed, UserError
+from ..hosts.local import CommandResult, LocalHost
 from .rates import LinkShape, tbf_burst_bytes, tc_delay, tc_rate
 
 PUBLIC_BASE = ipaddress.IPv4Network("198.18.0.0/16")

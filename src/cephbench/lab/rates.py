@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from ..errors import UserError
+from ..core.errors import UserError
 
 # tc's decimal bit units (tc(8), "RATES"), and the binary ones it also knows.
 RATE_UNITS = {"bit": 1, "kbit": 10**3, "mbit": 10**6, "gbit": 10**9, "tbit": 10**12,

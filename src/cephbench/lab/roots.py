@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from difflib import get_close_matches
 from pathlib import Path
 
-from ..errors import OperationFailed, UserError
+from ..core.errors import OperationFailed, UserError
 
 log = logging.getLogger(__name__)
 

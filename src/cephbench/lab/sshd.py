@@ -20,8 +20,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Mapping
 
-from ..errors import UserError
-from ..hosts import LocalHost
+from ..core.errors import UserError
+from ..hosts.local import LocalHost
 
 SSHD = "/usr/sbin/sshd"
 USER = "root"

@@ -22,8 +22,8 @@ import re
 from dataclasses import dataclass
 from typing import Iterable, Sequence
 
-from ..errors import UserError
-from ..units import parse_size
+from ..core.errors import UserError
+from ..core.units import parse_size
 
 ROLES = ("data", "db")
 # Below these an OSD's heartbeats and a 4 MiB object write take tens of seconds: the OSD is marked down, not slow.

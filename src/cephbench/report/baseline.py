@@ -10,8 +10,8 @@ from rich.console import Console
 from rich.table import Table
 
 from ..kinds import DISK_BASELINE, NET_BASELINE, kinds_where
-from ..results import Result
-from ..units import format_size
+from ..core.results import Result
+from ..core.units import format_size
 from .format import iops, mib_s, ms, pct
 from .textout import Column, fitted_table, print_left_out, print_messages, print_whole
 

@@ -9,8 +9,8 @@ from typing import Sequence
 
 from ..analysis.compare import MetricDelta
 from ..analysis.variants import GroupKey
-from ..results import LatencyBreakdown, Result, Sample
-from ..units import format_size
+from ..core.results import LatencyBreakdown, Result, Sample
+from ..core.units import format_size
 from . import svg
 from .clients import clients_of
 from .format import iops, mib_s, pct
@@ -48,7 +48,7 @@ def _panels(rs: Sequence[Result]) -> list[str]:
 
 def partial(s: Sample) -> bool:
     """Whether a tool measured this second only in part (a run's first or last second): such a second is not drawn,
-    since a half-measured second reads as a stall. `Sample.partial` comes with issue 18 (results.py); a run
+    since a half-measured second reads as a stall. `Sample.partial` comes with issue 18 (core/results.py); a run
     without the field has no partial seconds."""
     return bool(getattr(s, "partial", False))
 

@@ -1,11 +1,11 @@
 """What the report shows of a result whose instances ran on several client hosts: each client's figures
-(merge.py wrote them into extra.clients) and how far apart the clients started and stopped."""
+(core/merge.py wrote them into extra.clients) and how far apart the clients started and stopped."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from ..results import Measurement, Result
+from ..core.results import Measurement, Result
 from .format import pct, seconds, span
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Sequence
 
 from ..kinds import ops_unit
-from ..results import ProcessCpu, Result, osds_cpu
+from ..core.results import ProcessCpu, Result, osds_cpu
 from .format import Table, iops, mib_s
 
 if TYPE_CHECKING:

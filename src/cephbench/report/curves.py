@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Sequence
 
 from ..analysis.curves import Curve, Knee, Point, doubling_text, in_flight, knees
 from ..kinds import ops_unit
-from ..results import Result
+from ..core.results import Result
 from . import svg
 from .format import iops, mib_s, ms
 from .sections import Table

@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Iterable
 
 if TYPE_CHECKING:
-    from ..results import Result
+    from ..core.results import Result
 
 MIB = 1024 * 1024
 

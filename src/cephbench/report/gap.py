@@ -16,7 +16,7 @@ from ..analysis import (CEILING_SOURCES, MODELLED, client_hosts, cluster_of, fac
                         shape_clusters, with_clients)
 from ..analysis.model import ClusterFacts, Pool, Term, ceiling, osd_bench_ceiling, per_disk_rate
 from ..kinds import NET_BASELINE, level_of
-from ..results import Result
+from ..core.results import Result
 
 AGREE = 0.02          # a recomputed ceiling within 2% of the stored one is the same ceiling
 

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from jinja2 import Environment, PackageLoader, select_autoescape
 
 from ..kinds import KINDS
-from ..results import Result
+from ..core.results import Result
 from . import charts, variants
 from .curves import report_curves
 from .sections import KEY_HEADERS, ReportData, Section

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from ..results import Result
+from ..core.results import Result
 from .format import messages
 from . import variants
 from .curves import report_curves

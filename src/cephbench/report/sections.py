@@ -12,8 +12,8 @@ from typing import Any, Callable
 
 from ..analysis.variants import VariantsView, view as variants_view
 from ..kinds import KINDS, LEVEL_ORDER as KIND_LEVELS, level_of
-from ..results import CorruptLine, Result, RunDir
-from ..units import format_size
+from ..core.results import CorruptLine, Result, RunDir
+from ..core.units import format_size
 from .clients import clients_of, spread_line
 from .cpu import cpu_table
 from .format import Table, host_cpu, iops, mib_s, ms, pct, result_figures, result_mib_s, seconds, span

@@ -15,8 +15,8 @@ from rich.console import Console
 from rich.table import Table
 
 from ..kinds import KINDS, ops_unit
-from ..results import Result
-from ..units import format_size
+from ..core.results import Result
+from ..core.units import format_size
 from .baseline import BASELINE_KINDS, print_baselines
 from .cpu import print_cpu
 from .curves import knee_lines, print_curves

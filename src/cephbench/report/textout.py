@@ -20,7 +20,7 @@ from rich.segment import Segment, Segments
 from rich.table import Table
 from rich.text import Text
 
-from ..results import Result
+from ..core.results import Result
 from .clients import clients_of, spread_line
 from .format import messages
 

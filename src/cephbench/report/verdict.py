@@ -15,7 +15,7 @@ from itertools import groupby
 
 from ..analysis import stats
 from ..kinds import DIRECTION_ORDER, LEVEL_ORDER, direction_of, level_of, ops_unit
-from ..results import Result
+from ..core.results import Result
 from .format import iops, mib_s, pct
 
 

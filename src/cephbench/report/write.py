@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ..results import RunDir
+from ..core.results import RunDir
 from . import html, markdown
 from .sections import build
 

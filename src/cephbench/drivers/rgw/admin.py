@@ -12,10 +12,10 @@ import shlex
 import time
 from dataclasses import dataclass
 
-from ...errors import OperationFailed, PermissionDenied
-from ...hosts import CommandResult
-from ...interrupts import held
-from ...resources import Resource
+from ...core.errors import OperationFailed, PermissionDenied
+from ...hosts.local import CommandResult
+from ...core.interrupts import held
+from ...core.resources import Resource
 from ..base import RunContext
 from .credentials import Credentials, credentials_from_user_info
 

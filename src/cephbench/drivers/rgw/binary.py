@@ -6,7 +6,7 @@ import os
 import shutil
 from pathlib import Path
 
-from ...errors import UserError
+from ...core.errors import UserError
 
 TOOL = "cephbench-loadgen"
 REPO_BINARY = Path(__file__).resolve().parents[4] / "build" / "bin" / TOOL

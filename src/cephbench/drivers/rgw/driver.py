@@ -21,14 +21,14 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Iterator, Mapping
 
-from ...cluster import Cluster
-from ...config import Settings
-from ...errors import PermissionDenied, UserError
-from ...fanout import TimedResult, failure
-from ...hosts import CommandResult, Spawn
-from ...results import Measurement, Test
-from ...safety import CapacityBudget
-from ...units import format_size
+from ...cluster.ceph import Cluster
+from ...suite.config import Settings
+from ...core.errors import PermissionDenied, UserError
+from ...hosts.fanout import TimedResult, failure
+from ...hosts.local import CommandResult, Spawn
+from ...core.results import Measurement, Test
+from ...cluster.safety import CapacityBudget
+from ...core.units import format_size
 from .. import ParseError
 from ..base import Outcome, RunContext, client_notes, live_sum, newest_line, run_group_timeout, started_tests
 from ..instances import run_instances

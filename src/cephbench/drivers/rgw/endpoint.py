@@ -7,8 +7,8 @@ import urllib.parse
 from pathlib import Path
 from typing import Any, Mapping
 
-from ...cluster import Target
-from ...errors import UserError
+from ...cluster.ceph import Target
+from ...core.errors import UserError
 from ...lab import Lab
 
 

@@ -11,8 +11,8 @@ import json
 import re
 from typing import Any
 
-from ...merge import decode_hdr, hdr_percentiles, merge_hdr, merge_instances, weighted_mean
-from ...results import Latency, Measurement, Sample
+from ...core.merge import decode_hdr, hdr_percentiles, merge_hdr, merge_instances, weighted_mean
+from ...core.results import Latency, Measurement, Sample
 from .. import ParseError
 from ..figures import array, checked, count, mapping, number, optional
 from .binary import TOOL
@@ -202,7 +202,7 @@ def diagnose(m: Measurement) -> list[str]:
 
 # ---- merging instances ---------------------------------------------------------------------
 
-# kept under their old names: the histograms' merge lives in merge.py with the other instance merges
+# kept under their old names: the histograms' merge lives in core/merge.py with the other instance merges
 _decode = decode_hdr
 merge_histograms = merge_hdr
 

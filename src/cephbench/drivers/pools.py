@@ -1,0 +1,184 @@
+"""Benchmark pools: created for a group, registered for cleanup, never anyone else's.
+
+A pool the suite names as existing (`pools: {p: {existing: NAME}}`) is used as it is: never created, changed or
+deleted. Its type and size are read at preflight (resolve_existing), and the run's objects go in a RADOS namespace
+of the run's own name (own_namespace), so that what the run wrote, and only that, is removed, even after a kill -9
+cut a write short (rados bench then leaves no record of its objects).
+"""
+
+from __future__ import annotations
+
+from concurrent.futures import wait
+from typing import Any, Sequence
+
+from ..cluster.ceph import Cluster
+from .base import RunContext
+from ..core.errors import OperationFailed, PermissionDenied, UserError
+from ..hosts.local import LocalHost
+from ..core.interrupts import held
+from ..hosts.mon import MonReply
+from ..cluster.recovery import RADOS_NAMESPACE
+from ..core.resources import Resource
+from ..core.results import Test
+
+
+def failure_domain(ctx: RunContext, profile: dict[str, Any]) -> str:
+    return profile.get("failure_domain") or ("osd" if ctx.target.is_lab else "host")
+
+
+def _ceph(ctx: RunContext, *args: str) -> MonReply | None:
+    """A cluster-changing `ceph` command, sent to the mon over the run's connection: run it whole (an interrupt
+    waits for it), or in a dry run print it as the command line a user could type (and return None)."""
+    def action() -> MonReply:
+        with held():
+            return ctx.cluster.ceph_ok(*args)
+    return ctx.change(["ceph", *args], action)
+
+
+def _make(ctx: RunContext, resource: Resource, *args: str) -> MonReply | None:
+    """A create whose resource is in the ledger already: one the mon refuses (no rights) was never made, and
+    cleanup must not try (and fail) to remove it."""
+    try:
+        return _ceph(ctx, *args)
+    except PermissionDenied:
+        ctx.ledger.forget(resource)
+        raise
+
+
+def _create(ctx: RunContext, name: str, *args: str) -> None:
+    """`ceph osd pool create NAME ...`, which succeeds on an existing pool saying so: never adopt what we did not
+    create. The mon's answer decides, with no read before it (a read would wait for the changes in flight, such
+    as the scrub flags, which this create is meant to join in one osdmap commit)."""
+    pool = Resource("pool", name)
+    reply = _make(ctx, pool, "osd", "pool", "create", name, *args)
+    if reply is not None and "already exists" in reply.status:
+        ctx.ledger.forget(pool)
+        raise OperationFailed(f"pool {name} already exists; cephbench will not use a pool it did not create")
+
+
+def create_pool(ctx: RunContext, name: str, profile: dict[str, Any], application: str = "rados") -> str:
+    """A pool of the run's own, named `name`; the pool itself for a profile that names an existing pool."""
+    if profile.get("existing"):
+        return str(profile["existing"])
+    c = ctx.cluster
+    pg = str(profile["pg_num"])
+    # Size and autoscale mode at creation: each separate command costs a mon round trip (an osdmap epoch).
+    # Each pool and profile is in the ledger before it is created, so that no exit path can miss it;
+    # removing one that was never made is not an error.
+    if profile["type"] == "replicated":
+        _register_pool(ctx, name)
+        _create(ctx, name, pg, pg, "replicated", f"--size={profile['size']}", "--autoscale-mode=off")
+        if profile.get("min_size"):
+            _ceph(ctx, "osd", "pool", "set", name, "min_size", str(profile["min_size"]))
+    else:
+        ec = f"{name}-ec"
+        fd = failure_domain(ctx, profile)
+        ctx.ledger.add(Resource("ec-profile", ec),
+                       lambda: ctx.change(["ceph", "osd", "erasure-code-profile", "rm", ec],
+                                          lambda: c.delete_ec_profile(ec)))
+        _make(ctx, Resource("ec-profile", ec), "osd", "erasure-code-profile", "set", ec, f"k={profile['k']}",
+              f"m={profile['m']}", f"plugin={profile['plugin']}", f"crush-failure-domain={fd}")
+        _register_pool(ctx, name)
+        _create(ctx, name, pg, pg, "erasure", ec, "--autoscale-mode=off")
+    enable = ("osd", "pool", "application", "enable", name, application)
+    if ctx.dry_run:
+        _ceph(ctx, *enable)
+        return name
+    # The tag is one more osdmap commit (~1 s: the mon makes one per paxos_propose_interval) that the PGs need not
+    # wait for: it is sent while they peer. Not held against signals: the pool is in the ledger, and a tag half
+    # made goes with it; but never left in flight.
+    (tagged,) = c.send(enable)
+    try:
+        c.wait_active_clean(timeout_s=300)
+    except OperationFailed as exc:
+        raise OperationFailed(f"pool {name}: {exc}") from exc
+    finally:
+        wait([tagged])
+    tagged.result()
+    return name
+
+
+def _register_pool(ctx: RunContext, name: str) -> None:
+    ctx.ledger.add(Resource("pool", name),
+                   lambda: ctx.change(["ceph", "osd", "pool", "delete", name, name, "--yes-i-really-really-mean-it"],
+                                      lambda: ctx.cluster.delete_pool(name)))
+
+
+def remove_pool(ctx: RunContext, name: str) -> None:
+    """Remove a pool this run created (and its EC profile) now, not at the end of the run; in an existing pool,
+    the run's namespaces in it."""
+    for r in reversed(ctx.ledger.pending()):
+        if (r.kind in ("pool", "ec-profile") and r.name in (name, f"{name}-ec")) or \
+                (r.kind == RADOS_NAMESPACE and r.name.rsplit("/", 1)[0] == name):
+            ctx.ledger.release_one(r)
+
+
+# ---- a pool that exists ------------------------------------------------------------------------------------
+
+def resolve_existing(cluster: Cluster, tests: Sequence[Test]) -> list[Test]:
+    """The tests with each existing pool's profile as the cluster has it (type, size or k+m, pg_num: what the
+    capacity guard and the model read), beside its name; UserError (exit 2) for a pool that does not exist."""
+    wanted = {t.params["pool"]: t.params["pool_profile"]["existing"] for t in tests
+              if isinstance(t.params.get("pool_profile"), dict) and t.params["pool_profile"].get("existing")}
+    if not wanted:
+        return list(tests)
+    detail = {str(p.get("pool_name")): p for p in cluster.ceph_json("osd", "pool", "ls", "detail") or []}
+    profiles: dict[str, dict[str, Any]] = {}
+    for key, name in wanted.items():
+        if name not in detail:
+            raise UserError(f"pool {name!r} does not exist on this cluster; nothing was created",
+                            "name a pool 'ceph osd pool ls' lists, or remove existing to have cephbench create one",
+                            where=f"pools.{key}.existing")
+        profiles[key] = {**_profile_of(cluster, detail[name]), "existing": name}
+    return [t.model_copy(update={"params": {**t.params, "pool_profile": profiles[t.params["pool"]]}})
+            if t.params.get("pool") in profiles else t for t in tests]
+
+
+def _profile_of(cluster: Cluster, d: dict[str, Any]) -> dict[str, Any]:
+    """`osd pool ls detail`'s entry of a pool -> a pool profile of the suite's schema."""
+    if d.get("erasure_code_profile") and int(d.get("type") or 1) == 3:
+        ec = cluster.ceph_json("osd", "erasure-code-profile", "get", str(d["erasure_code_profile"])) or {}
+        return {"type": "erasure", "k": int(ec.get("k", 2)), "m": int(ec.get("m", 1)),
+                "plugin": ec.get("plugin", "jerasure"), "pg_num": int(d.get("pg_num") or 0),
+                "failure_domain": ec.get("crush-failure-domain"),
+                "allow_ec_overwrites": "ec_overwrites" in str(d.get("flags_names", ""))}
+    return {"type": "replicated", "size": int(d.get("size") or 3), "min_size": d.get("min_size"),
+            "pg_num": int(d.get("pg_num") or 0)}
+
+
+def own_namespace(ctx: RunContext, pool: str, profile: dict[str, Any], name: str) -> str | None:
+    """In an existing pool, the RADOS namespace `name` (the run's) that the group's objects go in, in the ledger
+    before anything is written there; None in a pool of the run's own (deleted whole)."""
+    if not profile.get("existing"):
+        return None
+    args = ctx.target.client_args()
+    ctx.ledger.add(Resource(RADOS_NAMESPACE, f"{pool}/{name}"),
+                   lambda: ctx.change(namespace_argv([], pool, name, "cleanup", "--prefix", "benchmark_data"),
+                                      lambda: remove_namespace(ctx.host, args, pool, name)))
+    return name
+
+
+def namespace_argv(client_args: list[str], pool: str, namespace: str, *args: str) -> list[str]:
+    return ["rados", *client_args, "-p", pool, "-N", namespace, *args]
+
+
+def remove_namespace(host: LocalHost, client_args: list[str], pool: str, namespace: str) -> None:
+    """Every object in the run's namespace of a pool it did not create: rados bench's data objects (removed in
+    parallel by its own cleanup), then what else is there (its runs' metadata objects). A pool that is gone took
+    them with it."""
+    res = host.run(namespace_argv(client_args, pool, namespace, "cleanup", "--prefix", "benchmark_data"),
+                   timeout_s=900)
+    if not res.ok and "No such file or directory" in res.stderr and "error opening pool" in res.stderr:
+        return
+    _check(res, f"rados -p {pool} -N {namespace} cleanup")
+    listed = host.run(namespace_argv(client_args, pool, namespace, "ls"), timeout_s=300)
+    _check(listed, f"rados -p {pool} -N {namespace} ls")
+    names = [n for n in listed.stdout.splitlines() if n]
+    for i in range(0, len(names), 200):
+        _check(host.run(namespace_argv(client_args, pool, namespace, "rm", *names[i:i + 200]), timeout_s=300),
+               f"rados -p {pool} -N {namespace} rm")
+
+
+def _check(res: Any, what: str) -> None:
+    if not res.ok:
+        raise OperationFailed(f"{what} failed: {(res.stderr or res.stdout).strip()[-300:]}")

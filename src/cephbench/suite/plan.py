@@ -1,0 +1,326 @@
+"""Sweep expansion: Suite -> Plan, a list of fully resolved Tests.
+
+Every list-valued workload parameter is a sweep dimension and the plan is their
+product, in the order the parameters are declared, times `repeat`. A workload's
+phase field (rados bench modes, fio rw) is not a dimension: its values are the
+tests of one group, run in order on the same pool and objects.
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass
+from typing import Any
+
+from .config import Suite
+from ..core.errors import UserError
+from ..kinds import KINDS, Kind
+from ..core import loadsearch
+from ..core.results import Search, Test
+from ..core.units import format_size
+from .shape_plan import shape_classes
+from ..core.variant_plan import variant_order
+
+_FIXED = {"name", "type", "repeat", "variants"}
+_SIZE_KEYS = {"object_size", "block_size", "total", "io_size"}
+_ALWAYS_LABEL = {"object_size", "block_size", "concurrency", "iodepth", "io_size", "io_threads"}
+ASSUMED_OSDS = 3            # the estimate of a per-OSD test when the cluster is not known yet (validate)
+RUN_OVERHEAD_S = 5.0        # preflight, the cluster's facts for run.json, and the report at the end
+VARIANT_SWITCH_S = 2.0      # `ceph config set` of a variant's options and every daemon reporting them
+LAB_REBUILD_S = 10.0        # a lab shape: the lab down and up again (3 hosts, 2 shared cores: 5-10 s)
+# More tests than anyone runs (at a few seconds each, days): a larger plan is a typo such as `repeat: 100000000`,
+# and expanding it would take minutes and all the memory before anything is said.
+MAX_TESTS = 10_000
+
+
+@dataclass(frozen=True)
+class Plan:
+    suite: Suite
+    tests: list[Test]
+
+    @property
+    def est_duration_s(self) -> float:
+        return estimate_s(self.tests)
+
+
+def estimate_s(tests: list[Test]) -> float:
+    """The one estimate of how long a run of these tests takes: validate, run and the progress line all use it.
+    Each test's est_duration_s holds its tool's run time, its overhead and, for a group's first test, the
+    group's set-up (pools, images, users); the run adds its own start and end."""
+    return RUN_OVERHEAD_S + sum(t.est_duration_s for t in tests) if tests else 0.0
+
+
+def warnings(plan: Plan) -> list[str]:
+    """What is likely to go wrong in a valid suite, said before anything runs (validate and run print these)."""
+    out = []
+    groups: dict[str, list[Test]] = {}
+    for t in plan.tests:
+        groups.setdefault(t.group, []).append(t)
+    for tests in groups.values():
+        kind = KINDS[tests[0].kind]
+        write = next((t for t in tests if kind.direction(t.params.get("phase")) == "write"), None)
+        said: set[str] = set()
+        for read in (t for t in tests if t.params.get("phase") in kind.exhaustible_reads):
+            if write is None or kind.read_write_ratio is None or read.params["phase"] in said:
+                continue
+            if read.search is not None:         # the steps of one search read alike: said once
+                said.add(read.params["phase"])
+            w, r = write.params["duration_s"], read.params["duration_s"]
+            size = read.params.get("object_size")
+            ratio = kind.read_write_ratio(size)
+            if w < ratio * r:
+                what = f"{format_size(size)} " if size else ""
+                out.append(f"{read.id}: {read.params['phase']} reads only the {what}objects the {w:g} s write made, "
+                           f"once each, and reads of them run up to {ratio}x as many objects per second as the "
+                           f"write: it will likely run out before {r:g} s; give the write at least {ratio}x its "
+                           f"time, e.g. duration: {{write: {ratio * r:g}s, {read.params['phase']}: {r:g}s, ...}}")
+    return out
+
+
+# What the plan cannot know before the cluster names its hosts, measured on the lab (the quick suite on the one-host
+# lab and on the 3-host lab, the 2-core dev VM under other sessions' load): dropping the page cache before a read
+# costs about 1 s here and 2.5 s more over ssh per other OSD host; a network baseline's test between hosts about
+# 1.5 s beyond its duration (servers started over ssh), 0.1 s on loopback; a disk baseline's fio step 0.6 s more
+# on another host. A group's set-up (pools, images, users: kinds.group_setup_s, measured with OSDs on other hosts)
+# took about half of it with every OSD on this machine.
+LOCAL_SETUP_SHARE = 0.5
+READ_PREP_LOCAL_S = 1.0
+READ_PREP_REMOTE_S = 2.5
+NET_PART_REMOTE_S = 1.5
+NET_PART_LOCAL_S = 0.1
+DISK_STEP_REMOTE_S = 0.6
+
+
+def for_cluster(tests: list[Test], osd_hosts: list[str], here: str, drop_caches: bool = True) -> list[Test]:
+    """The tests with their estimates for the cluster the run found (its CRUSH hosts with OSDs; `here`, this
+    machine's name, is one of them on the one-host lab): the network baseline's tests between this machine and
+    every OSD host counted, and the page-cache drops and ssh round trips the other hosts add."""
+    from ..drivers import iperf
+    remote = [h for h in osd_hosts if h != here]
+    names = [here, *remote]
+    out = []
+    seen_groups: set[str] = set()
+    for t in tests:
+        kind, p, est = KINDS[t.kind], t.params, t.est_duration_s
+        if t.group not in seen_groups and not remote:
+            est = max(est - (1 - LOCAL_SETUP_SHARE) * kind.group_setup_s, 0.0)
+        seen_groups.add(t.group)
+        if t.kind == "net_baseline" and p.get("hosts") == iperf.OSD_HOSTS:
+            parts = len(iperf.patterns(names, p["streams"]))
+            est = parts * (p["duration_s"] + (NET_PART_REMOTE_S if remote else NET_PART_LOCAL_S))
+        elif t.kind == "disk_baseline" and remote:
+            est += DISK_STEP_REMOTE_S * est / max(float(p.get("runtime_s") or 1.0), 1.0)
+        elif drop_caches and kind.reads_cluster and kind.direction(p.get("phase")) in ("read", "mixed"):
+            est += READ_PREP_LOCAL_S + READ_PREP_REMOTE_S * len(remote)
+        out.append(t if est == t.est_duration_s else t.model_copy(update={"est_duration_s": est}))
+    return out
+
+
+def _test_estimate(kind: Kind, params: dict[str, Any], first_of_group: bool) -> float:
+    run = params.get("duration_s")
+    if params.get("steady_state"):             # rounds until steady: at most its max
+        run = params["steady_state"]["max"]
+    if run is None and kind.repeat_within_test:       # per OSD and round: a bench of `total` bytes
+        rounds = int(params.get("repeat", 1)) * ASSUMED_OSDS
+        run = rounds * (kind.default_test_s + float(params.get("total", 0)) / (400 * 1024**2))
+    elif run is None:
+        run = kind.default_test_s
+    return float(run) + kind.test_overhead_s + (kind.group_setup_s if first_of_group else 0.0)
+
+
+def _search_of(kind: Kind, data: dict[str, Any]) -> Search | None:
+    """The search a workload asks for (`auto` in its kind's searched load), as its tests record it."""
+    auto = data.get(kind.search_param) if kind.search_param else None
+    if not isinstance(auto, dict):
+        return None
+    return Search(param=kind.search_param, max=auto["max"], latency_max_s=auto.get("latency_max"))
+
+
+def _label(key: str, value: Any) -> str:
+    if key in _SIZE_KEYS:
+        return format_size(value)
+    if key in ("concurrency", "io_threads"):
+        return f"t{value}"
+    if key == "iodepth":
+        return f"qd{value}"
+    if key == "instances":
+        return f"x{value}"
+    if key == "clients":
+        return f"clients-{value}"
+    if key == "duration":
+        return f"{value:g}s"
+    return str(value)
+
+
+def baseline_tests(suite: Suite) -> list[Test]:
+    """The suite's disk and network baselines: the first tests of the plan, one group each."""
+    from ..drivers import disk_baseline, iperf
+    b = suite.baseline
+    tests: list[Test] = []
+    if b is not None and b.disks is not None:
+        d = b.disks
+        n = disk_baseline.estimated_paths(d.paths, d.hosts)
+        tests += disk_baseline.make_tests(
+            d.patterns or disk_baseline.DEFAULT_PATTERNS,
+            {"paths": d.paths, "hosts": d.hosts, "size": d.size, "runtime_s": d.runtime,
+             "allow_raw_device": d.allow_raw_device},
+            start_index=len(tests) + 1, est_scopes=n + (n > 1))
+    if b is not None and b.network is not None:
+        nw = b.network
+        tests += iperf.make_tests(nw.hosts, nw.streams, nw.duration, nw.port, start_index=len(tests) + 1)
+    return tests
+
+
+def _sizes(suite: Suite) -> list[tuple[int, list[tuple[str, int]]]]:
+    """Each workload's number of tests and the YAML paths that multiply it (path, factor), counted as expand()
+    would make them, without making them."""
+    specs = suite.variant_specs()
+    classes = [list(c) for c in shape_classes([(v.name, v.lab) for v in specs])] if specs else [[None]]
+    out = []
+    for i, w in enumerate(suite.workloads):
+        data = w.model_dump()
+        kind = KINDS[data["type"]]
+        phase_field = kind.phase_field
+        per_build = [len([v for v in c if w.variants is None or v in w.variants]) for c in classes]
+        factors = [(f"workloads[{i}].{k}", len(v)) for k, v in data.items()
+                   if isinstance(v, list) and k not in _FIXED and k != phase_field]
+        if not kind.repeat_within_test:
+            factors.append((f"workloads[{i}].repeat", w.repeat))
+        if phase_field:
+            factors.append((f"workloads[{i}].{phase_field}", len(data[phase_field])))
+        if (search := _search_of(kind, data)) is not None:
+            factors.append((f"workloads[{i}].{search.param}.auto.max", len(loadsearch.loads(search.max))))
+        if specs:
+            factors.append(("variants", sum(per_build)))
+        n = sum(per_build) if not specs else 1
+        for _, f in factors:
+            n *= f
+        out.append((n, factors))
+    return out
+
+
+def check_size(suite: Suite) -> None:
+    """UserError when the plan would hold more than MAX_TESTS tests, naming the YAML path that multiplies it."""
+    sizes = _sizes(suite)
+    total = sum(n for n, _ in sizes)
+    if total <= MAX_TESTS:
+        return
+    n, factors = max(sizes, key=lambda s: s[0])
+    path, f = max(factors, key=lambda pf: pf[1])
+    product = " x ".join(f"{p} {v}" for p, v in factors if v != 1) or "1"
+    raise UserError(f"the plan would have {total:,} tests, more than the {MAX_TESTS:,} a suite may have "
+                    f"({product})", f"lower {path}, or split the suite", where=path)
+
+
+def expand(suite: Suite) -> Plan:
+    """Baselines, then every workload's groups; with variants, each group once per variant, the variants' order
+    turning round from one block to the next (variant_plan.variant_order: A B | B A | ...). With lab shapes, the
+    variants of one lab build (shape_plan.shape_classes) run all their groups before the next build's: a rebuild
+    costs seconds, so shapes are not interleaved, while throttles and options within a build are; unless the builds
+    take turns repeat by repeat (build_blocks: by default when they differ in release).
+
+    A plan of more than MAX_TESTS tests is refused before any is made (check_size)."""
+    check_size(suite)
+    tests: list[Test] = baseline_tests(suite)
+    group_no = 0
+    block = 0
+    last_variant: str | None = None
+    specs = suite.variant_specs()
+    # variants that share a lab build run one class after the other (shape_plan.shape_classes); without lab
+    # shapes all variants are one class
+    classes: list[list[str | None]] = [list(c) for c in shape_classes([(v.name, v.lab) for v in specs])] \
+        if specs else [[None]]
+    shaped = any(v.lab is not None for v in specs)
+    for variants, only_repeat in build_blocks(suite, classes):
+        rebuild_s = LAB_REBUILD_S if shaped else 0.0     # the estimate counts one rebuild per block
+        for w in suite.workloads:
+            data = w.model_dump()
+            kind = KINDS[data["type"]]
+            name = w.name or kind.name
+            phase_field = kind.phase_field
+            phases = data[phase_field] if phase_field else [None]
+            per_phase = data.get("duration") if isinstance(data.get("duration"), dict) else None
+            dims = [k for k, v in data.items() if isinstance(v, list) and k not in _FIXED and k != phase_field]
+            search = _search_of(kind, data)
+            fixed = {k: v for k, v in data.items() if k not in dims and k not in _FIXED and k != phase_field
+                     and not (k == "duration" and per_phase is not None)
+                     and not (search is not None and k == search.param)}
+            # a search's steps run each phase at every load it may reach, one phase after the other
+            steps = [(phase, load) for phase in phases
+                     for load in (loadsearch.loads(search.max) if search is not None else [None])]
+            repeats = 1 if kind.repeat_within_test else w.repeat
+            reps = list(range(1, repeats + 1)) if only_repeat is None else \
+                ([only_repeat] if only_repeat <= repeats else [])
+            if kind.repeat_within_test:
+                fixed["repeat"] = w.repeat
+            # a workload limited to some variants runs under those of this build alone (none: not in this build)
+            mine = [v for v in variants if w.variants is None or v in w.variants]
+            if not mine or not reps:
+                continue
+            for combo in itertools.product(*(data[k] for k in dims)):
+                params_base = dict(zip(dims, combo))
+                order = ((r, v) for r in reps for v in variant_order(mine, block + r - 1))
+                for rep, variant in order:
+                    group_no += 1
+                    group = f"g{group_no:03d}"
+                    switch_s = (VARIANT_SWITCH_S if variant != last_variant else 0.0) + rebuild_s
+                    rebuild_s = 0.0
+                    last_variant = variant
+                    for pi, (phase, load) in enumerate(steps):
+                        params = {**fixed, **params_base}
+                        if search is not None:
+                            params[search.param] = load
+                        if phase_field:
+                            params["phase"] = phase
+                        if params.get("steady_state") is None or phase not in kind.steady_phases:
+                            params.pop("steady_state", None)     # absent unless it applies: as before
+                        if per_phase is not None:
+                            params["duration"] = per_phase[phase]
+                        if "pool" in params:
+                            params["pool_profile"] = suite.pools[params["pool"]].model_dump()
+                        if params.get("metadata_pool"):
+                            params["metadata_profile"] = suite.pools[params["metadata_pool"]].model_dump()
+                        if "duration" in params:
+                            params["duration_s"] = params.pop("duration")
+                        if params.get("clients") is None:
+                            params.pop("clients", None)      # this machine alone: the parameters of every run before
+                        labels = [_label(k, params_base[k]) for k in dims
+                                  if k in _ALWAYS_LABEL or len(data[k]) > 1]
+                        if search is not None:
+                            labels.append(_label(search.param, load))
+                        parts = ([name] + ([str(phase)] if phase else []) + labels + ([variant] if variant else [])
+                                 + ([f"r{rep}"] if repeats > 1 else []))
+                        index = len(tests) + 1
+                        tests.append(Test(
+                            id=f"{index:03d}-" + "-".join(parts),
+                            index=index,
+                            workload=name,
+                            kind=kind.name,
+                            group=group,
+                            params=params,
+                            repeat=rep,
+                            est_duration_s=_test_estimate(kind, params, pi == 0) + (switch_s if pi == 0 else 0.0),
+                            variant=variant,
+                            search=search,
+                        ))
+                block += len(reps) if only_repeat is None else 0
+    return Plan(suite=suite, tests=tests)
+
+
+def interleaves_builds(suite: Suite) -> bool:
+    """Whether the lab's builds take turns repeat by repeat (settings.interleave_builds; by default when the builds
+    differ in their Ceph release: release against release is the comparison the hours between the builds would
+    otherwise confound with the cluster's drift)."""
+    if suite.settings.interleave_builds is not None:
+        return suite.settings.interleave_builds
+    return len({v.lab.release for v in suite.variant_specs() if v.lab is not None}) > 1
+
+
+def build_blocks(suite: Suite, classes: list[list[str | None]]) -> list[tuple[list[str | None], int | None]]:
+    """The plan's blocks: the variants of one lab build each, and the one repeat a block runs (None: every repeat).
+    Builds one after the other (a rebuild each), or, interleaved, every build once per repeat, the builds' order
+    turning round from one repeat to the next (A B | B A), as variants of one build take turns."""
+    if len(classes) < 2 or not interleaves_builds(suite):
+        return [(c, None) for c in classes]
+    most = max((w.repeat for w in suite.workloads), default=1)
+    return [(c, r) for r in range(1, most + 1) for c in (classes if r % 2 else classes[::-1])]
