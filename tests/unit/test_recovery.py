@@ -37,8 +37,8 @@ def test_a_recorded_tool_process_is_stopped_and_a_reused_pid_is_not():
 
 def test_a_live_run_holds_its_directory(tmp_path):
     holder = subprocess.Popen([sys.executable, "-c", "import sys, time; sys.path[:0] = sys.argv[2:];"
-                               "from cephbench.cluster.recovery import RunLock; RunLock.take(sys.argv[1]); print('held', "
-                               "flush=True); time.sleep(30)", str(tmp_path), *sys.path], stdout=subprocess.PIPE,
+                               "from cephbench.cluster.recovery import RunLock; RunLock.take(sys.argv[1]); "
+                               "print('held', flush=True); time.sleep(30)", str(tmp_path), *sys.path], stdout=subprocess.PIPE,
                               text=True)
     try:
         assert holder.stdout.readline().strip() == "held"
