@@ -171,7 +171,7 @@ def test_runs_that_end_or_start_at_one_instant_leave_the_flags_right(lab_target,
                 for i, c in enumerate(clusters))
         begin(a)
         begin(b)
-        assert set(b.scrub_flags) == scrub                      # shared: B holds A's flags
+        assert set(b.marker_state.scrub_flags) == scrub                      # shared: B holds A's flags
         together(lambda: end(a), lambda: end(b))
         assert not scrub & lab_cluster.osd_flags(), f"round {rnd}: two ends at one instant kept a flag"
 
@@ -180,7 +180,7 @@ def test_runs_that_end_or_start_at_one_instant_leave_the_flags_right(lab_target,
         begin(a)
         together(lambda: end(a), lambda: begin(b))
         assert scrub <= lab_cluster.osd_flags(), f"round {rnd}: a run that started as another ended lost a flag"
-        assert set(b.scrub_flags) == scrub, b.scrub_flags
+        assert set(b.marker_state.scrub_flags) == scrub, b.marker_state.scrub_flags
         end(b)
         assert not scrub & lab_cluster.osd_flags(), f"round {rnd}: the last run's end kept a flag"
     assert not [k for k in lab_cluster.ceph_json("config-key", "dump", "cephbench/runs/") if "5c4" in k]

@@ -245,7 +245,7 @@ def test_claims_made_at_one_instant_leave_the_option_to_exactly_one_run(lab_targ
                 for i, c in enumerate(clusters)]
 
         def claim(ctx: RunContext) -> None:
-            ctx.options = tuple(wanted)
+            ctx.marker_state.options = tuple(wanted)
             barrier.wait()
             try:
                 claim_options(ctx, wanted, mark_run(ctx))

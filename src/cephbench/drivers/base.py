@@ -88,6 +88,43 @@ BaselineWatch = Callable[[Sequence[Test], Sequence[HostRef], ToolsRun], Any]
 
 
 @dataclass
+class OsdFacts:
+    """What the run learned of the OSDs, each at its first need and kept for the run."""
+    hosts: list[HostRef] | None = None                  # every OSD host
+    ids: dict[HostRef, list[int]] | None = None         # each OSD host's OSDs
+    meta: list[dict[str, Any]] | None = None            # `ceph osd metadata`
+    reader: OsdReader | None = None                     # what the OSDs' readings learned so far
+
+
+@dataclass
+class ClientHosts:
+    """The suite's client hosts as the run reached them."""
+    hosts: list[Any] = field(default_factory=list)             # clients.Client, in order
+    offsets_ns: dict[str, int] = field(default_factory=dict)   # client -> its clock minus this machine's
+    at_paths: dict[str, str] = field(default_factory=dict)     # client -> cephbench-loadgen there (the start barrier)
+    load_here: bool = True      # some test's load comes from this machine (not every one from client hosts)
+
+
+@dataclass
+class Reservation:
+    """The capacity guard's own state: this run's writes `ceph df` may not count yet, and the write in progress."""
+    unseen: UnseenWrites | None = None
+    writing: tuple[int, int] = (0, 0)       # raw bytes reserved, df's used when reserved
+
+
+@dataclass
+class MarkerState:
+    """What the run's marker on the cluster says of it (marker.value), which other runs read."""
+    options: tuple[tuple[str, str], ...] = ()   # (who, name) the run's variants change
+    scrub_flags: tuple[str, ...] = ()           # the scrub flags the run holds (safety.ScrubFlags)
+    scrub_letting_go: tuple[str, ...] = ()      # ... and those its end let go of
+    pool_delete: tuple[str | None, ...] = ()    # (value to put back,) while it holds mon_allow_pool_delete
+    reserved_raw_bytes: int = 0                 # what its write may still add
+    unseen: tuple[int, float] = (0, 0.0)        # what its last writes added that df may not count: (bytes, until unix)
+    written: bool = False       # write_marker has set the run's marker (whatever became of mark_run's send)
+
+
+@dataclass
 class RunContext:
     cluster: Cluster
     run_id: str
@@ -100,25 +137,12 @@ class RunContext:
     planned: list[str] = field(default_factory=list)   # dry run: the commands that would change the cluster
     restart_lab_osds: Callable[[], None] | None = None
     _seen: dict[str, Seen] = field(default_factory=dict, repr=False)   # test id -> its baseline tools' (take_seen)
-    _osd_hosts: list[HostRef] | None = field(default=None, repr=False)   # every OSD host, once known
-    _osd_ids: dict[HostRef, list[int]] | None = field(default=None, repr=False)   # each OSD host's OSDs
-    _osd_meta: list[dict[str, Any]] | None = field(default=None, repr=False)   # `ceph osd metadata`, once known
-    _osd_reader: OsdReader | None = field(default=None, repr=False)   # what the OSDs' readings learned so far
-    clients: list[Any] = field(default_factory=list)        # the suite's client hosts (clients.Client), in order
-    client_offsets_ns: dict[str, int] = field(default_factory=dict)   # client -> its clock minus this machine's
-    at_paths: dict[str, str] = field(default_factory=dict)  # client -> cephbench-loadgen there (the start barrier)
-    load_here: bool = True          # some test's load comes from this machine (not every one from client hosts)
-    _unseen: UnseenWrites | None = field(default=None, repr=False)   # this run's writes `ceph df` may not count
+    osds: OsdFacts = field(default_factory=OsdFacts, repr=False)
+    client_hosts: ClientHosts = field(default_factory=ClientHosts)
+    reservation: Reservation = field(default_factory=Reservation, repr=False)
     seq_ratios: dict[int, float] = field(default_factory=dict)   # object size -> the most a seq read per written
-    _reserved: tuple[int, int] = (0, 0)     # the write in progress: raw bytes reserved, df's used when reserved
     started_unix: float = field(default_factory=time.time)
-    options: tuple[tuple[str, str], ...] = ()   # (who, name) the run's variants change: in its marker
-    scrub_flags: tuple[str, ...] = ()           # the scrub flags the run holds (safety.ScrubFlags): in its marker
-    scrub_letting_go: tuple[str, ...] = ()      # ... and those its end let go of: in its marker too
-    pool_delete: tuple[str | None, ...] = ()    # (value to put back,) while it holds mon_allow_pool_delete: marker
-    _reserved_raw_bytes: int = field(default=0, repr=False)      # in its marker too
-    _unseen_marker: tuple[int, float] = field(default=(0, 0.0), repr=False)   # (bytes, until unix): in its marker
-    marker_written: bool = False    # write_marker has set the run's marker (whatever became of mark_run's send)
+    marker_state: MarkerState = field(default_factory=MarkerState)
     has_cluster: bool = True        # False: `cephbench baseline`, on a machine that may have no Ceph at all
 
     @property
@@ -140,20 +164,20 @@ class RunContext:
                 others = marker.reserved_by_others(marker.read_runs(self.cluster), self.run_id)
             except (OperationFailed, UserError) as exc:
                 log.warning("other runs' reservations unknown (config-key dump): %s", exc)
-        unseen = self._unseen.pending(used, time.monotonic()) if self._unseen is not None else 0
+        unseen = self.reservation.unseen.pending(used, time.monotonic()) if self.reservation.unseen is not None else 0
         return CapacityBudget(total, used + others + unseen, self.settings.max_raw_used, reserved_by_others=others,
                               unseen=unseen)
 
     def _unseen_writes(self) -> UnseenWrites:
-        if self._unseen is None:
+        if self.reservation.unseen is None:
             period = 5.0                # Ceph's default
             try:
                 got = self.cluster.ceph_json("config", "get", "mgr", "mgr_stats_period")
                 period = float(got if not isinstance(got, dict) else got.get("mgr_stats_period", period))
             except (OperationFailed, UserError, TypeError, ValueError) as exc:
                 log.debug("mgr_stats_period unknown, taken as %g s: %s", period, exc)
-            self._unseen = UnseenWrites(settle_seconds(period))
-        return self._unseen
+            self.reservation.unseen = UnseenWrites(settle_seconds(period))
+        return self.reservation.unseen
 
     def reserve_write(self, amplification: float) -> tuple[int, CapacityBudget]:
         """Client bytes the next write may add, reserved in the run's marker. Runs that start together both
@@ -168,34 +192,36 @@ class RunContext:
             granted = min(granted, again.client_bytes(amplification))
             self.reserve(int(granted * amplification), unseen=(again.unseen, time.time() + settle))
             budget = again
-        self._reserved = (int(granted * amplification), budget.used_raw - budget.reserved_by_others - budget.unseen)
+        self.reservation.writing = (int(granted * amplification),
+                                    budget.used_raw - budget.reserved_by_others - budget.unseen)
         return granted, budget
 
     def write_ended(self, written_raw: int | None = None) -> None:
         """The reserved write is over. Until the mgr has reported it, this run counts it as unseen, and its
         marker tells other runs to count it too for as long: the raw bytes the tool said it wrote, else what was
         reserved (an upper bound: the count may only err on the safe side)."""
-        raw, used_before = self._reserved
+        raw, used_before = self.reservation.writing
         if written_raw is not None:
             raw = min(raw, max(0, written_raw))
-        self._reserved = (0, 0)
-        settle = self._unseen.settle_s if self._unseen is not None else 0.0
+        self.reservation.writing = (0, 0)
+        unseen = self.reservation.unseen
+        settle = unseen.settle_s if unseen is not None else 0.0
         self.reserve(0, unseen=(raw, time.time() + settle))
-        if self._unseen is not None:
-            self._unseen.add(raw, used_before, time.monotonic())
+        if unseen is not None:
+            unseen.add(raw, used_before, time.monotonic())
 
     def reserve(self, raw_bytes: int, unseen: tuple[int, float] = (0, 0.0)) -> None:
         """Say in the run's marker how many raw bytes its write may still add, and what its last writes added
         that `ceph df` may not count yet (bytes, until when). Other runs' capacity guards subtract both."""
-        self._reserved_raw_bytes = raw_bytes
-        self._unseen_marker = unseen
+        self.marker_state.reserved_raw_bytes = raw_bytes
+        self.marker_state.unseen = unseen
         self.write_marker()
 
     def marker_value(self) -> str:
+        m = self.marker_state
         return marker.value(str(self.rundir.path.absolute()) if self.rundir else None, self.started_unix,
-                            self._reserved_raw_bytes, *self._unseen_marker, options=self.options,
-                            scrub_flags=self.scrub_flags, scrub_letting_go=self.scrub_letting_go,
-                            pool_delete=self.pool_delete)
+                            m.reserved_raw_bytes, *m.unseen, options=m.options, scrub_flags=m.scrub_flags,
+                            scrub_letting_go=m.scrub_letting_go, pool_delete=m.pool_delete)
 
     def write_marker(self) -> None:
         """The run's marker as it is now (its reservation and options), waited for: other runs read it next."""
@@ -204,7 +230,7 @@ class RunContext:
         try:
             with held():
                 self.cluster.ceph_ok("config-key", "set", marker.key(self.run_id), self.marker_value())
-            self.marker_written = True
+            self.marker_state.written = True
         except (OperationFailed, UserError) as exc:   # refused: other runs then do not see this one's writes
             log.warning("run marker not shared with other runs (config-key set): %s", exc)
 
@@ -242,32 +268,33 @@ class RunContext:
         clients = list({pl.host.name: pl.host for pl in placements if pl.host.address is not None}.values())
         return self._watched(test, [pl.spawn.output for pl in placements], live, clients,
                              lambda tick, started: run_started_together(
-                                 self.host, placements, self.settings.ssh, self.at_paths, timeout_s, tick=tick,
-                                 started=started))
+                                 self.host, placements, self.settings.ssh, self.client_hosts.at_paths, timeout_s,
+                                 tick=tick, started=started))
 
     def placements(self, spawns: list[tuple[Any, Spawn]]) -> list[Placement]:
         """(client, spawn) pairs -> placements with each client's measured clock offset."""
-        return [Placement(sp, c.ref, self.client_offsets_ns.get(c.name, 0)) for c, sp in spawns]
+        return [Placement(sp, c.ref, self.client_hosts.offsets_ns.get(c.name, 0)) for c, sp in spawns]
 
     def at_paths_on(self, refs: Sequence[HostRef]) -> dict[str, str]:
         """cephbench-loadgen (whose `at` is the start barrier) on each of these hosts: copied through the ledger
         where missing (as to clients), each host's clock offset measured once; host name -> its path there."""
         from ..hosts.clients import Client, deploy_loadgen, measure_clock
         from .rgw.binary import find_loadgen
-        missing = list({r.name: r for r in refs if r.name not in self.at_paths}.values())
+        at_paths, offsets = self.client_hosts.at_paths, self.client_hosts.offsets_ns
+        missing = list({r.name: r for r in refs if r.name not in at_paths}.values())
         if missing:
             paths, _ = deploy_loadgen(self.host, [Client(r.name, r, "baseline.network.hosts") for r in missing],
                                       self.settings.ssh, self.ledger, Path(find_loadgen()), self.run_id)
-            self.at_paths.update(paths)
+            at_paths.update(paths)
             for r in missing:
-                if r.address is not None and r.name not in self.client_offsets_ns:
-                    self.client_offsets_ns[r.name] = measure_clock(self.host, r, self.settings.ssh).offset_ns
-        return {r.name: self.at_paths[r.name] for r in refs}
+                if r.address is not None and r.name not in offsets:
+                    offsets[r.name] = measure_clock(self.host, r, self.settings.ssh).offset_ns
+        return {r.name: at_paths[r.name] for r in refs}
 
     def clients_of(self, test: Test) -> list[Any]:
         """The client hosts (clients.Client) a test's load comes from; none: this machine."""
         from ..hosts.clients import clients_of
-        return clients_of(test.params.get("clients"), self.clients)
+        return clients_of(test.params.get("clients"), self.client_hosts.hosts)
 
     def _watched(self, test: Test, outputs: list[Path], live: Callable[[list[Path]], Figures] | None,
                  clients: list[HostRef], run: Callable[[Callable[[], bool], Callable[[list[int]], None]], R],
@@ -389,11 +416,11 @@ class RunContext:
                 f.write(text)
 
     def _reader(self) -> OsdReader:
-        if self._osd_reader is None:
-            self._osd_reader = OsdReader(self.host, self.settings.ssh, str(self.target.conf),
+        if self.osds.reader is None:
+            self.osds.reader = OsdReader(self.host, self.settings.ssh, str(self.target.conf),
                                          lambda n, prefix, t: self.cluster.tell_json(n, prefix, timeout_s=t),
                                          self.cluster.connect_timeout_s)
-        return self._osd_reader
+        return self.osds.reader
 
     def _read_counters(self, osds: dict[HostRef, list[int]]) -> OsdReading:
         """Every OSD's perf dump (through its admin socket, else `ceph tell`), and why one could not be read; the
@@ -402,24 +429,24 @@ class RunContext:
 
     def _metadata(self) -> list[dict[str, Any]]:
         """`ceph osd metadata`, once per run; a cluster that will not say gives none."""
-        if self._osd_meta is None:
+        if self.osds.meta is None:
             try:
                 meta = self.cluster.ceph_json("osd", "metadata")
-                self._osd_meta = [m for m in meta if isinstance(m, dict)] if isinstance(meta, list) else []
+                self.osds.meta = [m for m in meta if isinstance(m, dict)] if isinstance(meta, list) else []
             except OperationFailed as exc:
                 log.warning("OSDs unknown (ceph osd metadata): %s", exc)
-                self._osd_meta = []
-        return self._osd_meta
+                self.osds.meta = []
+        return self.osds.meta
 
     def _osds_by_host(self) -> dict[HostRef, list[int]]:
         """Each OSD host (reached as settings.ssh says) and its OSDs' ids, once per run."""
-        if self._osd_ids is None:
+        if self.osds.ids is None:
             by_name: dict[str, list[int]] = {}
             for m in self._metadata():
                 if m.get("hostname") is not None and isinstance(m.get("id"), int):
                     by_name.setdefault(str(m["hostname"]), []).append(m["id"])
-            self._osd_ids = {host_ref(name, self.settings.ssh): sorted(ids) for name, ids in sorted(by_name.items())}
-        return self._osd_ids
+            self.osds.ids = {host_ref(name, self.settings.ssh): sorted(ids) for name, ids in sorted(by_name.items())}
+        return self.osds.ids
 
     def record_process(self, pid: int) -> Callable[[], None]:
         """A process the run started (an iperf3 server) into the ledger by PID; returns what forgets it once it
@@ -456,13 +483,13 @@ class RunContext:
 
     def _all_osd_hosts(self) -> list[HostRef]:
         """Every host with an OSD, once per run; a cluster that will not say gives none."""
-        if self._osd_hosts is None:
+        if self.osds.hosts is None:
             try:
-                self._osd_hosts = osd_hosts(self.cluster, self.settings.ssh)
+                self.osds.hosts = osd_hosts(self.cluster, self.settings.ssh)
             except OperationFailed as exc:
                 log.warning("OSD hosts unknown (ceph osd metadata): %s", exc)
-                self._osd_hosts = []
-        return self._osd_hosts
+                self.osds.hosts = []
+        return self.osds.hosts
 
     def prepare_reads(self) -> list[str]:
         """Drop caches (and restart lab OSDs when asked) before a read phase; returns notes."""

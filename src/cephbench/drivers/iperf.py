@@ -506,17 +506,18 @@ def run_group(ctx, group: list[Test], todo: set[str]) -> Iterator[Outcome]:
     hosts = _hosts(first, ctx.cluster, ctx.settings.ssh, ctx.host)
     if first["hosts"] == OSD_HOSTS:
         cluster = [h.name for h in hosts if h.cluster_address]
-        clients = client_net_hosts(ctx.clients, ctx.settings.ssh, {h.name for h in hosts}, ctx.host)
-        if clients and not ctx.load_here:
+        clients = client_net_hosts(ctx.client_hosts.hosts, ctx.settings.ssh, {h.name for h in hosts}, ctx.host)
+        if clients and not ctx.client_hosts.load_here:
             hosts = [h for h in hosts if not h.local]       # every workload's load comes from client hosts
+        here = ctx.client_hosts.load_here
         tests = [part for t in tests for part in expand(t, [h.name for h in hosts], cluster,
-                                                         [c.name for c in clients], first_is_client=ctx.load_here)]
+                                                         [c.name for c in clients], first_is_client=here)]
         hosts = hosts + clients
 
     def together(flows: list[tuple[HostRef, Spawn]], timeout_s: float, tick: Callable[[], bool],
                  tools: Callable[[list[int]], None]) -> list[CommandResult]:
         paths = ctx.at_paths_on([ref for ref, _ in flows])
-        placements = [Placement(sp, ref, ctx.client_offsets_ns.get(ref.name, 0)) for ref, sp in flows]
+        placements = [Placement(sp, ref, ctx.client_hosts.offsets_ns.get(ref.name, 0)) for ref, sp in flows]
         return [t.result for t in run_started_together(ctx.host, placements, ctx.settings.ssh, paths, timeout_s,
                                                        tick=tick, started=tools)]
 

@@ -27,7 +27,7 @@ from ..hosts.clients import (REMOTE_FILE, Client, ClientFacts, clients_of, deplo
                              remove_remote_file, resolve_clients)
 from ..cluster.ceph import CONNECT_TIMEOUT_S, POOL_DELETE_OPTION, Cluster, Target
 from ..suite.config import Settings, SshSettings, Suite, load_suite, parse_suite
-from ..drivers.base import RunContext
+from ..drivers.base import ClientHosts, RunContext
 from ..drivers.rbd_images import remove_image_spec, unmap_device
 from ..drivers.pools import remove_namespace, resolve_existing
 from ..drivers.rgw.admin import BucketSweep, remove_user
@@ -520,18 +520,19 @@ def _run_part(prep: Prepared, events: RunEvents, outer: Ledger | None = None,
                          settings=prep.suite.settings.model_copy(update={"ssh": ssh}), dry_run=req.dry_run,
                          events=events, restart_lab_osds=prep.lab.restart_osds
                          if prep.lab is not None and prep.target.is_lab else None,
-                         clients=list(prep.clients), has_cluster=prep.has_cluster,
-                         client_offsets_ns={n: f.clock.offset_ns for n, f in prep.client_facts.items()
-                                            if f.clock},
-                         load_here=not prep.clients or any(
-                             level_of(t.kind) not in ("Baselines", "OSD") and not t.params.get("clients")
-                             for t in prep.plan.tests))
+                         has_cluster=prep.has_cluster,
+                         client_hosts=ClientHosts(
+                             list(prep.clients),
+                             {n: f.clock.offset_ns for n, f in prep.client_facts.items() if f.clock},
+                             load_here=not prep.clients or any(
+                                 level_of(t.kind) not in ("Baselines", "OSD") and not t.params.get("clients")
+                                 for t in prep.plan.tests)))
         ctl = control_dir(ssh)
         if ctl is not None and not req.dry_run:
             # this `with` removes it; the record is for a run killed with -9 (cleanup, --resume)
             ctx.ledger.add(Resource(SSH_CONTROL, str(ctl)), lambda: None)
         deploy_clients(prep, ctx)
-        ctx.at_paths = dict(prep.loadgen_paths)
+        ctx.client_hosts.at_paths = dict(prep.loadgen_paths)
         options = RunOptions(force=req.force, keep=req.keep, dry_run=req.dry_run,
                              allow_pool_delete=req.allow_pool_delete)
         return execute(prep.plan, ctx, events, options, prep.todo, on_variant)

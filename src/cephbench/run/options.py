@@ -112,7 +112,7 @@ def claim_options(ctx: RunContext, wanted: dict[tuple[str, str], OptionSpec], se
     for _ in range(CLAIM_TRIES - 1):
         if not clash:
             return
-        ctx.options = ()
+        ctx.marker_state.options = ()
         ctx.write_marker()
         wait_s = random.uniform(*CLAIM_BACKOFF_S)
         log.info("%s claims %s too: stepping back for %.2f s", marker.describe(clash[0][0]), clash[0][2], wait_s)
@@ -120,13 +120,13 @@ def claim_options(ctx: RunContext, wanted: dict[tuple[str, str], OptionSpec], se
         clash = _others(ctx, names)
         if clash:
             break               # it holds the option (or claimed it again first): it keeps it
-        ctx.options = tuple(wanted)
+        ctx.marker_state.options = tuple(wanted)
         ctx.write_marker()
         clash = _others(ctx, names)
     if not clash:
         return
-    if ctx.options:
-        ctx.options = ()
+    if ctx.marker_state.options:
+        ctx.marker_state.options = ()
         ctx.write_marker()
     run, who, name = clash[0]
     opt = next(o for k, o in wanted.items() if k[1] == name)

@@ -133,14 +133,14 @@ def allow_for_run(ctx: RunContext) -> None:
     argv = set_argv(WHO, OPTION, "true")
     with held():
         ctx.ledger.add(res, lambda: _restore(ctx, r))
-        ctx.pool_delete = (r.previous,)         # in the marker mark_run sends next
+        ctx.marker_state.pool_delete = (r.previous,)         # in the marker mark_run sends next
         if state.allowed:
             return              # set by the other run: held, not sent again
         try:
             ctx.change(argv, lambda: ctx.cluster.ceph_ok(*argv[1:]))
         except PermissionDenied as exc:
             ctx.ledger.forget(res)      # refused: nothing to put back
-            ctx.pool_delete = ()
+            ctx.marker_state.pool_delete = ()
             raise UserError(f"--allow-pool-delete: the cluster refused '{' '.join(argv)}' to client."
                             f"{ctx.target.id or 'admin'} ({exc.message}); nothing was created",
                             "use a key that may set the configuration (mon 'allow *'), or name a pool that exists "

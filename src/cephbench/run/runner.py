@@ -131,7 +131,7 @@ def execute(plan: Plan, ctx: RunContext, events: RunEvents, options: RunOptions,
     previous = sigterm_interrupts()
     try:
         wanted = variants.options(todo_tests) if variants is not None else {}
-        ctx.options = tuple(wanted)
+        ctx.marker_state.options = tuple(wanted)
         if ctx.has_cluster:         # `cephbench baseline` measures hardware: no cluster to mark or quiet
             if options.allow_pool_delete and pooldelete.creates_pools(todo_tests):
                 pooldelete.allow_for_run(ctx)   # first: a key that may not set it is refused with nothing made
@@ -213,7 +213,7 @@ def mark_run(ctx: RunContext) -> list[Future]:
     sent: list = []
 
     def remove() -> None:
-        if sent and sent[0].exception() is not None and not ctx.marker_written:
+        if sent and sent[0].exception() is not None and not ctx.marker_state.written:
             return          # the mon refused it (a key without config-key rights): there is nothing to remove
         ctx.change(["ceph", "config-key", "rm", k], lambda: ctx.cluster.ceph_ok("config-key", "rm", k))
     ctx.ledger.add(Resource("config-key", k), remove)
@@ -234,13 +234,13 @@ def other_runs(cluster: Cluster) -> list[dict]:
 
 
 def take_scrub_flags(ctx: RunContext) -> ScrubFlags | None:
-    """Before the run's marker is written: which scrub flags the run holds (ctx.scrub_flags, in the marker)."""
+    """Before the run's marker is written: which scrub flags the run holds (ctx.marker_state.scrub_flags)."""
     if not ctx.settings.set_noscrub or ctx.dry_run:
         return None
     scrub = ScrubFlags(ctx.cluster, hold=lambda flags, going: _hold_scrub_flags(ctx, flags, going),
                        others=lambda going: marker.scrub_flags_of_others(other_runs(ctx.cluster), [ctx.run_id],
                                                                          letting_go=going))
-    ctx.scrub_flags = tuple(scrub.take())
+    ctx.marker_state.scrub_flags = tuple(scrub.take())
     return scrub
 
 
@@ -258,7 +258,7 @@ def set_scrub_flags(ctx: RunContext, scrub: ScrubFlags | None, marked: Sequence[
     with held():
         if scrub.before:        # shared (or the user's): other runs must see this run's hold before it sets them
             wait(marked)
-        wanted = scrub.recheck(list(ctx.scrub_flags))
+        wanted = scrub.recheck(list(ctx.marker_state.scrub_flags))
         if wanted:
             # what tells `cephbench cleanup` whether a flag set later is still this run's (safety.flag_history)
             ctx.ledger.add(Resource("osd-flags", ",".join(wanted), history_state(ctx.run_id,
@@ -268,7 +268,7 @@ def set_scrub_flags(ctx: RunContext, scrub: ScrubFlags | None, marked: Sequence[
 
 
 def _hold_scrub_flags(ctx: RunContext, flags: Sequence[str], letting_go: Sequence[str]) -> None:
-    ctx.scrub_flags, ctx.scrub_letting_go = tuple(flags), tuple(letting_go)
+    ctx.marker_state.scrub_flags, ctx.marker_state.scrub_letting_go = tuple(flags), tuple(letting_go)
     ctx.write_marker()
 
 

@@ -229,7 +229,8 @@ def _commands(ctx: RunContext, setup: _GroupSetup, test: Test, instances: list[_
     p = test.params
     op = p["phase"]
     return [LoadgenCommand(
-        binary=setup.binary if inst.client is None else ctx.at_paths.get(inst.client.name, TOOL), protocol=p["protocol"],
+        binary=setup.binary if inst.client is None else ctx.client_hosts.at_paths.get(inst.client.name, TOOL),
+        protocol=p["protocol"],
         endpoint=setup.endpoint, workload=op, object_size=p["object_size"], concurrency=p["concurrency"],
         bucket_prefix=inst.prefix, output=raw_dir / f"loadgen-{op}-{inst.label}.json" if inst.client is None else None,
         objects=p["objects"], buckets=p["buckets"], duration_s=p.get("duration_s"), ops=p.get("ops"),
@@ -380,7 +381,7 @@ def _run_phase(ctx: RunContext, setup: _GroupSetup, test: Test, started: tuple[f
     if parts and len(parts) == len(results):
         for part, t in zip(parts, timed or []):
             part.host = t.host
-            part.start_unix_s, part.end_unix_s = measured_window(part, t, ctx.client_offsets_ns.get(t.host, 0))
+            part.start_unix_s, part.end_unix_s = measured_window(part, t, ctx.client_hosts.offsets_ns.get(t.host, 0))
         try:
             m = merge(parts)
         except ParseError as exc:   # documents whose histograms cannot be merged
