@@ -32,7 +32,7 @@ from __future__ import annotations
 import statistics
 from dataclasses import dataclass, field
 
-from ..core.results import DeviceLoad, Evidence, HostLoad, LatencyBreakdown, LinkLoad, Result
+from ..core.results import DeviceLoad, Evidence, HostLoad, LatencyBreakdown, LinkLoad, OsdCounters, Result
 from ..evidence import otherload
 from ..evidence.hoststream import NOT_WATCHED, WHAT_WATCHES
 from .breakdown import describe, largest_part
@@ -91,6 +91,20 @@ def origin(fig: DeviceLoad | LinkLoad) -> str:
         return ""
     res = f", {fig.resolution_s:g} s resolution" if fig.resolution_s else ""
     return f"; from {_SOURCES.get(fig.source, fig.source)}{res}"
+
+
+def counters_origin(osds: list[OsdCounters]) -> str:
+    """"; OSD counters through the admin sockets (cephadm layout)": how the counters under a breakdown were read
+    (each OSD's `source`); "" for results written before it was recorded."""
+    ways: dict[str, list[str]] = {}
+    for source in dict.fromkeys(o.source for o in osds if o.source):
+        how, _, where = source.partition(", ")
+        ways.setdefault(how, []).extend([where] if where else [])
+    said = []
+    for how, wheres in ways.items():
+        where = ", ".join(wheres)
+        said.append(how if how != "admin socket" else f"the admin sockets ({where})" if where else "the admin sockets")
+    return f"; OSD counters through {' and '.join(said)}" if said else ""
 
 
 def link_finding(link: LinkLoad, clients: set[str]) -> Finding | None:
@@ -244,7 +258,7 @@ def from_evidence(result: Result, efficiency: float | None, b: LatencyBreakdown 
     if little:
         lines.append(little)
     if b is not None:
-        lines.append(describe(b))
+        lines.append(describe(b) + counters_origin(ev.osds))
     lines += [f"not collected: {note}" for note in ev.notes]
 
     def ev_verdict(bottleneck: str | None, sentence: str) -> EvidenceVerdict:

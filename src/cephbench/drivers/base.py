@@ -30,6 +30,7 @@ from ..kinds import KINDS, direction_of
 from ..hosts.fanout import Placement, TimedResult, run_started_together
 from ..hosts.local import CommandResult, LocalHost, Spawn, run_together, stop_group
 from ..evidence.osdread import OsdReader, OsdReading
+from ..evidence.sockpaths import options_set
 from ..evidence.counters import osd_evidence
 from ..evidence.otherload import OtherLoadSampler
 from ..evidence.proccpu import ToolCpu, test_cpu
@@ -417,9 +418,16 @@ class RunContext:
 
     def _reader(self) -> OsdReader:
         if self.osds.reader is None:
+            fsid = None
+            try:
+                fsid = str(self.cluster.status().get("fsid") or "") or None
+            except OperationFailed as exc:
+                log.warning("the cluster's fsid unknown (ceph status): %s", exc)
             self.osds.reader = OsdReader(self.host, self.settings.ssh, str(self.target.conf),
                                          lambda n, prefix, t: self.cluster.tell_json(n, prefix, timeout_s=t),
-                                         self.cluster.connect_timeout_s)
+                                         self.cluster.connect_timeout_s, fsid=fsid,
+                                         osd_config=lambda n: options_set(self.cluster.ceph_json("config", "get",
+                                                                                                 f"osd.{n}")))
         return self.osds.reader
 
     def _read_counters(self, osds: dict[HostRef, list[int]]) -> OsdReading:

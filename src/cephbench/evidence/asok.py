@@ -3,10 +3,11 @@
 `ceph daemon osd.N perf dump` starts the Python `ceph` CLI, about half a second of CPU per OSD: twice per test and
 per OSD that would cost more than the harness may. The admin socket's protocol is small (a JSON command ended by
 a NUL byte; the answer a 4-byte big-endian length, then the JSON), so one short Python script per host asks every
-OSD there, with each socket's path from `ceph-conf` (a C++ binary, as fast as `cat`) as the host's own ceph.conf
-names it: over ssh on an OSD host. This machine's OSDs are asked by the same code inside cephbench, beside the ssh
-readings: a Python process started twice per test cost 0.1-0.3 s each time on a busy host, most of a short test's
-overhead (benchmarks/bench_overhead.py).
+OSD there: over ssh on an OSD host. Each socket's path is the first of its candidates that answers (sockpaths.py:
+the cluster's config, the host's own ceph.conf through `ceph-conf`, a C++ binary as fast as `cat`, cephadm's
+/var/run/ceph/<fsid>/, Ceph's default), found once per run. This machine's OSDs are asked by the same code inside
+cephbench, beside the ssh readings: a Python process started twice per test cost 0.1-0.3 s each time on a busy
+host, most of a short test's overhead (benchmarks/bench_overhead.py).
 """
 
 from __future__ import annotations
@@ -15,54 +16,68 @@ import json
 import os
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Any, Callable, NamedTuple
+from typing import Any, Callable, Mapping, NamedTuple
 
 from ..suite.config import SshSettings
 from ..hosts.local import LocalHost
 from ..hosts.remote import HostRef, run_all
 from . import asokproto
+from .sockpaths import HOST_CONF
 
 TIMEOUT_S = 5.0
 
-# The script run on a host: argv = "perf", "perf+config" or "perf+config+schema", then one word per OSD: "N" (its
-# socket's path asked of `ceph-conf`, all at once) or "N=PATH" (a path an earlier reading printed). Prints "sock.N
-# PATH" for each path it looked up, one "osd.N <json>" (its perf dump) or "osd.N !<why>" line per OSD, with "+config"
+# The script run on a host: argv = "perf", "perf+config" or "perf+config+schema", then one word per OSD: "N=" and a
+# JSON list of the paths to try in order (sockpaths.candidates; "" is what `ceph-conf` names, asked of it for every
+# OSD at once; one path: what an earlier reading found). Each path where a socket exists is asked until one answers;
+# it prints "sock.N PATH" for it, one "osd.N <json>" (its perf dump) or "osd.N !<why>" line per OSD, with "+config"
 # a "cfg.N <json>" line (its `config show`: every option, defaults included), with "+schema" a "sch.N <json>" line
 # (its `perf schema`: each counter's type and nick, by which counters.py finds names that differ by release), and a
 # "cpu.N CLK_TCK <its /proc/PID/stat>" line: the OSD's CPU time (proccpu.py), its PID the socket's peer. Its
 # `read` is also called here, for this machine's OSDs. It asks each socket through asokproto.py, whose text goes
 # before it: one client of the protocol, here and there.
 _READER = r'''
-import os, subprocess, sys
+import os, stat, subprocess, sys
 def one_line(path, prefix):
     return json.dumps(json.loads(ask(path, prefix, 5.0)))
 def proc_stat(pid):
     with open("/proc/%d/stat" % pid) as f:
         return "%d %s" % (os.sysconf("SC_CLK_TCK"), f.read().strip())
+def first_answer(paths):
+    tried = []
+    for path in paths:
+        try:
+            if not stat.S_ISSOCK(os.stat(path).st_mode):
+                raise OSError("not a socket")
+            text, pid = ask_peer(path, "perf dump", 5.0)
+            return path, json.loads(text), pid, tried
+        except Exception as e:
+            tried.append(path + ": " + (e.strerror or str(e) if isinstance(e, OSError) else str(e)))
+    return None, None, None, tried
 def read(what, words, emit, env=None):
     osds, looked = [], {}
     for w in words:
-        n, _, path = w.partition("=")
-        osds.append((n, path))
-        if not path:
+        n, _, rest = w.partition("=")
+        osds.append((n, json.loads(rest) if rest else [""]))
+        if "" in osds[-1][1]:
             looked[n] = subprocess.Popen(["ceph-conf", "--name", "osd." + n, "--show-config-value", "admin_socket"],
                                          stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, universal_newlines=True,
                                          env=env)
-    for n, path in osds:
+    for n, paths in osds:
         if n in looked:
+            named = ""
             try:
-                path = looked[n].communicate(timeout=5)[0].strip()
+                named = looked[n].communicate(timeout=5)[0].strip()
             except Exception:
                 looked[n].kill()
                 looked[n].wait()
-            if path:
-                emit("sock." + n + " " + path)
-        try:
-            text, pid = ask_peer(path, "perf dump", 5.0)
-            emit("osd." + n + " " + json.dumps(json.loads(text)))
-        except Exception as e:
-            emit("osd." + n + " !" + (str(e) if path else "no admin socket path"))
+            paths = [named if p == "" else p for p in paths]
+        path, doc, pid, tried = first_answer([p for i, p in enumerate(paths) if p and p not in paths[:i]])
+        if path is None:
+            emit("osd." + n + " !" + ("no admin socket answered (" + "; ".join(tried) + ")" if tried
+                                      else "no admin socket path"))
             continue
+        emit("sock." + n + " " + path)
+        emit("osd." + n + " " + json.dumps(doc))
         try:
             emit("cpu." + n + " " + proc_stat(pid))
         except Exception as e:
@@ -131,19 +146,22 @@ def local_reader() -> Callable[..., None]:
 
 
 def read_all(host: LocalHost, by_host: dict[HostRef, list[int]], ssh: SshSettings, conf: str | None,
-             with_config: bool = False, paths: dict[int, str] | None = None) -> Readings:
+             with_config: bool = False, paths: dict[int, str] | None = None,
+             candidates: Mapping[int, list[str]] | None = None) -> Readings:
     """Every OSD's perf dump (and with_config its `config show` and `perf schema`): one ssh per remote host (all
     at once), and this machine's OSDs asked in the meantime by SCRIPT's own code, the run's ceph.conf naming their
     sockets.
-    `paths` (osd -> its admin socket) are the paths earlier readings looked up: an OSD in it is asked at once,
-    without `ceph-conf` (about 0.1 s per OSD on a busy host); the paths this reading looks up are added to it."""
+    `paths` (osd -> its admin socket) are the paths earlier readings found: an OSD in it is asked at once,
+    without `ceph-conf` (about 0.1 s per OSD on a busy host); the paths this reading finds are added to it. Another
+    OSD's paths to try are its `candidates` (sockpaths.candidates), else only what the host's `ceph-conf` says."""
     got = Readings({}, {}, {}, {}, {})
     errors = got.errors
     what = "perf+config+schema" if with_config else "perf"
     paths = {} if paths is None else paths
 
     def words(osds: list[int]) -> list[str]:
-        return [f"{n}={paths[n]}" if n in paths else str(n) for n in osds]
+        return [f"{n}={json.dumps([paths[n]] if n in paths else (candidates or {}).get(n, [HOST_CONF]))}"
+                for n in osds]
 
     def keep(text: str) -> tuple[dict[int, dict[str, Any]], dict[int, str]]:
         one = parse_lines(text, paths)

@@ -1,9 +1,10 @@
 """Each OSD's counters (and, at a run's first reading, its settings and counter schema) at a test's start and end:
-through its admin socket where this machine or ssh reaches it (asok.py), else `ceph tell osd.N` over the run's
-librados connection.
+through its admin socket where this machine or ssh reaches it (asok.py; where the socket is, sockpaths.py: the
+cluster's config, the host's ceph.conf, cephadm's /var/run/ceph/<fsid>/, Ceph's default), else `ceph tell osd.N`
+over the run's librados connection.
 
-The admin socket is not reachable when there is no ssh to the OSD's host, or when the socket lives inside the
-daemon's container or chroot (cephadm, Rook, a lab root of another release). `ceph tell` reaches every OSD that is
+The admin socket is not reachable when there is no ssh to the OSD's host, or when the socket lives where none of
+its candidates is: inside a pod (Rook) or a chroot (a lab root of another release). `ceph tell` reaches every OSD that is
 up, through the monitors' map, since Octopus; it costs a few milliseconds per OSD (the OSD answers over the
 messenger the client already holds), so an OSD whose socket could not be read once is asked this way from then on,
 without an ssh attempt per reading. Every `ceph tell` reading waits at most the run's --connect-timeout, all OSDs
@@ -15,18 +16,21 @@ from __future__ import annotations
 import time
 from concurrent.futures import ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
-from typing import Any, Callable, Collection
+from typing import Any, Callable, Collection, Mapping
 
 from ..suite.config import SshSettings
 from ..hosts.local import LocalHost
 from ..hosts.remote import HostRef
 from .asok import Readings, read_all
+from .sockpaths import candidates, layout
 
 ADMIN_SOCKET = "admin socket"
 CEPH_TELL = "ceph tell"
 
 # (osd, prefix, timeout_s) -> the OSD's JSON answer, parsed; raises when it refuses or does not answer
 Tell = Callable[[int, str, float], Any]
+# osd -> the options the cluster's config sets for it, by name (sockpaths.options_set); raises when it will not say
+OsdConfig = Callable[[int], Mapping[str, str]]
 
 
 def tell_all(tell: Tell, osds: list[int], describe: Collection[int], timeout_s: float) -> Readings:
@@ -72,7 +76,7 @@ def tell_all(tell: Tell, osds: list[int], describe: Collection[int], timeout_s: 
 class OsdReading:
     dumps: dict[int, dict[str, Any]]
     errors: dict[int, str]          # osd -> why it could not be read, by either way
-    sources: dict[int, str]         # osd -> ADMIN_SOCKET or CEPH_TELL: which gave its counters
+    sources: dict[int, str]         # osd -> CEPH_TELL, or ADMIN_SOCKET with where it was found: which gave its counters
     stats: dict[int, str] = field(default_factory=dict)    # osd -> its /proc/PID/stat line (asok.Readings.stats)
 
 
@@ -91,13 +95,35 @@ class OsdReader:
     config: dict[int, dict[str, Any]] | None = None         # osd -> its `config show`, from the first reading
     schema: dict[int, dict[str, Any]] = field(default_factory=dict)    # osd -> its `perf schema`
     described: set[int] = field(default_factory=set)        # OSDs that gave their settings and schema
+    fsid: str | None = None         # the cluster's: cephadm's socket directory is named by it
+    osd_config: OsdConfig | None = None     # None: the cluster's config is not asked where a socket is
+    set_for: dict[int, Mapping[str, str]] = field(default_factory=dict)    # osd -> its options the cluster sets
+    layouts: dict[int, str] = field(default_factory=dict)   # osd -> where its socket was found (sockpaths' names)
+
+    def _candidates(self, osds: list[int]) -> dict[int, list[str]]:
+        """The paths to try for each OSD whose socket is not found yet, the cluster's config asked once per OSD."""
+        out = {}
+        for n in osds:
+            if n in self.paths:
+                continue
+            if n not in self.set_for:
+                try:
+                    self.set_for[n] = self.osd_config(n) if self.osd_config is not None else {}
+                except Exception:  # noqa: BLE001 - a key that may not read config: the other places remain
+                    self.set_for[n] = {}
+            out[n] = candidates(n, self.fsid, self.set_for[n])
+        return out
 
     def read(self, by_host: dict[HostRef, list[int]]) -> OsdReading:
         first = self.config is None
         asked = {ref: [n for n in osds if n not in self.told] for ref, osds in by_host.items()}
         got = read_all(self.host, {r: o for r, o in asked.items() if o}, self.ssh, self.conf,
-                       with_config=first, paths=self.paths)
-        sources = {n: ADMIN_SOCKET for n in got.dumps}
+                       with_config=first, paths=self.paths,
+                       candidates=self._candidates([n for osds in asked.values() for n in osds]))
+        for n in got.dumps:
+            if n not in self.layouts and n in self.set_for and n in self.paths:
+                self.layouts[n] = layout(self.paths[n], n, self.fsid, self.set_for[n])
+        sources = {n: f"{ADMIN_SOCKET}, {self.layouts[n]}" if n in self.layouts else ADMIN_SOCKET for n in got.dumps}
         errors = dict(got.errors)
         if first:
             self.described.update(got.dumps)

@@ -25,6 +25,7 @@ import urllib.error
 import urllib.request
 import uuid
 from concurrent.futures import Future, ThreadPoolExecutor, as_completed
+import contextlib
 from contextlib import ExitStack
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
@@ -63,6 +64,8 @@ LAB_USER = "cephbench-lab"
 # RGW's pools, made before the OSDs are up so that all PGs peer at once. Without them RGW makes its own
 # pools one by one at start, and the bucket pools on the first write: the first benchmark would measure
 # pool creation (8 PUT/s at 2 s each).
+# where cephadm keeps a cluster's daemons' sockets on a host: <this>/<fsid>/ceph-osd.N.asok
+CEPHADM_RUN_DIR = Path("/var/run/ceph")
 RGW_POOLS = (".rgw.root", "default.rgw.log", "default.rgw.control", "default.rgw.meta",
              "default.rgw.buckets.index", "default.rgw.buckets.data", "default.rgw.buckets.non-ec")
 # Environment variables Ceph programs read. An earlier `eval "$(cephbench lab env)"` leaves CEPH_KEYRING
@@ -99,6 +102,9 @@ class LabInfo:
     versions: dict = field(default_factory=dict)
     # `lab up --monitoring`: Prometheus's URL, each host's node-exporter, the mgr module (monitoring.MonitoringPlan)
     monitoring: dict | None = None
+    # up(container_sockets=True): the directory of the OSDs' admin sockets, where cephadm puts them on a host
+    # (/var/run/ceph/<fsid>), which the lab's ceph.conf does not name; None: the lab's run/, as its conf says
+    osd_sockets: str | None = None
 
     @property
     def conf(self) -> Path:
@@ -169,6 +175,8 @@ class Lab:
     _root: roots.Root | None = field(default=None, repr=False)
     # a lab being started with its monitoring stack (`lab up --monitoring`)
     _monitoring: bool = field(default=False, repr=False)
+    # a lab being started with its OSDs' admin sockets where cephadm puts them (up(container_sockets=True))
+    _container_sockets: bool = field(default=False, repr=False)
 
     # ---- paths and state -------------------------------------------------
     @property
@@ -294,6 +302,12 @@ class Lab:
         In a multi-host lab it runs inside its host's network namespace, under its host's name."""
         d = self._daemon(name)
         # sshd too: a session on a lab host runs the release's tools (rados, rbd, fio)
+        if name.startswith("osd.") and ceph:
+            info = self.info()
+            if info is not None and info.osd_sockets:
+                # the command line wins over ceph.conf, which goes on naming run/ (as a host's conf says nothing of a
+                # container's socket)
+                argv = [*argv, "--admin-socket", f"{info.osd_sockets}/$cluster-$name.asok"]
         argv = self._ceph_argv([*argv, "--conf", str(self.conf), "-f"] if ceph else list(argv))
         env = None
         multi = self._multi()
@@ -315,12 +329,16 @@ class Lab:
     # ---- up ----------------------------------------------------------------
     def up(self, osds: int = 3, osd_size_bytes: int = 10 * 1024**3, rgw: bool = True,
            progress: Callable[[str], None] = lambda msg: None, multi: MultiHostSpec | None = None,
-           release: str | None = None, monitoring: bool = False) -> LabInfo:
+           release: str | None = None, monitoring: bool = False, container_sockets: bool = False) -> LabInfo:
         """Start the lab: one host on loopback, or with `multi` a lab of hosts that are network namespaces; with
         `release` other than the host's own Ceph, its daemons run from that release's root (built once); with
-        `monitoring` (a multi-host lab) node-exporters, the mgr prometheus module and a Prometheus server."""
+        `monitoring` (a multi-host lab) node-exporters, the mgr prometheus module and a Prometheus server; with
+        `container_sockets` (the host's own Ceph: a root's daemons see their root's /var/run) the OSDs' admin sockets
+        in /var/run/ceph/<fsid>/, where cephadm puts them, and not where the lab's ceph.conf says."""
         if monitoring:
             self._check_monitoring(multi)
+        if container_sockets and release:
+            raise UserError("the OSDs' sockets in cephadm's layout need the host's own Ceph", where="--release")
         root = self._release_root(release, progress) if release else None
         missing = [] if root else [b for b in REQUIRED_BINARIES if self.host.which(b) is None]
         if missing:
@@ -350,6 +368,7 @@ class Lab:
         lock = labdir.StartLock(marker)
         steps = _Steps()
         self._spec, self._root, self._monitoring = multi, root, monitoring
+        self._container_sockets = container_sockets
         try:
             info = self._create(osds, osd_size_bytes, rgw, progress, steps)
         except BaseException:
@@ -361,7 +380,7 @@ class Lab:
             raise
         finally:
             self._spec = self._net = self._drives = self._root = None
-            self._monitoring = False
+            self._monitoring = self._container_sockets = False
             lock.release()
         info.startup_s = time.monotonic() - steps.t0
         info.startup_steps = steps.done
@@ -470,7 +489,12 @@ class Lab:
                        root=self._root.record() if self._root else None)
         if spec is not None and self._net is not None:
             info.topology = topology_json(spec, self._net, rgw, self._ssh_settings_json(), self._drives)
+        if self._container_sockets:
+            info.osd_sockets = str(CEPHADM_RUN_DIR / fsid)
         self._write_info(info)
+        if info.osd_sockets:
+            # recorded first (lab.json), so that a start killed now leaves what `down` removes; a new fsid's name
+            Path(info.osd_sockets).mkdir(mode=0o755, parents=True)
         return info
 
     def _ssh_settings_json(self) -> dict:
@@ -518,6 +542,7 @@ class Lab:
         """What a multi-host lab made outside its directory (mounts, loop devices, cgroups, namespaces, links),
         from the records it wrote before making them. Its daemons are stopped first (cgroups empty, mounts free)."""
         remove_mount_points(self.dir / ROOT_RECORD)
+        self._remove_osd_sockets()
         record = self._drives or self.drives()
         if record is not None:
             self._end_sessions(record)
@@ -525,6 +550,19 @@ class Lab:
         topo = self._topology()
         if topo is not None:
             netns.destroy(topo)
+
+    def _remove_osd_sockets(self) -> None:
+        """The directory of up(container_sockets=True), with the sockets its OSDs left there (they are stopped by
+        now); anything else someone put there stays, and so does the directory then."""
+        info = self.info()
+        where = Path(info.osd_sockets) if info is not None and info.osd_sockets else None
+        if where is None or not where.is_dir():
+            return
+        for p in where.glob("ceph-osd.*.asok"):
+            if p.is_socket():
+                p.unlink(missing_ok=True)
+        with contextlib.suppress(OSError):
+            where.rmdir()
 
     def _create(self, osds: int, osd_size_bytes: int, rgw: bool, progress: Callable[[str], None],
                 steps: _Steps) -> LabInfo:
