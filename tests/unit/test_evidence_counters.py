@@ -231,7 +231,10 @@ def test_this_machines_osds_are_read_in_process_as_the_script_reads_them(tmp_pat
     srv = _fake_osd_socket(sock, {"perf dump": json.dumps(dump).encode(), "config show": json.dumps(config).encode(),
                                   "perf schema": json.dumps(schema).encode()})
     try:
-        words = [f"0={sock}", f"1={tmp_path / 'gone.asok'}"]
+        # each OSD's paths to try, in order (sockpaths.candidates): osd.2's first is not there, its second answers
+        words = [f"0={json.dumps([str(sock)])}", f"1={json.dumps([str(tmp_path / 'gone.asok')])}",
+                 f"2={json.dumps([str(tmp_path / 'gone.asok'), str(tmp_path / 'run'), str(sock)])}"]
+        (tmp_path / "run").mkdir()
         lines: list[str] = []
         local_reader()("perf+config+schema", words, lines.append)
         printed = subprocess.run([sys.executable, "-c", SCRIPT, "perf+config+schema", *words], capture_output=True,
@@ -243,10 +246,12 @@ def test_this_machines_osds_are_read_in_process_as_the_script_reads_them(tmp_pat
     assert [ln for ln in lines if not ln.startswith("cpu.")] == \
         [ln for ln in printed.splitlines() if not ln.startswith("cpu.")]
     assert [ln.split()[2] for ln in lines if ln.startswith("cpu.0 ")] == [str(os.getpid())]
-    dumps, errors, configs, schemas, stats = parse_lines(printed)
+    paths: dict[int, str] = {}
+    dumps, errors, configs, schemas, stats = parse_lines(printed, paths)
     assert stats[0].split()[1] == str(os.getpid())
-    assert dumps == {0: dump} and configs == {0: config} and schemas == {0: schema} and set(errors) == {1}
-    assert "gone.asok" in errors[1]
+    assert dumps == {0: dump, 2: dump} and configs == {0: config, 2: config} and set(errors) == {1}
+    assert schemas == {0: schema, 2: schema}
+    assert "gone.asok" in errors[1] and paths == {0: str(sock), 2: str(sock)}
 
 
 def test_the_lab_and_the_ssh_script_speak_the_admin_socket_through_one_client(tmp_path):
@@ -301,5 +306,39 @@ def test_osds_whose_sockets_are_out_of_reach_are_read_through_ceph_tell_from_the
         told.clear()
         again = reader.read({this_host(): [0, 1, 2]})
         assert again.sources == first.sources and sorted(told) == [(1, "perf dump"), (2, "perf dump")]
+    finally:
+        srv.close()
+
+
+def test_the_reader_finds_a_socket_the_cluster_config_names_and_says_so(tmp_path):
+    """Issue 28 item 4: the socket is not where the host's ceph.conf says but under the run_dir the cluster's config
+    gives the OSD (its real `config get` answer's shape); it is read there, asked once, and its counters' source
+    says where it was found. An OSD whose config cannot be read keeps the other places."""
+    from cephbench.suite.config import SshSettings
+    from cephbench.evidence.osdread import OsdReader
+    from cephbench.hosts.local import LocalHost
+    from cephbench.hosts.remote import this_host
+    from cephbench.evidence.sockpaths import options_set
+    dump = _dump("ceph16.2.15_osd0_before_rados_write_4K.json")
+    sock = tmp_path / "ceph-osd.0.asok"
+    srv = _fake_osd_socket(sock, {"perf dump": json.dumps(dump).encode(), "config show": b"{}",
+                                  "perf schema": b"{}"})
+    asked: list[int] = []
+
+    def osd_config(n: int):
+        asked.append(n)
+        if n == 1:
+            raise OSError("access denied")
+        return options_set({"run_dir": {"value": str(tmp_path), "section": "osd.0", "mask": {}}})
+
+    conf = tmp_path / "ceph.conf"
+    conf.write_text(f"[global]\nadmin socket = {tmp_path}/elsewhere/$cluster-$name.asok\n")
+    try:
+        reader = OsdReader(LocalHost(), SshSettings(), str(conf), None, 5.0, fsid="f", osd_config=osd_config)
+        first = reader.read({this_host(): [0, 1]})
+        assert first.sources == {0: "admin socket, cluster config"} and set(first.dumps) == {0}
+        assert "elsewhere/ceph-osd.1.asok" in first.errors[1] and "/var/run/ceph/f/ceph-osd.1.asok" in first.errors[1]
+        again = reader.read({this_host(): [0]})
+        assert again.sources == first.sources and reader.paths[0] == str(sock) and sorted(asked) == [0, 1]
     finally:
         srv.close()

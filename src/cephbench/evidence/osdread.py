@@ -4,8 +4,8 @@ cluster's config, the host's ceph.conf, cephadm's /var/run/ceph/<fsid>/, Ceph's 
 over the run's librados connection.
 
 The admin socket is not reachable when there is no ssh to the OSD's host, or when the socket lives where none of
-its candidates is: inside a pod (Rook) or a chroot (a lab root of another release). `ceph tell` reaches every OSD that is
-up, through the monitors' map, since Octopus; it costs a few milliseconds per OSD (the OSD answers over the
+its candidates is: inside a pod (Rook) or a chroot (a lab root of another release). `ceph tell` reaches every OSD
+that is up, through the monitors' map, since Octopus; it costs a few milliseconds per OSD (the OSD answers over the
 messenger the client already holds), so an OSD whose socket could not be read once is asked this way from then on,
 without an ssh attempt per reading. Every `ceph tell` reading waits at most the run's --connect-timeout, all OSDs
 asked at once.
