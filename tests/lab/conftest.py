@@ -13,6 +13,7 @@ import os
 import shutil
 import subprocess
 import tempfile
+import time
 from pathlib import Path
 from typing import Any, Callable, Iterator, NamedTuple
 
@@ -26,6 +27,8 @@ from labcli import TINY, run_cli, write_suite
 
 LABS = ("lab", "clients_lab", "multihost_lab")      # the session's labs, in the order their tests run
 _STOP: dict[str, Callable[[], None]] = {}           # lab fixture -> how to stop it, while it runs
+_CPU_KEY = pytest.StashKey[Path]()                   # the session's cpuacct group (CEPHBENCH_TEST_CPU=1)
+_CPU_AT_KEY = pytest.StashKey[int | None]()          # ... its usage when a test's setup began
 
 
 def _session_lab(name: str, reuse_env: str, prefix: str, up: Callable[[Lab], object]) -> Iterator[Lab]:
@@ -64,6 +67,8 @@ def _group(item: pytest.Item) -> int:
 def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addoption("--one-host-shard", default=None, metavar="K/N",
                      help="run only the K-th of N shares of the one-host tests (whole modules, balanced by cost)")
+    parser.addoption("--truth-shard", default=None, metavar="K/N",
+                     help="run only the K-th of N shares of the ground-truth tests (whole modules, balanced by cost)")
 
 
 # Seconds each one-host module took in `make test-lab` (a fresh clone's CI run on the 2-core VM, 2026-11-26, beside the
@@ -81,17 +86,39 @@ ONE_HOST_COST_S = {
 }
 
 
-def _shard(items: list[pytest.Item], k: int, n: int) -> set[str]:
-    """The modules of the k-th share (1-based): the costliest first, each to the share with the least so far."""
+# Seconds each ground-truth module took alone (fresh-clone CI run O, its lab's start included), what balances its
+# two shares: they run at once, each on labs of its own (each lab host's CPU is its own cpuacct group, and the two
+# shares together keep the CPUs under half busy: `make test-lab` prints the phase's share).
+GROUND_TRUTH_COST_S = {
+    "test_ground_truth.py": 170, "test_seed_han.py": 130, "test_clients_ground_truth.py": 125,
+    "test_seed_homelab.py": 25, "test_ground_truth_devices.py": 20, "test_osd_bench.py": 15,
+}
+
+
+def _shard(items: list[pytest.Item], k: int, n: int, costs: dict[str, int]) -> set[str]:
+    """The modules of the k-th share (1-based) of `items`: the costliest first, each to the share with the least so
+    far."""
     tests: dict[str, int] = {}
     for it in items:
-        if it.get_closest_marker("multihost") is None:
-            tests[it.path.name] = tests.get(it.path.name, 0) + 1
+        tests[it.path.name] = tests.get(it.path.name, 0) + 1
     shares: list[tuple[float, list[str]]] = [(0.0, []) for _ in range(n)]
-    for name in sorted(tests, key=lambda m: (-ONE_HOST_COST_S.get(m, 15 * tests[m]), m)):
+    for name in sorted(tests, key=lambda m: (-costs.get(m, 15 * tests[m]), m)):
         i = min(range(n), key=lambda j: shares[j][0])
-        shares[i] = (shares[i][0] + ONE_HOST_COST_S.get(name, 15 * tests[name]), shares[i][1] + [name])
+        shares[i] = (shares[i][0] + costs.get(name, 15 * tests[name]), shares[i][1] + [name])
     return set(shares[k - 1][1])
+
+
+def _keep_share(config: pytest.Config, items: list[pytest.Item], option: str, wanted: Callable[[pytest.Item], bool],
+                costs: dict[str, int]) -> None:
+    """Keep only the items of the share that `option` (K/N) names, among those `wanted`."""
+    shard = config.getoption(option)
+    if not shard:
+        return
+    k, n = (int(x) for x in shard.split("/"))
+    mine = _shard([it for it in items if wanted(it)], k, n, costs)
+    keep = [it for it in items if wanted(it) and it.path.name in mine]
+    config.hook.pytest_deselected(items=[it for it in items if it not in keep])
+    items[:] = keep
 
 
 def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config, items: list[pytest.Item]) -> None:
@@ -102,14 +129,60 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
             item.add_marker("multihost")
         if getattr(item.module, "GROUND_TRUTH", False):
             item.add_marker("groundtruth")
-    shard = config.getoption("--one-host-shard")
-    if shard:
-        k, n = (int(x) for x in shard.split("/"))
-        mine = _shard(items, k, n)
-        keep = [it for it in items if it.get_closest_marker("multihost") is None and it.path.name in mine]
-        config.hook.pytest_deselected(items=[it for it in items if it not in keep])
-        items[:] = keep
+    _keep_share(config, items, "--one-host-shard", lambda it: it.get_closest_marker("multihost") is None,
+                ONE_HOST_COST_S)
+    _keep_share(config, items, "--truth-shard", lambda it: it.get_closest_marker("groundtruth") is not None,
+                GROUND_TRUTH_COST_S)
     items.sort(key=_group)          # stable: each module's tests keep their order
+
+
+# CEPHBENCH_TEST_CPU=1 (make test-lab's one-host shares): the session runs in a cpuacct group of its own, which its
+# lab's daemons and every process of its tests inherit, and each test's CPU seconds go in the junit XML as the
+# property `cpu_s` (scripts/module_costs.py sums them per module): on a CPU-bound phase, what a test costs the
+# others. The group is removed at the session's end.
+_CPU_GROUP = Path("/sys/fs/cgroup/cpuacct")
+
+
+def pytest_sessionstart(session: pytest.Session) -> None:
+    if os.environ.get("CEPHBENCH_TEST_CPU") != "1" or not _CPU_GROUP.is_dir():
+        return
+    group = _CPU_GROUP / f"pytest-cpu-{os.getpid()}"
+    group.mkdir(exist_ok=True)
+    (group / "cgroup.procs").write_text(str(os.getpid()))
+    session.config.stash[_CPU_KEY] = group
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    group = session.config.stash.get(_CPU_KEY, None)
+    if group is None:
+        return
+    (_CPU_GROUP / "cgroup.procs").write_text(str(os.getpid()))
+    for _ in range(50):             # a lab's daemons stopped at the last teardown may still be exiting
+        try:
+            group.rmdir()
+            return
+        except OSError as exc:
+            why = exc
+            time.sleep(0.1)
+    print(f"cpu group {group} not removed: {why}")
+
+
+def _cpu_ns(item: pytest.Item) -> int | None:
+    group = item.config.stash.get(_CPU_KEY, None)
+    return int((group / "cpuacct.usage").read_text()) if group else None
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    item.stash[_CPU_AT_KEY] = _cpu_ns(item)
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
+    # the teardown report is the last, and junit XML takes its properties
+    if call.when == "teardown" and (now := _cpu_ns(item)) is not None and item.stash.get(_CPU_AT_KEY, None):
+        item.user_properties.append(("cpu_s", f"{(now - item.stash[_CPU_AT_KEY]) / 1e9:.2f}"))
+    yield
 
 
 def pytest_runtest_teardown(item: pytest.Item, nextitem: pytest.Item | None) -> None:
