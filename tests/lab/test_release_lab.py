@@ -123,9 +123,10 @@ def test_a_one_host_lab_on_another_release_runs_a_suite_and_leaves_nothing(relea
 
 @pytest.mark.multihost
 def test_a_multi_host_reef_lab_runs_sshd_and_tools_from_the_root(tmp_path):
-    """Each host's sshd runs from the root: a session there runs Reef's rados and Debian 13's fio. osd.1's drive is
-    throttled to 2 MiB/s once the lab is up, and every write of the size-2 pool lands on it: the write's verdict names
-    that drive from its own throttle, read on its host (issue 27's Reef multi-host ground truth). It runs beside the
+    """Each host's sshd runs from the root: a session there runs Reef's rados and Debian 13's fio; each OSD has its
+    WAL/DB on a drive of its own, watched as its db. osd.1's data drive is throttled to 2 MiB/s once the lab is up,
+    and every write of the size-2 pool lands on it: the write's verdict names that drive from its own throttle,
+    read on its host (issue 27's Reef multi-host ground truth). It runs beside the
     other tests, so the write is one a starved CPU still drives at the throttle: at 8 MiB/s with 64 KiB objects,
     CI's CPUs 88 % busy wrote 3.6 MiB/s, the drive never reached its throttle, and the verdict was rightly CPU."""
     def check(lb: Lab, root: roots.Root) -> None:
@@ -141,6 +142,12 @@ def test_a_multi_host_reef_lab_runs_sshd_and_tools_from_the_root(tmp_path):
         assert results[0].test.params["phase"] == "write" and a is not None
         assert a.bottleneck.startswith("disk h2:loop"), [a.bottleneck, *a.evidence]
         assert any("osd.1" in ln and "cgroup throttle" in ln for ln in a.evidence), a.evidence
+        # the WAL/DB drive of each OSD (--db-device): watched on its host as the OSD's db, and BlueFS on it
+        ev = results[0].evidence
+        db = {tuple(d.osds): d for d in ev.devices if d.role == "db"}
+        assert set(db) == {(0,), (1,)}, [(d.host, d.device, d.role, d.osds) for d in ev.devices]
+        assert all(sum(d.write_bytes_per_s) > 0 for d in db.values()), db
+        assert all((o.bluefs_db_used_bytes or 0) > 0 and not o.missing for o in ev.osds), ev.osds
 
     def check_and_throttle(lb: Lab, root: roots.Root) -> None:
         check(lb, root)
@@ -152,8 +159,8 @@ def test_a_multi_host_reef_lab_runs_sshd_and_tools_from_the_root(tmp_path):
     # 1 MiB objects, 16 in flight: 2 ops/s fill the throttle, which a starved CPU still serves (64 KiB objects, 4 in
     # flight, needed 32 ops/s: with CI's CPUs 86 % busy the write reached 54 % of the throttle, and CPU was right)
     heavy = SUITE.replace("object_size: [64KiB]", "object_size: [1MiB]").replace("concurrency: 4", "concurrency: 16")
-    run_on_release("reef", "18.", tmp_path, ["--hosts", "2", "--no-rgw"], pool_size=2, check_lab=check_and_throttle,
-                   check_results=throttled, suite_text=heavy)
+    run_on_release("reef", "18.", tmp_path, ["--hosts", "2", "--no-rgw", "--db-device", "1GiB"], pool_size=2,
+                   check_lab=check_and_throttle, check_results=throttled, suite_text=heavy)
     assert not (roots.read_root(roots.roots_dir() / "reef").path / "run" / "sshd").exists()
 
 
