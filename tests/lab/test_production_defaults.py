@@ -175,7 +175,9 @@ def test_a_resume_of_a_run_killed_with_9_looks_again_once_the_dead_part_put_the_
     """The dead part's --allow-pool-delete is in force when the resume's preflight first reads the option."""
     with pool_delete_off(mon_json, cephbench_env):
         before = state(mon_json)
-        suite = write_suite(tmp_path, WRITE.replace("duration: 1s", "duration: 30s"))
+        # killed once the tool's PID is in the ledger (within 50 ms), and the resume runs the whole write again: 6 s
+        # is ample for the first and keeps the second short (30 s cost this test 24 CPU-seconds on 2 cores)
+        suite = write_suite(tmp_path, WRITE.replace("duration: 1s", "duration: 6s"))
         _kill_9_when(["run", suite, "--out", tmp_path / "run", "--allow-pool-delete"], cephbench_env,
                      tmp_path / "run" / "resources.json", lambda left: any(r["kind"] == "process" for r in left))
         res = run_cli(["run", "--resume", tmp_path / "run"], cephbench_env)
