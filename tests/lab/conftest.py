@@ -71,18 +71,18 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                      help="run only the K-th of N shares of the ground-truth tests (whole modules, balanced by cost)")
 
 
-# Seconds each one-host module took in `make test-lab` (a fresh clone's CI run on the 2-core VM, 2026-11-26, beside the
-# multi-host half: `scripts/module_costs.py` prints them from the shares' junit XML): what balances the shares of the
-# one-host tests. A module not listed counts 15 s a test.
+# Seconds each one-host module took in `make test-lab` (beside the multi-host half, 2026-11-26, less what the
+# cheaper resume and RGW Ctrl-C tests saved since: `scripts/module_costs.py` prints them from the shares' junit XML):
+# what balances the shares of the one-host tests. A module not listed counts 15 s a test.
 ONE_HOST_COST_S = {
-    "test_production_defaults.py": 163, "test_run.py": 108, "test_release_lab.py": 105, "test_variants.py": 91,
-    "test_concurrent_runs.py": 76, "test_baseline.py": 63, "test_outages.py": 58, "test_lab_shape_signals.py": 56,
-    "test_rgw.py": 54, "test_cluster_health.py": 52, "test_signals.py": 48, "test_variants_steady.py": 44,
-    "test_cleanup_safety.py": 34, "test_report_browser.py": 28, "test_rbd.py": 24, "test_shape_facts.py": 24,
-    "test_mclock_verdict.py": 21, "test_remote_baselines.py": 20, "test_rados_seq.py": 20, "test_other_load.py": 17,
-    "test_lab.py": 16, "test_search.py": 15, "test_release_variants.py": 14, "test_compare_history.py": 12,
-    "test_remote_hosts.py": 10, "test_cluster_lost.py": 9, "test_connection.py": 7, "test_capacity.py": 7,
-    "test_evidence_tell.py": 6, "test_cpu_per_op.py": 5,
+    "test_production_defaults.py": 206, "test_run.py": 134, "test_release_lab.py": 84, "test_baseline.py": 68,
+    "test_concurrent_runs.py": 68, "test_rgw.py": 65, "test_variants.py": 64, "test_outages.py": 58,
+    "test_cluster_health.py": 56, "test_lab_shape_signals.py": 55, "test_variants_steady.py": 46,
+    "test_signals.py": 42, "test_rbd.py": 37, "test_remote_baselines.py": 36, "test_cleanup_safety.py": 34,
+    "test_rados_seq.py": 26, "test_lab.py": 25, "test_mclock_verdict.py": 24, "test_other_load.py": 23,
+    "test_shape_facts.py": 20, "test_report_browser.py": 20, "test_search.py": 17, "test_release_variants.py": 16,
+    "test_capacity.py": 14, "test_compare_history.py": 12, "test_remote_hosts.py": 12, "test_cluster_lost.py": 9,
+    "test_evidence_tell.py": 8, "test_connection.py": 6, "test_cpu_per_op.py": 5,
 }
 
 
