@@ -84,8 +84,9 @@ class QuietEvents:
 # The tools' run under a watch: run(tick, started), where tick() is called once a second (True stops the tools)
 # and started(pids) as they start
 ToolsRun = Callable[[Callable[[], bool], Callable[[list[int]], None]], Any]
-# A baseline's tools under the run's watch (RunContext.run_baseline_tools): its tests, the hosts it runs on
-BaselineWatch = Callable[[Sequence[Test], Sequence[HostRef], ToolsRun], Any]
+# A baseline's tools under the run's watch (RunContext.run_baseline_tools): its tests, the hosts it runs on; it
+# returns what the tools returned and what was watched (the hosts' CPU), which the baseline puts on its Outcomes
+BaselineWatch = Callable[[Sequence[Test], Sequence[HostRef], ToolsRun], tuple[Any, Seen]]
 
 
 @dataclass
@@ -137,7 +138,6 @@ class RunContext:
     dry_run: bool = False
     planned: list[str] = field(default_factory=list)   # dry run: the commands that would change the cluster
     restart_lab_osds: Callable[[], None] | None = None
-    _seen: dict[str, Seen] = field(default_factory=dict, repr=False)   # test id -> its baseline tools' (take_seen)
     osds: OsdFacts = field(default_factory=OsdFacts, repr=False)
     client_hosts: ClientHosts = field(default_factory=ClientHosts)
     reservation: Reservation = field(default_factory=Reservation, repr=False)
@@ -372,10 +372,6 @@ class RunContext:
         theirs = tuple(p for h in ours for p in (f"device {h}:", f"link of {h} ", f"link {h} "))
         seen.notes = [n for n in seen.notes if not n.startswith(theirs)] + notes
 
-    def take_seen(self, test: Test) -> Seen | None:
-        """What a baseline's tool run saw (run_baseline_tools), taken off the context."""
-        return self._seen.pop(test.id, None)
-
     def _tools_run(self, run: Callable[[Callable[[], bool], Callable[[list[int]], None]], R],
                    tick: Callable[[], bool], watchers: list[hostwatch.Watcher], watcher_res: list[Resource]) -> R:
         """`run(tick, started)` with its tools in the ledger while they run (a kill -9 leaves their PIDs for
@@ -390,10 +386,11 @@ class RunContext:
                 self.ledger.forget(r)      # ended (or killed) by now: nothing of theirs is left
 
     def run_baseline_tools(self, tests: Sequence[Test], hosts: Sequence[HostRef],
-                           run: Callable[[Callable[[], bool], Callable[[list[int]], None]], R]) -> R:
+                           run: Callable[[Callable[[], bool], Callable[[list[int]], None]], R]) -> tuple[R, Seen]:
         """A baseline's tools, `run(tick, started)`: their PIDs in the ledger, and the CPU of this machine and of
-        each of `hosts` (over ssh) watched, on each of `tests`' results. The cluster is not read: a baseline
-        measures the hardware, and `cephbench baseline` may run where no Ceph is configured."""
+        each of `hosts` (over ssh) watched (their streams kept in `tests[0]`'s raw directory); what was watched is
+        returned beside what `run` returned. The cluster is not read: a baseline measures the hardware, and
+        `cephbench baseline` may run where no Ceph is configured."""
         cpu = CpuSampler(role="baseline host")
         remote = list({h.name: h for h in hosts if h.address is not None}.values())
         plans = [hostwatch.WatchPlan(h, "baseline host") for h in remote]
@@ -405,9 +402,7 @@ class RunContext:
         results = self._tools_run(run, tick, watchers,
                                   self._record_processes([w.proc.pid for w in watchers]))
         loads = [load for load in [cpu.summary(), *hostwatch.collect(watchers, []).hosts] if load is not None]
-        for t in tests:     # a baseline reads no cluster: no evidence, no cluster watch
-            self._seen[t.id] = Seen(hosts=list(loads), evidence=None)
-        return results
+        return results, Seen(hosts=loads, evidence=None)    # a baseline reads no cluster: no evidence, no watch
 
     def _keep_raw(self, test: Test, name: str, doc: Any) -> None:
         """A reading as it came, beside the tools' output (gzip: a perf dump is ~40 KB per OSD)."""

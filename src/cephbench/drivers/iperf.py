@@ -394,7 +394,7 @@ def run(tests: list[Test], hosts: list[NetHost], rundir: RunDir | None, host: Lo
     flows start at one instant (fanout's barrier): a sender that started 0.2 s before the others would have a
     shared link to itself for that long, and a 1 s fan-in would read a fifth more than the link carries.
     `watch` and `record`: the run's (RunContext.run_baseline_tools, .record_process): the hosts' CPU while the
-    clients run, and every server and client in the ledger while it runs."""
+    clients run (on the test's Outcome), and every server and client in the ledger while it runs."""
     by_name = {h.name: h for h in hosts}
     raw_root = rundir.raw_dir("baseline-net") if rundir else Path("/tmp")
     if base_port is not None:
@@ -433,8 +433,8 @@ def run(tests: list[Test], hosts: list[NetHost], rundir: RunDir | None, host: Lo
 
                 def clients(tick: Callable[[], bool], tools: Callable[[list[int]], None]) -> list[CommandResult]:
                     return run_together(spawns, duration * 3 + 60, tick=tick, started=tools)
-            results = watch([test], [h.ref for pair in pairs for h in pair], clients) if watch is not None \
-                else clients(lambda: False, lambda _pids: None)
+            results, seen = watch([test], [h.ref for pair in pairs for h in pair], clients) if watch is not None \
+                else (clients(lambda: False, lambda _pids: None), None)
         finally:
             for srv in servers:
                 srv.stop()
@@ -443,7 +443,8 @@ def run(tests: list[Test], hosts: list[NetHost], rundir: RunDir | None, host: Lo
         try:
             parts = [parse_iperf_json(r.stdout) for r in results]
         except ParseError as exc:
-            yield Outcome(test, t_started, time.monotonic() - t0, error=str(exc), commands=commands, raw=raw)
+            yield Outcome(test, t_started, time.monotonic() - t0, error=str(exc), commands=commands, raw=raw,
+                          seen=seen)
             continue
         if len(parts) == 1:
             m = parts[0]
@@ -459,7 +460,7 @@ def run(tests: list[Test], hosts: list[NetHost], rundir: RunDir | None, host: Lo
         if m.extra["loopback"]:
             notes.append("loopback: sender and receiver are this host; the figure is memory and CPU, not a NIC")
         yield Outcome(test, t_started, time.monotonic() - t0, measurement=m, commands=commands, raw=raw,
-                      notes=notes)
+                      notes=notes, seen=seen)
 
 
 def _on_cluster(h: NetHost) -> NetHost:
