@@ -36,7 +36,7 @@ from ..core.units import format_size
 from ..evidence.rounds import Seen
 from . import ParseError
 from .figures import array, count, mapping
-from .base import BaselineWatch, Outcome
+from .base import BaselineWatch, DriverContext, Outcome
 from .fio import FioJob, fio_argv, parse_fio_json, to_measurement
 from .osd_devices import OsdDevice, check as osd_device_check
 
@@ -710,7 +710,7 @@ def run(tests: list[Test], targets: list[DiskTarget], size: int, runtime_s: floa
         ssh: SshSettings | None = None, watch: BaselineWatch | None = None) -> Iterator[Outcome]:
     """Every path alone (one at a time, over all hosts), then all at once (one fio per host, all hosts together);
     one Outcome per test (a test = one pattern). Test files always removed, on every host. `watch`: the run's
-    (RunContext.run_baseline_tools), around every fio step: the hosts' CPU, on each Outcome; fio's PIDs in the
+    (DriverContext.run_baseline_tools), around every fio step: the hosts' CPU, on each Outcome; fio's PIDs in the
     ledger."""
     ssh = ssh or SshSettings()
     started, t0 = time.time(), time.monotonic()
@@ -997,7 +997,7 @@ def preflight(cluster, tests: list[Test], settings) -> None:
         raise _where(exc, first) from None
 
 
-def run_group(ctx, group: list[Test], todo: set[str]) -> Iterator[Outcome]:
+def run_group(ctx: DriverContext, group: list[Test], todo: set[str]) -> Iterator[Outcome]:
     """The runner's entry: check the paths on their hosts, run every pattern of the group, remove the test files."""
     first = group[0].params
     per_host, ssh = resolve_hosts(first, ctx.target, ctx.settings.ssh, ctx.cluster)

@@ -344,7 +344,7 @@ def _run_group(driver, ctx: RunContext, group: list[Test], todo: set[str],
     try:
         failed: list[str] = []
         at_start = others_in_force(ctx)
-        for outcome in driver(ctx, group, todo):
+        for outcome in driver(ctx.for_driver(), group, todo):
             reported.update({outcome.test.id, outcome.test.params.get("part_of") or outcome.test.id})
             result = to_result(outcome)
             at_start = with_others(result, at_start, others_in_force(ctx))
