@@ -162,7 +162,8 @@ def test_an_existing_pool_is_never_adopted_nor_removed(lab_cluster):
     name = "cephbench-someone-elses"
     lab_cluster.ceph_ok("osd", "pool", "create", name, "8", "8", "replicated", "--size=2", "--autoscale-mode=off")
     try:
-        ctx = RunContext(cluster=lab_cluster, run_id="x", rundir=None, ledger=Ledger(), settings=Settings())
+        ctx = RunContext(cluster=lab_cluster, run_id="x", rundir=None, ledger=Ledger(),
+                         settings=Settings()).for_driver()
         with pytest.raises(OperationFailed, match="already exists; cephbench will not use a pool it did not create"):
             create_pool(ctx, name, {"type": "replicated", "size": 2, "pg_num": 8})
         assert ctx.ledger.pending() == [] and name in lab_cluster.pool_names()

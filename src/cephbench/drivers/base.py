@@ -1,4 +1,4 @@
-"""What a driver gets from the runner (RunContext) and gives back (Outcome).
+"""What a driver gets from the runner (DriverContext, made from the run's RunContext) and gives back (Outcome).
 
 The runner knows no tool: it hands a driver the tests of one group and records
 each Outcome the driver yields, the moment it is yielded.
@@ -12,6 +12,7 @@ import logging
 import shlex
 import time
 from dataclasses import dataclass, field
+from operator import attrgetter
 from pathlib import Path
 from typing import Any, Callable, Iterator, Protocol, Sequence, TypeVar
 
@@ -84,8 +85,9 @@ class QuietEvents:
 # The tools' run under a watch: run(tick, started), where tick() is called once a second (True stops the tools)
 # and started(pids) as they start
 ToolsRun = Callable[[Callable[[], bool], Callable[[list[int]], None]], Any]
-# A baseline's tools under the run's watch (RunContext.run_baseline_tools): its tests, the hosts it runs on
-BaselineWatch = Callable[[Sequence[Test], Sequence[HostRef], ToolsRun], Any]
+# A baseline's tools under the run's watch (RunContext.run_baseline_tools): its tests, the hosts it runs on; it
+# returns what the tools returned and what was watched (the hosts' CPU), which the baseline puts on its Outcomes
+BaselineWatch = Callable[[Sequence[Test], Sequence[HostRef], ToolsRun], tuple[Any, Seen]]
 
 
 @dataclass
@@ -127,6 +129,10 @@ class MarkerState:
 
 @dataclass
 class RunContext:
+    """The runner's object: the run's state and the machinery behind what a driver is given (DriverContext, made
+    by `for_driver`): the marker it shares with other runs, the client hosts as set up, the OSD facts learned, the
+    capacity reservation. Only the run's own modules (run/) change these."""
+
     cluster: Cluster
     run_id: str
     rundir: RunDir | None          # None in a dry run
@@ -137,11 +143,14 @@ class RunContext:
     dry_run: bool = False
     planned: list[str] = field(default_factory=list)   # dry run: the commands that would change the cluster
     restart_lab_osds: Callable[[], None] | None = None
-    _seen: dict[str, Seen] = field(default_factory=dict, repr=False)   # test id -> its baseline tools' (take_seen)
     osds: OsdFacts = field(default_factory=OsdFacts, repr=False)
     client_hosts: ClientHosts = field(default_factory=ClientHosts)
     reservation: Reservation = field(default_factory=Reservation, repr=False)
-    seq_ratios: dict[int, float] = field(default_factory=dict)   # object size -> the most a seq read per written
+    # object size -> the most objects per second a rados bench seq read per one its write made. The one run-wide
+    # state a driver writes: rados bench learns it in one group and sizes the top-up before a later group's seq of
+    # the same size by it (drivers/rados_bench.py, seq_ratio). Each group is its own run_group call, so it lives
+    # with the run; nothing else reads it, nor is it written to run.json.
+    seq_ratios: dict[int, float] = field(default_factory=dict)
     started_unix: float = field(default_factory=time.time)
     marker_state: MarkerState = field(default_factory=MarkerState)
     has_cluster: bool = True        # False: `cephbench baseline`, on a machine that may have no Ceph at all
@@ -149,6 +158,10 @@ class RunContext:
     @property
     def target(self) -> Target:
         return self.cluster.target
+
+    def for_driver(self) -> DriverContext:
+        """What a driver is given of this run."""
+        return DriverContext(self)
 
     def name(self, *parts: str) -> str:
         """Every cluster object cephbench creates is named cephbench-<run-id>-..."""
@@ -274,7 +287,19 @@ class RunContext:
 
     def placements(self, spawns: list[tuple[Any, Spawn]]) -> list[Placement]:
         """(client, spawn) pairs -> placements with each client's measured clock offset."""
-        return [Placement(sp, c.ref, self.client_hosts.offsets_ns.get(c.name, 0)) for c, sp in spawns]
+        return self.placements_on([(c.ref, sp) for c, sp in spawns])
+
+    def placements_on(self, spawns: Sequence[tuple[HostRef, Spawn]]) -> list[Placement]:
+        """(host, spawn) pairs -> placements with each host's measured clock offset."""
+        return [Placement(sp, ref, self.clock_offset_ns(ref.name)) for ref, sp in spawns]
+
+    def clock_offset_ns(self, host: str) -> int:
+        """A client host's clock minus this machine's, as measured when it was set up (none measured: 0)."""
+        return self.client_hosts.offsets_ns.get(host, 0)
+
+    def loadgen_on(self, host: str) -> str | None:
+        """Where cephbench-loadgen was copied on a client host; None where it was not."""
+        return self.client_hosts.at_paths.get(host)
 
     def at_paths_on(self, refs: Sequence[HostRef]) -> dict[str, str]:
         """cephbench-loadgen (whose `at` is the start barrier) on each of these hosts: copied through the ledger
@@ -372,10 +397,6 @@ class RunContext:
         theirs = tuple(p for h in ours for p in (f"device {h}:", f"link of {h} ", f"link {h} "))
         seen.notes = [n for n in seen.notes if not n.startswith(theirs)] + notes
 
-    def take_seen(self, test: Test) -> Seen | None:
-        """What a baseline's tool run saw (run_baseline_tools), taken off the context."""
-        return self._seen.pop(test.id, None)
-
     def _tools_run(self, run: Callable[[Callable[[], bool], Callable[[list[int]], None]], R],
                    tick: Callable[[], bool], watchers: list[hostwatch.Watcher], watcher_res: list[Resource]) -> R:
         """`run(tick, started)` with its tools in the ledger while they run (a kill -9 leaves their PIDs for
@@ -390,10 +411,11 @@ class RunContext:
                 self.ledger.forget(r)      # ended (or killed) by now: nothing of theirs is left
 
     def run_baseline_tools(self, tests: Sequence[Test], hosts: Sequence[HostRef],
-                           run: Callable[[Callable[[], bool], Callable[[list[int]], None]], R]) -> R:
+                           run: Callable[[Callable[[], bool], Callable[[list[int]], None]], R]) -> tuple[R, Seen]:
         """A baseline's tools, `run(tick, started)`: their PIDs in the ledger, and the CPU of this machine and of
-        each of `hosts` (over ssh) watched, on each of `tests`' results. The cluster is not read: a baseline
-        measures the hardware, and `cephbench baseline` may run where no Ceph is configured."""
+        each of `hosts` (over ssh) watched (their streams kept in `tests[0]`'s raw directory); what was watched is
+        returned beside what `run` returned. The cluster is not read: a baseline measures the hardware, and
+        `cephbench baseline` may run where no Ceph is configured."""
         cpu = CpuSampler(role="baseline host")
         remote = list({h.name: h for h in hosts if h.address is not None}.values())
         plans = [hostwatch.WatchPlan(h, "baseline host") for h in remote]
@@ -405,9 +427,7 @@ class RunContext:
         results = self._tools_run(run, tick, watchers,
                                   self._record_processes([w.proc.pid for w in watchers]))
         loads = [load for load in [cpu.summary(), *hostwatch.collect(watchers, []).hosts] if load is not None]
-        for t in tests:     # a baseline reads no cluster: no evidence, no cluster watch
-            self._seen[t.id] = Seen(hosts=list(loads), evidence=None)
-        return results
+        return results, Seen(hosts=loads, evidence=None)    # a baseline reads no cluster: no evidence, no watch
 
     def _keep_raw(self, test: Test, name: str, doc: Any) -> None:
         """A reading as it came, beside the tools' output (gzip: a perf dump is ~40 KB per OSD)."""
@@ -536,6 +556,61 @@ class RunContext:
         return notes
 
 
+def _through(name: str) -> Any:
+    """A RunContext field or method (dotted: one of its parts), read through the run's context: a driver sees it
+    as it is now (a lab shape's rebuild gives the run a new cluster) and cannot set it."""
+    get = attrgetter(name)
+    return property(lambda self: get(self._run), doc=f"RunContext.{name}")
+
+
+class DriverContext:
+    """What a driver is given: the cluster, the run's names, settings and events; the ledger for what it creates;
+    the tool runner, which watches its tools and returns what it saw beside their output; the capacity guard.
+    The runner makes one per group from its RunContext, whose run-level state (the run's marker, the client hosts'
+    set-up, the OSD facts, the reservation) a driver neither reads nor sets."""
+
+    __slots__ = ("_run",)
+
+    def __init__(self, run: RunContext) -> None:
+        self._run = run
+
+    # the cluster, the run's names, settings and events
+    cluster = _through("cluster")
+    target = _through("target")
+    run_id = _through("run_id")
+    name = _through("name")
+    rundir = _through("rundir")
+    settings = _through("settings")
+    events = _through("events")
+    host = _through("host")
+    dry_run = _through("dry_run")
+    # the change ledger: what the driver creates enters it before it is made; a dry run only plans it
+    ledger = _through("ledger")
+    change = _through("change")
+    planned = _through("planned")
+    # the tool runner: tools here or on the client hosts, watched; a baseline's; a process it starts itself
+    run_tools_seen = _through("run_tools_seen")
+    run_on_clients_seen = _through("run_on_clients_seen")
+    run_baseline_tools = _through("run_baseline_tools")
+    record_process = _through("record_process")
+    prepare_reads = _through("prepare_reads")
+    clients_of = _through("clients_of")
+    suite_clients = _through("client_hosts.hosts")
+    load_here = _through("client_hosts.load_here")
+    placements = _through("placements")
+    placements_on = _through("placements_on")
+    clock_offset_ns = _through("clock_offset_ns")
+    loadgen_on = _through("loadgen_on")
+    at_paths_on = _through("at_paths_on")
+    # the capacity guard
+    budget = _through("budget")
+    reserve_write = _through("reserve_write")
+    write_ended = _through("write_ended")
+    reserve = _through("reserve")
+    # what an earlier group of the run learned (RunContext.seq_ratios says why it is run-wide)
+    seq_ratios = _through("seq_ratios")
+
+
 # ---- live figures: (bytes/s, ops/s) a running tool last printed; None where the tool does not say ----------
 
 Figures = tuple[float | None, float | None]
@@ -577,7 +652,7 @@ def run_group_timeout(duration_s: float) -> float:
 
 
 class GroupDriver(Protocol):
-    def __call__(self, ctx: RunContext, group: list[Test], todo: set[str]) -> Iterator[Outcome]: ...
+    def __call__(self, ctx: DriverContext, group: list[Test], todo: set[str]) -> Iterator[Outcome]: ...
 
 
 def now() -> tuple[float, float]:
@@ -589,7 +664,7 @@ def client_notes(m: Measurement) -> list[str]:
     return list((m.extra.get("clients") or {}).get("notes") or [])
 
 
-def started_tests(ctx: RunContext, group: list[Test], todo: set[str],
+def started_tests(ctx: DriverContext, group: list[Test], todo: set[str],
                   skip: Callable[[Test], object] | None = None) -> Iterator[tuple[Test, tuple[float, float]]]:
     """The group's tests still to do, in order, each announced as it starts: (test, (unix, monotonic) start).
     `skip`: true for a test that does not start (a step past where its search stopped: drivers/search.py)."""

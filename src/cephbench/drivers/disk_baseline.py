@@ -33,9 +33,10 @@ from ..hosts.local import CommandResult, LocalHost, Spawn, run_together
 from ..hosts.remote import HostRef, host_ref, osd_hosts, run_on_all, unreachable
 from ..core.results import Measurement, RunDir, Test
 from ..core.units import format_size
+from ..evidence.rounds import Seen
 from . import ParseError
 from .figures import array, count, mapping
-from .base import BaselineWatch, Outcome
+from .base import BaselineWatch, DriverContext, Outcome
 from .fio import FioJob, fio_argv, parse_fio_json, to_measurement
 from .osd_devices import OsdDevice, check as osd_device_check
 
@@ -709,7 +710,8 @@ def run(tests: list[Test], targets: list[DiskTarget], size: int, runtime_s: floa
         ssh: SshSettings | None = None, watch: BaselineWatch | None = None) -> Iterator[Outcome]:
     """Every path alone (one at a time, over all hosts), then all at once (one fio per host, all hosts together);
     one Outcome per test (a test = one pattern). Test files always removed, on every host. `watch`: the run's
-    (RunContext.run_baseline_tools), around every fio step: the hosts' CPU, fio's PIDs in the ledger."""
+    (DriverContext.run_baseline_tools), around every fio step: the hosts' CPU, on each Outcome; fio's PIDs in the
+    ledger."""
     ssh = ssh or SshSettings()
     started, t0 = time.time(), time.monotonic()
     steps = steps_for([t.params["pattern"] for t in tests])
@@ -757,17 +759,22 @@ def run(tests: list[Test], targets: list[DiskTarget], size: int, runtime_s: floa
                 break
             per_scope[scope] = jobs
 
+    seen: Seen | None = None    # the hosts' CPU over every step, on each pattern's Outcome
     try:
         if watch is not None and tests:
-            watch(tests, [t.ref for t in targets if t.ref is not None], run_steps)
+            _, seen = watch(tests, [t.ref for t in targets if t.ref is not None], run_steps)
         else:
             run_steps(lambda: False, lambda _pids: None)
     finally:
         remove_test_files(targets, host, ssh)
+
+    def own_seen() -> Seen | None:
+        return None if seen is None else replace(seen, hosts=list(seen.hosts))
     for test in tests:
         pat = PATTERNS[test.params["pattern"]]
         if errors:
-            yield Outcome(test, started, time.monotonic() - t0, error="; ".join(errors), commands=commands, raw=raw)
+            yield Outcome(test, started, time.monotonic() - t0, error="; ".join(errors), commands=commands, raw=raw,
+                          seen=own_seen())
             continue
         try:
             def figures(scope: str, i: int) -> Measurement:
@@ -777,9 +784,11 @@ def run(tests: list[Test], targets: list[DiskTarget], size: int, runtime_s: floa
             parallel = {i: figures("parallel", i) for i in range(len(targets))} if "parallel" in per_scope else {}
             m, notes = pattern_measurement(pat, targets, alone, parallel, size)
         except ParseError as exc:
-            yield Outcome(test, started, time.monotonic() - t0, error=str(exc), commands=commands, raw=raw)
+            yield Outcome(test, started, time.monotonic() - t0, error=str(exc), commands=commands, raw=raw,
+                          seen=own_seen())
             continue
-        yield Outcome(test, started, time.monotonic() - t0, measurement=m, commands=commands, raw=raw, notes=notes)
+        yield Outcome(test, started, time.monotonic() - t0, measurement=m, commands=commands, raw=raw, notes=notes,
+                      seen=own_seen())
 
 
 def remove_test_files(targets: list[DiskTarget], host: LocalHost, ssh: SshSettings) -> None:
@@ -988,7 +997,7 @@ def preflight(cluster, tests: list[Test], settings) -> None:
         raise _where(exc, first) from None
 
 
-def run_group(ctx, group: list[Test], todo: set[str]) -> Iterator[Outcome]:
+def run_group(ctx: DriverContext, group: list[Test], todo: set[str]) -> Iterator[Outcome]:
     """The runner's entry: check the paths on their hosts, run every pattern of the group, remove the test files."""
     first = group[0].params
     per_host, ssh = resolve_hosts(first, ctx.target, ctx.settings.ssh, ctx.cluster)

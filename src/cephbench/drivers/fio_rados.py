@@ -27,7 +27,7 @@ from typing import Iterator
 from .pools import create_pool, remove_pool
 from ..core.results import Measurement, Test
 from ..cluster.safety import amplification
-from .base import Outcome, RunContext, now, run_group_timeout, safe_name, started_tests
+from .base import DriverContext, Outcome, now, run_group_timeout, safe_name, started_tests
 from .search import Searches
 from .fio import FioJob
 from .fio_run import FioRun, measure_fio
@@ -75,7 +75,7 @@ def job_for(phase: str, params: dict, pool: str, objects: int, conf: str | None,
                   runtime_s=params["duration_s"], time_based=True, engine="rados", options=options, extra=extra)
 
 
-def run_group(ctx: RunContext, group: list[Test], todo: set[str]) -> Iterator[Outcome]:
+def run_group(ctx: DriverContext, group: list[Test], todo: set[str]) -> Iterator[Outcome]:
     if not any(t.id in todo for t in group):
         return
     first = group[0].params
@@ -126,7 +126,7 @@ def run_group(ctx: RunContext, group: list[Test], todo: set[str]) -> Iterator[Ou
         remove_pool(ctx, pool)
 
 
-def _run(ctx: RunContext, test: Test, pool: str, objects: int, phase: str, started: tuple[float, float],
+def _run(ctx: DriverContext, test: Test, pool: str, objects: int, phase: str, started: tuple[float, float],
          notes: list[str], clients: list, name: str | None = None, fill: bool = False) -> Outcome | None:
     """One fio here, or one per client host on its own objects (merged by bins); `fill`: the unrecorded write of
     every object before a read (not time-based), into raw/<test>-fill/."""
@@ -153,7 +153,7 @@ def _run(ctx: RunContext, test: Test, pool: str, objects: int, phase: str, start
     return outcome
 
 
-def _prepare_write(ctx: RunContext, test: Test, pool: str, objects: int, clients: list) -> Outcome | None:
+def _prepare_write(ctx: DriverContext, test: Test, pool: str, objects: int, clients: list) -> Outcome | None:
     """Write every object once (sequential, not time-based) so that a read has something to read."""
     ctx.events.note(f"{test.group}: writing {objects} objects for the reads (not recorded)")
     return _run(ctx, test, pool, objects, "write", now(), [], clients, name=f"{test.id}-fill", fill=True)

@@ -18,7 +18,7 @@ from ..core.errors import UserError
 from ..core.results import Measurement, Test
 from . import rbd_images
 from .rbd_images import preflight  # noqa: F401 - its hook: the images' checks (drivers/registry.py)
-from .base import Outcome, RunContext, now, run_group_timeout
+from .base import DriverContext, Outcome, now, run_group_timeout
 from .fio import FioJob
 from .fio_run import FioRun, measure_fio
 from .rounds import in_rounds
@@ -41,7 +41,7 @@ def jobs_for(test: Test, images: rbd_images.Images, client_id: str | None, krbd:
     return jobs
 
 
-def run_group(ctx: RunContext, group: list[Test], todo: set[str]) -> Iterator[Outcome]:
+def run_group(ctx: DriverContext, group: list[Test], todo: set[str]) -> Iterator[Outcome]:
     if not any(t.id in todo for t in group):
         return
     first = group[0].params

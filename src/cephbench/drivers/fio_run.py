@@ -24,7 +24,7 @@ from ..hosts.remote_dirs import dir_path, fetch_dir, make_dir
 from ..core.resources import Resource
 from ..core.results import Measurement, Sample, Test, steady_state
 from . import ParseError
-from .base import Outcome, RunContext, safe_name
+from .base import DriverContext, Outcome, safe_name
 from .figures import count, number
 from .fio import FioJob, fio_argv, parse_fio_json, to_measurement
 from .instances import instances_outcome, measure_instances, run_instances
@@ -166,7 +166,7 @@ def client_env(target: Target) -> dict[str, str] | None:
     return {"CEPH_ARGS": " ".join(args)} if args else None
 
 
-def client_runs(ctx: RunContext, test_id: str, clients: Sequence[Any], jobs_of: Callable[[Any], list[FioJob]],
+def client_runs(ctx: DriverContext, test_id: str, clients: Sequence[Any], jobs_of: Callable[[Any], list[FioJob]],
                 wrap: Callable[[list[str]], list[str]] | None = None) -> list[ClientRun]:
     """One fio per client for a test (`jobs_of(client)`: that client's jobs), each with its own work directory
     there and its own raw/<test>/<client>/ here; `wrap` rewrites a command line (e.g. to read the client's own
@@ -182,7 +182,7 @@ def client_runs(ctx: RunContext, test_id: str, clients: Sequence[Any], jobs_of: 
     return out
 
 
-def measure_fio(ctx: RunContext, test: Test, started: tuple[float, float], name: str, clients: Sequence[Any],
+def measure_fio(ctx: DriverContext, test: Test, started: tuple[float, float], name: str, clients: Sequence[Any],
                 jobs_of: Callable[[Any], list[FioJob]], parse: Callable[[FioRun, Any], Measurement], timeout_s: float,
                 *, tool: str, notes: list[str], warnings: Sequence[str] = (),
                 wrap: Callable[[list[str]], list[str]] | None = None) -> Outcome | None:
@@ -228,7 +228,7 @@ def measure_fio(ctx: RunContext, test: Test, started: tuple[float, float], name:
                              warnings=warnings)
 
 
-def bring_back(ctx: RunContext, runs: list[ClientRun], dirs: list[Resource]) -> dict[str, str]:
+def bring_back(ctx: DriverContext, runs: list[ClientRun], dirs: list[Resource]) -> dict[str, str]:
     """Each client's work directory copied into its raw directory here, then removed (through the ledger);
     client -> why its files could not be fetched."""
     errors: dict[str, str] = {}

@@ -1,6 +1,6 @@
 """A test's tool instances, run here or on client hosts at one instant, then merged: the one place a driver's
 load is placed. A driver says where each instance runs (`Where`: its client, None for this machine, and its
-command) and how one instance's output reads; this runs them (`run_instances`: RunContext.run_tools_seen here,
+command) and how one instance's output reads; this runs them (`run_instances`: DriverContext.run_tools_seen here,
 run_on_clients_seen there, started at one instant by fanout), watches them, and merges the instances' figures
 (`instances_outcome`: merge.merge_instances, latency as the tool gives it). What the watches saw travels back on
 the Outcome (`Outcome.seen`), never on the context.
@@ -19,7 +19,7 @@ from ..hosts.local import CommandResult, Spawn
 from ..core.merge import merge_instances
 from ..core.results import Measurement, Test
 from . import ParseError
-from .base import Figures, Outcome, RunContext, client_notes
+from .base import DriverContext, Figures, Outcome, client_notes
 
 # One instance: the client host it runs on (clients.Client; None: this machine) and its command
 Where = tuple[Any, Spawn]
@@ -34,7 +34,7 @@ class Ran:
     seen: Seen
 
 
-def run_instances(ctx: RunContext, test: Test, where: Sequence[Where], timeout_s: float,
+def run_instances(ctx: DriverContext, test: Test, where: Sequence[Where], timeout_s: float,
                   live: Callable[[list[Path]], Figures] | None = None) -> Ran | None:
     """The instances together: on this machine when none names a client, else each on its client, started at one
     instant (fanout: ready, then go). None in a dry run (their commands are in ctx.planned)."""
@@ -89,7 +89,7 @@ def instances_outcome(test: Test, started: tuple[float, float], ran: Ran,
                    notes=notes + client_notes(merged), warnings=list(warnings), seen=ran.seen)
 
 
-def measure_instances(ctx: RunContext, test: Test, started: tuple[float, float], where: Sequence[Where],
+def measure_instances(ctx: DriverContext, test: Test, started: tuple[float, float], where: Sequence[Where],
                       timeout_s: float, parse: Callable[[int, CommandResult], Measurement], *, tool: str,
                       latency: str, notes: list[str], warnings: Sequence[str] = (),
                       live: Callable[[list[Path]], Figures] | None = None,

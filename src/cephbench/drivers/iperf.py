@@ -29,14 +29,14 @@ from typing import Any, Callable, Iterator, Sequence
 
 from ..core.errors import UserError
 from ..core.interrupts import held
-from ..hosts.fanout import Placement, run_started_together
+from ..hosts.fanout import run_started_together
 from ..hosts.local import CommandResult, LocalHost, Spawn, run_together
 from ..suite.config import SshSettings
 from ..hosts.remote import HostRef, back_ips, front_ips, host_ref, is_local_address, require_tools, source_address
 from ..core.results import Measurement, RunDir, Sample, Test
 from . import ParseError
 from .figures import array, checked, count, mapping, number, optional
-from .base import BaselineWatch, Outcome
+from .base import BaselineWatch, DriverContext, Outcome
 
 log = logging.getLogger(__name__)
 
@@ -245,7 +245,7 @@ class Server:
         self.argv = on.wrap(server_argv(port, limit_s, on.address if on.bind else None))
 
     def start(self, host: LocalHost, record: Callable[[int], Callable[[], None]] | None = None) -> None:
-        """`record`: the run's (RunContext.record_process): the server in the ledger until `stop` (a kill -9
+        """`record`: the run's (DriverContext.record_process): the server in the ledger until `stop` (a kill -9
         leaves its PID for `cephbench cleanup`)."""
         self.log_path.parent.mkdir(parents=True, exist_ok=True)
         with held():        # never a server started and not recorded
@@ -393,8 +393,8 @@ def run(tests: list[Test], hosts: list[NetHost], rundir: RunDir | None, host: Lo
     """Each test's servers, then its clients all at once: with `together`, the clients of a pattern of several
     flows start at one instant (fanout's barrier): a sender that started 0.2 s before the others would have a
     shared link to itself for that long, and a 1 s fan-in would read a fifth more than the link carries.
-    `watch` and `record`: the run's (RunContext.run_baseline_tools, .record_process): the hosts' CPU while the
-    clients run, and every server and client in the ledger while it runs."""
+    `watch` and `record`: the run's (DriverContext.run_baseline_tools, .record_process): the hosts' CPU while the
+    clients run (on the test's Outcome), and every server and client in the ledger while it runs."""
     by_name = {h.name: h for h in hosts}
     raw_root = rundir.raw_dir("baseline-net") if rundir else Path("/tmp")
     if base_port is not None:
@@ -433,8 +433,8 @@ def run(tests: list[Test], hosts: list[NetHost], rundir: RunDir | None, host: Lo
 
                 def clients(tick: Callable[[], bool], tools: Callable[[list[int]], None]) -> list[CommandResult]:
                     return run_together(spawns, duration * 3 + 60, tick=tick, started=tools)
-            results = watch([test], [h.ref for pair in pairs for h in pair], clients) if watch is not None \
-                else clients(lambda: False, lambda _pids: None)
+            results, seen = watch([test], [h.ref for pair in pairs for h in pair], clients) if watch is not None \
+                else (clients(lambda: False, lambda _pids: None), None)
         finally:
             for srv in servers:
                 srv.stop()
@@ -443,7 +443,8 @@ def run(tests: list[Test], hosts: list[NetHost], rundir: RunDir | None, host: Lo
         try:
             parts = [parse_iperf_json(r.stdout) for r in results]
         except ParseError as exc:
-            yield Outcome(test, t_started, time.monotonic() - t0, error=str(exc), commands=commands, raw=raw)
+            yield Outcome(test, t_started, time.monotonic() - t0, error=str(exc), commands=commands, raw=raw,
+                          seen=seen)
             continue
         if len(parts) == 1:
             m = parts[0]
@@ -459,7 +460,7 @@ def run(tests: list[Test], hosts: list[NetHost], rundir: RunDir | None, host: Lo
         if m.extra["loopback"]:
             notes.append("loopback: sender and receiver are this host; the figure is memory and CPU, not a NIC")
         yield Outcome(test, t_started, time.monotonic() - t0, measurement=m, commands=commands, raw=raw,
-                      notes=notes)
+                      notes=notes, seen=seen)
 
 
 def _on_cluster(h: NetHost) -> NetHost:
@@ -496,7 +497,7 @@ def preflight(cluster, tests: list[Test], settings) -> None:
         check_port(first["port"])
 
 
-def run_group(ctx, group: list[Test], todo: set[str]) -> Iterator[Outcome]:
+def run_group(ctx: DriverContext, group: list[Test], todo: set[str]) -> Iterator[Outcome]:
     first = group[0].params
     tests = [t for t in group if t.id in todo]
     if ctx.dry_run:
@@ -506,10 +507,10 @@ def run_group(ctx, group: list[Test], todo: set[str]) -> Iterator[Outcome]:
     hosts = _hosts(first, ctx.cluster, ctx.settings.ssh, ctx.host)
     if first["hosts"] == OSD_HOSTS:
         cluster = [h.name for h in hosts if h.cluster_address]
-        clients = client_net_hosts(ctx.client_hosts.hosts, ctx.settings.ssh, {h.name for h in hosts}, ctx.host)
-        if clients and not ctx.client_hosts.load_here:
+        clients = client_net_hosts(ctx.suite_clients, ctx.settings.ssh, {h.name for h in hosts}, ctx.host)
+        if clients and not ctx.load_here:
             hosts = [h for h in hosts if not h.local]       # every workload's load comes from client hosts
-        here = ctx.client_hosts.load_here
+        here = ctx.load_here
         tests = [part for t in tests for part in expand(t, [h.name for h in hosts], cluster,
                                                          [c.name for c in clients], first_is_client=here)]
         hosts = hosts + clients
@@ -517,9 +518,8 @@ def run_group(ctx, group: list[Test], todo: set[str]) -> Iterator[Outcome]:
     def together(flows: list[tuple[HostRef, Spawn]], timeout_s: float, tick: Callable[[], bool],
                  tools: Callable[[list[int]], None]) -> list[CommandResult]:
         paths = ctx.at_paths_on([ref for ref, _ in flows])
-        placements = [Placement(sp, ref, ctx.client_hosts.offsets_ns.get(ref.name, 0)) for ref, sp in flows]
-        return [t.result for t in run_started_together(ctx.host, placements, ctx.settings.ssh, paths, timeout_s,
-                                                       tick=tick, started=tools)]
+        return [t.result for t in run_started_together(ctx.host, ctx.placements_on(flows), ctx.settings.ssh, paths,
+                                                       timeout_s, tick=tick, started=tools)]
 
     yield from run(tests, hosts, ctx.rundir, ctx.host, ctx.events.note, first.get("port"), ctx.events.test_started,
                    together, ctx.run_baseline_tools, ctx.record_process)

@@ -34,7 +34,7 @@ from ..analysis.stats import ALPHA, mann_whitney, min_p
 from ..core.results import Measurement, Test
 from . import ParseError
 from .figures import checked, count, mapping, number
-from .base import Outcome, RunContext, now
+from .base import DriverContext, Outcome, now
 
 # at most 20 digits: a 64-bit count (and int() refuses strings of more than 4300 digits)
 _LIMIT_RE = re.compile(r"'count' values greater than (\d{1,20})(?!\d)")
@@ -170,7 +170,7 @@ def summarise(per_osd: dict[str, list[Measurement]], repeat: int, threshold: flo
     return m, notes
 
 
-def run_group(ctx: RunContext, group: list[Test], todo: set[str]) -> Iterator[Outcome]:
+def run_group(ctx: DriverContext, group: list[Test], todo: set[str]) -> Iterator[Outcome]:
     for test in group:
         if test.id not in todo:
             continue

@@ -12,7 +12,7 @@ from concurrent.futures import wait
 from typing import Any, Sequence
 
 from ..cluster.ceph import Cluster
-from .base import RunContext
+from .base import DriverContext
 from ..core.errors import OperationFailed, PermissionDenied, UserError
 from ..hosts.local import LocalHost
 from ..core.interrupts import held
@@ -22,11 +22,11 @@ from ..core.resources import Resource
 from ..core.results import Test
 
 
-def failure_domain(ctx: RunContext, profile: dict[str, Any]) -> str:
+def failure_domain(ctx: DriverContext, profile: dict[str, Any]) -> str:
     return profile.get("failure_domain") or ("osd" if ctx.target.is_lab else "host")
 
 
-def _ceph(ctx: RunContext, *args: str) -> MonReply | None:
+def _ceph(ctx: DriverContext, *args: str) -> MonReply | None:
     """A cluster-changing `ceph` command, sent to the mon over the run's connection: run it whole (an interrupt
     waits for it), or in a dry run print it as the command line a user could type (and return None)."""
     def action() -> MonReply:
@@ -35,7 +35,7 @@ def _ceph(ctx: RunContext, *args: str) -> MonReply | None:
     return ctx.change(["ceph", *args], action)
 
 
-def _make(ctx: RunContext, resource: Resource, *args: str) -> MonReply | None:
+def _make(ctx: DriverContext, resource: Resource, *args: str) -> MonReply | None:
     """A create whose resource is in the ledger already: one the mon refuses (no rights) was never made, and
     cleanup must not try (and fail) to remove it."""
     try:
@@ -45,7 +45,7 @@ def _make(ctx: RunContext, resource: Resource, *args: str) -> MonReply | None:
         raise
 
 
-def _create(ctx: RunContext, name: str, *args: str) -> None:
+def _create(ctx: DriverContext, name: str, *args: str) -> None:
     """`ceph osd pool create NAME ...`, which succeeds on an existing pool saying so: never adopt what we did not
     create. The mon's answer decides, with no read before it (a read would wait for the changes in flight, such
     as the scrub flags, which this create is meant to join in one osdmap commit)."""
@@ -56,7 +56,7 @@ def _create(ctx: RunContext, name: str, *args: str) -> None:
         raise OperationFailed(f"pool {name} already exists; cephbench will not use a pool it did not create")
 
 
-def create_pool(ctx: RunContext, name: str, profile: dict[str, Any], application: str = "rados") -> str:
+def create_pool(ctx: DriverContext, name: str, profile: dict[str, Any], application: str = "rados") -> str:
     """A pool of the run's own, named `name`; the pool itself for a profile that names an existing pool."""
     if profile.get("existing"):
         return str(profile["existing"])
@@ -98,13 +98,13 @@ def create_pool(ctx: RunContext, name: str, profile: dict[str, Any], application
     return name
 
 
-def _register_pool(ctx: RunContext, name: str) -> None:
+def _register_pool(ctx: DriverContext, name: str) -> None:
     ctx.ledger.add(Resource("pool", name),
                    lambda: ctx.change(["ceph", "osd", "pool", "delete", name, name, "--yes-i-really-really-mean-it"],
                                       lambda: ctx.cluster.delete_pool(name)))
 
 
-def remove_pool(ctx: RunContext, name: str) -> None:
+def remove_pool(ctx: DriverContext, name: str) -> None:
     """Remove a pool this run created (and its EC profile) now, not at the end of the run; in an existing pool,
     the run's namespaces in it."""
     for r in reversed(ctx.ledger.pending()):
@@ -146,7 +146,7 @@ def _profile_of(cluster: Cluster, d: dict[str, Any]) -> dict[str, Any]:
             "pg_num": int(d.get("pg_num") or 0)}
 
 
-def own_namespace(ctx: RunContext, pool: str, profile: dict[str, Any], name: str) -> str | None:
+def own_namespace(ctx: DriverContext, pool: str, profile: dict[str, Any], name: str) -> str | None:
     """In an existing pool, the RADOS namespace `name` (the run's) that the group's objects go in, in the ledger
     before anything is written there; None in a pool of the run's own (deleted whole)."""
     if not profile.get("existing"):

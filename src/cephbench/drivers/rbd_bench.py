@@ -17,7 +17,7 @@ from ..hosts.local import CommandResult, Spawn
 from ..core.results import Measurement, Test
 from . import rbd_images
 from .rbd_images import preflight  # noqa: F401 - its hook: the images' checks (drivers/registry.py)
-from .base import Outcome, RunContext, run_group_timeout
+from .base import DriverContext, Outcome, run_group_timeout
 from .instances import measure_instances
 from .rounds import in_rounds, round_suffix
 from .rbd_bench_tool import RbdBenchCommand, live_figures, parse
@@ -29,7 +29,7 @@ def _accept(duration_bound: bool):
     return lambda r: r.ok or (duration_bound and r.returncode == TIMEOUT_RC and not r.timed_out)
 
 
-def run_group(ctx: RunContext, group: list[Test], todo: set[str]) -> Iterator[Outcome]:
+def run_group(ctx: DriverContext, group: list[Test], todo: set[str]) -> Iterator[Outcome]:
     """Images for the group, prefilled when asked; then each io_type in order on the same images."""
     if not any(t.id in todo for t in group):
         return
@@ -54,7 +54,7 @@ def run_group(ctx: RunContext, group: list[Test], todo: set[str]) -> Iterator[Ou
             yield outcome
 
 
-def _spawns(ctx: RunContext, test: Test, specs: list[str], labels: list[str], client_args: list[str],
+def _spawns(ctx: DriverContext, test: Test, specs: list[str], labels: list[str], client_args: list[str],
             on_client: bool = False, suffix: str = "") -> list[Spawn]:
     """One rbd bench per image, its output in raw/<test>/rbd-bench-<phase>-<label><suffix>.txt.
     `on_client`: a duration's end is exit 0, for the start barrier counts a client whose timeout returned 124 as
@@ -71,7 +71,7 @@ def _spawns(ctx: RunContext, test: Test, specs: list[str], labels: list[str], cl
                   else None) for c, label in zip(cmds, labels)]
 
 
-def _measure(ctx: RunContext, test: Test, started: tuple[float, float], images: rbd_images.Images,
+def _measure(ctx: DriverContext, test: Test, started: tuple[float, float], images: rbd_images.Images,
              clients: list, timeout_s: float, notes: list[str], warnings: list[str],
              suffix: str = "") -> Outcome | None:
     """One rbd bench per image, here; or, with clients, one per image of each client's own, on that client, all

@@ -27,7 +27,7 @@ from ..core.results import Test
 from ..cluster.safety import CapacityBudget, amplification
 from ..core.units import format_size
 from . import rbd_bench_tool   # rbd bench is the prefill tool
-from .base import RunContext, run_group_timeout, safe_name, started_tests
+from .base import DriverContext, run_group_timeout, safe_name, started_tests
 from .instances import run_instances
 
 log = logging.getLogger(__name__)
@@ -71,7 +71,7 @@ class Images:
 
 
 @contextmanager
-def group_images(ctx: RunContext, group: list[Test], krbd: bool = False,
+def group_images(ctx: DriverContext, group: list[Test], krbd: bool = False,
                  owners: Sequence[str] = ()) -> Iterator[Images]:
     """The images of a group, created, prefilled (when asked) and mapped (krbd); removed when the group ends.
     `owners`: client hosts, each with its own `images` images (prefilled from here); none: this machine's."""
@@ -87,7 +87,7 @@ def group_images(ctx: RunContext, group: list[Test], krbd: bool = False,
         remove_images(ctx, images)
 
 
-def tests_to_run(ctx: RunContext, group: list[Test], todo: set[str], images: Images,
+def tests_to_run(ctx: DriverContext, group: list[Test], todo: set[str], images: Images,
                  skip: Callable[[Test], object] | None = None
                  ) -> Iterator[tuple[Test, tuple[float, float], list[str], list[str]]]:
     """Each test still to do, started: (test, start times, notes so far: prefill, cold reads; warnings: the read
@@ -103,7 +103,7 @@ def _reads(test: Test) -> bool:
     return direction_of(test.kind, test.params["phase"]) in ("read", "mixed")
 
 
-def rbd_argv(ctx: RunContext, *args: str) -> list[str]:
+def rbd_argv(ctx: DriverContext, *args: str) -> list[str]:
     return ["rbd", *ctx.target.client_args(), *args]
 
 
@@ -113,7 +113,7 @@ def _check(res: CommandResult, what: str) -> CommandResult:
     return res
 
 
-def create_images(ctx: RunContext, gid: str, params: dict[str, Any], krbd: bool = False,
+def create_images(ctx: DriverContext, gid: str, params: dict[str, Any], krbd: bool = False,
                   owners: Sequence[str] = ()) -> Images:
     """Pools for the group (an erasure profile becomes the data pool) and `images` images in them, or `images`
     images for each of the client hosts `owners` (named for it: cephbench-<run>-<group>-<client>-imgN)."""
@@ -153,7 +153,7 @@ def create_images(ctx: RunContext, gid: str, params: dict[str, Any], krbd: bool 
     return images
 
 
-def remove_image_spec(ctx: RunContext, spec: str) -> None:
+def remove_image_spec(ctx: DriverContext, spec: str) -> None:
     """Remove an image this run made ("pool/image"); one whose pool is gone went with it."""
     if spec.split("/", 1)[0] not in ctx.cluster.pool_names():
         return
@@ -166,11 +166,11 @@ def remove_image_spec(ctx: RunContext, spec: str) -> None:
     _check(res, f"rbd rm {spec}")
 
 
-def unmap_device(ctx: RunContext, dev: str) -> None:
+def unmap_device(ctx: DriverContext, dev: str) -> None:
     _check(ctx.host.run(rbd_argv(ctx, "unmap", dev), timeout_s=120), f"rbd unmap {dev}")
 
 
-def _register_image(ctx: RunContext, spec: str) -> None:
+def _register_image(ctx: DriverContext, spec: str) -> None:
     argv = rbd_argv(ctx, "rm", "--no-progress", spec)
     ctx.ledger.add(Resource("rbd-image", spec), lambda: ctx.change(argv, lambda: remove_image_spec(ctx, spec)))
 
@@ -178,7 +178,7 @@ def _register_image(ctx: RunContext, spec: str) -> None:
 WATCH_EXPIRY_S = 45.0   # a client that died without closing its image is dropped after osd_client_watch_timeout (30 s)
 
 
-def wait_unwatched(ctx: RunContext, images: Images) -> list[str]:
+def wait_unwatched(ctx: DriverContext, images: Images) -> list[str]:
     """Wait until no client watches the images any more; returns a note when it had to wait.
 
     rbd bench stopped with SIGINT sometimes exits without closing its image: its watch and exclusive lock
@@ -205,7 +205,7 @@ def wait_unwatched(ctx: RunContext, images: Images) -> list[str]:
         time.sleep(1.0)
 
 
-def remove_images(ctx: RunContext, images: Images) -> None:
+def remove_images(ctx: DriverContext, images: Images) -> None:
     """Unmap, remove the images, then the pools: now, at the end of the group, not at the end of the run.
 
     An image in a pool of the group goes with its pool: `rbd rm` of an image still watched by a client that was
@@ -231,7 +231,7 @@ def remove_images(ctx: RunContext, images: Images) -> None:
             ctx.ledger.release_one(r)
 
 
-def prefill(ctx: RunContext, test: Test, images: Images) -> None:
+def prefill(ctx: DriverContext, test: Test, images: Images) -> None:
     """Sequential 4 MiB writes over the whole of every image, all images at once."""
     raw_dir = ctx.rundir.raw_dir(f"{test.group}-prefill") if ctx.rundir else Path("/nonexistent")
     cmds = [rbd_bench_tool.RbdBenchCommand(spec=s, io_type="write", io_size=PREFILL_IO_SIZE,
@@ -266,7 +266,7 @@ def read_guard_warnings(test: Test, images: Images) -> list[str]:
 
 # ---- krbd ---------------------------------------------------------------------------
 
-def krbd_unavailable(ctx: RunContext) -> str | None:
+def krbd_unavailable(ctx: DriverContext) -> str | None:
     """Why the kernel RBD client cannot be used here, or None when it can."""
     if SYS_BUS_RBD.is_dir():
         return None
@@ -282,7 +282,7 @@ def krbd_unavailable(ctx: RunContext) -> str | None:
     return f"krbd skipped: the rbd kernel module is not available on this host (modprobe rbd: {why})"
 
 
-def map_images(ctx: RunContext, images: Images) -> None:
+def map_images(ctx: DriverContext, images: Images) -> None:
     """`rbd map` every image; each mapping is in the ledger so that every exit path unmaps it."""
     for spec in images.specs:
         argv = rbd_argv(ctx, "map", spec)

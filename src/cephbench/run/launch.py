@@ -314,6 +314,7 @@ def removers(ctx: RunContext, dead: Sequence[Resource] = ()) -> dict[str, Remove
     `dead`: what the dead run left, whose own marker does not keep its scrub flags set)."""
     dead_runs = [r.name.removeprefix(marker.PREFIX) for r in dead
                  if r.kind == "config-key" and r.name.startswith(marker.PREFIX)]
+    driver = ctx.for_driver()       # what the drivers' own removers are given, as in a run
 
     def flags(r: Resource) -> None:
         wanted = [f for f in r.name.split(",") if f and f != "none"]
@@ -356,10 +357,10 @@ def removers(ctx: RunContext, dead: Sequence[Resource] = ()) -> dict[str, Remove
         "osd-flags": flags,
         "pool": lambda r: ctx.cluster.delete_pool(r.name),
         "ec-profile": lambda r: ctx.cluster.delete_ec_profile(r.name),
-        "rbd-image": lambda r: remove_image_spec(ctx, r.name),
-        "rbd-mapping": lambda r: unmap_device(ctx, r.name),
-        "rgw-user": lambda r: remove_user(ctx, r.name),
-        "rgw-buckets": lambda r: BucketSweep(ctx, r.name.rstrip("*")).remove(),
+        "rbd-image": lambda r: remove_image_spec(driver, r.name),
+        "rbd-mapping": lambda r: unmap_device(driver, r.name),
+        "rgw-user": lambda r: remove_user(driver, r.name),
+        "rgw-buckets": lambda r: BucketSweep(driver, r.name.rstrip("*")).remove(),
         "config-key": lambda r: ctx.cluster.ceph_ok("config-key", "rm", r.name),
         REMOTE_FILE: lambda r: remove_remote_file(LocalHost(), ctx.settings.ssh, r.name),
         REMOTE_DIR: lambda r: remove_dir(LocalHost(), ctx.settings.ssh, r.name),

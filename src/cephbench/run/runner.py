@@ -344,13 +344,11 @@ def _run_group(driver, ctx: RunContext, group: list[Test], todo: set[str],
     try:
         failed: list[str] = []
         at_start = others_in_force(ctx)
-        for outcome in driver(ctx, group, todo):
+        for outcome in driver(ctx.for_driver(), group, todo):
             reported.update({outcome.test.id, outcome.test.params.get("part_of") or outcome.test.id})
             result = to_result(outcome)
             at_start = with_others(result, at_start, others_in_force(ctx))
-            # what its tool runs saw: carried by the outcome (rounds), or left on the context by its last run
-            seen = ctx.take_seen(outcome.test)
-            seen = outcome.seen if outcome.seen is not None else seen
+            seen = outcome.seen     # what its tool runs saw (a test in rounds: its window's)
             result.hosts = seen.hosts if seen is not None else []
             result.evidence = seen.evidence if seen is not None else None
             if result.evidence is not None and otherload.busy(result.evidence.other_load):

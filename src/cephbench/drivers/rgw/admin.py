@@ -16,17 +16,17 @@ from ...core.errors import OperationFailed, PermissionDenied
 from ...hosts.local import CommandResult
 from ...core.interrupts import held
 from ...core.resources import Resource
-from ..base import RunContext
+from ..base import DriverContext
 from .credentials import Credentials, credentials_from_user_info
 
 log = logging.getLogger(__name__)
 
 
-def _admin(ctx: RunContext, *args: str) -> CommandResult:
+def _admin(ctx: DriverContext, *args: str) -> CommandResult:
     return ctx.host.run(["radosgw-admin", *ctx.target.client_args(), *args], 120)
 
 
-def remove_user(ctx: RunContext, uid: str, attempts: int = 5) -> None:
+def remove_user(ctx: DriverContext, uid: str, attempts: int = 5) -> None:
     """Remove a run's RGW user and everything it owns; one that does not exist (any more, or yet) is fine.
 
     After Ctrl-C a loadgen on a client host may still be cleaning up (its `at` stops it once the ssh ends): a
@@ -48,7 +48,7 @@ def remove_user(ctx: RunContext, uid: str, attempts: int = 5) -> None:
     raise OperationFailed(f"radosgw-admin user rm --uid {uid} --purge-data failed: {why or 'the user is still there'}")
 
 
-def run_user(ctx: RunContext) -> Credentials | None:
+def run_user(ctx: DriverContext) -> Credentials | None:
     """The RGW user of this run (uid cephbench-<run-id>-rgw) with S3 keys and a swift subuser.
 
     Made once per run and registered in the ledger (removed with --purge-data); later groups read its keys back
@@ -97,7 +97,7 @@ def run_user(ctx: RunContext) -> Credentials | None:
 class BucketSweep:
     """Buckets made under one prefix with keys the user gave: in the ledger until loadgen says it removed them."""
 
-    ctx: RunContext
+    ctx: DriverContext
     prefix: str
     clean: bool = False
 
@@ -128,7 +128,7 @@ class BucketSweep:
         self.ctx.ledger.release_one(self.resource)
 
 
-def sweep_buckets(ctx: RunContext, prefix: str) -> BucketSweep:
+def sweep_buckets(ctx: DriverContext, prefix: str) -> BucketSweep:
     """Register the buckets loadgen is about to make under `prefix` in the run's ledger."""
     sweep = BucketSweep(ctx, prefix)
     ctx.ledger.add(sweep.resource, sweep.remove)

@@ -30,7 +30,7 @@ from ...core.results import Measurement, Test
 from ...cluster.safety import CapacityBudget
 from ...core.units import format_size
 from .. import ParseError
-from ..base import Outcome, RunContext, client_notes, live_sum, newest_line, run_group_timeout, started_tests
+from ..base import DriverContext, Outcome, client_notes, live_sum, newest_line, run_group_timeout, started_tests
 from ..instances import run_instances
 from ..rounds import in_rounds
 from .admin import BucketSweep, run_user, sweep_buckets
@@ -152,7 +152,7 @@ class _GroupSetup:
     guard: str | None               # the capacity guard's refusal, the same for every phase
 
 
-def _setup(ctx: RunContext, group: list[Test]) -> _GroupSetup:
+def _setup(ctx: DriverContext, group: list[Test]) -> _GroupSetup:
     binary = find_loadgen()
     first = group[0].params
     endpoint = resolve_endpoint(first, ctx.target)
@@ -164,7 +164,7 @@ def _setup(ctx: RunContext, group: list[Test]) -> _GroupSetup:
     return _GroupSetup(binary, endpoint, creds, made_user, guard)
 
 
-def _capacity_check(ctx: RunContext, test: Test) -> str | None:
+def _capacity_check(ctx: DriverContext, test: Test) -> str | None:
     """An error text when one phase's key space would take the cluster past max_raw_used."""
     p = test.params
     need = p["objects"] * p["object_size"] * p["instances"] * max(1, len(ctx.clients_of(test)))
@@ -211,7 +211,7 @@ def client_tags(names: list[str]) -> list[str]:
     return [f"c{j}" for j in range(len(names))]
 
 
-def _instances(ctx: RunContext, test: Test, clients: list[Any]) -> list[_Instance]:
+def _instances(ctx: DriverContext, test: Test, clients: list[Any]) -> list[_Instance]:
     """`instances` loadgen processes on this machine, or on each client host of the test."""
     p = test.params
     n, op = p["instances"], p["phase"]
@@ -222,14 +222,14 @@ def _instances(ctx: RunContext, test: Test, clients: list[Any]) -> list[_Instanc
             for c, tag in zip(clients, tags) for i in range(n)]
 
 
-def _commands(ctx: RunContext, setup: _GroupSetup, test: Test, instances: list[_Instance],
+def _commands(ctx: DriverContext, setup: _GroupSetup, test: Test, instances: list[_Instance],
               raw_dir: Path) -> list[LoadgenCommand]:
     """One command per instance, each on its own buckets and with its own seed. On a client host: the copy of
     loadgen there (the one whose `at` starts it), and the document on stdout, which brings it back."""
     p = test.params
     op = p["phase"]
     return [LoadgenCommand(
-        binary=setup.binary if inst.client is None else ctx.client_hosts.at_paths.get(inst.client.name, TOOL),
+        binary=setup.binary if inst.client is None else ctx.loadgen_on(inst.client.name) or TOOL,
         protocol=p["protocol"],
         endpoint=setup.endpoint, workload=op, object_size=p["object_size"], concurrency=p["concurrency"],
         bucket_prefix=inst.prefix, output=raw_dir / f"loadgen-{op}-{inst.label}.json" if inst.client is None else None,
@@ -323,7 +323,7 @@ def rgw_gone(endpoint: str) -> str | None:
     return None
 
 
-def _run_phase(ctx: RunContext, setup: _GroupSetup, test: Test, started: tuple[float, float],
+def _run_phase(ctx: DriverContext, setup: _GroupSetup, test: Test, started: tuple[float, float],
                round_n: int = 0) -> Outcome | None:
     """One phase (op): its instances at once (on this machine, or on each client host started together), merged
     into one Outcome; None in a dry run. `round_n`: a steady-state round's, its output in raw/<test>/round<n>/."""
@@ -381,7 +381,7 @@ def _run_phase(ctx: RunContext, setup: _GroupSetup, test: Test, started: tuple[f
     if parts and len(parts) == len(results):
         for part, t in zip(parts, timed or []):
             part.host = t.host
-            part.start_unix_s, part.end_unix_s = measured_window(part, t, ctx.client_hosts.offsets_ns.get(t.host, 0))
+            part.start_unix_s, part.end_unix_s = measured_window(part, t, ctx.clock_offset_ns(t.host))
         try:
             m = merge(parts)
         except ParseError as exc:   # documents whose histograms cannot be merged
@@ -397,7 +397,7 @@ def _run_phase(ctx: RunContext, setup: _GroupSetup, test: Test, started: tuple[f
                    commands=[r.cmdline for r in results], raw=raw, notes=notes, warnings=warnings, seen=ran.seen)
 
 
-def run_group(ctx: RunContext, group: list[Test], todo: set[str]) -> Iterator[Outcome]:
+def run_group(ctx: DriverContext, group: list[Test], todo: set[str]) -> Iterator[Outcome]:
     """One loadgen run per phase (op) and instance on fresh buckets; one Outcome per test in `todo`."""
     setup = _setup(ctx, group)
     for test, started in started_tests(ctx, group, todo):
