@@ -1,16 +1,21 @@
 """`rados load-gen`: command builder, parser of its output, and its group's run.
 
-What the tool prints (Ceph 16, src/tools/rados/rados.cc), and all this reads of it:
-- "run length N seconds": the time it sends operations for (--run-length);
+What the tool prints (Ceph 16.2.15, tests/fixtures/rados_load_gen/), and all this reads of it:
+- "run length N seconds" (--run-length);
+- "  K: throughput=…MB/sec pending data=N" when a second has passed since the last such line (its rate since the
+  start, and bytes sent not yet completed); the first comes before any operation: load-gen waits a second before
+  it sends anything;
 - one line per operation as it is made, in the order of their ids: "READ : oid=obj-… off=N len=N" (or WRITE);
-- one line per operation completed: "op ID completed, throughput=…MB/sec" (its cumulative rate: not read here);
-- about once a second "  K: throughput=…MB/sec pending data=N": the rate since the start, and bytes sent and not
-  yet completed;
-- "waiting for all operations to complete" when the run length is over, then "cleaning up objects".
+- one line per operation completed: "op ID completed, throughput=…MB/sec" (the cumulative rate: not read here);
+- "waiting for all operations to complete" when the run length is over, then "cleaning up objects" (its objects
+  removed; a run cut short by a signal prints neither and leaves them).
 It measures no latency and prints no summary: the figures are counted from the operation lines, each completion
-matched to its operation by id (its type and length), and each second's completions are the ones printed between
-two per-second lines. The operations completed after the last per-second line (the sent ones still finishing at
-the end) count in the totals, over the run length, and form a last partial sample.
+matched to its operation by id (its type and length). Its load runs from its first per-second line to the end of
+the run length, so that is the measured window (the run length less its idle first second). It sends whenever it
+wakes (an operation completed, or a second passed) until it has sent the target rate times the time so far: after
+its operations complete it idles until its next second, so its load comes in bursts at a low rate. Each second of
+the series is the operations completed between two per-second lines; the first (idle) and what completed after the
+last one (the end of the run and the operations still in flight) are partial.
 """
 
 from __future__ import annotations
@@ -43,6 +48,8 @@ _RUN_LENGTH_RE = re.compile(r"^run length (\d+) seconds$")
 _OP_RE = re.compile(r"^(READ|WRITE) : oid=\S+ off=(\d+) len=(\d+)$")
 _DONE_RE = re.compile(r"^op (\d+) completed, throughput=")
 _SECOND_RE = re.compile(r"^\s*(\d+): throughput=(\S+)MB/sec pending data=(\d+)$")
+_END = "waiting for all operations to complete"
+IDLE_S = 1          # load-gen's first second, in which it sends nothing
 
 
 @dataclass(frozen=True)
@@ -82,9 +89,11 @@ class LoadGenCommand:
 
 
 def parse(text: str) -> Measurement:
-    """rados load-gen output -> Measurement. ParseError when it never got to its run (no "run length" line) or
-    an operation completed that was never made."""
+    """rados load-gen output -> Measurement. ParseError when it never got to its run (no "run length" line), its run
+    did not end (cut short: no figure covers the time it was asked for), or an operation completed that was never
+    made."""
     run_length: int | None = None
+    ended = False
     ops: list[tuple[str, int]] = []          # by id: (READ or WRITE, bytes)
     done: dict[str, list[int]] = {"READ": [0, 0], "WRITE": [0, 0]}      # ops, bytes
     seconds: list[tuple[int, int, int, int]] = []      # (second, ops, bytes completed in it, pending bytes)
@@ -108,11 +117,17 @@ def parse(text: str) -> Measurement:
             in_second = [0, 0]
         elif (m := _RUN_LENGTH_RE.match(line)) is not None:
             run_length = count(m.group(1), "run length")
+        elif line == _END:
+            ended = True
     if run_length is None:
         raise ParseError(f"{TOOL}: no \"run length\" line: it did not start its run (last line: {_last(text)!r})")
-    if run_length <= 0:
-        raise ParseError(f"{TOOL}: a run length of {run_length} seconds measures nothing")
-    samples = [Sample(t_s=float(sec), bytes_per_s=float(b), ops_per_s=float(n)) for sec, n, b, _ in seconds]
+    if not ended:
+        raise ParseError(f"{TOOL}: its run did not end (no \"{_END}\"): cut short (last line: {_last(text)!r})")
+    window = run_length - IDLE_S
+    if window <= 0:
+        raise ParseError(f"{TOOL}: a run length of {run_length} s is its idle first second alone: no load")
+    samples = [Sample(t_s=float(sec), bytes_per_s=float(b), ops_per_s=float(n), partial=i == 0)
+               for i, (sec, n, b, _) in enumerate(seconds)]
     if in_second[0]:
         last = seconds[-1][0] if seconds else 0
         samples.append(Sample(t_s=float(last + 1), bytes_per_s=float(in_second[1]), ops_per_s=float(in_second[0]),
@@ -123,9 +138,9 @@ def parse(text: str) -> Measurement:
     per_second = [s.bytes_per_s or 0.0 for s in whole]
     ops_second = [s.ops_per_s or 0.0 for s in whole]
     return checked(Measurement(
-        tool=TOOL, op="mixed", duration_s=float(run_length),
+        tool=TOOL, op="mixed", duration_s=float(window),
         ops_total=float(ops_done), bytes_total=float(bytes_done),
-        ops_per_s=ops_done / run_length, bytes_per_s=bytes_done / run_length,
+        ops_per_s=ops_done / window, bytes_per_s=bytes_done / window,
         bytes_per_s_max=max(per_second) if per_second else None,
         bytes_per_s_min=min(per_second) if per_second else None,
         bytes_per_s_stddev=statistics.stdev(per_second) if len(per_second) >= 2 else None,
@@ -134,8 +149,8 @@ def parse(text: str) -> Measurement:
         ops_per_s_stddev=statistics.stdev(ops_second) if len(ops_second) >= 2 else None,
         latency=Latency(),
         timeseries=samples,
-        extra={"ops_made": len(ops), "reads": done["READ"][0], "read_bytes": done["READ"][1],
-               "writes": done["WRITE"][0], "write_bytes": done["WRITE"][1],
+        extra={"run_length_s": run_length, "ops_made": len(ops), "reads": done["READ"][0],
+               "read_bytes": done["READ"][1], "writes": done["WRITE"][0], "write_bytes": done["WRITE"][1],
                "pending_bytes_max": max((p for *_, p in seconds), default=0)},
     ))
 

@@ -32,7 +32,10 @@ def _rate(v: Any) -> Any:
 
 
 def _load_gen_seconds(v: Any) -> float:
-    return whole_seconds(v, "rados load-gen")
+    d = whole_seconds(v, "rados load-gen")
+    if d < 2:
+        raise ValueError(f"{v!r}: rados load-gen sends nothing in its first second; give at least 2s")
+    return d
 
 
 Rate = Annotated[Size, BeforeValidator(_rate)]
