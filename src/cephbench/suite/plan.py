@@ -290,7 +290,8 @@ def expand(suite: Suite) -> Plan:
                                   if k in _ALWAYS_LABEL or len(data[k]) > 1]
                         if search is not None:
                             labels.append(_label(kind, search.param, load))
-                        parts = ([name] + ([str(phase)] if phase_field else []) + labels + ([variant] if variant else [])
+                        named_phase = [str(phase)] if phase_field else []      # only_phase: not in ids
+                        parts = ([name] + named_phase + labels + ([variant] if variant else [])
                                  + ([f"r{rep}"] if repeats > 1 else []))
                         index = len(tests) + 1
                         tests.append(Test(
