@@ -195,7 +195,7 @@ def test_a_kind_accepting_clients_without_its_client_hook_is_caught():
 
 
 def test_the_preflight_hooks_are_the_drivers_own():
-    assert set(PREFLIGHT) == {"rbd_bench", "fio_rbd", "rgw", "disk_baseline", "net_baseline", "rados_load_gen"}
+    assert set(PREFLIGHT) == {"rbd_bench", "fio_rbd", "rgw", "disk_baseline", "net_baseline"}
 
 
 def test_kind_modules_import_no_driver_and_no_config():

@@ -6,9 +6,8 @@ from pathlib import Path
 import pytest
 
 from cephbench.core.errors import UserError
-from cephbench.core.results import Test
 from cephbench.drivers import ParseError
-from cephbench.drivers.rados_load_gen import LoadGenCommand, command, parse, preflight
+from cephbench.drivers.rados_load_gen import LoadGenCommand, command, parse
 from cephbench.suite.config import parse_suite
 from cephbench.suite.plan import expand
 
@@ -46,15 +45,14 @@ def test_the_command_line_and_what_it_may_write():
 
 
 def test_an_existing_pool_is_refused_in_one_line():
-    """load-gen names its objects at random in the pool's default namespace: in a pool that is not the run's they
-    could not be told from the owner's."""
-    t = Test(id="001-lg-t16", index=1, workload="lg", kind="rados_load_gen", group="g001",
-             params={"pool": "theirs", "pool_profile": {"existing": "rbd"}})
+    """load-gen opens the pool itself (-N does not reach its objects) and names its objects at random in the default
+    namespace: in a pool that is not the run's they could not be told from the owner's. Its kind says so
+    (existing_pools False), and the suite is refused where it names the pool."""
     with pytest.raises(UserError) as e:
-        preflight(None, [t], None)
-    assert e.value.one_line().startswith("workload lg: pool: rados load-gen writes objects under random names in "
-                                         "pool 'rbd'")
-    preflight(None, [t.model_copy(update={"params": {"pool": "p", "pool_profile": {"type": "replicated"}}})], None)
+        parse_suite({"name": "t", "pools": {"theirs": {"existing": "rbd"}},
+                     "workloads": [{"type": "rados_load_gen", "pool": "theirs"}]}, "s.yaml")
+    assert e.value.one_line() == ("s.yaml: workloads[0].pool: 'theirs' names an existing pool, and only rados_bench "
+                                  "workloads write in one so far; give this workload a pool cephbench creates")
 
 
 def test_output_without_its_run_is_refused():

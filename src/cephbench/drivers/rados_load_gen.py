@@ -32,13 +32,10 @@ from .figures import checked, count
 from .instances import measure_instances
 from .pools import create_pool, remove_pool
 from .rounds import RoundsEnd, in_rounds, round_suffix
-from ..cluster.ceph import Cluster
 from ..cluster.safety import amplification
-from ..core.errors import UserError
 from ..core.results import Latency, Measurement, Sample, Test
 from ..core.units import format_size
 from ..hosts.local import CommandResult, Spawn
-from ..suite.config import Settings
 
 MIB = 1024 * 1024
 TOOL = "rados load-gen"
@@ -162,19 +159,6 @@ def _last(text: str) -> str:
 
 # ---- running a group ------------------------------------------------------------------------------------
 
-def preflight(cluster: Cluster, tests: list[Test], settings: Settings) -> None:
-    """load-gen names its objects at random in the pool's default namespace (it opens the pool itself, so -N does
-    not reach them): in a pool cephbench did not create they could not be told from the owner's objects."""
-    for t in tests:
-        profile = t.params.get("pool_profile") or {}
-        if profile.get("existing"):
-            raise UserError(f"rados load-gen writes objects under random names in pool {profile['existing']!r}'s "
-                            "default namespace, where cephbench could not tell them from the pool's own if the run "
-                            "were cut short",
-                            "give this workload a pool profile that cephbench creates (without existing)",
-                            where=f"workload {t.workload}: pool")
-
-
 def command(test: Test, pool: str) -> LoadGenCommand:
     p = test.params
     return LoadGenCommand(pool=pool, duration_s=int(round(p["duration_s"])), target_bytes_per_s=p["target_throughput"],
@@ -185,7 +169,10 @@ def command(test: Test, pool: str) -> LoadGenCommand:
 
 def run_group(ctx: RunContext, group: list[Test], todo: set[str]) -> Iterator[Outcome]:
     """A pool for the group; each test, once or in rounds, from this machine or one load-gen per client host.
-    Each run makes its own objects and removes them at its end; one cut short leaves them to the pool's removal."""
+    Each run makes its own objects and removes them at its end; one cut short leaves them to the pool's removal.
+    Never a pool cephbench did not create (the kind's existing_pools is False): load-gen opens the pool itself, so
+    -N does not reach its objects, named at random in the default namespace, which a run cut short would leave
+    among the owner's."""
     if not any(t.id in todo for t in group):
         return
     clients = ctx.clients_of(group[0])

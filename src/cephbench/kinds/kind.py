@@ -51,6 +51,9 @@ class Kind:
     # the workload fields that are sizes of the RADOS objects its tool writes, which the OSDs' osd_max_object_size
     # bounds (cluster/limits.py)
     object_size_params: tuple[str, ...] = ()
+    # its tool's objects may go in a pool cephbench did not create (`existing:`): in a namespace of the run's own,
+    # removed whole (suite/config.py refuses an existing pool to any other kind)
+    existing_pools: bool = False
     # how a swept field of its own names its value in test ids, where the plan's common table has no rule for it
     labels: Mapping[str, Callable[[Any], str]] = field(default_factory=dict)
 
