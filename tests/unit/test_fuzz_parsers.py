@@ -18,7 +18,7 @@ from fuzz_inputs import (TESTDATA, any_json, any_text, finite_figures, fixture_d
                          mutated_doc, mutated_json_text, mutated_text, odd_number, parses_or_refuses)
 from cephbench.evidence import hostload
 from cephbench.rundirs import importer
-from cephbench.drivers import disk_baseline, fio, fio_run, iperf, osd_bench, rados_bench
+from cephbench.drivers import disk_baseline, fio, fio_run, iperf, osd_bench, rados_bench, rados_load_gen
 from cephbench.drivers import rbd_bench_tool as rbd_bench
 from cephbench.drivers.rgw import parse as loadgen
 from cephbench.evidence import promanswer
@@ -120,6 +120,20 @@ IPERF_DOCS = fixture_docs("iperf3/*.json")
 @given(st.one_of(any_text(), mutated_json_text(IPERF_DOCS), st.builds(dump, any_json())))
 def test_iperf3_json(text):
     m = parses_or_refuses(iperf.parse_iperf_json, text)
+    if m is not None:
+        stored_measurement(m)
+
+
+# ---- rados load-gen ----------------------------------------------------------------------------------
+
+LOAD_GEN = fixture_texts("rados_load_gen/*.txt")
+
+
+@given(st.one_of(any_text(), mutated_text(LOAD_GEN)))
+@example("run length 2 seconds\nWRITE : oid=o off=0 len=99999999999999999999\nop 0 completed, throughput=1MB/sec\n"
+         "waiting for all operations to complete\n")
+def test_rados_load_gen_parse(text):
+    m = parses_or_refuses(rados_load_gen.parse, text)
     if m is not None:
         stored_measurement(m)
 

@@ -53,6 +53,29 @@ def test_every_kind_that_runs_for_a_duration_runs_in_steady_state_rounds(kind):
 
 
 @pytest.mark.parametrize("kind", sorted(SCHEMA_KINDS))
+def test_a_kind_without_phases_that_runs_in_rounds_names_its_one_phase(kind):
+    """The plan gives a phaseless kind's tests its only_phase: without it they would have no direction (the cluster
+    watch's capacity stop is for writing tests) and steady_state would be dropped from every test."""
+    desc = KINDS[kind]
+    if desc.phase_field is not None:
+        assert desc.only_phase is None, f"{kind} has phases of its own ({desc.phase_field}) and an only_phase"
+        return
+    if desc.steady_phases:
+        assert desc.only_phase in desc.steady_phases, f"{kind} runs in rounds but names no only_phase among them"
+    if desc.only_phase is not None:
+        assert direction_of(kind, desc.only_phase) is not None
+
+
+@pytest.mark.parametrize("kind", sorted(SCHEMA_KINDS))
+def test_the_fields_a_kind_names_for_the_core_are_fields_of_its_model(kind):
+    """cluster/limits.py checks object_size_params against osd_max_object_size, and the plan labels test ids by
+    `labels`: a misspelt field would silently escape both."""
+    desc, fields = KINDS[kind], SCHEMA_KINDS[kind].model_fields
+    named = set(desc.object_size_params) | set(desc.labels)
+    assert named <= set(fields), f"{kind} names {sorted(named - set(fields))}, which its model lacks"
+
+
+@pytest.mark.parametrize("kind", sorted(SCHEMA_KINDS))
 def test_every_phase_of_the_schema_has_a_direction(kind):
     desc = KINDS[kind]
     if desc.phase_field is None:
@@ -192,5 +215,5 @@ def test_kinds_are_in_report_order_by_level_then_as_registered():
     from cephbench.kinds import LEVEL_ORDER
     levels = [LEVEL_ORDER.index(k.level) for k in KINDS.values()]
     assert levels == sorted(levels)
-    assert list(KINDS) == ["disk_baseline", "net_baseline", "rados_bench", "fio_rados", "osd_bench", "rbd_bench",
-                           "fio_rbd", "rgw"]
+    assert list(KINDS) == ["disk_baseline", "net_baseline", "rados_bench", "fio_rados", "rados_load_gen", "osd_bench",
+                           "rbd_bench", "fio_rbd", "rgw"]

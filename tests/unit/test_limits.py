@@ -39,3 +39,13 @@ def test_what_fits_passes_and_unknown_limits_check_nothing():
     huge = parse_suite({"name": "t", "pools": {"p": {"type": "replicated", "pg_num": 60000}},
                         "workloads": [{"type": "rados_bench", "pool": "p", "object_size": "1GiB"}]}, "s.yaml")
     check(huge, expand(huge).tests, Limits(None, None, 3, 0))
+
+
+def test_a_kind_names_the_fields_that_size_its_objects():
+    """rados load-gen's objects are up to max_object_size: above osd_max_object_size its first write fails at the
+    OSD (EFBIG) after the pool was made; its kind names the field (object_size_params), so it is refused here."""
+    line = refused({"name": "t", "workloads": [{"type": "rados_load_gen", "max_object_size": "5GiB"}]})
+    assert line.startswith("workloads[0].max_object_size: 5GiB objects are larger than the OSDs accept")
+    suite = parse_suite({"name": "t", "workloads": [{"type": "rados_load_gen", "max_object_size": "128MiB"}]},
+                        "s.yaml")
+    check(suite, expand(suite).tests, LAB)

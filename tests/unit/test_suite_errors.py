@@ -5,11 +5,19 @@ wording (issue 18, point 2). The expected lines are whole: a change of wording i
 import pytest
 
 from clirun import cephbench
+from cephbench.kinds import PLUGINS
+from cephbench.kinds.schema import WorkloadModel, _descriptors
+
+# every kind a suite may name, in the registry's order: the list a bad type is answered with (derived, so that a
+# kind added is its own module and its registry line, not a line here too)
+TYPES = ", ".join(p.KIND.name for p in PLUGINS if p.MODEL is not None)
+# ... and those that run in rounds, in the schema's order
+ROUNDS = ", ".join(k.name for k in _descriptors(WorkloadModel) if k.steady_phases)
 
 
 CASES = [
     ('name: t\nworkloads:\n  - {type: rados-bench}\n',
-     "workloads[0]: unknown type 'rados-bench' (did you mean 'rados_bench'?); the types are rados_bench, osd_bench, fio_rados, rbd_bench, fio_rbd, rgw"),
+     f"workloads[0]: unknown type 'rados-bench' (did you mean 'rados_bench'?); the types are {TYPES}"),
     ('name: t\nworkloads:\n  - {type: rados_bench, concurency: 4}\n',
      "workloads[0].concurency: unknown key (did you mean 'concurrency'?); the keys here are clients, concurrency, duration, instances, modes, name, object_size, pool, repeat, steady_state, type, variants"),
     ('name: t\nworkloads:\n  - {type: rados_bench, concurrency: "4,16"}\n',
@@ -29,7 +37,7 @@ CASES = [
     ('nme: t\nworkloads:\n  - {type: rados_bench}\n',
      "name: required key is missing; nme: unknown key (did you mean 'name'?); the keys here are baseline, clients, description, name, pools, settings, target, variants, workloads"),
     ('name: t\nworkloads:\n  - {concurrency: 4}\n',
-     "workloads[0]: needs a 'type' key: one of rados_bench, osd_bench, fio_rados, rbd_bench, fio_rbd, rgw"),
+     f"workloads[0]: needs a 'type' key: one of {TYPES}"),
     ('name: t\nworkloads:\n  - {type: rados_bench, object_size: -4KiB}\n',
      "workloads[0].object_size: '-4KiB' is negative: a size must be positive, e.g. 4KiB"),
     ('name: t\nworkloads:\n  - {type: rados_bench, object_size: 4 MB}\n',
@@ -104,7 +112,7 @@ CASES = [
     ('name: t\nvariants: {sweep: {who: osd, name: osd_max_backfills, values: [1, 1]}}\nworkloads:\n  - {type: rados_bench}\n',
      'variants[0].sweep.values[1]: 1 is given twice (first as values[0]); give each value once'),
     ('name: t\nworkloads:\n  - {type: osd_bench, steady_state: {max: 60s}}\n',
-     'workloads[0].steady_state: osd_bench does not run in rounds; only fio_rbd, rbd_bench, fio_rados, rados_bench, rgw do (remove steady_state here, or give the phase a longer duration)'),
+     f'workloads[0].steady_state: osd_bench does not run in rounds; only {ROUNDS} do (remove steady_state here, or give the phase a longer duration)'),
     ('name: t\nworkloads:\n  - {type: fio_rbd, duration: 10s, steady_state: {max: 30s, window: 4}}\n',
      "workloads[0].steady_state: max 30s holds fewer than the window's 4 rounds of 10s (each round is one duration); give max at least 40s"),
     ('name: t\nworkloads:\n  - {type: rbd_bench, io_total: 1MiB, steady_state: {max: 30s}}\n',

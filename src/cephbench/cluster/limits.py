@@ -16,7 +16,7 @@ from typing import Any
 from .ceph import Cluster
 from ..suite.config import Suite
 from ..core.errors import OperationFailed, UserError
-from ..kinds import level_of
+from ..kinds import KINDS
 from ..core.results import Test
 from ..core.units import format_size
 
@@ -62,8 +62,9 @@ def check(suite: Suite, tests: list[Test], limits: Limits) -> None:
     """Refuse the first test or pool the cluster would refuse."""
     if limits.max_object_size:
         for t in tests:
-            # RADOS-level tools write whole objects of the test's size (RBD's image objects are the image's own)
-            for key in ("object_size", "block_size") if level_of(t.kind) == "RADOS" else ():
+            # the sizes of the objects its tool writes, as its kind names them (RBD's image objects are the image's
+            # own: none)
+            for key in KINDS[t.kind].object_size_params if t.kind in KINDS else ():
                 size = t.params.get(key)
                 if size and size > limits.max_object_size:
                     raise UserError(f"{format_size(size)} objects are larger than the OSDs accept "

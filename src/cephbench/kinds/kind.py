@@ -7,8 +7,8 @@ the title of its report table and what its operations per second are called (ops
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Callable, Literal, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Callable, Literal, Mapping
 
 Direction = Literal["read", "write", "mixed", "metadata"]
 Level = Literal["Baselines", "RADOS", "OSD", "RBD", "RGW"]
@@ -45,6 +45,17 @@ class Kind:
     rados_rates: bool = False                   # its results are the RADOS rates RGW's model builds a ceiling from
     rgw_model: bool = False                     # RGW's model (analysis/rgw.py) gives its ceiling, not the cluster's
     search_param: str | None = None             # the load a search (`auto`, core/loadsearch.py) may double; None: none
+    # a kind whose workload names no phases (phase_field None) but whose every test is one: its name, which the
+    # plan puts in each test's `phase` (its direction, whether it runs in rounds); None: the tool's op tells
+    only_phase: str | None = None
+    # the workload fields that are sizes of the RADOS objects its tool writes, which the OSDs' osd_max_object_size
+    # bounds (cluster/limits.py)
+    object_size_params: tuple[str, ...] = ()
+    # its tool's objects may go in a pool cephbench did not create (`existing:`): in a namespace of the run's own,
+    # removed whole (suite/config.py refuses an existing pool to any other kind)
+    existing_pools: bool = False
+    # how a swept field of its own names its value in test ids, where the plan's common table has no rule for it
+    labels: Mapping[str, Callable[[Any], str]] = field(default_factory=dict)
 
     def direction(self, phase: str | None) -> Direction | None:
         return self.directions.get(str(phase)) if phase is not None else None

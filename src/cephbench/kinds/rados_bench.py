@@ -9,7 +9,7 @@ from typing import Annotated, Any, ClassVar, Literal, Mapping, Union
 from pydantic import BeforeValidator, Field, field_validator, model_validator
 
 from .kind import Kind, Needs
-from .schema import ClientWorkload, PositiveInt, Searchable, Size, Sweep, steady_rounds_fit, test_duration
+from .schema import ClientWorkload, PositiveInt, Searchable, Size, Sweep, steady_rounds_fit, whole_seconds
 
 
 # A seq reads each object its write made once, so it lasts (objects written) / (objects read per second): the
@@ -31,15 +31,13 @@ def seq_write_ratio(object_size: int | None) -> int:
 KIND = Kind("rados_bench", "RADOS", "rados bench", "rados", "modes", {"write": "write", "seq": "read", "rand": "read"},
             modelled=True, group_setup_s=3.0, exhaustible_reads=frozenset({"seq"}), ops_name="objects/s",
             steady_phases=frozenset({"write", "rand"}), rados_rates=True,
-            read_write_ratio=seq_write_ratio, search_param="concurrency")
+            read_write_ratio=seq_write_ratio, search_param="concurrency", object_size_params=("object_size",),
+            existing_pools=True)
 DRIVER = "rados_bench"
 
 
 def _rados_seconds(v: Any) -> float:
-    d = test_duration(v)
-    if not d.is_integer():
-        raise ValueError(f"{v!r}: rados bench counts whole seconds; give e.g. {max(1, round(d))}s")
-    return d
+    return whole_seconds(v, "rados bench")
 
 
 def _rados_durations(v: Any) -> dict[str, float] | list[float]:

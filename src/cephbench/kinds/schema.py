@@ -39,6 +39,14 @@ def test_duration(v: Any) -> float:
     return d
 
 
+def whole_seconds(v: Any, tool: str) -> float:
+    """A test's length for a tool that counts whole seconds (rados bench, rados load-gen)."""
+    d = test_duration(v)
+    if not d.is_integer():
+        raise ValueError(f"{v!r}: {tool} counts whole seconds; give e.g. {max(1, round(d))}s")
+    return d
+
+
 def _count(v: Any) -> Any:
     """A count written as "4,16" was meant as a sweep: say how to write one."""
     if v == "auto":

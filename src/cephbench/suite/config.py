@@ -448,15 +448,16 @@ class Suite(_Strict):
     @model_validator(mode="after")
     def _existing_pools_written_by_rados_bench(self) -> "Suite":
         """rados bench writes its objects in a namespace of the run's (removed whole, the pool left as it was);
-        the other tools' objects, images and buckets are not placed so yet."""
+        the other tools' objects, images and buckets are not placed so yet (their kinds' existing_pools)."""
+        able = [k.name for k in KINDS.values() if k.existing_pools]
         for i, w in enumerate(self.workloads):
             for key in ("pool", "metadata_pool"):
                 named = getattr(w, key, None)
                 for p in named if isinstance(named, list) else [named] if named else []:
-                    if isinstance(self.pools.get(p), ExistingPool) and w.type != "rados_bench":
-                        raise ValueError(f"workloads[{i}].{key}: {p!r} names an existing pool, and only rados_bench "
-                                         "workloads write in one so far; give this workload a pool cephbench "
-                                         "creates")
+                    if isinstance(self.pools.get(p), ExistingPool) and not KINDS[w.type].existing_pools:
+                        raise ValueError(f"workloads[{i}].{key}: {p!r} names an existing pool, and only "
+                                         f"{', '.join(able)} workloads write in one so far; give this workload a pool "
+                                         "cephbench creates")
         return self
 
     @model_validator(mode="after")

@@ -136,7 +136,9 @@ def _search_of(kind: Kind, data: dict[str, Any]) -> Search | None:
     return Search(param=kind.search_param, max=auto["max"], latency_max_s=auto.get("latency_max"))
 
 
-def _label(key: str, value: Any) -> str:
+def _label(kind: Kind, key: str, value: Any) -> str:
+    if key in kind.labels:
+        return kind.labels[key](value)
     if key in _SIZE_KEYS:
         return format_size(value)
     if key in ("concurrency", "io_threads"):
@@ -238,7 +240,7 @@ def expand(suite: Suite) -> Plan:
             kind = KINDS[data["type"]]
             name = w.name or kind.name
             phase_field = kind.phase_field
-            phases = data[phase_field] if phase_field else [None]
+            phases = data[phase_field] if phase_field else [kind.only_phase]
             per_phase = data.get("duration") if isinstance(data.get("duration"), dict) else None
             dims = [k for k, v in data.items() if isinstance(v, list) and k not in _FIXED and k != phase_field]
             search = _search_of(kind, data)
@@ -270,7 +272,7 @@ def expand(suite: Suite) -> Plan:
                         params = {**fixed, **params_base}
                         if search is not None:
                             params[search.param] = load
-                        if phase_field:
+                        if phase is not None:
                             params["phase"] = phase
                         if params.get("steady_state") is None or phase not in kind.steady_phases:
                             params.pop("steady_state", None)     # absent unless it applies: as before
@@ -284,11 +286,12 @@ def expand(suite: Suite) -> Plan:
                             params["duration_s"] = params.pop("duration")
                         if params.get("clients") is None:
                             params.pop("clients", None)      # this machine alone: the parameters of every run before
-                        labels = [_label(k, params_base[k]) for k in dims
+                        labels = [_label(kind, k, params_base[k]) for k in dims
                                   if k in _ALWAYS_LABEL or len(data[k]) > 1]
                         if search is not None:
-                            labels.append(_label(search.param, load))
-                        parts = ([name] + ([str(phase)] if phase else []) + labels + ([variant] if variant else [])
+                            labels.append(_label(kind, search.param, load))
+                        named_phase = [str(phase)] if phase_field else []      # only_phase: not in ids
+                        parts = ([name] + named_phase + labels + ([variant] if variant else [])
                                  + ([f"r{rep}"] if repeats > 1 else []))
                         index = len(tests) + 1
                         tests.append(Test(
