@@ -26,12 +26,24 @@ that names it) and `RESULT verdict cases=N named=M both=K`: `both` counts verdic
 naming the case's cause beside the CPUs, in a case that expected the cause alone (not wrong, not named either).
 CEPHBENCH_VERDICT_CASES=public,cpu runs some only; CEPHBENCH_VERDICT_SECONDS (8) sets each test's duration;
 CEPHBENCH_VERDICT_CLOSE_SHARE (0.8) the close case's aim; CEPHBENCH_VERDICT_KEEP=1 keeps the run directories.
+
+Where the evidence comes from (issue 28, item 5): CEPHBENCH_VERDICT_SOURCES=ssh (the default), prometheus, or
+ssh,prometheus. `ssh` runs with `--lab-dir`, so cephbench reaches the lab's hosts over ssh as it does by itself.
+`prometheus` starts each lab with `--monitoring` and runs as from a Rook toolbox: only a copy of the lab's ceph.conf
+and key, in a directory of their own (a conf beside the lab's lab.json would give the run the lab's ssh), and
+`settings.prometheus` naming the lab's Prometheus; the OSD hosts' devices and links then come from node-exporter and
+the OSDs' counters through `ceph tell`. With both, each case runs on the one lab once per source, the first source
+alternating from case to case, with the OSDs done removing the first run's pool before the second starts. Prints a
+line per case per source, `RESULT verdict source=S cases=N named=M both=K` per source (ssh alone prints as before,
+without `source=`), and with both the cases whose sources named different causes. client-link is not run from
+Prometheus: its load comes from a client host, which cephbench reaches only over ssh.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -40,11 +52,15 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from cephbench.cluster.ceph import Cluster, Target
+from cephbench.lab import Lab
 from common import result_line
 
 CLI = str(Path(sys.executable).with_name("cephbench"))
 SECONDS = int(os.environ.get("CEPHBENCH_VERDICT_SECONDS", "8"))
 CLOSE_SHARE = float(os.environ.get("CEPHBENCH_VERDICT_CLOSE_SHARE", "0.8"))   # of its limit the close case aims at
+SOURCES = ("ssh", "prometheus")
+SETTLE_S = 60.0         # the longest wait for the OSDs to remove the first source's pool
 
 
 @dataclass(frozen=True)
@@ -84,8 +100,9 @@ CASES = [
 ]
 
 
-def _suite(case: Case) -> str:
+def _suite(case: Case, prometheus: str | None = None) -> str:
     head = "clients: lab\n" if case.clients else ""
+    head += f"settings:\n  prometheus: {prometheus}\n" if prometheus else ""
     body = case.workload.rstrip("}") + f", duration: {SECONDS}s}}"
     return f"name: verdict-{case.name}\n{head}workloads:\n  - {body}\n"     # the default pool: size 3, 32 PGs
 
@@ -111,58 +128,148 @@ def _calibrate(case: Case, lab: Path, work: Path) -> int | None:
     return limit
 
 
-def run_case(case: Case, work: Path) -> tuple[str, str, str]:
-    """(named, both or MISSED, the bottleneck, the evidence lines that name it or the verdict's reason)."""
+Outcome = tuple[str, str, str]     # named, both or MISSED; the bottleneck; the evidence lines that name it
+
+
+def _outcome(case: Case, out: Path, run: subprocess.CompletedProcess) -> Outcome:
+    lines = (out / "results.jsonl").read_text().splitlines() if (out / "results.jsonl").exists() else []
+    if run.returncode != 0 or not lines:
+        return "MISSED", "-", f"run failed: {(run.stderr or run.stdout).strip().splitlines()[-1:]}"
+    a = json.loads(lines[-1]).get("analysis") or {}
+    bottleneck = a.get("bottleneck") or "unknown"
+    named = bottleneck.startswith(case.expect) and all(x in bottleneck for x in case.also)
+    both = not named and "cannot tell" in bottleneck and (case.expect in bottleneck or case.expect == "CPU")
+    first = bottleneck.split(" or ")[0]
+    where = first.split("(")[-1].rstrip(")").split()[-1]     # h2 clu0 -> clu0, disk h2:loop1 -> h2:loop1
+    why = " | ".join([ln for ln in a.get("evidence") or [] if where in ln][:1]
+                     + [ln for ln in a.get("evidence") or [] if " or " in bottleneck and ln.startswith("CPU ")])
+    return "named" if named else "both" if both else "MISSED", bottleneck, why or a.get("reason") or ""
+
+
+def _toolbox(lab: Path, where: Path) -> list[str]:
+    """`cephbench run`'s options as from a Rook toolbox: a copy of the lab's ceph.conf and admin key in a directory
+    of their own, since a conf beside the lab's lab.json makes the run take the lab's ssh (launch.choose_target)."""
+    lb = Lab(lab)
+    where.mkdir()
+    shutil.copyfile(lb.conf, where / "ceph.conf")
+    shutil.copyfile(lb.admin_keyring, where / "keyring")
+    return ["--conf", str(where / "ceph.conf"), "--keyring", str(where / "keyring")]
+
+
+def _run_from(case: Case, source: str, lab: Path, work: Path) -> Outcome:
+    """The case's suite run once, its evidence from SOURCE: the lab's ssh, or its Prometheus without ssh."""
+    out = work / f"run-{case.name}-{source}"
+    if source == "ssh":
+        suite, where, env = work / f"{case.name}.yaml", ["--lab-dir", str(lab)], None
+    else:
+        info = Lab(lab).info()
+        if info is None or not info.monitoring:
+            return "MISSED", "-", f"the lab in {lab} runs no Prometheus"
+        suite = work / f"{case.name}-{source}.yaml"
+        suite.write_text(_suite(case, info.monitoring["prometheus"]))
+        where = _toolbox(lab, work / f"toolbox-{case.name}")
+        env = {k: v for k, v in os.environ.items() if k not in ("CEPH_CONF", "CEPH_KEYRING")}
+    run = subprocess.run([CLI, "run", str(suite), *where, "--out", str(out)], capture_output=True, text=True,
+                         env=env)
+    return _outcome(case, out, run)
+
+
+def _settle(lab: Path) -> str:
+    """Waits, up to SETTLE_S, until no OSD is removing the PGs of a pool a run deleted: they remove them after the
+    run has ended, on the drives (and CPUs) the next run measures. '' when done, else what was still removing."""
+    lb = Lab(lab)
+    deadline = time.monotonic() + SETTLE_S
+    with Cluster(Target(lb.conf, lb.admin_keyring, None, is_lab=True)) as cluster:
+        osds = cluster.ceph_json("osd", "ls") or []
+        while True:
+            removing = {n: (cluster.tell_json(n, "perf dump").get("osd") or {}).get("numpg_removing", 0)
+                        for n in osds}
+            left = ", ".join(f"osd.{n} {k} PGs" for n, k in removing.items() if k)
+            if not left or time.monotonic() > deadline:
+                return left
+            time.sleep(1)
+
+
+def run_case(case: Case, work: Path, sources: list[str]) -> dict[str, Outcome]:
+    """Each source's outcome on one lab, in the order given."""
     lab = work / f"lab-{case.name}"
-    up = subprocess.run([CLI, "lab", "up", "--dir", str(lab), "--no-rgw", "--osd-size", "4GiB", *case.lab],
-                        capture_output=True, text=True)
+    monitoring = ["--monitoring"] if "prometheus" in sources else []
+    up = subprocess.run([CLI, "lab", "up", "--dir", str(lab), "--no-rgw", "--osd-size", "4GiB", *case.lab,
+                         *monitoring], capture_output=True, text=True)
     if up.returncode != 0:
-        return "MISSED", "-", f"lab up failed: {up.stderr.strip().splitlines()[-1:]}"
+        return {s: ("MISSED", "-", f"lab up failed: {up.stderr.strip().splitlines()[-1:]}") for s in sources}
     try:
-        suite = work / f"{case.name}.yaml"
-        suite.write_text(_suite(case))
+        (work / f"{case.name}.yaml").write_text(_suite(case))
+        limit = None
         if case.calibrate:
             limit = _calibrate(case, lab, work)
             if limit is None:
-                return "MISSED", "-", "calibration run failed"
-        out = work / f"run-{case.name}"
-        run = subprocess.run([CLI, "run", str(suite), "--lab-dir", str(lab), "--out", str(out)],
-                             capture_output=True, text=True)
-        lines = (out / "results.jsonl").read_text().splitlines() if (out / "results.jsonl").exists() else []
-        if run.returncode != 0 or not lines:
-            return "MISSED", "-", f"run failed: {(run.stderr or run.stdout).strip().splitlines()[-1:]}"
-        result = json.loads(lines[-1])
-        a = result.get("analysis") or {}
-        bottleneck = a.get("bottleneck") or "unknown"
-        named = bottleneck.startswith(case.expect) and all(x in bottleneck for x in case.also)
-        both = not named and "cannot tell" in bottleneck and (case.expect in bottleneck or case.expect == "CPU")
-        first = bottleneck.split(" or ")[0]
-        where = first.split("(")[-1].rstrip(")").split()[-1]     # h2 clu0 -> clu0, disk h2:loop1 -> h2:loop1
-        why = " | ".join([ln for ln in a.get("evidence") or [] if where in ln][:1]
-                         + [ln for ln in a.get("evidence") or [] if " or " in bottleneck and ln.startswith("CPU ")])
-        why = why or a.get("reason") or ""
-        if case.calibrate:
-            why = f"data drives limited to {limit} IOPS: {why}"
-        return "named" if named else "both" if both else "MISSED", bottleneck, why
+                return {s: ("MISSED", "-", "calibration run failed") for s in sources}
+        got: dict[str, Outcome] = {}
+        for source in sources:
+            if got:
+                left = _settle(lab)
+                if left:
+                    print(f"verdict {case.name:12} the OSDs were still removing the last run's pool after "
+                          f"{SETTLE_S:.0f} s ({left}): {source}'s run began beside that", flush=True)
+            outcome, bottleneck, why = _run_from(case, source, lab, work)
+            got[source] = outcome, bottleneck, f"data drives limited to {limit} IOPS: {why}" if case.calibrate else why
+        return got
     finally:
         subprocess.run([CLI, "lab", "down", "--dir", str(lab)], capture_output=True, text=True)
 
 
+def _cause(outcome: Outcome) -> tuple[str, str]:
+    """What a verdict blames, without the details in brackets: `public network (h1 pub0)` and `public network (h3
+    pub0)` name the same cause."""
+    return outcome[0], re.sub(r" \([^)]*\)", "", outcome[1])
+
+
+def _sources() -> list[str]:
+    raw = os.environ.get("CEPHBENCH_VERDICT_SOURCES", "ssh")
+    got = list(dict.fromkeys(s.strip() for s in raw.split(",") if s.strip()))
+    if not got or set(got) - set(SOURCES):
+        print(f"bench verdict: CEPHBENCH_VERDICT_SOURCES={raw!r} names no source or one other than "
+              f"{', '.join(SOURCES)}: give ssh, prometheus or ssh,prometheus", file=sys.stderr)
+        raise SystemExit(2)
+    return got
+
+
 def main() -> None:
+    sources = _sources()
+    labelled = sources != ["ssh"]       # the default prints as it always has
     want = [n for n in os.environ.get("CEPHBENCH_VERDICT_CASES", "").split(",") if n]
     cases = [c for c in CASES if not want or c.name in want]
     work = Path(tempfile.mkdtemp(prefix="cephbench-verdict-"))
-    outcomes: list[str] = []
+    outcomes: dict[str, dict[str, Outcome]] = {s: {} for s in sources}
     try:
-        for case in cases:
+        for i, case in enumerate(cases):
+            # the first source alternates, so that neither always meets the lab fresh
+            order = sources if i % 2 == 0 else sources[::-1]
+            mine = [s for s in order if not (case.clients and s == "prometheus")]
+            if len(mine) < len(sources):
+                print(f"verdict {case.name:12} prometheus skipped: its load comes from a client host, which "
+                      "cephbench reaches only over ssh", flush=True)
             t0 = time.monotonic()
-            outcome, bottleneck, why = run_case(case, work)
-            outcomes.append(outcome)
-            print(f"verdict {case.name:12} {outcome:6} expected {case.expect!r}, got "
-                  f"{bottleneck!r} ({time.monotonic() - t0:.0f} s): {why}", flush=True)
+            got = run_case(case, work, mine) if mine else {}
+            for source in sources:
+                if source not in got:
+                    continue
+                outcome, bottleneck, why = outcomes[source][case.name] = got[source]
+                label = f"{source:10} " if labelled else ""
+                print(f"verdict {case.name:12} {label}{outcome:6} expected {case.expect!r}, got "
+                      f"{bottleneck!r} ({time.monotonic() - t0:.0f} s): {why}", flush=True)
     finally:
         if os.environ.get("CEPHBENCH_VERDICT_KEEP"):
             print(f"kept: {work}")
         else:
             shutil.rmtree(work, ignore_errors=True)
-    result_line("verdict", cases=len(cases), named=outcomes.count("named"), both=outcomes.count("both"))
+    if len(sources) > 1:
+        a, b = sources
+        differ = [f"{n} ({a} {outcomes[a][n][1]!r}, {b} {outcomes[b][n][1]!r})" for n in outcomes[a]
+                  if n in outcomes[b] and _cause(outcomes[a][n]) != _cause(outcomes[b][n])]
+        print(f"verdict {a} and {b} named different causes in: {'; '.join(differ) or 'none'}", flush=True)
+    for source in sources:
+        said = list(outcomes[source].values())
+        result_line("verdict", **({"source": source} if labelled else {}), cases=len(said),
+                    named=[o[0] for o in said].count("named"), both=[o[0] for o in said].count("both"))

@@ -207,3 +207,21 @@ def test_an_unreachable_prometheus_is_one_line_without_its_credentials():
     text = str(exc.value)
     assert "s3cret" not in text and "\n" not in text and f"http://***@127.0.0.1:{port}" in text
     assert exc.value.where == "settings.prometheus"
+
+
+def test_a_host_ssh_does_not_reach_gets_its_devices_and_links_from_prometheus_and_a_note_for_its_cpu():
+    """A toolbox run (no ssh) with settings.prometheus: each OSD host's watch fails as ssh does (the lab's words)
+    and Prometheus gives its devices and links; its note must not say they were not measured, nor suggest the
+    setting the run already has (the verdict benchmark's Prometheus runs said both)."""
+    from cephbench.evidence.prometheus import in_place_of_watch
+    from cephbench.evidence.watch import Watched, not_watched
+    said = "ssh: Could not resolve hostname h1: Name or service not known\n"
+    seen = Watched(notes=[not_watched("h1", said, parse_stream(said))])
+    devs_w, wanted = watch_targets(metadata())["h1"]
+    devs, _ = pa.device_loads("h1", devs_w, figures())
+    links, _ = pa.link_loads("h1", wanted, {}, figures())
+    in_place_of_watch(seen, ["h1"], devs, links, [])
+    assert seen.devices == devs and seen.links == links
+    assert len(seen.notes) == 1 and seen.notes[0].startswith("h1: not watched (ssh: Could not resolve hostname h1")
+    assert "devices, links" not in seen.notes[0] and "settings.prometheus" not in seen.notes[0], seen.notes
+    assert "its CPU is not measured" in seen.notes[0] and "settings.ssh" in seen.notes[0], seen.notes

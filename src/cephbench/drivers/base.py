@@ -26,7 +26,7 @@ from ..core.poll import Poll
 from ..evidence.hostload import CpuSampler
 from ..core.names import safe_name  # noqa: F401  (the drivers' import of it)
 from ..evidence import watch as hostwatch
-from ..evidence.prometheus import Prometheus, read_hosts
+from ..evidence.prometheus import Prometheus, in_place_of_watch, read_hosts
 from ..kinds import KINDS, direction_of
 from ..hosts.fanout import Placement, TimedResult, run_started_together
 from ..hosts.local import CommandResult, LocalHost, Spawn, run_together, stop_group
@@ -390,12 +390,8 @@ class RunContext:
         """The OSD hosts' devices and links from settings.prometheus over the tools' window, in place of what their
         watch saw (whose stream, when ssh watched them too, stays in raw/); other hosts' stay the watch's."""
         assert self.settings.prometheus
-        devs, links, notes = read_hosts(Prometheus(self.settings.prometheus), self._metadata(), osd_hosts, start, end)
-        ours = set(osd_hosts)
-        seen.devices = [d for d in seen.devices if d.host not in ours] + devs
-        seen.links = [k for k in seen.links if k.host not in ours] + links
-        theirs = tuple(p for h in ours for p in (f"device {h}:", f"link of {h} ", f"link {h} "))
-        seen.notes = [n for n in seen.notes if not n.startswith(theirs)] + notes
+        in_place_of_watch(seen, osd_hosts, *read_hosts(Prometheus(self.settings.prometheus), self._metadata(),
+                                                       osd_hosts, start, end))
 
     def _tools_run(self, run: Callable[[Callable[[], bool], Callable[[list[int]], None]], R],
                    tick: Callable[[], bool], watchers: list[hostwatch.Watcher], watcher_res: list[Resource]) -> R:

@@ -29,8 +29,9 @@ _IO_MAX_KEYS = {"rbps": "read_bytes_per_s", "wbps": "write_bytes_per_s", "riops"
 
 # a remote host whose watch streamed nothing (evidence.watch.not_watched), and what would measure it
 NOT_WATCHED = "not watched"
-WHAT_WATCHES = ("settings.ssh (hosts, user, identity_file) reaches it, or settings.prometheus reads its devices and "
-                "links from node-exporter")
+SSH_REACHES = "settings.ssh (hosts, user, identity_file) reaches it"
+WHAT_WATCHES = f"{SSH_REACHES}, or settings.prometheus reads its devices and links from node-exporter"
+UNMEASURED = "its devices, links and CPU are not measured"
 
 
 @dataclass

@@ -22,7 +22,8 @@ from ..core.errors import UserError
 from ..core.names import shown_url, split_url
 from ..core.results import DeviceLoad, LinkLoad
 from . import promanswer as pa
-from .hoststream import watch_targets
+from .hoststream import NOT_WATCHED, SSH_REACHES, UNMEASURED, WHAT_WATCHES, watch_targets
+from .watch import Watched
 
 log = logging.getLogger(__name__)
 
@@ -154,3 +155,18 @@ def read_hosts(prom: Prometheus, metadata: Any, hosts: list[str], start: float, 
         notes.append(f"Prometheus scrapes every {res:g} s: this test of {end - start:.1f} s holds fewer than three "
                      "scrapes, its device and link figures are coarse")
     return devs, links, notes
+
+
+def in_place_of_watch(seen: Watched, osd_hosts: list[str], devs: list[DeviceLoad], links: list[LinkLoad],
+                      notes: list[str]) -> None:
+    """Prometheus's devices, links and notes of the OSD hosts in `seen` in place of what their watch gave. A host
+    ssh did not reach (a toolbox) misses its CPU alone: its note says no more (Prometheus's own notes name a host
+    it has no series of)."""
+    ours = set(osd_hosts)
+    seen.devices = [d for d in seen.devices if d.host not in ours] + devs
+    seen.links = [k for k in seen.links if k.host not in ours] + links
+    theirs = tuple(p for h in ours for p in (f"device {h}:", f"link of {h} ", f"link {h} "))
+    unwatched = tuple(f"{h}: {NOT_WATCHED} (" for h in ours)
+    cpu_only = f"its CPU is not measured (its devices and links are Prometheus's); {SSH_REACHES}"
+    seen.notes = [n.replace(f"{UNMEASURED}; {WHAT_WATCHES}", cpu_only) if n.startswith(unwatched) else n
+                  for n in seen.notes if not n.startswith(theirs)] + notes

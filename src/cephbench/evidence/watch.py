@@ -20,7 +20,8 @@ from ..hosts.local import LocalHost
 from ..core.names import safe_name
 from ..hosts.remote import HostRef
 from ..core.results import DeviceLoad, HostLoad, LinkLoad
-from .hoststream import NOT_WATCHED, WHAT_WATCHES, HostStream, WantedAddress, WantedDevice, file_backed, loads, parse_stream, watch_targets
+from .hoststream import (NOT_WATCHED, UNMEASURED, WHAT_WATCHES,
+                         HostStream, WantedAddress, WantedDevice, file_backed, loads, parse_stream, watch_targets)
 
 
 @dataclass(frozen=True)
@@ -87,7 +88,7 @@ def not_watched(host: str, text: str, stream: HostStream) -> str | None:
     if stream.disks or stream.nets or stream.ifaces:
         return None
     why = next((ln.strip() for ln in reversed(text.splitlines()) if ln.strip()), "its watch printed nothing")
-    return f"{host}: {NOT_WATCHED} ({why[:200]}): its devices, links and CPU are not measured; {WHAT_WATCHES}"
+    return f"{host}: {NOT_WATCHED} ({why[:200]}): {UNMEASURED}; {WHAT_WATCHES}"
 
 
 def collect(watchers: list[Watcher], metadata: Any) -> Watched:

@@ -19,8 +19,7 @@ from ..hosts.local import LocalHost
 from ..cluster import limits, marker
 from . import pooldelete
 from ..core.interrupts import held, shielded, sigterm_interrupts
-from ..kinds import KINDS
-from ..suite.plan import Plan
+from ..suite.plan import Plan, drops_caches
 from ..core.resources import CONFIG_OPTION, Resource
 from ..analysis import RunAnalyzer
 from ..evidence import otherload
@@ -102,9 +101,9 @@ def preflight(cluster: Cluster, plan: Plan, force: bool, allow_pool_delete: bool
         tests = [t for t in plan.tests if t.kind == kind]
         if tests:
             check(cluster, tests, plan.suite.settings)
-    settings = plan.suite.settings
-    if settings.drop_caches and any(KINDS[t.kind].reads_cluster for t in plan.tests):
-        check_osd_hosts(LocalHost(), osd_hosts(cluster, settings.ssh), settings.ssh)
+    if drops_caches(plan):
+        ssh = plan.suite.settings.ssh
+        check_osd_hosts(LocalHost(), osd_hosts(cluster, ssh), ssh)
     return status
 
 

@@ -91,6 +91,18 @@ NET_PART_LOCAL_S = 0.1
 DISK_STEP_REMOTE_S = 0.6
 
 
+def _drops_before(test: Test, drop_caches: bool) -> bool:
+    """The page caches are dropped before this test: a read phase (the drivers' prepare_reads), not a kind that
+    has one somewhere."""
+    kind = KINDS[test.kind]
+    return drop_caches and kind.reads_cluster and kind.direction(test.params.get("phase")) in ("read", "mixed")
+
+
+def drops_caches(plan: Plan) -> bool:
+    """Some test of the plan drops the OSD hosts' page caches before it (preflight checks it can)."""
+    return any(_drops_before(t, plan.suite.settings.drop_caches) for t in plan.tests)
+
+
 def for_cluster(tests: list[Test], osd_hosts: list[str], here: str, drop_caches: bool = True) -> list[Test]:
     """The tests with their estimates for the cluster the run found (its CRUSH hosts with OSDs; `here`, this
     machine's name, is one of them on the one-host lab): the network baseline's tests between this machine and
@@ -110,7 +122,7 @@ def for_cluster(tests: list[Test], osd_hosts: list[str], here: str, drop_caches:
             est = parts * (p["duration_s"] + (NET_PART_REMOTE_S if remote else NET_PART_LOCAL_S))
         elif t.kind == "disk_baseline" and remote:
             est += DISK_STEP_REMOTE_S * est / max(float(p.get("runtime_s") or 1.0), 1.0)
-        elif drop_caches and kind.reads_cluster and kind.direction(p.get("phase")) in ("read", "mixed"):
+        elif _drops_before(t, drop_caches):
             est += READ_PREP_LOCAL_S + READ_PREP_REMOTE_S * len(remote)
         out.append(t if est == t.est_duration_s else t.model_copy(update={"est_duration_s": est}))
     return out
