@@ -3,7 +3,7 @@ once (issue 26 item 5). Pinned here, byte for byte, as the analysis's labels and
 
 from __future__ import annotations
 
-from cephbench.analysis import _short
+from cephbench.analysis.verdict import _short
 from cephbench.lab.throttle import DriveLimit, DriveRef, ThrottleSpec
 from cephbench.suite.shape_plan import throttle_text
 from cephbench.core.units import exact_size, parse_size
