@@ -99,21 +99,20 @@ def test_osd_bench_is_compared_with_one_disk_alone():
 
 
 def test_a_resumed_run_remembers_the_baselines_of_its_first_part(tmp_path):
-    from types import SimpleNamespace
-
+    from cephbench.analysis import RunFacts
     from cephbench.core.results import RunDir
     rd = RunDir.create(tmp_path / "run", {"cluster": {"osd_metadata": LAB_MD},
                                           "hosts": {"client": {"hostname": "vm", "cpu_count": 2}}})
     for b in BASELINES:
         rd.append(b)
-    an = RunAnalyzer.for_run(SimpleNamespace(rundir=rd))
+    an = RunAnalyzer.for_run(RunFacts.recorded(rd.meta()), rd)
     assert len(an.seen) == len(BASELINES) and an.client_hostname == "vm" and an.cpus == 2
     w = an.attach(result("rados_bench", {"phase": "write", "object_size": 4 * MIB,
                                          "pool_profile": {"type": "replicated", "size": 3}},
                          Measurement(tool="rados bench", op="write", duration_s=10, bytes_per_s=100 * MIB,
                                      op_size_bytes=4 * MIB), 9))
     assert w.analysis.efficiency is not None
-    assert RunAnalyzer.for_run(SimpleNamespace(rundir=None)).seen == []     # a dry run
+    assert RunAnalyzer.for_run(RunFacts(), None).seen == []     # a dry run
 
 
 def test_disk_figures_are_the_median_disk_of_every_host_and_the_slowest_host_is_noted():

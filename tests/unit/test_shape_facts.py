@@ -1,11 +1,14 @@
-"""A run with lab shapes: each result is analysed with the cluster facts of the shape it ran on (run.json's
-`lab_shapes[variant].cluster`), not with those of the lab the run found."""
+"""A run with lab shapes: each result is analysed with the cluster facts of the shape it ran on, not with those of
+the lab the run found. The runner hands the analysis those facts as it learns them (run.json records the same
+facts, as `lab_shapes[variant].cluster`, for the report; a resumed run takes its first part's from there)."""
 
 from types import SimpleNamespace
 
 from test_analysis import LAB_MD, MIB, disk, net, result
 
-from cephbench.analysis import RunAnalyzer, facts_from_run
+from cephbench.analysis import RunAnalyzer, RunFacts, facts_from_run
+from cephbench.run.launch import record_part
+from cephbench.suite.shape_plan import LabBuild
 from cephbench.analysis.model import Pool, ceiling
 from cephbench.report.gap import Facts
 from cephbench.core.results import Measurement, RunDir
@@ -46,7 +49,7 @@ def expected(osds: int) -> float:
 def test_each_shape_gets_the_ceiling_of_its_own_osds(tmp_path):
     assert expected(2) < expected(3) < expected(6)      # the disks bind: the OSD count is what the ceiling counts
     rd = RunDir.create(tmp_path / "run", shaped_meta())
-    an = RunAnalyzer.for_run(SimpleNamespace(rundir=rd))
+    an = RunAnalyzer.for_run(RunFacts.recorded(rd.meta()), rd)
     for b in BASELINES:
         an.attach(b)
     two, six = an.attach(write("two", 10)), an.attach(write("six", 11))
@@ -58,7 +61,7 @@ def test_a_variant_without_recorded_facts_and_baselines_use_the_runs_cluster(tmp
     meta = shaped_meta()
     del meta["lab_shapes"]["six"]["cluster"]            # a run.json written before shapes recorded their facts
     rd = RunDir.create(tmp_path / "run", meta)
-    an = RunAnalyzer.for_run(SimpleNamespace(rundir=rd))
+    an = RunAnalyzer.for_run(RunFacts.recorded(rd.meta()), rd)
     for b in BASELINES:
         an.attach(b)
     assert an.attach(write("six", 11)).analysis.ceiling_bytes_per_s == expected(3)
@@ -68,3 +71,38 @@ def test_the_reports_gap_charts_use_the_results_shape():
     facts = Facts(shaped_meta(), BASELINES)
     assert (facts.of(write("two", 10)).osds, facts.of(write("six", 11)).osds) == (2, 6)
     assert facts.of(BASELINES[0]).osds == 3
+
+
+def test_the_analysis_is_handed_each_shapes_facts_and_reads_no_run_json(tmp_path):
+    """Issue 26 item 3: run.json is written, not used as a bus. Here it holds no cluster facts at all, and the
+    baselines are the run's earlier results (results.jsonl, its data): each shape's writes still get the ceiling of
+    their own OSDs, from the facts the run learnt."""
+    rd = RunDir.create(tmp_path / "run", {"cephbench_version": "test", "suite_name": "shapes", "run_ids": ["abc"]})
+    for b in BASELINES:
+        rd.append(b)
+    facts = RunFacts(cluster={"osd_metadata": md(3)}, client={"hostname": "vm", "cpu_count": 2})
+    facts = facts.on_part({"osd_metadata": md(2)}, ["two"], baselines=False)
+    facts = facts.on_part({"osd_metadata": md(6)}, ["six"], baselines=False)
+    an = RunAnalyzer.for_run(facts, rd)
+    assert len(an.seen) == len(BASELINES)
+    two, six = an.attach(write("two", 10)), an.attach(write("six", 11))
+    assert two.analysis.ceiling_bytes_per_s == expected(2)
+    assert six.analysis.ceiling_bytes_per_s == expected(6)
+
+
+def test_a_lab_build_records_its_facts_in_run_json_and_hands_the_same_to_the_analysis(tmp_path):
+    """What run/launch.py records for a lab build's part (run.json's `lab_shapes`, and `cluster` when the part runs
+    baselines) is what the part's analysis is given."""
+    rd = RunDir.create(tmp_path / "run", shaped_meta())
+    build = LabBuild(None, 6, 10 * 1024**3, False)
+    keeper = SimpleNamespace(want=lambda name: build)
+    six = write("six", 11).test
+    facts = record_part(rd, keeper, [six], None, {"osd_metadata": md(6)}, RunFacts.recorded(rd.meta()))
+    meta = rd.meta()
+    assert meta["lab_shapes"]["six"] == {"build": build.to_json(), "topology": None, "cluster": {"osd_metadata": md(6)}}
+    assert meta["lab_shapes"]["two"]["cluster"] == {"osd_metadata": md(2)}     # an earlier build's, kept
+    assert meta["cluster"] == {"osd_metadata": md(3)}                          # no baselines in this part
+    assert facts.shapes == {"two": {"osd_metadata": md(2)}, "six": {"osd_metadata": md(6)}}
+    assert facts.cluster == {"osd_metadata": md(3)}
+    with_baselines = record_part(rd, keeper, [BASELINES[0].test, six], None, {"osd_metadata": md(6)}, facts)
+    assert rd.meta()["cluster"] == with_baselines.cluster == {"osd_metadata": md(6)}

@@ -5,8 +5,8 @@ This package's root only names what the rest of cephbench uses: the facts of the
 """
 
 from .facts import client_hosts, cluster_of, facts_from_run, osd_rotational, shape_clusters, with_clients
-from .run import CEILING_SOURCES, RunAnalyzer
+from .run import CEILING_SOURCES, RunAnalyzer, RunFacts
 from .verdict import MODELLED, analyse, op_of, op_size_of
 
-__all__ = ["CEILING_SOURCES", "MODELLED", "RunAnalyzer", "analyse", "client_hosts", "cluster_of", "facts_from_run",
-           "op_of", "op_size_of", "osd_rotational", "shape_clusters", "with_clients"]
+__all__ = ["CEILING_SOURCES", "MODELLED", "RunAnalyzer", "RunFacts", "analyse", "client_hosts", "cluster_of",
+           "facts_from_run", "op_of", "op_size_of", "osd_rotational", "shape_clusters", "with_clients"]

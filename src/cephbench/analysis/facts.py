@@ -87,7 +87,8 @@ def disk_figures(disk: list[Result], osd_bench: list[Result]) -> DiskFigures | N
             source="disk baseline, " + ("each disk while all ran at once" if several else "one disk alone"),
             shared_device=bool(first.get("shared_device")), hosts=max(1, len(first.get("hosts") or [])),
             slowest_host=slowest[0] if slowest else None,
-            slowest_host_write_bytes_per_s=slowest[1] if slowest else None, slowest_disk=slowest[2] if slowest else None)
+            slowest_host_write_bytes_per_s=slowest[1] if slowest else None,
+            slowest_disk=slowest[2] if slowest else None)
     ok = [r for r in osd_bench if r.status == "ok" and r.measurement and r.measurement.bytes_per_s]
     if ok:
         return DiskFigures(write_bytes_per_s=ok[-1].measurement.bytes_per_s, source="ceph tell osd bench (median OSD)",

@@ -117,8 +117,8 @@ def _analyse_rgw(result: Result, facts: ClusterFacts | None, rados: list[Result]
             if (counted(r) and r.test.variant == result.test.variant and (like is None or on is None or on == like)
                     and (o := op_of(r)) and (n := op_size_of(r))):
                 where = f", {on.describe()}" if on is not None else ""
-                out.append(rgw.RadosFigure(o, n, r.measurement.bytes_per_s, r.measurement.ops_per_s,
-                                           f"rados bench {r.test.params.get('phase', o)} {_short(n)} of this run{where}"))
+                what = f"rados bench {r.test.params.get('phase', o)} {_short(n)} of this run{where}"
+                out.append(rgw.RadosFigure(o, n, r.measurement.bytes_per_s, r.measurement.ops_per_s, what))
         return out
     data_term = rgw.rados_rate(figures(pool), op, piece)
     if data_term is None and facts is not None:

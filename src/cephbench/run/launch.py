@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any, Callable, Sequence
 
 from .. import __version__
+from ..analysis import RunFacts
 from ..cluster import marker
 from . import pooldelete
 from ..kinds import level_of
@@ -96,6 +97,7 @@ class Prepared:
     shapes: Keeper | None = None            # the lab's shapes, when a variant has one (run/shapes.py)
     as_given: Suite | None = None           # the suite before settings.ssh was filled from the lab
     has_cluster: bool = True                # False: `cephbench baseline`, which needs none (prepare_baseline)
+    facts: RunFacts = field(default_factory=RunFacts)   # the cluster and host facts the analysis is given
 
     @property
     def est_s(self) -> float:
@@ -265,7 +267,9 @@ def prepare(request: RunRequest, say: Callable[[str], None] = lambda _m: None) -
                 f"measure less, and the capacity guard counts both; if that run died, "
                 f"'cephbench cleanup {other.get('run_dir') or 'RUN_DIR'}' removes its marker")
         run_id = secrets.token_hex(3)
+        facts = RunFacts()                  # a dry run measures nothing to analyse
         if rundir is not None and not request.dry_run:
+            facts = RunFacts.recorded(rundir.meta())    # what the run's first part learnt: the run's own facts
             finish_dead_run(rundir, cluster, suite, say)
             # the dead part's --allow-pool-delete was still in force at the preflight: put back now
             pooldelete.preflight(cluster, todo, request.allow_pool_delete)
@@ -273,6 +277,7 @@ def prepare(request: RunRequest, say: Callable[[str], None] = lambda _m: None) -
             if client_facts:
                 rundir.update_meta(clients={n: f.to_json() for n, f in client_facts.items()})
         elif not request.dry_run:
+            facts = RunFacts(cluster.facts(), local_facts())
             rundir = RunDir.create(run_dir_path(suite.name, request.out_dir), {
                 "cephbench_version": __version__, "run_ids": [run_id], "suite_name": suite.name,
                 "suite": as_given.model_dump(mode="json"), "plan": [t.model_dump() for t in plan.tests],
@@ -280,7 +285,7 @@ def prepare(request: RunRequest, say: Callable[[str], None] = lambda _m: None) -
                 # the lab's Ceph release (identity.release) and the root it runs from, when it is not the host's
                 **({"release": lab_info.release} if lab_info is not None and lab_info.release else {}),
                 **({"lab_root": lab_info.root} if lab_info is not None and lab_info.root else {}),
-                "cluster": cluster.facts(), "hosts": {"client": local_facts()},
+                "cluster": facts.cluster, "hosts": {"client": facts.client},
                 **({"clients": {n: f.to_json() for n, f in client_facts.items()}} if client_facts else {}),
             })
             lock = RunLock.take(rundir.path)
@@ -292,7 +297,7 @@ def prepare(request: RunRequest, say: Callable[[str], None] = lambda _m: None) -
         raise
     return Prepared(request, suite, plan, todo, target, lb, cluster, status, run_id,
                     None if request.dry_run else rundir, bad, lock, clients, client_facts, shapes=keeper,
-                    as_given=as_given)
+                    as_given=as_given, facts=facts)
 
 
 def prepare_baseline(what: str, tests: list[Test], out_dir: Path | None) -> Prepared:
@@ -302,11 +307,12 @@ def prepare_baseline(what: str, tests: list[Test], out_dir: Path | None) -> Prep
     suite = Suite.model_construct(name=f"baseline-{what}", settings=Settings())
     nowhere = Target(Path(os.devnull), None, None)
     run_id = secrets.token_hex(3)
+    facts = RunFacts(client=local_facts())
     rundir = RunDir.create(run_dir_path(suite.name, out_dir), {
         "cephbench_version": __version__, "run_ids": [run_id], "suite_name": suite.name, "kind": "baseline",
-        "plan": [t.model_dump() for t in tests], "started_unix": time.time(), "hosts": {"client": local_facts()}})
+        "plan": [t.model_dump() for t in tests], "started_unix": time.time(), "hosts": {"client": facts.client}})
     return Prepared(RunRequest(out_dir=out_dir), suite, Plan(suite, tests), tests, nowhere, None, Cluster(nowhere),
-                    {}, run_id, rundir, lock=RunLock.take(rundir.path), has_cluster=False)
+                    {}, run_id, rundir, lock=RunLock.take(rundir.path), has_cluster=False, facts=facts)
 
 
 def removers(ctx: RunContext, dead: Sequence[Resource] = ()) -> dict[str, Remover]:
@@ -536,7 +542,7 @@ def _run_part(prep: Prepared, events: RunEvents, outer: Ledger | None = None,
         ctx.client_hosts.at_paths = dict(prep.loadgen_paths)
         options = RunOptions(force=req.force, keep=req.keep, dry_run=req.dry_run,
                              allow_pool_delete=req.allow_pool_delete)
-        return execute(prep.plan, ctx, events, options, prep.todo, on_variant)
+        return execute(prep.plan, ctx, events, options, prep.todo, prep.facts, on_variant)
 
 
 # ---- lab shapes ----------------------------------------------------------------------------------------------
@@ -576,6 +582,7 @@ def _run_shaped(prep: Prepared, events: RunEvents) -> RunSummary:
                 continue
             total.planned += keeper.take_planned()
             part = _part_prepared(prep, tests, events)
+            prep = replace(prep, facts=part.facts)      # the next part's analysis knows this build's too
             done = _run_part(part, events, outer, lambda ctx, name: _enter(keeper, name, ctx.planned))
             total.results += done.results
             total.left_behind += done.left_behind
@@ -634,8 +641,8 @@ def _build_key(build: LabBuild | None) -> str:
 
 def _part_prepared(prep: Prepared, tests: list[Test], events: RunEvents) -> Prepared:
     """What a part runs against: after a rebuild the lab is another cluster (fsid, keys, ssh host keys), so the
-    connection, settings.ssh, the client hosts and the preflight are made again, and run.json records the shape
-    of each of the part's variants with its cluster facts."""
+    connection, settings.ssh, the client hosts and the preflight are made again, and the part's variants' shape
+    with its cluster facts is recorded in run.json and handed to the part's analysis."""
     keeper = prep.shapes
     assert keeper is not None and prep.lab is not None
     req = prep.request
@@ -651,15 +658,23 @@ def _part_prepared(prep: Prepared, tests: list[Test], events: RunEvents) -> Prep
     status = preflight(cluster, Plan(suite, tests), req.force, req.allow_pool_delete)
     client_facts = preflight_clients(LocalHost(), clients, tests, suite.settings.ssh, prep.target.id, req.force,
                                      events.note) if clients else {}
-    if prep.rundir is not None:
-        # the analysis reads each result's facts from here: the rebuilt lab has its own hosts, OSDs and devices
-        facts = cluster.facts()
-        shapes = dict(prep.rundir.meta().get("lab_shapes") or {})
-        for name in dict.fromkeys(t.variant for t in tests if t.variant is not None):
-            build = keeper.want(name)
-            shapes[name] = {"build": build.to_json() if build else None, "topology": topo, "cluster": facts}
-        # tests without a variant (baselines) run on this part's build, which need not be the lab the run found
-        found = {} if all(t.variant is not None for t in tests) else {"cluster": facts}
-        prep.rundir.update_meta(lab_shapes=shapes, **found)
+    # the rebuilt lab has its own hosts, OSDs and devices: each result is analysed with its own build's
+    facts = record_part(prep.rundir, keeper, tests, topo, cluster.facts(), prep.facts) \
+        if prep.rundir is not None else prep.facts
     return replace(prep, suite=suite, plan=replace(prep.plan, suite=suite), todo=tests, cluster=cluster,
-                   status=status, clients=clients, client_facts=client_facts, loadgen_paths={})
+                   status=status, clients=clients, client_facts=client_facts, loadgen_paths={}, facts=facts)
+
+
+def record_part(rundir: RunDir, keeper: Keeper, tests: list[Test], topo: dict[str, Any] | None,
+                cluster: dict[str, Any], facts: RunFacts) -> RunFacts:
+    """A lab build's part: run.json records the shape of each of its variants with the build's cluster facts (for
+    the report and `cephbench show`), and the same facts are returned for the part's analysis. Tests without a
+    variant (baselines) run on this build too, which need not be the lab the run found: run.json's `cluster`."""
+    variants = list(dict.fromkeys(t.variant for t in tests if t.variant is not None))
+    shapes = dict(rundir.meta().get("lab_shapes") or {})
+    for name in variants:
+        build = keeper.want(name)
+        shapes[name] = {"build": build.to_json() if build else None, "topology": topo, "cluster": cluster}
+    baselines = any(t.variant is None for t in tests)
+    rundir.update_meta(lab_shapes=shapes, **({"cluster": cluster} if baselines else {}))
+    return facts.on_part(cluster, variants, baselines)

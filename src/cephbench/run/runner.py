@@ -21,7 +21,7 @@ from . import pooldelete
 from ..core.interrupts import held, shielded, sigterm_interrupts
 from ..suite.plan import Plan, drops_caches
 from ..core.resources import CONFIG_OPTION, Resource
-from ..analysis import RunAnalyzer
+from ..analysis import RunAnalyzer, RunFacts
 from ..evidence import otherload
 from ..evidence.prometheus import Prometheus
 from ..hosts.remote import check_osd_hosts, osd_hosts
@@ -120,11 +120,13 @@ VariantHook = Callable[[RunContext, str], "str | None"]
 
 
 def execute(plan: Plan, ctx: RunContext, events: RunEvents, options: RunOptions,
-            todo_tests: list[Test], on_variant: VariantHook | None = None) -> RunSummary:
-    """Run the tests of `todo_tests`, in the plan's order; `on_variant` readies the lab for a variant (its
-    shape's throttles, run/shapes.py) before the variant's options are put in force."""
+            todo_tests: list[Test], facts: RunFacts, on_variant: VariantHook | None = None) -> RunSummary:
+    """Run the tests of `todo_tests`, in the plan's order; `facts`: the cluster and host facts the run learnt,
+    which the analysis is given; `on_variant` readies the lab for a variant (its shape's throttles,
+    run/shapes.py) before the variant's options are put in force."""
     summary = RunSummary()
-    analyzer = RunAnalyzer.for_run(ctx)     # ceilings, efficiency and bottleneck from the run's baselines
+    # ceilings, efficiency and bottleneck from the run's baselines (a resumed run's earlier ones too)
+    analyzer = RunAnalyzer.for_run(facts, ctx.rundir)
     todo = {t.id for t in todo_tests}
     variants = VariantState.for_suite(ctx, plan.suite) if plan.suite.variants else None
     previous = sigterm_interrupts()
