@@ -86,6 +86,18 @@ def test_fio_searches_its_iodepth():
     assert [t.params["iodepth"] for t in plan.tests if t.kind == "fio_rados"] == loads(256)
 
 
+def test_the_quick_suites_4kib_rbd_test_is_a_search_whose_every_step_the_estimate_counts():
+    """Issue 29: the quick suite's 4 KiB RBD test searches its queue depth; validate lists every step to its max."""
+    from cephbench.suite.config import load_suite
+    plan = expand(load_suite(Path(__file__).resolve().parents[2] / "suites" / "quick.yaml"))
+    rbd = [t for t in plan.tests if t.kind == "fio_rbd"]
+    assert {t.params["block_size"] for t in rbd} == {4096} and len({t.group for t in rbd}) == 1
+    assert [(t.params["phase"], t.params["iodepth"]) for t in rbd] == \
+        [(phase, n) for phase in ("randwrite", "randread") for n in loads(32)]
+    assert all(t.search == Search(param="iodepth", max=32) for t in rbd)
+    assert sum(t.est_duration_s for t in rbd) >= len(rbd) * rbd[0].params["duration_s"]
+
+
 def test_auto_is_a_name_where_it_is_not_a_load():
     s = parse_suite({"name": "t", "pools": {"auto": {"type": "replicated", "size": 2}},
                      "workloads": [{"type": "rados_bench", "name": "auto", "pool": "auto"}]}, "s.yaml")
