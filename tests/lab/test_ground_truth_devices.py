@@ -1,4 +1,5 @@
-"""Ground truth: a WAL/DB drive limited by IOPS is named as the WAL/DB device (issue 25, item 1).
+"""Ground truth: a WAL/DB drive limited by IOPS is named as the WAL/DB device (issue 25, item 1); a search on
+throttled data drives finds the knee at the throttle (issue 29).
 
 The operator's lab: 3 hosts, 400 Mbit/s public links, a 1 GiB WAL/DB drive per OSD, every WAL/DB drive throttled
 to 4 MiB/s and 150 IOPS. 4 KiB writes, 16 in flight, reach about 80 objects/s (a variant without the throttle ran
@@ -53,5 +54,49 @@ def test_an_iops_throttled_wal_db_drive_is_named(tmp_path: Path):
         assert b.startswith("WAL/DB device h") or ("cannot tell" in b and "WAL/DB device h" in b), a["reason"]
         [db] = [ln for ln in a["evidence"] if ln.startswith(f"device {b.split()[2]} (db of")]
         assert "write requests" in db and "allowed by its cgroup throttle" in db, db
+    finally:
+        subprocess.run([*CLI, "lab", "down", "--dir", str(lab)], capture_output=True, text=True, timeout=300)
+
+
+# issue 29's "Verified by": what benchmarks/bench_knee.py's throttle case measures, as a test. Every client byte of
+# a size-3 pool lands on all three drives, so 1 MiB writes cannot pass the throttle: the bench found 15.9 MiB/s at
+# 1, 2 and 4 in flight (0.996 of it), the knee at 1, and the verdict there named the drive.
+THROTTLE = 16 * 2**20
+KNEE_SUITE = """
+name: knee-throttle
+settings: {drop_caches: false}
+pools:
+  rep: {type: replicated, size: 3, pg_num: 32}
+workloads:
+  - {name: rados, type: rados_bench, pool: rep, modes: [write], object_size: 1MiB,
+     concurrency: {auto: {max: 16}}, duration: 4s}
+"""
+
+
+def test_a_search_on_throttled_drives_finds_the_knee_at_the_throttle(tmp_path: Path):
+    from cephbench.analysis.curves import knees
+    from cephbench.core.results import RunDir
+    if os.geteuid() != 0:
+        pytest.fail("the multi-host lab needs root (network namespaces)")
+    lab = tmp_path / "lab"
+    throttles = [a for n in range(3) for a in ("--osd-throttle", f"osd.{n}=16MiB/s")]
+    up = subprocess.run([*CLI, "lab", "up", "--dir", str(lab), "--hosts", "3", "--osd-size", "4GiB", "--no-rgw",
+                         *throttles], capture_output=True, text=True, timeout=300)
+    try:
+        assert up.returncode == 0, up.stdout[-2000:] + up.stderr[-2000:]
+        suite = tmp_path / "suite.yaml"
+        suite.write_text(KNEE_SUITE)
+        out = tmp_path / "run"
+        run = subprocess.run([*CLI, "run", str(suite), "--lab-dir", str(lab), "--out", str(out)],
+                             capture_output=True, text=True, timeout=300)
+        assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
+        results, _ = RunDir(out).results()
+        [(curve, k)] = knees(results)
+        for p in curve.points:
+            print(f"{p.label:>6}: {(p.bytes_per_s or 0) / 2**20:6.1f} MiB/s, mean {(p.mean_ns or 0) / 1e6:7.1f} ms, "
+                  f"{p.bottleneck}")
+        assert k.state == "knee" and k.point is not None, (k.state, [r.search_stop for r in results])
+        assert abs((k.point.bytes_per_s or 0) / THROTTLE - 1) <= 0.15, k.point
+        assert k.point.bottleneck is not None and k.point.bottleneck.startswith("disk"), k.point.bottleneck
     finally:
         subprocess.run([*CLI, "lab", "down", "--dir", str(lab)], capture_output=True, text=True, timeout=300)

@@ -182,12 +182,15 @@ def test_estimate_counts_every_test():
     assert plan.est_duration_s >= 6 * 10
 
 
-@pytest.mark.parametrize("run", ["ceph16.2.15_quick_onehost", "ceph16.2.15_quick_multihost3"])
+@pytest.mark.parametrize("run", ["ceph16.2.15_quick_onehost", "ceph16.2.15_quick_multihost3",
+                                 "ceph16.2.15_quick_search_onehost"])
 def test_the_quick_suites_estimate_is_within_15_percent_of_real_runs(run):
-    """Two real runs of suites/quick.yaml (run.json: the plan, the cluster's CRUSH hosts, start and end): on the
+    """Real runs of suites/quick.yaml (run.json: the plan, the cluster's CRUSH hosts, start and end): on the
     one-host lab the plan guessed 28 network tests between 4 hosts where there was one host (estimate 3m59s, run
     1m55s); on the 3-host lab it left out the page-cache drops over ssh (estimate 4m, run 5m44s). With the hosts
-    the run found, the estimate is within 15 % of each."""
+    the run found, the estimate is within 15 % of each. The third searches its 4 KiB RBD queue depth (issue 29):
+    the plan's worst case, every step to 32, is 2m36s; its randread stopped at 4, and the steps that ran are
+    estimated at 2m24s against the 2m08s they took."""
     import json
 
     from cephbench.suite.plan import estimate_s, for_cluster
@@ -196,7 +199,11 @@ def test_the_quick_suites_estimate_is_within_15_percent_of_real_runs(run):
     tests = [Test(**t) for t in meta["plan"]]
     hosts = [n["name"] for n in meta["cluster"]["osd_tree"]["nodes"] if n["type"] == "host" and n.get("children")]
     took = meta["finished_unix"] - meta["started_unix"]
-    est = estimate_s(for_cluster(tests, hosts, meta["hosts"]["client"]["hostname"]))
+    results = FIXTURES / "report" / f"{run}.results.jsonl"
+    skipped = {r["test"]["id"] for r in map(json.loads, results.read_text().splitlines() if results.exists() else [])
+               if r["status"] == "skipped"}
+    client = meta["hosts"]["client"]["hostname"]
+    est = estimate_s(for_cluster([t for t in tests if t.id not in skipped], hosts, client))
     assert abs(est - took) / took <= 0.15, (est, took)
 
 

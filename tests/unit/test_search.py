@@ -86,6 +86,30 @@ def test_fio_searches_its_iodepth():
     assert [t.params["iodepth"] for t in plan.tests if t.kind == "fio_rados"] == loads(256)
 
 
+def test_the_quick_suites_4kib_rbd_test_is_a_search_whose_every_step_the_estimate_counts():
+    """Issue 29: the quick suite's 4 KiB RBD test searches its queue depth; validate lists every step to its max."""
+    from cephbench.suite.config import load_suite
+    plan = expand(load_suite(Path(__file__).resolve().parents[2] / "suites" / "quick.yaml"))
+    rbd = [t for t in plan.tests if t.kind == "fio_rbd"]
+    assert {t.params["block_size"] for t in rbd} == {4096} and len({t.group for t in rbd}) == 1
+    assert [(t.params["phase"], t.params["iodepth"]) for t in rbd] == \
+        [(phase, n) for phase in ("randwrite", "randread") for n in loads(32)]
+    assert all(t.search == Search(param="iodepth", max=32) for t in rbd)
+    assert sum(t.est_duration_s for t in rbd) >= len(rbd) * rbd[0].params["duration_s"]
+
+
+def test_a_search_reads_back_from_run_json_as_the_same_plan():
+    """run.json keeps the suite as its JSON dump, which `run --resume` parses again: a search must read back as the
+    search it was (it read back as `iodepth: {max: 32, latency_max: null}`, "must be a whole number")."""
+    s = parse_suite({"name": "t", "workloads": [
+        {"type": "fio_rbd", "rw": ["randwrite"], "iodepth": {"auto": {"max": 4, "latency_max": "50ms"}},
+         "duration": "2s"},
+        {"type": "rados_bench", "object_size": "4KiB", "concurrency": "auto", "duration": "2s"}]}, "s.yaml")
+    again = parse_suite(json.loads(json.dumps(s.model_dump(mode="json"))), "run.json suite")
+    assert expand(again).tests == expand(s).tests
+    assert expand(again).tests[0].search == Search(param="iodepth", max=4, latency_max_s=0.05)
+
+
 def test_auto_is_a_name_where_it_is_not_a_load():
     s = parse_suite({"name": "t", "pools": {"auto": {"type": "replicated", "size": 2}},
                      "workloads": [{"type": "rados_bench", "name": "auto", "pool": "auto"}]}, "s.yaml")

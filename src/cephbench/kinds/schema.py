@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from typing import Annotated, Any, ClassVar, Literal, Union
 
-from pydantic import (BaseModel, BeforeValidator, ConfigDict, Discriminator, Field, Tag, field_validator,
-                      model_validator)
+from pydantic import (BaseModel, BeforeValidator, ConfigDict, Discriminator, Field, SerializerFunctionWrapHandler,
+                      Tag, field_validator, model_serializer, model_validator)
 
 from ..core.loadsearch import DEFAULT_MAX, LOAD_PARAMS, is_power_of_two
 from ..core.units import parse_duration, parse_size
@@ -109,6 +109,12 @@ class Auto(Strict):
             raise ValueError(f"{v} is not a load the doubling from 1 reaches; give a power of two such as "
                              f"{2 ** (v.bit_length() - 1)} or {2 ** v.bit_length()}")
         return v
+
+    @model_serializer(mode="wrap")
+    def _as_written(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        """Dumped as a suite writes it, `{auto: {...}}`: run.json keeps the suite's dump, and `run --resume` parses
+        it again, which must read a search back, not a mapping where a count goes."""
+        return {AUTO: handler(self)}
 
 
 AUTO = "auto"

@@ -15,6 +15,7 @@ from typing import Any
 from .config import Suite
 from ..core.errors import UserError
 from ..kinds import KINDS, Kind
+from ..kinds.schema import AUTO
 from ..core import loadsearch
 from ..core.results import Search, Test
 from ..core.units import format_size
@@ -142,9 +143,10 @@ def _test_estimate(kind: Kind, params: dict[str, Any], first_of_group: bool) -> 
 
 def _search_of(kind: Kind, data: dict[str, Any]) -> Search | None:
     """The search a workload asks for (`auto` in its kind's searched load), as its tests record it."""
-    auto = data.get(kind.search_param) if kind.search_param else None
-    if not isinstance(auto, dict):
+    dumped = data.get(kind.search_param) if kind.search_param else None
+    if not isinstance(dumped, dict):
         return None
+    auto = dumped[AUTO]                 # schema.Auto's dump: {auto: {max, latency_max}}, as the suite writes it
     return Search(param=kind.search_param, max=auto["max"], latency_max_s=auto.get("latency_max"))
 
 
