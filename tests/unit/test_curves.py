@@ -125,6 +125,18 @@ def test_results_with_a_warning_or_failed_make_no_point(run1):
     assert curves(rs[:2]) == []         # one load (two repeats) is no curve
 
 
+def test_a_silence_of_the_monitors_leaves_the_point_on_its_curve(run1):
+    """The search counted such a step (the watch's warning reaches the result after the search saw the step): the
+    curve must too. A lab test's search on throttled drives failed with "too few" points when the monitors went
+    silent for 5-7 s in two of its four steps on a loaded machine."""
+    from cephbench.evidence.clusterwatch import silence_text
+    rs = of(run1, "rados_bench", max_load=4)
+    silent = [rs[0].model_copy(update={"warnings": [silence_text(1.0, 7.0, False)]}), *rs[1:]]
+    assert curves(silent)[0].points[0].repeats == curves(rs)[0].points[0].repeats == 2
+    both = [rs[0].model_copy(update={"warnings": [silence_text(1.0, 7.0, False), "ran out of objects"]}), *rs[1:]]
+    assert curves(both)[0].points[0].repeats == 1
+
+
 def test_the_terminal_prints_each_curve_as_a_table_and_a_knee_line(run1):
     rs = of(run1, "rados_bench", max_load=32)
     console = Console(width=200, file=None, record=True, color_system=None)

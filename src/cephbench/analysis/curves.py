@@ -20,7 +20,7 @@ from typing import Any, Iterable, Literal, Sequence
 
 from ..kinds import level_of
 from ..core.loadsearch import LOAD_PARAMS, MIN_POINTS, pays, per_doubling
-from ..core.results import Result
+from ..core.results import Result, is_mon_silence
 from ..core.units import format_size
 from . import stats
 
@@ -180,11 +180,12 @@ def _point(repeats: list[Result], in_ops: bool) -> Point | None:
 
 def curves(results: Iterable[Result]) -> list[Curve]:
     """Every group of ok results without warnings that differ only in load and has at least two loads, in the order
-    their first test ran."""
+    their first test ran. A silence of the monitors is no such warning: the figure is still the cluster's, and the
+    search that ran the step counted it (the watch's warnings reach the result after the search has seen it)."""
     groups: dict[str, list[Result]] = {}
     for r in sorted(results, key=lambda r: r.test.index):
-        if r.status != "ok" or r.measurement is None or r.warnings or level_of(r.test.kind) in (None, "Baselines",
-                                                                                              "OSD"):
+        if r.status != "ok" or r.measurement is None or level_of(r.test.kind) in (None, "Baselines", "OSD") \
+                or not all(is_mon_silence(w) for w in r.warnings):
             continue
         if not any(k in r.test.params for k in LOAD_PARAMS) or load_of(r.test.params) is None:
             continue

@@ -158,6 +158,16 @@ class HostLoad(BaseModel):
     source: Literal["proc-stat", "cpuacct"] = "proc-stat"
 
 
+# How a silence of the monitors during a test begins its warning (evidence/clusterwatch.py writes it). The figure
+# stays the cluster's (the clients' I/O goes to the OSDs, not through the monitors): only what the watch would have
+# seen meanwhile is missing, so a curve keeps such a point, as the search that ran it did.
+MON_SILENCE_WARNING = "the monitors did not answer for "
+
+
+def is_mon_silence(warning: str) -> bool:
+    return warning.startswith(MON_SILENCE_WARNING)
+
+
 class ClusterDuringTest(BaseModel):
     """What happened to the cluster while the test ran (`ceph status` once a second)."""
 

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from ..core.poll import Pending
-from ..core.results import ClusterDuringTest
+from ..core.results import MON_SILENCE_WARNING, ClusterDuringTest
 
 log = logging.getLogger(__name__)
 
@@ -88,7 +88,7 @@ def growth_per_s(before: float | None, after: float, elapsed_s: float | None) ->
 def silence_text(start_s: float, end_s: float, to_end: bool) -> str:
     """The warning of one silence of the monitors."""
     until = f"the end of the test ({end_s:.0f} s)" if to_end else f"{end_s:.0f} s"
-    return (f"the monitors did not answer for {end_s - start_s:.0f} s (from {start_s:.0f} s to {until}): the "
+    return (f"{MON_SILENCE_WARNING}{end_s - start_s:.0f} s (from {start_s:.0f} s to {until}): the "
             "cluster's state and raw use went unseen meanwhile")
 
 
