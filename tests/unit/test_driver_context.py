@@ -86,3 +86,22 @@ def test_drivers_use_only_what_a_driver_context_has(path):
     has = {n for n in dir(DriverContext) if not n.startswith("_")}
     assert ctx_attributes(path) - has == set()
     assert not set(RUN_LEVEL) & has
+
+
+def ctx_assignments(path: Path) -> set[str]:
+    """Every `ctx.<name>` a module assigns to, `+=` included (which reads, then assigns)."""
+    out = set()
+    for n in ast.walk(ast.parse(path.read_text())):
+        targets = n.targets if isinstance(n, ast.Assign) else [n.target] if isinstance(n, ast.AugAssign) else []
+        out |= {t.attr for t in targets
+                if isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id == "ctx"}
+    return out
+
+
+@pytest.mark.parametrize("path", sorted(p for p in DRIVERS.rglob("*.py") if p.name != "base.py"),
+                         ids=lambda p: str(p.relative_to(DRIVERS)))
+def test_drivers_assign_nothing_to_their_context(path):
+    """A DriverContext refuses assignment: `ctx.planned += [...]` in the RGW driver's dry run failed a lab test with
+    "property 'planned' of 'DriverContext' object has no setter"."""
+    assert ctx_assignments(path) == set()
+

@@ -87,7 +87,7 @@ def run_user(ctx: DriverContext) -> Credentials | None:
 
     admin = ["radosgw-admin", *ctx.target.client_args()]
     if ctx.dry_run:
-        ctx.planned += [shlex.join(admin + create), shlex.join(admin + sub)]
+        ctx.planned.extend([shlex.join(admin + create), shlex.join(admin + sub)])
         ctx.ledger.add(resource, lambda: ctx.planned.append(shlex.join(admin + rm)))
         return None
     return make()
