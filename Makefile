@@ -76,6 +76,7 @@ test-lab:
 	truth=0; for p in $$tpids; do wait $$p || truth=1; done; \
 	for k in 1 2; do echo "---- ground truth, share $$k of 2 (build/test-lab-truth-$$k.log) ----"; \
 	  cat build/test-lab-truth-$$k.log; done; \
+	for p in $$pids; do [ ! -d /sys/fs/cgroup/cpuacct/pytest-cpu-$$p ] || rmdir /sys/fs/cgroup/cpuacct/pytest-cpu-$$p; done; \
 	echo "$$(date +%s) end" >> build/phases.log; kill $$sampler; $(PY) scripts/cpu_phases.py build/cpu.log build/phases.log; \
 	$(PY) scripts/module_costs.py build/test-lab-one-host-*.xml build/test-lab-truth-*.xml; \
 	[ $$multi -eq 0 ] && [ $$onehost -eq 0 ] && [ $$truth -eq 0 ]
