@@ -552,14 +552,14 @@ class Lab:
             netns.destroy(topo)
 
     def _remove_osd_sockets(self) -> None:
-        """The directory of up(container_sockets=True), with the sockets its OSDs left there (they are stopped by
-        now); anything else someone put there stays, and so does the directory then."""
+        """The directory of up(container_sockets=True), with the sockets its own OSDs left there (they are stopped
+        by now); anything else someone put there stays, and so does the directory then."""
         info = self.info()
         where = Path(info.osd_sockets) if info is not None and info.osd_sockets else None
         if where is None or not where.is_dir():
             return
-        for p in where.glob("ceph-osd.*.asok"):
-            if p.is_socket():
+        for n in range(info.osds):
+            if (p := where / f"ceph-osd.{n}.asok").is_socket():
                 p.unlink(missing_ok=True)
         with contextlib.suppress(OSError):
             where.rmdir()
