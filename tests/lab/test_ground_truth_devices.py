@@ -31,22 +31,28 @@ workloads:
 """
 
 
+def _up_and_run(tmp_path: Path, lab_flags: list[str], suite_text: str) -> Path:
+    """A 3-host lab in tmp_path/lab with `lab_flags` (its caller's `finally` takes it down), then `suite_text` run
+    on it: the run directory."""
+    up = subprocess.run([*CLI, "lab", "up", "--dir", str(tmp_path / "lab"), "--hosts", "3", "--osd-size", "4GiB",
+                         "--no-rgw", *lab_flags], capture_output=True, text=True, timeout=300)
+    assert up.returncode == 0, up.stdout[-2000:] + up.stderr[-2000:]
+    suite = tmp_path / "suite.yaml"
+    suite.write_text(suite_text)
+    out = tmp_path / "run"
+    run = subprocess.run([*CLI, "run", str(suite), "--lab-dir", str(tmp_path / "lab"), "--out", str(out)],
+                         capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
+    return out
+
+
 def test_an_iops_throttled_wal_db_drive_is_named(tmp_path: Path):
     if os.geteuid() != 0:
         pytest.fail("the multi-host lab needs root (network namespaces)")
     lab = tmp_path / "lab"
     throttles = [a for n in range(3) for a in ("--osd-throttle", f"osd.{n}.db=4MiB/s,150iops")]
-    up = subprocess.run([*CLI, "lab", "up", "--dir", str(lab), "--hosts", "3", "--public-net", "400mbit",
-                         "--db-device", "1GiB", "--osd-size", "4GiB", "--no-rgw", *throttles],
-                        capture_output=True, text=True, timeout=300)
     try:
-        assert up.returncode == 0, up.stdout[-2000:] + up.stderr[-2000:]
-        suite = tmp_path / "suite.yaml"
-        suite.write_text(SUITE)
-        out = tmp_path / "run"
-        run = subprocess.run([*CLI, "run", str(suite), "--lab-dir", str(lab), "--out", str(out)],
-                             capture_output=True, text=True, timeout=300)
-        assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
+        out = _up_and_run(tmp_path, ["--public-net", "400mbit", "--db-device", "1GiB", *throttles], SUITE)
         [result] = [json.loads(line) for line in (out / "results.jsonl").read_text().splitlines() if line.strip()]
         a = result["analysis"]
         b = a["bottleneck"]
@@ -80,16 +86,8 @@ def test_a_search_on_throttled_drives_finds_the_knee_at_the_throttle(tmp_path: P
         pytest.fail("the multi-host lab needs root (network namespaces)")
     lab = tmp_path / "lab"
     throttles = [a for n in range(3) for a in ("--osd-throttle", f"osd.{n}=16MiB/s")]
-    up = subprocess.run([*CLI, "lab", "up", "--dir", str(lab), "--hosts", "3", "--osd-size", "4GiB", "--no-rgw",
-                         *throttles], capture_output=True, text=True, timeout=300)
     try:
-        assert up.returncode == 0, up.stdout[-2000:] + up.stderr[-2000:]
-        suite = tmp_path / "suite.yaml"
-        suite.write_text(KNEE_SUITE)
-        out = tmp_path / "run"
-        run = subprocess.run([*CLI, "run", str(suite), "--lab-dir", str(lab), "--out", str(out)],
-                             capture_output=True, text=True, timeout=300)
-        assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
+        out = _up_and_run(tmp_path, throttles, KNEE_SUITE)
         results, _ = RunDir(out).results()
         [(curve, k)] = knees(results)
         for p in curve.points:

@@ -83,15 +83,7 @@ def _rados_bench(text: str, labels: dict[str, Any]) -> tuple[str, dict[str, Any]
     # seq and rand print the same summary: the phase of a read is "read" unless a --label phase= says which
     phase = "write" if not reads else str(labels.get("phase", "read"))
     m = rados_bench.parse(text, phase)
-    params: dict[str, Any] = {"phase": phase}
-    if m.object_size_bytes:
-        params["object_size"] = m.object_size_bytes
-    if m.op_size_bytes and m.op_size_bytes != m.object_size_bytes:
-        params["op_size"] = m.op_size_bytes
-    conc = rados_bench.text_concurrency(text)
-    if conc is not None:
-        params["concurrency"] = conc
-    return "rados_bench", params, m
+    return "rados_bench", _rados_bench_params(m, phase, rados_bench.text_concurrency(text)), m
 
 
 def _rados_bench_json(text: str, labels: dict[str, Any]) -> tuple[str, dict[str, Any], Measurement]:
@@ -99,15 +91,19 @@ def _rados_bench_json(text: str, labels: dict[str, Any]) -> tuple[str, dict[str,
     doc = rados_bench.json_document(text)
     phase = "write" if "total_reads_made" not in doc else str(labels.get("phase", "read"))
     m = rados_bench.parse_json(text, phase)
+    return "rados_bench", _rados_bench_params(m, phase, rados_bench.json_concurrency(text) or None), m
+
+
+def _rados_bench_params(m: Measurement, phase: str, concurrency: int | None) -> dict[str, Any]:
+    """The test parameters a rados bench output gives, text or JSON alike."""
     params: dict[str, Any] = {"phase": phase}
     if m.object_size_bytes:
         params["object_size"] = m.object_size_bytes
     if m.op_size_bytes and m.op_size_bytes != m.object_size_bytes:
         params["op_size"] = m.op_size_bytes
-    conc = rados_bench.json_concurrency(text)
-    if conc:
-        params["concurrency"] = conc
-    return "rados_bench", params, m
+    if concurrency is not None:
+        params["concurrency"] = concurrency
+    return params
 
 
 def _fio(text: str) -> tuple[str, dict[str, Any], Measurement]:
