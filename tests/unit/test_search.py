@@ -54,10 +54,11 @@ def test_a_bound_and_a_max_read_naturally():
 
 @pytest.mark.parametrize("workload, path, words", [
     ({"type": "osd_bench", "concurrency": "auto"}, "workloads[0].concurrency", "osd_bench runs no search"),
-    ({"type": "rados_bench", "instances": "auto"}, "workloads[0].instances", "searches concurrency, not instances"),
+    ({"type": "rados_bench", "instances": "auto"}, "workloads[0].instances",
+     "searches concurrency or clients, not instances"),
     ({"type": "fio_rbd", "numjobs": "auto"}, "workloads[0].numjobs", "fio_rbd searches iodepth, not numjobs"),
     ({"type": "rgw", "concurrency": "auto"}, "workloads[0].concurrency", "rgw runs no search"),
-    ({"type": "rados_bench", "clients": "auto"}, "workloads[0].clients", "searches concurrency, not clients"),
+    ({"type": "rbd_bench", "clients": "auto"}, "workloads[0].clients", "rbd_bench runs no search"),
     ({"type": "rados_bench", "concurrency": {"auto": {"latency_max": "fast"}}},
      "workloads[0].concurrency.auto.latency_max", "not a duration"),
     ({"type": "rados_bench", "concurrency": {"auto": {"max": 12}}}, "workloads[0].concurrency.auto.max",
@@ -133,23 +134,39 @@ def test_a_fixed_load_keeps_its_messages():
     assert exc.value.where == "s.yaml: workloads[0].concurrency"     # no list index for a scalar
 
 
-def test_bad_search_refused_by_run_before_anything_is_made(tmp_path):
+@pytest.mark.parametrize("suite_text, path", [
+    ("workloads:\n  - {type: osd_bench, concurrency: auto}\n", "workloads[0].concurrency"),
+    # a search of client hosts up to more than the suite lists (tests/unit/test_client_search.py)
+    ("clients: [a, b]\nworkloads:\n  - {type: rados_bench, clients: {auto: {max: 3}}}\n",
+     "workloads[0].clients.auto.max"),
+])
+def test_bad_search_refused_by_run_before_anything_is_made(tmp_path, suite_text, path):
     p = tmp_path / "s.yaml"
-    p.write_text("name: t\nworkloads:\n  - {type: osd_bench, concurrency: auto}\n")
+    p.write_text("name: t\n" + suite_text)
     res = cephbench("run", p, "--conf", tmp_path / "no.conf", "--out", tmp_path / "run")
     assert res.returncode == 2 and len(res.stderr.strip().splitlines()) == 1
-    assert "workloads[0].concurrency" in res.stderr and "Traceback" not in res.stderr
+    assert path in res.stderr and "Traceback" not in res.stderr
     assert not (tmp_path / "run").exists()
 
 
-def test_validate_says_the_estimate_is_the_worst_case(tmp_path):
+@pytest.mark.parametrize("suite_text, words", [
+    ("workloads:\n  - {type: rados_bench, modes: [write], concurrency: {auto: {max: 4}}, duration: 2s}\n",
+     ["a search of concurrency from 1 to 4", "3 tests in 1 groups"]),
+    # client hosts (tests/unit/test_client_search.py): the suite's, and the lab's, which only a run learns
+    ("clients: [a, b]\nworkloads:\n  - {type: rados_bench, modes: [write], duration: 2s, clients: auto}\n",
+     ["a search of client hosts from 1 to 2, doubling", "2 tests in 1 groups"]),
+    ("clients: lab\nworkloads:\n  - {type: rados_bench, modes: [write], duration: 2s, clients: auto}\n",
+     ["a search of client hosts from 1 to every client host of the lab (planned here to 256, the worst case",
+      "-clients-256 ", "9 tests in 1 groups"]),
+])
+def test_validate_says_the_estimate_is_the_worst_case(tmp_path, suite_text, words):
     p = tmp_path / "s.yaml"
-    p.write_text("name: t\nworkloads:\n  - {type: rados_bench, modes: [write], concurrency: {auto: {max: 4}}, "
-                 "duration: 2s}\n")
+    p.write_text("name: t\n" + suite_text)
     res = cephbench("validate", p)
     assert res.returncode == 0, res.stderr
-    assert "a search of concurrency from 1 to 4" in res.stdout and "the estimate counts every step" in res.stdout
-    assert "3 tests in 1 groups" in res.stdout
+    assert "the estimate counts every step" in res.stdout
+    for w in words:
+        assert w in res.stdout, res.stdout
 
 
 # ---- the stop decision, on real sweeps: one run per load, as a search makes them --------------------------------

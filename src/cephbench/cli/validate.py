@@ -7,7 +7,8 @@ from pathlib import Path
 import click
 
 from ..suite.config import Suite, load_suite
-from ..suite.plan import Plan, expand
+from ..suite.plan import Plan, expand, waits_for_client_hosts
+from ..kinds.schema import Auto
 from ..report.format import seconds
 from ..core.units import format_size
 from .common import out, main, _print_plan_warnings
@@ -36,9 +37,16 @@ def _print_plan(plan: Plan, suite: Suite) -> None:
         why = dd_added and t.kind == "disk_baseline" and p.get("pattern") == "dd"
         out.print(f"{t.id:<48} {shown}" + ("  (not listed: always runs first, it writes the file the other "
                                            "patterns read)" if why else ""), markup=False)
+    # the workloads whose search of client hosts goes up to the lab's every one, which only the run learns
+    to_lab = {w.name or w.type for w in suite.workloads if isinstance(c := getattr(w, "clients", None), Auto)
+              and c.max is None} if waits_for_client_hosts(suite) else set()
     for t in {t.group: t for t in plan.tests if t.search is not None}.values():
         bound = f", or the latency passes {t.search.latency_max_s * 1e3:g} ms" if t.search.latency_max_s else ""
-        out.print(f"{t.group} ({t.workload}): a search of {t.search.param} from 1 to {t.search.max}, doubling; it "
+        upto = str(t.search.max)
+        if t.search.param == "clients" and t.workload in to_lab:
+            upto = f"every client host of the lab (planned here to {upto}, the worst case; a run to the lab's own)"
+        what = "client hosts" if t.search.param == "clients" else t.search.param
+        out.print(f"{t.group} ({t.workload}): a search of {what} from 1 to {upto}, doubling; it "
                   f"stops at the knee{bound} (docs/model.md, \"The search\"): the estimate counts every step",
                   markup=False)
     groups = len({t.group for t in plan.tests})

@@ -1,4 +1,4 @@
-"""A search instead of a guess: `concurrency: auto` doubles the load from 1 and stops where the knee rule says the
+"""A search instead of a guess: `concurrency: auto` (`iodepth: auto`, `clients: auto`) doubles the load from 1 and stops where the knee rule says the
 load no longer pays (docs/model.md, "The search").
 
 The knee rule's thresholds live here, in the core, because two layers apply them: the drivers, which stop a search
@@ -25,8 +25,10 @@ DEFAULT_MAX = 256            # a search's largest load unless the suite gives ma
 
 
 def loads(largest: int) -> list[int]:
-    """The loads a search runs, at most: 1, 2, 4, ... up to `largest` (a power of two)."""
-    return [2 ** i for i in range(int(math.log2(largest)) + 1)]
+    """The loads a search runs, at most: 1, 2, 4, ... up to `largest`, and `largest` itself when the doubling does
+    not reach it (a search of client hosts ends at every host: 1, 2, 3 of three)."""
+    powers = [2 ** i for i in range(largest.bit_length()) if 2 ** i < largest]
+    return [*powers, largest]
 
 
 def is_power_of_two(n: int) -> bool:

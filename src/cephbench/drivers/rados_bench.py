@@ -436,15 +436,28 @@ def run_group(ctx, group, todo):
     run_names = [ctx.name(gid, f"i{i}") for i in range(n)]
     client = ctx.target.client_args()
     remote = ctx.target.remote_client_args()
-    clients = ctx.clients_of(group[0])
     write_cut = False       # rados bench stopped mid-write records no metadata object: seq/rand cannot run
-    fed: list[Fed] = []     # what the last write left each instance, in the order of `where`
+    fed: list[Fed] = []     # what the last write left each instance, in the order of `writers`
     write_load = first["concurrency"]     # the last write's operations in flight: a top-up writes as it did
     searches = Searches()   # the group's searches (concurrency: auto): which steps still run
     last_write = [t for t in group if t.params["phase"] == "write"][-1]
-    # N instances on this machine, or N on each client host, each with its own run name (a client's reads read what
-    # its own write made)
-    where = [(c, i) for c in clients for i in range(n)] if clients else [(None, i) for i in range(n)]
+
+    def places(test) -> list:
+        """A test's instances: N on this machine, or N on each of its client hosts (a search of them, `clients:
+        auto`, has more hosts at each step), each with its own run name."""
+        clients = ctx.clients_of(test)
+        return [(c, i) for c in clients for i in range(n)] if clients else [(None, i) for i in range(n)]
+
+    writers = places(group[0])      # the instances of the last write, whose objects the reads read
+
+    def run_name(place) -> str:
+        c, i = place
+        return run_names[i] if c is None else ctx.name(gid, c.name, f"i{i}")
+
+    def source(k: int):
+        """The write instance whose objects a read's k-th instance reads: its own (a client's reads read what its
+        own write made); past the hosts a write's search reached, one of those that wrote, in turn."""
+        return writers[k % len(writers)]
 
     def written_raw(results) -> int | None:
         """Raw bytes a write added, when every instance said how many objects it made (a tighter bound than what
@@ -452,24 +465,24 @@ def run_group(ctx, group, todo):
         made = objects_written([r.stdout for r in results]) if results else None
         return None if made is None else int(made * size * amplification(profile))
 
-    def room():
+    def room(where):
         """Objects each instance may still write under the capacity guard (reserved until ctx.write_ended)."""
         client_bytes, budget = ctx.reserve_write(amplification(profile))
         return client_bytes // size // len(where), budget
 
-    def commands_of(mode: str, duration_s: int, max_objects: int | None, concurrency: int, reuse: bool = False):
+    def commands_of(where, mode: str, duration_s: int, max_objects: int | None, concurrency: int,
+                    reuse: bool = False):
         return [RadosBenchCommand(pool=pools[i], mode=mode, duration_s=duration_s, concurrency=concurrency,
                                   object_size=size, no_cleanup=True, max_objects=max_objects, reuse=reuse,
-                                  namespace=namespace,
-                                  run_name=run_names[i] if c is None else ctx.name(gid, c.name, f"i{i}"))
-                for c, i in where]
+                                  namespace=namespace, run_name=run_name((c, i) if mode == "write" else source(k)))
+                for k, (c, i) in enumerate(where)]
 
-    def spawns_of(cmds, raw_dir, stem: str):
+    def spawns_of(where, cmds, raw_dir, stem: str):
         return [Spawn(cmd.argv(client if c is None else remote), (raw_dir / (
             f"{stem}-i{i}.txt" if c is None else f"{stem}-{c.name}-i{i}.txt")) if raw_dir else None)
             for cmd, (c, i) in zip(cmds, where)]
 
-    def run(test, spawns, duration_s: float):
+    def run(test, where, spawns, duration_s: float):
         """(timed per client or None, the tools' results, what the watches saw); results None in a dry run."""
         ran = run_instances(ctx, test, [(c, sp) for (c, _), sp in zip(where, spawns)], run_group_timeout(duration_s),
                             live=live_figures)
@@ -484,18 +497,19 @@ def run_group(ctx, group, todo):
         want, have = seq_objects(fed, seq_s, ratio), min(f.objects for f in fed)
         if want <= have:
             return []
-        extra, budget = room()
+        extra, budget = room(writers)
         target = min(want, have + extra)
         if target <= have:
             ctx.reserve(0)
             return [f"objects not topped up before the seq: the capacity guard leaves no room ({budget.describe()})"]
         secs = math.ceil(2 * target / min(f.rate for f in fed)) + 2    # --max-objects ends it, not the time
         in_flight = topup_concurrency(write_load, size, target)
-        cmds = commands_of("write", secs, target, in_flight, reuse=True)
-        spawns = spawns_of(cmds, ctx.rundir.raw_dir(seq.id) if ctx.rundir else None, "rados-bench-topup-write")
+        cmds = commands_of(writers, "write", secs, target, in_flight, reuse=True)
+        spawns = spawns_of(writers, cmds, ctx.rundir.raw_dir(seq.id) if ctx.rundir else None,
+                           "rados-bench-topup-write")
         results = None
         try:
-            timed, results, seen = run(group[0], spawns, secs)     # not recorded: nor is what it saw
+            timed, results, seen = run(group[0], writers, spawns, secs)     # not recorded: nor is what it saw
         finally:
             ctx.write_ended(written_raw(results))
         if results is None:
@@ -556,8 +570,9 @@ def run_group(ctx, group, todo):
                 """One run of the phase's instances (with steady_state, round k of drivers/rounds.py)."""
                 nonlocal write_cut, write_load
                 max_objects = None
+                where = places(test)
                 if mode == "write" and not ctx.dry_run:
-                    per_instance, budget = room()
+                    per_instance, budget = room(where)
                     # a search's write leaves room for every step it may still run: this one takes its share
                     per_instance //= searches.steps_left(test, group)
                     if per_instance < test.params["concurrency"]:
@@ -575,15 +590,15 @@ def run_group(ctx, group, todo):
                         return Outcome(test, started, time.monotonic() - t0, error=msg, notes=list(notes))
                     max_objects = int(per_instance)
                 last["max_objects"] = max_objects
-                cmds = commands_of(mode, int(round(test.params["duration_s"])), max_objects,
+                cmds = commands_of(where, mode, int(round(test.params["duration_s"])), max_objects,
                                    test.params["concurrency"])
                 if mode == "write":
                     write_load = test.params["concurrency"]
                 raw_dir = ctx.rundir.raw_dir(test.id if record else f"{gid}-prepare-write") if ctx.rundir else None
-                spawns = spawns_of(cmds, raw_dir, f"rados-bench-{mode}{round_suffix(k)}")
+                spawns = spawns_of(where, cmds, raw_dir, f"rados-bench-{mode}{round_suffix(k)}")
                 results = None
                 try:
-                    timed, results, seen = run(test, spawns, test.params["duration_s"])
+                    timed, results, seen = run(test, where, spawns, test.params["duration_s"])
                 finally:
                     if max_objects is not None:
                         ctx.write_ended(written_raw(results))
@@ -608,7 +623,7 @@ def run_group(ctx, group, todo):
                                    raw=raw, notes=list(notes), seen=seen)
                 for part, t in zip(parts, timed or []):
                     part.host, part.start_unix_s, part.end_unix_s = t.host, t.start_unix_s, t.end_unix_s
-                last["parts"] = parts
+                last["parts"], last["where"] = parts, where
                 # latency weighted by each instance's ops: rados bench prints no percentiles
                 m = merge_instances(parts, latency="mean-max")
                 return Outcome(test, started, time.monotonic() - t0, measurement=m, commands=commands, raw=raw,
@@ -628,8 +643,12 @@ def run_group(ctx, group, todo):
             parts, max_objects = last["parts"], last["max_objects"]
             warnings: list[str] = []
             read = [Fed(int(p.ops_total or 0), p.duration_s) for p in parts]
+            if mode != "write" and len(last["where"]) > len(writers):
+                outcome.notes.append(f"read from {len(last['where']) // n} client hosts, and the write's search "
+                                     f"wrote from {len(writers) // n}: past those, each host read the objects one "
+                                     "of them wrote, in turn")
             if mode == "write":
-                fed = read
+                fed, writers = read, last["where"]
             elif mode == "seq" and fed:
                 ratios = [r.rate / f.rate for f, r in zip(fed, read) if f.rate > 0]
                 ctx.seq_ratios[size] = max([ctx.seq_ratios.get(size, 0.0), *ratios])

@@ -36,6 +36,7 @@ from ..core.errors import OperationFailed, UserError
 from .local import LocalHost
 from ..core.interrupts import held
 from ..kinds import Needs, client_needs
+from ..kinds.schema import Auto
 from .remote import SSH_FAILED, HostRef, host_ref
 from ..cluster.recovery import remote_file_parts
 from ..core.resources import Ledger, Resource
@@ -103,7 +104,14 @@ def resolve_clients(suite: Suite, settings: Settings, lab: dict | None) -> list[
                             where="clients")
         clients = [Client(n, host_ref(n, settings.ssh), "clients") for n in names]
         for i, w in enumerate(suite.workloads):
-            for n in getattr(w, "clients", None) or []:
+            counts = getattr(w, "clients", None)
+            if isinstance(counts, Auto):        # a search of them: up to its max, or every one
+                if counts.max is not None and counts.max > len(clients):
+                    raise UserError(f"a search of up to {counts.max} client hosts, and the lab has {len(clients)}",
+                                    f"give max at most {len(clients)}, or leave it out to search up to every one",
+                                    where=f"workloads[{i}].clients.auto.max")
+                continue
+            for n in counts or []:
                 if isinstance(n, int) and n > len(clients):
                     raise UserError(f"{n} clients, and the lab has {len(clients)} client hosts",
                                     f"give at most {len(clients)}, or all", where=f"workloads[{i}].clients")

@@ -45,6 +45,8 @@ class Kind:
     rados_rates: bool = False                   # its results are the RADOS rates RGW's model builds a ceiling from
     rgw_model: bool = False                     # RGW's model (analysis/rgw.py) gives its ceiling, not the cluster's
     search_param: str | None = None             # the load a search (`auto`, core/loadsearch.py) may double; None: none
+    # its driver takes each test's client hosts from the test, not once for its group: `clients: auto` may search them
+    searches_clients: bool = False
     # a kind whose workload names no phases (phase_field None) but whose every test is one: its name, which the
     # plan puts in each test's `phase` (its direction, whether it runs in rounds); None: the tool's op tells
     only_phase: str | None = None

@@ -31,8 +31,8 @@ def seq_write_ratio(object_size: int | None) -> int:
 KIND = Kind("rados_bench", "RADOS", "rados bench", "rados", "modes", {"write": "write", "seq": "read", "rand": "read"},
             modelled=True, group_setup_s=3.0, exhaustible_reads=frozenset({"seq"}), ops_name="objects/s",
             steady_phases=frozenset({"write", "rand"}), rados_rates=True,
-            read_write_ratio=seq_write_ratio, search_param="concurrency", object_size_params=("object_size",),
-            existing_pools=True)
+            read_write_ratio=seq_write_ratio, search_param="concurrency", searches_clients=True,
+            object_size_params=("object_size",), existing_pools=True)
 DRIVER = "rados_bench"
 
 

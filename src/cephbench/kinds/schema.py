@@ -117,6 +117,22 @@ class Auto(Strict):
         return {AUTO: handler(self)}
 
 
+class ClientsAuto(Auto):
+    """`clients: auto` (or `{auto: {max: 3, latency_max: 50ms}}`): a search of the client hosts the load comes from,
+    1, 2, 4, ... up to `max` or, without it, every client host the run has (the suite's list, or the lab's client
+    hosts, known once the run finds the lab). Hosts are counted, not doubled into being: a `max` need not be a power
+    of two, and the last step is `max` itself (1, 2, 3 of three)."""
+    max: Annotated[int, Field(strict=True)] | None = None      # type: ignore[assignment]
+
+    @field_validator("max")
+    @classmethod
+    def _doubling(cls, v: int | None) -> int | None:
+        if v is not None and v < 1:
+            raise ValueError(f"{v} is below 1: give the most client hosts the search may use, or leave max out "
+                             "for every client host")
+        return v
+
+
 AUTO = "auto"
 SWEEP_TAG = "sweep"         # the sweep's branch name in pydantic's error paths (not a key of the suite)
 
@@ -129,9 +145,9 @@ def _sweep_or_auto(v: Any) -> str:
     return AUTO if is_auto(v) else SWEEP_TAG
 
 
-def Searchable(inner: Any) -> Any:  # noqa: N802 - reads as a type in the schema below
-    """A load that is a sweep of values, or `auto`: a search of it (Auto)."""
-    return Annotated[Union[Annotated[Auto, Tag(AUTO)], Annotated[Sweep(inner), Tag(SWEEP_TAG)]],
+def Searchable(inner: Any, auto: type[Auto] = Auto) -> Any:  # noqa: N802 - reads as a type in the schema below
+    """A load that is a sweep of values, or `auto`: a search of it (Auto, or the search's own kind of it)."""
+    return Annotated[Union[Annotated[auto, Tag(AUTO)], Annotated[Sweep(inner), Tag(SWEEP_TAG)]],
                      Discriminator(_sweep_or_auto)]
 
 
@@ -173,15 +189,20 @@ class WorkloadModel(Strict):
         elsewhere, a workload's name or a pool profile's, is what it is)."""
         if not isinstance(data, dict):
             return data
-        mine = cls.descriptor.search_param
-        for key, v in data.items():
-            if key != mine and key in LOAD_PARAMS and is_auto(v):
-                able = ", ".join(f"{k.name} ({k.search_param})" for k in _descriptors(WorkloadModel)
-                                 if k.search_param)
-                has = (f"{cls.descriptor.name} searches {mine}, not {key}" if mine
+        mine = searched(cls.descriptor)
+        autos = [key for key, v in data.items() if key in LOAD_PARAMS and is_auto(v)]
+        for key in autos:
+            if key not in mine:
+                able = ", ".join(f"{k.name} ({' or '.join(searched(k))})" for k in _descriptors(WorkloadModel)
+                                 if searched(k))
+                has = (f"{cls.descriptor.name} searches {' or '.join(mine)}, not {key}" if mine
                        else f"{cls.descriptor.name} runs no search")
                 raise ValueError(f"{key}: auto is a search, and {has}; searches run on {able}; give {key} a "
                                  "value or a list")
+        if len(autos) > 1:
+            # two loads doubled in one group would make no curve of either: which of them bent it?
+            raise ValueError(f"{autos[1]}: auto is a search, and {autos[0]} is searched already: a search doubles "
+                             f"one load; give {autos[1]} a value or a list, or search it in a workload of its own")
         return data
 
     @model_validator(mode="after")
@@ -199,8 +220,9 @@ ClientCount = Annotated[Union[Annotated[int, Field(gt=0, strict=True)], Literal[
 
 class ClientWorkload(WorkloadModel):
     """A kind whose tool runs on client hosts: `clients: N` (the first N of the suite's `clients:`) or `all`, a
-    list being a sweep ([1, 2]: from one client, then from two); None: this machine only."""
-    clients: Sweep(ClientCount) | None = None
+    list being a sweep ([1, 2]: from one client, then from two), or `auto` where its kind searches them (a search:
+    ClientsAuto); None: this machine only."""
+    clients: Searchable(ClientCount, ClientsAuto) | None = None
 
 
 def _ramp(v: Any) -> float:
@@ -241,6 +263,12 @@ class RbdWorkload(ClientWorkload):
                              "nothing real: set prefill: true, or read_unprefilled: true to run it anyway "
                              "(flagged in the results)")
         return self
+
+
+def searched(kind: Kind) -> list[str]:
+    """The loads a workload of this kind may search (`auto`): its search_param, and its client hosts where its
+    driver takes them test by test."""
+    return [p for p in (kind.search_param, "clients" if kind.searches_clients else None) if p]
 
 
 def _descriptors(base: type[WorkloadModel]) -> list[Kind]:

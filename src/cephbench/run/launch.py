@@ -35,7 +35,7 @@ from ..drivers.rgw.admin import BucketSweep, remove_user
 from ..core.errors import OperationFailed, UserError
 from ..hosts.local import LocalHost, local_facts
 from ..lab import Lab, default_lab_dir
-from ..suite.plan import Plan, expand
+from ..suite.plan import Plan, expand, waits_for_client_hosts
 from ..drivers.disk_baseline import remove_disk_file
 from ..cluster.marker import read_runs
 from ..cluster.recovery import (DISK_FILE, RADOS_NAMESPACE, Ownership, Refusal, Remover, RunLock, how_to_remove,
@@ -255,6 +255,9 @@ def prepare(request: RunRequest, say: Callable[[str], None] = lambda _m: None) -
         # a run that shapes the lab checks its client hosts on each part's own build (_part_prepared): the lab as
         # found may have none (`clients: lab` with a shape of `clients: 4`)
         clients = resolve_clients(suite, suite.settings, lab_topology) if not shaped(suite) else []
+        if clients and waits_for_client_hosts(suite):      # a search up to every client host of the lab
+            plan = expand(suite, client_hosts=len(clients))
+            todo = pending_tests(plan, done)
         cluster = Cluster(target, connect_timeout_s=request.connect_timeout_s)
         status = preflight(cluster, plan, request.force, request.allow_pool_delete)
         plan = replace(plan, tests=resolve_existing(cluster, plan.tests))   # what an existing pool is, as it is

@@ -469,11 +469,26 @@ class Suite(_Strict):
             if self.clients is None:
                 raise ValueError(f"workloads[{i}].clients: the suite lists no client hosts; add "
                                  "clients: [host, ...] (or clients: lab) at the top of the suite")
+            if isinstance(counts, Auto):
+                self._client_search(i, counts)
+                continue
             for n in counts:
                 if isinstance(n, int) and isinstance(self.clients, list) and n > len(self.clients):
                     raise ValueError(f"workloads[{i}].clients: {n} clients, and the suite lists "
                                      f"{len(self.clients)}; give at most {len(self.clients)}, or all")
         return self
+
+    def _client_search(self, i: int, auto: Auto) -> None:
+        """`clients: auto`: a max within the hosts the suite lists (the lab's are checked when the run finds them:
+        hosts/clients.resolve_clients); with lab shapes, whose builds may have other client hosts, a max given."""
+        where = f"workloads[{i}].clients.auto.max"
+        if auto.max is not None and isinstance(self.clients, list) and auto.max > len(self.clients):
+            raise ValueError(f"{where}: {auto.max} client hosts, and the suite lists {len(self.clients)}; give at "
+                             f"most {len(self.clients)}, or leave max out to search up to every one")
+        if auto.max is None and self.clients == "lab" and any(v.lab is not None for v in self.variant_specs()):
+            raise ValueError(f"workloads[{i}].clients.auto: the variants' lab shapes may have other client hosts "
+                             "than the lab the run starts from; give the search a max that every shape has, "
+                             "e.g. clients: {auto: {max: 2}}")
 
     @model_validator(mode="after")
     def _bounded_load(self) -> "Suite":

@@ -15,7 +15,7 @@ from typing import Any
 from .config import Suite
 from ..core.errors import UserError
 from ..kinds import KINDS, Kind
-from ..kinds.schema import AUTO
+from ..kinds.schema import AUTO, Auto, searched
 from ..core import loadsearch
 from ..core.results import Search, Test
 from ..core.units import format_size
@@ -141,13 +141,28 @@ def _test_estimate(kind: Kind, params: dict[str, Any], first_of_group: bool) -> 
     return float(run) + kind.test_overhead_s + (kind.group_setup_s if first_of_group else 0.0)
 
 
-def _search_of(kind: Kind, data: dict[str, Any]) -> Search | None:
-    """The search a workload asks for (`auto` in its kind's searched load), as its tests record it."""
-    dumped = data.get(kind.search_param) if kind.search_param else None
-    if not isinstance(dumped, dict):
-        return None
-    auto = dumped[AUTO]                 # schema.Auto's dump: {auto: {max, latency_max}}, as the suite writes it
-    return Search(param=kind.search_param, max=auto["max"], latency_max_s=auto.get("latency_max"))
+def _search_of(kind: Kind, data: dict[str, Any], client_hosts: int | None) -> Search | None:
+    """The search a workload asks for (`auto` in a load its kind searches), as its tests record it. A search of
+    client hosts without a max goes up to every one (`client_hosts`; not known yet: DEFAULT_MAX, the worst case)."""
+    for param in searched(kind):
+        dumped = data.get(param)
+        if isinstance(dumped, dict):
+            auto = dumped[AUTO]         # schema.Auto's dump: {auto: {max, latency_max}}, as the suite writes it
+            most = auto["max"] if auto["max"] is not None else client_hosts or loadsearch.DEFAULT_MAX
+            return Search(param=param, max=most, latency_max_s=auto.get("latency_max"))
+    return None
+
+
+def client_hosts_of(suite: Suite) -> int | None:
+    """The client hosts a suite names, when it lists them (`clients: lab`: the run learns them from the lab)."""
+    return len(suite.clients) if isinstance(suite.clients, list) else None
+
+
+def waits_for_client_hosts(suite: Suite) -> bool:
+    """Some workload searches its client hosts up to every one, and the suite names the lab's, whose number only
+    the run learns (it expands the plan again with them: expand's `client_hosts`)."""
+    return suite.clients == "lab" and any(isinstance(c := getattr(w, "clients", None), Auto) and c.max is None
+                                          for w in suite.workloads)
 
 
 def _label(kind: Kind, key: str, value: Any) -> str:
@@ -187,7 +202,7 @@ def baseline_tests(suite: Suite) -> list[Test]:
     return tests
 
 
-def _sizes(suite: Suite) -> list[tuple[int, list[tuple[str, int]]]]:
+def _sizes(suite: Suite, client_hosts: int | None = None) -> list[tuple[int, list[tuple[str, int]]]]:
     """Each workload's number of tests and the YAML paths that multiply it (path, factor), counted as expand()
     would make them, without making them."""
     specs = suite.variant_specs()
@@ -204,7 +219,7 @@ def _sizes(suite: Suite) -> list[tuple[int, list[tuple[str, int]]]]:
             factors.append((f"workloads[{i}].repeat", w.repeat))
         if phase_field:
             factors.append((f"workloads[{i}].{phase_field}", len(data[phase_field])))
-        if (search := _search_of(kind, data)) is not None:
+        if (search := _search_of(kind, data, client_hosts)) is not None:
             factors.append((f"workloads[{i}].{search.param}.auto.max", len(loadsearch.loads(search.max))))
         if specs:
             factors.append(("variants", sum(per_build)))
@@ -215,9 +230,9 @@ def _sizes(suite: Suite) -> list[tuple[int, list[tuple[str, int]]]]:
     return out
 
 
-def check_size(suite: Suite) -> None:
+def check_size(suite: Suite, client_hosts: int | None = None) -> None:
     """UserError when the plan would hold more than MAX_TESTS tests, naming the YAML path that multiplies it."""
-    sizes = _sizes(suite)
+    sizes = _sizes(suite, client_hosts)
     total = sum(n for n, _ in sizes)
     if total <= MAX_TESTS:
         return
@@ -228,15 +243,19 @@ def check_size(suite: Suite) -> None:
                     f"({product})", f"lower {path}, or split the suite", where=path)
 
 
-def expand(suite: Suite) -> Plan:
+def expand(suite: Suite, client_hosts: int | None = None) -> Plan:
     """Baselines, then every workload's groups; with variants, each group once per variant, the variants' order
     turning round from one block to the next (variant_plan.variant_order: A B | B A | ...). With lab shapes, the
     variants of one lab build (shape_plan.shape_classes) run all their groups before the next build's: a rebuild
     costs seconds, so shapes are not interleaved, while throttles and options within a build are; unless the builds
     take turns repeat by repeat (build_blocks: by default when they differ in release).
 
+    `client_hosts`: the client hosts the run has, where the suite does not list them (`clients: lab`): a search
+    of them without a max goes up to every one (waits_for_client_hosts).
+
     A plan of more than MAX_TESTS tests is refused before any is made (check_size)."""
-    check_size(suite)
+    client_hosts = client_hosts or client_hosts_of(suite)
+    check_size(suite, client_hosts)
     tests: list[Test] = baseline_tests(suite)
     group_no = 0
     block = 0
@@ -257,7 +276,7 @@ def expand(suite: Suite) -> Plan:
             phases = data[phase_field] if phase_field else [kind.only_phase]
             per_phase = data.get("duration") if isinstance(data.get("duration"), dict) else None
             dims = [k for k, v in data.items() if isinstance(v, list) and k not in _FIXED and k != phase_field]
-            search = _search_of(kind, data)
+            search = _search_of(kind, data, client_hosts)
             fixed = {k: v for k, v in data.items() if k not in dims and k not in _FIXED and k != phase_field
                      and not (k == "duration" and per_phase is not None)
                      and not (search is not None and k == search.param)}
