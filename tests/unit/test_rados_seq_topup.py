@@ -1,7 +1,8 @@
-"""How many objects a rados bench seq needs before it starts, and how long a write would have fed one that ran out."""
+"""How many objects a rados bench seq needs before it starts, how long a write would have fed one that ran out, and
+whose objects each read instance reads."""
 
-from cephbench.drivers.rados_bench import (Fed, RadosBenchCommand, seq_objects, seq_ratio, topup_concurrency,
-                                          write_seconds_for)
+from cephbench.drivers.rados_bench import (Fed, RadosBenchCommand, read_sources, seq_objects, seq_ratio,
+                                          topup_concurrency, write_seconds_for)
 
 MIB = 1024 * 1024
 
@@ -41,3 +42,14 @@ def test_a_top_up_writes_with_more_in_flight_than_a_small_test_within_a_bound_of
     assert topup_concurrency(128, 4096, 40000) == 128         # never fewer than the test's own
     assert topup_concurrency(4, 4096, 20) == 20
     assert topup_concurrency(16, 4096, 10) == 16
+
+
+def test_a_read_reads_its_own_hosts_objects_and_past_the_hosts_a_write_reached_those_of_one_that_wrote():
+    """`clients: auto`: a read step may run on more client hosts than the write's search reached (it stopped
+    early); those hosts read what the hosts that wrote made, in turn, each instance the same instance there."""
+    c1, c2, c3 = [("c1", 0), ("c1", 1)], [("c2", 0), ("c2", 1)], [("c3", 0), ("c3", 1)]
+    assert read_sources(c1, c1 + c2) == c1                     # fewer hosts than wrote: each its own
+    assert read_sources(c1 + c2 + c3, c1 + c2 + c3) == c1 + c2 + c3
+    assert read_sources(c1 + c2 + c3, c1) == c1 + c1 + c1
+    assert read_sources(c1 + c2 + c3, c1 + c2) == c1 + c2 + c1
+    assert read_sources([(None, 0)], [(None, 0)]) == [(None, 0)]     # this machine: as before

@@ -13,6 +13,7 @@ import re
 import statistics
 import time
 from dataclasses import dataclass
+from typing import Sequence, TypeVar
 
 from ..kinds.rados_bench import seq_write_ratio
 from ..core.merge import merge_instances
@@ -409,6 +410,16 @@ def write_seconds_for(fed: list[Fed], read: list[Fed], seq_s: float) -> int:
     return max(math.ceil(r.rate * seq_s / f.rate) for f, r in zip(fed, read) if f.rate > 0)
 
 
+P = TypeVar("P")       # an instance's place: its client host (None: this machine) and its number there
+
+
+def read_sources(readers: Sequence[P], writers: Sequence[P]) -> list[P]:
+    """The write instance whose objects each read instance reads: its own, where it wrote (a client's reads read
+    what its own write made); past the hosts a write's search of them reached (`clients: auto` stopped early), those
+    that wrote, in turn (host by host, each instance the same instance of a host that wrote)."""
+    return [r if r in writers else writers[k % len(writers)] for k, r in enumerate(readers)]
+
+
 def _without_steady(test):
     """A write run only for the reads that remain (not recorded) runs once, not in rounds."""
     return test.model_copy(update={"params": {k: v for k, v in test.params.items() if k != "steady_state"}})
@@ -454,11 +465,6 @@ def run_group(ctx, group, todo):
         c, i = place
         return run_names[i] if c is None else ctx.name(gid, c.name, f"i{i}")
 
-    def source(k: int):
-        """The write instance whose objects a read's k-th instance reads: its own (a client's reads read what its
-        own write made); past the hosts a write's search reached, one of those that wrote, in turn."""
-        return writers[k % len(writers)]
-
     def written_raw(results) -> int | None:
         """Raw bytes a write added, when every instance said how many objects it made (a tighter bound than what
         it was allowed: the next write's room, and other runs', depend on it)."""
@@ -472,10 +478,11 @@ def run_group(ctx, group, todo):
 
     def commands_of(where, mode: str, duration_s: int, max_objects: int | None, concurrency: int,
                     reuse: bool = False):
+        names = [run_name(p) for p in (where if mode == "write" else read_sources(where, writers))]
         return [RadosBenchCommand(pool=pools[i], mode=mode, duration_s=duration_s, concurrency=concurrency,
                                   object_size=size, no_cleanup=True, max_objects=max_objects, reuse=reuse,
-                                  namespace=namespace, run_name=run_name((c, i) if mode == "write" else source(k)))
-                for k, (c, i) in enumerate(where)]
+                                  namespace=namespace, run_name=name)
+                for name, (_, i) in zip(names, where)]
 
     def spawns_of(where, cmds, raw_dir, stem: str):
         return [Spawn(cmd.argv(client if c is None else remote), (raw_dir / (

@@ -1,0 +1,90 @@
+"""A search of client hosts (`clients: auto`, issue 29 item 3) on the multi-host lab's two client hosts: rados bench's
+write and rand each run from c1, then from c1 and c2 started together, in the group's one pool, each step a result
+of its own labelled with its host count; and after the run nothing is left on the cluster or on either client.
+
+Runs on conftest's `clients_lab` (CEPHBENCH_TEST_CLIENTS_LAB=DIR reuses one).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+
+import yaml
+
+from cephbench.analysis.curves import curves
+from cephbench.core.results import RunDir, Search
+from cephbench.hosts.remote import HostRef
+
+from labcli import run_cli, write_suite
+from test_clients_fio import our_pools, work_dirs
+from test_fanout import lab_ssh, on
+
+SEARCH = {"type": "rados_bench", "pool": "rep2", "modes": ["write", "rand"], "object_size": "4KiB",
+          "concurrency": 2, "duration": "2s", "clients": "auto"}
+
+
+def run_ids_seen(lab, run_id: str) -> dict[str, list[str]]:
+    """Processes on each client host whose command line names the run (its rados bench run names, its copy of
+    cephbench-loadgen and the wrappers that start them), and that copy itself, asked over ssh."""
+    ssh = lab_ssh(lab)
+    # the bracket keeps the run id off this command's own line (and its ssh's): pgrep would find them
+    pattern = f"cephbench-[{run_id[0]}]{run_id[1:]}"
+    out = {}
+    for c in ("c1", "c2"):
+        res = on(HostRef(c, ssh.hosts[c]), ssh, f"pgrep -af '{pattern}'; ls -d ~/.cache/cephbench/bin/"
+                                                f"{pattern}-* 2>/dev/null; true")
+        assert res.returncode == 0, res.stderr
+        out[c] = res.stdout.splitlines()
+    return out
+
+
+def test_clients_auto_runs_each_step_on_its_hosts_and_leaves_nothing(clients_lab, tmp_path):
+    # no page-cache drops before the reads (3 OSD hosts over ssh, per read step): the test is of the hosts a step
+    # runs on, not of cold reads
+    suite = yaml.safe_dump({"name": "clients-search", "clients": "lab", "settings": {"drop_caches": False},
+                            "pools": {"rep2": {"type": "replicated", "size": 2, "pg_num": 8}},
+                            "workloads": [SEARCH]})
+    out = tmp_path / "run"
+    res = run_cli(["run", str(write_suite(tmp_path, suite)), "--out", str(out)], {**os.environ, **clients_lab.env()})
+    assert res.returncode == 0, res.stderr[-2000:] + res.stdout[-2000:]
+    results, _ = RunDir.open(out).results()
+    # the plan went to the lab's two client hosts (validate alone would plan the worst case, to 256)
+    assert [(r.test.params["phase"], r.test.params["clients"]) for r in results] == \
+        [("write", 1), ("write", 2), ("rand", 1), ("rand", 2)]
+    assert [r.status for r in results] == ["ok"] * 4, [r.error for r in results]
+    assert len({r.test.group for r in results}) == 1
+    assert all(r.test.search == Search(param="clients", max=2) for r in results)
+    assert [r.test.id.rsplit("-", 2)[-2:] for r in results] == [["clients", "1"], ["clients", "2"]] * 2
+    for r in results:
+        m = r.measurement
+        hosts = ["c1", "c2"][:r.test.params["clients"]]
+        parts = m.instances or [m]      # one host: its figures are the result's own
+        assert [i.host for i in parts] == hosts, r.test.id                  # each step on its own hosts
+        assert all(i.ops_total and i.end_unix_s - i.start_unix_s > 1.5 for i in parts), r.test.id
+        # each host's rados bench read or wrote the objects of its own run name, and only the step's hosts were
+        # watched
+        assert [c.split("--run-name ")[1].split()[0].rsplit("-", 2)[1] for c in r.commands] == hosts, r.commands
+        assert [p.rsplit("-", 2)[1] for p in r.raw] == hosts, r.raw
+        watched = sorted(f.name for f in (out / "raw" / r.test.id).glob("host-c*-watch.txt"))
+        assert watched == [f"host-{h}-watch.txt" for h in hosts], watched
+        assert m.ops_total == sum(i.ops_total for i in parts)
+    # both hosts' reads read what their own write made: the write's search reached both
+    assert not any("the write's search wrote from" in n for r in results for n in r.notes)
+    for phase in ("write", "rand"):
+        first, last = (r for r in results if r.test.params["phase"] == phase)
+        assert first.search_stop is None and last.search_stop is not None, (first.search_stop, last.search_stop)
+        assert last.search_stop.reason in ("max", "latency", "throughput")
+    # one curve per phase, over the hosts: 2 in flight on each
+    (write, rand) = sorted(curves(results), key=lambda c: c.title != "write 4KiB (rados_bench)")
+    assert [p.load for p in write.points] == [2, 4] == [p.load for p in rand.points]
+    assert [p.label for p in write.points] == ["t=2", "t=2 clients=2"]
+
+    run_id = json.loads((out / "run.json").read_text())["run_ids"][0]
+    assert our_pools(clients_lab) == []
+    assert json.loads((out / "resources.json").read_text()) == []
+    assert work_dirs(clients_lab, run_id) == {"c1": [], "c2": []}
+    assert run_ids_seen(clients_lab, run_id) == {"c1": [], "c2": []}
+    print("\n" + "\n".join(f"{r.test.id}: {r.measurement.ops_per_s:.0f} objects/s, mean "
+                           f"{r.measurement.latency.mean_ns / 1e6:.2f} ms on {r.test.params['clients']} hosts"
+                           f"{' stop: ' + r.search_stop.text if r.search_stop else ''}" for r in results))
