@@ -30,7 +30,7 @@ class Search(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    param: str                  # "concurrency", "iodepth"
+    param: str                  # "concurrency", "iodepth", "clients"
     max: int
     latency_max_s: float | None = None
 
