@@ -78,7 +78,7 @@ def test_clients_auto_runs_each_step_on_its_hosts_and_leaves_nothing(clients_lab
     # one curve per phase, over the hosts: 2 in flight on each
     (write, rand) = sorted(curves(results), key=lambda c: c.title != "write 4KiB (rados_bench)")
     assert [p.load for p in write.points] == [2, 4] == [p.load for p in rand.points]
-    assert [p.label for p in write.points] == ["t=2", "t=2 clients=2"]
+    assert [p.label for p in write.points] == ["t=2 clients=1", "t=2 clients=2"]
 
     run_id = json.loads((out / "run.json").read_text())["run_ids"][0]
     assert our_pools(clients_lab) == []

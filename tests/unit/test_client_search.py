@@ -133,4 +133,4 @@ def test_the_steps_of_a_client_search_make_one_curve_over_clients():
         latency=Latency(mean_ns=1e6))) for t, n in zip(plan.tests, (1, 2, 3, 3))]
     (c,) = curves(results)
     assert [p.load for p in c.points] == [4, 8, 16]     # operations in flight: 4 per host
-    assert [p.label for p in c.points] == ["t=4", "t=4 clients=2", "t=4 clients=4"]
+    assert [p.label for p in c.points] == ["t=4 clients=1", "t=4 clients=2", "t=4 clients=4"]

@@ -106,7 +106,9 @@ def load_of(params: dict[str, Any]) -> tuple[int, str] | None:
         if isinstance(v, bool) or not isinstance(v, int):
             return None
         n *= v
-        if v != 1 or k in ("concurrency", "iodepth", "io_threads"):
+        # a load of one per process or instance goes without saying; one client host does not: the load came from
+        # there, not from this machine (and a search of client hosts starts there)
+        if v != 1 or k in ("concurrency", "iodepth", "io_threads", "clients"):
             parts.append(f"{LOAD_NAMES[k]}={v}")
     return n, " ".join(parts) or "1"
 
