@@ -1,5 +1,5 @@
-"""A search instead of a guess: `concurrency: auto` (`iodepth: auto`, `clients: auto`) doubles the load from 1 and stops where the knee rule says the
-load no longer pays (docs/model.md, "The search").
+"""A search instead of a guess: `concurrency: auto` (`iodepth: auto`, `clients: auto`) doubles the load from 1 and
+stops where the knee rule says the load no longer pays (docs/model.md, "The search").
 
 The knee rule's thresholds live here, in the core, because two layers apply them: the drivers, which stop a search
 after each step (stop()), and the analysis, which finds the knee of a finished curve (analysis/curves.py). One rule,
