@@ -134,3 +134,9 @@ def test_the_steps_of_a_client_search_make_one_curve_over_clients():
     (c,) = curves(results)
     assert [p.load for p in c.points] == [4, 8, 16]     # operations in flight: 4 per host
     assert [p.label for p in c.points] == ["t=4 clients=1", "t=4 clients=2", "t=4 clients=4"]
+
+
+def test_a_search_of_client_hosts_that_reached_them_all_says_so():
+    s = Search(param="clients", max=2)
+    why = stop([StepFigures(1, 100.0, 1e6, False), StepFigures(2, 150.0, 1e6, False)], s)
+    assert why is not None and why.text == "reached max 2 client hosts before the knee rule stopped it"

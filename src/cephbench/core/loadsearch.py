@@ -85,5 +85,11 @@ def stop(steps: Sequence[StepFigures], search: Search) -> SearchStop | None:
                     f"from {search.param} {a.load} to {last.load} throughput changed {gain:+.0%} per doubling"
                     f"{lat} (the knee rule: at least {GROWTH_MIN:+.0%}, latency at most ×{LATENCY_GROWTH_MAX:g})"))
     if last.load >= search.max:
-        return SearchStop(reason="max", text=f"reached max {search.max} before the knee rule stopped it")
+        return at_max(search)
     return None
+
+
+def at_max(search: Search) -> SearchStop:
+    """A search that ran its largest load (a search of client hosts: every one it may use)."""
+    hosts = " client hosts" if search.param == "clients" else ""
+    return SearchStop(reason="max", text=f"reached max {search.max}{hosts} before the knee rule stopped it")

@@ -73,7 +73,7 @@ class Searches:
                 steps.append(figures(load, outcome.measurement))
             why = loadsearch.stop(steps, test.search) if steps and steps[-1].load == load else None
             if why is None and load >= test.search.max:
-                why = SearchStop(reason="max", text=f"reached max {test.search.max} before the knee rule stopped it")
+                why = loadsearch.at_max(test.search)
         if why is not None:
             self._stopped[_key(test)] = (load, why)
             outcome.search_stop = why
