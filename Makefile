@@ -36,15 +36,19 @@ roots:
 test-unit:
 	env --default-signal=INT $(PY) -m pytest -q tests/unit
 
-# The lab tests in two phases. First three processes at once: the one-host tests (CPU-bound: a loopback cluster) in
-# two shares of whole modules balanced by their cost (tests/lab/conftest.py), at a lower priority, beside the
+# The lab tests in two phases. First four processes at once: the one-host tests (CPU-bound: a loopback cluster) in
+# three shares of whole modules balanced by their cost (tests/lab/conftest.py), at a lower priority, beside the
 # multi-host tests that check behaviour (they wait on ssh and shaped links); the one-host tests make no namespace,
 # link, loop device or cgroup, which the multi-host tests check the machine for. Each share starts a lab of its own.
 # A background job of a shell ignores SIGINT, and its children would too: `env --default-signal=INT` gives the
 # Ctrl-C tests theirs back. Then the ground-truth tests, with nothing else: they measure rates and name bottlenecks,
 # and other load on the CPUs would be a bottleneck of its own. They wait on shaped links and throttled drives (the
-# CPUs a fifth busy), so they run in two shares at once, each on labs of its own; each lab host's CPU is read from
+# CPUs a fifth busy), so they run in three shares at once, each on labs of its own; each lab host's CPU is read from
 # its own cpuacct group.
+# Two shares of each left the CPUs 62% busy for the last 175 s of the first phase (one share ran on alone) and 38% in
+# the second (fresh-clone run V, 2026-11-26); three fill both.
+ONE_HOST_SHARES := 1 2 3
+TRUTH_SHARES := 1 2 3
 # The Go tests (compiled from nothing on a fresh machine: ~20 s) beside the unit tests (a core's worth of Python).
 test-go-and-unit:
 	@mkdir -p build; set +e; \
@@ -57,24 +61,24 @@ test-lab:
 	@mkdir -p build; set +e; \
 	( while :; do echo "$$(date +%s) $$(head -1 /proc/stat)"; sleep 2; done ) > build/cpu.log 2>/dev/null & sampler=$$!; \
 	echo "$$(date +%s) one-host shares and multi-host" > build/phases.log; \
-	for k in 1 2; do \
+	for k in $(ONE_HOST_SHARES); do \
 	  CEPHBENCH_TEST_CPU=1 env --default-signal=INT nice -n 10 $(PY) -m pytest -q --durations=8 \
 	    -m "not multihost and not groundtruth" \
-	    --one-host-shard $$k/2 --junitxml=build/test-lab-one-host-$$k.xml tests/lab > build/test-lab-one-host-$$k.log 2>&1 & \
+	    --one-host-shard $$k/$(words $(ONE_HOST_SHARES)) --junitxml=build/test-lab-one-host-$$k.xml tests/lab > build/test-lab-one-host-$$k.log 2>&1 & \
 	  pids="$$pids $$!"; \
 	done; \
 	env --default-signal=INT $(PY) -m pytest -q --durations=8 -m "multihost and not groundtruth" tests/lab; multi=$$?; echo "$$(date +%s) one-host shares, multi-host done" >> build/phases.log; \
 	onehost=0; for p in $$pids; do wait $$p || onehost=1; done; \
-	for k in 1 2; do echo "---- one-host share $$k of 2 (build/test-lab-one-host-$$k.log) ----"; \
+	for k in $(ONE_HOST_SHARES); do echo "---- one-host share $$k of $(words $(ONE_HOST_SHARES)) (build/test-lab-one-host-$$k.log) ----"; \
 	  cat build/test-lab-one-host-$$k.log; done; \
 	echo "$$(date +%s) ground truth" >> build/phases.log; \
-	for k in 1 2; do \
-	  env --default-signal=INT $(PY) -m pytest -q --durations=8 -m groundtruth --truth-shard $$k/2 \
+	for k in $(TRUTH_SHARES); do \
+	  env --default-signal=INT $(PY) -m pytest -q --durations=8 -m groundtruth --truth-shard $$k/$(words $(TRUTH_SHARES)) \
 	    --junitxml=build/test-lab-truth-$$k.xml tests/lab > build/test-lab-truth-$$k.log 2>&1 & \
 	  tpids="$$tpids $$!"; \
 	done; \
 	truth=0; for p in $$tpids; do wait $$p || truth=1; done; \
-	for k in 1 2; do echo "---- ground truth, share $$k of 2 (build/test-lab-truth-$$k.log) ----"; \
+	for k in $(TRUTH_SHARES); do echo "---- ground truth, share $$k of $(words $(TRUTH_SHARES)) (build/test-lab-truth-$$k.log) ----"; \
 	  cat build/test-lab-truth-$$k.log; done; \
 	for p in $$pids; do [ ! -d /sys/fs/cgroup/cpuacct/pytest-cpu-$$p ] || rmdir /sys/fs/cgroup/cpuacct/pytest-cpu-$$p; done; \
 	echo "$$(date +%s) end" >> build/phases.log; kill $$sampler; $(PY) scripts/cpu_phases.py build/cpu.log build/phases.log; \

@@ -71,28 +71,28 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                      help="run only the K-th of N shares of the ground-truth tests (whole modules, balanced by cost)")
 
 
-# Seconds each one-host module took in `make test-lab` (beside the multi-host half, 2026-11-26, less what the
-# cheaper resume and RGW Ctrl-C tests saved since: `scripts/module_costs.py` prints them from the shares' junit XML):
-# what balances the shares of the one-host tests. A module not listed counts 15 s a test.
+# Seconds each one-host module took in `make test-lab` (two shares beside the multi-host half, fresh-clone run V,
+# 2026-11-26: `scripts/module_costs.py` prints them from the shares' junit XML): what balances the shares of the
+# one-host tests. A module not listed counts 15 s a test.
 ONE_HOST_COST_S = {
-    "test_production_defaults.py": 206, "test_run.py": 134, "test_release_lab.py": 84, "test_baseline.py": 68,
-    "test_concurrent_runs.py": 68, "test_rgw.py": 65, "test_variants.py": 64, "test_outages.py": 58,
-    "test_cluster_health.py": 56, "test_lab_shape_signals.py": 55, "test_variants_steady.py": 46,
-    "test_signals.py": 42, "test_rbd.py": 37, "test_remote_baselines.py": 36, "test_cleanup_safety.py": 34,
-    "test_rados_seq.py": 26, "test_lab.py": 25, "test_mclock_verdict.py": 24, "test_other_load.py": 23,
-    "test_shape_facts.py": 20, "test_report_browser.py": 20, "test_search.py": 17, "test_release_variants.py": 16,
-    "test_capacity.py": 14, "test_compare_history.py": 12, "test_remote_hosts.py": 12, "test_cluster_lost.py": 9,
-    "test_evidence_tell.py": 8, "test_connection.py": 6, "test_cpu_per_op.py": 5,
+    "test_run.py": 111, "test_lab_shape_signals.py": 108, "test_production_defaults.py": 105,
+    "test_concurrent_runs.py": 76, "test_baseline.py": 74, "test_variants_steady.py": 74, "test_variants.py": 66,
+    "test_release_lab.py": 61, "test_outages.py": 57, "test_cluster_health.py": 47, "test_cleanup_safety.py": 35,
+    "test_rgw.py": 29, "test_signals.py": 29, "test_rados_seq.py": 28, "test_report_browser.py": 27,
+    "test_shape_facts.py": 26, "test_remote_baselines.py": 22, "test_mclock_verdict.py": 22, "test_rbd.py": 21,
+    "test_lab.py": 20, "test_release_variants.py": 19, "test_other_load.py": 17, "test_search.py": 15,
+    "test_remote_hosts.py": 13, "test_capacity.py": 11, "test_connection.py": 9, "test_compare_history.py": 8,
+    "test_rados_load_gen.py": 7, "test_cluster_lost.py": 6, "test_cpu_per_op.py": 6, "test_evidence_tell.py": 5,
 }
 
 
-# Seconds each ground-truth module took alone (fresh-clone CI run O, its lab's start included), what balances its
-# two shares: they run at once, each on labs of its own (each lab host's CPU is its own cpuacct group, and the two
-# shares together keep the CPUs under half busy: `make test-lab` prints the phase's share). test_ground_truth_devices:
-# 20 s, and 39-56 s more for its knee search on throttled drives (two runs alone, on the busy shared VM).
+# Seconds each ground-truth module took in two shares at once (fresh-clone run V, its labs' start included), what
+# balances its shares: they run at once, each on labs of its own (each lab host's CPU is its own cpuacct group, and
+# the shares together keep the CPUs about half busy: `make test-lab` prints the phase's share).
+# test_ground_truth_devices includes its knee search on throttled drives (23 s in V; 39-56 s alone on a busy VM).
 GROUND_TRUTH_COST_S = {
-    "test_ground_truth.py": 170, "test_seed_han.py": 130, "test_clients_ground_truth.py": 125,
-    "test_seed_homelab.py": 25, "test_ground_truth_devices.py": 70, "test_osd_bench.py": 15,
+    "test_ground_truth.py": 150, "test_clients_ground_truth.py": 123, "test_seed_han.py": 117,
+    "test_ground_truth_devices.py": 37, "test_seed_homelab.py": 17, "test_osd_bench.py": 10,
 }
 
 
@@ -181,7 +181,7 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
     # the teardown report is the last, and junit XML takes its properties
-    if call.when == "teardown" and (now := _cpu_ns(item)) is not None and item.stash.get(_CPU_AT_KEY, None):
+    if call.when == "teardown" and (now := _cpu_ns(item)) is not None and item.stash.get(_CPU_AT_KEY, None) is not None:
         item.user_properties.append(("cpu_s", f"{(now - item.stash[_CPU_AT_KEY]) / 1e9:.2f}"))
     yield
 
