@@ -75,7 +75,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 # cheaper resume and RGW Ctrl-C tests saved since: `scripts/module_costs.py` prints them from the shares' junit XML):
 # what balances the shares of the one-host tests. A module not listed counts 15 s a test.
 ONE_HOST_COST_S = {
-    "test_production_defaults.py": 206, "test_run.py": 134, "test_release_lab.py": 84, "test_baseline.py": 68,
+    "test_production_defaults.py": 206, "test_run.py": 134, "test_release_lab.py": 96, "test_baseline.py": 68,
     "test_concurrent_runs.py": 68, "test_rgw.py": 65, "test_variants.py": 64, "test_outages.py": 58,
     "test_cluster_health.py": 56, "test_lab_shape_signals.py": 55, "test_variants_steady.py": 46,
     "test_signals.py": 42, "test_rbd.py": 37, "test_remote_baselines.py": 36, "test_cleanup_safety.py": 34,

@@ -198,6 +198,26 @@ def test_a_multi_host_reef_lab_runs_sshd_and_tools_from_the_root(tmp_path):
     assert not (roots.read_root(roots.roots_dir() / "reef").path / "run" / "sshd").exists()
 
 
+@pytest.mark.multihost
+def test_a_multi_host_reef_labs_baselines_run_its_hosts_tools(tmp_path):
+    """The disk baseline's fio runs on this machine, to join each OSD's blkio group, and from the root: each lab
+    host's drive is measured by Reef's fio 3.39 (before: this machine's 3.33). The network baseline's iperf3 clients on
+    h1 and h2 are the root's (ssh's sessions), this machine's end is its own, the client's."""
+    def baselines(results, out: Path, root: roots.Root) -> None:
+        disk = [r for r in results if r.test.kind == "disk_baseline"]
+        net = [r for r in results if r.test.kind == "net_baseline"]
+        assert disk and net and all(r.status == "ok" for r in disk + net), [r.error for r in disk + net]
+        fio = f"fio-{root.packages['fio'].split('-')[0]}"
+        for f in (out / "raw" / "baseline-disk").glob("fio-*.json"):      # alone on each host, then in parallel
+            assert json.loads(f.read_text())["fio version"] == fio, f
+        assert {r.measurement.extra["version"] for r in disk} == {fio}
+        from_hosts = {r.measurement.extra["version"] for r in net
+                      if r.test.params["pattern"] == "pair" and r.test.params["sender"] in ("h1", "h2")}
+        assert from_hosts == {f"iperf {root.packages['iperf3'].split('-')[0]}"}, from_hosts
+    run_on_release("reef", "18.", tmp_path, ["--hosts", "2", "--no-rgw"], pool_size=2, check_results=baselines,
+                   suite_text=BASELINED.replace("streams: 2", "streams: 1"))
+
+
 def test_a_build_stopped_by_sigterm_leaves_no_root_no_mount_and_no_process(tmp_path):
     """SIGTERM while mmdebstrap has /proc and /dev mounted in the root it builds: it gets the time to unmount them,
     and the half-built root is removed (only the empty cache directory stays)."""
