@@ -67,7 +67,8 @@ def root_or_skip(release: str) -> roots.Root:
 
 
 def run_on_release(release: str, major: str, tmp_path: Path, flags: list[str], pool_size: int,
-                   check_lab=lambda lb, root: None, check_results=lambda results, out, root: None, suite_text: str = SUITE) -> None:
+                   check_lab=lambda lb, root: None, check_results=lambda results, out, root: None,
+                   suite_text: str = SUITE) -> None:
     """Start a lab of `release` with `flags`, check what it records, run a tiny suite, down it; nothing left."""
     root = root_or_skip(release)
     d = Path(tempfile.mkdtemp(prefix=f"cephbench-test-{release}-"))
