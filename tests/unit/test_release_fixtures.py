@@ -86,12 +86,15 @@ def test_fio_rbd_and_rados_engines_of_each_release(release, job):
 
 # the disk baseline's fio (libaio, direct) on a one-host lab's OSD directory, run from the release's root: the version
 # it printed, and each pattern's fio bw_bytes, iops and clat mean, as the file holds them
+# (in fixtures/fio/: a file of two patterns, which import refuses, as it refuses any fio file of two kinds of job)
 DISK = {
     "reef-18.2.7": ("fio-3.39", {"dd": (1525201454, 90.909091, 10073738.0),
                                  "randread-4KiB-qd1": (68257118, 16664.335664, 46158.582939)}),
     "tentacle-20.2.4": ("fio-3.41", {"dd": (1118481066, 66.666667, 9526018.0),
                                      "randread-4KiB-qd1": (79636715, 19442.557443, 37923.636214)}),
 }
+DISK_FILE = {"reef-18.2.7": "fio3.39_ceph18.2.7_reef_root_libaio_disk_baseline_dd_randread_4K_qd1.json",
+             "tentacle-20.2.4": "fio3.41_ceph20.2.4_tentacle_root_libaio_disk_baseline_dd_randread_4K_qd1.json"}
 
 
 @pytest.mark.parametrize("release", RELEASES)
@@ -100,7 +103,7 @@ def test_the_disk_baselines_fio_of_each_release(release, pattern):
     """Through the baseline's own aggregation: the result records the fio that ran, and its figures are fio's."""
     version, figures = DISK[release]
     bw, iops, clat = figures[pattern]
-    jobs = parse_fio_json((FIX / release / "fio-libaio-disk-baseline-dd-randread-4K-qd1.json").read_text())
+    jobs = parse_fio_json((FIX.parent / "fio" / DISK_FILE[release]).read_text())
     pat = disk_baseline.PATTERNS[pattern]
     target = disk_baseline.DiskTarget("/lab/osd/0", "/lab/osd/0/t.dat", False, "254:0")
     one = to_measurement([j for j in jobs if j.name == f"{pattern}@0"], pat.rw)
