@@ -77,7 +77,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 ONE_HOST_COST_S = {
     "test_run.py": 111, "test_lab_shape_signals.py": 108, "test_production_defaults.py": 105,
     "test_concurrent_runs.py": 76, "test_baseline.py": 74, "test_variants_steady.py": 74, "test_variants.py": 66,
-    "test_release_lab.py": 61, "test_outages.py": 57, "test_cluster_health.py": 47, "test_cleanup_safety.py": 35,
+    "test_release_lab.py": 73, "test_outages.py": 57, "test_cluster_health.py": 47, "test_cleanup_safety.py": 35,
     "test_rgw.py": 29, "test_signals.py": 29, "test_rados_seq.py": 28, "test_report_browser.py": 27,
     "test_shape_facts.py": 26, "test_remote_baselines.py": 22, "test_mclock_verdict.py": 22, "test_rbd.py": 21,
     "test_lab.py": 20, "test_release_variants.py": 19, "test_other_load.py": 17, "test_search.py": 15,

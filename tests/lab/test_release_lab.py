@@ -41,6 +41,15 @@ workloads:
 """
 
 
+# the one-host labs' suite: the disk and network baselines first, a few seconds of each (issue 27: every kind on every
+# release, the baselines' tools the root's)
+BASELINED = SUITE.replace("pools:", """baseline:
+  disks: {paths: lab-osds, size: 16MiB, runtime: 1s, patterns: [randread-4KiB-qd1]}
+  network: {hosts: osd-hosts, streams: 2, duration: 1s}
+pools:""", 1)
+BASELINE_KINDS = ("disk_baseline", "net_baseline")
+
+
 def _cmdline(pid: int) -> str:
     try:
         return Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
@@ -58,7 +67,8 @@ def root_or_skip(release: str) -> roots.Root:
 
 
 def run_on_release(release: str, major: str, tmp_path: Path, flags: list[str], pool_size: int,
-                   check_lab=lambda lb, root: None, check_results=lambda results: None, suite_text: str = SUITE) -> None:
+                   check_lab=lambda lb, root: None, check_results=lambda results, out, root: None,
+                   suite_text: str = SUITE) -> None:
     """Start a lab of `release` with `flags`, check what it records, run a tiny suite, down it; nothing left."""
     root = root_or_skip(release)
     d = Path(tempfile.mkdtemp(prefix=f"cephbench-test-{release}-"))
@@ -94,12 +104,13 @@ def run_on_release(release: str, major: str, tmp_path: Path, flags: list[str], p
         res = run_cli(["run", suite, "--out", out], {**os.environ, **lb.env()})
         assert res.returncode == 0, res.stderr[-3000:] + res.stdout[-3000:]
         results, _ = RunDir(out).results()
-        assert [r.status for r in results] == ["ok", "ok"], [r.error for r in results]
+        assert [r.status for r in results if r.test.kind not in BASELINE_KINDS] == ["ok", "ok"], \
+            [r.error for r in results]
         # the OSDs' counters were read (the lab directory is at its own path inside the root)
-        for r in results:
+        for r in (r for r in results if r.test.kind not in BASELINE_KINDS):
             assert r.evidence is not None and r.evidence.osds, r.evidence
             assert not [n for n in r.evidence.notes if "not read" in n], r.evidence.notes
-        check_results(results)
+        check_results(results, out, root)
         meta = json.loads((out / "run.json").read_text())
         assert meta["release"] == release and meta["lab_root"]["manifest"] == str(root.manifest)
         assert f"ceph version {major}" in next(iter(meta["cluster"]["versions"]["overall"]))
@@ -118,7 +129,31 @@ def run_on_release(release: str, major: str, tmp_path: Path, flags: list[str], p
 
 @pytest.mark.parametrize("release, major", [("reef", "18."), ("tentacle", "20.")])
 def test_a_one_host_lab_on_another_release_runs_a_suite_and_leaves_nothing(release, major, tmp_path):
-    run_on_release(release, major, tmp_path, ["--osds", "1"], pool_size=1)
+    """Its baselines too: this machine is the lab's one host, a host of the release, so fio on the OSD's drive and
+    the loopback iperf3 pair run from the root (fio 3.39 on Reef, 3.41 on Tentacle; this machine's is 3.33), and
+    the results record the version that ran, as its output says."""
+    def baselines(results, out: Path, root: roots.Root) -> None:
+        disk = [r for r in results if r.test.kind == "disk_baseline"]
+        net = [r for r in results if r.test.kind == "net_baseline"]
+        assert [r.test.params["pattern"] for r in disk] == ["dd", "randread-4KiB-qd1"] and net, \
+            [r.test.id for r in results]
+        assert all(r.status == "ok" for r in disk + net), [r.error for r in disk + net]
+        fio = f"fio-{root.packages['fio'].split('-')[0]}"
+        iperf = f"iperf {root.packages['iperf3'].split('-')[0]}"
+        for r in disk:
+            assert r.measurement.extra["version"] == fio, r.measurement.extra.get("version")
+        for r in net:
+            assert r.measurement.extra["version"] == iperf, r.measurement.extra.get("version")
+        # the parse is right: the result's figure is what the root's fio printed for the OSD's drive
+        doc = json.loads((out / "raw" / "baseline-disk" / "fio-alone-0.json").read_text())
+        assert doc["fio version"] == fio
+        job = next(j for j in doc["jobs"] if j["jobname"].startswith("randread-4KiB-qd1@"))
+        m = disk[1].measurement
+        assert m.bytes_per_s == pytest.approx(job["read"]["bw_bytes"]) and m.bytes_per_s > 0
+        assert m.ops_per_s == pytest.approx(job["read"]["iops"])
+        assert m.latency.mean_ns == pytest.approx(job["read"]["clat_ns"]["mean"])
+    run_on_release(release, major, tmp_path, ["--osds", "1"], pool_size=1, check_results=baselines,
+                   suite_text=BASELINED)
 
 
 @pytest.mark.multihost
@@ -137,7 +172,7 @@ def test_a_multi_host_reef_lab_runs_sshd_and_tools_from_the_root(tmp_path):
         assert res.returncode == 0 and "ceph version 18." in res.stdout, res.stdout + res.stderr
         assert f"fio-{root.packages['fio'].split('-')[0]}" in res.stdout, res.stdout
 
-    def throttled(results) -> None:
+    def throttled(results, _out, _root) -> None:
         a = results[0].analysis
         assert results[0].test.params["phase"] == "write" and a is not None
         assert a.bottleneck.startswith("disk h2:loop"), [a.bottleneck, *a.evidence]
@@ -162,6 +197,26 @@ def test_a_multi_host_reef_lab_runs_sshd_and_tools_from_the_root(tmp_path):
     run_on_release("reef", "18.", tmp_path, ["--hosts", "2", "--no-rgw", "--db-device", "1GiB"], pool_size=2,
                    check_lab=check_and_throttle, check_results=throttled, suite_text=heavy)
     assert not (roots.read_root(roots.roots_dir() / "reef").path / "run" / "sshd").exists()
+
+
+@pytest.mark.multihost
+def test_a_multi_host_reef_labs_baselines_run_its_hosts_tools(tmp_path):
+    """The disk baseline's fio runs on this machine, to join each OSD's blkio group, and from the root: each lab
+    host's drive is measured by Reef's fio 3.39 (before: this machine's 3.33). The network baseline's iperf3 clients on
+    h1 and h2 are the root's (ssh's sessions), this machine's end is its own, the client's."""
+    def baselines(results, out: Path, root: roots.Root) -> None:
+        disk = [r for r in results if r.test.kind == "disk_baseline"]
+        net = [r for r in results if r.test.kind == "net_baseline"]
+        assert disk and net and all(r.status == "ok" for r in disk + net), [r.error for r in disk + net]
+        fio = f"fio-{root.packages['fio'].split('-')[0]}"
+        for f in (out / "raw" / "baseline-disk").glob("fio-*.json"):      # alone on each host, then in parallel
+            assert json.loads(f.read_text())["fio version"] == fio, f
+        assert {r.measurement.extra["version"] for r in disk} == {fio}
+        from_hosts = {r.measurement.extra["version"] for r in net
+                      if r.test.params["pattern"] == "pair" and r.test.params["sender"] in ("h1", "h2")}
+        assert from_hosts == {f"iperf {root.packages['iperf3'].split('-')[0]}"}, from_hosts
+    run_on_release("reef", "18.", tmp_path, ["--hosts", "2", "--no-rgw"], pool_size=2, check_results=baselines,
+                   suite_text=BASELINED.replace("streams: 2", "streams: 1"))
 
 
 def test_a_build_stopped_by_sigterm_leaves_no_root_no_mount_and_no_process(tmp_path):

@@ -74,12 +74,16 @@ def test_dpkg_query_of_a_real_root_and_its_manifest_round_trip(tmp_path):
 def test_a_root_without_its_binaries_is_not_whole(tmp_path):
     d = tmp_path / "reef"
     (d / "root" / "usr" / "bin").mkdir(parents=True)
-    (d / roots.MANIFEST).write_text(json.dumps(roots.manifest_json(
-        roots.release("reef"), {"ceph-osd": "18.2.7+ds-1"}, 1.7e9, 1.0, 1, ())))
+    packages = roots.parse_dpkg_query((FIXTURES / "dpkg-query-trixie-reef.txt").read_text())
+    (d / roots.MANIFEST).write_text(json.dumps(roots.manifest_json(roots.release("reef"), packages, 1.7e9, 1.0, 1, ())))
     root = roots.read_root(d)
     assert root is not None and "usr/bin/ceph-osd" in roots.whole(root)
     for b in roots.ESSENTIAL:
-        (d / "root" / b).touch()
+        if b != "usr/bin/fio":
+            (d / "root" / b).touch()
+    # the disk baseline's fio runs from the root: a root without it is rebuilt
+    assert "lacks usr/bin/fio," in roots.whole(root)
+    (d / "root" / "usr/bin/fio").touch()
     # Reef's mgr cannot load Debian 13's bcrypt: a Reef root without the module in its place is not whole
     shim = roots.MGR_BCRYPT_SHIM[0]
     assert shim in roots.whole(root)
@@ -87,6 +91,22 @@ def test_a_root_without_its_binaries_is_not_whole(tmp_path):
     (d / "root" / shim).write_text(roots.MGR_BCRYPT_SHIM[1])
     assert roots.whole(root) == ""
     assert [r.release for r in roots.list_roots(tmp_path)] == ["reef"]
+
+
+def test_a_root_built_from_an_older_package_list_is_not_whole(tmp_path):
+    """A cached root built before a package joined the list (iperf3, say) is detected by its manifest, and `lab up`
+    rebuilds it rather than let this machine's tool stand in for the release's."""
+    d = tmp_path / "reef"
+    packages = roots.parse_dpkg_query((FIXTURES / "dpkg-query-trixie-reef.txt").read_text())
+    del packages["iperf3"]
+    (d / "root").mkdir(parents=True)
+    (d / roots.MANIFEST).write_text(json.dumps(roots.manifest_json(roots.release("reef"), packages, 1.7e9, 1.0, 1, ())))
+    for p in (*roots.ESSENTIAL, roots.MGR_BCRYPT_SHIM[0]):
+        (d / "root" / p).parent.mkdir(parents=True, exist_ok=True)
+        (d / "root" / p).touch()
+    root = roots.read_root(d)
+    assert root is not None
+    assert roots.whole(root) == f"{root.manifest} lists no iperf3 (built from an older package list)"
 
 
 def test_remove_only_a_directory_with_our_manifest(tmp_path, monkeypatch):

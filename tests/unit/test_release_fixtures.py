@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from cephbench.drivers import osd_bench, rados_bench, rbd_bench_tool
-from cephbench.drivers.fio import parse_fio_json
+from cephbench.drivers import disk_baseline, osd_bench, rados_bench, rbd_bench_tool
+from cephbench.drivers.fio import parse_fio_json, to_measurement
 from cephbench.drivers.iperf import parse_iperf_json
 from cephbench.drivers.rgw.parse import parse as parse_loadgen
 from cephbench.hosts.fanout import split_markers
@@ -84,6 +84,35 @@ def test_fio_rbd_and_rados_engines_of_each_release(release, job):
     assert d.clat.bins and "99" in d.clat.percentiles_ns      # json+: the histogram the merge needs
 
 
+# the disk baseline's fio (libaio, direct) on a one-host lab's OSD directory, run from the release's root: the version
+# it printed, and each pattern's fio bw_bytes, iops and clat mean, as the file holds them
+# (in fixtures/fio/: a file of two patterns, which import refuses, as it refuses any fio file of two kinds of job)
+DISK = {
+    "reef-18.2.7": ("fio-3.39", {"dd": (1525201454, 90.909091, 10073738.0),
+                                 "randread-4KiB-qd1": (68257118, 16664.335664, 46158.582939)}),
+    "tentacle-20.2.4": ("fio-3.41", {"dd": (1118481066, 66.666667, 9526018.0),
+                                     "randread-4KiB-qd1": (79636715, 19442.557443, 37923.636214)}),
+}
+DISK_FILE = {"reef-18.2.7": "fio3.39_ceph18.2.7_reef_root_libaio_disk_baseline_dd_randread_4K_qd1.json",
+             "tentacle-20.2.4": "fio3.41_ceph20.2.4_tentacle_root_libaio_disk_baseline_dd_randread_4K_qd1.json"}
+
+
+@pytest.mark.parametrize("release", RELEASES)
+@pytest.mark.parametrize("pattern", ["dd", "randread-4KiB-qd1"])
+def test_the_disk_baselines_fio_of_each_release(release, pattern):
+    """Through the baseline's own aggregation: the result records the fio that ran, and its figures are fio's."""
+    version, figures = DISK[release]
+    bw, iops, clat = figures[pattern]
+    jobs = parse_fio_json((FIX.parent / "fio" / DISK_FILE[release]).read_text())
+    pat = disk_baseline.PATTERNS[pattern]
+    target = disk_baseline.DiskTarget("/lab/osd/0", "/lab/osd/0/t.dat", False, "254:0")
+    one = to_measurement([j for j in jobs if j.name == f"{pattern}@0"], pat.rw)
+    m, _ = disk_baseline.pattern_measurement(pat, [target], {0: one}, {}, 16 * MiB)
+    assert m.extra["version"] == version and one.extra["version"] == version
+    assert m.bytes_per_s == bw and m.ops_per_s == pytest.approx(iops)
+    assert m.latency.mean_ns == pytest.approx(clat) and m.op == pat.op
+
+
 OSD = {"reef-18.2.7": (2447435821.738, 583.514), "tentacle-20.2.4": (2274587834.555, 542.304)}
 
 
@@ -104,7 +133,7 @@ def test_iperf3_of_each_release(release):
     version, bits = IPERF[release]
     assert f'"{version}"' in raw
     m = parse_iperf_json(raw)
-    assert m.bytes_per_s == pytest.approx(bits / 8)
+    assert m.bytes_per_s == pytest.approx(bits / 8) and m.extra["version"] == version
 
 
 # cephbench-loadgen's totals against each release's RGW (beast)

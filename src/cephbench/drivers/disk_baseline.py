@@ -33,6 +33,8 @@ from ..hosts.local import CommandResult, LocalHost, Spawn, run_together
 from ..hosts.remote import HostRef, host_ref, osd_hosts, run_on_all, unreachable
 from ..core.results import Measurement, RunDir, Test
 from ..core.units import format_size
+from ..lab import Lab
+from ..lab.chroot import InRoot
 from ..evidence.rounds import Seen
 from . import ParseError
 from .figures import array, count, mapping
@@ -95,6 +97,7 @@ class DiskTarget:
     drive: LabDrive | None = None   # a lab OSD's own drive, when the lab records it
     disks: tuple[str, ...] = ()     # the whole disks the path is on (PathFacts.disks)
     osd_device: OsdDevice | None = None   # whether it is an OSD's own device (osd_device_check)
+    in_root: InRoot | None = None   # fio runs from this lab root: the lab's hosts are of its release (with_lab_root)
 
     @property
     def host(self) -> str:
@@ -620,6 +623,9 @@ def pattern_measurement(pattern: Pattern, targets: list[DiskTarget], alone: dict
         "parallel_total_ops_per_s": sum(par_iops) if par_iops else None,
         "aggregate": "headline: median disk alone; parallel_*: every disk at once; per_host: each host's median",
     }
+    versions = sorted({str(x.extra["version"]) for x in [*alone.values(), *parallel.values()] if "version" in x.extra})
+    if versions:
+        extra["version"] = ", ".join(versions)     # the fio that ran, as its output says (hosts may differ)
     checked = {t.label: t.osd_device.as_dict() for t in targets if t.osd_device is not None}
     if checked:
         extra["osd_devices"] = checked      # per path: an OSD's own device or not (analysis/disks.py reads it)
@@ -736,6 +742,8 @@ def run(tests: list[Test], targets: list[DiskTarget], size: int, runtime_s: floa
             for h, mine in _by_host(targets, idx).items():
                 mine_t = [targets[i] for i in mine]
                 fio = fio_argv(scope_jobs(steps, mine_t, size, runtime_s, mine), {"eta": "never"}, None)
+                if mine_t[0].in_root is not None:
+                    fio = mine_t[0].in_root.argv(fio)
                 cmd = fio_command(fio, limit, pid_files[h], mine_t[0].drive.cgroup if mine_t[0].drive else "")
                 ref = mine_t[0].ref
                 name = f"fio-{scope}-{_SAFE.sub('_', h)}.json" if scope == "parallel" and several_groups \
@@ -906,6 +914,19 @@ def with_lab_drives(targets: list[DiskTarget], params: dict[str, Any], target: A
     return out
 
 
+def with_lab_root(targets: list[DiskTarget], params: dict[str, Any], target: Any
+                  ) -> tuple[list[DiskTarget], list[str]]:
+    """`lab-osds` on a lab of another release: fio on this machine runs from the lab's root, as its OSDs do (on a
+    multi-host lab's hosts reached over ssh, the sessions run the root's already); where the root has no fio, this
+    machine's runs, and the note returned says so."""
+    def here(t: DiskTarget) -> bool:
+        return t.ref is None or t.ref.address is None
+    if params["paths"] != "lab-osds" or not any(here(t) for t in targets):
+        return targets, []
+    in_root, instead = Lab(Path(target.conf).parent).tool_root("fio")
+    return [replace(t, in_root=in_root) if here(t) else t for t in targets], [instead] if instead else []
+
+
 def with_osd_devices(targets: list[DiskTarget], params: dict[str, Any], metadata: list[dict[str, Any]]
                      ) -> list[DiskTarget]:
     """Each target with whether it is an OSD's own device (osd_devices.check): `lab-osds` names the OSD of each
@@ -1013,9 +1034,11 @@ def run_group(ctx: DriverContext, group: list[Test], todo: set[str]) -> Iterator
         targets = with_osd_devices(targets, first, osd_metadata(ctx.cluster))
     except UserError as exc:
         raise _where(exc, first) from None
+    targets, instead = with_lab_root(targets, first, ctx.target)
     files = enter_files(ctx.ledger, targets, ctx.host, ssh)
-    yield from run(tests, targets, first["size"], first["runtime_s"], ctx.rundir, ctx.host, ctx.events.note,
-                   ctx.events.test_started, ssh, ctx.run_baseline_tools)
+    for n, o in enumerate(run(tests, targets, first["size"], first["runtime_s"], ctx.rundir, ctx.host,
+                              ctx.events.note, ctx.events.test_started, ssh, ctx.run_baseline_tools)):
+        yield replace(o, notes=[*instead, *o.notes]) if instead and n == 0 else o
     for r in files:         # run removed them (all hosts at once); this checks they are gone, and says so
         ctx.ledger.release_one(r)
 

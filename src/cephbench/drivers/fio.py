@@ -116,6 +116,7 @@ class JobResult:
     read: Direction
     write: Direction
     options: dict[str, str]
+    version: str = ""       # the document's "fio version" ("fio-3.39"): what `fio --version` of the fio that ran says
 
 
 def _json_start(text: str) -> int:
@@ -165,6 +166,9 @@ def parse_fio_json(text: str) -> list[JobResult]:
         raise ParseError(f"not fio JSON output: {exc}") from exc
     if not isinstance(data, dict) or "jobs" not in data:
         raise ParseError("not fio JSON output: no \"jobs\" in the document")
+    version = data.get("fio version", "")
+    if not isinstance(version, str):
+        raise ParseError("fio JSON's \"fio version\" is not a string")
     out = []
     for i, j in enumerate(array(data["jobs"], "fio jobs")):
         where = f"jobs[{i}]"
@@ -176,7 +180,8 @@ def parse_fio_json(text: str) -> list[JobResult]:
                                  read=_direction(j.get("read", {}), f"{where}.read"),
                                  write=_direction(j.get("write", {}), f"{where}.write"),
                                  options={str(k): str(v) for k, v in
-                                          mapping(j.get("job options") or {}, f"{where}.job options").items()}))
+                                          mapping(j.get("job options") or {}, f"{where}.job options").items()},
+                                 version=version))
         except KeyError as exc:
             raise ParseError(f"fio job without the expected field {exc}") from exc
     return out
@@ -234,6 +239,9 @@ def to_measurement(job_results: list[JobResult], op: str, tool: str = "fio", kee
         latency=merge_clat([p.clat for p in parts if p.clat is not None]),
         extra={"jobs": len(job_results), "aggregate": "sum of jobs; latency from merged clat_ns bins"},
     )
+    versions = {j.version for j in job_results if j.version}
+    if len(versions) == 1:
+        m.extra["version"] = versions.pop()       # as iperf3's and the loadgen's results record theirs
     if keep_bins:
         bins = add_bins(p.clat.bins for p in parts if p.clat is not None)
         m.extra["clat_bins"] = {str(k): v for k, v in sorted(bins.items())}

@@ -37,6 +37,8 @@ from ..core.results import Measurement, RunDir, Sample, Test
 from . import ParseError
 from .figures import array, checked, count, mapping, number, optional
 from .base import BaselineWatch, DriverContext, Outcome
+from ..lab import Lab
+from ..lab.chroot import InRoot
 
 log = logging.getLogger(__name__)
 
@@ -57,14 +59,19 @@ class NetHost:
     bind: bool = False  # the address is the host's own (given in settings.ssh.hosts, or this machine's): servers
                         # listen and clients send on it, so each test crosses exactly that host's link
     cluster_address: str | None = None   # an OSD host's address on a separate cluster network
+    in_root: InRoot | None = None        # this machine as a one-host lab of another release: its iperf3 is the root's
 
     @property
     def ref(self) -> HostRef:
         return HostRef(self.name, None if self.local else self.ssh.hosts.get(self.name, self.name))
 
+    def here(self, argv: list[str]) -> list[str]:
+        """The command as this host runs it once reached: from the lab's root, or as is."""
+        return self.in_root.argv(argv) if self.in_root is not None else argv
+
     def wrap(self, argv: list[str]) -> list[str]:
         """The command as run on this host: as is when local, through ssh (the suite's settings) otherwise."""
-        return self.ref.argv(argv, self.ssh)
+        return self.ref.argv(self.here(argv), self.ssh)
 
 
 def resolve_hosts(names: list[str], host: LocalHost | None = None, check_ssh: bool = True,
@@ -423,7 +430,7 @@ def run(tests: list[Test], hosts: list[NetHost], rundir: RunDir | None, host: Lo
                      for (a, _), srv in zip(pairs, servers)]
             outputs = [raw_dir / f"iperf3-client-{a.name}-to-{srv.on.name}.json" for (a, _), srv in zip(pairs, servers)]
             if together is not None and len(pairs) > 1:
-                spawns = [Spawn(argv, out) for argv, out in zip(argvs, outputs)]
+                spawns = [Spawn(a.here(argv), out) for (a, _), argv, out in zip(pairs, argvs, outputs)]
                 flows_ = [(a.ref, sp) for (a, _), sp in zip(pairs, spawns)]
 
                 def clients(tick: Callable[[], bool], tools: Callable[[list[int]], None]) -> list[CommandResult]:
@@ -489,6 +496,21 @@ def _hosts(params: dict[str, Any], cluster: Any, ssh: SshSettings, host: LocalHo
     return resolve_hosts(params["hosts"], host, ssh=ssh, where=where)
 
 
+def with_lab_root(hosts: list[NetHost], target: Any) -> tuple[list[NetHost], list[str]]:
+    """On a one-host lab of another release this machine is the lab's one host, a host of that release: its iperf3
+    ends run from the lab's root, as its daemons do. A multi-host lab's hosts run the root's over ssh already, and
+    this machine is their client there, whose tools are its own (as its rados). Where the root has no iperf3, this
+    machine's runs, and the note returned says so."""
+    if not getattr(target, "is_lab", False) or not any(h.local for h in hosts):
+        return hosts, []
+    lab = Lab(Path(target.conf).parent)
+    info = lab.info()
+    if info is None or info.topology is not None:
+        return hosts, []
+    in_root, instead = lab.tool_root("iperf3")
+    return [replace(h, in_root=in_root) if h.local else h for h in hosts], [instead] if instead else []
+
+
 def preflight(cluster, tests: list[Test], settings) -> None:
     """Hosts that cannot be reached and a taken port refuse the run before it changes anything."""
     first = tests[0].params
@@ -514,6 +536,7 @@ def run_group(ctx: DriverContext, group: list[Test], todo: set[str]) -> Iterator
         tests = [part for t in tests for part in expand(t, [h.name for h in hosts], cluster,
                                                          [c.name for c in clients], first_is_client=here)]
         hosts = hosts + clients
+    hosts, instead = with_lab_root(hosts, ctx.target)
 
     def together(flows: list[tuple[HostRef, Spawn]], timeout_s: float, tick: Callable[[], bool],
                  tools: Callable[[list[int]], None]) -> list[CommandResult]:
@@ -521,8 +544,9 @@ def run_group(ctx: DriverContext, group: list[Test], todo: set[str]) -> Iterator
         return [t.result for t in run_started_together(ctx.host, ctx.placements_on(flows), ctx.settings.ssh, paths,
                                                        timeout_s, tick=tick, started=tools)]
 
-    yield from run(tests, hosts, ctx.rundir, ctx.host, ctx.events.note, first.get("port"), ctx.events.test_started,
-                   together, ctx.run_baseline_tools, ctx.record_process)
+    for n, o in enumerate(run(tests, hosts, ctx.rundir, ctx.host, ctx.events.note, first.get("port"),
+                              ctx.events.test_started, together, ctx.run_baseline_tools, ctx.record_process)):
+        yield replace(o, notes=[*instead, *o.notes]) if instead and n == 0 else o
 
 
 def client_net_hosts(clients: Sequence[Any], ssh: SshSettings, taken: set[str],

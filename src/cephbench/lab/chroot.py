@@ -20,15 +20,24 @@ RECORD_NAME = "root.json"
 HELPER = Path(__file__).with_name("inroot.py")
 
 
+# where a root's tools are: what a session's PATH would search there
+_BIN_DIRS = ("usr/local/bin", "usr/bin", "bin", "usr/sbin", "sbin")
+
+
 @dataclass(frozen=True)
 class InRoot:
     root: Path          # the root file system of the release
     lab_dir: Path
+    release: str = ""   # the release the root is of (what a note names it by)
 
     def argv(self, argv: Sequence[object]) -> list[str]:
         """`argv` run inside the root, in the same process (its PID is the daemon's)."""
         return ["unshare", "--mount", "--propagation", "private", sys.executable, "-I", str(HELPER),
                 str(self.root), str(self.lab_dir), "--", *map(str, argv)]
+
+    def has(self, tool: str) -> bool:
+        """Whether the root has `tool` (a link counts: the root's own links point inside it, not here)."""
+        return any(os.path.lexists(self.root / d / tool) for d in _BIN_DIRS)
 
 
 def missing_dirs(root: Path, lab_dir: Path) -> list[Path]:

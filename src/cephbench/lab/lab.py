@@ -284,9 +284,18 @@ class Lab:
     def _in_root(self) -> InRoot | None:
         """How this lab's Ceph commands run from its release's root; None when they run from the host."""
         if self._root is not None:
-            return InRoot(self._root.path, self.dir)
+            return InRoot(self._root.path, self.dir, self._root.release)
         info = self.info()
-        return InRoot(Path(info.root["path"]), self.dir) if info is not None and info.root else None
+        return InRoot(Path(info.root["path"]), self.dir, info.release) if info is not None and info.root else None
+
+    def tool_root(self, tool: str) -> tuple[InRoot | None, str]:
+        """How `tool` runs on this machine as one of this lab's hosts (the disk baseline's fio on the OSDs' drives,
+        the one-host lab's iperf3): from the release's root, as the daemons, when the root has it; else this
+        machine's, with a one-line note when that is not what the lab's release would run ('' on the host's Ceph)."""
+        in_root = self._in_root()
+        if in_root is None or in_root.has(tool):
+            return in_root, ""
+        return None, f"the lab's {in_root.release} root has no {tool}: this machine's {tool} ran instead"
 
     def _ceph_argv(self, argv: list) -> list:
         inroot = self._in_root()

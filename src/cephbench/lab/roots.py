@@ -35,8 +35,10 @@ BUILD_TIMEOUT_S = 3600.0
 # What a lab host of the release runs: its daemons, the tools a run starts there, and sshd for multi-host labs.
 PACKAGES = ("ceph-mon", "ceph-osd", "ceph-mgr", "ceph-common", "radosgw", "python3-rados", "fio", "iperf3",
             "iproute2", "procps", "openssh-server")
-# a binary every root must have: a root without it is not whole (a copy cut short, a file removed by hand)
-ESSENTIAL = ("usr/bin/ceph-osd", "usr/bin/ceph-mon", "usr/bin/ceph-mgr", "usr/bin/radosgw", "usr/bin/ceph")
+# a binary every root must have: a root without it is not whole (a copy cut short, a file removed by hand); the
+# baselines' tools too, which a lab host of the release runs from its root (drivers/disk_baseline.py, iperf.py)
+ESSENTIAL = ("usr/bin/ceph-osd", "usr/bin/ceph-mon", "usr/bin/ceph-mgr", "usr/bin/radosgw", "usr/bin/ceph",
+             "usr/bin/fio", "usr/bin/iperf3")
 
 
 # Debian 13's python3-bcrypt is a PyO3 module, which refuses to load in ceph-mgr's subinterpreters (PyO3 issue
@@ -206,6 +208,11 @@ def whole(root: Root) -> str:
         return f"{root.path} lacks {', '.join(missing)}"
     if not root.ceph_version or "ceph-osd" not in root.packages:
         return f"{root.manifest} names no ceph-osd"
+    # a root built from an older package list than today's lacks what was added since: it is rebuilt, not used
+    # with this machine's tools standing in
+    unlisted = [p for p in PACKAGES if p not in root.packages]
+    if unlisted:
+        return f"{root.manifest} lists no {', '.join(unlisted)} (built from an older package list)"
     return ""
 
 
