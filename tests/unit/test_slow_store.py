@@ -142,3 +142,17 @@ def test_the_thresholds_both_hold():
     # too few commits to count
     assert slow_store(base[:2] + [base[2].model_copy(update={"commit_latency_s": 1.0, "op_w": 1, "subop_w": 2})],
                       [], 1.0) is None
+
+
+def test_beside_a_throttle_read_over_ssh_the_throttle_names_it_and_the_commit_line_follows():
+    """With ssh the drive's throttle is read on its host: it names the drive, as before; the slow store's line is
+    kept after the others."""
+    r = result(tell_counters())
+    held = [d.model_copy(update={"limit_write_bytes_per_s": 8 * 1024**2, "source": "ssh"}) if d.device == "loop1"
+            else d for d in r.evidence.devices]
+    r = r.model_copy(update={"evidence": r.evidence.model_copy(update={"devices": held})})
+    a = analyse(r, None)
+    assert a.bottleneck == "disk h2:loop1" and "carried 100% of its cgroup throttle" in a.reason
+    assert a.evidence[0].startswith("device h2:loop1 (data of osd.1)") and "allowed by its cgroup throttle" in \
+        a.evidence[0]
+    assert a.evidence[-1].startswith("osd.1 (h2): BlueStore commit") and len(a.evidence) > 3

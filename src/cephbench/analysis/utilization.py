@@ -264,16 +264,18 @@ def from_evidence(result: Result, efficiency: float | None, b: LatencyBreakdown 
 
     direction = direction_of(result.test.kind, result.test.params.get("phase"), m.op if m else None)
     slow = slow_store(ev.osds, ev.devices, latency_s) if direction == "write" else None
+    held = devices[0] if devices and devices[0].capped and devices[0].share >= DEVICE_BUSY else None
     if slow is not None:
-        lines.insert(0, f"{slow.text}{counters_origin([slow.osd])}")
-        dev_line = device_finding(slow.device) if slow.device is not None else None
-        if dev_line is not None and dev_line.line not in lines:
-            lines.insert(1, dev_line.line)
+        # first when it names the bottleneck, with its device's own figures; beside a throttle's, after its line
+        said = [f"{slow.text}{counters_origin([slow.osd])}"]
+        dev = device_finding(slow.device) if slow.device is not None else None
+        said += [dev.line] if held is None and dev is not None and dev.line not in lines else []
+        at = 0 if held is None else len(lines)
+        lines[at:at] = said
 
     def ev_verdict(bottleneck: str | None, sentence: str) -> EvidenceVerdict:
         return EvidenceVerdict(bottleneck, sentence, lines)
 
-    held = devices[0] if devices and devices[0].capped and devices[0].share >= DEVICE_BUSY else None
     if held is not None:
         # a cgroup throttle at its limit caps the test whatever else is busy; a link beside it can look full in its
         # busy seconds when the throttle releases the ops in bursts (CI: osd.1 at 100 % of 8 MiB/s, and h3's link at
