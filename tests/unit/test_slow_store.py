@@ -111,7 +111,11 @@ def test_a_wal_db_device_of_its_own_is_named_when_its_kv_sync_grew_most():
     db = prometheus_devices()[1].model_copy(update={"device": "loop4", "role": "db"})
     got = slow_store(osds, prometheus_devices() + [db], 1.94)
     assert got is not None and got.bottleneck == "WAL/DB device h2:loop4"
-    assert slow_store(osds, [], 1.94).bottleneck == "disk of osd.1 (h2)"      # no device of its own known
+    # its devices not read: whether the KV sync has a drive of its own is not known
+    assert slow_store(osds, [], 1.94).bottleneck == "drive of osd.1 (h2)"
+    assert slow_store(tell_counters(), [], 1.94).bottleneck == "drive of osd.1 (h2)"    # the lab's: KV sync grew most
+    aio_most = [o.model_copy(update={"kv_sync_latency_s": 0.004}) for o in tell_counters()]
+    assert slow_store(aio_most, [], 1.94).bottleneck == "disk of osd.1 (h2)"
 
 
 def test_no_slow_store_in_healthy_or_evenly_limited_runs():

@@ -77,12 +77,12 @@ def slow_store(osds: list[OsdCounters], devices: list[DeviceLoad], client_latenc
     aio, kv = _excess(slow, peers, "aio_wait_latency_s"), _excess(slow, peers, "kv_sync_latency_s")
     own = [d for d in devices if slow.osd in d.osds]
     db = next((d for d in own if d.role in ("db", "wal")), None)
-    on_db = db is not None and kv is not None and (aio is None or kv[0] - kv[1] > aio[0] - aio[1])
-    device = db if on_db else next((d for d in own if d.role == "data"), None)
-    kind = "WAL/DB device" if on_db else "disk"
+    kv_most = kv is not None and (aio is None or kv[0] - kv[1] > aio[0] - aio[1])
+    device = db if db is not None and kv_most else next((d for d in own if d.role == "data"), None)
     where = f" ({slow.host})" if slow.host else ""
+    # without the OSD's devices, whether its KV sync has a drive of its own is not known: its store's drive
     bottleneck = f"{device_kind(device.role)} {device.host}:{device.device}" if device else \
-        f"{kind} of osd.{slow.osd}{where}"
+        f"{'drive' if kv_most else 'disk'} of osd.{slow.osd}{where}"
     names = ", ".join(f"osd.{o.osd}" for o in peers)
     parts = [f"{label} {_ms(a)} (peers {_ms(b)})" for label, x in (("its data device's writes", aio),
                                                                     ("its KV sync", kv))
