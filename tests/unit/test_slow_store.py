@@ -175,3 +175,20 @@ def test_a_wal_db_drive_held_while_the_cpus_are_full_is_named_from_a_toolbox_run
     assert a.evidence[0].startswith("osd.1 (h2): BlueStore commit 91.1 ms per write against 11.8 ms on its peers")
     assert any(ln.startswith("device h2:loop3 (db of osd.1)") and "from Prometheus (node-exporter)" in ln
                for ln in a.evidence), a.evidence
+
+
+def test_the_mgr_modules_series_hold_the_same_commits_once_a_refresh():
+    """What the operator's Prometheus holds of the same figure (docs/model.md, "Without ssh"): the mgr prometheus
+    module's per-OSD BlueStore commit counters, which it refreshes every 15 s whatever Prometheus's 1 s scrape. Over
+    the test and 16 s after it, they moved once, by the 73 commits `ceph tell` counted, and give osd.1's commit the
+    same mean: the rule would read the same there, from a window wider than the module's refresh."""
+    def per_osd(name: str) -> dict[str, list[float]]:
+        return {s.labels["ceph_daemon"]: [v for _, v in s.values] for s in prom(name)}
+
+    sums, counts = per_osd("ceph_bluestore_commit_lat_sum"), per_osd("ceph_bluestore_commit_lat_count")
+    tell = {f"osd.{o.osd}": o for o in tell_counters()}
+    for osd, c in counts.items():
+        assert len({*c}) == 2 and c[-1] - c[0] == 73, (osd, c)      # one refresh, in samples a second apart
+        mean = (sums[osd][-1] - sums[osd][0]) / (c[-1] - c[0])
+        assert abs(mean - tell[osd].commit_latency_s) < 1e-3 * tell[osd].commit_latency_s, osd
+    assert prom("ceph_osd_subop_w") == []        # below the module's priority: not exported
