@@ -32,11 +32,13 @@ ssh,prometheus. `ssh` runs with `--lab-dir`, so cephbench reaches the lab's host
 `prometheus` starts each lab with `--monitoring` and runs as from a Rook toolbox: only a copy of the lab's ceph.conf
 and key, in a directory of their own (a conf beside the lab's lab.json would give the run the lab's ssh), and
 `settings.prometheus` naming the lab's Prometheus; the OSD hosts' devices and links then come from node-exporter and
-the OSDs' counters through `ceph tell`. With both, each case runs on the one lab once per source, the first source
-alternating from case to case, with the OSDs done removing the first run's pool before the second starts. Prints a
-line per case per source, `RESULT verdict source=S cases=N named=M both=K` per source (ssh alone prints as before,
-without `source=`), and with both the cases whose sources named different causes. client-link is not run from
-Prometheus: its load comes from a client host, which cephbench reaches only over ssh.
+the OSDs' counters through `ceph tell` (node-exporter has no cgroup throttles: a throttled drive is named by its
+OSD's commit latency against its peers', the slow store of docs/model.md). With both, each case runs on the one lab
+once per source, the first source alternating from case to case, with the OSDs done removing the first run's pool
+before the second starts. Prints a line per case per source, `RESULT verdict source=S cases=N named=M both=K` per
+source (ssh alone prints as before, without `source=`), and with both the cases whose sources named different
+causes. client-link is not run from Prometheus: its load comes from a client host, which cephbench reaches only
+over ssh.
 """
 
 from __future__ import annotations

@@ -1,13 +1,15 @@
-"""Evidence from the operator's Prometheus (issue 28, items 2 and 3) on a multi-host lab of its own started with
+"""Evidence from the operator's Prometheus (issue 28, items 2, 3 and 5) on a multi-host lab of its own started with
 `--monitoring`: one test's device and link figures from Prometheus agree with what the ssh watch of the same test
 saw, a Prometheus that does not answer is refused before anything is made, a URL's credentials are written
 nowhere, and `lab down` leaves no monitoring process behind. Not ground truth: the two sources are compared with
-each other, not with a rate the lab sets."""
+each other, not with a rate the lab sets. Then, without ssh (as from a toolbox), a drive held by a throttle that
+node-exporter cannot see is named by its OSD's counters."""
 
 from __future__ import annotations
 
 import json
 import os
+import shutil
 import statistics
 import subprocess
 from pathlib import Path
@@ -40,6 +42,23 @@ workloads:
     duration: 6s
 """
 SECRET = "s3cret-pw"
+
+# the verdict benchmark's osd-drive case, from a toolbox: 1 MiB writes into a size-3 pool, osd.1's drive throttled
+TOOLBOX_SUITE = """
+name: prom-drive
+settings:
+  prometheus: {url}
+pools:
+  rep3: {{type: replicated, size: 3, pg_num: 32}}
+workloads:
+  - name: rados
+    type: rados_bench
+    pool: rep3
+    modes: [write]
+    object_size: [1MiB]
+    concurrency: 16
+    duration: 6s
+"""
 
 
 def _monitoring_pids(lab_dir: Path) -> list[str]:
@@ -123,3 +142,25 @@ def test_prometheus_figures_agree_with_the_ssh_watch_and_bad_urls_are_refused(mo
     print("\n".join(compared))
     said = result["analysis"]["evidence"]
     assert any("from Prometheus (node-exporter), 1 s resolution" in line for line in said), said
+
+    # without ssh: a copy of the conf and key alone (beside the lab's lab.json they would bring its ssh), osd.1's
+    # drive held at 8 MiB/s, which node-exporter does not see: its OSD's commit against its peers' names it
+    throttled = cli_here(["lab", "throttle", "--dir", lb.dir, "osd.1=8MiB/s"], env)
+    assert throttled.returncode == 0, throttled.stdout + throttled.stderr
+    box = tmp_path / "toolbox"
+    box.mkdir()
+    shutil.copyfile(lb.conf, box / "ceph.conf")
+    shutil.copyfile(lb.admin_keyring, box / "keyring")
+    bare = {k: v for k, v in env.items() if k not in ("CEPH_CONF", "CEPH_KEYRING")}
+    out = tmp_path / "toolbox-run"
+    res = run_cli(["run", write_suite(tmp_path, TOOLBOX_SUITE.format(url=url), "drive.yaml"), "--conf",
+                   box / "ceph.conf", "--keyring", box / "keyring", "--out", out], bare)
+    assert res.returncode == 0, res.stdout + res.stderr
+    result = json.loads((out / "results.jsonl").read_text().splitlines()[0])
+    a, ev = result["analysis"], result["evidence"]
+    assert {d["source"] for d in ev["devices"]} == {"prometheus"}
+    assert not any(d.get("limit_write_bytes_per_s") for d in ev["devices"])
+    line = next((ln for ln in a["evidence"] if ln.startswith("osd.1 (h2): BlueStore commit")), None)
+    print(a["bottleneck"], line, sep="\n")
+    assert a["bottleneck"].startswith("disk h2:"), (a["bottleneck"], a["evidence"])
+    assert line is not None and line.endswith("; OSD counters through ceph tell"), a["evidence"]

@@ -34,9 +34,11 @@ from dataclasses import dataclass, field
 
 from ..core.results import DeviceLoad, Evidence, HostLoad, LatencyBreakdown, LinkLoad, OsdCounters, Result
 from ..evidence import otherload
+from ..kinds import direction_of
 from ..evidence.hoststream import NOT_WATCHED, WHAT_WATCHES
 from .breakdown import describe, largest_part
 from .scheduler import NAME as SCHEDULER, NEAR_CAP, scheduler_cap
+from .slowstore import device_kind, slow_store
 from .model import CPU_BUSY, MIB
 
 LINK_NEAR = 0.80
@@ -157,8 +159,7 @@ def device_finding(dev: DeviceLoad) -> Finding | None:
     throttle = _throttle_share(dev)
     if v is None and throttle is None:
         return None
-    kind = {"data": "disk", "db": "WAL/DB device", "wal": "WAL/DB device", "journal": "journal device"}.get(
-        dev.role, f"{dev.role} device")
+    kind = device_kind(dev.role)
     osds = ", ".join(f"osd.{o}" for o in dev.osds) or "no OSD named"
     waits = [w for w in dev.await_ms if w is not None]
     wait = f", await {statistics.median(waits):.1f} ms" if waits else ""
@@ -261,16 +262,30 @@ def from_evidence(result: Result, efficiency: float | None, b: LatencyBreakdown 
         lines.append(describe(b) + counters_origin(ev.osds))
     lines += [f"not collected: {note}" for note in ev.notes]
 
+    direction = direction_of(result.test.kind, result.test.params.get("phase"), m.op if m else None)
+    slow = slow_store(ev.osds, ev.devices, latency_s) if direction == "write" else None
+    held = devices[0] if devices and devices[0].capped and devices[0].share >= DEVICE_BUSY else None
+    if slow is not None:
+        # first when it names the bottleneck, with its device's own figures; beside a throttle's, after its line
+        said = [f"{slow.text}{counters_origin([slow.osd])}"]
+        dev = device_finding(slow.device) if slow.device is not None else None
+        said += [dev.line] if held is None and dev is not None and dev.line not in lines else []
+        at = 0 if held is None else len(lines)
+        lines[at:at] = said
+
     def ev_verdict(bottleneck: str | None, sentence: str) -> EvidenceVerdict:
         return EvidenceVerdict(bottleneck, sentence, lines)
 
-    held = devices[0] if devices and devices[0].capped and devices[0].share >= DEVICE_BUSY else None
     if held is not None:
         # a cgroup throttle at its limit caps the test whatever else is busy; a link beside it can look full in its
         # busy seconds when the throttle releases the ops in bursts (CI: osd.1 at 100 % of 8 MiB/s, and h3's link at
         # 82 % of 200 Mbit/s in the few seconds it carried anything)
         return ev_verdict(held.bottleneck, f"measured: {held.bottleneck} carried {held.share:.0%} of its cgroup "
                                            f"throttle")
+    if slow is not None:
+        # the store one OSD's writes waited on, by its own counters: where a throttle is not seen (node-exporter
+        # has none) it is the same drive, and it is as decisive, for every replicated write waits for it
+        return ev_verdict(slow.bottleneck, slow.sentence)
     if links and links[0].share >= LINK_NEAR:
         f = links[0]
         return ev_verdict(f.bottleneck, f"measured: the link {f.bottleneck.split('(')[-1].rstrip(')')} carried "

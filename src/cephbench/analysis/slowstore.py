@@ -1,0 +1,99 @@
+"""One OSD whose store held the writes: its BlueStore commit latency far above its peers' (issue 28, item 5).
+
+Pure. A drive slower than its peers makes its OSD's BlueStore wait for it, and a replicated write waits for its
+slowest replica. When that drive is held by a cgroup throttle, the wait happens before the block layer counts the
+drive busy: from node-exporter (no throttles there) it looks like its peers, writing the same bytes 0-3 % busy. Its
+OSD's own counters do not: on the multi-host lab with osd.1's drive at 8 MiB/s, 1 MiB writes × 16, osd.1's commit
+took 1,560 ms per write against 9 ms on its peers, 80 % of the writes' 1.94 s.
+
+The rule reads each OSD's counters over the test (`OsdCounters`), whichever reader gave them (an admin socket over
+ssh, `ceph tell`): the same figures, the same rule. A write test whose slowest OSD committed ≥ SLOW_RATIO × the
+median of its peers, that excess ≥ SHARE of the client's mean latency, names that OSD's device: its WAL/DB device
+when it has one of its own and its KV sync (the WAL/DB's writes) is what grew most, else its data device
+(`state_aio_wait_lat`, and the KV sync too when the DB shares it). The fixtures' healthy runs' writes stay within
+2.5× and 30 % of the latency; the throttled drives of the verdict benchmark stood 26× to 213× above their peers,
+but a WAL/DB drive at 1 MiB/s only 7.7× while the machine's CPUs were 100 % busy (they slow every OSD's commit).
+"""
+
+from __future__ import annotations
+
+import statistics
+from dataclasses import dataclass
+
+from ..core.results import DeviceLoad, OsdCounters
+
+SLOW_RATIO = 4.0      # the slow OSD's commit latency against the median of its peers'
+SHARE = 0.5           # its excess over them, of the client's mean latency: it is where the writes waited
+MIN_STORE_OPS = 5     # writes an OSD must have committed for its mean to count
+
+KIND_OF_ROLE = {"data": "disk", "db": "WAL/DB device", "wal": "WAL/DB device", "journal": "journal device"}
+
+
+def device_kind(role: str) -> str:
+    """How a device of `role` is named in a bottleneck: disk, WAL/DB device, ..."""
+    return KIND_OF_ROLE.get(role, f"{role} device")
+
+
+@dataclass(frozen=True)
+class SlowStore:
+    osd: OsdCounters
+    device: DeviceLoad | None     # the device named, when the evidence holds it
+    bottleneck: str               # e.g. "disk h2:loop1", or "disk of osd.1 (h2)" without device figures
+    text: str                     # the evidence line, without where its counters came from
+    sentence: str
+
+
+def _store_ops(o: OsdCounters) -> float:
+    return (o.op_w or 0.0) + (o.subop_w or 0.0)
+
+
+def _ms(s: float) -> str:
+    return f"{s * 1000:,.1f} ms"
+
+
+def _peer_median(peers: list[OsdCounters], field: str) -> float | None:
+    vals = [v for o in peers if (v := getattr(o, field)) is not None]
+    return statistics.median(vals) if vals else None
+
+
+def _excess(slow: OsdCounters, peers: list[OsdCounters], field: str) -> tuple[float, float] | None:
+    mine, theirs = getattr(slow, field), _peer_median(peers, field)
+    return (mine, theirs) if mine is not None and theirs is not None else None
+
+
+def slow_store(osds: list[OsdCounters], devices: list[DeviceLoad], client_latency_s: float | None
+               ) -> SlowStore | None:
+    """The OSD whose store the writes waited on, and its device; None when no OSD's commit stands out."""
+    if not client_latency_s:
+        return None
+    counted = [o for o in osds if o.commit_latency_s is not None and _store_ops(o) >= MIN_STORE_OPS]
+    if len(counted) < 2:
+        return None
+    slow = max(counted, key=lambda o: o.commit_latency_s or 0.0)
+    peers = [o for o in counted if o is not slow]
+    theirs = statistics.median(o.commit_latency_s or 0.0 for o in peers)
+    mine = slow.commit_latency_s or 0.0
+    if mine < SLOW_RATIO * theirs or mine - theirs < SHARE * client_latency_s:
+        return None
+    aio, kv = _excess(slow, peers, "aio_wait_latency_s"), _excess(slow, peers, "kv_sync_latency_s")
+    own = [d for d in devices if slow.osd in d.osds]
+    db = next((d for d in own if d.role in ("db", "wal")), None)
+    kv_most = kv is not None and (aio is None or kv[0] - kv[1] > aio[0] - aio[1])
+    device = db if db is not None and kv_most else next((d for d in own if d.role == "data"), None)
+    where = f" ({slow.host})" if slow.host else ""
+    # without the OSD's devices, whether its KV sync has a drive of its own is not known: its store's drive
+    bottleneck = f"{device_kind(device.role)} {device.host}:{device.device}" if device else \
+        f"{'drive' if kv_most else 'disk'} of osd.{slow.osd}{where}"
+    names = ", ".join(f"osd.{o.osd}" for o in peers)
+    parts = [f"{label} {_ms(a)} (peers {_ms(b)})" for label, x in (("its data device's writes", aio),
+                                                                    ("its KV sync", kv))
+             if x is not None for a, b in [x]]
+    inner = f"; of it {', '.join(parts)}" if parts else ""
+    text = (f"osd.{slow.osd}{where}: BlueStore commit {_ms(mine)} per write against {_ms(theirs)} on its peers "
+            f"(median of {names}), {mine / theirs if theirs else float('inf'):,.0f}× theirs and "
+            f"{(mine - theirs) / client_latency_s:.0%} of the writes' {_ms(client_latency_s)}{inner}"
+            f" → {bottleneck}")
+    sentence = (f"measured: osd.{slow.osd}'s BlueStore commit took {_ms(mine)} per write against {_ms(theirs)} on "
+                f"its peers, {(mine - theirs) / client_latency_s:.0%} of the writes' latency: the writes waited on "
+                f"{bottleneck}")
+    return SlowStore(slow, device, bottleneck, text, sentence)
