@@ -1,8 +1,11 @@
 """Capacity across runs: two runs started together, each of which would fit alone, keep the cluster below the
 limit between them (their markers reserve what each write may add), and a second run warns about the first."""
 
+import os
+import signal
 import subprocess
 import time
+from pathlib import Path
 
 from cephbench.core.results import RunDir
 
@@ -16,8 +19,32 @@ pools:
 workloads:
   - {{name: fill, type: rados_bench, pool: rep, modes: [write], object_size: 4MiB, concurrency: 1, duration: 30s}}
 """
-# One write in flight: the first run's write fills its room over about 10 s, not 3 (at 8 in flight, 70 MiB/s), so
-# the second run's start-up (seconds on a busy machine) ends while the first still runs and holds its marker
+# One write in flight: the first run's write fills its room over seconds, not one (at 8 in flight, 70 MiB/s). The
+# first run's write is also held (SIGSTOP) while the second starts: at 108 MiB/s it filled its room and its run
+# ended before the second's start-up, on CI's busy CPUs, had read the markers (fresh-clone run X).
+
+
+def _benches(pid: int) -> list[int]:
+    """The `rados bench` processes that `pid` started, at any depth."""
+    parent: dict[int, int] = {}
+    for d in Path("/proc").iterdir():
+        try:
+            parent[int(d.name)] = int((d / "stat").read_text().rsplit(")", 1)[1].split()[1])
+        except (ValueError, OSError, IndexError):
+            continue
+    found = []
+    for p in parent:
+        q = p
+        while q in parent and q != pid and q > 1:
+            q = parent[q]
+        if q == pid and p != pid:
+            try:
+                argv = (Path("/proc") / str(p) / "cmdline").read_bytes().split(b"\0")
+            except OSError:
+                continue
+            if argv[0].endswith(b"rados") and b"bench" in argv:
+                found.append(p)
+    return found
 
 
 def test_two_concurrent_runs_stay_below_the_limit(lab_cluster, cephbench_env, tmp_path):
@@ -27,11 +54,28 @@ def test_two_concurrent_runs_stay_below_the_limit(lab_cluster, cephbench_env, tm
     def start(i):
         return subprocess.Popen([*CLI, "run", str(suite), "--out", str(tmp_path / f"run{i}")], env=cephbench_env,
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    procs = [start(0)]
-    deadline = time.monotonic() + 60            # the second starts once the first has marked the cluster
-    while not lab_cluster.ceph_json("config-key", "dump", "cephbench/runs/") and time.monotonic() < deadline:
+
+    def markers() -> int:
+        return len(lab_cluster.ceph_json("config-key", "dump", "cephbench/runs/") or {})
+
+    procs, tools = [start(0)], []
+    deadline = time.monotonic() + 60            # the first has marked the cluster and its write has started
+    while not (markers() and (tools := _benches(procs[0].pid))) and time.monotonic() < deadline:
+        assert procs[0].poll() is None, procs[0].communicate()
         time.sleep(0.1)
-    procs.append(start(1))
+    assert tools, "the first run's write did not start"
+    for t in tools:                              # held until the second run has marked the cluster too
+        os.kill(t, signal.SIGSTOP)
+    try:
+        procs.append(start(1))
+        while markers() < 2 and procs[1].poll() is None and time.monotonic() < deadline:
+            time.sleep(0.1)
+    finally:
+        for t in tools:
+            try:
+                os.kill(t, signal.SIGCONT)
+            except ProcessLookupError:
+                pass
     peak = used / total
     while any(p.poll() is None for p in procs):      # the cluster's own figure, sampled from outside the runs
         t, u = lab_cluster.raw_capacity()
