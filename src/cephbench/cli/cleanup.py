@@ -7,10 +7,10 @@ from pathlib import Path
 
 import click
 
-from .common import out, err, main
+from .common import out, err
 
 
-@main.command()
+@click.command()
 @click.argument("run_dir", type=click.Path(path_type=Path))
 @click.option("-c", "--conf", type=click.Path(path_type=Path), help="ceph.conf (default: the one run.json names).")
 @click.option("-k", "--keyring", type=click.Path(path_type=Path), help="Keyring (default: the one run.json names).")

@@ -14,10 +14,10 @@ from ..lab.multihost import size_flag as _size_option, spec_from_flags
 from ..lab import drives as lab_drives
 from ..lab.throttle import check_drives, parse_drive_refs, parse_throttle_specs
 from ..core.units import format_size
-from .common import out, err, main
+from .common import out, err
 
 
-@main.group()
+@click.group()
 def lab() -> None:
     """A real local Ceph cluster (mon, mgr, OSDs on BlueStore files, RGW) for trying and testing."""
 

@@ -13,10 +13,10 @@ from ..cluster.ceph import CONNECT_TIMEOUT_S
 from ..rundirs.progress import ConsoleEvents
 from ..report.format import seconds
 from ..report.terminal import print_results, print_verdict
-from .common import out, err, main, _catalog, _print_plan_warnings
+from .common import out, err, _catalog, _print_plan_warnings
 
 
-@main.command()
+@click.command()
 @click.argument("suite_path", metavar="SUITE", type=click.Path(path_type=Path), required=False)
 @click.option("--out", "out_dir", type=click.Path(path_type=Path), help="Run directory "
               "(default ./cephbench-runs/<UTC timestamp>-<suite name>).")

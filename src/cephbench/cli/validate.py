@@ -10,7 +10,7 @@ from ..suite.config import Suite, load_suite
 from ..suite.plan import Plan, expand
 from ..report.format import seconds
 from ..core.units import format_size
-from .common import out, main, _print_plan_warnings
+from .common import out, _print_plan_warnings
 
 
 def _plan_param(key: str, value: object) -> str:
@@ -46,7 +46,7 @@ def _print_plan(plan: Plan, suite: Suite) -> None:
     _print_plan_warnings(plan)
 
 
-@main.command()
+@click.command()
 @click.argument("suite_path", metavar="SUITE", type=click.Path(path_type=Path))
 def validate(suite_path: Path) -> None:
     """Check a suite and print the expanded plan, without contacting a cluster."""
