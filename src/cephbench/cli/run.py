@@ -39,7 +39,6 @@ def run(suite_path: Path | None, out_dir: Path | None, resume_dir: Path | None, 
         dry_run: bool, connect_timeout: int, allow_pool_delete: bool) -> None:
     """Run a suite against a cluster (-c, CEPH_CONF, the suite's target:) or the local lab (--lab)."""
     # here, not at the top: `run --help` and a refused suite need none of the run's machinery
-    from ..report.terminal import print_results, print_verdict
     from ..run.launch import RunRequest, prepare, start
     from ..rundirs.progress import ConsoleEvents
     prep = prepare(RunRequest(suite_path, resume_dir, out_dir, conf, keyring, client_id, lab_dir, force, keep,
@@ -69,6 +68,7 @@ def run(suite_path: Path | None, out_dir: Path | None, resume_dir: Path | None, 
         for line in summary.planned:
             out.print(f"  {line}", markup=False)
         return
+    from ..report.terminal import print_results, print_verdict     # a dry run prints no tables
     rundir = prep.rundir
     all_results, _ = rundir.results()
     print_results(out, all_results)
