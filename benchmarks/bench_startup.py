@@ -9,6 +9,10 @@ own root, with PYTHONPATH at their own src/. Rounds alternate A B and B A; CPU i
 Per command: `startup_cpu_ratio` (A's median CPU / B's), both medians, `noise` (the spread of A's own runs,
 (max - min) / median: a ratio closer to 1 than that says nothing), and `same_output` (A printed what B printed,
 the roots' paths aside). Goal: a ratio of at most 0.6 for run, validate, lab and cleanup.
+
+Both sides start with this environment as it is: with PYTHONDONTWRITEBYTECODE set (`pyc=0` in the RESULT lines),
+every start compiles each cephbench module it imports from source, so a module not imported saves its compile too;
+with it unset, both sides write their .pyc files in their own trees on the first round, as a user's install has them.
 CEPHBENCH_STARTUP_BASE (eac26c2) and CEPHBENCH_STARTUP_ROUNDS (7) override.
 """
 
@@ -85,7 +89,8 @@ def measure(cmds: dict[str, list[str]], roots: dict[str, Path]) -> None:
         a, b = statistics.median(cpu[(name, "A")]), statistics.median(cpu[(name, "B")])
         noise = (max(cpu[(name, "A")]) - min(cpu[(name, "A")])) / a
         result_line("startup", command=name, startup_cpu_ratio=a / b, tree_cpu_s=a, base_cpu_s=b, noise=noise,
-                    same_output=int(printed[(name, "A")] == printed[(name, "B")]), rounds=ROUNDS, base=BASE)
+                    same_output=int(printed[(name, "A")] == printed[(name, "B")]), rounds=ROUNDS, base=BASE,
+                    pyc=int(not os.environ.get("PYTHONDONTWRITEBYTECODE")))
 
 
 if __name__ == "__main__":

@@ -62,3 +62,24 @@ def test_help_imports_no_command_module():
                          check=True)
     assert "Commands:" in res.stdout
     assert res.stdout.strip().splitlines()[-1] == "[]"
+
+
+def _imported(args: list[str]) -> list[str]:
+    """The cephbench modules a command run in a fresh process imports."""
+    code = ("import sys; from cephbench.cli import main\n"
+            f"try:\n    main({args!r})\nexcept SystemExit:\n    pass\n"
+            "print(' '.join(sorted(m for m in sys.modules if m.startswith('cephbench'))))")
+    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=SRC.parent,
+                         env={"PYTHONPATH": str(SRC)}, check=True)
+    return res.stdout.strip().splitlines()[-1].split()
+
+
+def test_a_command_imports_only_what_its_path_uses():
+    # what a path does not use is not imported (issue 23): run's machinery for its --help, the lab for its --help,
+    # the drivers and the lab for a suite that has neither baselines nor lab shapes
+    run_help = _imported(["run", "--help"])
+    assert not [m for m in run_help if m.startswith(("cephbench.run.", "cephbench.rundirs", "cephbench.suite",
+                                                     "cephbench.report.terminal"))]
+    assert "cephbench.lab.lab" not in _imported(["lab", "up", "--help"])
+    unused = ("cephbench.drivers.", "cephbench.lab", "cephbench.hosts.", "cephbench.report.terminal")
+    assert not [m for m in _imported(["validate", "suites/rados-sweep.yaml"]) if m.startswith(unused)]
