@@ -48,9 +48,11 @@ def test_help_lists_the_commands_as_click_lists_the_real_ones():
 
 
 def test_an_unknown_command_is_refused_as_click_refuses_it():
-    res = subprocess.run([sys.executable, "-m", "cephbench.cli", "frobnicate"], capture_output=True, text=True,
-                         env={"PYTHONPATH": str(SRC)})
-    assert res.returncode == 2 and "No such command 'frobnicate'" in res.stderr
+    for name, said in (("frobnicate", "No such command 'frobnicate'.\n"),
+                       ("valdate", "No such command 'valdate'. Did you mean 'validate'?\n")):
+        res = subprocess.run([sys.executable, "-m", "cephbench.cli", name], capture_output=True, text=True,
+                             env={"PYTHONPATH": str(SRC)})
+        assert res.returncode == 2 and res.stderr.endswith(said), res.stderr
 
 
 def test_help_imports_no_command_module():

@@ -73,6 +73,13 @@ class Main(click.Group):
                 exit_interrupted()
             raise
 
+    def resolve_command(self, ctx: click.Context, args: list[str]) -> tuple[str | None, click.Command | None,
+                                                                            list[str]]:
+        try:
+            return super().resolve_command(ctx, args)
+        except click.exceptions.NoSuchCommand as exc:    # click suggests a near name from the loaded commands only
+            raise click.exceptions.NoSuchCommand(exc.command_name, possibilities=COMMANDS, ctx=ctx) from None
+
     def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
         # click's own listing, given stand-ins that carry each command's help: no command module is imported
         stand_ins = {name: click.Command(name, help=text) for name, (_, _, text) in COMMANDS.items()}
