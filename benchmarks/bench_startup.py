@@ -10,10 +10,11 @@ Per command: `startup_cpu_ratio` (A's median CPU / B's), both medians, `noise` (
 (max - min) / median: a ratio closer to 1 than that says nothing), and `same_output` (A printed what B printed,
 the roots' paths aside). Goal: a ratio of at most 0.6 for run, validate, lab and cleanup.
 
-Both sides start with this environment as it is: with PYTHONDONTWRITEBYTECODE set (`pyc=0` in the RESULT lines),
-every start compiles each cephbench module it imports from source, so a module not imported saves its compile too;
-with it unset, both sides write their .pyc files in their own trees on the first round, as a user's install has them.
-CEPHBENCH_STARTUP_BASE (eac26c2) and CEPHBENCH_STARTUP_ROUNDS (7) override.
+With PYTHONDONTWRITEBYTECODE set, as in this environment (`pyc=0` in the RESULT lines), every start compiles each
+cephbench module it imports from source, so a module not imported saves its compile too. CEPHBENCH_STARTUP_PYC=1
+measures starts as an installed cephbench makes them, from .pyc files: each side's in a cache directory of its own
+in the temporary directory (PYTHONPYCACHEPREFIX: neither tree gets any), written by one start of each command before
+the rounds. CEPHBENCH_STARTUP_BASE (eac26c2) and CEPHBENCH_STARTUP_ROUNDS (7) override.
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ from common import result_line
 
 BASE = os.environ.get("CEPHBENCH_STARTUP_BASE", "eac26c2")
 ROUNDS = int(os.environ.get("CEPHBENCH_STARTUP_ROUNDS", "7"))
+PYC = os.environ.get("CEPHBENCH_STARTUP_PYC") == "1"
 TREE = Path(__file__).resolve().parents[1]
 
 
@@ -51,10 +53,15 @@ def commands(tmp: Path) -> dict[str, list[str]]:
     }
 
 
-def start(root: Path, args: list[str]) -> tuple[float, str]:
-    """One start of the CLI from `root`: (CPU s of the process, what it printed with `root` replaced)."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith("CEPH")}
+def start(root: Path, args: list[str], pyc: Path | None) -> tuple[float, str]:
+    """One start of the CLI from `root` (`pyc`: its .pyc cache, None: none written): (CPU s of the process, what it
+    printed with `root` replaced)."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("CEPH") and k != "PYTHONDONTWRITEBYTECODE"}
     env["PYTHONPATH"] = str(root / "src")
+    if pyc is None:
+        env["PYTHONDONTWRITEBYTECODE"] = "1"
+    else:
+        env["PYTHONPYCACHEPREFIX"] = str(pyc)
     r0 = resource.getrusage(resource.RUSAGE_CHILDREN)
     res = subprocess.run([sys.executable, "-m", "cephbench.entry", *args], cwd=root, env=env, capture_output=True,
                          text=True, timeout=120)
@@ -69,18 +76,23 @@ def main() -> None:
         base = tmp / "base"
         subprocess.run(["git", "-C", str(TREE), "worktree", "add", "--quiet", "--detach", str(base), BASE], check=True)
         try:
-            measure(commands(tmp), {"A": TREE, "B": base})
+            measure(commands(tmp), {"A": TREE, "B": base}, tmp if PYC else None)
         finally:
             subprocess.run(["git", "-C", str(TREE), "worktree", "remove", "--force", str(base)], check=False)
 
 
-def measure(cmds: dict[str, list[str]], roots: dict[str, Path]) -> None:
+def measure(cmds: dict[str, list[str]], roots: dict[str, Path], pyc_dir: Path | None) -> None:
     cpu: dict[tuple[str, str], list[float]] = {(name, side): [] for name in cmds for side in roots}
     printed: dict[tuple[str, str], set[str]] = {(name, side): set() for name in cmds for side in roots}
+    pyc = {side: None if pyc_dir is None else pyc_dir / f"pyc-{side}" for side in roots}
+    if pyc_dir is not None:
+        for name, args in cmds.items():
+            for side in roots:
+                start(roots[side], args, pyc[side])
     for rnd in range(ROUNDS):
         for name, args in cmds.items():
             for side in ("AB" if rnd % 2 == 0 else "BA"):
-                s, text = start(roots[side], args)
+                s, text = start(roots[side], args, pyc[side])
                 cpu[(name, side)].append(s)
                 printed[(name, side)].add(text)
         print(f"round {rnd + 1}/{ROUNDS}: " + ", ".join(
@@ -90,7 +102,7 @@ def measure(cmds: dict[str, list[str]], roots: dict[str, Path]) -> None:
         noise = (max(cpu[(name, "A")]) - min(cpu[(name, "A")])) / a
         result_line("startup", command=name, startup_cpu_ratio=a / b, tree_cpu_s=a, base_cpu_s=b, noise=noise,
                     same_output=int(printed[(name, "A")] == printed[(name, "B")]), rounds=ROUNDS, base=BASE,
-                    pyc=int(not os.environ.get("PYTHONDONTWRITEBYTECODE")))
+                    pyc=int(PYC))
 
 
 if __name__ == "__main__":
