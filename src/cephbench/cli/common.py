@@ -8,7 +8,7 @@ import logging
 import signal
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Iterator
 
 import click
 from rich.console import Console
@@ -55,6 +55,19 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
 }
 
 
+@contextlib.contextmanager
+def start_up() -> Iterator[None]:
+    """The imports of a start, before the command has changed anything: an interrupt that cuts them short ends the
+    process as one during entry.py's own imports does, one line and exit 130 (os._exit: a handled interrupt inside
+    the `exec` of a half-made module would still end the interpreter by SIGINT, and its clean-up may fail)."""
+    try:
+        yield
+    except BaseException as exc:  # noqa: BLE001 - anything an interrupt cut short
+        if caused_by_interrupt(exc):
+            exit_interrupted()
+        raise
+
+
 class Main(click.Group):
     """Turns the errors a user can fix into one line and exit 2; failures into exit 1. Its commands are COMMANDS,
     each imported when it is run (or its own --help asked for); the group's --help lists them from the table."""
@@ -66,12 +79,8 @@ class Main(click.Group):
         if cmd_name not in COMMANDS:
             return None
         module, attr, _ = COMMANDS[cmd_name]
-        try:
+        with start_up():
             return getattr(importlib.import_module(f"{__package__}.{module}"), attr)
-        except BaseException as exc:  # noqa: BLE001 - anything an interrupt cut short
-            if caused_by_interrupt(exc):    # the import is start-up, as entry.py's own imports are
-                exit_interrupted()
-            raise
 
     def resolve_command(self, ctx: click.Context, args: list[str]) -> tuple[str | None, click.Command | None,
                                                                             list[str]]:
@@ -94,6 +103,12 @@ class Main(click.Group):
         except OperationFailed as exc:
             _finish(f"cephbench: {exc}", 1)
         except KeyboardInterrupt:
+            _finish("cephbench: interrupted", 130)
+        except Exception as exc:
+            # an interrupt that cut short an import inside the command (pydantic builds its validators while the
+            # suite's schema is imported, and turns the interrupt into a SchemaError) is the interrupt
+            if not caused_by_interrupt(exc):
+                raise
             _finish("cephbench: interrupted", 130)
 
 

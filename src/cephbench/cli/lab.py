@@ -12,7 +12,7 @@ import click
 from ..core.errors import OperationFailed, UserError
 from ..lab import default_lab_dir
 from ..core.units import format_size
-from .common import out, err
+from .common import out, err, start_up
 
 if TYPE_CHECKING:
     from ..lab import Lab
@@ -29,7 +29,8 @@ def _lab_dir_option(f):
 
 
 def _lab(lab_dir: Path | None) -> Lab:
-    from ..lab import Lab     # the lab's daemons and namespaces: not for `lab --help`
+    with start_up():
+        from ..lab import Lab     # the lab's daemons and namespaces: not for `lab --help`
     path = Path(lab_dir or default_lab_dir()).absolute()
     if path.exists() and not path.is_dir():
         raise UserError(f"{path} is a file, not a lab directory", "give --dir a directory", where="--dir")

@@ -11,7 +11,7 @@ import click
 
 from ..cluster.ceph import CONNECT_TIMEOUT_S
 from ..report.format import seconds
-from .common import out, err, _catalog, _print_plan_warnings
+from .common import out, err, _catalog, _print_plan_warnings, start_up
 
 
 @click.command()
@@ -38,9 +38,9 @@ def run(suite_path: Path | None, out_dir: Path | None, resume_dir: Path | None, 
         keyring: Path | None, client_id: str | None, use_lab: bool, lab_dir: Path | None, force: bool, keep: bool,
         dry_run: bool, connect_timeout: int, allow_pool_delete: bool) -> None:
     """Run a suite against a cluster (-c, CEPH_CONF, the suite's target:) or the local lab (--lab)."""
-    # here, not at the top: `run --help` and a refused suite need none of the run's machinery
-    from ..run.launch import RunRequest, prepare, start
-    from ..rundirs.progress import ConsoleEvents
+    with start_up():    # here, not at the top: `run --help` needs none of the run's machinery
+        from ..run.launch import RunRequest, prepare, start
+        from ..rundirs.progress import ConsoleEvents
     prep = prepare(RunRequest(suite_path, resume_dir, out_dir, conf, keyring, client_id, lab_dir, force, keep,
                               dry_run, connect_timeout, lab=use_lab, allow_pool_delete=allow_pool_delete),
                    say=lambda m: err.print(m, markup=False))
