@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 import click
+import pytest
 
 import cephbench.cli
 from cephbench.cli.common import COMMANDS, main
@@ -85,3 +86,33 @@ def test_a_command_imports_only_what_its_path_uses():
     assert "cephbench.lab.lab" not in _imported(["lab", "up", "--help"])
     unused = ("cephbench.drivers.", "cephbench.lab", "cephbench.hosts.", "cephbench.report.terminal")
     assert not [m for m in _imported(["validate", "suites/rados-sweep.yaml"]) if m.startswith(unused)]
+
+
+CUT_SHORT = """
+import sys
+
+class CutShort:
+    # pydantic turns an interrupt while it builds a model's validator into a SchemaError caused by it
+    def find_spec(self, name, path=None, target=None):
+        if name == {module!r}:
+            try:
+                raise KeyboardInterrupt
+            except KeyboardInterrupt as exc:
+                raise RuntimeError("Error building validator") from exc
+        return None
+
+sys.meta_path.insert(0, CutShort())
+sys.argv = ["cephbench", *{args!r}]
+from cephbench.entry import main
+main()
+"""
+
+
+@pytest.mark.parametrize("module, args", [
+    ("cephbench.run.launch", ["run", "/nonexistent.yaml"]),            # imported in the command, not at its top
+    ("cephbench.cli.validate", ["validate", "/nonexistent.yaml"]),      # a command's module, imported by the group
+])
+def test_an_interrupt_that_cuts_a_commands_imports_short_is_one_line(module, args):
+    res = subprocess.run([sys.executable, "-c", CUT_SHORT.format(module=module, args=args)], capture_output=True,
+                         text=True, env={"PYTHONPATH": str(SRC)})
+    assert (res.returncode, res.stderr) == (130, "cephbench: interrupted\n")
