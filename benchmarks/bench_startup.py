@@ -2,25 +2,28 @@
 
 The test suite starts the CLI hundreds of times (issue 23), and most of a short command's CPU is its imports. For
 each common invocation (help texts, a suite validated, commands refused before they touch anything: each ends
-without a cluster), A is this working tree and B the base commit, checked out with `git worktree add` into a
-temporary directory (removed at the end). Both run with this interpreter as `python -m cephbench.entry`, from their
-own root, with PYTHONPATH at their own src/. Rounds alternate A B and B A; CPU is the child's user+sys time.
+without a cluster), A is this working tree (its src/ and suites/ as they are, copied into a temporary directory) and
+B the base commit, checked out with `git worktree add` into it (removed at the end). Both run with this interpreter
+as `python -m cephbench.entry`, from their own root, with PYTHONPATH at their own src/. Rounds alternate A B and
+B A; CPU is the child's user+sys time.
 
 Per command: `startup_cpu_ratio` (A's median CPU / B's), both medians, `noise` (the spread of A's own runs,
 (max - min) / median: a ratio closer to 1 than that says nothing), and `same_output` (A printed what B printed,
 the roots' paths aside). Goal: a ratio of at most 0.6 for run, validate, lab and cleanup.
 
-With PYTHONDONTWRITEBYTECODE set, as in this environment (`pyc=0` in the RESULT lines), every start compiles each
-cephbench module it imports from source, so a module not imported saves its compile too. CEPHBENCH_STARTUP_PYC=1
-measures starts as an installed cephbench makes them, from .pyc files: each side's in a cache directory of its own
-in the temporary directory (PYTHONPYCACHEPREFIX: neither tree gets any), written by one start of each command before
-the rounds. CEPHBENCH_STARTUP_BASE (eac26c2) and CEPHBENCH_STARTUP_ROUNDS (7) override.
+By default (`pyc=0` in the RESULT lines) every start compiles each cephbench module it imports from source, as
+with PYTHONDONTWRITEBYTECODE set (this environment's), so a module not imported saves its compile too: neither copy
+has a __pycache__ directory (the working tree's, which test processes may have written, are not copied), and none
+is written. CEPHBENCH_STARTUP_PYC=1 measures starts as an installed cephbench makes them, from .pyc files: each
+side's in a cache directory of its own (PYTHONPYCACHEPREFIX), written by one start of each command before the rounds.
+CEPHBENCH_STARTUP_BASE (eac26c2) and CEPHBENCH_STARTUP_ROUNDS (7) override.
 """
 
 from __future__ import annotations
 
 import os
 import resource
+import shutil
 import statistics
 import subprocess
 import sys
@@ -54,8 +57,8 @@ def commands(tmp: Path) -> dict[str, list[str]]:
 
 
 def start(root: Path, args: list[str], pyc: Path | None) -> tuple[float, str]:
-    """One start of the CLI from `root` (`pyc`: its .pyc cache, None: none written): (CPU s of the process, what it
-    printed with `root` replaced)."""
+    """One start of the CLI from `root` (`pyc`: the side's .pyc cache; None: none read or written): (CPU s of the
+    process, what it printed with `root` replaced)."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("CEPH") and k != "PYTHONDONTWRITEBYTECODE"}
     env["PYTHONPATH"] = str(root / "src")
     if pyc is None:
@@ -73,10 +76,12 @@ def start(root: Path, args: list[str], pyc: Path | None) -> tuple[float, str]:
 def main() -> None:
     with tempfile.TemporaryDirectory(prefix="cephbench-bench-startup-") as tmp_name:
         tmp = Path(tmp_name)
-        base = tmp / "base"
+        tree, base = tmp / "tree", tmp / "base"
+        for part in ("src", "suites"):
+            shutil.copytree(TREE / part, tree / part, ignore=shutil.ignore_patterns("__pycache__"))
         subprocess.run(["git", "-C", str(TREE), "worktree", "add", "--quiet", "--detach", str(base), BASE], check=True)
         try:
-            measure(commands(tmp), {"A": TREE, "B": base}, tmp if PYC else None)
+            measure(commands(tmp), {"A": tree, "B": base}, tmp if PYC else None)
         finally:
             subprocess.run(["git", "-C", str(TREE), "worktree", "remove", "--force", str(base)], check=False)
 
