@@ -12,10 +12,10 @@ from ..lab.multihost import size_flag as _size_option
 from ..rundirs.progress import ConsoleEvents
 from ..report.format import seconds
 from ..core.units import format_size
-from .common import out, err, main
+from .common import out, err
 
 
-@main.group()
+@click.group()
 def baseline() -> None:
     """What the hardware can do: disks (fio, direct I/O) and network (iperf3), to compare the cluster with."""
 

@@ -3,19 +3,23 @@
 from __future__ import annotations
 
 import contextlib
+import importlib
 import logging
 import signal
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING, Iterator
 
 import click
 from rich.console import Console
 
 from .. import __version__
 from ..core.errors import OperationFailed, UserError
-from ..suite.plan import Plan
-from ..core.interrupts import sigterm_interrupts
-from ..core.results import Result, RunDir
+from ..core.interrupts import caused_by_interrupt, exit_interrupted, sigterm_interrupts
+
+if TYPE_CHECKING:
+    from ..core.results import Result, RunDir
+    from ..suite.plan import Plan
 
 
 # Piped output (CI logs, `| tee`) gets wide tables instead of rich's 80-column default.
@@ -23,8 +27,72 @@ out = Console(highlight=False, soft_wrap=True, width=None if sys.stdout.isatty()
 err = Console(stderr=True, highlight=False, soft_wrap=True, width=None if sys.stderr.isatty() else 160)
 
 
+# Each command: its module in cephbench.cli, the function click made of it, and its help as its docstring says
+# (tests/unit/test_cli_commands.py holds the two to the same words). The module is imported only when its command
+# runs: one command's imports (the lab, pydantic's models, the report) are no other's start-up cost.
+COMMANDS: dict[str, tuple[str, str, str]] = {
+    "baseline": ("baseline", "baseline", "What the hardware can do: disks (fio, direct I/O) and network (iperf3), to "
+                 "compare the cluster with."),
+    "cleanup": ("cleanup", "cleanup", "Remove what a run that died (kill -9, a crash) left: pools, flags, images, "
+                "users, its tool processes."),
+    "compare": ("compare", "compare", "Compare runs: RUN_A against RUN_B [RUN_C ...], test by test, with significance "
+                "from the repeats."),
+    "export": ("export", "export_", "Export a run's results for spreadsheets, CI or Prometheus/Grafana "
+               "(docs/exports.md)."),
+    "history": ("history", "history", "The catalog of every run and import: list them, or follow one test across "
+                "runs (--trend)."),
+    "import": ("import_", "import_", "Turn raw rados bench, fio, rbd bench, iperf3, loadgen or osd bench output into "
+               "a run directory."),
+    "lab": ("lab", "lab", "A real local Ceph cluster (mon, mgr, OSDs on BlueStore files, RGW) for trying and "
+            "testing."),
+    "report": ("report", "report", "Write report.html (self-contained, with charts) and report.md into a run "
+               "directory."),
+    "run": ("run", "run", "Run a suite against a cluster (-c, CEPH_CONF, the suite's target:) or the local lab "
+            "(--lab)."),
+    "show": ("show", "show", "Print the results of a run directory."),
+    "suite": ("suite", "suite", "Suites from other tools."),
+    "validate": ("validate", "validate", "Check a suite and print the expanded plan, without contacting a cluster."),
+}
+
+
+@contextlib.contextmanager
+def start_up() -> Iterator[None]:
+    """The imports of a start, before the command has changed anything: an interrupt that cuts them short ends the
+    process as one during entry.py's own imports does, one line and exit 130 (os._exit: a handled interrupt inside
+    the `exec` of a half-made module would still end the interpreter by SIGINT, and its clean-up may fail)."""
+    try:
+        yield
+    except BaseException as exc:  # noqa: BLE001 - anything an interrupt cut short
+        if caused_by_interrupt(exc):
+            exit_interrupted()
+        raise
+
+
 class Main(click.Group):
-    """Turns the errors a user can fix into one line and exit 2; failures into exit 1."""
+    """Turns the errors a user can fix into one line and exit 2; failures into exit 1. Its commands are COMMANDS,
+    each imported when it is run (or its own --help asked for); the group's --help lists them from the table."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted(COMMANDS)
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        if cmd_name not in COMMANDS:
+            return None
+        module, attr, _ = COMMANDS[cmd_name]
+        with start_up():
+            return getattr(importlib.import_module(f"{__package__}.{module}"), attr)
+
+    def resolve_command(self, ctx: click.Context, args: list[str]) -> tuple[str | None, click.Command | None,
+                                                                            list[str]]:
+        try:
+            return super().resolve_command(ctx, args)
+        except click.exceptions.NoSuchCommand as exc:    # click suggests a near name from the loaded commands only
+            raise click.exceptions.NoSuchCommand(exc.command_name, possibilities=COMMANDS, ctx=ctx) from None
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        # click's own listing, given stand-ins that carry each command's help: no command module is imported
+        stand_ins = {name: click.Command(name, help=text) for name, (_, _, text) in COMMANDS.items()}
+        click.Group(commands=stand_ins).format_commands(ctx, formatter)
 
     def invoke(self, ctx: click.Context):
         sigterm_interrupts()    # a SIGTERM during preflight or set-up exits like Ctrl-C, not mid-change
@@ -35,6 +103,12 @@ class Main(click.Group):
         except OperationFailed as exc:
             _finish(f"cephbench: {exc}", 1)
         except KeyboardInterrupt:
+            _finish("cephbench: interrupted", 130)
+        except Exception as exc:
+            # an interrupt that cut short an import inside the command (pydantic builds its validators while the
+            # suite's schema is imported, and turns the interrupt into a SchemaError) is the interrupt
+            if not caused_by_interrupt(exc):
+                raise
             _finish("cephbench: interrupted", 130)
 
 
@@ -73,6 +147,7 @@ def _warn_corrupt(path: Path, bad) -> None:
 
 def _open_run(run_dir: Path) -> tuple[RunDir, list[Result]]:
     """A run directory and its readable results; unreadable lines are reported and skipped."""
+    from ..core.results import RunDir
     rundir = RunDir.open(run_dir)
     results, bad = rundir.results()
     _warn_corrupt(rundir.path, bad)

@@ -8,10 +8,10 @@ from pathlib import Path
 import click
 
 from ..core.errors import UserError
-from .common import out, err, main, _warn_corrupt, write_out
+from .common import out, err, _warn_corrupt, write_out
 
 
-@main.command()
+@click.command()
 @click.argument("runs", nargs=-1, type=click.Path(path_type=Path))
 @click.option("--format", "fmt", type=click.Choice(["text", "markdown", "html"]), default="text",
               show_default=True, help="Output format.")

@@ -6,10 +6,10 @@ from pathlib import Path
 
 import click
 
-from .common import err, main, write_out
+from .common import err, write_out
 
 
-@main.command("export")
+@click.command("export")
 @click.argument("run_dir", metavar="RUN", type=click.Path(path_type=Path))
 @click.option("--format", "fmt", type=click.Choice(["csv", "json", "openmetrics", "grafana-annotations"]),
               required=True,

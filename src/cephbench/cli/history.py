@@ -7,7 +7,7 @@ from pathlib import Path
 import click
 
 from ..core.errors import UserError
-from .common import out, main, _warn_corrupt
+from .common import out, _warn_corrupt
 
 
 def _history_filters(f):
@@ -30,7 +30,7 @@ def _filters(ctx: click.Context, **given: str | None):
     return Filters.from_options(**merged)
 
 
-@main.group(invoke_without_command=True)
+@click.group(invoke_without_command=True)
 @click.option("--db", type=click.Path(path_type=Path), help="Catalog file (default $CEPHBENCH_HISTORY, else "
               "$XDG_DATA_HOME/cephbench/history.sqlite).")
 @click.option("--trend", "trend_metric", metavar="METRIC", help="Follow one test across runs: bytes_per_s, "

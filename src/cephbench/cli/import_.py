@@ -9,10 +9,10 @@ import click
 
 from ..core.errors import UserError
 from ..report.terminal import print_results
-from .common import out, main, _catalog
+from .common import out, _catalog
 
 
-@main.command("import")
+@click.command("import")
 @click.argument("files", nargs=-1, type=click.Path(path_type=Path))
 @click.option("--out", "out_dir", type=click.Path(path_type=Path),
               help="Run directory (default ./cephbench-runs/<UTC timestamp>-import).")

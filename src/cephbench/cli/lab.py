@@ -5,19 +5,20 @@ from __future__ import annotations
 import json
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
 from ..core.errors import OperationFailed, UserError
-from ..lab import Lab, default_lab_dir
-from ..lab.multihost import size_flag as _size_option, spec_from_flags
-from ..lab import drives as lab_drives
-from ..lab.throttle import check_drives, parse_drive_refs, parse_throttle_specs
+from ..lab import default_lab_dir
 from ..core.units import format_size
-from .common import out, err, main
+from .common import out, err, start_up
+
+if TYPE_CHECKING:
+    from ..lab import Lab
 
 
-@main.group()
+@click.group()
 def lab() -> None:
     """A real local Ceph cluster (mon, mgr, OSDs on BlueStore files, RGW) for trying and testing."""
 
@@ -28,6 +29,8 @@ def _lab_dir_option(f):
 
 
 def _lab(lab_dir: Path | None) -> Lab:
+    with start_up():
+        from ..lab import Lab     # the lab's daemons and namespaces: not for `lab --help`
     path = Path(lab_dir or default_lab_dir()).absolute()
     if path.exists() and not path.is_dir():
         raise UserError(f"{path} is a file, not a lab directory", "give --dir a directory", where="--dir")
@@ -70,6 +73,7 @@ def lab_up(lab_dir: Path | None, osds: int | None, osd_size: str, no_rgw: bool, 
            client_net: str | None, osd_throttle: tuple[str, ...], db_device: str | None, objectstore: str,
            fs: str | None, release: str | None, monitoring: bool) -> None:
     """Start a lab cluster and wait until it is healthy."""
+    from ..lab.multihost import size_flag as _size_option, spec_from_flags
     lb = _lab(lab_dir)
     size = _size_option(osd_size, "--osd-size")
     drive_flags = {"--osd-throttle": list(osd_throttle) or None, "--db-device": db_device,
@@ -192,6 +196,8 @@ def lab_env(lab_dir: Path | None) -> None:
 @click.option("--clear", "clear", multiple=True, metavar="osd.N[.db]", help="Remove the throttle of these drives.")
 def lab_throttle(lab_dir: Path | None, specs: tuple[str, ...], clear: tuple[str, ...]) -> None:
     """Slow (or stop slowing) drives of a running multi-host lab through blkio; with nothing given, list the drives."""
+    from ..lab import drives as lab_drives
+    from ..lab.throttle import check_drives, parse_drive_refs, parse_throttle_specs
     lb = _lab(lab_dir)
     if lb.info() is None or not lb.is_running():
         raise UserError(f"no lab running in {lb.dir}", "start one with 'cephbench lab up --hosts 3'", where="--dir")

@@ -7,10 +7,10 @@ from pathlib import Path
 
 import click
 
-from .common import out, main, _open_run
+from .common import out, _open_run
 
 
-@main.command()
+@click.command()
 @click.argument("run_dir", type=click.Path(path_type=Path))
 def report(run_dir: Path) -> None:
     """Write report.html (self-contained, with charts) and report.md into a run directory."""

@@ -10,13 +10,11 @@ from pathlib import Path
 import click
 
 from ..cluster.ceph import CONNECT_TIMEOUT_S
-from ..rundirs.progress import ConsoleEvents
 from ..report.format import seconds
-from ..report.terminal import print_results, print_verdict
-from .common import out, err, main, _catalog, _print_plan_warnings
+from .common import out, err, _catalog, _print_plan_warnings, start_up
 
 
-@main.command()
+@click.command()
 @click.argument("suite_path", metavar="SUITE", type=click.Path(path_type=Path), required=False)
 @click.option("--out", "out_dir", type=click.Path(path_type=Path), help="Run directory "
               "(default ./cephbench-runs/<UTC timestamp>-<suite name>).")
@@ -40,7 +38,9 @@ def run(suite_path: Path | None, out_dir: Path | None, resume_dir: Path | None, 
         keyring: Path | None, client_id: str | None, use_lab: bool, lab_dir: Path | None, force: bool, keep: bool,
         dry_run: bool, connect_timeout: int, allow_pool_delete: bool) -> None:
     """Run a suite against a cluster (-c, CEPH_CONF, the suite's target:) or the local lab (--lab)."""
-    from ..run.launch import RunRequest, prepare, start
+    with start_up():    # here, not at the top: `run --help` needs none of the run's machinery
+        from ..run.launch import RunRequest, prepare, start
+        from ..rundirs.progress import ConsoleEvents
     prep = prepare(RunRequest(suite_path, resume_dir, out_dir, conf, keyring, client_id, lab_dir, force, keep,
                               dry_run, connect_timeout, lab=use_lab, allow_pool_delete=allow_pool_delete),
                    say=lambda m: err.print(m, markup=False))
@@ -68,6 +68,7 @@ def run(suite_path: Path | None, out_dir: Path | None, resume_dir: Path | None, 
         for line in summary.planned:
             out.print(f"  {line}", markup=False)
         return
+    from ..report.terminal import print_results, print_verdict     # a dry run prints no tables
     rundir = prep.rundir
     all_results, _ = rundir.results()
     print_results(out, all_results)

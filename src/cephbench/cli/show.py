@@ -7,10 +7,10 @@ from pathlib import Path
 import click
 
 from ..report.terminal import print_results, print_verdict
-from .common import out, main, _open_run
+from .common import out, _open_run
 
 
-@main.command()
+@click.command()
 @click.argument("run_dir", type=click.Path(path_type=Path))
 @click.option("--reasons", is_flag=True, help="Print the efficiency model's reason for every result.")
 @click.option("--json", "as_json", is_flag=True, help="The results as a JSON list (as 'export --format json').")

@@ -6,10 +6,10 @@ from pathlib import Path
 
 import click
 
-from .common import err, main, write_out
+from .common import err, write_out
 
 
-@main.group()
+@click.group()
 def suite() -> None:
     """Suites from other tools."""
 

@@ -11,7 +11,7 @@ from ..suite.plan import Plan, expand, waits_for_client_hosts
 from ..kinds.schema import Auto
 from ..report.format import seconds
 from ..core.units import format_size
-from .common import out, main, _print_plan_warnings
+from .common import out, _print_plan_warnings
 
 
 def _plan_param(key: str, value: object) -> str:
@@ -54,7 +54,7 @@ def _print_plan(plan: Plan, suite: Suite) -> None:
     _print_plan_warnings(plan)
 
 
-@main.command()
+@click.command()
 @click.argument("suite_path", metavar="SUITE", type=click.Path(path_type=Path))
 def validate(suite_path: Path) -> None:
     """Check a suite and print the expanded plan, without contacting a cluster."""

@@ -7,10 +7,12 @@ that takes a second is let finish, and the signal is delivered right after.
 
 from __future__ import annotations
 
+import os
 import signal
+import sys
 import threading
 from contextlib import contextmanager
-from typing import Callable, Iterator
+from typing import Callable, Iterator, NoReturn
 
 HELD = (signal.SIGINT, signal.SIGTERM)
 
@@ -21,6 +23,28 @@ class Interrupted(KeyboardInterrupt):
 
 def _raise_interrupted(signum, frame) -> None:  # noqa: ARG001
     raise Interrupted()
+
+
+def caused_by_interrupt(exc: BaseException) -> bool:
+    """A KeyboardInterrupt, or an error raised because one cut something short: pydantic builds its validators in
+    Rust while suite/config.py is imported, and turns an interrupt raised there into a SchemaError whose cause it is."""
+    seen: set[int] = set()
+    e: BaseException | None = exc
+    while e is not None and id(e) not in seen:
+        if isinstance(e, KeyboardInterrupt):
+            return True
+        seen.add(id(e))
+        e = e.__cause__ or e.__context__
+    return "KeyboardInterrupt" in str(exc)
+
+
+def exit_interrupted() -> NoReturn:
+    """The end of a start-up (imports, click's parsing) that a signal cut short: one line, exit 130."""
+    # os._exit: an interrupt that cut an import short can leave half-made modules whose clean-up at interpreter
+    # exit fails or re-raises; nothing of cephbench's is open yet, so nothing is lost by skipping it
+    sys.stderr.write("cephbench: interrupted\n")
+    sys.stderr.flush()
+    os._exit(130)
 
 
 def sigterm_interrupts() -> object:

@@ -126,11 +126,6 @@ class DaemonStatus:
     running: bool
 
 
-def default_lab_dir() -> Path:
-    base = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
-    return Path(base) / "cephbench" / "lab"
-
-
 def _free_ports(n: int) -> list[int]:
     """n distinct free loopback ports (all held open while choosing, so none is handed out twice)."""
     socks = []

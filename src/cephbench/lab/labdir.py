@@ -24,12 +24,19 @@ from pathlib import Path
 from ..core.errors import UserError
 
 MARKER = ".cephbench-lab"
+
 # every top-level name a lab makes in its directory (lab.py, drives.py, netns.py, sshd.py), with the temporary
 # names its records are written under before they replace the record
 ENTRIES = ("ceph.conf", "lab.json", "lab.tmp", "keyring", "mon", "mgr", "osd", "rgw", "run", "log", "crash",
            "rgw-user.json", "netns.json", "netns.json.tmp", "drives.json", "drives.json.tmp", "drives", "ssh",
            "hosts", "root.json", "root.tmp", "monitoring")
 _MAGIC = "cephbench lab directory"
+
+
+def default_lab_dir() -> Path:
+    """Where a lab lives when no --dir names one."""
+    base = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
+    return Path(base) / "cephbench" / "lab"
 
 
 @dataclass(frozen=True)

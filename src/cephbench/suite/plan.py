@@ -185,10 +185,11 @@ def _label(kind: Kind, key: str, value: Any) -> str:
 
 def baseline_tests(suite: Suite) -> list[Test]:
     """The suite's disk and network baselines: the first tests of the plan, one group each."""
-    from ..drivers import disk_baseline, iperf
+    # each driver only for a suite that has its baseline: a driver's module brings the runner's machinery with it
     b = suite.baseline
     tests: list[Test] = []
     if b is not None and b.disks is not None:
+        from ..drivers import disk_baseline
         d = b.disks
         n = disk_baseline.estimated_paths(d.paths, d.hosts)
         tests += disk_baseline.make_tests(
@@ -197,6 +198,7 @@ def baseline_tests(suite: Suite) -> list[Test]:
              "allow_raw_device": d.allow_raw_device},
             start_index=len(tests) + 1, est_scopes=n + (n > 1))
     if b is not None and b.network is not None:
+        from ..drivers import iperf
         nw = b.network
         tests += iperf.make_tests(nw.hosts, nw.streams, nw.duration, nw.port, start_index=len(tests) + 1)
     return tests

@@ -9,15 +9,17 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, replace
-from typing import Any, Sequence
+from typing import TYPE_CHECKING, Any, Sequence
 
 from ..core.errors import UserError
-from ..lab import roots
-from ..lab.drives import check_objectstore
-from ..lab.multihost import MultiHostSpec, size_flag, spec_from_flags
-from ..lab.rates import LinkShape
-from ..lab.throttle import DriveLimit, DriveRef, ThrottleSpec
 from ..core.units import exact_size
+
+# The lab's parsers and types are imported by the functions that use them: a suite without lab shapes (most, and
+# every `validate` of one) needs none of the lab's modules
+if TYPE_CHECKING:
+    from ..lab.multihost import MultiHostSpec
+    from ..lab.rates import LinkShape
+    from ..lab.throttle import DriveLimit, DriveRef, ThrottleSpec
 
 DEFAULT_OSDS = 3                    # `lab up`'s defaults, which a shape's missing keys take
 DEFAULT_OSD_SIZE = 10 * 1024**3
@@ -53,6 +55,7 @@ class LabBuild:
         return json.dumps(self.bare().to_json(), sort_keys=True)
 
     def with_throttles(self, throttles: dict[DriveRef, DriveLimit]) -> "LabBuild":
+        from ..lab.throttle import ThrottleSpec
         if self.multi is None:
             return self
         return replace(self, multi=replace(self.multi, throttles=tuple(
@@ -71,6 +74,10 @@ class LabBuild:
 
     @classmethod
     def from_json(cls, d: dict[str, Any]) -> "LabBuild":
+        from ..lab.drives import check_objectstore
+        from ..lab.multihost import MultiHostSpec
+        from ..lab.rates import LinkShape
+        from ..lab.throttle import DriveLimit, ThrottleSpec
         m = d.get("multi")
         release = str(d.get("release") or "")
         if m is None:
@@ -131,6 +138,7 @@ def throttle_text(t: ThrottleSpec) -> str:
 
 
 def _ref(name: str) -> DriveRef:
+    from ..lab.throttle import DriveRef
     osd, _, role = name.removeprefix("osd.").partition(".")
     return DriveRef(int(osd), role or "data")
 
@@ -149,6 +157,8 @@ def restore_commands(record: str) -> list[str]:
 def build_of(shape: dict[str, Any], path: str) -> LabBuild:
     """A variant's `lab:` mapping (its keys are `lab up`'s flags) -> the build; UserError naming the YAML path of
     the bad key (`variants[0].lab.public_net`) with the same message `lab up` gives for that flag."""
+    from ..lab.multihost import size_flag, spec_from_flags
+
     def text(key: str) -> str | None:
         v = shape.get(key)
         return None if v is None else str(v)
@@ -178,6 +188,7 @@ def build_of(shape: dict[str, Any], path: str) -> LabBuild:
 
 def release_of(name: object, where: str) -> str:
     """A shape's `release:`: one `lab up --release` offers and a lab can run, or one line at its YAML path."""
+    from ..lab import roots
     rel = roots.release(str(name), where=where)
     if rel.no_lab:
         raise UserError(f"a lab of {rel.name} is not yet supported: {rel.no_lab}",
@@ -225,6 +236,7 @@ def step(current: LabBuild | None, want: LabBuild | None) -> Step:
         return Step("up", want)
     if current.key() != want.key():
         return Step("rebuild", want)
+    from ..lab.throttle import ThrottleSpec
     have, need = current.throttles, want.throttles
     to_set = tuple(ThrottleSpec(r, lim) for r, lim in sorted(need.items()) if have.get(r) != lim)
     to_clear = tuple(r for r in sorted(have) if r not in need)
