@@ -5,6 +5,10 @@ PY := $(VENV)/bin/python
 CEPHBENCH := $(VENV)/bin/cephbench
 LAB_DIR ?= $(CURDIR)/build/demo-lab
 NAME ?=
+# The tests start the CLI hundreds of times: each start should read cephbench's modules compiled once (.pyc in
+# __pycache__, which git ignores), not compile them again. This machine's environment turns that off
+# (PYTHONDONTWRITEBYTECODE=1): a run's imports then cost 0.43-0.49 s of CPU a start instead of 0.29 s.
+unexport PYTHONDONTWRITEBYTECODE
 
 .PHONY: setup demo test roots test-go-and-unit test-unit test-lab test-lab-serial test-go bench loadgen clean
 
