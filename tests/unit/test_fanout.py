@@ -32,6 +32,14 @@ def test_split_markers_keeps_the_tool_text_exactly():
     assert (start, end, rc) == (1795407166497479407, 1795407166508121681, 3)
 
 
+def test_split_markers_leaves_out_what_the_login_printed_before_the_wrapper_was_ready():
+    """A client host's shell start-up files run before the wrapper (sshd's `bash -c` reads ~/.bashrc); what they
+    print is not the tool's output. Fresh-clone run Y: `pyenv init` in root's ~/.bashrc printed an `rm:` line on c1
+    ahead of the tool's, and the tool's first word read `rm:`."""
+    noisy = "rm: cannot remove '/root/.pyenv/shims/.pyenv-shim': No such file or directory\n" + WRAPPED
+    assert split_markers(noisy)[0] == "hi\nTotal time run:         10.0\n"
+
+
 def test_split_markers_after_a_last_line_without_newline():
     text, _, end, rc = split_markers("@cephbench start_ns=5\npartial@cephbench end_ns=9 rc=0\n")
     assert (text, end, rc) == ("partial", 9, 0)

@@ -63,7 +63,10 @@ class TimedResult:
 def split_markers(text: str) -> tuple[str, int | None, int | None, int | None]:
     """A wrapper's output -> (the tool's own output, start_ns, end_ns, rc), the marker lines taken out.
 
-    A marker may follow a tool's last line that had no newline: that text stays the tool's."""
+    A marker may follow a tool's last line that had no newline: that text stays the tool's. What came before the
+    wrapper's ready line is not the tool's: ssh's warnings, and whatever the host's shell start-up files print (sshd's
+    `bash -c` reads ~/.bashrc; an `rm:` line of pyenv's concurrent rehash there once read as a tool's first word). A
+    wrapper that never got ready keeps it all: it says why."""
     kept: list[str] = []
     start = end = rc = None
     for line in text.splitlines(keepends=True):
@@ -71,6 +74,9 @@ def split_markers(text: str) -> tuple[str, int | None, int | None, int | None]:
         m = _MARKER.match(line, i) if i >= 0 else None
         if m is None:
             kept.append(line)
+            continue
+        if m["ready_pid"]:
+            kept.clear()
             continue
         kept.append(line[:i])
         if m["start"]:
