@@ -98,3 +98,25 @@ def test_kill_9_at_each_step_of_a_rebuild_then_cleanup_puts_the_users_lab_back(o
     assert res.returncode == 0, res.stdout + res.stderr
     assert "Traceback" not in res.stderr
     assert_lab_as_the_user_had_it(own_lab, rundir)
+
+
+def test_cleanup_after_a_down_cut_short_starts_the_users_lab_again(own_lab, tmp_path):
+    """What a kill -9 in the middle of the rebuild's down leaves: some of the lab's daemons stopped (its monitor
+    here), the others running. The way back must see a lab that is not whole and start it again. Before, any daemon
+    still running made it the user's lab as it was: nothing was done, and the lab stayed without its monitor
+    (fresh-clone run Y: cleanup said "removed lab-shape", then no monitor answered, for every later test)."""
+    from cephbench.lab import daemons as dm
+    from cephbench.run.shapes import build_of_lab, restore_recorded
+
+    original = build_of_lab(own_lab)
+    assert original is not None
+    (mon,) = [d for d in own_lab.daemons() if d.name.startswith("mon.") and d.running]
+    os.kill(mon.pid, signal.SIGKILL)
+    deadline = time.monotonic() + 30
+    while dm.process_alive(mon.pid) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert [d.name for d in own_lab.daemons() if d.running], "nothing of the lab is left running"
+    restore_recorded(json.dumps({"dir": str(own_lab.dir), "original": original.to_json()}))
+    assert all(d.running for d in own_lab.daemons()), own_lab.daemons()
+    assert build_of_lab(own_lab) == original
+    assert own_lab.started() and own_lab.healthy()

@@ -49,10 +49,15 @@ def first_build(suite: Suite) -> LabBuild | None:
     return specs[0].lab if specs else None
 
 
-def build_of_lab(lab: Lab) -> LabBuild | None:
+def build_of_lab(lab: Lab, whole: bool = False) -> LabBuild | None:
     """The build of the lab running in `lab.dir` (lab.json, drives.json); None when none runs, or when its start was
-    cut short (a rebuild killed half-way: lab.json already names the new build, but the lab is not whole)."""
-    info = lab.info() if lab.started() and lab.is_running() else None
+    cut short (a rebuild killed half-way: lab.json already names the new build, but the lab is not whole).
+    `whole` (the way back after a change that failed or was killed): None also when any of its daemons is not
+    running. A down cut short stops some and leaves the others, and a lab without its monitor is no lab: it must be
+    started again. A run's first look leaves it False: the user's lab with an OSD they stopped is still theirs."""
+    daemons = lab.daemons()
+    running = [d for d in daemons if d.running]
+    info = lab.info() if lab.started() and running and not (whole and len(running) < len(daemons)) else None
     if info is None:
         return None
     topo = info.topology
@@ -128,7 +133,7 @@ class Keeper:
     def resync(self) -> None:
         """After a change that failed half-way: what the lab is now (None: no lab runs)."""
         if not self.dry_run:
-            self.current = build_of_lab(self.lab)
+            self.current = build_of_lab(self.lab, whole=True)
 
     def take_planned(self) -> list[str]:
         out, self._planned = self._planned, []
@@ -198,4 +203,4 @@ def restore_recorded(name: str) -> None:
         with held():
             lab.down()      # also a lab whose start was cut short: its records name what to remove
         return
-    apply_step(lab, step(build_of_lab(lab), LabBuild.from_json(d["original"])))
+    apply_step(lab, step(build_of_lab(lab, whole=True), LabBuild.from_json(d["original"])))
