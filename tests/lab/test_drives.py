@@ -260,3 +260,21 @@ def test_without_loop_devices_drives_are_files_and_a_file_system_is_refused(tmp_
     finally:
         drives.destroy(rec)
     assert_gone(rec, tmp_path)
+
+
+def test_destroy_waits_for_a_detached_loop_device_still_held_open(tmp_path):
+    """`losetup --detach` of a loop device something still holds open succeeds, and the kernel frees the device only
+    once it is closed (an unmounted btrfs a moment after its umount did so on a busy machine): destroy waits for that
+    instead of failing on it. Before, it raised 'could not remove /dev/loopN' with no error from the detach."""
+    import threading
+    rec = drives.create(drives.plan(netns.lab_id_for(tmp_path), tmp_path, {0: None}, 64 * MiB, None),
+                        tmp_path / "drives.json")
+    dev = rec.drive(DriveRef(0)).device
+    held = os.open(dev, os.O_RDONLY)
+    closer = threading.Timer(1.5, os.close, (held,))
+    closer.start()
+    try:
+        drives.destroy(rec)
+    finally:
+        closer.join()
+    assert_gone(rec, tmp_path)

@@ -68,9 +68,10 @@ def _monitoring_pids(lab_dir: Path) -> list[str]:
 
 def _busy_mean(series: list[float]) -> float:
     """The mean of the seconds that carried load, the first and last left out (the test began and ended inside
-    them): what both sources saw of the same steady load. Totals differ by up to a second's worth at each end (the
-    watch's last reading is up to a second before the tools end; a Prometheus step is up to a scrape late), which
-    is a sixth of a 6 s test; the rules read the busy seconds too (analysis/utilization.busy_seconds)."""
+    them), printed beside the totals that are compared. It is not what the two sources are held to: under the CPUs
+    of `make test` (92% busy, fresh-clone run AA) the load came in bursts, and a burst that crossed a second's edge
+    fell into different seconds of the two series. One host's busy seconds then read 16.9 MiB/s from Prometheus
+    and 20.3 from ssh, while the two totals over the test were 105.7 and 104.7 MiB (h1: 83.7 and 82.4)."""
     peak = max(series)
     busy = [v for v in series if v >= 0.1 * peak]
     return statistics.mean(busy[1:-1] if len(busy) >= 5 else busy)
@@ -135,10 +136,12 @@ def test_prometheus_figures_agree_with_the_ssh_watch_and_bad_urls_are_refused(mo
         for mine, theirs, field in ((devs[0], ssh_devs[0], "write_bytes_per_s"),
                                     (links[0], ssh_links[0], "rx_bytes_per_s")):
             prom, ssh = _busy_mean(mine[field]), _busy_mean(getattr(theirs, field))
-            compared.append(f"{host} {field}: prometheus {prom / 2**20:.2f} MiB/s, ssh {ssh / 2**20:.2f} MiB/s in "
-                            f"their busy seconds; in all {sum(mine[field]) / 2**20:.1f} and "
-                            f"{sum(getattr(theirs, field)) / 2**20:.1f} MiB")
-            assert ssh > 2**20 and abs(prom - ssh) / ssh < 0.10, compared
+            # what each counted over the test's window: the bytes the rules sum and divide by the same duration
+            prom_total, ssh_total = sum(mine[field]), sum(getattr(theirs, field))
+            compared.append(f"{host} {field}: in all {prom_total / 2**20:.1f} MiB from prometheus and "
+                            f"{ssh_total / 2**20:.1f} from ssh; {prom / 2**20:.2f} and {ssh / 2**20:.2f} MiB/s in "
+                            "their busy seconds")
+            assert ssh_total > 6 * 2**20 and abs(prom_total - ssh_total) / ssh_total < 0.10, compared
     print("\n".join(compared))
     said = result["analysis"]["evidence"]
     assert any("from Prometheus (node-exporter), 1 s resolution" in line for line in said), said

@@ -427,6 +427,10 @@ def leftovers(record: LabDrives) -> list[str]:
 
 
 UMOUNT_BUSY_S = 30.0     # how long a mount may stay busy after its OSD was stopped
+# How long a detached loop device may stay attached: `losetup --detach` of a device something still holds open
+# succeeds and frees it once the last holder lets go (an unmounted btrfs a moment after its umount, on a busy machine:
+# `make test`'s drives test found /dev/loop0 still attached, with no error from the detach).
+DETACH_RELEASE_S = 10.0
 
 
 def _umount(mount: str) -> CommandResult:
@@ -459,6 +463,9 @@ def destroy(record: LabDrives, wait_s: float = cgroups.REMOVE_WAIT_S) -> list[st
         for dev in attached(d.backing):
             res = _run(["losetup", "--detach", dev])
             (removed.append(dev) if res.ok else errors.append(f"losetup --detach {dev}: {res.error_text()}"))
+    deadline = time.monotonic() + DETACH_RELEASE_S
+    while any(attached(d.backing) for d in record.drives) and time.monotonic() < deadline:
+        time.sleep(0.2)
     try:
         removed += [str(g) for g in cgroups.remove([Path(g) for g in record.cgroups], wait_s)]
     except OperationFailed as exc:
