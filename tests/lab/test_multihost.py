@@ -89,10 +89,13 @@ def test_hosts_have_their_own_address_osds_crush_host_and_sshd(multihost_lab):
 
     # every host answers over ssh, as a real cluster's host would, in its own network namespace
     for name, h in hosts.items():
-        res = on_host(multihost_lab, name, "ip -4 -o addr show; echo CEPH_CONF=$CEPH_CONF")
+        res = on_host(multihost_lab, name, "ip -4 -o addr show; echo CEPH_CONF=$CEPH_CONF; echo PATH=$PATH")
         assert res.returncode == 0, res.stderr
         assert h["addresses"]["public"] in res.stdout
         assert f"CEPH_CONF={multihost_lab.conf}" in res.stdout
+        # the PATH the lab gives its sessions, not one the user's shell start-up files made (root's ~/.bashrc put
+        # pyenv's shims first here: every python3 on a host was pyenv's shim, 0.3 s of CPU a start)
+        assert f"PATH={multihost_lab.host_bin(name)}:/usr/local/sbin:/usr/local/bin:" in res.stdout, res.stdout
         others = [a for a in addresses if a != h["addresses"]["public"]]
         assert not any(a + "/" in res.stdout for a in others)
 

@@ -519,7 +519,7 @@ class Lab:
         for h in self._net.hosts:
             f.config(h.name).write_text(sshd.render_config(f, h.address()))
             self.host_bin(h.name).mkdir(parents=True, exist_ok=True)
-            env = {"CEPH_CONF": str(self.conf), "PATH": sshd.session_path(self.host_bin(h.name))}
+            env = sshd.session_env(self.conf, self.host_bin(h.name))
             if self._drives is not None and h.name in self._drives.hosts:
                 env["CEPHBENCH_CPUACCT"] = self._drives.hosts[h.name]
             # a veth reports 10 Gbit/s in sysfs whatever tc allows: the evidence reads the shaped speed here

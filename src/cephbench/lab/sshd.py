@@ -33,6 +33,18 @@ def session_path(host_bin: Path) -> str:
     return f"{host_bin}:{SYSTEM_PATH}"
 
 
+def session_env(conf: Path, host_bin: Path) -> dict[str, str]:
+    """What every session on a lab host starts with (sshd's SetEnv), beside the host's own figures.
+
+    SHLVL=1: sshd runs a command through the user's shell, and Debian's bash reads ~/.bashrc when run by sshd as a
+    top-level shell, the user's interactive set-up on every session of a host that should look like a server. On
+    this project's machines root's ~/.bashrc runs `pyenv init` and puts pyenv's shims first on the PATH: each
+    session paid for it, and every `python3` on a host (the counters' reading) was pyenv's shim, 0.3 s of CPU and
+    up to 2.6 s a start on a busy machine, against 0.02 for /usr/bin/python3. A shell that inherits SHLVL=1 counts
+    itself the second level and leaves ~/.bashrc alone, so the PATH is the lab's."""
+    return {"CEPH_CONF": str(conf), "PATH": session_path(host_bin), "SHLVL": "1"}
+
+
 @dataclass(frozen=True)
 class SshFiles:
     dir: Path
