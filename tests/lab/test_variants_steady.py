@@ -1,6 +1,8 @@
 """Steady state on the real lab: a rados bench write runs in rounds of its duration until the SNIA criteria hold
 over the window or steady_state.max has passed, and the result says which, with every round."""
 
+import pytest
+
 from cephbench.core.results import RunDir, SteadyState
 
 from labcli import run_cli, write_suite
@@ -37,8 +39,12 @@ def test_a_steady_write_s_evidence_covers_the_window_not_its_last_round(lab, cep
     st = SteadyState.model_validate(r.measurement.extra["steady_state"])
     assert len(st.rounds) >= 3 and not st.reached, st
     ops = r.measurement.ops_total                           # the window's rounds' ops
-    last = st.rounds[-1].ops_per_s * st.rounds[-1].duration_s
-    assert ops > 2 * last, (ops, last)
+    window = [x.ops_per_s * x.duration_s for x in st.rounds[-3:]]
+    last = window[-1]
+    assert ops == pytest.approx(sum(window), rel=0.01), (ops, window)
+    # so evidence of the last round alone (its ops and the few below) would fail the check of op_w below; not "twice
+    # the last round": under make test's CPUs the rounds' rates differ, and the last once wrote 792 of 1,442 (run DD)
+    assert ops > last * 1.05 + 30, (ops, window)
     op_w = sum(o.op_w or 0 for o in r.evidence.osds)        # each write is one op_w on its primary OSD
     # a few more: rados bench's metadata object per round, the mgr's own writes
     assert ops <= op_w <= ops * 1.05 + 30, (op_w, ops, last)
