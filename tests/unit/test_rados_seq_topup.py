@@ -53,3 +53,25 @@ def test_a_read_reads_its_own_hosts_objects_and_past_the_hosts_a_write_reached_t
     assert read_sources(c1 + c2 + c3, c1) == c1 + c1 + c1
     assert read_sources(c1 + c2 + c3, c1 + c2) == c1 + c2 + c1
     assert read_sources([(None, 0)], [(None, 0)]) == [(None, 0)]     # this machine: as before
+
+
+def test_reads_from_two_hosts_started_apart_did_not_run_out():
+    """CI (stop 32) ran rand for 2 s from two client hosts: each host's rados bench ran its 2 s, but the ssh starts
+    put 0.6 s between them, so the merged measurement's common window was 1.4 s, under 80 % of 2 s, and the step
+    was warned as having run out of objects (and its curve dropped). Running out is each instance's own: one that
+    read every object stops before its duration."""
+    from pathlib import Path
+
+    from cephbench.core.merge import merge_instances
+    from cephbench.drivers.rados_bench import parse, ran_out
+
+    text = (Path(__file__).parents[1] / "fixtures" / "rados_bench" / "ceph16.2.15_rand_4K.txt").read_text()
+    a, b = parse(text, "rand", 5), parse(text, "rand", 5)
+    a.start_unix_s, a.end_unix_s = 1000.0, 1000.0 + a.duration_s
+    b.start_unix_s, b.end_unix_s = 1001.2, 1001.2 + b.duration_s
+    merged = merge_instances([a, b], latency="mean-max")
+    assert merged.duration_s < 0.8 * 5          # the window alone would have said "ran out"
+    assert ran_out([a, b], 5) is None
+    short = parse(text, "rand", 5)
+    short.duration_s = 2.5                      # an instance that read every object there was, half-way
+    assert ran_out([a, short], 5) == 2.5

@@ -413,6 +413,14 @@ def write_seconds_for(fed: list[Fed], read: list[Fed], seq_s: float) -> int:
 P = TypeVar("P")       # an instance's place: its client host (None: this machine) and its number there
 
 
+def ran_out(parts: Sequence[Measurement], requested_s: float) -> float | None:
+    """The seconds of the shortest read instance that stopped before 80 % of its requested duration: it read every
+    object there was. Each instance's own duration, not the merged window: hosts started over ssh apart share a
+    window shorter than each one's run. None: none ran out."""
+    short = [p.duration_s for p in parts if p.duration_s < 0.8 * requested_s]
+    return min(short) if short else None
+
+
 def read_sources(readers: Sequence[P], writers: Sequence[P]) -> list[P]:
     """The write instance whose objects each read instance reads: its own, where it wrote (a client's reads read
     what its own write made); past the hosts a write's search of them reached (`clients: auto` stopped early), those
@@ -663,13 +671,13 @@ def run_group(ctx, group, todo):
                 if max_objects is not None and any((p.ops_total or 0) >= max_objects for p in parts):
                     warnings.append(f"capacity guard: write stopped at {max_objects} objects per instance to stay "
                                     f"below {ctx.settings.max_raw_used:.0%} raw used")
-            elif m.duration_s < 0.8 * test.params["duration_s"]:
+            elif (short := ran_out(parts, test.params["duration_s"])) is not None:
                 seq_s = test.params["duration_s"]
                 exact = mode == "seq" and fed and all(f.rate > 0 for f in fed)
                 longer = (f"give the write at least {write_seconds_for(fed, read, seq_s)} s (it read "
                           f"{sum(r.rate for r in read):.0f} objects/s, the write made {sum(f.rate for f in fed):.0f}/s)"
                           if exact else "give the write a longer duration")
-                warnings.append(f"{mode} ran out of objects after {m.duration_s:.1f} s of the requested {seq_s:g} s: "
+                warnings.append(f"{mode} ran out of objects after {short:.1f} s of the requested {seq_s:g} s: "
                                 f"it read every object there was; {longer} (duration: {{write: ..., {mode}: ...}})")
             if not record:
                 ctx.events.note(f"{gid}: wrote objects again for the reads that remain (not recorded)")

@@ -55,10 +55,14 @@ class Daemon:
         return self.log_dir / f"{self.name}.out"
 
     def pid(self) -> int | None:
-        try:
-            return int(self.pid_file.read_text().strip())
-        except (OSError, ValueError):
-            return None
+        return read_pid(self.pid_file)
+
+
+def read_pid(path: Path) -> int | None:
+    try:
+        return int(path.read_text().strip())
+    except (OSError, ValueError):
+        return None
 
 
 def process_alive(pid: int) -> bool:
@@ -68,6 +72,50 @@ def process_alive(pid: int) -> bool:
             return f.read().rsplit(")", 1)[-1].split()[0] != "Z"
     except OSError:
         return False
+
+
+def group_members(pgid: int) -> list[int]:
+    """The processes of process group `pgid` (a command started in a session of its own leads one: its children
+    are in it, and outlive it when it is killed)."""
+    out = []
+    for p in Path("/proc").iterdir():
+        if p.name.isdigit():
+            try:
+                fields = (p / "stat").read_text().rsplit(")", 1)[-1].split()
+            except OSError:
+                continue
+            if int(fields[2]) == pgid:
+                out.append(int(p.name))
+    return sorted(out)
+
+
+def self_recording(argv: Sequence, record: Path) -> list[str]:
+    """`argv`, run by a shell that first writes its own PID (which exec keeps: the command's) to `record`. The
+    process records itself: a kill of the process that starts it, however soon after the fork, cannot leave it
+    running unrecorded."""
+    return ["sh", "-c", 'echo $$ > "$0" && exec "$@"', str(record), *map(str, argv)]
+
+
+def kill_group(pgid: int, conf: Path) -> list[int]:
+    """SIGKILL process group `pgid` at once, if a process of it is this lab's (a group's ID is not reused while a
+    process is in it), and wait until it is gone (up to 30 s: a process in disk I/O dies when it ends); what it
+    held, or [] when it was no group of this lab's. A group is signalled whole: a member forked after a look at
+    its members would escape a kill by PIDs."""
+    members = [p for p in group_members(pgid) if process_alive(p)]
+    if not any(is_lab_process(p, conf) for p in members):
+        return []
+    try:
+        os.killpg(pgid, signal.SIGKILL)
+    except ProcessLookupError:
+        return members
+    deadline = time.monotonic() + 30
+    while (left := [p for p in group_members(pgid) if process_alive(p)]) and time.monotonic() < deadline:
+        for p in left:
+            reap(p)
+        time.sleep(0.01)
+    if left:
+        log.warning("process group %d (%s) is still exiting after SIGKILL", pgid, ", ".join(map(str, left)))
+    return members
 
 
 def is_lab_process(pid: int, conf: Path) -> bool:

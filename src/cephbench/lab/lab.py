@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import Callable
 
 from ..core.capacity import df_capacity
+from ..core import interrupts
 from ..core.errors import OperationFailed, UserError
 from ..hosts.local import CommandResult, LocalHost
 from ..core.units import format_size
@@ -73,7 +74,10 @@ RGW_POOLS = (".rgw.root", "default.rgw.log", "default.rgw.control", "default.rgw
 # nothing can talk to it. The lab's processes never see them.
 CEPH_ENV_PREFIX = "CEPH_"
 # for the --mkfs runs: run/<name>.pid is the daemon's, and `down` would take a finished mkfs for it
-NO_PID_FILE = ("--pid-file", "")
+# mkfs: no PID file (the daemon's own, which its start writes), and in the foreground: Ceph's commands daemonize
+# by default, and a mkfs forks a child in a session of its own that a killed start would leave running
+MKFS_ARGS = ("--pid-file", "", "-f")
+RUNNING = ".running"        # run/<pid>.running: a command of the start (an OSD's mkfs) while it runs
 
 
 @dataclass
@@ -296,9 +300,27 @@ class Lab:
         inroot = self._in_root()
         return inroot.argv(argv) if inroot is not None else argv
 
-    def _run(self, argv: list, timeout_s: float) -> CommandResult:
-        """A Ceph command of the lab's release (mkfs, monmaptool, radosgw-admin), to its end."""
-        return self.host.run(self._ceph_argv(argv), timeout_s)
+    def _run(self, argv: list, timeout_s: float, label: str) -> CommandResult:
+        """A Ceph command of the lab's release (mkfs, monmaptool, radosgw-admin), to its end. While it runs, its PID
+        is in run/<label>.running, written by the command's own process: a start killed with SIGKILL ends its
+        threads, not the mkfs they were waiting on, and the next up or down ends what such a file names (an OSD's
+        mkfs left running made the next start fail with EEXIST, or outlived its down)."""
+        record = self.dir / "run" / f"{label}{RUNNING}"
+        try:
+            return self.host.run(dm.self_recording(self._ceph_argv(argv), record), timeout_s)
+        finally:
+            record.unlink(missing_ok=True)
+
+    def _end_commands_left(self) -> None:
+        """End the commands a killed start left running (run/*.running), and forget them. Each ran in a session of
+        its own: its process group holds what it forked too."""
+        run = self.dir / "run"
+        for f in (run.glob(f"*{RUNNING}") if run.is_dir() else ()):
+            pid = dm.read_pid(f)
+            if pid is not None and (ended := dm.kill_group(pid, self.conf)):
+                log.info("lab: ended %s (%s), left running by a start that was killed", ", ".join(map(str, ended)),
+                         f.name.removesuffix(RUNNING))
+            f.unlink(missing_ok=True)
 
     def _start_daemon(self, name: str, argv: list[str], ceph: bool = True) -> None:
         """Start a daemon in the foreground of its own session: no waiting for its start-up here.
@@ -325,10 +347,15 @@ class Lab:
                 groups = (record.osd_cgroups(int(name.split(".")[1]), host) if name.startswith("osd.")
                           else record.host_cgroups(host))
                 argv = cgroups.join_argv(groups, argv)
-        proc = self.host.start(argv, stdout_path=d.console, env=env)
-        self._started[name] = proc
-        # radosgw writes no PID file in the foreground; the others write this same PID (they are this process).
-        d.pid_file.write_text(f"{proc.pid}\n")
+        # The daemon writes its PID file first (a SIGKILL of this process right after the fork cannot leave it
+        # unrecorded), and a signal is held meanwhile: one inside Popen, after its fork, loses the child's PID
+        # (Popen never returns), and the stop that follows could read its PID file before it is written (CI: the
+        # mgr, started as its `lab up` was SIGTERM'd, outlived it)
+        with interrupts.held():
+            proc = self.host.start(dm.self_recording(argv, d.pid_file), stdout_path=d.console, env=env)
+            self._started[name] = proc
+            # radosgw writes no PID file in the foreground; the others write this same PID (they are this process).
+            d.pid_file.write_text(f"{proc.pid}\n")
 
     # ---- up ----------------------------------------------------------------
     def up(self, osds: int = 3, osd_size_bytes: int = 10 * 1024**3, rgw: bool = True,
@@ -585,16 +612,19 @@ class Lab:
             # mkfs is mostly waiting on fsync, so the OSDs are made side by side.
             mkfs: dict[Future, int] = {
                 pool.submit(self._run, ["ceph-osd", "--conf", conf, "-i", str(i), "--mkfs", "--no-mon-config",
-                                  "--osd-uuid", osd_uuids[i], *NO_PID_FILE], dm.OVERALL_S): i for i in range(osds)}
+                                  "--osd-uuid", osd_uuids[i], *MKFS_ARGS], dm.OVERALL_S, f"mkfs-osd.{i}"): i
+                for i in range(osds)}
             monmap = self.dir / "run" / "monmap"
             ports = LabPorts(info.ports["mon_v2"], info.ports["mon_v1"], info.ports["rgw"])
             ciphers = roots.RELEASES[info.release].mon_ciphers if info.root else ""
             self._check(self._run(["monmaptool", "--create", "--fsid", info.fsid, "--addv", "a",
                                    mon_addrs(self._mon_ip(), ports),
-                                   *(["--auth-allowed-ciphers", ciphers] if ciphers else []), monmap], dm.OVERALL_S),
+                                   *(["--auth-allowed-ciphers", ciphers] if ciphers else []), monmap], dm.OVERALL_S,
+                                  "monmaptool"),
                         "monmaptool")
             self._check(self._run(["ceph-mon", "--conf", conf, "--mkfs", "-i", "a", "--monmap", monmap,
-                             "--keyring", self.dir / "keyring" / "mon-mkfs.keyring", *NO_PID_FILE], dm.OVERALL_S),
+                             "--keyring", self.dir / "keyring" / "mon-mkfs.keyring", *MKFS_ARGS], dm.OVERALL_S,
+                                  "mkfs-mon.a"),
                         "ceph-mon --mkfs")
             self._start_daemon(MON, ["ceph-mon", "-i", "a"])
             # The mgr is what the lab waits for last on a busy machine: it imports its Python modules (seconds
@@ -736,7 +766,8 @@ class Lab:
         self._check(self._run(["radosgw-admin", "--conf", str(self.conf), "-n", "client.admin", "user",
                                    "create", "--uid", LAB_USER, "--display-name", "cephbench lab user",
                                    "--access-key", access, "--secret-key", secret,
-                                   "--subuser", f"{LAB_USER}:swift", "--access", "full"], dm.OVERALL_S),
+                                   "--subuser", f"{LAB_USER}:swift", "--access", "full"], dm.OVERALL_S,
+                              "radosgw-admin"),
                     "radosgw-admin user create")
         path = self.dir / "rgw-user.json"
         fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
@@ -830,6 +861,7 @@ class Lab:
         """Stop every daemon of this lab (by PID file, never by name; a PID is signalled only while it is still
         this lab's process): SIGTERM and up to grace_s to exit, or SIGKILL at once with grace_s=0."""
         targets = [(d.name, d.pid) for d in self.daemons() if d.running and d.pid]
+        self._end_commands_left()
         dm.stop(targets, self.conf, grace_s)
         for proc in self._started.values():
             proc.poll()
