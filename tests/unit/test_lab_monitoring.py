@@ -72,3 +72,46 @@ def test_a_process_naming_the_labs_monitoring_directory_is_the_labs(tmp_path):
         for p in (ours, other):
             p.kill()
             p.wait()
+
+
+def test_the_drives_limits_go_to_every_hosts_textfile_whole_and_a_lab_without_monitoring_gets_none(tmp_path):
+    """A throttled drive is held before the block layer counts it busy: node-exporter shows no limit, so the lab
+    publishes each drive's throttle beside the shaped speeds (what the ssh watch reads from the cgroup)."""
+    from cephbench.lab.throttle import DriveLimit
+    p = plan(tmp_path)
+    mon.write_files(p)
+    mon.publish_limits(p.dir, {"loop1": DriveLimit(8 << 20, None), "loop4": DriveLimit(None, 150)})
+    for host in ("h1", "h2"):
+        text = (p.textfile_dir(host) / "limits.prom").read_text().splitlines()
+        assert text[2:] == ['cephbench_disk_limit{device="loop1",kind="read_bytes_per_s"} 8388608',
+                            'cephbench_disk_limit{device="loop1",kind="write_bytes_per_s"} 8388608',
+                            'cephbench_disk_limit{device="loop4",kind="read_iops"} 150',
+                            'cephbench_disk_limit{device="loop4",kind="write_iops"} 150']
+        assert sorted(f.name for f in p.textfile_dir(host).iterdir()) == ["limits.prom"] + (
+            ["speed.prom"] if host == "h1" else [])
+    mon.publish_limits(p.dir, {})          # cleared: the file stays, with no limit in it
+    assert (p.textfile_dir("h1") / "limits.prom").read_text().count("cephbench_disk_limit{") == 0
+    mon.publish_limits(tmp_path / "none", {"loop1": DriveLimit(1, 1)})
+    assert not (tmp_path / "none").exists()
+
+
+def test_a_drives_limit_is_published_under_its_devices_kernel_name(tmp_path):
+    """/sys/dev/block/MAJ:MIN names the device as /proc/diskstats does; plain files on one disk add their OSDs'
+    limits up, and a device with one unthrottled drive is not limited."""
+    from cephbench.lab.drives import Drive, LabDrives, device_limits
+    from cephbench.lab.throttle import DriveLimit
+    block = tmp_path / "block"
+    (tmp_path / "devices" / "loop1").mkdir(parents=True)
+    (tmp_path / "devices" / "vda").mkdir(parents=True)
+    block.mkdir()
+    for dev, name in (("7:1", "loop1"), ("254:0", "vda")):
+        (block / dev).symlink_to(tmp_path / "devices" / name)
+
+    def drive(osd, dev, limit, role="data"):
+        return Drive(osd, role, f"/x/osd.{osd}.img", 1 << 30, f"/cg/osd.{osd}", dev=dev, limit=limit)
+
+    rec = LabDrives("lab", [drive(0, "7:1", DriveLimit(8 << 20, 100)), drive(1, "254:0", DriveLimit(1 << 20, None)),
+                            drive(2, "254:0", DriveLimit(2 << 20, 50)), drive(3, "7:9", DriveLimit(1, 1))], [])
+    assert device_limits(rec, block) == {"loop1": DriveLimit(8 << 20, 100), "vda": DriveLimit(3 << 20, None)}
+    rec.drives.append(drive(4, "254:0", None))
+    assert device_limits(rec, block) == {"loop1": DriveLimit(8 << 20, 100)}

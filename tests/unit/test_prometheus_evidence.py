@@ -156,7 +156,8 @@ def replayed_prometheus():
             asked.append(self.headers.get("Authorization", "") + " " + url.path + " " + query)
             metric = re.search(r"node_\w+", query)
             name = {"/api/v1/targets": "lab3_targets", "/api/v1/status/buildinfo": "buildinfo",
-                    "/api/v1/query": "lab3_node_network_address_info"}.get(url.path) or \
+                    "/api/v1/query": "lab3_throttled_cephbench_disk_limit" if query.startswith(pa.LIMIT)
+                    else "lab3_node_network_address_info"}.get(url.path) or \
                 f"lab3_write_{metric.group(0) if metric else 'none'}"
             path = FIX / f"prom2.42_{name}.json"
             body = path.read_bytes() if path.exists() else b'{"status":"error","error":"no such fixture"}'
@@ -193,6 +194,14 @@ def test_read_hosts_asks_each_counter_over_the_window_and_notes_a_host_without_s
     assert all(a.startswith("Basic dXNlcjpwdw== ") for a in asked)      # user:pw, in the header only
     assert 'irate(node_disk_written_bytes_total{instance=~"h1(:.*|\\\\..*)?|h2(:.*|\\\\..*)?|h3(:.*|\\\\..*)?|' \
            'h9(:.*|\\\\..*)?",device=~"loop0|loop1|loop2|sdz"}[4s])' in " ".join(ranges)
+    # the drives' limits, one instant query for the same devices. The answer is another lab's, whose loop1 and loop2
+    # were throttled, each published by every host (one kernel's devices): here h2's loop1 and h3's loop2
+    assert [a.split(" ", 3)[3] for a in asked if "/api/v1/query " in a and pa.LIMIT in a] == \
+        ['cephbench_disk_limit{instance=~"h1(:.*|\\\\..*)?|h2(:.*|\\\\..*)?|h3(:.*|\\\\..*)?|h9(:.*|\\\\..*)?",'
+         'device=~"loop0|loop1|loop2|sdz"}']
+    limited = {(d.host, d.device): (d.limit_write_bytes_per_s, d.limit_write_iops) for d in devs
+               if d.limit_write_bytes_per_s or d.limit_write_iops}
+    assert limited == {("h2", "loop1"): (4 * 2**20, 150), ("h3", "loop2"): (8 * 2**20, None)}, limited
 
 
 def test_an_unreachable_prometheus_is_one_line_without_its_credentials():
@@ -225,3 +234,18 @@ def test_a_host_ssh_does_not_reach_gets_its_devices_and_links_from_prometheus_an
     assert len(seen.notes) == 1 and seen.notes[0].startswith("h1: not watched (ssh: Could not resolve hostname h1")
     assert "devices, links" not in seen.notes[0] and "settings.prometheus" not in seen.notes[0], seen.notes
     assert "its CPU is not measured" in seen.notes[0] and "settings.ssh" in seen.notes[0], seen.notes
+
+
+def test_a_published_drive_limit_is_the_devices_limit_as_the_watch_reads_it_from_the_cgroup():
+    """The lab's node-exporters publish each throttled drive (lab/monitoring.py): `lab up --hosts 3 --db-device 1GiB
+    --osd-throttle osd.0.db=4MiB/s,150iops --osd-throttle osd.1=8MiB/s --monitoring`, h1:loop1 osd.0's DB device and
+    h2:loop2 osd.1's data drive. Each host's node-exporter publishes the one kernel's drives: a host's own are
+    those `ceph osd metadata` names (the reader asks for no other), and a host Prometheus does not know gets
+    nothing."""
+    series = pa.parse_answer((FIX / "prom2.42_lab3_throttled_cephbench_disk_limit.json").read_bytes(), pa.LIMIT)
+    assert pa.device_limits("h1", "loop1", series) == {
+        "limit_read_bytes_per_s": 4 * 2**20, "limit_write_bytes_per_s": 4 * 2**20,
+        "limit_read_iops": 150, "limit_write_iops": 150}
+    assert pa.device_limits("h2", "loop2", series) == {"limit_read_bytes_per_s": 8 * 2**20,
+                                                       "limit_write_bytes_per_s": 8 * 2**20}
+    assert pa.device_limits("h1", "loop0", series) == {} and pa.device_limits("h9", "loop1", series) == {}

@@ -256,6 +256,14 @@ class DeviceLoad(BaseModel):
         return self.write_requests_per_s or self.write_ops_per_s
 
 
+# A device's cgroup throttle as a Prometheus gauge, where a textfile publishes one (the lab's node-exporters do:
+# lab/monitoring.py; evidence/promanswer.py reads it): no node-exporter series shows a throttle, since a throttled
+# I/O waits before the block layer counts the device busy. Its kind label -> the DeviceLoad field it fills.
+DEVICE_LIMIT_METRIC = "cephbench_disk_limit"
+DEVICE_LIMIT_FIELDS = {"read_bytes_per_s": "limit_read_bytes_per_s", "write_bytes_per_s": "limit_write_bytes_per_s",
+                       "read_iops": "limit_read_iops", "write_iops": "limit_write_iops"}
+
+
 class LinkLoad(BaseModel):
     """A network link a Ceph host uses, per second from /proc/net/dev on its host, against its speed."""
 

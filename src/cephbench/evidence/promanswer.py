@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any, Sequence
 
 from ..drivers.figures import ParseError
-from ..core.results import DeviceLoad, LinkLoad
+from ..core.results import DEVICE_LIMIT_FIELDS, DEVICE_LIMIT_METRIC, DeviceLoad, LinkLoad
 from .hoststream import WantedAddress, WantedDevice, address_of
 
 SOURCE = "prometheus"
@@ -40,6 +40,7 @@ NET_RATES = {"rx_bytes_per_s": "node_network_receive_bytes_total",
              "tx_bytes_per_s": "node_network_transmit_bytes_total"}
 SPEED = "node_network_speed_bytes"
 ADDRESS_INFO = "node_network_address_info"
+LIMIT, LIMIT_FIELDS = DEVICE_LIMIT_METRIC, DEVICE_LIMIT_FIELDS     # a published throttle (core/results.py)
 
 
 @dataclass(frozen=True)
@@ -162,6 +163,7 @@ class PromFigures:
     net: dict[str, list[Series]] = field(default_factory=dict)     # NET_RATES value -> series
     speed: list[Series] = field(default_factory=list)
     address_info: list[Series] = field(default_factory=list)
+    limits: list[Series] = field(default_factory=list)     # LIMIT, an instant query at the window's end
 
 
 def _on_steps(samples: list[tuple[float, float]] | None, steps: list[float]) -> list[float] | None:
@@ -195,6 +197,7 @@ def device_loads(host: str, wanted: list[WantedDevice], fig: PromFigures
         waits = [((rs + ws) * 1000 / n) if n > 0 else None
                  for rs, ws, n in zip(g["read_s_per_s"], g["write_s_per_s"], ops)]
         devs.append(DeviceLoad(
+            **device_limits(host, w.device, fig.limits),
             host=host, device=w.device, osds=list(w.osds), role=w.role, start_unix_s=fig.start_unix_s,
             busy=[round(min(1.0, max(0.0, b)), 4) for b in g["busy"]],
             read_bytes_per_s=g["read_bytes_per_s"], write_bytes_per_s=g["write_bytes_per_s"], await_ms=waits,
@@ -203,6 +206,17 @@ def device_loads(host: str, wanted: list[WantedDevice], fig: PromFigures
             write_requests_per_s=[a + b for a, b in zip(g["write_ops_per_s"], g["writes_merged_per_s"])],
             source=SOURCE, resolution_s=fig.resolution_s.get(host)))
     return devs, notes
+
+
+def device_limits(host: str, device: str, limits: list[Series]) -> dict[str, float]:
+    """The DeviceLoad limit fields of one host's device from LIMIT's series (its last value of each kind)."""
+    out = {}
+    for s in limits:
+        kind = s.labels.get("kind", "")
+        if instance_host(s.labels.get("instance", ""), [host]) == host and s.labels.get("device") == device \
+                and kind in LIMIT_FIELDS and s.values and s.values[-1][1] > 0:
+            out[LIMIT_FIELDS[kind]] = s.values[-1][1]
+    return out
 
 
 def link_loads(host: str, addresses: list[WantedAddress], ifaces: dict[str, str], fig: PromFigures

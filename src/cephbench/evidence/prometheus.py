@@ -133,6 +133,8 @@ def read_hosts(prom: Prometheus, metadata: Any, hosts: list[str], start: float, 
             fig.net[metric] = prom.query_range(f"irate({metric}{sel}[{window}])", steps[0], steps[-1])
         fig.speed = prom.query_range(f"{pa.SPEED}{sel}", steps[0], steps[-1])
         fig.address_info = prom.query(f"{pa.ADDRESS_INFO}{sel}", steps[-1])
+        if devices:
+            fig.limits = prom.query(f'{pa.LIMIT}{{instance=~"{inst}",device=~"{_regex(devices)}"}}', steps[-1])
     except (OSError, ParseError) as exc:
         return [], [], [f"Prometheus at {prom.shown}: the hosts' devices and links were not read: {exc}"]
     ifaces = pa.metadata_ifaces(metadata)

@@ -32,7 +32,7 @@ from typing import Mapping, Sequence
 
 from ..core.errors import OperationFailed, UserError
 from ..hosts.local import CommandResult, LocalHost
-from . import cgroups
+from . import cgroups, monitoring
 from .throttle import DriveLimit, DriveRef, ThrottleSpec
 
 log = logging.getLogger(__name__)
@@ -497,11 +497,12 @@ def _throttle_target(record: LabDrives, ref: DriveRef, where: str) -> tuple[int,
 
 
 def apply_throttle(record: LabDrives, spec: ThrottleSpec, where: str = "--osd-throttle") -> Drive:
-    """Limit one drive (its OSD's blkio group, on its device) and record the limit."""
+    """Limit one drive (its OSD's blkio group, on its device), record the limit, and publish the drives' limits."""
     i, d = _throttle_target(record, spec.drive, where)
     assert d.dev is not None
     cgroups.set_limit(Path(d.cgroup), d.dev, spec.limit)
     record.replace_drive(i, replace(d, limit=spec.limit))
+    publish_limits(record)
     return record.drives[i]
 
 
@@ -510,4 +511,32 @@ def clear_throttle(record: LabDrives, ref: DriveRef, where: str = "lab throttle 
     assert d.dev is not None
     cgroups.clear_limit(Path(d.cgroup), d.dev)
     record.replace_drive(i, replace(d, limit=None))
+    publish_limits(record)
     return record.drives[i]
+
+
+def device_limits(record: LabDrives, sys_block: Path = Path("/sys/dev/block")) -> dict[str, DriveLimit]:
+    """Each throttled device by its kernel name (what node-exporter's diskstats name it): a loop device, or the
+    disk plain files sit on, where the OSDs' limits add up (each group may do its own); a device one of whose
+    drives is not limited is not limited."""
+    by_dev: dict[str, list[DriveLimit | None]] = {}
+    for d in record.drives:
+        if d.dev:
+            by_dev.setdefault(d.dev, []).append(d.limit)
+    out = {}
+    for dev, limits in by_dev.items():
+        if not limits or any(x is None for x in limits):
+            continue
+        try:
+            name = (sys_block / dev).resolve(strict=True).name
+        except OSError:
+            continue
+        total = lambda f: sum(getattr(x, f) for x in limits) if all(getattr(x, f) for x in limits) else None  # noqa: E731
+        out[name] = DriveLimit(total("bytes_per_s"), total("iops"))
+    return out
+
+
+def publish_limits(record: LabDrives) -> None:
+    """The drives' limits for the lab's node-exporters (monitoring.publish_limits), when the lab has them."""
+    if record.path is not None:
+        monitoring.publish_limits(record.path.parent / monitoring.DIR, device_limits(record))

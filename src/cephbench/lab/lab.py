@@ -737,6 +737,8 @@ class Lab:
         plan = self._monitoring_plan()
         progress(f"starting {len(plan.exporters)} node-exporter(s) and Prometheus at {plan.url}")
         mon_stack.write_files(plan)
+        if self._drives is not None:       # throttled before the textfile directories were made
+            drives.publish_limits(self._drives)
         started = [self._start_process(mon_stack.exporter_name(h), mon_stack.exporter_argv(plan, h), h)
                    for h in sorted(plan.exporters)]
         started.append(self._start_process(mon_stack.PROMETHEUS, mon_stack.prometheus_argv(plan), None))

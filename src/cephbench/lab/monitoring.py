@@ -19,9 +19,12 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Mapping
 
+from ..core.results import DEVICE_LIMIT_FIELDS as LIMIT_FIELDS
+from ..core.results import DEVICE_LIMIT_METRIC as LIMIT
 from .daemons import MONITORING_DIR
+from .throttle import DriveLimit
 
 DIR = MONITORING_DIR
 EXPORTER_PORT = 9100
@@ -84,6 +87,35 @@ def speeds_textfile(speeds: dict[str, float]) -> str:
              "# TYPE node_network_speed_bytes gauge"]
     lines += [f'node_network_speed_bytes{{device="{iface}"}} {bits / 8:.0f}' for iface, bits in sorted(speeds.items())]
     return "\n".join(lines) + "\n"
+
+
+LIMITS_FILE = "limits.prom"
+
+
+def limits_textfile(limits: Mapping[str, DriveLimit]) -> str:
+    """The drives' throttles (device name -> limit, set alike on reads and writes) as cephbench_disk_limit gauges,
+    in the text format the textfile collector reads. A throttled device is held before the block layer counts it
+    busy, so no node-exporter series shows its limit: the lab says what its drives are, as speed.prom says what its
+    links are."""
+    lines = [f"# HELP {LIMIT} a cgroup throttle on the device, the most it may do (the lab's drive)",
+             f"# TYPE {LIMIT} gauge"]
+    for device, limit in sorted(limits.items()):
+        for kind in LIMIT_FIELDS:
+            value = limit.bytes_per_s if kind.endswith("bytes_per_s") else limit.iops
+            if value:
+                lines.append(f'{LIMIT}{{device="{device}",kind="{kind}"}} {value}')
+    return "\n".join(lines) + "\n"
+
+
+def publish_limits(monitoring_dir: Path, limits: Mapping[str, DriveLimit]) -> None:
+    """limits.prom in every host's textfile directory that exists (a lab without monitoring has none): each host's
+    node-exporter reads the one kernel's devices, and the evidence takes a host's own from `ceph osd metadata`.
+    Replaced whole (a rename), so that a scrape never reads half a file."""
+    text = limits_textfile(limits)
+    for d in sorted(p for p in (monitoring_dir / "textfile").glob("*") if p.is_dir()):
+        tmp = d / f".{LIMITS_FILE}.tmp"
+        tmp.write_text(text)
+        tmp.replace(d / LIMITS_FILE)
 
 
 def exporter_argv(plan: MonitoringPlan, host: str) -> list[str]:
