@@ -80,34 +80,41 @@ def run_group(ctx: DriverContext, group: list[Test], todo: set[str]) -> Iterator
         return
     first = group[0].params
     gid = group[0].group
-    clients = ctx.clients_of(group[0])
     pool = create_pool(ctx, ctx.name(gid), first["pool_profile"])
     try:
         budget = None if ctx.dry_run else ctx.budget().client_bytes(amplification(first["pool_profile"]))
-        if budget is not None and clients:
-            budget //= len(clients)         # each client writes objects of its own
+        # each client host writes objects of its own; a search of them (`clients: auto`) leaves room for its
+        # largest step
+        most = max(len(ctx.clients_of(t)) for t in group)
+        if budget is not None and most:
+            budget //= most
         # a search (iodepth: auto) runs on the same objects at every step: as many as its deepest step needs
         depth = max(t.params["iodepth"] for t in group)
         objects = object_count(first["block_size"], depth, budget)
-        filled = False      # every object written in full, so that a read finds all of them
+        filled: set[str | None] = set()     # where every object is written in full (None: here), for the reads
         searches = Searches()
         for test, started in started_tests(ctx, group, todo, searches.over):
             phase = test.params["phase"]
+            clients = ctx.clients_of(test)
             notes: list[str] = []
             if objects == 0:
                 yield Outcome(test, started[0], 0.0, error=f"capacity guard: not even {depth} objects "
                               f"of {first['block_size']} bytes fit below {ctx.settings.max_raw_used:.0%} raw used")
                 continue
             if "read" in phase:
-                if not filled:
-                    prep = _prepare_write(ctx, test, pool, objects, clients)
+                unfilled = [c for c in clients if c.name not in filled] if clients else \
+                    ([] if None in filled else [None])
+                if unfilled:
+                    hosts = [c for c in unfilled if c is not None]
+                    prep = _prepare_write(ctx, test, pool, objects, hosts)
                     if prep is not None and prep.error:
                         yield Outcome(test, started[0], time.monotonic() - started[1], commands=prep.commands,
                                       raw=prep.raw, error=f"writing the objects to read failed: {prep.error}")
                         continue
-                    filled = True
-                    notes.append(f"all {objects} objects were written in full before this read (not recorded): "
-                                 "no earlier write in the group covered them")
+                    filled.update(c.name if c is not None else None for c in unfilled)
+                    whose = f" of {', '.join(c.name for c in hosts)}" if hosts else ""
+                    notes.append(f"all {objects} objects{whose} were written in full before this read (not "
+                                 "recorded): no earlier write in the group covered them")
                 notes += ctx.prepare_reads()
             outcome = in_rounds(test, lambda n, test=test, phase=phase, notes=notes: _run(
                 ctx, test, pool, objects, phase, started, list(notes), clients,
@@ -115,9 +122,9 @@ def run_group(ctx: DriverContext, group: list[Test], todo: set[str]) -> Iterator
             if outcome is None:
                 continue
             m = outcome.measurement
-            if phase == "write" and m is not None and all((p.ops_total or 0) >= objects
-                                                          for p in (m.instances if clients else None) or [m]):
-                filled = True       # every client wrote all its objects
+            if phase == "write" and m is not None:      # each host that wrote all its objects
+                filled.update(p.host if clients else None for p in (m.instances if clients else None) or [m]
+                              if (p.ops_total or 0) >= objects)
             outcome.notes.append(f"{objects} objects of {test.params['block_size']} bytes"
                                  + (" on each client host" if clients else ""))
             yield searches.after(outcome)

@@ -12,7 +12,7 @@ from .schema import ClientWorkload, Duration, PositiveInt, Searchable, Size, Swe
 
 KIND = Kind("fio_rados", "RADOS", "fio (rados engine)", "fio", "rw", dict(RW_DIRECTIONS), modelled=True,
             group_setup_s=3.0, steady_phases=frozenset(RW_DIRECTIONS), search_param="iodepth",
-            object_size_params=("block_size",))     # fio's rados engine: one object per block
+            searches_clients=True, object_size_params=("block_size",))     # rados engine: one object per block
 DRIVER = "fio_rados"
 
 
