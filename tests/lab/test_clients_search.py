@@ -1,7 +1,7 @@
 """A search of client hosts (`clients: auto`, issue 29 item 3) on the multi-host lab's two client hosts: rados bench's
 write and rand each run from c1, then from c1 and c2 started together, in the group's one pool, each step a result
 of its own labelled with its host count; and after the run nothing is left on the cluster or on either client. The
-same of fio's rados engine, each host on objects of its own.
+same of fio, each host on objects or images of its own.
 
 Runs on conftest's `clients_lab` (CEPHBENCH_TEST_CLIENTS_LAB=DIR reuses one).
 """
@@ -40,13 +40,13 @@ def run_ids_seen(lab, run_id: str) -> dict[str, list[str]]:
     return out
 
 
-def run_search(lab, tmp_path, workload: dict) -> tuple:
-    """The run of one workload on the lab's client hosts, which must succeed: its directory and its results. No
+def run_search(lab, tmp_path, *workloads: dict) -> tuple:
+    """The run of these workloads on the lab's client hosts, which must succeed: its directory and its results. No
     page-cache drops before the reads (3 OSD hosts over ssh, per read step): the tests are of the hosts a step runs
     on, not of cold reads."""
     suite = yaml.safe_dump({"name": "clients-search", "clients": "lab", "settings": {"drop_caches": False},
                             "pools": {"rep2": {"type": "replicated", "size": 2, "pg_num": 8}},
-                            "workloads": [workload]})
+                            "workloads": list(workloads)})
     out = tmp_path / "run"
     res = run_cli(["run", str(write_suite(tmp_path, suite)), "--out", str(out)], {**os.environ, **lab.env()})
     assert res.returncode == 0, res.stderr[-2000:] + res.stdout[-2000:]
@@ -100,16 +100,20 @@ def test_clients_auto_runs_each_step_on_its_hosts_and_leaves_nothing(clients_lab
                            f"{' stop: ' + r.search_stop.text if r.search_stop else ''}" for r in results))
 
 
-def test_fio_rados_clients_auto_reads_what_each_steps_hosts_wrote_and_leaves_nothing(clients_lab, tmp_path):
-    """fio's rados engine searching its client hosts: each step's fio runs on its own hosts, each host on objects of
+def test_fio_clients_auto_runs_each_step_on_its_hosts_objects_or_images_and_leaves_nothing(clients_lab, tmp_path):
+    """fio searching its client hosts, each step's fio on its own hosts. fio's rados engine: each host on objects of
     its own; a read step reads only hosts whose objects are all written (the write's steps are time-based: a host
-    whose write did not cover them gets them written first, said in a note), and nothing is left."""
-    search = {"type": "fio_rados", "pool": "rep2", "rw": ["write", "read"], "block_size": "64KiB", "iodepth": 2,
-              "duration": "2s", "clients": "auto"}
-    out, results = run_search(clients_lab, tmp_path, search)
-    assert [(r.test.params["phase"], r.test.params["clients"]) for r in results] == \
-        [("write", 1), ("write", 2), ("read", 1), ("read", 2)]
-    assert [r.status for r in results] == ["ok"] * 4, [r.error for r in results]
+    whose write did not cover them gets them written first, said in a note). librbd: the largest step's hosts'
+    images made and prefilled once, each step on its hosts' own. Nothing is left."""
+    searches = [{"type": "fio_rados", "pool": "rep2", "rw": ["write", "read"], "block_size": "64KiB",
+                 "iodepth": 2, "duration": "2s", "clients": "auto"},
+                {"type": "fio_rbd", "pool": "rep2", "rw": ["randwrite"], "block_size": "4KiB", "iodepth": 2,
+                 "image_size": "16MiB", "duration": "2s", "clients": "auto"}]
+    out, results = run_search(clients_lab, tmp_path, *searches)
+    assert [(r.test.kind, r.test.params["phase"], r.test.params["clients"]) for r in results] == \
+        [("fio_rados", "write", 1), ("fio_rados", "write", 2), ("fio_rados", "read", 1), ("fio_rados", "read", 2),
+         ("fio_rbd", "randwrite", 1), ("fio_rbd", "randwrite", 2)]
+    assert [r.status for r in results] == ["ok"] * 6, [r.error for r in results]
     for r in results:
         m = r.measurement
         hosts = ["c1", "c2"][:r.test.params["clients"]]
@@ -117,6 +121,8 @@ def test_fio_rados_clients_auto_reads_what_each_steps_hosts_wrote_and_leaves_not
         assert [i.host for i in parts] == hosts, r.test.id
         assert all(i.ops_total and i.end_unix_s - i.start_unix_s > 1.5 for i in parts), r.test.id
         assert sorted(p.name for p in (out / "raw" / r.test.id).iterdir() if p.is_dir()) == hosts, r.test.id
+        if r.test.kind == "fio_rbd":        # the step's hosts' images, one each, prefilled before the first step
+            assert m.extra["images"] == len(hosts) and m.extra["prefilled"] is True, m.extra
     filled = [n for r in results for n in r.notes if "were written in full before this read" in n]
     # at most one fill a host: the second read step fills no host the first did
     assert not any(" of c1 " in n for n in filled[1:]), filled
@@ -125,4 +131,4 @@ def test_fio_rados_clients_auto_reads_what_each_steps_hosts_wrote_and_leaves_not
     assert json.loads((out / "resources.json").read_text()) == []
     assert work_dirs(clients_lab, run_id) == {"c1": [], "c2": []}
     print("\n".join(f"{r.test.id}: {r.measurement.ops_per_s:.0f} ops/s on {r.test.params['clients']} hosts; "
-                    + "; ".join(n for n in r.notes if "written in full" in n or "objects of" in n) for r in results))
+                     + "; ".join(n for n in r.notes if "written in full" in n) for r in results))

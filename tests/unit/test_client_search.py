@@ -89,13 +89,14 @@ def test_bad_client_searches_are_one_line_at_their_yaml_path(hosts, workload, va
     assert exc.value.where == f"s.yaml: {path}" and words in exc.value.one_line()
 
 
-def test_a_kind_whose_driver_fixes_its_hosts_per_group_refuses_clients_auto():
+def test_a_kind_that_searches_nothing_refuses_clients_auto_naming_those_that_search_them():
     with pytest.raises(UserError) as exc:
         parse_suite({"name": "t", "clients": ["a"], "workloads": [
-            {"type": "fio_rbd", "rw": ["randwrite"], "clients": "auto"}]}, "s.yaml")
+            {"type": "rbd_bench", "modes": ["write"], "clients": "auto"}]}, "s.yaml")
     assert exc.value.where == "s.yaml: workloads[0].clients"
-    assert "fio_rbd searches iodepth, not clients" in exc.value.one_line()
+    assert "auto is a search, and rbd_bench runs no search" in exc.value.one_line()
     assert "rados_bench (concurrency or clients)" in exc.value.one_line()
+    assert "fio_rbd (iodepth or clients)" in exc.value.one_line(), exc.value.one_line()
 
 
 def lab_topology(clients: int) -> dict:

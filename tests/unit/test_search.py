@@ -56,7 +56,7 @@ def test_a_bound_and_a_max_read_naturally():
     ({"type": "osd_bench", "concurrency": "auto"}, "workloads[0].concurrency", "osd_bench runs no search"),
     ({"type": "rados_bench", "instances": "auto"}, "workloads[0].instances",
      "searches concurrency or clients, not instances"),
-    ({"type": "fio_rbd", "numjobs": "auto"}, "workloads[0].numjobs", "fio_rbd searches iodepth, not numjobs"),
+    ({"type": "fio_rbd", "numjobs": "auto"}, "workloads[0].numjobs", "fio_rbd searches iodepth or clients, not numjobs"),
     ({"type": "rgw", "concurrency": "auto"}, "workloads[0].concurrency", "rgw runs no search"),
     ({"type": "rbd_bench", "clients": "auto"}, "workloads[0].clients", "rbd_bench runs no search"),
     ({"type": "rados_bench", "concurrency": {"auto": {"latency_max": "fast"}}},

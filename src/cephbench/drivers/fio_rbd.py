@@ -8,6 +8,7 @@ bandwidth and IOPS, latency percentiles from the merged histograms.
 With `clients:` (librbd only: krbd maps into this machine's kernel, and preflight refuses it), every client host
 has its own `images` images, created and prefilled from here once per group, and runs one fio on them; the fios
 start together and are merged exactly (fio_run.measure_fio, drivers/instances.py), each client kept as an instance.
+A search of the hosts (`clients: auto`) makes the images of its largest step's hosts once; each step runs on its own.
 """
 
 from __future__ import annotations
@@ -56,14 +57,17 @@ def run_group(ctx: DriverContext, group: list[Test], todo: set[str]) -> Iterator
                     yield Outcome(t, started, 0.0, error=why, skipped=True)
             return
     tool = "fio krbd" if krbd else "fio rbd"
-    clients = ctx.clients_of(group[0])
-    if krbd and clients:        # preflight refuses it; never run krbd anywhere but here
+    # every client host of the group (a search of them, `clients: auto`: its largest step's), each with images of
+    # its own, made and prefilled once; each test runs on its own hosts
+    owners = max((ctx.clients_of(t) for t in group), key=len)
+    if krbd and owners:        # preflight refuses it; never run krbd anywhere but here
         raise UserError("krbd maps images into this machine's kernel only; it does not run on client hosts",
                         where=f"workload {group[0].workload}: clients")
-    searches = Searches()      # iodepth: auto
-    with rbd_images.group_images(ctx, group, krbd=krbd, owners=[c.name for c in clients]) as images:
+    searches = Searches()      # iodepth: auto, clients: auto
+    with rbd_images.group_images(ctx, group, krbd=krbd, owners=[c.name for c in owners]) as images:
         for test, started, notes, warnings in rbd_images.tests_to_run(ctx, group, todo, images, searches.over):
             p = test.params
+            clients = ctx.clients_of(test)
             described = {"client": "krbd" if krbd else "librbd", "iodepth": p["iodepth"], "numjobs": p["numjobs"]}
 
             def parse(run: FioRun, client, p=p, described=described) -> Measurement:
@@ -71,7 +75,7 @@ def run_group(ctx: DriverContext, group: list[Test], todo: set[str]) -> Iterator
                 m.extra.update({**(images.of(client.name) if client else images).describe(), **described})
                 return m
 
-            def one_round(n: int, test=test, p=p, parse=parse) -> Outcome | None:
+            def one_round(n: int, test=test, p=p, parse=parse, clients=clients) -> Outcome | None:
                 return measure_fio(ctx, test, started, f"{test.id}/round{n}" if n else test.id, clients,
                                    lambda c: jobs_for(test, images.of(c.name) if c else images, ctx.target.id, krbd),
                                    parse, run_group_timeout(p["duration_s"] + p["ramp"]), tool=tool,
@@ -79,7 +83,8 @@ def run_group(ctx: DriverContext, group: list[Test], todo: set[str]) -> Iterator
 
             outcome = in_rounds(test, one_round)
             if outcome is not None:
-                if clients and outcome.measurement is not None:
-                    outcome.measurement.extra.update({**images.describe(), **described})
+                if clients and outcome.measurement is not None:     # the step's hosts' images
+                    outcome.measurement.extra.update({**images.of(*(c.name for c in clients)).describe(),
+                                                      **described})
                 yield searches.after(outcome)
         yield from searches.skipped_in(group, todo)

@@ -57,12 +57,12 @@ class Images:
     def specs(self) -> list[str]:
         return [f"{self.pool}/{n}" for n in self.names]
 
-    def of(self, owner: str) -> "Images":
-        """The images of one client host (what its fio opens)."""
-        keep = [i for i, o in enumerate(self.owners) if o == owner]
+    def of(self, *owners: str) -> "Images":
+        """The images of these client hosts (what their fios open: one host's, or a step's of a search)."""
+        keep = [i for i, o in enumerate(self.owners) if o in owners]
         return Images(pool=self.pool, data_pool=self.data_pool, names=[self.names[i] for i in keep],
                       size_bytes=self.size_bytes, pools=[], prefilled=self.prefilled, notes=list(self.notes),
-                      owners=[owner] * len(keep))
+                      owners=[self.owners[i] for i in keep])
 
     def describe(self) -> dict[str, Any]:
         """What every RBD Measurement records about its images (extra)."""
@@ -312,17 +312,20 @@ def preflight(cluster: Cluster, tests: list[Test], settings: Settings) -> None:
                             "use client: librbd for load from client hosts, or drop clients: from this workload",
                             where=f"workload {t.workload}: clients")
     firsts: dict[str, Test] = {}
+    hosts: dict[str, int] = {}
     for t in tests:
         firsts.setdefault(t.group, t)
+        # each client host has its own images, a search's (`clients: auto`) every host of its largest step ("all"
+        # counts as one here: this check does not know the suite's client list)
+        c = t.params.get("clients")
+        hosts[t.group] = max(hosts.get(t.group, 1), c if isinstance(c, int) else 1)
     if not firsts:
         return
     total, used = cluster.raw_capacity()
     budget = CapacityBudget(total, used, settings.max_raw_used)
     for t in firsts.values():
         p = t.params
-        # each client host has its own images ("all" counts as one here: this check does not know the suite's
-        # client list)
-        per = p["clients"] if isinstance(p.get("clients"), int) else 1
+        per = hosts[t.group]
         need = p["images"] * p["image_size"] * per
         free = budget.client_bytes(amplification(p["pool_profile"]))
         if need > free:

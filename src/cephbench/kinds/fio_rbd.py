@@ -12,7 +12,7 @@ from .schema import Duration, PositiveInt, Ramp, RbdWorkload, Searchable, Size, 
 
 KIND = Kind("fio_rbd", "RBD", "fio (rbd)", "fio", "rw", {**RW_DIRECTIONS, "randrw": "mixed"}, modelled=True,
             group_setup_s=6.0, steady_phases=frozenset({"read", "write", "randread", "randwrite", "randrw"}),
-            search_param="iodepth")
+            search_param="iodepth", searches_clients=True)
 DRIVER = "fio_rbd"
 
 
