@@ -22,6 +22,7 @@ from typing import Callable, Sequence
 from ..core.errors import OperationFailed
 
 log = logging.getLogger(__name__)
+EXEC_WAIT_S = 0.5       # the longest a live process's command line may read empty (its exec under way)
 
 STALL_S = 120.0      # no new state and no log line for this long: the daemon is stuck
 OVERALL_S = 900.0    # last resort, whatever the daemons seem to do
@@ -127,15 +128,28 @@ def is_lab_process(pid: int, conf: Path) -> bool:
     node-exporters (monitoring.py) are known by a path under the lab's monitoring directory instead."""
     if not process_alive(pid):
         return False
-    try:
-        cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
-    except OSError:
-        return False
+    cmdline = _cmdline(pid)
     # followed by the end of an argument or of a word, so /lab/ceph.conf never matches /lab/ceph.conf.old
     if re.search(re.escape(os.fsencode(str(conf))) + rb"(?:\0| |$)", cmdline) is not None:
         return True
     # the monitoring stack is not Ceph's: each of its processes names a file of the lab's monitoring directory
     return os.fsencode(str(conf.parent / MONITORING_DIR)) + b"/" in cmdline
+
+
+def _cmdline(pid: int) -> bytes:
+    """/proc/PID/cmdline, waited for (up to EXEC_WAIT_S) while it reads empty: a process in the middle of its exec
+    has closed its close-on-exec files (so Popen has returned) before the kernel sets its new command line, and reads
+    empty meanwhile (275 of 300 reads right after Popen on the development VM). Kernel threads read empty for good:
+    a PID file naming one (its PID reused) costs the wait."""
+    deadline = time.monotonic() + EXEC_WAIT_S
+    while True:
+        try:
+            cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
+        except OSError:
+            return b""
+        if cmdline or time.monotonic() >= deadline or not process_alive(pid):
+            return cmdline
+        time.sleep(0.002)
 
 
 def reap(pid: int) -> None:
