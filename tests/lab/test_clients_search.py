@@ -1,7 +1,7 @@
 """A search of client hosts (`clients: auto`, issue 29 item 3) on the multi-host lab's two client hosts: rados bench's
 write and rand each run from c1, then from c1 and c2 started together, in the group's one pool, each step a result
 of its own labelled with its host count; and after the run nothing is left on the cluster or on either client. The
-same of fio, each host on objects or images of its own.
+same of fio and rbd bench, each host on objects or images of its own.
 
 Runs on conftest's `clients_lab` (CEPHBENCH_TEST_CLIENTS_LAB=DIR reuses one).
 """
@@ -100,28 +100,36 @@ def test_clients_auto_runs_each_step_on_its_hosts_and_leaves_nothing(clients_lab
                            f"{' stop: ' + r.search_stop.text if r.search_stop else ''}" for r in results))
 
 
-def test_fio_clients_auto_runs_each_step_on_its_hosts_objects_or_images_and_leaves_nothing(clients_lab, tmp_path):
-    """fio searching its client hosts, each step's fio on its own hosts. fio's rados engine: each host on objects of
-    its own; a read step reads only hosts whose objects are all written (the write's steps are time-based: a host
-    whose write did not cover them gets them written first, said in a note). librbd: the largest step's hosts'
-    images made and prefilled once, each step on its hosts' own. Nothing is left."""
+def test_fio_and_rbd_bench_clients_auto_run_each_step_on_its_hosts_objects_or_images_and_leave_nothing(
+        clients_lab, tmp_path):
+    """fio and rbd bench searching their client hosts, each step's tools on its own hosts. fio's rados engine: each
+    host on objects of its own; a read step reads only hosts whose objects are all written (the write's steps are
+    time-based: a host whose write did not cover them gets them written first, said in a note). librbd (fio) and rbd
+    bench: the largest step's hosts' images made and prefilled once, each step on its hosts' own. Nothing is
+    left."""
     searches = [{"type": "fio_rados", "pool": "rep2", "rw": ["write", "read"], "block_size": "64KiB",
                  "iodepth": 2, "duration": "2s", "clients": "auto"},
                 {"type": "fio_rbd", "pool": "rep2", "rw": ["randwrite"], "block_size": "4KiB", "iodepth": 2,
-                 "image_size": "16MiB", "duration": "2s", "clients": "auto"}]
+                 "image_size": "16MiB", "duration": "2s", "clients": "auto"},
+                {"type": "rbd_bench", "pool": "rep2", "io_type": ["write"], "io_size": "4KiB", "io_threads": 2,
+                 "io_pattern": "rand", "image_size": "16MiB", "duration": "2s", "clients": "auto"}]
     out, results = run_search(clients_lab, tmp_path, *searches)
     assert [(r.test.kind, r.test.params["phase"], r.test.params["clients"]) for r in results] == \
         [("fio_rados", "write", 1), ("fio_rados", "write", 2), ("fio_rados", "read", 1), ("fio_rados", "read", 2),
-         ("fio_rbd", "randwrite", 1), ("fio_rbd", "randwrite", 2)]
-    assert [r.status for r in results] == ["ok"] * 6, [r.error for r in results]
+         ("fio_rbd", "randwrite", 1), ("fio_rbd", "randwrite", 2), ("rbd_bench", "write", 1), ("rbd_bench", "write", 2)]
+    assert [r.status for r in results] == ["ok"] * 8, [r.error for r in results]
     for r in results:
         m = r.measurement
         hosts = ["c1", "c2"][:r.test.params["clients"]]
         parts = m.instances or [m]
         assert [i.host for i in parts] == hosts, r.test.id
         assert all(i.ops_total and i.end_unix_s - i.start_unix_s > 1.5 for i in parts), r.test.id
-        assert sorted(p.name for p in (out / "raw" / r.test.id).iterdir() if p.is_dir()) == hosts, r.test.id
-        if r.test.kind == "fio_rbd":        # the step's hosts' images, one each, prefilled before the first step
+        if r.test.kind != "rbd_bench":      # fio's files come back into a directory per host
+            assert sorted(p.name for p in (out / "raw" / r.test.id).iterdir() if p.is_dir()) == hosts, r.test.id
+        else:                               # rbd bench's output, one file per host's image
+            assert sorted(p.name.rsplit("-", 2)[1] for p in (out / "raw" / r.test.id).glob("rbd-bench-*.txt")) \
+                == hosts, r.test.id
+        if r.test.kind != "fio_rados":      # the step's hosts' images, one each, prefilled before the first step
             assert m.extra["images"] == len(hosts) and m.extra["prefilled"] is True, m.extra
     filled = [n for r in results for n in r.notes if "were written in full before this read" in n]
     # at most one fill a host: the second read step fills no host the first did

@@ -58,7 +58,7 @@ def test_a_bound_and_a_max_read_naturally():
      "searches concurrency or clients, not instances"),
     ({"type": "fio_rbd", "numjobs": "auto"}, "workloads[0].numjobs", "fio_rbd searches iodepth or clients, not numjobs"),
     ({"type": "rgw", "concurrency": "auto"}, "workloads[0].concurrency", "rgw runs no search"),
-    ({"type": "rbd_bench", "clients": "auto"}, "workloads[0].clients", "rbd_bench runs no search"),
+    ({"type": "rgw", "clients": "auto"}, "workloads[0].clients", "rgw runs no search"),
     ({"type": "rados_bench", "concurrency": {"auto": {"latency_max": "fast"}}},
      "workloads[0].concurrency.auto.latency_max", "not a duration"),
     ({"type": "rados_bench", "concurrency": {"auto": {"max": 12}}}, "workloads[0].concurrency.auto.max",

@@ -6,7 +6,8 @@ rbd_bench_tool.py's.
 With `clients:`, every client host has its own `images` images (as fio_rbd's clients do: they never write the
 same blocks), created and prefilled from here once per group, and runs one rbd bench per image of its own; all
 start together and merge (drivers/instances.py), each kept as an instance with its host and its actual start and
-end.
+end. A search of the hosts (`clients: auto`) makes the images of its largest step's hosts once; each step runs on
+its own.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from .rbd_images import preflight  # noqa: F401 - its hook: the images' checks (
 from .base import DriverContext, Outcome, run_group_timeout
 from .instances import measure_instances
 from .rounds import in_rounds, round_suffix
+from .search import Searches
 from .rbd_bench_tool import RbdBenchCommand, live_figures, parse
 
 TIMEOUT_RC = 124                     # what `timeout` returns when it had to stop the command
@@ -33,13 +35,18 @@ def run_group(ctx: DriverContext, group: list[Test], todo: set[str]) -> Iterator
     """Images for the group, prefilled when asked; then each io_type in order on the same images."""
     if not any(t.id in todo for t in group):
         return
-    clients = ctx.clients_of(group[0])
-    with rbd_images.group_images(ctx, group, owners=[c.name for c in clients]) as images:
-        for test, started, notes, warnings in rbd_images.tests_to_run(ctx, group, todo, images):
+    # every client host of the group (a search of them, `clients: auto`: its largest step's), each with images of
+    # its own, made and prefilled once; each test runs on its own hosts
+    owners = max((ctx.clients_of(t) for t in group), key=len)
+    searches = Searches()       # clients: auto
+    with rbd_images.group_images(ctx, group, owners=[c.name for c in owners]) as images:
+        for test, started, notes, warnings in rbd_images.tests_to_run(ctx, group, todo, images, searches.over):
             p = test.params
+            clients = ctx.clients_of(test)
             duration = p.get("duration_s")
             timeout = run_group_timeout(duration or p["io_total"] / rbd_images.PREFILL_MIN_BYTES_PER_S)
-            def one_round(n: int, test=test, timeout=timeout, notes=notes, warnings=warnings) -> Outcome | None:
+            def one_round(n: int, test=test, timeout=timeout, notes=notes, warnings=warnings,
+                          clients=clients) -> Outcome | None:
                 # rbd bench stopped by SIGINT at a duration's end: the next round must find the image free
                 waited = rbd_images.wait_unwatched(ctx, images) if n > 1 else []
                 return _measure(ctx, test, started, images, clients, timeout, notes + waited, warnings,
@@ -51,7 +58,8 @@ def run_group(ctx: DriverContext, group: list[Test], todo: set[str]) -> Iterator
             later = any(t.id in todo for t in group[group.index(test) + 1:])
             if duration is not None and later:   # stopped by SIGINT: let the next test find the image free
                 outcome.notes += rbd_images.wait_unwatched(ctx, images)
-            yield outcome
+            yield searches.after(outcome)
+        yield from searches.skipped_in(group, todo)
 
 
 def _spawns(ctx: DriverContext, test: Test, specs: list[str], labels: list[str], client_args: list[str],
@@ -96,6 +104,6 @@ def _measure(ctx: DriverContext, test: Test, started: tuple[float, float], image
                                 parse_one, tool=f"rbd bench {test.params['phase']}", latency="mean-max", notes=notes,
                                 warnings=warnings, live=live_figures,
                                 accept=_accept(test.params.get("duration_s") is not None))
-    if outcome is not None and outcome.measurement is not None:
-        outcome.measurement.extra.update(images.describe())
+    if outcome is not None and outcome.measurement is not None:       # the images this test ran on
+        outcome.measurement.extra.update((images.of(*(c.name for c in clients)) if clients else images).describe())
     return outcome

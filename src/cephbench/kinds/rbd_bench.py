@@ -14,7 +14,8 @@ from .schema import Duration, PositiveInt, RbdWorkload, Size, Sweep, steady_roun
 KIND = Kind("rbd_bench", "RBD", "rbd bench", "fio", "io_type", {"write": "write", "read": "read", "readwrite": "mixed",
                                                                 "randwrite": "write", "randread": "read",
                                                                 "randrw": "mixed"},
-            modelled=True, group_setup_s=6.0, steady_phases=frozenset({"write", "read", "readwrite"}))
+            modelled=True, group_setup_s=6.0, steady_phases=frozenset({"write", "read", "readwrite"}),
+            searches_clients=True)
 DRIVER = "rbd_bench"
 
 
