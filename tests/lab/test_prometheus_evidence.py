@@ -3,7 +3,8 @@
 saw, a Prometheus that does not answer is refused before anything is made, a URL's credentials are written
 nowhere, and `lab down` leaves no monitoring process behind. Not ground truth: the two sources are compared with
 each other, not with a rate the lab sets. Then, without ssh (as from a toolbox), a drive held by a throttle that
-node-exporter cannot see (the lab publishes its limit beside it) is named, with its OSD's counters."""
+node-exporter cannot see is named: by its limit where the lab publishes it beside node-exporter's series, and by
+its OSD's counters where nothing does (an operator's Prometheus)."""
 
 from __future__ import annotations
 
@@ -12,11 +13,13 @@ import os
 import shutil
 import statistics
 import subprocess
+import time
 from pathlib import Path
 
 import pytest
 
 from cephbench.cluster.ceph import Cluster, Target
+from cephbench.evidence.prometheus import Prometheus
 from cephbench.evidence.hoststream import loads, parse_stream, watch_targets
 from cephbench.lab import Lab
 from cephbench.lab.multihost import MultiHostSpec
@@ -147,7 +150,7 @@ def test_prometheus_figures_agree_with_the_ssh_watch_and_bad_urls_are_refused(mo
     assert any("from Prometheus (node-exporter), 1 s resolution" in line for line in said), said
 
     # without ssh: a copy of the conf and key alone (beside the lab's lab.json they would bring its ssh), osd.1's
-    # drive held at 8 MiB/s, which node-exporter does not see: its OSD's commit against its peers' names it
+    # drive held at 8 MiB/s, which node-exporter does not see
     throttled = cli_here(["lab", "throttle", "--dir", lb.dir, "osd.1=8MiB/s"], env)
     assert throttled.returncode == 0, throttled.stdout + throttled.stderr
     box = tmp_path / "toolbox"
@@ -155,18 +158,36 @@ def test_prometheus_figures_agree_with_the_ssh_watch_and_bad_urls_are_refused(mo
     shutil.copyfile(lb.conf, box / "ceph.conf")
     shutil.copyfile(lb.admin_keyring, box / "keyring")
     bare = {k: v for k, v in env.items() if k not in ("CEPH_CONF", "CEPH_KEYRING")}
-    out = tmp_path / "toolbox-run"
-    res = run_cli(["run", write_suite(tmp_path, TOOLBOX_SUITE.format(url=url), "drive.yaml"), "--conf",
-                   box / "ceph.conf", "--keyring", box / "keyring", "--out", out], bare)
-    assert res.returncode == 0, res.stdout + res.stderr
-    result = json.loads((out / "results.jsonl").read_text().splitlines()[0])
-    a, ev = result["analysis"], result["evidence"]
-    assert {d["source"] for d in ev["devices"]} == {"prometheus"}
-    # node-exporter shows no throttle; the lab publishes it (limits.prom), and only osd.1's drive has one
+
+    def toolbox_run(name: str) -> tuple[dict, dict, str | None]:
+        out = tmp_path / name
+        res = run_cli(["run", write_suite(tmp_path, TOOLBOX_SUITE.format(url=url), f"{name}.yaml"), "--conf",
+                       box / "ceph.conf", "--keyring", box / "keyring", "--out", out], bare)
+        assert res.returncode == 0, res.stdout + res.stderr
+        result = json.loads((out / "results.jsonl").read_text().splitlines()[0])
+        a, ev = result["analysis"], result["evidence"]
+        assert {d["source"] for d in ev["devices"]} == {"prometheus"}
+        line = next((ln for ln in a["evidence"] if ln.startswith("osd.1 (h2): BlueStore commit")), None)
+        print(name, a["bottleneck"], line, sep="\n")
+        assert a["bottleneck"].startswith("disk h2:"), (a["bottleneck"], a["evidence"])
+        return a, ev, line
+
+    # the lab publishes the throttle beside node-exporter's series (limits.prom): the drive's limit names it, as
+    # the ssh watch's cgroup reading would, and only osd.1's drive has one
+    a, ev, _ = toolbox_run("toolbox-limits")
     limited = {(d["host"], d["device"]): d.get("limit_write_bytes_per_s") for d in ev["devices"]
                if d.get("limit_write_bytes_per_s") or d.get("limit_write_iops")}
     assert limited == {("h2", next(d["device"] for d in ev["devices"] if d["host"] == "h2")): 8 * 2**20}, limited
-    line = next((ln for ln in a["evidence"] if ln.startswith("osd.1 (h2): BlueStore commit")), None)
-    print(a["bottleneck"], line, sep="\n")
-    assert a["bottleneck"].startswith("disk h2:"), (a["bottleneck"], a["evidence"])
+    assert "of its cgroup throttle" in a["reason"], a["reason"]
+
+    # an operator's node-exporter publishes no throttle: without the lab's file (and its series gone stale) its
+    # OSD's commit against its peers' names the drive
+    for f in (lb.dir / "monitoring" / "textfile").glob("*/limits.prom"):
+        f.unlink()
+    deadline = time.monotonic() + 30
+    while Prometheus(url).query("cephbench_disk_limit", time.time()):
+        assert time.monotonic() < deadline, "the lab's Prometheus kept the published limits"
+        time.sleep(0.5)
+    a, ev, line = toolbox_run("toolbox-bare")
+    assert not any(d.get("limit_write_bytes_per_s") for d in ev["devices"])
     assert line is not None and line.endswith("; OSD counters through ceph tell"), a["evidence"]
