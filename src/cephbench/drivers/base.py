@@ -322,6 +322,11 @@ class RunContext:
         from ..hosts.clients import clients_of
         return clients_of(test.params.get("clients"), self.client_hosts.hosts)
 
+    def clients_of_group(self, group: list[Test]) -> list[Any]:
+        """Every client host a group's tests run on: its largest step's, when it searches them (`clients: auto`),
+        for whose images or objects the group makes room once."""
+        return max((self.clients_of(t) for t in group), key=len)
+
     def _watched(self, test: Test, outputs: list[Path], live: Callable[[list[Path]], Figures] | None,
                  clients: list[HostRef], run: Callable[[Callable[[], bool], Callable[[list[int]], None]], R],
                  tools: ToolCpu | None = None) -> tuple[R, Seen]:
@@ -591,6 +596,7 @@ class DriverContext:
     record_process = _through("record_process")
     prepare_reads = _through("prepare_reads")
     clients_of = _through("clients_of")
+    clients_of_group = _through("clients_of_group")
     suite_clients = _through("client_hosts.hosts")
     load_here = _through("client_hosts.load_here")
     placements = _through("placements")

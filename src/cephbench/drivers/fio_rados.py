@@ -75,6 +75,11 @@ def job_for(phase: str, params: dict, pool: str, objects: int, conf: str | None,
                   runtime_s=params["duration_s"], time_based=True, engine="rados", options=options, extra=extra)
 
 
+def _place(client) -> str | None:
+    """Where a fio runs, as `filled` knows it: a client host's name, or None for this machine."""
+    return client.name if client is not None else None
+
+
 def run_group(ctx: DriverContext, group: list[Test], todo: set[str]) -> Iterator[Outcome]:
     if not any(t.id in todo for t in group):
         return
@@ -85,7 +90,7 @@ def run_group(ctx: DriverContext, group: list[Test], todo: set[str]) -> Iterator
         budget = None if ctx.dry_run else ctx.budget().client_bytes(amplification(first["pool_profile"]))
         # each client host writes objects of its own; a search of them (`clients: auto`) leaves room for its
         # largest step
-        most = max(len(ctx.clients_of(t)) for t in group)
+        most = len(ctx.clients_of_group(group))
         if budget is not None and most:
             budget //= most
         # a search (iodepth: auto) runs on the same objects at every step: as many as its deepest step needs
@@ -102,8 +107,7 @@ def run_group(ctx: DriverContext, group: list[Test], todo: set[str]) -> Iterator
                               f"of {first['block_size']} bytes fit below {ctx.settings.max_raw_used:.0%} raw used")
                 continue
             if "read" in phase:
-                unfilled = [c for c in clients if c.name not in filled] if clients else \
-                    ([] if None in filled else [None])
+                unfilled = [c for c in clients or [None] if _place(c) not in filled]
                 if unfilled:
                     hosts = [c for c in unfilled if c is not None]
                     prep = _prepare_write(ctx, test, pool, objects, hosts)
@@ -111,7 +115,7 @@ def run_group(ctx: DriverContext, group: list[Test], todo: set[str]) -> Iterator
                         yield Outcome(test, started[0], time.monotonic() - started[1], commands=prep.commands,
                                       raw=prep.raw, error=f"writing the objects to read failed: {prep.error}")
                         continue
-                    filled.update(c.name if c is not None else None for c in unfilled)
+                    filled.update(_place(c) for c in unfilled)
                     whose = f" of {', '.join(c.name for c in hosts)}" if hosts else ""
                     notes.append(f"all {objects} objects{whose} were written in full before this read (not "
                                  "recorded): no earlier write in the group covered them")
@@ -123,8 +127,8 @@ def run_group(ctx: DriverContext, group: list[Test], todo: set[str]) -> Iterator
                 continue
             m = outcome.measurement
             if phase == "write" and m is not None:      # each host that wrote all its objects
-                filled.update(p.host if clients else None for p in (m.instances if clients else None) or [m]
-                              if (p.ops_total or 0) >= objects)
+                parts = (m.instances or [m]) if clients else [m]      # one client host: the result is its own
+                filled.update(p.host if clients else None for p in parts if (p.ops_total or 0) >= objects)
             outcome.notes.append(f"{objects} objects of {test.params['block_size']} bytes"
                                  + (" on each client host" if clients else ""))
             yield searches.after(outcome)

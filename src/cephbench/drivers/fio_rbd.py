@@ -59,7 +59,7 @@ def run_group(ctx: DriverContext, group: list[Test], todo: set[str]) -> Iterator
     tool = "fio krbd" if krbd else "fio rbd"
     # every client host of the group (a search of them, `clients: auto`: its largest step's), each with images of
     # its own, made and prefilled once; each test runs on its own hosts
-    owners = max((ctx.clients_of(t) for t in group), key=len)
+    owners = ctx.clients_of_group(group)
     if krbd and owners:        # preflight refuses it; never run krbd anywhere but here
         raise UserError("krbd maps images into this machine's kernel only; it does not run on client hosts",
                         where=f"workload {group[0].workload}: clients")

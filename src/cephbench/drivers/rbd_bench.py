@@ -37,7 +37,7 @@ def run_group(ctx: DriverContext, group: list[Test], todo: set[str]) -> Iterator
         return
     # every client host of the group (a search of them, `clients: auto`: its largest step's), each with images of
     # its own, made and prefilled once; each test runs on its own hosts
-    owners = max((ctx.clients_of(t) for t in group), key=len)
+    owners = ctx.clients_of_group(group)
     searches = Searches()       # clients: auto
     with rbd_images.group_images(ctx, group, owners=[c.name for c in owners]) as images:
         for test, started, notes, warnings in rbd_images.tests_to_run(ctx, group, todo, images, searches.over):
