@@ -1,4 +1,5 @@
-"""Other clients' load from real `ceph osd pool stats -f json` of Ceph 16.2.15 (tests/fixtures/pool_stats/)."""
+"""Other clients' load from real `ceph df detail -f json` of Ceph 16.2.15, 18.2.7 and 20.2.4, read before and after
+another client's writes (tests/fixtures/ceph_df/)."""
 
 from __future__ import annotations
 
@@ -7,83 +8,100 @@ from pathlib import Path
 
 import pytest
 
-from cephbench.evidence.otherload import PoolIo, other_load, others_io, rgw_pools
+from cephbench.evidence.otherload import (PoolCounts, PoolIo, busy, describe_background, other_load, others_between,
+                                          pool_counts, rgw_pools)
 
-FIX = Path(__file__).parent.parent / "fixtures" / "pool_stats"
+FIX = Path(__file__).parent.parent / "fixtures"
 
 
-def _doc(name: str):
-    return json.loads((FIX / name).read_text())
+def _counts(name: str) -> dict[str, PoolCounts]:
+    return pool_counts(json.loads((FIX / "ceph_df" / name).read_text()))
+
+
+def _pair(what: str, release: str = "ceph16.2.15") -> tuple[dict[str, PoolCounts], dict[str, PoolCounts]]:
+    return _counts(f"{release}_detail_before_{what}.json"), _counts(f"{release}_detail_after_{what}.json")
 
 
 def test_another_clients_writes_count_and_ours_do_not():
-    io = others_io(_doc("ceph16.2.15_other_and_ours_writing.json"), "cephbench-r1-")
-    assert io.pools == ["other"]
-    # that client's rados bench reported 10.1 MB/s over its 6 s; the mon's recent average said 10.9
-    assert 9e6 < io.write_bytes_per_s < 12e6 and io.read_bytes_per_s == 0 and io.ops_per_s == 166
+    """Two 3 s rados bench writes at once, 64 KiB x 4 in flight: into `other` (1790 writes, 37.2 MB/s) and into
+    `cephbench-r1-rados` (1815): over the 3 s, the other client's ops and bytes, and none of ours."""
+    before, after = _pair("writes")
+    io = others_between(before, after, 3.0, "cephbench-r1-")
+    assert io.pools == ["other"] and io.background_pools == []
+    # rados bench's own metadata object is one write more, of 1 KiB
+    assert io.ops_per_s == pytest.approx(1791 / 3) and io.write_bytes_per_s == pytest.approx(1790 * 65536 / 3, rel=1e-3)
+    assert io.read_bytes_per_s == 0 and busy(other_load(io))
 
 
 def test_another_run_of_cephbench_is_another_client():
-    io = others_io(_doc("ceph16.2.15_other_and_ours_writing.json"), "cephbench-r2-")
-    assert sorted(io.pools) == ["cephbench-r1-rados", "other"]
+    before, after = _pair("writes")
+    assert sorted(others_between(before, after, 3.0, "cephbench-r2-").pools) == ["cephbench-r1-rados", "other"]
 
 
-def test_an_idle_cluster_has_no_other_load():
-    samples = [others_io(_doc("ceph16.2.15_idle.json"), "cephbench-r1-")] * 3
-    assert samples[0].pools == [] and other_load(samples) is None
+@pytest.mark.parametrize("release,writes", [("ceph18.2.7", 3021), ("ceph20.2.4", 3906)])
+def test_reef_and_tentacle_count_the_same_way(release, writes):
+    """A 2 s rados bench write of 64 KiB into `other` on a 2-OSD lab of each release (3020 and 3905 writes made)."""
+    before, after = _pair("writes", release)
+    io = others_between(before, after, 2.0, "cephbench-r1-")
+    assert "other" in io.pools and io.ops_per_s >= writes / 2
+    assert io.write_bytes_per_s == pytest.approx((writes - 1) * 65536 / 2, rel=1e-3)
 
 
-def test_the_load_is_the_mean_over_the_tests_samples():
-    busy = others_io(_doc("ceph16.2.15_other_and_ours_writing.json"), "cephbench-r1-")
-    idle = others_io(_doc("ceph16.2.15_idle.json"), "cephbench-r1-")
-    load = other_load([busy, idle])
-    assert load is not None and load.pools == ["other"]
-    assert load.write_bytes_per_s == pytest.approx(busy.write_bytes_per_s / 2)
+def test_a_cluster_idle_between_the_readings_has_no_other_load():
+    before, _ = _pair("writes")
+    assert others_between(before, before, 3.0, "cephbench-r1-") == PoolIo()
+    assert other_load(PoolIo()) is None
 
 
-@pytest.mark.parametrize("doc", [None, {}, "x", [1, {"pool_name": 3}, {"pool_name": "p", "client_io_rate": []},
-                                                  {"pool_name": "p", "client_io_rate": {"write_bytes_sec": "many"}}]])
-def test_documents_that_do_not_read_give_no_load(doc):
-    assert others_io(doc, "cephbench-r1-") == PoolIo()
+def test_a_pool_made_between_the_readings_counts_from_zero_and_one_made_again_is_left_out():
+    before, after = _pair("writes")
+    assert others_between({k: v for k, v in before.items() if k != "other"}, after, 3.0,
+                          "cephbench-r1-").pools == ["other"]
+    again = {**before, "other": PoolCounts(write_ops=10**6, write_bytes=10**12)}
+    assert others_between(again, after, 3.0, "cephbench-r1-").pools == []
+
+
+@pytest.mark.parametrize("doc", [None, {}, "x", {"pools": "x"}, {"pools": [1, {"name": 3, "stats": {}}]},
+                                 {"pools": [{"name": "p", "stats": []}]},
+                                 {"pools": [{"name": "p", "stats": {"rd": 1, "rd_bytes": 2, "wr": "many",
+                                                                    "wr_bytes": 4}}]},
+                                 {"pools": [{"name": "p", "stats": {"stored": 1, "objects": 2}}]}])
+def test_documents_that_do_not_read_give_no_counts(doc):
+    """`ceph df` without `detail` has no rd/wr: nothing, rather than zeros that would read as an idle cluster."""
+    assert pool_counts(doc) == {}
+
+
+def test_no_window_gives_no_load():
+    before, after = _pair("writes")
+    assert others_between(before, after, 0.0, "cephbench-r1-") == PoolIo()
 
 
 def test_an_rgw_tests_own_load_through_the_gateway_is_not_anothers():
     """`ceph osd pool ls detail` of the one-host lab with RGW (Ceph 16.2.15): its rgw pools are RGW's own."""
-    detail = json.loads((FIX / "ceph16.2.15_pool_ls_detail_with_rgw.json").read_text())
+    detail = json.loads((FIX / "pool_stats" / "ceph16.2.15_pool_ls_detail_with_rgw.json").read_text())
     rgw = rgw_pools(detail)
     assert rgw and all(".rgw." in p or p.endswith(".rgw.root") for p in rgw), rgw
-    doc = [{"pool_name": p, "client_io_rate": {"write_bytes_sec": 5 * 2**20, "write_op_per_sec": 80}} for p in rgw]
-    assert set(others_io(doc, "cephbench-r1-").pools) == rgw          # another client's, for any other test
-    assert others_io(doc, "cephbench-r1-", rgw).pools == []
+    after = {p: PoolCounts(write_ops=400, write_bytes=20 * 2**20) for p in rgw}
+    assert set(others_between({}, after, 4.0, "cephbench-r1-").pools) == rgw      # another client's, for another test
+    assert others_between({}, after, 4.0, "cephbench-r1-", rgw).pools == []
 
 
-def test_rgws_housekeeping_is_background_and_a_client_through_rgw_is_not():
-    """`ceph osd pool stats` of the one-host lab (Ceph 16.2.15) while an S3 PUT test wrote through its RGW: the
-    gateway's own .rgw.root/log/meta I/O (a few ops/s, ~0 bytes) beside the client's MiB/s on the data and index
-    pools. The first is background, the second another client."""
-    io = others_io(_doc("ceph16.2.15_rgw_put_housekeeping_and_data.json"), "cephbench-r1-")
-    assert sorted(io.background_pools) == [".rgw.root", "default.rgw.log", "default.rgw.meta"]
-    assert sorted(io.pools) == ["default.rgw.buckets.data", "default.rgw.buckets.index"]
-    assert io.write_bytes_per_s > 1 * 2**20 and io.background_bytes_per_s < 10 * 1024
-
-
-def test_an_rgw_doing_only_its_housekeeping_does_not_taint_a_result():
-    """The same lab a few seconds after the S3 test: only the gateway's own reads of its root, log and meta pools."""
-    from cephbench.evidence.otherload import busy, describe_background
-    sample = others_io(_doc("ceph16.2.15_rgw_housekeeping_only.json"), "cephbench-r1-")
-    assert sample.pools == [] and sample.background_pools
-    # at the rate the issue saw (19 ops/s on default.rgw.log, 0.0 MiB/s): background still
-    loud = [{"pool_name": p["pool_name"], "client_io_rate": {k: (v * 4 if k.endswith("op_per_sec") else v)
-                                                             for k, v in p["client_io_rate"].items()}}
-            for p in _doc("ceph16.2.15_rgw_housekeeping_only.json")]
-    load = other_load([others_io(loud, "cephbench-r1-")] * 3)
-    assert load is not None and load.background_ops_per_s >= 19 and not busy(load)
+def test_rgws_log_writes_are_background():
+    """73 omap writes to default.rgw.log over 3 s (about 24 a second, as an RGW's data log and gc write it): the
+    counters moved by 73 ops and 72 KiB, background; the note says so."""
+    before, after = _pair("rgw_log_writes")
+    io = others_between(before, after, 3.0, "cephbench-r1-")
+    assert io.pools == [] and io.background_pools == ["default.rgw.log"]
+    assert io.background_ops_per_s == pytest.approx(73 / 3)
+    load = other_load(io)
+    assert load is not None and not busy(load)
     note = describe_background(load)
     assert note and "default.rgw.log" in note and "background" in note
 
 
-def test_a_housekeeping_pool_moving_mib_per_s_is_a_client():
-    doc = [{"pool_name": "default.rgw.log", "client_io_rate": {"write_bytes_sec": 5 * 2**20, "write_op_per_sec": 40}},
-           {"pool_name": ".mgr", "client_io_rate": {"write_bytes_sec": 2048, "write_op_per_sec": 30}}]
-    io = others_io(doc, "cephbench-r1-")
-    assert io.pools == ["default.rgw.log"] and io.background_pools == [".mgr"]
+def test_a_housekeeping_pool_moving_mib_per_s_is_a_client_and_rgws_data_pools_always_are():
+    after = {"default.rgw.log": PoolCounts(write_ops=160, write_bytes=20 * 2**20),
+             ".mgr": PoolCounts(write_ops=120, write_bytes=8192),
+             "default.rgw.buckets.index": PoolCounts(write_ops=60)}
+    io = others_between({}, after, 4.0, "cephbench-r1-")
+    assert sorted(io.pools) == ["default.rgw.buckets.index", "default.rgw.log"] and io.background_pools == [".mgr"]

@@ -1,16 +1,22 @@
-"""Other clients' load: the client I/O of pools this run did not create, from `ceph osd pool stats -f json`
-(pure: no I/O). The mon's rates are its own recent averages, so a sample once a second during a test, averaged,
-says what others did meanwhile.
+"""Other clients' load: the client I/O of pools this run did not create, over a test's own window (pure, but for
+the sampler at the end: no I/O).
+
+The figures are differences of each pool's cumulative client counters (`ceph df detail -f json`: `rd`, `rd_bytes`,
+`wr`, `wr_bytes`) read before the load and after it, over the seconds between the two readings. The mon's rates
+(`ceph osd pool stats`' `client_io_rate`) are not used: they are smoothed over several stats periods, so another
+client's burst that ended before a test still showed as its load for ~8 s on the lab (mgr stats period 1 s) and
+would for ~30 s on a cluster of the default 5 s, and a short test that followed it was marked (CI, stop 32). The
+counters lag too, by up to a stats period, but by the same at both ends: the window is shifted, not widened.
 
 A daemon's own housekeeping is told apart from other clients by pool and by rate: an RGW writes its log, control
 and meta pools (data log, gc, notify: a few to tens of small ops a second, ~0 bytes) and the mgr its `.mgr` /
 `device_health_metrics` pool whenever it likes, on every cluster that has them. Such I/O under BUSY_BYTES_PER_S is
 background, kept apart and reported, never a reason to distrust a result; bytes beyond it on those pools are a
-client's. Scrub is not client I/O at all: pool stats count it under recovery, not `client_io_rate`."""
+client's. Scrub is not client I/O at all: the pools' client counters do not count it."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import time
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -42,36 +48,60 @@ class PoolIo:
     background_pools: list[str] = field(default_factory=list)
 
 
-def _rate(io: dict[str, Any], key: str) -> float:
-    v = io.get(key, 0)
-    return float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) and v > 0 else 0.0
+@dataclass(frozen=True)
+class PoolCounts:
+    """One pool's client I/O since it was made (`ceph df detail`'s stats): ops and bytes read and written."""
+    read_ops: int = 0
+    read_bytes: int = 0
+    write_ops: int = 0
+    write_bytes: int = 0
 
 
-def others_io(doc: Any, ours_prefix: str, also_ours: frozenset[str] = frozenset()) -> PoolIo:
-    """One `ceph osd pool stats -f json` document -> the client I/O of pools whose name does not start with
-    `ours_prefix` (this run's pools: "cephbench-<run id>-") and is not in `also_ours` (the pools an RGW test
-    writes through the gateway). A housekeeping pool's I/O under BUSY_BYTES_PER_S is background, not a client's.
-    Entries that do not read are skipped."""
+def _count(stats: dict[str, Any], key: str) -> int | None:
+    v = stats.get(key)
+    return int(v) if isinstance(v, (int, float)) and not isinstance(v, bool) and v >= 0 else None
+
+
+def pool_counts(doc: Any) -> dict[str, PoolCounts]:
+    """`ceph df detail -f json` -> each pool's cumulative client counters by name. A pool whose entry does not read
+    (no name, a counter missing or not a count: `ceph df` without `detail` has none) is left out."""
+    out: dict[str, PoolCounts] = {}
+    for pool in (doc.get("pools") if isinstance(doc, dict) else None) or []:
+        if not isinstance(pool, dict) or not isinstance(pool.get("name"), str) or not isinstance(pool.get("stats"), dict):
+            continue
+        got = [_count(pool["stats"], k) for k in ("rd", "rd_bytes", "wr", "wr_bytes")]
+        if all(v is not None for v in got):
+            out[pool["name"]] = PoolCounts(*got)      # type: ignore[arg-type]
+    return out
+
+
+def others_between(before: dict[str, PoolCounts], after: dict[str, PoolCounts], seconds: float, ours_prefix: str,
+                   also_ours: frozenset[str] = frozenset()) -> PoolIo:
+    """The client I/O per second of pools whose name does not start with `ours_prefix` (this run's pools:
+    "cephbench-<run id>-") and is not in `also_ours` (the pools an RGW test writes through the gateway), between two
+    `pool_counts` readings `seconds` apart. A pool made between them counts from zero; one gone by the second is
+    left out, as is one whose counters went back (deleted and made again under its name: what it did is unknown).
+    A housekeeping pool's I/O under BUSY_BYTES_PER_S is background, not a client's."""
     out = PoolIo()
-    for pool in doc if isinstance(doc, list) else []:
-        if not isinstance(pool, dict):
+    if seconds <= 0:
+        return out
+    for name, end in after.items():
+        if name.startswith(ours_prefix) or name in also_ours:
             continue
-        name, io = pool.get("pool_name"), pool.get("client_io_rate")
-        if (not isinstance(name, str) or name.startswith(ours_prefix) or name in also_ours
-                or not isinstance(io, dict)):
+        start = before.get(name, PoolCounts())
+        deltas = (end.read_ops - start.read_ops, end.read_bytes - start.read_bytes,
+                  end.write_ops - start.write_ops, end.write_bytes - start.write_bytes)
+        if min(deltas) < 0 or not any(deltas):
             continue
-        read, write = _rate(io, "read_bytes_sec"), _rate(io, "write_bytes_sec")
-        ops = _rate(io, "read_op_per_sec") + _rate(io, "write_op_per_sec")
-        if not (read or write or ops):
-            continue
+        read_ops, read, write_ops, write = (d / seconds for d in deltas)
         if housekeeping(name) and read + write < BUSY_BYTES_PER_S:
             out.background_bytes_per_s += read + write
-            out.background_ops_per_s += ops
+            out.background_ops_per_s += read_ops + write_ops
             out.background_pools.append(name)
         else:
             out.read_bytes_per_s += read
             out.write_bytes_per_s += write
-            out.ops_per_s += ops
+            out.ops_per_s += read_ops + write_ops
             out.pools.append(name)
     return out
 
@@ -83,24 +113,24 @@ def rgw_pools(doc: Any) -> frozenset[str]:
                      and "rgw" in (p.get("application_metadata") or {})) if isinstance(doc, list) else frozenset()
 
 
-def other_load(samples: Sequence[PoolIo]) -> OtherLoad | None:
-    """The mean over a test's samples; None when no sample saw another client's or a daemon's I/O."""
-    if not samples or not any(s.pools or s.background_pools for s in samples):
+def other_load(io: PoolIo) -> OtherLoad | None:
+    """What a result records; None when no pool but ours did any client I/O."""
+    if not (io.pools or io.background_pools):
         return None
-    n = len(samples)
-    return OtherLoad(read_bytes_per_s=sum(s.read_bytes_per_s for s in samples) / n,
-                     write_bytes_per_s=sum(s.write_bytes_per_s for s in samples) / n,
-                     ops_per_s=sum(s.ops_per_s for s in samples) / n,
-                     pools=sorted({p for s in samples for p in s.pools}),
-                     background_bytes_per_s=sum(s.background_bytes_per_s for s in samples) / n,
-                     background_ops_per_s=sum(s.background_ops_per_s for s in samples) / n,
-                     background_pools=sorted({p for s in samples for p in s.background_pools}))
+    return OtherLoad(read_bytes_per_s=io.read_bytes_per_s, write_bytes_per_s=io.write_bytes_per_s,
+                     ops_per_s=io.ops_per_s, pools=sorted(io.pools),
+                     background_bytes_per_s=io.background_bytes_per_s,
+                     background_ops_per_s=io.background_ops_per_s, background_pools=sorted(io.background_pools))
+
+
+# how long the reading at a test's end may take before the test goes on without the figure: a monitor that stopped
+# answering must not hold every test up for the whole connect timeout
+END_READING_WAIT_S = 5.0
 
 
 class OtherLoadSampler:
-    """Samples `ceph osd pool stats` through the run's connection: once when made (before the test's load), then
-    at every tick (a reading late by more than half a second at a later one). A sample that fails is skipped, and
-    said once."""
+    """Reads the pools' counters through the run's connection when made (before the test's load; polled, so the
+    tools' loop never waits on it) and again at `result()`, after the load. A reading that fails is said once."""
 
     def __init__(self, cluster: Any, ours_prefix: str, through_rgw: bool = False) -> None:
         self._cluster = cluster
@@ -113,22 +143,46 @@ class OtherLoadSampler:
                 self._also = rgw_pools(cluster.ceph_json("osd", "pool", "ls", "detail"))
             except Exception as exc:    # noqa: BLE001 - without the list, RGW's pools count as others'
                 self.notes.append(f"RGW's pools unknown (ceph osd pool ls detail: {exc})")
-        self._samples: list[PoolIo] = []
-        # polled (the first reading starts now, before the load): a monitor that does not answer must not hold
-        # up the tools' loop
-        self._stats = Poll(lambda: cluster.ceph_json("osd", "pool", "stats"))
+        self._before: tuple[float, dict[str, PoolCounts]] | None = None
+        self._failed = False
+        self._first = Poll(self._read)
+
+    def _read(self) -> tuple[float, dict[str, PoolCounts]]:
+        counts = pool_counts(self._cluster.ceph_json("df", "detail"))
+        return time.monotonic(), counts
 
     def sample(self) -> None:
+        """At a tick: take the first reading once it came back (nothing else is asked while the load runs)."""
+        if self._before is not None or self._failed:
+            return
         try:
-            self._samples.append(others_io(self._stats(), self._ours, self._also))
+            self._before = self._first()
         except Pending:
             pass
         except Exception as exc:    # noqa: BLE001 - the evidence is optional; the test goes on without it
-            if not any(n.startswith("other clients' load not sampled") for n in self.notes):
-                self.notes.append(f"other clients' load not sampled (ceph osd pool stats: {exc})")
+            self._failed = True
+            self.notes.append(f"{_NOT_MEASURED} (ceph df detail: {exc})")
 
     def result(self) -> OtherLoad | None:
-        return other_load(self._samples)
+        self.sample()
+        if self._before is None:
+            if not self._failed:
+                self.notes.append(f"{_NOT_MEASURED}: the monitor had not answered `ceph df detail` by the test's end")
+            return None
+        try:
+            at, after = Poll(self._read, wait_s=END_READING_WAIT_S)()
+        except Pending:
+            self.notes.append(f"{_NOT_MEASURED}: the monitor did not answer `ceph df detail` within "
+                              f"{END_READING_WAIT_S:.0f} s of the test's end")
+            return None
+        except Exception as exc:    # noqa: BLE001 - as above
+            self.notes.append(f"{_NOT_MEASURED} (ceph df detail: {exc})")
+            return None
+        started, before = self._before
+        return other_load(others_between(before, after, at - started, self._ours, self._also))
+
+
+_NOT_MEASURED = "other clients' load not measured"
 
 
 def busy(o: OtherLoad | None) -> bool:
