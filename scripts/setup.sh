@@ -7,13 +7,13 @@ cd "$(dirname "$0")/.."
 # to the monitors (librados), linked into .venv below
 # openssh-server, iproute2, util-linux, xfsprogs, e2fsprogs, btrfs-progs: the multi-host lab (an sshd per host,
 # namespaces, loop devices, FileStore's file systems); mmdebstrap: labs on other Ceph releases (lab up --release);
-# prometheus, prometheus-node-exporter: the lab's monitoring stack (lab up --monitoring)
+# prometheus, prometheus-node-exporter, prometheus-process-exporter: the lab's monitoring stack (lab up --monitoring)
 DEB_PACKAGES=(ceph-mon ceph-mgr ceph-osd ceph-common python3-rados radosgw fio iperf3 iproute2 openssh-client python3-venv
               golang-go chromium openssh-server btrfs-progs xfsprogs e2fsprogs util-linux mmdebstrap
-              prometheus prometheus-node-exporter)
+              prometheus prometheus-node-exporter prometheus-process-exporter)
 # packages whose postinst starts a system-wide service the lab does not want (sshd on port 22, Prometheus on 9090,
-# node-exporter on 9100): the lab starts its own, by PID, and stops them with the lab
-SERVICE_PACKAGES=(openssh-server prometheus prometheus-node-exporter)
+# node-exporter on 9100, process-exporter on 9256): the lab starts its own, by PID, and stops them with the lab
+SERVICE_PACKAGES=(openssh-server prometheus prometheus-node-exporter prometheus-process-exporter)
 say() { printf 'setup: %s\n' "$*"; }
 
 missing=()
@@ -46,10 +46,10 @@ if [ ${#missing[@]} -gt 0 ]; then
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null \
     || { if [ -n "$made_policy" ]; then $sudo rm -f "$policy"; fi; exit 1; }
   if [ -n "$made_policy" ]; then $sudo rm -f "$policy"; fi
-  # Debian enables Prometheus and node-exporter for the next boot too: the lab's own are the only ones wanted on a
+  # Debian enables Prometheus and the exporters for the next boot too: the lab's own are the only ones wanted on a
   # machine set up here (sshd is left as Debian leaves it: disabling it could lock a person out)
   if command -v systemctl >/dev/null 2>&1 && [ -d /run/systemd/system ]; then
-    for unit in $(printf '%s\n' "${services[@]}" | grep -x 'prometheus\|prometheus-node-exporter' || true); do
+    for unit in $(printf '%s\n' "${services[@]}" | grep -x 'prometheus\|prometheus-node-exporter\|prometheus-process-exporter' || true); do
       $sudo systemctl disable --now "$unit" >/dev/null 2>&1 || true
     done
   fi

@@ -4,7 +4,9 @@ saw, a Prometheus that does not answer is refused before anything is made, a URL
 nowhere, and `lab down` leaves no monitoring process behind. Not ground truth: the two sources are compared with
 each other, not with a rate the lab sets. Then, without ssh (as from a toolbox), a drive held by a throttle that
 node-exporter cannot see is named: by its limit where the lab publishes it beside node-exporter's series, and by
-its OSD's counters where nothing does (an operator's Prometheus)."""
+its OSD's counters where nothing does (an operator's Prometheus). Each OSD's CPU per op then comes from the
+process-exporter of its host (issue 29 item 4), and agrees with what the OSD's own /proc/PID/stat said over the
+same seconds."""
 
 from __future__ import annotations
 
@@ -13,6 +15,7 @@ import os
 import shutil
 import statistics
 import subprocess
+import threading
 import time
 from pathlib import Path
 
@@ -69,6 +72,45 @@ def _monitoring_pids(lab_dir: Path) -> list[str]:
     return res.stdout.split()
 
 
+class _OsdTicks:
+    """Each lab OSD's utime + stime (/proc/PID/stat, in seconds) every 0.1 s while a run goes on: what the OSDs
+    spent, read here beside the run, against which the figures Prometheus gave the run are held."""
+
+    def __init__(self, lab_dir: Path, ids: list[int]) -> None:
+        self.pids = {n: int((lab_dir / "run" / f"osd.{n}.pid").read_text()) for n in ids}
+        self.samples: list[tuple[float, dict[int, float]]] = []
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+        self._hz = os.sysconf("SC_CLK_TCK")
+
+    def _read(self) -> dict[int, float]:
+        out = {}
+        for n, pid in self.pids.items():
+            fields = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
+            out[n] = (int(fields[11]) + int(fields[12])) / self._hz
+        return out
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            self.samples.append((time.time(), self._read()))
+            time.sleep(0.1)
+
+    def __enter__(self) -> "_OsdTicks":
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._stop.set()
+        self._thread.join()
+
+    def spent(self, n: int, start: float, end: float) -> float:
+        """osd.n's CPU seconds from the last sample before `start` (or the first of all, taken before the run began)
+        to the first after `end`."""
+        first = max((s for s in self.samples if s[0] <= start), key=lambda s: s[0], default=self.samples[0])
+        last = min((s for s in self.samples if s[0] >= end), key=lambda s: s[0])
+        return last[1][n] - first[1][n]
+
+
 def _busy_mean(series: list[float]) -> float:
     """The mean of the seconds that carried load, the first and last left out (the test began and ended inside
     them), printed beside the totals that are compared. It is not what the two sources are held to: under the CPUs
@@ -99,9 +141,10 @@ def test_prometheus_figures_agree_with_the_ssh_watch_and_bad_urls_are_refused(mo
     url = info.monitoring["prometheus"]
     env = {**os.environ, **lb.env()}
     assert f"export CEPHBENCH_PROMETHEUS={url}" in cli_here(["lab", "env", "--dir", lb.dir], env).stdout
-    assert len(_monitoring_pids(lb.dir)) == 4       # a node-exporter per host and Prometheus
+    assert len(_monitoring_pids(lb.dir)) == 7       # a node-exporter and a process-exporter per host, Prometheus
     status = json.loads(cli_here(["lab", "status", "--dir", lb.dir, "--json"], env).stdout)
     assert status["prometheus"] == url and {"node-exporter.h1", "node-exporter.h2", "node-exporter.h3",
+                                            "process-exporter.h1", "process-exporter.h2", "process-exporter.h3",
                                             "prometheus"} <= {d["name"] for d in status["daemons"] if d["running"]}
 
     # a Prometheus that does not answer: one line at preflight, exit 2, nothing made
@@ -161,12 +204,28 @@ def test_prometheus_figures_agree_with_the_ssh_watch_and_bad_urls_are_refused(mo
 
     def toolbox_run(name: str) -> tuple[dict, dict, str | None]:
         out = tmp_path / name
-        res = run_cli(["run", write_suite(tmp_path, TOOLBOX_SUITE.format(url=url), f"{name}.yaml"), "--conf",
-                       box / "ceph.conf", "--keyring", box / "keyring", "--out", out], bare)
+        with _OsdTicks(lb.dir, [0, 1, 2]) as ticks:
+            res = run_cli(["run", write_suite(tmp_path, TOOLBOX_SUITE.format(url=url), f"{name}.yaml"), "--conf",
+                           box / "ceph.conf", "--keyring", box / "keyring", "--out", out], bare)
         assert res.returncode == 0, res.stdout + res.stderr
         result = json.loads((out / "results.jsonl").read_text().splitlines()[0])
         a, ev = result["analysis"], result["evidence"]
         assert {d["source"] for d in ev["devices"]} == {"prometheus"}
+        # each OSD's CPU from its host's process-exporter (no ssh, no admin socket: no PID to read), between
+        # what its /proc said over the test's window and over the window widened by a scrape (1 s) either side:
+        # the two scrapes that bracket the test
+        cpu = {c["who"]: c for c in ev["cpu"]}
+        assert {f"osd.{n}" for n in range(3)} <= set(cpu), (ev["cpu"], ev["notes"])
+        start = ev["devices"][0]["start_unix_s"]
+        end = start + len(ev["devices"][0]["write_bytes_per_s"])
+        for n in range(3):
+            c = cpu[f"osd.{n}"]
+            assert c["source"] == "Prometheus (process-exporter)" and c["host"] == f"h{n + 1}" and c["ops"], c
+            low, high = ticks.spent(n, start, end), ticks.spent(n, start - 1.5, end + 1.5)
+            print(f"osd.{n}: {c['cpu_s']:.2f} CPU-s from Prometheus, {low:.2f}-{high:.2f} from /proc "
+                  f"({c['cpu_ms_per_op']:.2f} CPU-ms per op)")
+            assert 0.85 * low <= c["cpu_s"] <= 1.15 * high, (n, c["cpu_s"], low, high)
+        assert not any("CPU not read" in note for note in ev["notes"]), ev["notes"]
         line = next((ln for ln in a["evidence"] if ln.startswith("osd.1 (h2): BlueStore commit")), None)
         print(name, a["bottleneck"], line, sep="\n")
         assert a["bottleneck"].startswith("disk h2:"), (a["bottleneck"], a["evidence"])

@@ -4,6 +4,7 @@ node-exporter is started, and how `lab down` knows their processes for the lab's
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -17,15 +18,18 @@ FIX = Path(__file__).parent.parent / "fixtures" / "prometheus"
 
 def plan(d: Path) -> mon.MonitoringPlan:
     return mon.MonitoringPlan(d / "monitoring", 40123, {"h1": "198.18.0.1:9100", "h2": "198.18.0.2:9100"},
-                              "198.18.0.1:9283", {"h1": {"pub0": 200e6}, "h2": {}})
+                              "198.18.0.1:9283", {"h1": {"pub0": 200e6}, "h2": {}}, {"h1": [0, 2], "h2": [1]},
+                              d / "ceph.conf")
 
 
 def test_prometheus_scrapes_each_node_exporter_under_its_host_name_and_the_mgr_every_second(tmp_path):
     cfg = json.loads(mon.prometheus_config(plan(tmp_path)))     # JSON is YAML
     assert cfg["global"]["scrape_interval"] == "1s"
-    node, ceph = cfg["scrape_configs"]
+    node, process, ceph = cfg["scrape_configs"]
     assert node["static_configs"] == [{"targets": ["198.18.0.1:9100"], "labels": {"instance": "h1"}},
                                       {"targets": ["198.18.0.2:9100"], "labels": {"instance": "h2"}}]
+    assert process["static_configs"] == [{"targets": ["198.18.0.1:9256"], "labels": {"instance": "h1"}},
+                                         {"targets": ["198.18.0.2:9256"], "labels": {"instance": "h2"}}]
     assert ceph["static_configs"] == [{"targets": ["198.18.0.1:9283"]}]
     assert plan(tmp_path).record()["prometheus"] == "http://127.0.0.1:40123"
 
@@ -39,6 +43,32 @@ def test_node_exporters_count_loop_devices_export_addresses_and_take_the_shaped_
     assert (p.textfile_dir("h1") / "speed.prom").read_text().splitlines()[-1] == \
         'node_network_speed_bytes{device="pub0"} 25000000'
     assert not (p.textfile_dir("h2") / "speed.prom").exists() and p.data.is_dir()
+
+
+def test_each_hosts_process_exporter_groups_its_own_osds_of_this_labs_conf(tmp_path):
+    """The groups' regexes (RE2 in process-exporter; the same syntax here) against the lab's OSD command lines (as
+    /proc/PID/cmdline reads them, NULs as spaces, the way process-exporter joins them): h1's config takes osd.0 and
+    osd.2 of this lab, not osd.1, not osd.20, not another lab's osd.0, not a `ceph-osd --mkfs` of another conf."""
+    p = plan(tmp_path)
+    mon.write_files(p)
+    doc = json.loads(p.process_config("h1").read_text())        # JSON is YAML
+    (group,) = doc["process_names"]
+    assert group["name"] == "osd.{{.Matches.id}}"
+    conf = tmp_path / "ceph.conf"
+
+    def takes(cmdline: str) -> str | None:
+        found = [re.search(rx, cmdline) for rx in group["cmdline"]]
+        return found[0].group("id") if all(found) else None
+    assert takes(f"ceph-osd -i 2 --conf {conf} -f") == "2"
+    assert takes(f"ceph-osd -i 0 --admin-socket /x/$cluster-$name.asok --conf {conf} -f") == "0"
+    assert takes(f"ceph-osd -i 1 --conf {conf} -f") is None
+    assert takes(f"ceph-osd -i 20 --conf {conf} -f") is None
+    assert takes(f"ceph-osd -i 0 --conf {conf}.old -f") is None
+    assert takes(f"ceph-osd -i 0 --conf /tmp/other-lab/ceph.conf -f") is None
+    argv = mon.process_exporter_argv(p, "h2")
+    assert f"-config.path={p.process_config('h2')}" in argv and "-web.listen-address=198.18.0.2:9256" in argv
+    # `lab down` knows it for the lab's by its config under the monitoring directory
+    assert str(p.dir) + "/" in " ".join(argv)
 
 
 def test_targets_are_waited_for_until_every_one_is_up():

@@ -6,8 +6,9 @@ from pathlib import Path
 import pytest
 
 from cephbench.drivers import ParseError
-from cephbench.evidence.proccpu import (HERE, ToolCpu, client_cpu, combine, osd_cpu, parse_pid_stat,
-                                        parse_reading)
+from cephbench.evidence.proccpu import (HERE, PROMETHEUS, ToolCpu, client_cpu, combine, osd_cpu, parse_pid_stat,
+                                        parse_reading, unread_osds, with_osd_cpu)
+from cephbench.hosts.remote import HostRef
 from cephbench.core.results import Evidence, OsdCounters, ProcessCpu, osds_cpu
 
 FIX = Path(__file__).parent.parent / "fixtures" / "proc_pid_stat"
@@ -63,6 +64,23 @@ def test_an_osd_that_restarted_or_was_not_read_gets_a_note_not_a_figure():
     cpu, notes = osd_cpu(start, end, _osds(), {}, {})
     assert [c.who for c in cpu] == ["osd.0"]
     assert any("osd.1" in n and "changed" in n for n in notes) and any("osd.2" in n and "no such" in n for n in notes)
+
+
+def test_osds_read_through_ceph_tell_get_their_cpu_from_another_source_and_lose_their_notes():
+    """A toolbox run: osd.1 and osd.2 answered through `ceph tell` (no PID, no /proc reading). Their CPU from
+    Prometheus's process-exporter counts with their counters; osd.0's /proc figure and other notes stay."""
+    start = {int(k): v for k, v in STATS["start"].items()}
+    end = {0: STATS["end"]["0"], 1: "!no PID: read through ceph tell", 2: "!no PID: read through ceph tell"}
+    cpu, notes = osd_cpu(start, end, _osds(), {0: "h1", 1: "h2", 2: "h3"}, {})
+    by_host = {HostRef("h1", "10.0.0.1"): [0], HostRef("h2", "10.0.0.2"): [1], HostRef("h3", "10.0.0.3"): [2]}
+    unread = unread_osds(cpu, by_host)
+    assert unread == {1: "h2", 2: "h3"} and len(notes) == 2
+    cpu, notes = with_osd_cpu(cpu, notes + ["h2: not watched (ssh)"], {1: 0.8}, _osds(), unread, PROMETHEUS)
+    by = {c.who: c for c in cpu}
+    assert set(by) == {"osd.0", "osd.1"} and by["osd.1"].source == PROMETHEUS and by["osd.1"].host == "h2"
+    o1 = next(o for o in _osds() if o.osd == 1)
+    assert by["osd.1"].cpu_ms_per_op == pytest.approx(800 / (o1.op_r + o1.op_w))
+    assert notes == ["osd.2 on h3: CPU not read (no PID: read through ceph tell)", "h2: not watched (ssh)"]
 
 
 def test_a_command_name_with_spaces_and_parentheses_still_reads():

@@ -155,9 +155,11 @@ def replayed_prometheus():
             query = urllib.parse.parse_qs(url.query).get("query", [""])[0]
             asked.append(self.headers.get("Authorization", "") + " " + url.path + " " + query)
             metric = re.search(r"node_\w+", query)
+            at = float(urllib.parse.parse_qs(url.query).get("time", ["0"])[0])
             name = {"/api/v1/targets": "lab3_targets", "/api/v1/status/buildinfo": "buildinfo",
                     "/api/v1/query": "lab3_throttled_cephbench_disk_limit" if query.startswith(pa.LIMIT)
-                    else "lab3_node_network_address_info"}.get(url.path) or \
+                    else f"lab3_osd1_throttled_toolbox_process_cpu_{'start' if at <= START else 'end'}"
+                    if pa.PROCESS_CPU in query else "lab3_node_network_address_info"}.get(url.path) or \
                 f"lab3_write_{metric.group(0) if metric else 'none'}"
             path = FIX / f"prom2.42_{name}.json"
             body = path.read_bytes() if path.exists() else b'{"status":"error","error":"no such fixture"}'
@@ -249,3 +251,42 @@ def test_a_published_drive_limit_is_the_devices_limit_as_the_watch_reads_it_from
     assert pa.device_limits("h2", "loop2", series) == {"limit_read_bytes_per_s": 8 * 2**20,
                                                        "limit_write_bytes_per_s": 8 * 2**20}
     assert pa.device_limits("h1", "loop0", series) == {} and pa.device_limits("h9", "loop1", series) == {}
+
+
+def _process_cpu(which: str) -> list:
+    return pa.parse_answer((FIX / f"prom2.42_lab3_osd1_throttled_toolbox_process_cpu_{which}.json").read_bytes())
+
+
+def test_each_osds_cpu_is_its_process_exporter_groups_counter_at_the_end_less_at_the_start():
+    """The lab's process-exporters (a group `osd.N` per OSD, lab/monitoring.py) read by Prometheus at the start of
+    a toolbox run's 1 MiB write (osd.1's drive throttled) and one scrape after its end, 7 s later. The run recorded
+    0.33, 0.33 and 0.34 CPU-s for osd.0, osd.1 and osd.2 (the two readings' 10 ms ticks, rounded)."""
+    cpu, notes = pa.osd_cpu_seconds(_process_cpu("start"), _process_cpu("end"), {0: "h1", 1: "h2", 2: "h3"})
+    assert notes == []
+    assert cpu == pytest.approx({0: 0.33, 1: 0.33, 2: 0.33})
+
+
+def test_another_hosts_osd_of_the_same_id_is_another_clusters_and_a_missing_one_is_one_note():
+    start, end = _process_cpu("start"), _process_cpu("end")
+    # the same answers, with osd.0's series under h9 (another cluster's osd.0 on another host)
+    moved = [pa.Series({**s.labels, "instance": "h9:9256"}, s.values) if s.labels["groupname"] == "osd.0" else s
+             for s in end]
+    cpu, notes = pa.osd_cpu_seconds(start, moved, {0: "h1", 1: "h2", 2: "h3", 5: "h3"})
+    assert set(cpu) == {1, 2}
+    assert len(notes) == 1 and notes[0].startswith("the CPU of osd.0 on h1, osd.5 on h3: Prometheus has no "
+                                                   "namedprocess_namegroup_cpu_seconds_total"), notes
+    # an exporter restarted during the test: its counter went back, and what the OSD spent is unknown
+    back = [pa.Series(s.labels, [(t, 0.01) for t, _ in s.values]) for s in end]
+    cpu, notes = pa.osd_cpu_seconds(start, back, {1: "h2"})
+    assert cpu == {} and notes == ["osd.1 on h2: CPU not told: its namedprocess_namegroup_cpu_seconds_total went "
+                                   "back during the test"]
+
+
+def test_read_osd_cpu_asks_for_the_groups_of_the_osds_it_lacks_at_both_ends(replayed_prometheus):
+    from cephbench.evidence.prometheus import Prometheus, read_osd_cpu
+    url, asked = replayed_prometheus
+    cpu, notes = read_osd_cpu(Prometheus(url), {0: "h1", 1: "h2", 2: "h3"}, START, END)
+    queries = [a.split(" ", 3)[3] for a in asked if "/api/v1/query " in a]
+    assert queries == ['sum by (instance, groupname) (namedprocess_namegroup_cpu_seconds_total'
+                       '{groupname=~"osd\\\\.(0|1|2)"})'] * 2, queries
+    assert cpu == pytest.approx({0: 0.33, 1: 0.33, 2: 0.33}) and notes == []

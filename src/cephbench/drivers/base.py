@@ -26,7 +26,7 @@ from ..core.poll import Poll
 from ..evidence.hostload import CpuSampler
 from ..core.names import safe_name  # noqa: F401  (the drivers' import of it)
 from ..evidence import watch as hostwatch
-from ..evidence.prometheus import Prometheus, in_place_of_watch, read_hosts
+from ..evidence.prometheus import Prometheus, in_place_of_watch, read_hosts, read_osd_cpu
 from ..kinds import KINDS, direction_of
 from ..hosts.fanout import Placement, TimedResult, run_started_together
 from ..hosts.local import CommandResult, LocalHost, Spawn, run_together, stop_group
@@ -34,7 +34,7 @@ from ..evidence.osdread import OsdReader, OsdReading
 from ..evidence.sockpaths import options_set
 from ..evidence.counters import osd_evidence
 from ..evidence.otherload import OtherLoadSampler
-from ..evidence.proccpu import ToolCpu, test_cpu
+from ..evidence.proccpu import PROMETHEUS as PROC_CPU_FROM_PROMETHEUS, ToolCpu, test_cpu, unread_osds, with_osd_cpu
 from ..evidence.rounds import ClusterSeen, Seen
 from ..evidence.settings import capping_settings
 from ..hosts.remote import HostRef, drop_caches_argv, host_ref, osd_hosts, run_on_all, this_host
@@ -381,6 +381,11 @@ class RunContext:
                                    {**before.sources, **after.sources})
             evidence.osds, evidence.notes = counted.osds, counted.notes + evidence.notes
             evidence.cpu, cpu_notes = test_cpu(before.stats, after.stats, counted.osds, osds, tools, cpu.host)
+            if self.settings.prometheus and (unread := unread_osds(evidence.cpu, osds)):
+                seconds, prom_notes = read_osd_cpu(Prometheus(self.settings.prometheus), unread, *window)
+                evidence.cpu, cpu_notes = with_osd_cpu(evidence.cpu, cpu_notes, seconds, counted.osds, unread,
+                                                       PROC_CPU_FROM_PROMETHEUS)
+                cpu_notes += prom_notes
             evidence.notes += cpu_notes
             self._keep_raw(test, "osd-proc-stat.json.gz", {"start": before.stats, "end": after.stats})
             evidence.settings = {f"osd.{n}": capping_settings(cfg)

@@ -25,6 +25,7 @@ from ..core.results import OsdCounters, ProcessCpu
 
 HERE = "/proc/PID/stat here"
 OVER_SSH = "/proc/PID/stat over ssh"
+PROMETHEUS = "Prometheus (process-exporter)"
 
 
 @dataclass(frozen=True)
@@ -176,3 +177,20 @@ def test_cpu(before: Mapping[int, str], after: Mapping[int, str], counters: list
         return cpu, notes + ["the client's CPU per op: not read for tools on client hosts"]
     client = client_cpu(tools.first, tools.last, counters, here)
     return cpu + ([client] if client is not None else []), notes
+
+
+def unread_osds(cpu: list[ProcessCpu], by_host: Mapping[HostRef, list[int]]) -> dict[int, str]:
+    """The OSDs (id -> host) whose CPU the readings beside their counters did not give: read through `ceph tell`
+    (no socket, so no PID), or their host out of ssh's reach."""
+    have = {c.who for c in cpu}
+    return {n: ref.name for ref, ns in by_host.items() for n in ns if f"osd.{n}" not in have}
+
+
+def with_osd_cpu(cpu: list[ProcessCpu], notes: list[str], seconds: Mapping[int, float], counters: list[OsdCounters],
+                 hosts: Mapping[int, str], source: str) -> tuple[list[ProcessCpu], list[str]]:
+    """`cpu` and `notes` with each OSD of `seconds` (its CPU from another source) counted, and the notes that said
+    its CPU was not read dropped."""
+    by_osd = {o.osd: o for o in counters}
+    added = [ProcessCpu.of(f"osd.{n}", s, *served(by_osd.get(n)), source, hosts.get(n)) for n, s in sorted(seconds.items())]
+    told = tuple(f"osd.{n} on " for n in seconds)
+    return cpu + added, [x for x in notes if not (x.startswith(told) and ": CPU not " in x)]

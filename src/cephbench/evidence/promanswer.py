@@ -16,7 +16,7 @@ from __future__ import annotations
 import json
 import math
 from dataclasses import dataclass, field
-from typing import Any, Sequence
+from typing import Any, Mapping, Sequence
 
 from ..drivers.figures import ParseError
 from ..core.results import DEVICE_LIMIT_FIELDS, DEVICE_LIMIT_METRIC, DeviceLoad, LinkLoad
@@ -41,6 +41,8 @@ NET_RATES = {"rx_bytes_per_s": "node_network_receive_bytes_total",
 SPEED = "node_network_speed_bytes"
 ADDRESS_INFO = "node_network_address_info"
 LIMIT, LIMIT_FIELDS = DEVICE_LIMIT_METRIC, DEVICE_LIMIT_FIELDS     # a published throttle (core/results.py)
+# process-exporter's CPU seconds of a group of processes, by mode (user, system); an OSD's group named `osd.N`
+PROCESS_CPU = "namedprocess_namegroup_cpu_seconds_total"
 
 
 @dataclass(frozen=True)
@@ -268,3 +270,35 @@ def metadata_ifaces(metadata: Any) -> dict[str, dict[str, str]]:
             if ip and isinstance(iface, str) and iface:
                 out.setdefault(str(m["hostname"]), {})[ip] = iface
     return out
+
+
+def osd_cpu_seconds(at_start: list[Series], at_end: list[Series], osd_hosts: Mapping[int, str]
+                    ) -> tuple[dict[int, float], list[str]]:
+    """`sum by (instance, groupname) (PROCESS_CPU{groupname=~"osd\\.(...)"})` at a test's start and after its end
+    -> each OSD's CPU seconds between the two, from the series of the instance that is its host (another host's
+    `osd.N` is another cluster's); a note for an OSD with no such series at either end, or whose counter went back
+    (its exporter restarted: what the OSD spent is unknown)."""
+    def by_osd(series: list[Series]) -> dict[int, float]:
+        out: dict[int, float] = {}
+        for s in series:
+            group, inst = s.labels.get("groupname", ""), s.labels.get("instance", "")
+            n = group[4:] if group.startswith("osd.") else ""
+            if n.isdigit() and int(n) in osd_hosts and s.values and instance_host(inst, [osd_hosts[int(n)]]):
+                out[int(n)] = s.values[-1][1]
+        return out
+    first, last = by_osd(at_start), by_osd(at_end)
+    cpu: dict[int, float] = {}
+    notes: list[str] = []
+    missing = []
+    for n, host in sorted(osd_hosts.items()):
+        if n not in first or n not in last:
+            missing.append(f"osd.{n} on {host}")
+        elif last[n] < first[n]:
+            notes.append(f"osd.{n} on {host}: CPU not told: its {PROCESS_CPU} went back during the test")
+        else:
+            cpu[n] = last[n] - first[n]
+    if missing:
+        notes.append(f"the CPU of {', '.join(missing)}: Prometheus has no {PROCESS_CPU} of a group `osd.N` on its "
+                     "host over the test (a process-exporter that groups each OSD process so: docs/model.md, "
+                     "\"CPU per operation\")")
+    return cpu, notes

@@ -159,6 +159,26 @@ def read_hosts(prom: Prometheus, metadata: Any, hosts: list[str], start: float, 
     return devs, links, notes
 
 
+def read_osd_cpu(prom: Prometheus, osd_hosts: dict[int, str], start: float, end: float
+                 ) -> tuple[dict[int, float], list[str]]:
+    """Each OSD's CPU seconds over [start, end] from a process-exporter that groups it as `osd.N` on its host
+    (docs/model.md, "CPU per operation"): the group's counter at the last scrape before the start and at the last
+    one a scrape interval after the end, so the window holds the whole test (and at most one interval of its
+    host's quiet either side). Called after read_hosts, which waited for the scrapes after the end."""
+    ids = "|".join(str(n) for n in sorted(osd_hosts))
+    query = f'sum by (instance, groupname) ({pa.PROCESS_CPU}{{groupname=~"osd\\\\.({ids})"}})'
+    try:
+        intervals = pa.scrape_intervals(prom.get("/api/v1/targets"))
+    except (OSError, ParseError):
+        intervals = {}
+    after = min(end + max((s for i, s in intervals.items()
+                           if pa.instance_host(i, list(osd_hosts.values()))), default=1.0), time.time())
+    try:
+        return pa.osd_cpu_seconds(prom.query(query, start), prom.query(query, after), osd_hosts)
+    except (OSError, ParseError) as exc:
+        return {}, [f"Prometheus at {prom.shown}: the OSDs' CPU was not read: {exc}"]
+
+
 def in_place_of_watch(seen: Watched, osd_hosts: list[str], devs: list[DeviceLoad], links: list[LinkLoad],
                       notes: list[str]) -> None:
     """Prometheus's devices, links and notes of the OSD hosts in `seen` in place of what their watch gave. A host

@@ -709,7 +709,7 @@ class Lab:
         missing = [b for b in mon_stack.BINARIES if self.host.which(b) is None]
         if missing:
             raise UserError(f"{', '.join(missing)} not installed",
-                            "run scripts/setup.sh, or apt-get install prometheus prometheus-node-exporter",
+                            "run scripts/setup.sh, or apt-get install prometheus prometheus-node-exporter prometheus-process-exporter",
                             where="--monitoring")
 
     def _monitoring_plan(self) -> mon_stack.MonitoringPlan:
@@ -718,10 +718,13 @@ class Lab:
         speeds = {h.name: {k.inner: shape.rate_bits_per_s for k in h.links
                            if (shape := net.link_shape(h.name, k.network)) is not None and shape.rate_bits_per_s}
                   for h in net.hosts}
+        osds: dict[str, list[int]] = {}
+        for i in range(self._spec.osds):
+            osds.setdefault(daemon_host(self._spec, f"osd.{i}"), []).append(i)
         return mon_stack.MonitoringPlan(
             self.dir / mon_stack.DIR, _free_ports(1)[0],
             {h.name: f"{h.address()}:{mon_stack.EXPORTER_PORT}" for h in net.hosts},
-            f"{net.host(daemon_host(self._spec, MGR)).address()}:{mon_stack.MGR_PORT}", speeds)
+            f"{net.host(daemon_host(self._spec, MGR)).address()}:{mon_stack.MGR_PORT}", speeds, osds, self.conf)
 
     def _start_process(self, name: str, argv: list[str], host: str | None) -> dm.Daemon:
         """A process that is not Ceph's, in a lab host's network namespace (None: this machine's), PID file in run/."""
@@ -735,14 +738,17 @@ class Lab:
 
     def _start_monitoring(self, progress: Callable[[str], None], ceph_ds: list[dm.Daemon]) -> dict:
         plan = self._monitoring_plan()
-        progress(f"starting {len(plan.exporters)} node-exporter(s) and Prometheus at {plan.url}")
+        progress(f"starting {len(plan.exporters)} node-exporter(s), {len(plan.osds)} process-exporter(s) and "
+                 f"Prometheus at {plan.url}")
         mon_stack.write_files(plan)
         if self._drives is not None:       # throttled before the textfile directories were made
             drives.publish_limits(self._drives)
         started = [self._start_process(mon_stack.exporter_name(h), mon_stack.exporter_argv(plan, h), h)
                    for h in sorted(plan.exporters)]
+        started += [self._start_process(mon_stack.process_exporter_name(h), mon_stack.process_exporter_argv(plan, h), h)
+                    for h in sorted(plan.osds)]
         started.append(self._start_process(mon_stack.PROMETHEUS, mon_stack.prometheus_argv(plan), None))
-        want = len(plan.exporters) + 1
+        want = len(plan.exporters) + len(plan.osds) + 1
 
         def targets() -> tuple[bool, str]:
             try:

@@ -1,6 +1,9 @@
 """The multi-host lab's monitoring stack, as cephadm deploys it beside a cluster: a node-exporter on every host (in
 its network namespace, on its own address), the mgr's prometheus module, and one Prometheus server scraping them
-every second, its data under the lab directory. Plans and files here are pure; lab.py starts the processes.
+every second, its data under the lab directory; and on every OSD host a process-exporter (ncabatoff's, Debian's
+prometheus-process-exporter) that groups each OSD's process as `osd.N`, as docs/model.md shows an operator to
+configure it: each OSD process's CPU time, which neither node-exporter nor Ceph's exporters have. Plans and files
+here are pure; lab.py starts the processes.
 
 Every process's command line names a file under the lab's monitoring directory: that is how `lab down` knows them
 for the lab's own (daemons.is_lab_process), as the Ceph daemons are known by the lab's ceph.conf.
@@ -17,6 +20,7 @@ The lab's node-exporters differ from Debian's defaults in what a lab needs:
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Mapping
@@ -32,13 +36,19 @@ MGR_PORT = 9283          # the mgr prometheus module's default
 SCRAPE_S = 1
 PROMETHEUS_BIN = "prometheus"
 EXPORTER_BIN = "prometheus-node-exporter"
-BINARIES = (PROMETHEUS_BIN, EXPORTER_BIN)
+PROCESS_EXPORTER_BIN = "prometheus-process-exporter"
+PROCESS_EXPORTER_PORT = 9256
+BINARIES = (PROMETHEUS_BIN, EXPORTER_BIN, PROCESS_EXPORTER_BIN)
 PROMETHEUS = "prometheus"
 COLLECTORS = ("diskstats", "netdev", "textfile", "cpu", "meminfo", "loadavg", "uname")
 
 
 def exporter_name(host: str) -> str:
     return f"node-exporter.{host}"
+
+
+def process_exporter_name(host: str) -> str:
+    return f"process-exporter.{host}"
 
 
 @dataclass(frozen=True)
@@ -48,6 +58,8 @@ class MonitoringPlan:
     exporters: dict[str, str]            # host -> address:port of its node-exporter
     mgr: str                             # address:port of the mgr prometheus module
     speeds: dict[str, dict[str, float]]  # host -> interface -> shaped bits/s
+    osds: dict[str, list[int]]           # OSD host -> the ids of its OSDs (its process-exporter's groups)
+    conf: Path                           # the lab's ceph.conf, on every one of its daemons' command lines
 
     @property
     def url(self) -> str:
@@ -64,6 +76,13 @@ class MonitoringPlan:
     def textfile_dir(self, host: str) -> Path:
         return self.dir / "textfile" / host
 
+    def process_config(self, host: str) -> Path:
+        return self.dir / "process-exporter" / f"{host}.yml"
+
+    def process_exporter(self, host: str) -> str:
+        """address:port of an OSD host's process-exporter: its node-exporter's address."""
+        return f"{self.exporters[host].rpartition(':')[0]}:{PROCESS_EXPORTER_PORT}"
+
     def record(self) -> dict[str, Any]:
         """What lab.json keeps (LabInfo.monitoring)."""
         return {"prometheus": self.url, "exporters": dict(self.exporters), "mgr": self.mgr,
@@ -74,9 +93,11 @@ def prometheus_config(plan: MonitoringPlan) -> str:
     """prometheus.yml: the node-exporters labelled instance=<host name> as cephadm labels them (what `ceph osd
     metadata` calls the host), and the mgr module as job ceph. JSON is YAML."""
     nodes = [{"targets": [addr], "labels": {"instance": host}} for host, addr in sorted(plan.exporters.items())]
+    procs = [{"targets": [plan.process_exporter(host)], "labels": {"instance": host}} for host in sorted(plan.osds)]
     doc = {"global": {"scrape_interval": f"{SCRAPE_S}s", "scrape_timeout": f"{SCRAPE_S}s",
                       "evaluation_interval": "15s"},
            "scrape_configs": [{"job_name": "node", "static_configs": nodes},
+                              {"job_name": "process", "static_configs": procs},
                               {"job_name": "ceph", "honor_labels": True, "static_configs": [{"targets": [plan.mgr]}]}]}
     return json.dumps(doc, indent=1) + "\n"
 
@@ -124,6 +145,24 @@ def exporter_argv(plan: MonitoringPlan, host: str) -> list[str]:
             "--collector.netdev.address-info", f"--collector.textfile.directory={plan.textfile_dir(host)}"]
 
 
+def process_config(osds: list[int], conf: Path) -> str:
+    """An OSD host's process-exporter config: each of its OSDs' processes a group named `osd.N`, N from the command
+    line (`-i N`, `--id N`, `-n osd.N`: the lab's, Rook's and cephadm's). The lab's also names its ceph.conf: /proc
+    is the machine's, and another lab's osd.N runs beside (an operator's host runs one cluster's OSDs, and needs
+    only the first regex, with `\\d+` for the ids). JSON is YAML."""
+    ids = "|".join(str(n) for n in sorted(osds))
+    doc = {"process_names": [{"name": "osd.{{.Matches.id}}",
+                              "cmdline": [rf"^(\S*/)?ceph-osd .*(?:-i |--id[ =]|-n osd\.|--name[ =]osd\.)(?P<id>{ids})( |$)",
+                                          rf" --conf {re.escape(str(conf))}( |$)"]}]}
+    return json.dumps(doc, indent=1) + "\n"
+
+
+def process_exporter_argv(plan: MonitoringPlan, host: str) -> list[str]:
+    # per-thread series and smaps are not read, and cost a scrape a second on a shared machine
+    return [PROCESS_EXPORTER_BIN, f"-config.path={plan.process_config(host)}",
+            f"-web.listen-address={plan.process_exporter(host)}", "-threads=false", "-gather-smaps=false"]
+
+
 def prometheus_argv(plan: MonitoringPlan) -> list[str]:
     return [PROMETHEUS_BIN, f"--config.file={plan.config}", f"--storage.tsdb.path={plan.data}",
             f"--web.listen-address=127.0.0.1:{plan.port}", "--storage.tsdb.retention.time=30d",
@@ -136,6 +175,9 @@ def write_files(plan: MonitoringPlan) -> None:
         d.mkdir(parents=True, exist_ok=True)
         if plan.speeds.get(host):
             (d / "speed.prom").write_text(speeds_textfile(plan.speeds[host]))
+    for host, osds in plan.osds.items():
+        plan.process_config(host).parent.mkdir(parents=True, exist_ok=True)
+        plan.process_config(host).write_text(process_config(osds, plan.conf))
     plan.data.mkdir(parents=True, exist_ok=True)
     plan.config.write_text(prometheus_config(plan))
 
