@@ -2,9 +2,9 @@
 
 1. `RESULT evidence_run`: the same one-test `cephbench run` (a 5 s rados bench 4 KiB write, 16 in flight) on a
    one-host lab, A with the evidence off (`osd_counters: false`, `other_load: false`) and B with it on (the
-   defaults: every OSD's perf dump and settings through its admin socket at the start and end, pool stats once a
-   second), rounds alternating A B B A / B A A B. CPU is every process the run started (the admin-socket script,
-   the host's watch included). The lab's noise is the spread of A's own rounds (|A/A' - 1|).
+   defaults: every OSD's perf dump and settings through its admin socket at the start and end, the pools' counters
+   (`ceph df detail`) before and after), rounds alternating A B B A / B A A B. CPU is every process the run
+   started (the admin-socket script, the host's watch included). The lab's noise is the spread of A's own rounds (|A/A' - 1|).
 2. `RESULT evidence_watch`: one host's watch (hostload.WATCH_SH) following 2 devices and 2 interfaces for
    CEPHBENCH_EVIDENCE_WATCH_S (20) seconds: its CPU per second watched, which every watched host pays.
 
