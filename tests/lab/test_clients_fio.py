@@ -12,6 +12,7 @@ import json
 import os
 import signal
 import subprocess
+import threading
 import time
 
 import pytest
@@ -67,9 +68,37 @@ def work_dirs(lab: Lab, run_id: str) -> dict[str, list[str]]:
     return out
 
 
+def _watch_tools(out, stop: threading.Event, seen: dict[tuple[str, str], float]) -> None:
+    """Each client's fio of each test, by the PID its wrapper printed into raw/<test>/<client>/fio-stdout.txt: its
+    utime + stime + cutime + cstime (/proc/PID/stat) every 20 ms until it is gone; the last reading is kept."""
+    hz = os.sysconf("SC_CLK_TCK")
+    pids: dict[tuple[str, str], int] = {}
+    while not stop.is_set():
+        for f in out.glob("raw/*/c*/fio-stdout.txt"):
+            key = (f.parent.parent.name, f.parent.name)
+            if key not in pids and (pid := tool_pid(f.read_text(errors="replace"))) is not None:
+                pids[key] = pid
+        for key, pid in pids.items():
+            try:
+                fields = open(f"/proc/{pid}/stat").read().rpartition(")")[2].split()
+            except OSError:
+                continue
+            if fields[0] != "Z":
+                seen[key] = sum(int(x) for x in fields[11:15]) / hz
+        time.sleep(0.02)
+
+
 def test_fio_rbd_and_rados_from_two_clients(clients_lab, env, tmp_path):
     out = tmp_path / "run"
-    res = run_cli(["run", str(write_suite(tmp_path, suite(RBD, RADOS))), "--out", str(out)], env)
+    watched: dict[tuple[str, str], float] = {}
+    stop = threading.Event()
+    watcher = threading.Thread(target=_watch_tools, args=(out, stop, watched), daemon=True)
+    watcher.start()
+    try:
+        res = run_cli(["run", str(write_suite(tmp_path, suite(RBD, RADOS))), "--out", str(out)], env)
+    finally:
+        stop.set()
+        watcher.join()
     assert res.returncode == 0, res.stderr + res.stdout
     results = {r.test.id: r for r in RunDir.open(out).results()[0]}
     assert len(results) == 4
@@ -94,6 +123,18 @@ def test_fio_rbd_and_rados_from_two_clients(clients_lab, env, tmp_path):
         if r.test.kind == "fio_rbd":        # an image of each client's own
             assert m.extra["images"] == 2 and [i.extra["images"] for i in m.instances] == [1, 1]
             assert m.extra["prefilled"] is True
+        # the client's CPU per op: both fio processes' CPU as their wrappers measured it when each ended (rusage),
+        # against what their /proc/PID/stat said here until they were gone (the client hosts are namespaces of this
+        # machine), which misses at most the last 20 ms and the exit. fio's own usr_cpu + sys_cpu is a small part:
+        # librbd's and librados' threads do the work, and fio counts its job's thread alone
+        (client,) = [c for c in r.evidence.cpu if c.who == "client"]
+        seen = sum(v for (test, _), v in watched.items() if test == r.test.id)
+        print(f"{r.test.id}: the clients' tools {client.cpu_s:.3f} CPU-s ({seen:.3f} seen in /proc), "
+              f"{client.cpu_ms_per_op:.3f} CPU-ms per op")
+        assert client.host == "c1, c2" and client.source == "the tools' rusage on their client hosts", client
+        assert len([k for k in watched if k[0] == r.test.id]) == 2, watched
+        assert client.ops and seen - 0.02 <= client.cpu_s <= 1.2 * seen + 0.3, (client, seen)
+        assert not any("client's CPU per op" in n for n in r.evidence.notes), r.evidence.notes
     run_id = json.loads((out / "run.json").read_text())["run_ids"][0]
     assert our_pools(clients_lab) == []
     assert work_dirs(clients_lab, run_id) == {"c1": [], "c2": []}

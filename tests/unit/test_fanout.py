@@ -12,7 +12,8 @@ import pytest
 
 from cephbench.drivers.rgw.binary import find_loadgen
 from cephbench.core.errors import OperationFailed
-from cephbench.hosts.fanout import Placement, failure, ready_line, run_started_together, split_markers
+from cephbench.hosts.fanout import (Placement, failure, ready_line, run_started_together, split_markers,
+                                    tool_cpu_s)
 from cephbench.hosts.local import LocalHost, Spawn
 from cephbench.suite.config import SshSettings
 from cephbench.hosts.remote import HostRef
@@ -53,6 +54,18 @@ def test_split_markers_without_markers():
 def test_split_markers_leaves_lookalikes():
     text = "@cephbench start_ns=notanumber\nmail me @cephbench rc\n"
     assert split_markers(text) == (text, None, None, None)
+
+
+def test_the_end_marker_says_the_tools_cpu_time():
+    """A real `cephbench-loadgen at -- rados --version` (its go line sent on stdin): the end marker's cpu_ns is the
+    tool's rusage, 12.6 ms; the marker leaves the tool's text as it is. A wrapper of before, without it, says
+    nothing."""
+    real = (Path(__file__).parent.parent / "fixtures" / "loadgen" / "loadgen0.1_at_rados_version_local.txt").read_text()
+    text, start, end, rc = split_markers(real)
+    assert text == "ceph version 16.2.15 (618f440892089921c3e944a991122ddc44e60516) pacific (stable)\n"
+    assert rc == 0 and end - start == 13795789
+    assert tool_cpu_s(real) == pytest.approx(0.01261)
+    assert tool_cpu_s(WRAPPED) is None and tool_cpu_s("@cephbench start_ns=5\n") is None
 
 
 def test_ready_line():

@@ -83,6 +83,29 @@ def test_osds_read_through_ceph_tell_get_their_cpu_from_another_source_and_lose_
     assert notes == ["osd.2 on h3: CPU not read (no PID: read through ceph tell)", "h2: not watched (ssh)"]
 
 
+def test_tools_on_client_hosts_count_their_wrappers_cpu_over_the_ops_all_osds_served():
+    from cephbench.evidence.proccpu import ON_CLIENTS, clients_cpu, test_cpu
+    from cephbench.hosts.fanout import TimedResult
+    from cephbench.hosts.local import CommandResult
+
+    def timed(host: str, cpu: float | None) -> TimedResult:
+        return TimedResult(CommandResult(["fio"], 0, "", "", 2.0), host, 1.0, 3.0, 0.1, cpu_s=cpu)
+    start = {int(k): v for k, v in STATS["start"].items()}
+    end = {int(k): v for k, v in STATS["end"].items()}
+    by_host = {HostRef("vm", None): [0, 1, 2]}
+    remote = clients_cpu([timed("c1", 0.75), timed("c2", 0.5), timed("c1", 0.25)])
+    assert remote is not None and remote.cpu_s == pytest.approx(1.5) and remote.hosts == ("c1", "c2")
+    cpu, notes = test_cpu(start, end, _osds(), by_host, None, "vm", remote)
+    (client,) = [c for c in cpu if c.who == "client"]
+    ops = sum((o.op_r or 0) + (o.op_w or 0) for o in _osds())
+    assert client.source == ON_CLIENTS and client.host == "c1, c2" and notes == []
+    assert client.cpu_ms_per_op == pytest.approx(1500 / ops)
+    # a wrapper that did not say (killed before its tool ended): no figure, and the note says why
+    assert clients_cpu([timed("c1", 0.75), timed("c2", None)]) is None
+    cpu, notes = test_cpu(start, end, _osds(), by_host, None, "vm", None)
+    assert [c.who for c in cpu if c.who == "client"] == [] and any("client's CPU per op" in n for n in notes)
+
+
 def test_a_command_name_with_spaces_and_parentheses_still_reads():
     t = parse_pid_stat("42 (a) b (c)) R 1 42 42 0 -1 0 0 0 0 0 7 3 2 1 20 0 1 0 555 0 0", 100, children=True)
     assert (t.pid, t.ticks, t.start_ticks) == (42, 13, 555)

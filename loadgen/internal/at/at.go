@@ -7,7 +7,8 @@
 // with "@cephbench ", in the same stream as the command's own output, so the
 // controller strips them and hands the tool's output to its parser unchanged.
 //
-// After starting CMD, `at` prints "@cephbench pid=<CMD's pid>".
+// After starting CMD, `at` prints "@cephbench pid=<CMD's pid>"; when CMD ends,
+// "@cephbench end_ns=<unix_ns> rc=<code> cpu_ns=<CMD's user + system time>".
 //
 // Before "go", lines "env NAME=VALUE" add to CMD's environment: secrets (S3
 // keys) reach CMD without ever being on a command line (ps, ssh's logs).
@@ -224,7 +225,7 @@ func runAt(o *options, env Env, out *writer, lines <-chan string, goNs int64, ex
 			// what CMD left in its group (a shell's children) goes with it
 			_ = syscall.Kill(-pgid, syscall.SIGKILL)
 			rc := exitCode(cmd, err)
-			out.marker("end_ns=%d rc=%d", env.Now().UnixNano(), rc)
+			out.marker("end_ns=%d rc=%d cpu_ns=%d", env.Now().UnixNano(), rc, cpuNs(cmd))
 			return rc
 		case line, open := <-lines:
 			if !open {
@@ -241,6 +242,15 @@ func runAt(o *options, env Env, out *writer, lines <-chan string, goNs int64, ex
 			_ = syscall.Kill(-pgid, syscall.SIGKILL)
 		}
 	}
+}
+
+// cpuNs is the CPU time (user + system) CMD used, with that of the descendants it waited for: what wait4's rusage
+// counts, as `time` reports it. The controller divides it by the ops the cluster served (the client's CPU per op).
+func cpuNs(cmd *exec.Cmd) int64 {
+	if cmd.ProcessState == nil {
+		return 0
+	}
+	return int64(cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime())
 }
 
 // exitCode is CMD's code as a shell reports it: 128+N when signal N ended it.

@@ -112,7 +112,7 @@ func TestStartsAtTheInstantAndReportsExitCode(t *testing.T) {
 	if startNs < goNs || startNs-goNs > int64(20*time.Millisecond) {
 		t.Errorf("started %d ns after the go instant, want 0..20 ms", startNs-goNs)
 	}
-	end := s.waitFor(`(?m)^@cephbench end_ns=(\d+) rc=(\d+)$`)
+	end := s.waitFor(`(?m)^@cephbench end_ns=(\d+) rc=(\d+) cpu_ns=\d+$`)
 	if atoi(t, end[1]) < startNs || end[2] != "7" {
 		t.Errorf("end marker %q after start %d", end[0], startNs)
 	}
@@ -124,6 +124,22 @@ func TestStartsAtTheInstantAndReportsExitCode(t *testing.T) {
 	s.waitFor(`(?m)^@cephbench pid=\d+$`)
 	if strings.Index(text, "@cephbench start_ns") > strings.Index(text, "tool-output") {
 		t.Errorf("start marker after CMD's output:\n%s", text)
+	}
+}
+
+func TestTheEndMarkerCarriesTheCPUOfCMDAndOfWhatItWaitedFor(t *testing.T) {
+	// a shell that waits for a child spinning ~0.3 s of CPU: the child's CPU is CMD's, as wait4 counts it
+	s := start(t, "--", "sh", "-c", `sh -c 'end=$(($(date +%s%N) + 300000000)); while [ $(date +%s%N) -lt $end ]; do :; done'`)
+	s.goIn(50 * time.Millisecond)
+	if code := s.exit(); code != 0 {
+		t.Fatalf("exit code %d", code)
+	}
+	end := s.waitFor(`(?m)^@cephbench end_ns=(\d+) rc=0 cpu_ns=(\d+)$`)
+	start := atoi(t, s.waitFor(`(?m)^@cephbench start_ns=(\d+)$`)[1])
+	cpu, wall := atoi(t, end[2]), atoi(t, end[1])-start
+	// the loop's own date processes are the shell's waited-for children too; the machine may lend it less than a CPU
+	if cpu < int64(100*time.Millisecond) || cpu > wall+int64(50*time.Millisecond) {
+		t.Errorf("cpu_ns %d over a wall time of %d ns: want 0.1 s up to the wall time", cpu, wall)
 	}
 }
 
@@ -183,7 +199,7 @@ func stopsWholeGroup(t *testing.T, s *session, how func()) {
 	if code := s.exit(); code != 130 {
 		t.Fatalf("exit code %d, want 130 (CMD ended by SIGINT)", code)
 	}
-	s.waitFor(`(?m)^@cephbench end_ns=\d+ rc=130$`)
+	s.waitFor(`(?m)^@cephbench end_ns=\d+ rc=130 cpu_ns=\d+$`)
 	for end := time.Now().Add(2 * time.Second); pidAlive(child) && time.Now().Before(end); {
 		time.Sleep(10 * time.Millisecond)
 	}

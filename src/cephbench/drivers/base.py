@@ -34,7 +34,8 @@ from ..evidence.osdread import OsdReader, OsdReading
 from ..evidence.sockpaths import options_set
 from ..evidence.counters import osd_evidence
 from ..evidence.otherload import OtherLoadSampler
-from ..evidence.proccpu import PROMETHEUS as PROC_CPU_FROM_PROMETHEUS, ToolCpu, test_cpu, unread_osds, with_osd_cpu
+from ..evidence.proccpu import PROMETHEUS as PROC_CPU_FROM_PROMETHEUS, RemoteCpu, ToolCpu, clients_cpu, test_cpu, \
+    unread_osds, with_osd_cpu
 from ..evidence.rounds import ClusterSeen, Seen
 from ..evidence.settings import capping_settings
 from ..hosts.remote import HostRef, drop_caches_argv, host_ref, osd_hosts, run_on_all, this_host
@@ -283,7 +284,8 @@ class RunContext:
         return self._watched(test, [pl.spawn.output for pl in placements], live, clients,
                              lambda tick, started: run_started_together(
                                  self.host, placements, self.settings.ssh, self.client_hosts.at_paths, timeout_s,
-                                 tick=tick, started=started))
+                                 tick=tick, started=started),
+                             remote_cpu=clients_cpu)
 
     def placements(self, spawns: list[tuple[Any, Spawn]]) -> list[Placement]:
         """(client, spawn) pairs -> placements with each client's measured clock offset."""
@@ -329,7 +331,8 @@ class RunContext:
 
     def _watched(self, test: Test, outputs: list[Path], live: Callable[[list[Path]], Figures] | None,
                  clients: list[HostRef], run: Callable[[Callable[[], bool], Callable[[list[int]], None]], R],
-                 tools: ToolCpu | None = None) -> tuple[R, Seen]:
+                 tools: ToolCpu | None = None,
+                 remote_cpu: Callable[[R], RemoteCpu | None] | None = None) -> tuple[R, Seen]:
         """`run(tick, started)` with this host, the OSD hosts and the load's client hosts watched (CPU, the OSDs'
         devices, the links Ceph uses), Ceph's counters read at the start and the end, other clients' I/O sampled,
         the cluster watched (it may stop the tools), and live figures reported once a second."""
@@ -380,7 +383,8 @@ class RunContext:
                                    {n: ref.name for ref, ns in osds.items() for n in ns}, reader.schema,
                                    {**before.sources, **after.sources})
             evidence.osds, evidence.notes = counted.osds, counted.notes + evidence.notes
-            evidence.cpu, cpu_notes = test_cpu(before.stats, after.stats, counted.osds, osds, tools, cpu.host)
+            evidence.cpu, cpu_notes = test_cpu(before.stats, after.stats, counted.osds, osds, tools, cpu.host,
+                                               remote_cpu(results) if remote_cpu is not None else None)
             if self.settings.prometheus and (unread := unread_osds(evidence.cpu, osds)):
                 seconds, prom_notes = read_osd_cpu(Prometheus(self.settings.prometheus), unread, *window)
                 evidence.cpu, cpu_notes = with_osd_cpu(evidence.cpu, cpu_notes, seconds, counted.osds, unread,

@@ -17,7 +17,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Iterable, Mapping
+from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from ..drivers import ParseError
 from ..hosts.remote import HostRef
@@ -25,6 +25,7 @@ from ..core.results import OsdCounters, ProcessCpu
 
 HERE = "/proc/PID/stat here"
 OVER_SSH = "/proc/PID/stat over ssh"
+ON_CLIENTS = "the tools' rusage on their client hosts"
 PROMETHEUS = "Prometheus (process-exporter)"
 
 
@@ -103,10 +104,15 @@ def client_cpu(first: Mapping[int, ProcTimes], last: Mapping[int, ProcTimes], os
     if not pids:
         return None
     cpu_s = sum(max(0, last[p].ticks - first[p].ticks) / last[p].clk_tck for p in pids)
+    return ProcessCpu.of("client", cpu_s, *_served_by_all(osds), HERE, host)
+
+
+def _served_by_all(osds: Iterable[ProcessCpu | OsdCounters]) -> tuple[float | None, float | None]:
+    """The client ops and bytes all OSDs served in a test (a ProcessCpu: its own counts)."""
     counted = [served(o) if isinstance(o, OsdCounters) else (o.ops, o.bytes) for o in osds]
     ops = [v for v, _ in counted if v is not None]
     nbytes = [v for _, v in counted if v is not None]
-    return ProcessCpu.of("client", cpu_s, sum(ops) if ops else None, sum(nbytes) if nbytes else None, HERE, host)
+    return (sum(ops) if ops else None), (sum(nbytes) if nbytes else None)
 
 
 def combine(rounds: list[list[ProcessCpu]]) -> list[ProcessCpu]:
@@ -165,16 +171,37 @@ class ToolCpu:
         self.sample([pid])
 
 
+@dataclass(frozen=True)
+class RemoteCpu:
+    """The CPU time of a test's tools on client hosts, each as its wrapper (`cephbench-loadgen at`) measured it when
+    the tool ended: wait4's rusage, the tool's own and its waited-for children's."""
+    cpu_s: float
+    hosts: tuple[str, ...]
+
+
+def clients_cpu(timed: Sequence[Any]) -> RemoteCpu | None:
+    """fanout.TimedResults -> their tools' CPU together; None when one did not say (it never started, or its
+    wrapper was killed before the tool ended)."""
+    if not timed or any(t.cpu_s is None for t in timed):
+        return None
+    return RemoteCpu(sum(t.cpu_s for t in timed), tuple(dict.fromkeys(t.host for t in timed)))
+
+
 def test_cpu(before: Mapping[int, str], after: Mapping[int, str], counters: list[OsdCounters],
-             by_host: Mapping[HostRef, list[int]], tools: ToolCpu | None, here: str | None
-             ) -> tuple[list[ProcessCpu], list[str]]:
+             by_host: Mapping[HostRef, list[int]], tools: ToolCpu | None, here: str | None,
+             remote: RemoteCpu | None = None) -> tuple[list[ProcessCpu], list[str]]:
     """A test's CPU per op: every OSD's (from the readings of its host, this machine's or over ssh) and the
-    client's tools' when they ran here (`tools`); notes for what could not be told."""
+    client's tools', when they ran here (`tools`) or on client hosts (`remote`); notes for what could not be
+    told."""
     hosts = {n: ref.name for ref, ns in by_host.items() for n in ns}
     sources = {n: HERE if ref.address is None else OVER_SSH for ref, ns in by_host.items() for n in ns}
     cpu, notes = osd_cpu(before, after, counters, hosts, sources)
-    if tools is None:       # tools on client hosts: their /proc is not read yet
-        return cpu, notes + ["the client's CPU per op: not read for tools on client hosts"]
+    if tools is None:       # tools on client hosts: what their wrappers measured
+        if remote is None:
+            return cpu, notes + ["the client's CPU per op: not read (a tool on a client host did not report its "
+                                 "CPU time)"]
+        ops, nbytes = _served_by_all(counters)
+        return cpu + [ProcessCpu.of("client", remote.cpu_s, ops, nbytes, ON_CLIENTS, ", ".join(remote.hosts))], notes
     client = client_cpu(tools.first, tools.last, counters, here)
     return cpu + ([client] if client is not None else []), notes
 

@@ -33,8 +33,9 @@ log = logging.getLogger(__name__)
 READY_TIMEOUT_S = 30.0      # ssh connects, the wrapper starts: seconds at most, unless the host is unreachable
 POLL_S = 0.005              # how often output files are looked at while waiting for ready lines
 
+# the end's cpu_ns (the tool's CPU time with the children it waited for) is absent in streams of older wrappers
 _MARKER = re.compile(r"@cephbench (?:ready pid=(?P<ready_pid>\d+) clock_ns=(?P<clock>\d+)|start_ns=(?P<start>\d+)"
-                     r"|pid=(?P<pid>\d+)|end_ns=(?P<end>\d+) rc=(?P<rc>\d+))\r?\n?$")
+                     r"|pid=(?P<pid>\d+)|end_ns=(?P<end>\d+) rc=(?P<rc>\d+)(?: cpu_ns=(?P<cpu>\d+))?)\r?\n?$")
 
 
 @dataclass(frozen=True)
@@ -58,6 +59,7 @@ class TimedResult:
     ready_s: float                      # from spawning the wrapper (ssh included) to its ready line
     stopped: bool = False               # stopped by this batch (a tick, or another host's failure), not failed
     go_unix_s: float | None = None      # the instant it was asked to start at (this machine's clock)
+    cpu_s: float | None = None          # the tool's CPU time on its host, its waited-for children's included
 
 
 def split_markers(text: str) -> tuple[str, int | None, int | None, int | None]:
@@ -105,6 +107,13 @@ def tool_pid(text: str) -> int | None:
     """The tool's pid (and process group) on its host, once its wrapper started it."""
     m = _marker(text, "pid")
     return None if m is None else int(m["pid"])
+
+
+def tool_cpu_s(text: str) -> float | None:
+    """The tool's CPU time (user + system, with the children it waited for) from its end marker; None before it
+    ended, or from a wrapper that does not say."""
+    m = _marker(text, "end")
+    return None if m is None or m["cpu"] is None else int(m["cpu"]) / 1e9
 
 
 def failure(results: Sequence[TimedResult]) -> str | None:
@@ -275,7 +284,7 @@ def run_started_together(
             results.append(TimedResult(res, w.placement.host.name,
                                        None if start_ns is None else (start_ns - off) / 1e9,
                                        None if end_ns is None else (end_ns - off) / 1e9,
-                                       w.ready_s or 0.0, w.stopped, go_ns / 1e9))
+                                       w.ready_s or 0.0, w.stopped, go_ns / 1e9, tool_cpu_s(w.text())))
         return results
     except BaseException:
         for w in wrappers:
