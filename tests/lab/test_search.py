@@ -12,7 +12,8 @@ from labcli import run_cli, write_suite
 # 1 s steps of 4 KiB objects. The first workload doubles to its max of 4 (three steps: the knee rule needs three
 # loads before it can stop on throughput, so it stops at 4 either way); the second's latency bound, 10 µs, is below
 # any round trip through librados, so its write and its rand each stop at their first step; fio's search of iodepth
-# runs its two steps to its max.
+# runs its two steps to its max; the S3 GETs' search through the lab's RGW runs until the knee rule or its max of 4
+# stops it, each step on a key space it prefills.
 SUITE = """
 name: search
 pools:
@@ -39,6 +40,13 @@ workloads:
     block_size: 4KiB
     iodepth: {auto: {max: 2}}
     duration: 1s
+  - name: s3
+    type: rgw
+    op: [get]
+    object_size: 4KiB
+    objects: 64
+    concurrency: {auto: {max: 4}}
+    duration: 1s
 """
 
 
@@ -49,7 +57,7 @@ def test_a_search_runs_its_steps_stops_and_says_why(lab, lab_cluster, cephbench_
     results, _ = RunDir(out).results()
     by = {(r.test.workload, r.test.params["phase"], r.test.params.get("concurrency") or r.test.params["iodepth"]): r
           for r in results}
-    assert len(by) == len(results) == 11         # every step the plan holds has its result
+    assert len(by) == len(results) == 14         # every step the plan holds has its result
 
     climb = [by["climb", "write", n] for n in (1, 2, 4)]
     assert [r.status for r in climb] == ["ok"] * 3, [r.error for r in climb]
@@ -73,14 +81,29 @@ def test_a_search_runs_its_steps_stops_and_says_why(lab, lab_cluster, cephbench_
     assert [r.status for r in fio] == ["ok", "ok"], [r.error for r in fio]
     assert fio[0].search_stop is None and fio[1].search_stop.reason == "max"
     assert fio[1].test.search.param == "iodepth" and fio[1].measurement.latency.percentiles_ns.get("99")
+    # RGW: the steps run in order until the one the search stopped at, each with its percentiles; those past it
+    # are skipped, saying where it stopped
+    s3 = [by["s3", "get", n] for n in (1, 2, 4)]
+    ran = [r for r in s3 if r.status == "ok"]
+    assert ran and ran == s3[:len(ran)] and ran[-1].search_stop is not None, [(r.status, r.error) for r in s3]
+    assert all(r.search_stop is None for r in ran[:-1]) and all(r.measurement.latency.percentiles_ns.get("99")
+                                                               for r in ran)
+    for past in s3[len(ran):]:
+        assert past.status == "skipped" and past.error.startswith("not run: the search of concurrency stopped at")
     print("\n" + "\n".join(f"{r.test.id}: {r.status} "
                            f"{r.measurement.ops_per_s if r.measurement else '':.0f} ops/s "
                            f"{(r.measurement.latency.mean_ns or 0) / 1e6 if r.measurement else 0:.1f} ms"
                            f"{' stop: ' + r.search_stop.text if r.search_stop else ''}"
                            for r in results if r.status == "ok"))
 
-    # nothing left: the group's pools are gone, and so is everything the ledger held
+    # nothing left: the group's pools are gone, and so is everything the ledger held (the run's RGW user and
+    # buckets with it)
     assert not [p for p in lab_cluster.pool_names() if p.startswith("cephbench-")]
+    admin = ["radosgw-admin", "--conf", cephbench_env["CEPH_CONF"]]
+    users = json.loads(subprocess.run([*admin, "user", "list"], capture_output=True, text=True, timeout=60).stdout)
+    buckets = json.loads(subprocess.run([*admin, "bucket", "list"], capture_output=True, text=True, timeout=60).stdout)
+    assert not [u for u in users if u.startswith("cephbench-") and u != "cephbench-lab"], users
+    assert not [b for b in buckets if b.startswith("cephbench-")], buckets
     assert json.loads((out / "resources.json").read_text() or "[]") == []
     (run_id,) = json.loads((out / "run.json").read_text())["run_ids"]
     assert not [ln for ln in subprocess.run(["ps", "-eo", "args"], capture_output=True, text=True).stdout.splitlines()

@@ -92,9 +92,10 @@ def test_bad_client_searches_are_one_line_at_their_yaml_path(hosts, workload, va
 def test_a_kind_that_searches_nothing_refuses_clients_auto_naming_those_that_search_them():
     with pytest.raises(UserError) as exc:
         parse_suite({"name": "t", "clients": ["a"], "workloads": [
-            {"type": "rgw", "clients": "auto"}]}, "s.yaml")
+            {"type": "rados_load_gen", "clients": "auto"}]}, "s.yaml")
     assert exc.value.where == "s.yaml: workloads[0].clients"
-    assert "auto is a search, and rgw runs no search" in exc.value.one_line()
+    assert "auto is a search, and rados_load_gen runs no search" in exc.value.one_line()
+    assert "rgw (concurrency)" in exc.value.one_line()
     assert "rbd_bench (clients)" in exc.value.one_line()
     assert "rados_bench (concurrency or clients)" in exc.value.one_line()
     assert "fio_rbd (iodepth or clients)" in exc.value.one_line(), exc.value.one_line()

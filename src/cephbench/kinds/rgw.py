@@ -7,14 +7,16 @@ from typing import Annotated, Any, ClassVar, Literal, Mapping
 from pydantic import Field, field_validator, model_validator
 
 from .kind import Kind, Needs
-from .schema import ClientWorkload, Duration, PositiveInt, Ramp, Size, Sweep, steady_rounds_fit
+from .schema import (ClientWorkload, Duration, PositiveInt, Ramp, Searchable, Size, Sweep, is_auto,
+                     steady_rounds_fit)
 
 
 KIND = Kind("rgw", "RGW", "RGW (cephbench-loadgen)", "rgw", "op",
             {"put": "write", "get": "read", "stat": "metadata", "list": "metadata", "delete": "metadata",
              "mixed": "mixed"}, group_setup_s=4.0, test_overhead_s=1.0, ops_name="req/s",   # S3 or Swift requests
             # delete uses up its keys: it does not run in rounds
-            rgw_model=True, steady_phases=frozenset({"put", "get", "stat", "list", "mixed"}))
+            rgw_model=True, steady_phases=frozenset({"put", "get", "stat", "list", "mixed"}),
+            search_param="concurrency")
 DRIVER = "rgw"
 
 
@@ -29,7 +31,7 @@ class Rgw(ClientWorkload):
     protocol: Sweep(Literal["s3", "swift"]) = ["s3"]
     op: list[Literal["put", "get", "stat", "list", "delete", "mixed"]] = Field(["put", "get"], min_length=1)
     object_size: Sweep(Size) = [4096]
-    concurrency: Sweep(PositiveInt) = [16]
+    concurrency: Searchable(PositiveInt) = [16]        # `auto`: a search of it (core/loadsearch.py)
     duration: Sweep(Duration) | None = None       # default 30 s unless ops is given
     ops: Sweep(PositiveInt) | None = None         # measured phase length in operations instead of time
     rate: Sweep(Annotated[float, Field(gt=0)]) | None = None   # open loop at this many ops/s
@@ -66,6 +68,9 @@ class Rgw(ClientWorkload):
                 raise ValueError("the mix weights sum to zero: give at least one op a weight above zero")
         if self.arrival != "constant" and self.rate is None:
             raise ValueError("arrival applies to an open loop: add rate (ops/s)")
+        if self.rate is not None and is_auto(self.concurrency):
+            raise ValueError("concurrency: auto searches the ops in flight of a closed loop, and rate makes an open "
+                             "loop whose load the rate sets: remove rate, or give concurrency as numbers")
         return self
 
     @model_validator(mode="after")

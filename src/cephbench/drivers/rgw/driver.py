@@ -33,6 +33,7 @@ from .. import ParseError
 from ..base import DriverContext, Outcome, client_notes, live_sum, newest_line, run_group_timeout, started_tests
 from ..instances import run_instances
 from ..rounds import in_rounds
+from ..search import Searches
 from .admin import BucketSweep, run_user, sweep_buckets
 from .binary import EXIT_INTERRUPTED, EXIT_USAGE, TOOL, find_loadgen
 from .credentials import ENV_KEYS, Credentials, given_credentials
@@ -398,9 +399,13 @@ def _run_phase(ctx: DriverContext, setup: _GroupSetup, test: Test, started: tupl
 
 
 def run_group(ctx: DriverContext, group: list[Test], todo: set[str]) -> Iterator[Outcome]:
-    """One loadgen run per phase (op) and instance on fresh buckets; one Outcome per test in `todo`."""
+    """One loadgen run per phase (op) and instance on fresh buckets; one Outcome per test in `todo`. A search
+    (`concurrency: auto`) runs its steps in order, each a phase of its own (a read prefills its own key space), and
+    stops where the knee rule says (drivers/search.py)."""
     setup = _setup(ctx, group)
-    for test, started in started_tests(ctx, group, todo):
+    searches = Searches()
+    for test, started in started_tests(ctx, group, todo, searches.over):
         outcome = in_rounds(test, lambda n, test=test, started=started: _run_phase(ctx, setup, test, started, n))
         if outcome is not None:
-            yield outcome
+            yield searches.after(outcome)
+    yield from searches.skipped_in(group, todo)
