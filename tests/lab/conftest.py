@@ -71,18 +71,18 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                      help="run only the K-th of N shares of the ground-truth tests (whole modules, balanced by cost)")
 
 
-# Seconds each one-host module took in `make test-lab` (two shares beside the multi-host half, fresh-clone run V,
+# Seconds each one-host module took in `make test-lab` (three shares beside the multi-host half, fresh-clone run SS,
 # 2026-11-26: `scripts/module_costs.py` prints them from the shares' junit XML): what balances the shares of the
 # one-host tests. A module not listed counts 15 s a test.
 ONE_HOST_COST_S = {
-    "test_run.py": 111, "test_lab_shape_signals.py": 108, "test_production_defaults.py": 105,
-    "test_concurrent_runs.py": 76, "test_baseline.py": 74, "test_variants_steady.py": 74, "test_variants.py": 66,
-    "test_release_lab.py": 73, "test_outages.py": 57, "test_cluster_health.py": 47, "test_cleanup_safety.py": 35,
-    "test_rgw.py": 29, "test_signals.py": 29, "test_rados_seq.py": 28, "test_report_browser.py": 27,
-    "test_shape_facts.py": 26, "test_remote_baselines.py": 22, "test_mclock_verdict.py": 22, "test_rbd.py": 21,
-    "test_lab.py": 20, "test_release_variants.py": 19, "test_other_load.py": 17, "test_search.py": 15,
-    "test_remote_hosts.py": 13, "test_capacity.py": 11, "test_connection.py": 9, "test_compare_history.py": 8,
-    "test_rados_load_gen.py": 7, "test_cluster_lost.py": 6, "test_cpu_per_op.py": 6, "test_evidence_tell.py": 5,
+    "test_production_defaults.py": 159, "test_run.py": 129, "test_lab_shape_signals.py": 128,
+    "test_release_lab.py": 86, "test_baseline.py": 84, "test_concurrent_runs.py": 82, "test_variants.py": 73,
+    "test_variants_steady.py": 67, "test_outages.py": 61, "test_signals.py": 60, "test_cluster_health.py": 56,
+    "test_rgw.py": 46, "test_cleanup_safety.py": 45, "test_lab.py": 37, "test_rbd.py": 33, "test_other_load.py": 31,
+    "test_report_browser.py": 27, "test_remote_baselines.py": 27, "test_release_variants.py": 26,
+    "test_rados_seq.py": 26, "test_search.py": 25, "test_shape_facts.py": 21, "test_mclock_verdict.py": 17,
+    "test_cluster_lost.py": 15, "test_remote_hosts.py": 14, "test_capacity.py": 14, "test_compare_history.py": 12,
+    "test_rados_load_gen.py": 11, "test_connection.py": 9, "test_cpu_per_op.py": 9, "test_evidence_tell.py": 6,
 }
 
 
