@@ -1,7 +1,7 @@
 """A search of client hosts (`clients: auto`, issue 29 item 3) on the multi-host lab's two client hosts: rados bench's
 write and rand each run from c1, then from c1 and c2 started together, in the group's one pool, each step a result
 of its own labelled with its host count; and after the run nothing is left on the cluster or on either client. The
-same of fio and rbd bench, each host on objects or images of its own.
+same of fio, rbd bench and RGW, each host on objects, images or buckets of its own.
 
 Runs on conftest's `clients_lab` (CEPHBENCH_TEST_CLIENTS_LAB=DIR reuses one).
 """
@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
 
 import yaml
 
@@ -112,24 +113,30 @@ def test_fio_and_rbd_bench_clients_auto_run_each_step_on_its_hosts_objects_or_im
                 {"type": "fio_rbd", "pool": "rep2", "rw": ["randwrite"], "block_size": "4KiB", "iodepth": 2,
                  "image_size": "16MiB", "duration": "2s", "clients": "auto"},
                 {"type": "rbd_bench", "pool": "rep2", "io_type": ["write"], "io_size": "4KiB", "io_threads": 2,
-                 "io_pattern": "rand", "image_size": "16MiB", "duration": "2s", "clients": "auto"}]
+                 "io_pattern": "rand", "image_size": "16MiB", "duration": "2s", "clients": "auto"},
+                {"type": "rgw", "op": ["get"], "object_size": "4KiB", "objects": 32, "concurrency": 2,
+                 "duration": "2s", "clients": "auto"}]
     out, results = run_search(clients_lab, tmp_path, *searches)
     assert [(r.test.kind, r.test.params["phase"], r.test.params["clients"]) for r in results] == \
         [("fio_rados", "write", 1), ("fio_rados", "write", 2), ("fio_rados", "read", 1), ("fio_rados", "read", 2),
-         ("fio_rbd", "randwrite", 1), ("fio_rbd", "randwrite", 2), ("rbd_bench", "write", 1), ("rbd_bench", "write", 2)]
-    assert [r.status for r in results] == ["ok"] * 8, [r.error for r in results]
+         ("fio_rbd", "randwrite", 1), ("fio_rbd", "randwrite", 2), ("rbd_bench", "write", 1), ("rbd_bench", "write", 2),
+         ("rgw", "get", 1), ("rgw", "get", 2)]
+    assert [r.status for r in results] == ["ok"] * 10, [r.error for r in results]
     for r in results:
         m = r.measurement
         hosts = ["c1", "c2"][:r.test.params["clients"]]
         parts = m.instances or [m]
         assert [i.host for i in parts] == hosts, r.test.id
         assert all(i.ops_total and i.end_unix_s - i.start_unix_s > 1.5 for i in parts), r.test.id
-        if r.test.kind != "rbd_bench":      # fio's files come back into a directory per host
+        if r.test.kind == "rgw":            # loadgen's document and log, one of each per host's instance
+            assert sorted(p.name.removeprefix("loadgen-get-").split("-")[0]
+                          for p in (out / "raw" / r.test.id).glob("loadgen-get-*.log")) == hosts, r.test.id
+        elif r.test.kind != "rbd_bench":    # fio's files come back into a directory per host
             assert sorted(p.name for p in (out / "raw" / r.test.id).iterdir() if p.is_dir()) == hosts, r.test.id
         else:                               # rbd bench's output, one file per host's image
             assert sorted(p.name.rsplit("-", 2)[1] for p in (out / "raw" / r.test.id).glob("rbd-bench-*.txt")) \
                 == hosts, r.test.id
-        if r.test.kind != "fio_rados":      # the step's hosts' images, one each, prefilled before the first step
+        if r.test.kind not in ("fio_rados", "rgw"):     # the step's hosts' images, one each, prefilled once
             assert m.extra["images"] == len(hosts) and m.extra["prefilled"] is True, m.extra
     filled = [n for r in results for n in r.notes if "were written in full before this read" in n]
     # at most one fill a host: the second read step fills no host the first did
@@ -138,5 +145,11 @@ def test_fio_and_rbd_bench_clients_auto_run_each_step_on_its_hosts_objects_or_im
     assert our_pools(clients_lab) == []
     assert json.loads((out / "resources.json").read_text()) == []
     assert work_dirs(clients_lab, run_id) == {"c1": [], "c2": []}
+    # RGW: each host's buckets of each step gone with the run's user (as radosgw-admin lists them)
+    admin = ["radosgw-admin", "--conf", str(clients_lab.conf)]
+    users = json.loads(subprocess.run([*admin, "user", "list"], capture_output=True, text=True, timeout=60).stdout)
+    buckets = json.loads(subprocess.run([*admin, "bucket", "list"], capture_output=True, text=True, timeout=60).stdout)
+    assert not [u for u in users if u.startswith("cephbench-") and u != "cephbench-lab"], users
+    assert not [b for b in buckets if b.startswith("cephbench-")], buckets
     print("\n".join(f"{r.test.id}: {r.measurement.ops_per_s:.0f} ops/s on {r.test.params['clients']} hosts; "
                      + "; ".join(n for n in r.notes if "written in full" in n) for r in results))

@@ -95,7 +95,7 @@ def test_a_kind_that_searches_nothing_refuses_clients_auto_naming_those_that_sea
             {"type": "rados_load_gen", "clients": "auto"}]}, "s.yaml")
     assert exc.value.where == "s.yaml: workloads[0].clients"
     assert "auto is a search, and rados_load_gen runs no search" in exc.value.one_line()
-    assert "rgw (concurrency)" in exc.value.one_line()
+    assert "rgw (concurrency or clients)" in exc.value.one_line()
     assert "rbd_bench (clients)" in exc.value.one_line()
     assert "rados_bench (concurrency or clients)" in exc.value.one_line()
     assert "fio_rbd (iodepth or clients)" in exc.value.one_line(), exc.value.one_line()

@@ -57,7 +57,7 @@ def test_a_bound_and_a_max_read_naturally():
     ({"type": "rados_bench", "instances": "auto"}, "workloads[0].instances",
      "searches concurrency or clients, not instances"),
     ({"type": "fio_rbd", "numjobs": "auto"}, "workloads[0].numjobs", "fio_rbd searches iodepth or clients, not numjobs"),
-    ({"type": "rgw", "clients": "auto"}, "workloads[0].clients", "rgw searches concurrency, not clients"),
+    ({"type": "rgw", "instances": "auto"}, "workloads[0].instances", "rgw searches concurrency or clients, not instances"),
     ({"type": "rgw", "concurrency": "auto", "rate": 100, "duration": "2s"}, "workloads[0].concurrency",
      "rate makes an open loop whose load the rate sets"),
     ({"type": "rados_bench", "concurrency": {"auto": {"latency_max": "fast"}}},

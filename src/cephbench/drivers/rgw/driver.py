@@ -161,14 +161,16 @@ def _setup(ctx: DriverContext, group: list[Test]) -> _GroupSetup:
     made_user = creds is None
     if made_user:
         creds = run_user(ctx)
-    guard = None if ctx.dry_run else _capacity_check(ctx, group[0])   # one key space size for the whole group
+    guard = None if ctx.dry_run else _capacity_check(ctx, group)   # one key space size for the whole group
     return _GroupSetup(binary, endpoint, creds, made_user, guard)
 
 
-def _capacity_check(ctx: DriverContext, test: Test) -> str | None:
-    """An error text when one phase's key space would take the cluster past max_raw_used."""
-    p = test.params
-    need = p["objects"] * p["object_size"] * p["instances"] * max(1, len(ctx.clients_of(test)))
+def _capacity_check(ctx: DriverContext, group: list[Test]) -> str | None:
+    """An error text when one phase's key spaces (one per instance and client host: a search of the hosts counts
+    its largest step's) would take the cluster past max_raw_used."""
+    p = group[0].params
+    hosts = len(ctx.clients_of_group(group))
+    need = p["objects"] * p["object_size"] * p["instances"] * max(1, hosts)
     try:
         pools = ctx.cluster.ceph_json("osd", "pool", "ls", "detail")
         sizes = [float(x.get("size", 3)) for x in pools if str(x.get("pool_name", "")).endswith("rgw.buckets.data")]
@@ -178,7 +180,6 @@ def _capacity_check(ctx: DriverContext, test: Test) -> str | None:
         log.warning("capacity guard skipped: %s", exc)
         return None
     if need > budget.client_bytes(amp):
-        hosts = len(ctx.clients_of(test))
         return (f"capacity guard: {p['objects']} objects of {format_size(p['object_size'])} x {p['instances']} "
                 f"instance(s){f' x {hosts} client hosts' if hosts else ''} would take the cluster past {budget.max_raw_used:.0%} raw used ({budget.describe()}); "
                 "lower objects")
