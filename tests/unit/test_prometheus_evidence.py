@@ -290,3 +290,13 @@ def test_read_osd_cpu_asks_for_the_groups_of_the_osds_it_lacks_at_both_ends(repl
     assert queries == ['sum by (instance, groupname) (namedprocess_namegroup_cpu_seconds_total'
                        '{groupname=~"osd\\\\.(0|1|2)"})'] * 2, queries
     assert cpu == pytest.approx({0: 0.33, 1: 0.33, 2: 0.33}) and notes == []
+
+
+def test_osd_cpu_read_before_the_scrape_after_the_end_says_it_may_be_short(replayed_prometheus):
+    """A test that ended just now: the scrape after its end (every 1 s here) has not come, so the end's reading is
+    the last scrape before it, which may miss the test's last second; the figures come with a note saying so."""
+    import time
+    from cephbench.evidence.prometheus import Prometheus, read_osd_cpu
+    url, _ = replayed_prometheus
+    cpu, notes = read_osd_cpu(Prometheus(url), {0: "h1", 1: "h2", 2: "h3"}, START, time.time())
+    assert cpu and len(notes) == 1 and "had not come" in notes[0], notes

@@ -123,6 +123,7 @@ def other_load(io: PoolIo) -> OtherLoad | None:
                      background_ops_per_s=io.background_ops_per_s, background_pools=sorted(io.background_pools))
 
 
+_NOT_MEASURED = "other clients' load not measured"
 # how long the reading at a test's end may take before the test goes on without the figure: a monitor that stopped
 # answering must not hold every test up for the whole connect timeout
 END_READING_WAIT_S = 5.0
@@ -181,8 +182,6 @@ class OtherLoadSampler:
         started, before = self._before
         return other_load(others_between(before, after, at - started, self._ours, self._also))
 
-
-_NOT_MEASURED = "other clients' load not measured"
 
 
 def busy(o: OtherLoad | None) -> bool:

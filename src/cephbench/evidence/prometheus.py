@@ -171,12 +171,17 @@ def read_osd_cpu(prom: Prometheus, osd_hosts: dict[int, str], start: float, end:
         intervals = pa.scrape_intervals(prom.get("/api/v1/targets"))
     except (OSError, ParseError):
         intervals = {}
-    after = min(end + max((s for i, s in intervals.items()
-                           if pa.instance_host(i, list(osd_hosts.values()))), default=1.0), time.time())
+    interval = max((s for i, s in intervals.items() if pa.instance_host(i, list(osd_hosts.values()))), default=1.0)
+    after = min(end + interval, time.time())
     try:
-        return pa.osd_cpu_seconds(prom.query(query, start), prom.query(query, after), osd_hosts)
+        cpu, notes = pa.osd_cpu_seconds(prom.query(query, start), prom.query(query, after), osd_hosts)
     except (OSError, ParseError) as exc:
         return {}, [f"Prometheus at {prom.shown}: the OSDs' CPU was not read: {exc}"]
+    if cpu and after < end + interval:
+        # read_hosts waits at most MAX_WAIT_S for the scrape after the end: a longer interval was not waited for
+        notes.append(f"the OSDs' CPU from Prometheus: its scrape after the test's end (every {interval:g} s) had not "
+                     "come, so the figures may miss the test's last seconds")
+    return cpu, notes
 
 
 def in_place_of_watch(seen: Watched, osd_hosts: list[str], devs: list[DeviceLoad], links: list[LinkLoad],

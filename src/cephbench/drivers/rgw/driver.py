@@ -401,8 +401,8 @@ def _run_phase(ctx: DriverContext, setup: _GroupSetup, test: Test, started: tupl
 
 def run_group(ctx: DriverContext, group: list[Test], todo: set[str]) -> Iterator[Outcome]:
     """One loadgen run per phase (op) and instance on fresh buckets; one Outcome per test in `todo`. A search
-    (`concurrency: auto`) runs its steps in order, each a phase of its own (a read prefills its own key space), and
-    stops where the knee rule says (drivers/search.py)."""
+    (`concurrency: auto`, `clients: auto`) runs its steps in order, each a phase of its own on its own hosts (a read
+    prefills its own key space), and stops where the knee rule says (drivers/search.py)."""
     setup = _setup(ctx, group)
     searches = Searches()
     for test, started in started_tests(ctx, group, todo, searches.over):
