@@ -192,3 +192,16 @@ def test_the_mgr_modules_series_hold_the_same_commits_once_a_refresh():
         mean = (sums[osd][-1] - sums[osd][0]) / (c[-1] - c[0])
         assert abs(mean - tell[osd].commit_latency_s) < 1e-3 * tell[osd].commit_latency_s, osd
     assert prom("ceph_osd_subop_w") == []        # below the module's priority: not exported
+
+
+def test_writes_queued_in_front_of_a_held_store_count_as_waiting_on_it():
+    """A toolbox run of the Prometheus lab test that fell to `latency` (fresh clone, 2026-11-26): osd.1's drive at
+    8 MiB/s, 1 MiB writes × 16. osd.1 committed in 928 ms against 2 ms on its peers, 49 % of the writes' 1,878 ms,
+    under SHARE; but its replica writes took 1,742 ms against its peers' 94 ms: the ops waited in osd.1's queue in
+    front of its store, and then for the commit. The wait is the longer of the two."""
+    r = Result.model_validate_json((FIX / "prometheus" / "ceph16.2.15_lab3_osd1_throttled_toolbox_bare_write_1M"
+                                    ".result.json").read_text())
+    a = analyse(r.model_copy(update={"analysis": None}), None)
+    assert a is not None and a.bottleneck == "disk h2:loop1", (a.bottleneck, a.evidence)
+    line = next(ln for ln in a.evidence if ln.startswith("osd.1 (h2): BlueStore commit 928.0 ms per write"))
+    assert "its replica writes 1,741.6 ms (peers 94.2 ms), 88% of the writes' latency" in line, line
