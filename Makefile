@@ -10,10 +10,15 @@ NAME ?=
 # (PYTHONDONTWRITEBYTECODE=1): a run's imports then cost 0.43-0.49 s of CPU a start instead of 0.29 s.
 unexport PYTHONDONTWRITEBYTECODE
 
-.PHONY: setup demo test roots test-go-and-unit test-unit test-lab test-lab-serial test-go bench loadgen clean
+.PHONY: setup install demo test roots test-go-and-unit test-unit test-lab test-lab-serial test-go bench loadgen clean
 
 setup:
 	bash scripts/setup.sh
+
+# An admin node or client host: the client tools (ceph-common, python3-rados, fio, iperf3, ssh) and cephbench in .venv,
+# none of the lab's daemons, monitoring or browser
+install:
+	bash scripts/setup.sh --client
 
 loadgen:
 	@if [ -d loadgen ]; then mkdir -p build/bin && cd loadgen && \

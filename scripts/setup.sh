@@ -8,9 +8,27 @@ cd "$(dirname "$0")/.."
 # openssh-server, iproute2, util-linux, xfsprogs, e2fsprogs, btrfs-progs: the multi-host lab (an sshd per host,
 # namespaces, loop devices, FileStore's file systems); mmdebstrap: labs on other Ceph releases (lab up --release);
 # prometheus, prometheus-node-exporter, prometheus-process-exporter: the lab's monitoring stack (lab up --monitoring)
-DEB_PACKAGES=(ceph-mon ceph-mgr ceph-osd ceph-common python3-rados radosgw fio iperf3 iproute2 openssh-client python3-venv
-              golang-go chromium openssh-server btrfs-progs xfsprogs e2fsprogs util-linux mmdebstrap
-              prometheus prometheus-node-exporter prometheus-process-exporter)
+# `--client` (make install): an admin node or a client host that only runs cephbench against a cluster gets the client
+# tools alone (ceph, rados, rbd, librados for Python, fio, iperf3, ssh) and cephbench without its test extras: no Ceph
+# daemons, no Prometheus, no browser. Everything else here is what a lab and the test suite need.
+CLIENT_PACKAGES=(ceph-common python3-rados fio iperf3 openssh-client python3-venv golang-go)
+LAB_PACKAGES=(ceph-mon ceph-mgr ceph-osd radosgw iproute2 chromium openssh-server btrfs-progs xfsprogs e2fsprogs
+              util-linux mmdebstrap prometheus prometheus-node-exporter prometheus-process-exporter)
+mode=lab; print=""
+for arg in "$@"; do
+  case "$arg" in
+    --client) mode=client ;;
+    --print-packages) print=1 ;;
+    *) printf 'setup: unknown option %s: use --client for a client-only install, or no option for the lab and tests\n' "$arg" >&2
+       exit 2 ;;
+  esac
+done
+if [ "$mode" = client ]; then
+  DEB_PACKAGES=("${CLIENT_PACKAGES[@]}")
+else
+  DEB_PACKAGES=("${CLIENT_PACKAGES[@]}" "${LAB_PACKAGES[@]}")
+fi
+if [ -n "$print" ]; then printf '%s\n' "${DEB_PACKAGES[@]}"; exit 0; fi
 # packages whose postinst starts a system-wide service the lab does not want (sshd on port 22, Prometheus on 9090,
 # node-exporter on 9100, process-exporter on 9256): the lab starts its own, by PID, and stops them with the lab
 SERVICE_PACKAGES=(openssh-server prometheus prometheus-node-exporter prometheus-process-exporter)
@@ -75,8 +93,17 @@ if [ ! -x .venv/bin/python ]; then
   say "creating .venv"
   "$PYTHON" -m venv .venv
 fi
-stamp=.venv/.cephbench-installed
-if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ]; then
+stamp=.venv/.cephbench-installed            # cephbench with its test extras (the lab's setup)
+client_stamp=.venv/.cephbench-client-installed
+if [ "$mode" = client ]; then
+  if [ ! -f "$stamp" ] && { [ ! -f "$client_stamp" ] || [ pyproject.toml -nt "$client_stamp" ]; }; then
+    say "installing cephbench into .venv"
+    .venv/bin/pip install -q --disable-pip-version-check -e .
+    touch "$client_stamp"
+  else
+    say "cephbench already installed in .venv"
+  fi
+elif [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ]; then
   say "installing cephbench and its dev extras into .venv"
   .venv/bin/pip install -q --disable-pip-version-check -e '.[dev]'
   touch "$stamp"
@@ -102,7 +129,13 @@ if ! .venv/bin/python -c 'import rados' 2>/dev/null; then
 fi
 if [ -n "$loadgen_pid" ]; then
   if ! wait "$loadgen_pid"; then
-    loadgen_pid=""; cat build/loadgen-build.log; say "building the load generator failed (above)"; exit 1
+    loadgen_pid=""; cat build/loadgen-build.log
+    if [ "$mode" = client ]; then
+      # a client without the load generator still runs every kind but RGW's (a run with RGW tests says so at preflight)
+      say "building the load generator failed (above; it needs Go $(sed -n 's/^go //p' loadgen/go.mod) or newer): RGW tests will not run"
+    else
+      say "building the load generator failed (above)"; exit 1
+    fi
   fi
   loadgen_pid=""
 fi
