@@ -7,7 +7,8 @@ import time
 import pytest
 
 from conftest import FIXTURES
-from cephbench.evidence.clusterwatch import INACTIVE_LIMIT_S, ClusterWatch, growth_per_s, observe, silence_text
+from cephbench.evidence.clusterwatch import (INACTIVE_LIMIT_S, ClusterWatch, growth_over_window, growth_per_s, observe,
+                                            silence_text)
 from cephbench.core.poll import Pending, Poll
 
 STATUS = FIXTURES / "ceph_status"
@@ -92,15 +93,49 @@ def test_the_capacity_guard_stops_a_second_before_the_limit_while_use_rises(monk
         s = json.loads(json.dumps(base))
         s["pgmap"]["bytes_used"] = int(total * fraction)
         return s
-    feed = iter([at(0.60), at(0.65), at(0.71)])
-    w = ClusterWatch(lambda: next(feed), 0.75, writing=True)
-    for _ in range(2):
+    # 2 % a second, read every second, for longer than the rate's window (11 s: Ceph's 5 s stats period)
+    feed = iter([at(0.45 + 0.02 * t) for t in range(1, 15)])
+    w = ClusterWatch(lambda: next(feed), 0.745, writing=True)
+    for _ in range(13):
         clock.t += 1.0
         w.sample()
-    assert w.stop_reason is None                      # 65% + 5%/s < 75%
+    assert w.stop_reason is None                      # 71% + 2%/s < 74.5%
     clock.t += 1.0
-    w.sample()                                        # 71% + 6%/s passes 75%: stop now, not after the limit
-    assert w.stop_reason.startswith("capacity guard: the cluster reached 71.0% raw used, 6.0% a second")
+    w.sample()                                        # 73% + 2%/s passes 74.5%: stop now, not after the limit
+    assert w.stop_reason.startswith("capacity guard: the cluster reached 73.0% raw used, 2.0% a second over the "
+                                    "last 11 s")
+
+
+def test_one_lump_of_ceph_df_is_not_a_rate(monkeypatch):
+    # issue 36: on a cluster at Ceph's default stats period `ceph df` moves in lumps; one jump (4.6% to 48%, the
+    # writes before the test among it) read as "43.4% a second" stopped a write at 48% raw used. Failed before:
+    # the rate was the last second's difference
+    clock = Clock()
+    monkeypatch.setattr("cephbench.evidence.clusterwatch.time.monotonic", clock)
+    lumps = [0.046, 0.48, 0.48, 0.48, 0.48, 0.48, 0.51, 0.51, 0.51, 0.51, 0.51, 0.54, 0.54]
+    feed = iter([at_fraction(f) for f in lumps])
+    w = ClusterWatch(lambda: next(feed), 0.90, writing=True)
+    for _ in lumps:
+        clock.t += 1.0
+        w.sample()
+    assert w.stop_reason is None
+    # a rise that does fill the cluster still stops the write: a lump a period, 3% a second, near the limit
+    feed = iter([at_fraction(f) for f in (0.60, 0.60, 0.60, 0.60, 0.60, 0.75, 0.75, 0.75, 0.75, 0.75, 0.90)])
+    w = ClusterWatch(lambda: next(feed), 0.90, writing=True, rate_window_s=5.0)
+    for i in range(10):
+        clock.t += 1.0
+        w.sample()
+        assert w.stop_reason is None, i
+    clock.t += 1.0
+    w.sample()
+    assert w.stop_reason is not None and "3.0% a second over the last 5 s" in w.stop_reason
+
+
+def test_the_rate_spans_the_window_and_a_lump_before_it_fills_counts_over_all_of_it():
+    assert growth_over_window([(1.0, 0.10), (2.0, 0.50)], 10.0) == pytest.approx(0.04)
+    readings = [(float(t), 0.10 + 0.05 * (t // 5)) for t in range(1, 31)]     # 1% a second in lumps of 5 s
+    assert growth_over_window(readings, 10.0) == pytest.approx(0.01, abs=0.002)
+    assert growth_over_window(readings[:1], 10.0) == 0.0
 
 
 def at_fraction(fraction):

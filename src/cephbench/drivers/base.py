@@ -20,7 +20,7 @@ from ..cluster.ceph import Cluster, Target
 from ..suite.config import Settings
 from ..core.errors import OperationFailed, UserError
 from ..cluster import marker
-from ..evidence.clusterwatch import ClusterWatch
+from ..evidence.clusterwatch import DEFAULT_RATE_WINDOW_S, ClusterWatch
 from ..core.interrupts import held
 from ..core.poll import Poll
 from ..evidence.hostload import CpuSampler
@@ -343,9 +343,12 @@ class RunContext:
         # recorded now: once a watcher has ended, its start time (part of the tag) can no longer be read
         watcher_res = self._record_processes([w.proc.pid for w in watchers])
         # polled: a monitor that does not answer must not hold up the tools' loop (core/poll.py)
-        watch = ClusterWatch(Poll(self.cluster.status), self.settings.max_raw_used,
-                             writing=direction_of(test.kind, test.params.get("phase")) in ("write", "mixed"),
-                             conf=self.target.conf)
+        writing = direction_of(test.kind, test.params.get("phase")) in ("write", "mixed")
+        # the capacity guard's rate spans the cluster's stats periods (mgr_stats_period, read once a run): `ceph df`
+        # counts writes in lumps, and one lump is not a second's rise
+        watch = ClusterWatch(Poll(self.cluster.status), self.settings.max_raw_used, writing=writing,
+                             conf=self.target.conf,
+                             rate_window_s=self._unseen_writes().settle_s if writing else DEFAULT_RATE_WINDOW_S)
         others = (OtherLoadSampler(self.cluster, self.name() + "-", through_rgw=getattr(KINDS.get(test.kind), "layout", None) == "rgw")
                   if self.settings.other_load else None)
 

@@ -23,6 +23,10 @@ INACTIVE_LIMIT_S = 15.0     # PGs inactive this long: I/O to them blocks; the te
 LOST_AFTER = 3              # `ceph status` failing this many times in a row: the cluster is gone for this test
 BRIEF_INACTIVE_S = 5.0      # peering after another client's pool creation or a map change: no warning
 SILENT_S = 5.0              # no `ceph status` back this long (one takes milliseconds): the monitors were out
+# the capacity guard's rate is over this many seconds at least: `ceph df` counts a write once the OSD has reported it
+# (a stats period) and the mgr has digested it (another), so raw use moves in lumps; Ceph's default period is 5 s
+# (cluster/safety.settle_seconds: 2 periods and a second). The run passes its cluster's own (mgr_stats_period).
+DEFAULT_RATE_WINDOW_S = 11.0
 
 
 @dataclass(frozen=True)
@@ -85,6 +89,20 @@ def growth_per_s(before: float | None, after: float, elapsed_s: float | None) ->
     return max(0.0, after - before) / elapsed_s
 
 
+def growth_over_window(readings: list[tuple[float, float]], window_s: float) -> float:
+    """Raw use's growth per second over the last `window_s` seconds of (test second, raw use) readings, oldest
+    first: from the latest reading at least `window_s` before the last one (else the first) to the last, divided by
+    at least `window_s`. `ceph df` counts writes in lumps a stats period apart, so one reading's jump is a period's
+    writes (or, at a test's start, the writes before it), never a second's: over a window that spans the periods a
+    lump is spread over the seconds it took, and a lump before the window has filled counts over the whole window."""
+    if len(readings) < 2:
+        return 0.0
+    t_last, last = readings[-1]
+    older = [r for r in readings[:-1] if r[0] <= t_last - window_s]
+    t0, first = older[-1] if older else readings[0]
+    return growth_per_s(first, last, max(t_last - t0, window_s))
+
+
 def silence_text(start_s: float, end_s: float, to_end: bool) -> str:
     """The warning of one silence of the monitors."""
     until = f"the end of the test ({end_s:.0f} s)" if to_end else f"{end_s:.0f} s"
@@ -114,6 +132,8 @@ class ClusterWatch:
     conf: Path | None = None                        # the tools' ceph.conf: gone means no tool reaches the cluster
     answered_s: float = 0.0                         # test time of the last reading (the start counts as one)
     silences: list[tuple[float, float, bool]] = field(default_factory=list)   # (from, to, to the end) in test s
+    rate_window_s: float = DEFAULT_RATE_WINDOW_S    # the capacity guard's rate is over this window (growth_over_window)
+    raw_readings: list[tuple[float, float]] = field(default_factory=list)     # (test second answered, raw use)
 
     def sample(self) -> None:
         if self.conf is not None and not self.conf.exists() and self.stop_reason is None:
@@ -132,7 +152,7 @@ class ClusterWatch:
             return
         self.failed_in_a_row = 0
         now = time.monotonic() - self.started
-        since = self._answered(self._reading_at(now))
+        self._answered(self._reading_at(now))
         if self.first is None:
             self.first = o
         before = set(_describe(self.last)) if self.last else set()
@@ -155,13 +175,18 @@ class ClusterWatch:
                                     f"({o.up} of {o.osds} OSDs up): I/O to them blocks, so the test was stopped")
         else:
             self.inactive_since = None
+        if o.raw_used is not None:
+            self.raw_readings.append((self.answered_s, o.raw_used))
+            self.raw_readings = [r for r in self.raw_readings if r[0] >= self.answered_s - 2 * self.rate_window_s]
         if self.writing and o.raw_used is not None and self.stop_reason is None:
-            # stop a second early: the next reading comes a second later, and raw use grows meanwhile
-            rising = growth_per_s(self.last_raw_used, o.raw_used, since)
+            # stop a second early: the next reading comes a second later, and raw use grows meanwhile; the rate
+            # is over a window that spans the cluster's stats periods, so one lump of `ceph df` is not a rate
+            rising = growth_over_window(self.raw_readings, self.rate_window_s)
             if o.raw_used + rising >= self.max_raw_used:
                 self.stop_reason = (f"capacity guard: the cluster reached {o.raw_used:.1%} raw used, "
-                                    f"{rising:.1%} a second (limit {self.max_raw_used:.0%}, counting every client's "
-                                    "writes), so the write was stopped")
+                                    f"{rising:.1%} a second over the last {self.rate_window_s:g} s (limit "
+                                    f"{self.max_raw_used:.0%}, counting every client's writes), so the write was "
+                                    "stopped")
                 self.stopped_for_capacity = True
         self.last_raw_used = o.raw_used
 
