@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..core.units import format_size
+
 
 # The modules of Ceph 16.2's mgr that are neither "always on" (balancer, crash, devicehealth, orchestrator,
 # pg_autoscaler, progress, rbd_support, status, telemetry, volumes: not loading one of those is a health
@@ -43,12 +45,55 @@ def mon_addrs(ip: str, ports: LabPorts) -> str:
     return f"[v2:{ip}:{ports.mon_v2},v1:{ip}:{ports.mon_v1}]"
 
 
+# What a fresh lab's sparse OSD files take on disk (3.6-3.7 MiB each after mkfs, the whole lab 53 MiB: `du` on a
+# lab just up, Pacific 16.2.15), with room for RocksDB's first compactions; and what its logs, mon store and run
+# directories may take beside them.
+OSD_FILE_START_BYTES = 64 << 20
+LAB_OTHER_BYTES = 1 << 30
+CEPH_FULL_RATIO = 0.95          # Ceph's default mon_osd_full_ratio
+LEAST_FULL_RATIO = 0.5          # below it, the lab would call itself full at under half its size: refused
+
+
+@dataclass(frozen=True)
+class DiskRoom:
+    """What the lab's disk holds of its sparse OSD files: they take a few MiB each when made and grow as the
+    cluster is written, up to their size. `full_ratio` (None: Ceph's default) is lowered so that Ceph calls the
+    cluster full before this disk is, instead of refusing a lab whose files' sizes add up to more than is free."""
+
+    free_bytes: int
+    nominal_bytes: int
+    full_ratio: float | None
+    refusal: str | None = None
+
+    def note(self) -> str | None:
+        if self.full_ratio is None or self.refusal:
+            return None
+        return (f"the OSD files are sparse: {format_size(self.free_bytes)} free holds {self.full_ratio:.0%} of their "
+                f"{format_size(self.nominal_bytes)}, so the lab's full ratio is {self.full_ratio:.2f} (Ceph calls the "
+                "cluster full before this disk is)")
+
+
+def disk_room(free_bytes: int, osds: int, osd_size_bytes: int) -> DiskRoom:
+    nominal = osds * osd_size_bytes
+    usable = free_bytes - LAB_OTHER_BYTES - osds * OSD_FILE_START_BYTES
+    ratio = usable / nominal if nominal else 1.0
+    if ratio >= CEPH_FULL_RATIO:
+        return DiskRoom(free_bytes, nominal, None)
+    if ratio < LEAST_FULL_RATIO:
+        return DiskRoom(free_bytes, nominal, None, refusal=(
+            f"not enough free disk for the lab: its {osds} sparse OSD files of {format_size(osd_size_bytes)} may grow "
+            f"to {format_size(nominal)} as the cluster is written, and {format_size(free_bytes)} free holds "
+            f"{max(ratio, 0):.0%} of that (half is needed, after {format_size(LAB_OTHER_BYTES)} for logs and runs)"))
+    return DiskRoom(free_bytes, nominal, int(ratio * 100) / 100)
+
+
 def render_conf(d: Path, fsid: str, ports: LabPorts, pool_size: int, osd_size_bytes: int,
                 net: LabNet = LabNet(), extra_osd: str = "", osd_sections: dict[int, list[str]] | None = None,
-                mgr_modules: tuple[str, ...] = ()) -> str:
+                mgr_modules: tuple[str, ...] = (), full_ratio: float | None = None) -> str:
     """`extra_osd`: lines for [osd] (the object store's); `osd_sections`: lines of each OSD's own section (its
     CRUSH host and drives in a multi-host lab); `mgr_modules`: modules the mgr loads beside iostat (prometheus
-    for `lab up --monitoring`)."""
+    for `lab up --monitoring`); `full_ratio`: the initial OSD map's full ratio when the disk holds less than Ceph's
+    default of the OSD files (`disk_room`), the nearfull and backfillfull ratios below it in Ceph's default steps."""
     disabled = ",".join(m for m in MGR_DISABLED_MODULES if m not in mgr_modules)
     mon_host = mon_addrs(net.mon_ip, ports)
     per_osd = "".join(f"\n[osd.{i}]\n" + "".join(f"{line}\n" for line in lines)
@@ -94,7 +139,7 @@ osd pool default pg num = 8
 osd pool default pgp num = 8
 osd pool default pg autoscale mode = off
 mon max pg per osd = 1000
-paxos propose interval = 0.1
+{_full_ratios(full_ratio)}paxos propose interval = 0.1
 mgr stats period = 1
 mgr tick period = 1
 mgr initial modules = {" ".join(("iostat", *mgr_modules))}
@@ -146,3 +191,12 @@ rgw frontends = beast endpoint={net.rgw_ip}:{ports.rgw} tcp_nodelay=1
 rgw dns name = localhost
 log file = {d}/log/$cluster-$name.log
 {per_osd}"""
+
+
+def _full_ratios(full: float | None) -> str:
+    if full is None:
+        return ""
+    # Ceph's defaults keep nearfull 0.10 and backfillfull 0.05 below full; the mon reads them once, when it makes
+    # the first OSD map
+    return (f"mon osd full ratio = {full:.2f}\nmon osd backfillfull ratio = {full - 0.05:.2f}\n"
+            f"mon osd nearfull ratio = {full - 0.10:.2f}\n")

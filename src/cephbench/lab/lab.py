@@ -41,7 +41,7 @@ from . import cgroups, drives, labdir, monitoring as mon_stack, netns, roots, ss
 from .chroot import InRoot, make_mount_point, remove_mount_points
 from .chroot import RECORD_NAME as ROOT_RECORD
 from .asok import AsokError, asok_command
-from .conf import LabNet, LabPorts, mon_addrs, render_conf
+from .conf import LabNet, LabPorts, disk_room, mon_addrs, render_conf
 from .keys import KEY_AES, Entity, new_secret, write_keyring
 from .monclient import LabMon
 from .multihost import MGR, MON, RGW, MultiHostSpec, daemon_host, osd_host, spec_from_topology, topology_json
@@ -176,6 +176,7 @@ class Lab:
     _monitoring: bool = field(default=False, repr=False)
     # a lab being started with its OSDs' admin sockets where cephadm puts them (up(container_sockets=True))
     _container_sockets: bool = field(default=False, repr=False)
+    _full_ratio: float | None = field(default=None, repr=False)     # conf.disk_room's, for this up
 
     # ---- paths and state -------------------------------------------------
     @property
@@ -386,19 +387,18 @@ class Lab:
         if osd_size_bytes < 2 * 1024**3:
             raise UserError(f"--osd-size must be at least 2GiB for BlueStore, got {format_size(osd_size_bytes)}",
                             where="--osd-size")
-        need = osds * osd_size_bytes
         self._clear_for_up()
         marker = labdir.claim(self.dir)
-        free = shutil.disk_usage(self.dir).free
-        if free < need * 1.05:
+        room = disk_room(shutil.disk_usage(self.dir).free, osds, osd_size_bytes)
+        if room.refusal:
             labdir.remove(marker)
-            raise UserError(
-                f"not enough free disk for the lab: {format_size(need)} needed for {osds} OSD files of "
-                f"{format_size(osd_size_bytes)}, {format_size(free)} free in {self.dir}",
-                "use --osds, --osd-size or --dir on a larger filesystem")
+            raise UserError(f"{room.refusal} in {self.dir}", "use --osds, --osd-size or --dir on a larger filesystem")
+        if room.note():
+            progress(room.note())
         lock = labdir.StartLock(marker)
         steps = _Steps()
         self._spec, self._root, self._monitoring = multi, root, monitoring
+        self._full_ratio = room.full_ratio
         self._container_sockets = container_sockets
         try:
             info = self._create(osds, osd_size_bytes, rgw, progress, steps)
@@ -491,7 +491,8 @@ class Lab:
             sections = {i: [f"crush location = root=default host={osd_host(spec, i)}",
                             *drives.drive_conf(self._drives, i, spec.store).splitlines()[1:]] for i in range(osds)}
         self.conf.write_text(render_conf(d, fsid, ports, pool_size, osd_size_bytes, net, extra, sections,
-                                         mgr_modules=("prometheus",) if self._monitoring else ()))
+                                         mgr_modules=("prometheus",) if self._monitoring else (),
+                                         full_ratio=self._full_ratio))
 
         rel = roots.RELEASES.get(self._root.release) if self._root else None
         kt = rel.service_key_type if rel else KEY_AES
