@@ -129,6 +129,24 @@ def for_cluster(tests: list[Test], osd_hosts: list[str], here: str, drop_caches:
     return out
 
 
+def cluster_estimate_s(tests: list[Test], osd_hosts: list[str], here: str, drop_caches: bool = True) -> float:
+    """The estimate `run` prints ("about ..."), for the OSD hosts it found: for_cluster's tests, estimate_s's sum."""
+    return estimate_s(for_cluster(tests, osd_hosts, here, drop_caches))
+
+
+HERE = "this machine"
+
+
+def validate_estimates(plan: Plan) -> list[tuple[str, float]]:
+    """What `validate` prints without a cluster: run's own estimate (cluster_estimate_s) for the two clusters it
+    cannot tell apart, every OSD on this machine (the one-host lab, run's default) and ASSUMED_OSDS OSD hosts
+    reached over ssh (a multi-host lab, most clusters); `run` gives the one for the hosts it finds."""
+    drop = plan.suite.settings.drop_caches
+    remote = [f"osd-host-{i + 1}" for i in range(ASSUMED_OSDS)]
+    return [("every OSD on this machine (the one-host lab)", cluster_estimate_s(plan.tests, [HERE], HERE, drop)),
+            (f"{ASSUMED_OSDS} OSD hosts over ssh", cluster_estimate_s(plan.tests, remote, HERE, drop))]
+
+
 def _test_estimate(kind: Kind, params: dict[str, Any], first_of_group: bool) -> float:
     run = params.get("duration_s")
     if params.get("steady_state"):             # rounds until steady: at most its max
