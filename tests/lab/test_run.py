@@ -1,5 +1,6 @@
 """`cephbench run` against the real lab: results, raw output, cleanup, Ctrl-C, resume, refusals."""
 
+import csv
 import json
 import os
 import signal
@@ -23,28 +24,29 @@ def test_run_writes_results_raw_output_and_cleans_up(tiny_run, cephbench_env):
     rd = RunDir.open(out)
     results, bad = rd.results()
     assert not bad
-    assert [r.test.id for r in results] == ["001-rados-write-64KiB-t4", "002-rados-rand-64KiB-t4",
-                                            "003-rados-write-1MiB-t4", "004-rados-rand-1MiB-t4", "005-osd-4MiB"]
+    # osd bench first, whatever its place in the suite: it feeds the RADOS ceilings (issue 36)
+    assert [r.test.id for r in results] == ["001-osd-4MiB", "002-rados-write-64KiB-t4", "003-rados-rand-64KiB-t4",
+                                            "004-rados-write-1MiB-t4", "005-rados-rand-1MiB-t4"]
     assert all(r.status == "ok" for r in results), [r.error for r in results]
-    w = results[2].measurement
+    w = results[3].measurement
     assert w.op_size_bytes == 1024 * 1024 and w.bytes_per_s > 0 and w.timeseries
     # every OSD's counters over the test (admin sockets): the write's ops are there, and so is its breakdown
-    ev = results[2].evidence
+    ev = results[3].evidence
     assert ev is not None and sorted(o.osd for o in ev.osds) == [0, 1, 2], ev
     assert not [n for n in ev.notes if "counters not read" in n], ev.notes
     # the one-host lab's OSDs are files on this machine's disk: the disk is watched, and the notes say so
     assert {d.device for d in ev.devices} and all(d.osds == [0, 1, 2] for d in ev.devices), ev.devices
     assert sum(1 for n in ev.notes if "a file on" in n) == 3, ev.notes
     assert ev.settings["osd.0"]["osd_op_queue"] in ("wpq", "mclock_scheduler"), ev.settings
-    raw = out / "raw" / results[2].test.id
+    raw = out / "raw" / results[3].test.id
     assert (raw / "osd-perf-dump-start.json.gz").is_file() and (raw / "osd-perf-dump-end.json.gz").is_file()
     assert sum(o.op_w or 0 for o in ev.osds) >= w.ops_total * 0.9 and all(o.op_w_latency_s for o in ev.osds if o.op_w)
-    assert results[2].analysis.breakdown.client_s > 0
+    assert results[3].analysis.breakdown.client_s > 0
     assert w.latency.mean_ns and w.latency.max_ns >= w.latency.mean_ns
-    osd = results[4].measurement
+    osd = results[0].measurement
     assert set(osd.extra["per_osd"]) == {"osd.0", "osd.1", "osd.2"}
     # the host was watched while each rados bench ran: a 2 s run gives about 2 per-second readings
-    for r in results[:4]:
+    for r in results[1:]:
         (load,) = r.hosts
         assert load.cpus >= 1 and 0 < load.cpu_busy_mean <= 1 and load.cpu_busy_max >= load.cpu_busy_mean - 0.05
         assert 1 <= len(load.cpu_busy_series) <= 8, load.cpu_busy_series
@@ -54,6 +56,14 @@ def test_run_writes_results_raw_output_and_cleans_up(tiny_run, cephbench_env):
     assert meta["schema_version"] == 1 and meta["suite"]["name"] == "tiny"
     assert "versions" in meta["cluster"] and "config_dump" in meta["cluster"]
     assert meta["hosts"]["client"]["cpu_count"] >= 1
+    # the cluster's release, from its daemons' versions, on any cluster (not only a lab's): run.json and the export
+    rel = meta["ceph_release"]
+    assert meta["release"] == rel["name"] and rel["name"] in ("pacific", "reef", "tentacle") and not rel["others"]
+    assert rel["daemons"] == sum(meta["cluster"]["versions"]["overall"].values())
+    exported = cli_here(["export", str(out), "--format", "csv"], cephbench_env)
+    assert exported.returncode == 0, exported.stderr
+    rows = list(csv.DictReader(exported.stdout.splitlines()))
+    assert rows and {row["release"] for row in rows} == {rel["name"]}
     # what the run created is gone, and the scrub flags are as they were
     assert tiny_run.pools_after == set()
     assert tiny_run.flags_after == tiny_run.flags_before

@@ -220,3 +220,22 @@ def test_reads_from_client_hosts_are_bound_by_the_clients_own_links():
     assert "2 clients" in two.reason
     alone = an.attach(mh_rados("seq", 2 * R_TCP)).analysis          # from this machine: its own fat fan-in
     assert alone.ceiling_bytes_per_s == 3 * fat
+
+
+def test_osd_bench_without_a_disk_baseline_is_no_ceiling_of_its_own():
+    # issue 36: without a disk baseline, osd bench made the RADOS ceiling it was then judged against ("384.4 MiB/s =
+    # 33% of a 1,153.1 MiB/s ceiling (3 disks × 384.4 MiB/s ÷ 1 for 1 replica)", then CPU inferred). Failed before
+    from conftest import FIXTURES
+    from cephbench.drivers.osd_bench import parse
+    m = parse((FIXTURES / "osd_bench" / "ceph16.2.15_osd0_1GiB_4MiB.json").read_text())   # a real bench, 1.2 GB/s
+    an = RunAnalyzer(cluster={"osd_metadata": LAB_MD}, client_hostname="vm", cpus=2)
+    ob = an.attach(result("osd_bench", {"total": 1 << 30, "block_size": 4 * MIB, "phase": "write"}, m, 5))
+    a = ob.analysis
+    assert a.ceiling_bytes_per_s is None and a.efficiency is None and a.bottleneck == "unknown"
+    assert "no disk baseline" in a.reason and "baseline: {disks" in a.reason
+    # and it still feeds the RADOS ceilings after it (docs/model.md, Inputs)
+    w = an.attach(result("rados_bench", {"phase": "write", "object_size": 4 * MIB,
+                                         "pool_profile": {"type": "replicated", "size": 3}},
+                         Measurement(tool="rados bench", op="write", duration_s=10, bytes_per_s=200 * MIB,
+                                     op_size_bytes=4 * MIB), 9))
+    assert w.analysis.ceiling_bytes_per_s and "ceph tell osd bench" in w.analysis.reason

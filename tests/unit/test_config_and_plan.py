@@ -221,3 +221,14 @@ def test_only_a_plan_with_a_read_drops_the_osd_hosts_caches(workload, settings, 
     plan = expand(parse_suite({"name": "t", "settings": settings, "workloads": [{"duration": "5s", **workload}]},
                               "s.yaml"))
     assert drops_caches(plan) is drops
+
+
+def test_osd_bench_runs_before_the_workloads_whose_ceilings_it_feeds():
+    # issue 36: results are analysed as they come, so an osd bench after a rados bench fed no ceiling of it. Failed
+    # before: the plan kept the suite's order
+    data = {"name": "t", "pools": {"r": {"type": "replicated", "size": 3}},
+            "workloads": [{"type": "rados_bench", "pool": "r", "object_size": "4MiB", "duration": 2},
+                          {"type": "osd_bench"}]}
+    plan = expand(parse_suite(data, "s"))
+    assert [t.kind for t in plan.tests][0] == "osd_bench"
+    assert [t.kind for t in plan.tests][1:] == ["rados_bench"] * (len(plan.tests) - 1)

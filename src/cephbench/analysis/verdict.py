@@ -18,6 +18,9 @@ from .utilization import from_evidence
 
 MODELLED = kinds_where(modelled=True)
 RGW_MODELLED = kinds_where(rgw_model=True)     # RGW's model gives their ceilings
+# what an OSD bench's verdict needs and a run without a disk baseline lacks: osd bench is no ceiling of its own
+OSD_BENCH_MISSING = ("no disk baseline measured one disk alone in this run, and osd bench cannot be its own "
+                     "ceiling: add `baseline: {disks: ...}` to the suite to judge it")
 
 
 def op_of(result: Result) -> str | None:
@@ -47,10 +50,14 @@ def analyse(result: Result, facts: ClusterFacts | None, rados: list[Result] | No
                         min_alloc_bytes=st.min_alloc_bytes)
     if result.test.kind in RGW_MODELLED:
         return _analyse_rgw(result, facts, rados or [], cluster or {})
-    if level_of(result.test.kind) == "OSD" and facts is not None and facts.disk.write_alone_bytes_per_s:
+    if level_of(result.test.kind) == "OSD":
+        # one OSD's own write path against one disk alone; never against the cluster's ceilings, which without a
+        # disk baseline are made of osd bench itself (3 disks × its figure ÷ 1 replica: a third by construction)
         size = op_size_of(result) or 4 * 1024**2
-        v = judge(osd_bench_ceiling(facts, size), result.measurement.bytes_per_s,
-                  f"osd bench {_short(size)} (median OSD)")
+        label = f"osd bench {_short(size)} (median OSD)"
+        if facts is None or not facts.disk.write_alone_bytes_per_s or facts.disk.includes_journal:
+            return Analysis(bottleneck="unknown", reason=f"{label}: no ceiling ({OSD_BENCH_MISSING})")
+        v = judge(osd_bench_ceiling(facts, size), result.measurement.bytes_per_s, label)
         return Analysis(ceiling_bytes_per_s=v.ceiling_bytes_per_s, ceiling_ops_per_s=v.ceiling_ops_per_s,
                         efficiency=v.efficiency, bottleneck=v.bottleneck, reason=v.reason)
     if result.test.kind not in MODELLED:

@@ -263,6 +263,13 @@ def check_size(suite: Suite, client_hosts: int | None = None) -> None:
                     f"({product})", f"lower {path}, or split the suite", where=path)
 
 
+def ceiling_sources_first(workloads: list[Any]) -> list[Any]:
+    """The workloads in the suite's order, save those whose results feed the model's ceilings (osd bench, where no
+    disk baseline ran) first: each result is analysed as it comes, so a rados bench before the osd bench it needs
+    would have none (docs/model.md, Inputs: osd bench feeds the RADOS ceilings whatever the workloads' order)."""
+    return sorted(workloads, key=lambda w: not KINDS[w.type].ceiling_source)
+
+
 def expand(suite: Suite, client_hosts: int | None = None) -> Plan:
     """Baselines, then every workload's groups; with variants, each group once per variant, the variants' order
     turning round from one block to the next (variant_plan.variant_order: A B | B A | ...). With lab shapes, the
@@ -288,7 +295,7 @@ def expand(suite: Suite, client_hosts: int | None = None) -> Plan:
     shaped = any(v.lab is not None for v in specs)
     for variants, only_repeat in build_blocks(suite, classes):
         rebuild_s = LAB_REBUILD_S if shaped else 0.0     # the estimate counts one rebuild per block
-        for w in suite.workloads:
+        for w in ceiling_sources_first(suite.workloads):
             data = w.model_dump()
             kind = KINDS[data["type"]]
             name = w.name or kind.name
