@@ -25,6 +25,7 @@ from difflib import get_close_matches
 from pathlib import Path
 
 from ..core.errors import OperationFailed, UserError
+from ..core.releases import release_of_version  # noqa: F401 - lab.py reads a version through roots
 
 log = logging.getLogger(__name__)
 
@@ -79,7 +80,6 @@ RELEASES: dict[str, Release] = {r.name: r for r in (
     Release("tentacle", 20, "sid", ('Acquire::Check-Valid-Until "false"',), service_key_type=2,
             mon_ciphers="aes,aes256k"),
 )}
-NAMES_BY_MAJOR = {16: "pacific", 17: "quincy", 18: "reef", 19: "squid", 20: "tentacle"}
 
 
 def release(name: str, where: str = "--release") -> Release:
@@ -90,15 +90,6 @@ def release(name: str, where: str = "--release") -> Release:
     close = get_close_matches(name.lower(), list(RELEASES), n=1)
     hint = f"did you mean {close[0]}?" if close else "choose one of those"
     raise UserError(f"release {name!r} is not offered: offered are {', '.join(RELEASES)}", hint, where=where)
-
-
-def release_of_version(version: str) -> str:
-    """'ceph version 18.2.7 (...) reef (stable)' or '18.2.7+ds-1' -> 'reef' (the major number decides)."""
-    for word in version.replace("-", " ").split():
-        head = word.split(".")[0]
-        if "." in word and head.isdigit():
-            return NAMES_BY_MAJOR.get(int(head), f"ceph {head}")
-    return ""
 
 
 def roots_dir() -> Path:

@@ -257,6 +257,18 @@ def cpu_tables(rs: list[Result]) -> list[Table]:
     return [t] if t is not None else []
 
 
+def _release(meta: dict[str, Any]) -> str:
+    """run.json's release: its name, the version most daemons run, and the daemons on others (an upgrade)."""
+    found = meta.get("ceph_release") if isinstance(meta.get("ceph_release"), dict) else {}
+    name = str(meta.get("release") or found.get("name") or "-")
+    if not found.get("version"):
+        return name
+    others = found.get("others") if isinstance(found.get("others"), dict) else {}
+    return f"{name} {found['version']}" + (
+        f" ({found.get('daemons', '?')} daemons; " + ", ".join(f"{n} on {v}" for v, n in others.items()) + ")"
+        if others else "")
+
+
 def _environment(meta: dict[str, Any]) -> tuple[list[tuple[str, str]], list[tuple[str, str, str]],
                                                 list[tuple[str, str]]]:
     cluster = meta.get("cluster") or {}
@@ -269,6 +281,7 @@ def _environment(meta: dict[str, Any]) -> tuple[list[tuple[str, str]], list[tupl
     target = meta.get("target") or {}
     env = [
         ("suite", str(meta.get("suite_name", "-"))),
+        ("Ceph release", _release(meta)),
         ("Ceph versions", ", ".join(f"{k} ×{v}" for k, v in (overall or {}).items()) or "-"),
         ("cluster fsid", str(status.get("fsid", "-"))),
         ("health at start", str((status.get("health") or {}).get("status", "-"))),

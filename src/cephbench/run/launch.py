@@ -38,6 +38,7 @@ from ..lab import Lab, default_lab_dir
 from ..suite.plan import Plan, expand, waits_for_client_hosts
 from ..drivers.disk_baseline import remove_disk_file
 from ..cluster.marker import read_runs
+from ..core.releases import cluster_release
 from ..cluster.recovery import (DISK_FILE, RADOS_NAMESPACE, Ownership, Refusal, Remover, RunLock, how_to_remove,
                                 leftovers, remove_leftovers, save as save_leftovers, stop_process_group)
 from ..hosts.remote import control_dir, remove_control_dir, ssh_master
@@ -222,6 +223,12 @@ def with_lab_ssh(suite: Suite, lab_ssh: dict) -> Suite:
     return suite.model_copy(update={"settings": suite.settings.model_copy(update={"ssh": ssh})})
 
 
+def _release_facts(lab_release: str, cluster: dict[str, Any]) -> dict[str, Any]:
+    found = cluster_release(cluster.get("versions"))
+    name = lab_release or (found or {}).get("name") or ""
+    return {**({"release": name} if name else {}), **({"ceph_release": found} if found else {})}
+
+
 def prepare(request: RunRequest, say: Callable[[str], None] = lambda _m: None) -> Prepared:
     """Load, choose the target, preflight, and (unless a dry run) open the run directory with run.json.
 
@@ -285,8 +292,9 @@ def prepare(request: RunRequest, say: Callable[[str], None] = lambda _m: None) -
                 "cephbench_version": __version__, "run_ids": [run_id], "suite_name": suite.name,
                 "suite": as_given.model_dump(mode="json"), "plan": [t.model_dump() for t in plan.tests],
                 "target": target.describe(), "started_unix": time.time(), "lab_topology": lab_topology,
-                # the lab's Ceph release (identity.release) and the root it runs from, when it is not the host's
-                **({"release": lab_info.release} if lab_info is not None and lab_info.release else {}),
+                # the Ceph release (identity.release): the lab's, else the one most of the cluster's daemons run
+                # (ceph_release: its version and the daemons on others); the lab's root, when it is not the host's
+                **_release_facts(lab_info.release if lab_info is not None else "", facts.cluster),
                 **({"lab_root": lab_info.root} if lab_info is not None and lab_info.root else {}),
                 "cluster": facts.cluster, "hosts": {"client": facts.client},
                 **({"clients": {n: f.to_json() for n, f in client_facts.items()}} if client_facts else {}),
