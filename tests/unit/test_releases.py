@@ -1,6 +1,6 @@
 """A run records its cluster's release from `ceph versions`, on any cluster (issue 38: a foreign Reef cluster's run.json
-had no release and the export's release column was empty). Answers captured from the labs: Pacific 16.2.15 (Debian
-12), Reef 18.2.7 (Debian 13) and Tentacle 20.2.4 (Debian unstable)."""
+had no release and the export's release column was empty). The Pacific line is what Debian 12's ceph-osd 16.2.15 prints
+(`ceph-osd --version`, as `ceph versions` counts it); the others are written in its form."""
 
 import pytest
 
