@@ -6,7 +6,7 @@ The Evidence objects have the shape and size of a three-OSD-host cluster with 10
 from cephbench.analysis import analyse
 from cephbench.analysis.model import ClusterFacts, DiskFigures
 from cephbench.analysis.utilization import busy_seconds, from_evidence
-from cephbench.core.results import (DeviceLoad, Evidence, HostLoad, Latency, LinkLoad, Measurement, OsdCounters,
+from cephbench.core.results import (DeviceLoad, Evidence, HostLoad, Latency, LinkLoad, Measurement, OsdCounters, Sample,
                                OtherLoad, Result, Test)
 
 MIB = 1024**2
@@ -211,3 +211,39 @@ def test_a_drive_at_its_throttle_is_named_before_a_link_full_only_in_its_bursts(
     assert a.bottleneck == "disk osd2:loop1", a.evidence
     assert "disk osd2:loop1 carried 100% of its cgroup throttle" in a.reason
     assert any(line.startswith("link osd3 eth1 (public)") for line in a.evidence)       # the link's line stays
+
+
+MBIT200 = 200e6
+# issue 36's trial: one client host c1 writing 4 MiB objects through a 200 Mbit/s link, its per-second send (MiB/s)
+# as the watch read it, and what rados bench wrote in each of the same seconds (MiB): the tool stalled for the
+# last five seconds while the link carried a trickle
+C1_SEND = [0.3, 22.9, 22.9, 23.2, 22.4, 22.7, 3.8, 3.8, 0.0, 7.9, 4.0, 0.1]
+C1_WROTE = [20, 24, 24, 20, 24, 4, 0, 2, 0, 0]
+
+
+def client_link(host: str, send_mib: list[float]) -> LinkLoad:
+    return LinkLoad(host=host, iface="pub0", network="public", speed_bits_per_s=MBIT200, speed_source="lab shaping",
+                    tx_bytes_per_s=[v * MIB for v in send_mib], rx_bytes_per_s=[0.1 * MIB] * len(send_mib))
+
+
+def test_a_link_full_only_while_the_tool_worked_is_not_at_its_limit():
+    # "client network (c1 pub0) … carried 95% of its speed" at 13.0 MiB/s, 55 % of 200 Mbit. Failed before: the
+    # share was the busy seconds' median, which the five full seconds set
+    r = rados("write", 4 * MIB, 13.0 * MIB, 4.8, ev=evidence([client_link("c1", C1_SEND)] + QUIET_LINKS,
+                                                             QUIET_DEVICES))
+    r.measurement.timeseries = [Sample(t_s=i + 1, bytes_per_s=v * MIB) for i, v in enumerate(C1_WROTE)]
+    found = from_evidence(r, 0.55, None, {"c1"})
+    assert not (found.bottleneck or "").startswith("client network"), found.sentence
+    line = next(x for x in found.lines if x.startswith("link c1 pub0"))
+    assert "send 13.3 MiB/s over 8 s of the test = 56% of 200 Mbit/s" in line, line
+    assert "= 94% in its busy seconds" in line, line
+
+
+def test_every_link_at_its_limit_is_named():
+    # two client hosts each sending at 200 Mbit/s: both limit the writes (issue 35). Failed before: only the first
+    steady = [0.5] + [22.6] * 8 + [2.0]
+    r = rados("write", 4 * MIB, 44 * MIB, 1.4, ev=evidence([client_link("c2", steady), client_link("c1", steady)]
+                                                           + QUIET_LINKS, QUIET_DEVICES))
+    found = from_evidence(r, 0.5, None, {"c1", "c2"})
+    assert found.bottleneck == "client network (c1 pub0, c2 pub0)", found.bottleneck
+    assert "the links c1 pub0 and c2 pub0 each carried 95% to 95% of their speed" in found.sentence

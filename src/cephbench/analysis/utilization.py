@@ -2,8 +2,10 @@
 
 Pure. The ceiling model says what *could* limit a test; this reads what *did*:
 
-  a link        carried ≥ 80 % of its speed (either direction) in its busy seconds (TCP through a shaped
-                link holds about 85-95 % of the rate; a busy machine makes it sawtooth below that)
+  a link        carried ≥ 80 % of its speed (either direction) over the test's seconds (over_test_seconds: a
+                link full while the tool worked and idle while it stalled is not at its limit); every such link is
+                named (TCP through a shaped link holds about 85-95 % of the rate; a busy machine makes it sawtooth
+                below that)
   a device      was ≥ 90 % busy (a second with I/O in flight all the time is 100 %), or carried ≥ 90 % of a
                 cgroup throttle: bytes against a bytes limit, requests as submitted (before the block layer
                 merged them) against an IOPS limit, since that is what blkio counts
@@ -48,6 +50,7 @@ NEAR_SHARE = 0.75                 # a device or link this close to its capacity 
 LATENCY_BOUND_BELOW = 0.9         # efficiency under which an unsaturated test is called latency-bound
 IDLE_SHARE = 0.1                  # seconds under this share of the peak are start-up or wind-down
 TRIM_FROM = 5                     # busy seconds from which the partial first and last are left out
+BUSY_APART = 0.10                 # a link's busy seconds this far from its test seconds are shown apart
 
 
 def busy_seconds(series: list[float | None]) -> float | None:
@@ -62,6 +65,31 @@ def busy_seconds(series: list[float | None]) -> float | None:
         return 0.0
     busy = [v for v in vals if v >= IDLE_SHARE * peak]
     return statistics.median(busy[1:-1] if len(busy) >= TRIM_FROM else busy)
+
+
+def over_test_seconds(series: list[float | None], tool_s: int = 0) -> tuple[float, int] | None:
+    """The mean of a series over the test's seconds, and how many: from its first busy second (≥ IDLE_SHARE of the
+    peak) to its last, less those two when there are TRIM_FROM busy seconds or more (the test began and ended inside
+    them), the seconds between them counted whatever they carried, stalls among them; and over at least the
+    seconds the tool itself ran (`tool_s`, less the same two), so that seconds in which the tool did nothing
+    at the test's end count too. None for an empty series."""
+    vals = [v or 0.0 for v in series]
+    if not vals:
+        return None
+    peak = max(vals)
+    if peak <= 0:
+        return 0.0, len(vals)
+    busy = [i for i, v in enumerate(vals) if v >= IDLE_SHARE * peak]
+    span = vals[busy[0]:busy[-1] + 1]
+    trimmed = span[1:-1] if len(busy) >= TRIM_FROM else span
+    n = max(len(trimmed), tool_s - (len(span) - len(trimmed)))
+    return sum(trimmed) / n, n
+
+
+def tool_seconds(result: Result) -> int:
+    """The whole seconds of the tool's own per-second series (0: it has none)."""
+    m = result.measurement
+    return sum(1 for s in m.timeseries if not s.partial) if m is not None else 0
 
 
 @dataclass(frozen=True)
@@ -110,23 +138,29 @@ def counters_origin(osds: list[OsdCounters]) -> str:
     return f"; OSD counters through {' and '.join(said)}" if said else ""
 
 
-def link_finding(link: LinkLoad, clients: set[str]) -> Finding | None:
+def link_finding(link: LinkLoad, clients: set[str], seconds: int = 0) -> Finding | None:
+    """A link's share of its speed over the test's seconds (over_test_seconds; `seconds`: the tool's own), in the
+    direction that carried more; its busy seconds' median is shown apart when it differs (a link full while the
+    tool worked and idle while it stalled is not a link at its limit over the test)."""
     if not link.speed_bits_per_s:
         return None
     speed = link.speed_bits_per_s / 8
     best = None
     for direction, series in (("send", link.tx_bytes_per_s), ("receive", link.rx_bytes_per_s)):
-        v = busy_seconds(series)
-        if v is not None and (best is None or v > best[1]):
-            best = (direction, v)
+        over = over_test_seconds(series, seconds)
+        if over is not None and (best is None or over[0] > best[1]):
+            best = (direction, over[0], over[1], busy_seconds(series))
     if best is None:
         return None
+    direction, mean, n, busy = best
     net = "client network" if link.host in clients else f"{link.network} network"
-    share = best[1] / speed
+    share = mean / speed
+    apart = (f" ({busy / MIB:,.1f} MiB/s = {busy / speed:.0%} in its busy seconds)"
+             if busy is not None and abs(busy - mean) > BUSY_APART * max(mean, busy) else "")
     return Finding(f"{net} ({link.host} {link.iface})", share,
-                   f"link {link.host} {link.iface} ({link.network}): {best[0]} {best[1] / MIB:,.1f} MiB/s in its busy "
-                   f"seconds = {share:.0%} of {_gbit(link.speed_bits_per_s)} ({link.speed_source or 'speed'})"
-                   f"{origin(link)}")
+                   f"link {link.host} {link.iface} ({link.network}): {direction} {mean / MIB:,.1f} MiB/s over {n} s "
+                   f"of the test = {share:.0%} of {_gbit(link.speed_bits_per_s)} ({link.speed_source or 'speed'})"
+                   f"{apart}{origin(link)}")
 
 
 def _throttle_share(dev: DeviceLoad) -> tuple[float, str] | None:
@@ -186,6 +220,22 @@ def held_together(found: list[Finding]) -> str:
     if len(kinds) == 1:
         return f"{kinds.pop()}s {', '.join(d for _, d in pairs)}"
     return ", ".join(f"{k} {d}" for k, d in pairs)
+
+
+def links_together(found: list[Finding]) -> str:
+    """Links each at its limit, as one bottleneck in their hosts' order, each network once: "client network (c1
+    pub0, c2 pub0)", "client network (c1 pub0), public network (h2 pub0)"."""
+    by_net: dict[str, list[str]] = {}
+    for f in found:
+        net, _, where = f.bottleneck.partition(" (")
+        by_net.setdefault(net, []).append(where.rstrip(")"))
+    key = lambda w: [int(t) if t.isdigit() else t for t in re.split(r"(\d+)", w)]  # noqa: E731
+    return ", ".join(f"{net} ({', '.join(sorted(ws, key=key))})" for net, ws in by_net.items())
+
+
+def _and(found: list[Finding]) -> str:
+    names = sorted(f.bottleneck.split("(")[-1].rstrip(")") for f in found)
+    return ", ".join(names[:-1]) + f" and {names[-1]}"
 
 
 def cpu_finding(h: HostLoad) -> Finding:
@@ -252,7 +302,8 @@ def from_evidence(result: Result, efficiency: float | None, b: LatencyBreakdown 
     ev = result.evidence or Evidence()
     clients = clients or set()
     m = result.measurement
-    links = sorted((f for link in ev.links if (f := link_finding(link, clients))), key=lambda f: -f.share)
+    links = sorted((f for link in ev.links if (f := link_finding(link, clients, tool_seconds(result)))),
+                   key=lambda f: -f.share)
     devices = sorted((f for d in ev.devices if (f := device_finding(d))), key=lambda f: -f.share)
     cpus = sorted((cpu_finding(h) for h in result.hosts), key=lambda f: -f.share)
     lines = [f.line for f in (links[:1] + [f for f in links[1:] if f.share >= LINK_NEAR])]
@@ -306,9 +357,15 @@ def from_evidence(result: Result, efficiency: float | None, b: LatencyBreakdown 
         # has none) it is the same drive, and it is as decisive, for every replicated write waits for it
         return ev_verdict(slow.bottleneck, slow.sentence)
     if links and links[0].share >= LINK_NEAR:
+        # every link at its limit, as every device held at its throttle: two clients' links each full both limit
+        every = [f for f in links if f.share >= LINK_NEAR]
+        if len(every) > 1:
+            shares = sorted(f.share for f in every)
+            return ev_verdict(links_together(every), f"measured: the links {_and(every)} each carried "
+                                                     f"{shares[0]:.0%} to {shares[-1]:.0%} of their speed")
         f = links[0]
         return ev_verdict(f.bottleneck, f"measured: the link {f.bottleneck.split('(')[-1].rstrip(')')} carried "
-                                        f"{f.share:.0%} of its speed")
+                                        f"{f.share:.0%} of its speed over the test's seconds")
     if busy_other:
         return ev_verdict("other clients' load",
                           f"measured: other clients loaded the cluster at the same time "
