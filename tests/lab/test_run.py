@@ -62,6 +62,9 @@ def test_run_writes_results_raw_output_and_cleans_up(tiny_run, cephbench_env):
     assert rel["daemons"] == sum(meta["cluster"]["versions"]["overall"].values())
     exported = cli_here(["export", str(out), "--format", "csv"], cephbench_env)
     assert exported.returncode == 0, exported.stderr
+    # and the OSDs' scheduler, as their first reading showed it
+    assert {s["osd_op_queue"] for s in meta["osd_scheduler"].values()} == {ev.settings["osd.0"]["osd_op_queue"]}
+    assert set(meta["osd_scheduler"]) == {"osd.0", "osd.1", "osd.2"}
     rows = list(csv.DictReader(exported.stdout.splitlines()))
     assert rows and {row["release"] for row in rows} == {rel["name"]}
     # what the run created is gone, and the scrub flags are as they were

@@ -34,3 +34,15 @@ def capping_settings(doc: Any) -> dict[str, str]:
                     or k.startswith(MCLOCK_PREFIX + "max_sequential_bandwidth")
                     or k.startswith(MCLOCK_PREFIX + "scheduler_")})
     return out
+
+
+def scheduler_of(settings: Any) -> dict[str, dict[str, str]]:
+    """An evidence's settings ({"osd.N": capping_settings}) -> each OSD's scheduler alone: osd_op_queue and, under
+    mClock, its profile, limits and measured capacities (what run.json records as `osd_scheduler`)."""
+    out: dict[str, dict[str, str]] = {}
+    for osd, values in (settings.items() if isinstance(settings, dict) else ()):
+        if isinstance(values, dict):
+            mine = {k: str(v) for k, v in values.items() if k == "osd_op_queue" or k.startswith(MCLOCK_PREFIX)}
+            if mine:
+                out[str(osd)] = mine
+    return out

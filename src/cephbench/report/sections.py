@@ -269,6 +269,37 @@ def _release(meta: dict[str, Any]) -> str:
         if others else "")
 
 
+def _scheduler(found: Any) -> str:
+    """run.json's osd_scheduler: the queue and mClock profile of each kind of OSD, with their measured capacities."""
+    if not isinstance(found, dict) or not found:
+        return "-"
+    groups: dict[str, list[str]] = {}
+    for osd, values in found.items():
+        if not isinstance(values, dict):
+            continue
+        head = str(values.get("osd_op_queue", "?"))
+        if values.get("osd_mclock_profile"):
+            head += f", profile {values['osd_mclock_profile']}"
+        groups.setdefault(head, []).append(str(osd))
+    parts = [f"{head} ({len(osds)} OSD{'s' if len(osds) > 1 else ''})" for head, osds in groups.items()]
+    caps: dict[str, list[float]] = {}
+    for values in found.values():
+        for k, v in (values.items() if isinstance(values, dict) else ()):
+            if k.startswith("osd_mclock_max_capacity_iops") and _number(v):
+                caps.setdefault(k, []).append(float(v))
+    for k, vs in sorted(caps.items()):      # _hdd and _ssd apart: an OSD uses the one its device's kind names
+        lo, hi = min(vs), max(vs)
+        parts.append(f"{k} {lo:,.0f}" + (f"–{hi:,.0f}" if hi != lo else ""))
+    return "; ".join(parts)
+
+
+def _number(v: Any) -> bool:
+    try:
+        return float(v) > 0
+    except (TypeError, ValueError):
+        return False
+
+
 def _environment(meta: dict[str, Any]) -> tuple[list[tuple[str, str]], list[tuple[str, str, str]],
                                                 list[tuple[str, str]]]:
     cluster = meta.get("cluster") or {}
@@ -282,6 +313,7 @@ def _environment(meta: dict[str, Any]) -> tuple[list[tuple[str, str]], list[tupl
     env = [
         ("suite", str(meta.get("suite_name", "-"))),
         ("Ceph release", _release(meta)),
+        ("OSD scheduler", _scheduler(meta.get("osd_scheduler"))),
         ("Ceph versions", ", ".join(f"{k} ×{v}" for k, v in (overall or {}).items()) or "-"),
         ("cluster fsid", str(status.get("fsid", "-"))),
         ("health at start", str((status.get("health") or {}).get("status", "-"))),

@@ -23,9 +23,10 @@ from ..suite.plan import Plan, drops_caches
 from ..core.resources import CONFIG_OPTION, Resource
 from ..analysis import RunAnalyzer, RunFacts
 from ..evidence import otherload
+from ..evidence.settings import scheduler_of
 from ..evidence.prometheus import Prometheus
 from ..hosts.remote import check_osd_hosts, osd_hosts
-from ..core.results import Result, Test, VariantInForce
+from ..core.results import Result, RunDir, Test, VariantInForce
 from ..core.stale import history_state
 from ..cluster.safety import ScrubFlags, preflight_health
 from .options import VariantFailed, VariantState, check as check_variants, claim_options
@@ -119,6 +120,17 @@ def check_fits_count(profile: dict, osd_up: int) -> None:
 VariantHook = Callable[[RunContext, str], "str | None"]
 
 
+def _record_scheduler(rundir: RunDir, result: Result) -> bool:
+    """run.json's `osd_scheduler`, from the first result whose evidence read the OSDs' settings (on any cluster: the
+    admin sockets or `ceph tell`); a resumed run keeps its first part's. True once recorded."""
+    found = scheduler_of(result.evidence.settings) if result.evidence is not None else {}
+    if not found:
+        return False
+    if "osd_scheduler" not in rundir.meta():
+        rundir.update_meta(osd_scheduler=found)
+    return True
+
+
 def execute(plan: Plan, ctx: RunContext, events: RunEvents, options: RunOptions,
             todo_tests: list[Test], facts: RunFacts, on_variant: VariantHook | None = None) -> RunSummary:
     """Run the tests of `todo_tests`, in the plan's order; `facts`: the cluster and host facts the run learnt,
@@ -128,6 +140,7 @@ def execute(plan: Plan, ctx: RunContext, events: RunEvents, options: RunOptions,
     # ceilings, efficiency and bottleneck from the run's baselines (a resumed run's earlier ones too)
     analyzer = RunAnalyzer.for_run(facts, ctx.rundir)
     todo = {t.id for t in todo_tests}
+    scheduler_seen = False
     variants = VariantState.for_suite(ctx, plan.suite) if plan.suite.variants else None
     previous = sigterm_interrupts()
     try:
@@ -153,6 +166,7 @@ def execute(plan: Plan, ctx: RunContext, events: RunEvents, options: RunOptions,
                 summary.results.append(result)
                 if ctx.rundir is not None:
                     ctx.rundir.append(result)
+                    scheduler_seen = scheduler_seen or _record_scheduler(ctx.rundir, result)
                 events.test_finished(result)
                 if result.status == "failed":
                     errors.append(result.error or "failed")
