@@ -8,8 +8,13 @@ an Authorization header and nowhere else; everything that is shown or written na
 
 from __future__ import annotations
 
+import contextlib
+import http.client
 import json
 import logging
+import os
+import socket
+import threading
 import time
 import urllib.error
 import urllib.parse
@@ -27,15 +32,106 @@ from .watch import Watched
 
 log = logging.getLogger(__name__)
 
-TIMEOUT_S = 10.0
+TIMEOUT_S = 10.0            # to connect, and for each read
+# The whole answer, headers to last byte: a read's timeout restarts with every byte, so a server that sends one a
+# second would hold a request (and the preflight, and the run) forever.
+DEADLINE_S = 60.0
+# A query_range of 10 hosts' devices over an hour, one step a second, is a few MiB
+MAX_ANSWER_BYTES = 256 * 1024**2
 # the last scrape of a test's window reaches Prometheus up to one interval after its end: waited for, up to this
 MAX_WAIT_S = 5.0
+
+
+class _Deadline:
+    """Each connection a request opens, shut at the deadline whatever it waits for (TLS, headers, body): a
+    duplicate of its socket's descriptor is shut down by a timer, which ends the read under way with an EOF."""
+
+    def __init__(self, seconds: float) -> None:
+        self.seconds = seconds
+        self.at = time.monotonic() + seconds
+        self._guards: list[tuple[threading.Timer, socket.socket]] = []
+
+    def connect(self, address: Any, timeout: Any = None, source_address: Any = None) -> socket.socket:
+        sock = socket.create_connection(address, timeout, source_address)
+        guard = socket.socket(fileno=os.dup(sock.fileno()))
+        timer = threading.Timer(max(0.0, self.at - time.monotonic()), _shut, (guard,))
+        timer.daemon = True
+        timer.start()
+        self._guards.append((timer, guard))
+        return sock
+
+    @property
+    def passed(self) -> bool:
+        return time.monotonic() >= self.at
+
+    def close(self) -> None:
+        for timer, guard in self._guards:
+            timer.cancel()
+            guard.close()
+
+
+def _shut(sock: socket.socket) -> None:
+    with contextlib.suppress(OSError):
+        sock.shutdown(socket.SHUT_RDWR)
+
+
+def _timed(base: type, deadline: _Deadline) -> type:
+    """`base` (HTTPConnection or HTTPSConnection) whose sockets the deadline shuts."""
+    class Timed(base):  # type: ignore[misc, valid-type]
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            super().__init__(*args, **kwargs)
+            self._create_connection = deadline.connect
+    return Timed
+
+
+class _Timed:
+    """An HTTP(S) handler whose connections the deadline shuts."""
+
+    def __init__(self, deadline: _Deadline) -> None:
+        super().__init__()
+        self.deadline = deadline
+
+    def do_open(self, http_class: Any, req: Any, **kwargs: Any) -> Any:
+        return super().do_open(_timed(http_class, self.deadline), req, **kwargs)  # type: ignore[misc]
+
+
+class _HTTP(_Timed, urllib.request.HTTPHandler):
+    pass
+
+
+class _HTTPS(_Timed, urllib.request.HTTPSHandler):
+    pass
+
+
+def _origin(url: str) -> tuple[str, str, int | None]:
+    parts = urllib.parse.urlsplit(url)
+    return parts.scheme.lower(), (parts.hostname or "").lower(), parts.port or {"http": 80, "https": 443}.get(
+        parts.scheme.lower())
+
+
+class _SameOriginCredentials(urllib.request.HTTPRedirectHandler):
+    """A redirect is followed, and the credentials with it only to the origin they were given for (scheme, host and
+    port): a Prometheus behind a proxy that adds a slash keeps them, another host never gets them."""
+
+    def redirect_request(self, req: Any, fp: Any, code: int, msg: str, headers: Any, newurl: str) -> Any:
+        new = super().redirect_request(req, fp, code, msg, headers, newurl)
+        if new is not None and _origin(newurl) != _origin(req.full_url):
+            new.remove_header("Authorization")
+        return new
+
+
+def _bounded_read(r: Any) -> bytes:
+    body = r.read(MAX_ANSWER_BYTES + 1)
+    if len(body) > MAX_ANSWER_BYTES:
+        raise OSError(f"its answer is larger than {MAX_ANSWER_BYTES // 1024**2} MiB")
+    return body
 
 
 @dataclass
 class Prometheus:
     url: str                    # as the suite gives it (credentials included)
     timeout_s: float = TIMEOUT_S
+    deadline_s: float = DEADLINE_S
 
     @property
     def shown(self) -> str:
@@ -43,22 +139,32 @@ class Prometheus:
 
     def get(self, path: str, params: dict[str, Any] | None = None) -> bytes:
         """The answer's body; an error answer's body too (Prometheus says why in it). OSError when it cannot be
-        reached."""
+        reached, or its whole answer has not come within deadline_s."""
         bare, creds = split_url(self.url)
         query = f"?{urllib.parse.urlencode(params)}" if params else ""
         req = urllib.request.Request(f"{bare}{path}{query}")
         if creds:
             req.add_header("Authorization", f"Basic {creds}")
+        deadline = _Deadline(self.deadline_s)
+        opener = urllib.request.build_opener(_HTTP(deadline), _HTTPS(deadline), _SameOriginCredentials())
         try:
-            with urllib.request.urlopen(req, timeout=self.timeout_s) as r:
-                return r.read()
-        except urllib.error.HTTPError as exc:
-            body = exc.read()
-            if body.lstrip().startswith(b"{"):
-                return body
-            raise OSError(f"HTTP {exc.code} {exc.reason}") from None
-        except urllib.error.URLError as exc:
-            raise OSError(str(exc.reason)) from None
+            try:
+                with opener.open(req, timeout=self.timeout_s) as r:
+                    body = _bounded_read(r)
+            except urllib.error.HTTPError as exc:
+                with exc:
+                    body = _bounded_read(exc)
+                if not body.lstrip().startswith(b"{"):
+                    raise OSError(f"HTTP {exc.code} {exc.reason}") from None
+        except (OSError, http.client.HTTPException) as exc:     # URLError is an OSError
+            if not deadline.passed:
+                reason = exc.reason if isinstance(exc, urllib.error.URLError) else exc
+                raise OSError(str(reason) or type(exc).__name__) from None
+        finally:
+            deadline.close()
+        if deadline.passed:     # cut short: what came is not the whole answer, whatever it looks like
+            raise OSError(f"its whole answer did not come within {self.deadline_s:g} s")
+        return body
 
     def check(self, where: str = "settings.prometheus") -> None:
         """Preflight: the URL answers as a Prometheus does (/api/v1/status/buildinfo), else a UserError."""
