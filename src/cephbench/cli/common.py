@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import importlib
 import logging
+import math
 import signal
 import sys
 from pathlib import Path
@@ -14,8 +15,9 @@ import click
 from rich.console import Console
 
 from .. import __version__
-from ..core.errors import OperationFailed, UserError
+from ..core.errors import OperationFailed, UserError, one_line
 from ..core.interrupts import caused_by_interrupt, exit_interrupted, sigterm_interrupts
+from ..core.units import MAX_INT
 
 if TYPE_CHECKING:
     from ..core.results import Result, RunDir
@@ -80,7 +82,7 @@ class Main(click.Group):
             return None
         module, attr, _ = COMMANDS[cmd_name]
         with start_up():
-            return getattr(importlib.import_module(f"{__package__}.{module}"), attr)
+            return _checked(getattr(importlib.import_module(f"{__package__}.{module}"), attr))
 
     def resolve_command(self, ctx: click.Context, args: list[str]) -> tuple[str | None, click.Command | None,
                                                                             list[str]]:
@@ -94,6 +96,31 @@ class Main(click.Group):
         stand_ins = {name: click.Command(name, help=text) for name, (_, _, text) in COMMANDS.items()}
         click.Group(commands=stand_ins).format_commands(ctx, formatter)
 
+    def main(self, *args, standalone_mode: bool = True, **kwargs):
+        """click's own errors (an unknown option or command, a value its type refuses, a missing argument) as every
+        other bad input: one line, exit 2, in place of click's usage block."""
+        if not standalone_mode:
+            return super().main(*args, standalone_mode=False, **kwargs)
+        try:
+            rv = super().main(*args, standalone_mode=False, **kwargs)
+        except click.exceptions.Abort:          # an interrupt while click parsed
+            _finish("cephbench: interrupted", 130)
+        except click.exceptions.ClickException as exc:
+            ctx = getattr(exc, "ctx", None)
+            names, up = [], ctx
+            while up is not None and up.parent is not None:     # the command's words, not how Python was run
+                names.insert(0, up.info_name or "")
+                up = up.parent
+            path = " ".join(["cephbench", *names])
+            where = " ".join(names) + ": " if names else ""
+            text = exc.format_message()
+            if isinstance(exc, click.exceptions.NoArgsIsHelpError) and isinstance(ctx.command, click.Group):
+                # a group alone: its help is many lines; which commands it has is one
+                text = f"a command is missing: {', '.join(ctx.command.list_commands(ctx))}"
+            _finish(f"cephbench: {one_line(where + text)} (see '{path} --help')", 2)
+        # --help and --version end with their exit code; a command that returned ends with 0
+        sys.exit(rv if isinstance(rv, int) and not isinstance(rv, bool) else 0)
+
     def invoke(self, ctx: click.Context):
         sigterm_interrupts()    # a SIGTERM during preflight or set-up exits like Ctrl-C, not mid-change
         try:
@@ -101,7 +128,7 @@ class Main(click.Group):
         except UserError as exc:
             _finish(f"cephbench: {exc.one_line()}", 2)
         except OperationFailed as exc:
-            _finish(f"cephbench: {exc}", 1)
+            _finish(f"cephbench: {one_line(str(exc))}", 1)
         except KeyboardInterrupt:
             _finish("cephbench: interrupted", 130)
         except Exception as exc:
@@ -110,6 +137,39 @@ class Main(click.Group):
             if not caused_by_interrupt(exc):
                 raise
             _finish("cephbench: interrupted", 130)
+
+
+class _Given:
+    """Mixed into a flag's own type (which stays its class too: click reads a range's bounds from it for --help),
+    refusing first what no flag means: an empty or blank value (an empty path is the current directory to Path, an
+    empty release the host's own), a number that is not finite (nan compares false with every threshold), or a
+    whole number past MAX_INT."""
+
+    def convert(self, value, param, ctx):
+        if isinstance(value, str) and not value.strip():
+            self.fail("is empty; give a value" + (", or leave the option out" if isinstance(param, click.Option)
+                                                   else ""), param, ctx)
+        value = super().convert(value, param, ctx)
+        if isinstance(value, float) and not math.isfinite(value):
+            self.fail(f"{value!r} is not a finite number", param, ctx)
+        if isinstance(value, int) and not isinstance(value, bool) and abs(value) > MAX_INT:
+            self.fail(f"{value} is past the largest number any tool takes ({MAX_INT})", param, ctx)
+        return value
+
+
+def _checked(cmd: click.Command) -> click.Command:
+    """A command (and a group's every command) whose text, path and number flags and arguments are _Given: bad
+    values of every command refused alike, before the command runs."""
+    for param in cmd.params:
+        kind = type(param.type)
+        if issubclass(kind, (click.types.StringParamType, click.Path, click.types.FloatParamType,
+                             click.types.IntParamType)) and not issubclass(kind, _Given):
+            given = object.__new__(type(f"Given{kind.__name__}", (_Given, kind), {}))
+            given.__dict__.update(vars(param.type))
+            param.type = given
+    for sub in getattr(cmd, "commands", {}).values():
+        _checked(sub)
+    return cmd
 
 
 def _finish(line: str, code: int) -> None:

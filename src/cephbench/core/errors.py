@@ -20,7 +20,14 @@ class UserError(Exception):
         text = f"{self.where}: {self.message}" if self.where else self.message
         if self.hint:
             text += f" ({self.hint})"
-        return text.replace("\n", " ")
+        return one_line(text)
+
+
+def one_line(text: str) -> str:
+    """Any message as the one line an error gets: its line breaks made spaces, and any URL it quotes (a flag's
+    value, an answer's body, pydantic's echo of the input) shown without its credentials (names.shown_url)."""
+    from .names import without_credentials     # here: the start of a command that never fails stays light
+    return without_credentials(" ".join(str(text).splitlines()))
 
 
 class OperationFailed(Exception):

@@ -28,6 +28,29 @@ def split_url(url: str) -> tuple[str, str | None]:
 
 
 def shown_url(url: str) -> str:
-    """A URL as it may be shown or written (run.json, logs, reports): its credentials replaced by ***. Textual, so
-    that a URL that does not parse (a port out of range) is shown without them too."""
-    return re.sub(r"^((?:[A-Za-z][A-Za-z0-9+.-]*://)?)[^/?#]*@", r"\1***@", url.strip()).rstrip("/")
+    """A URL as it may be shown or written (run.json, logs, reports, errors): everything before its last "@" after
+    the scheme replaced by ***. Textual and greedy, so that a password holding "/", "?", "#" or "@" (which end
+    the authority to urlsplit, leaving the rest of the password in the path) and a URL that does not parse at all
+    are shown without their credentials too; an "@" in a path costs the host's name, never the password."""
+    text = url.strip()
+    scheme = re.match(r"[A-Za-z][A-Za-z0-9+.-]*://", text)
+    head = scheme.group(0) if scheme else ""
+    rest = text[len(head):]
+    if "@" in rest:
+        rest = "***" + rest[rest.rindex("@"):]
+    return (head + rest).rstrip("/")
+
+
+# a URL inside other text ends at a space or a quote: its credentials, up to its last "@", are removed
+_URL_WITH_USER = re.compile(r"([A-Za-z][A-Za-z0-9+.-]*://)[^\s'\"<>]*@")
+
+
+def without_credentials(text: str, urls: tuple[str, ...] = ()) -> str:
+    """Any text that may quote a URL (an error, a note) with every URL's credentials removed: `urls`, the URLs
+    the text may quote as they were given (whatever their password holds, spaces and quotes too), replaced by
+    their shown_url, then any other scheme://user@ left."""
+    for url in sorted(urls, key=len, reverse=True):
+        if "@" in url:
+            for form in (url, repr(url)[1:-1]):
+                text = text.replace(form, shown_url(url))
+    return _URL_WITH_USER.sub(r"\1***@", text)

@@ -73,7 +73,8 @@ def Sweep(inner: Any) -> Any:  # noqa: N802 - reads as a type in the schema belo
 
 
 class Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    # nan and inf are no figure of a suite's (nan passes every gt/le bound), also when written as text ("1e999")
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
 
 
 def _latency_bound(v: Any) -> float:

@@ -27,7 +27,7 @@ from ..kinds import level_of
 from ..hosts.clients import (REMOTE_FILE, Client, ClientFacts, clients_of, deploy_loadgen, needs_of, preflight_clients,
                              remove_remote_file, resolve_clients)
 from ..cluster.ceph import CONNECT_TIMEOUT_S, POOL_DELETE_OPTION, Cluster, Target
-from ..suite.config import Settings, SshSettings, Suite, load_suite, parse_suite
+from ..suite.config import Settings, SshSettings, Suite, load_suite, parse_suite, resumed_suite
 from ..drivers.base import ClientHosts, RunContext
 from ..drivers.rbd_images import remove_image_spec, unmap_device
 from ..drivers.pools import remove_namespace, resolve_existing
@@ -143,8 +143,9 @@ def load(request: RunRequest) -> tuple[Suite, RunDir | None, list[Result], list[
         if not isinstance(meta.get("suite"), dict):
             raise UserError(f"{request.resume_dir} holds no suite to resume (an imported run?)",
                             "resume only directories that 'cephbench run' made", where="--resume")
-        suite = parse_suite(meta["suite"], f"{request.resume_dir}/run.json suite")
-        if request.suite_path is not None and load_suite(request.suite_path) != suite:
+        given = load_suite(request.suite_path) if request.suite_path is not None else None
+        suite = resumed_suite(meta["suite"], f"{request.resume_dir}/run.json suite", given, dict(os.environ))
+        if suite is None:
             raise UserError(f"{request.suite_path} is not the suite of the run in {request.resume_dir} (its "
                             "run.json holds the suite it planned)", "drop SUITE to resume that run, or run "
                             f"{request.suite_path} without --resume", where="SUITE")

@@ -17,7 +17,8 @@ from pydantic import (BaseModel, BeforeValidator, Discriminator, Field, StrictBo
                       ValidationError, field_serializer, field_validator, model_validator)
 
 from ..core.errors import UserError
-from ..core.names import shown_url
+from ..core.names import shown_url, without_credentials
+from ..core.units import MAX_INT, shown
 from ..kinds import KINDS, WORKLOAD_MODELS
 from ..kinds.schema import SWEEP_TAG, Auto, Duration, PositiveInt, RbdWorkload, Size, Strict as _Strict
 from ..core.userfiles import read_bytes
@@ -81,6 +82,11 @@ class Settings(_Strict):
     def _a_url(cls, v: str | None) -> str | None:
         if v is None:
             return None
+        if "@" in v.split("://", 1)[-1] and "@" not in urllib.parse.urlsplit(v).netloc:
+            # the host part ends at the first "/", "?" or "#": the password's rest would be the path, and the
+            # request would go to a host named by its beginning
+            raise ValueError(f"{shown_url(v)!r}: its user or password holds '/', '?' or '#', which end a URL's host "
+                             "part; write them percent-encoded (%2F, %3F, %23)")
         try:
             parts = urllib.parse.urlsplit(v)
             parts.port
@@ -302,6 +308,8 @@ class LabShape(_Strict):
     cluster_net: str | None = None              # RATE[/DELAY] or unshaped
     client_net: str | None = None
     osd_throttle: dict[str, str] | None = None  # {osd.1: 8MiB/s, osd.2.db: "20MiB/s,200iops"}
+    cpu_limit: dict[str, Union[StrictFloat, StrictInt, str]] | None = None   # {osd.2: 0.08}: cores
+    host_load: dict[str, Union[StrictFloat, StrictInt, str]] | None = None   # {h2: 1.5}: cores burnt beside
     db_device: Union[StrictInt, str] | None = None
     objectstore: Literal["bluestore", "filestore"] = "bluestore"
     fs: str | None = None
@@ -592,6 +600,7 @@ _PLAIN = {
     "bool_parsing": "must be true or false", "bool_type": "must be true or false", "string_type": "must be text",
     "list_type": "must be a list, e.g. [a, b]", "dict_type": "must be a mapping (key: value)",
     "model_type": "must be a mapping (key: value)", "model_attributes_type": "must be a mapping (key: value)",
+    "finite_number": "must be a finite number",
 }
 
 
@@ -621,21 +630,22 @@ def _message(err: dict[str, Any], loc: tuple[Any, ...] = ()) -> str:
         return f"needs at least {n} item{'s' if n != 1 else ''}"
     if kind == "literal_error":
         options = re.findall(r"'([^']*)'", str(ctx.get("expected", "")))
-        return f"{value!r} is not one of {', '.join(options)}{_did_you_mean(value, options)}"
+        return f"{shown(value)} is not one of {', '.join(options)}{_did_you_mean(value, options)}"
     if kind == "greater_than":
-        return (f"must be greater than zero, got {value!r}" if ctx.get("gt") == 0
-                else f"must be greater than {ctx.get('gt')}, got {value!r}")
+        return (f"must be greater than zero, got {shown(value)}" if ctx.get("gt") == 0
+                else f"must be greater than {ctx.get('gt')}, got {shown(value)}")
     if kind == "greater_than_equal":
-        return f"must be at least {ctx.get('ge')}, got {value!r}"
+        return f"must be at least {ctx.get('ge')}, got {shown(value)}"
     if kind in ("less_than", "less_than_equal"):
-        return f"must be at most {ctx.get('le', ctx.get('lt'))}, got {value!r}"
+        return f"must be at most {ctx.get('le', ctx.get('lt'))}, got {shown(value)}"
     if kind in _PLAIN:
-        return f"{_PLAIN[kind]}, got {value!r}"
+        return f"{_PLAIN[kind]}, got {shown(value)}"
     for prefix in ("Value error, ", "Assertion failed, "):
         if msg.startswith(prefix):
             msg = msg[len(prefix):]
-    if isinstance(value, (str, int, float)) and not isinstance(value, bool) and repr(value) not in msg:
-        msg += f", got {value!r}"
+    if isinstance(value, (str, int, float)) and not isinstance(value, bool) and repr(value) not in msg \
+            and shown(value) not in msg:
+        msg += f", got {shown(value)}"
     return msg
 
 
@@ -671,9 +681,51 @@ def _node(data: Any, loc: tuple[Any, ...]) -> Any:
     return node
 
 
+# A suite is a page or two: a sweep of thousands of values is far below these. YAML's anchors let a small file
+# stand for a huge tree ("billion laughs": each alias repeats what it names, nine times a level), which the schema
+# would walk node by node: the tree is counted as the schema would see it, and refused past the bound.
+MAX_NODES = 100_000
+MAX_DEPTH = 32
+
+
+def _bounded(data: Any, source: str) -> list[str]:
+    """Refuse, in one line at its YAML path, what no suite holds: more than MAX_NODES values once aliases are
+    expanded, nesting past MAX_DEPTH, a whole number past MAX_INT (.nan and .inf are each field's to refuse, in its
+    words: kinds.schema.Strict). The texts holding an "@" (URLs with credentials, as written) are returned: errors
+    repeat none of them whole."""
+    secrets: list[str] = []
+    count = 0
+    stack: list[tuple[Any, str, int]] = [(data, "", 0)]
+    while stack:
+        node, path, depth = stack.pop()
+        count += 1
+        where = f"{source}: {path}" if path else source
+        if count > MAX_NODES:
+            raise UserError(f"the suite holds more than {MAX_NODES:,} values (YAML anchors and aliases counted as "
+                            "often as they are repeated)", "write a smaller suite", where=source)
+        if depth > MAX_DEPTH:
+            raise UserError(f"nested more than {MAX_DEPTH} levels deep, which no suite key is", "fix the YAML",
+                            where=where)
+        if isinstance(node, dict):
+            stack += [(v, f"{path}.{shown(k, 30).strip(chr(39))}" if path else shown(k, 30).strip("'"), depth + 1)
+                      for k, v in node.items()]
+            secrets += [k for k in node if isinstance(k, str) and "@" in k]
+        elif isinstance(node, list):
+            stack += [(v, f"{path}[{i}]", depth + 1) for i, v in enumerate(node)]
+        elif isinstance(node, bool):
+            continue
+        elif isinstance(node, int) and abs(node) > MAX_INT:
+            raise UserError(f"{shown(node)} is past the largest number any tool takes ({MAX_INT})",
+                            "give a smaller number", where=where)
+        elif isinstance(node, str) and "@" in node:
+            secrets.append(node)
+    return secrets
+
+
 def parse_suite(data: Any, source: str) -> Suite:
     if not isinstance(data, dict):
         raise UserError(f"{source}: a suite is a YAML mapping with name and workloads", "see docs/suites.md")
+    urls = tuple(_bounded(data, source))
     try:
         return Suite.model_validate(data)
     except ValidationError as exc:
@@ -688,12 +740,39 @@ def parse_suite(data: Any, source: str) -> Suite:
                 key, rest = msg.split(": ", 1)      # a model check names its field first: "duration: ..."
                 if isinstance(_node(data, loc), dict) and key in _node(data, loc):
                     path, msg = f"{path}.{key}" if path else key, rest
+            # pydantic and the validators echo the input: a URL's credentials, whatever they hold, go first
+            path, msg = without_credentials(path, urls), without_credentials(msg, urls)
             if (path, msg) not in problems:
                 problems.append((path, msg))
         # every problem, each at its YAML path, on the one line a bad input gets
         first_path, first = problems[0]
         rest = "".join(f"; {p}: {m}" if p else f"; {m}" for p, m in problems[1:])
         raise UserError(f"{first}{rest}", where=f"{source}: {first_path}" if first_path else source) from None
+
+
+# The operator's Prometheus URL with its credentials, for a resumed run whose suite file is not given again
+# (`cephbench lab env` prints the lab's, which has none)
+PROMETHEUS_ENV = "CEPHBENCH_PROMETHEUS"
+
+
+def resumed_suite(recorded: Any, source: str, given: Suite | None, env: dict[str, str]) -> Suite | None:
+    """A resumed run's suite, read as the original run read it: run.json keeps the suite without the Prometheus
+    URL's credentials (https://***@host), so they come from the suite file given again (`given`, which must be the
+    recorded suite once its credentials are removed: else None), or from PROMETHEUS_ENV naming the same URL. A run
+    whose URL had credentials and has neither is refused: it would send `***` as its user."""
+    suite = parse_suite(recorded, source)
+    if given is not None:
+        return given if given.model_dump(mode="json") == suite.model_dump(mode="json") else None
+    url = suite.settings.prometheus
+    if url is None or "***@" not in url:
+        return suite
+    from_env = env.get(PROMETHEUS_ENV, "")
+    if from_env and shown_url(from_env) == url and "***@" not in from_env:
+        settings = suite.settings.model_copy(update={"prometheus": from_env})
+        return suite.model_copy(update={"settings": settings})
+    raise UserError(f"the run's Prometheus ({url}) takes credentials, which run.json does not keep",
+                    f"give the run's suite file again (cephbench run SUITE --resume DIR), or set {PROMETHEUS_ENV} "
+                    "to the URL with them", where="--resume")
 
 
 class _StrictLoader(yaml.SafeLoader):

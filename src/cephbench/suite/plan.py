@@ -108,8 +108,7 @@ def for_cluster(tests: list[Test], osd_hosts: list[str], here: str, drop_caches:
     """The tests with their estimates for the cluster the run found (its CRUSH hosts with OSDs; `here`, this
     machine's name, is one of them on the one-host lab): the network baseline's tests between this machine and
     every OSD host counted, and the page-cache drops and ssh round trips the other hosts add."""
-    if any(t.kind == "net_baseline" for t in tests):     # imported only for a suite that has one (validate's start)
-        from ..drivers import iperf
+    from ..drivers import iperf
     remote = [h for h in osd_hosts if h != here]
     names = [here, *remote]
     out = []
