@@ -9,8 +9,9 @@ from cephbench.core.results import RunDir
 
 from labcli import run_cli, write_suite
 
-# 1 s steps of 4 KiB objects. The first workload doubles to its max of 4 (three steps: the knee rule needs three
-# loads before it can stop on throughput, so it stops at 4 either way); the second's latency bound, 10 µs, is below
+# 1 s steps of 4 KiB objects, each lengthened to 4 s (a step is its tool's warm-up and 3 whole seconds, issue 36).
+# The first workload doubles to its max of 4 (three steps: the knee rule needs three loads before it can stop on
+# throughput, so it stops at 4 either way: on throughput, at its max, or with its two changes within their noise); the second's latency bound, 10 µs, is below
 # any round trip through librados, so its write and its rand each stop at their first step; fio's search of iodepth
 # runs its two steps to its max; the S3 GETs' search through the lab's RGW runs until the knee rule or its max of 4
 # stops it, each step on a key space it prefills.
@@ -63,10 +64,11 @@ def test_a_search_runs_its_steps_stops_and_says_why(lab, lab_cluster, cephbench_
     assert [r.status for r in climb] == ["ok"] * 3, [r.error for r in climb]
     assert all(r.test.search is not None and r.test.search.max == 4 for r in climb)
     assert [r.search_stop for r in climb[:2]] == [None, None]
-    assert climb[-1].search_stop is not None and climb[-1].search_stop.reason in ("throughput", "max")
+    assert climb[-1].search_stop is not None and climb[-1].search_stop.reason in ("throughput", "max", "unclear")
     # the steps are a curve as any sweep's: the report's curves and knee read them
     (curve,) = [c for c in curves(results) if "climb" in c.title]
     assert [p.load for p in curve.points] == [1, 2, 4]
+    assert all(r.test.params["duration_s"] == 4 for r in climb)
 
     for phase in ("write", "rand"):
         first = by["bound", phase, 1]

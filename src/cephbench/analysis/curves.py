@@ -19,7 +19,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Iterable, Literal, Sequence
 
 from ..kinds import level_of
-from ..core.loadsearch import LOAD_PARAMS, MIN_POINTS, pays, per_doubling
+from ..core.loadsearch import LOAD_PARAMS, MIN_POINTS, NOISE_FLOOR, judge, noise, per_doubling
 from ..core.results import Result, is_mon_silence
 from ..core.units import format_size
 from . import stats
@@ -31,10 +31,9 @@ NOT_A_DIMENSION = ("duration_s",)
 
 # the knee rule's thresholds (GROWTH_MIN, LATENCY_GROWTH_MAX, MIN_POINTS) are in core/loadsearch.py: a search applies
 # them while it runs
-NOISE_FLOOR = 0.02           # the least relative noise a throughput figure is taken to have
 MIB = 1024 * 1024
 
-State = Literal["knee", "no knee", "noisy", "too few"]
+State = Literal["knee", "no knee", "noisy", "unclear", "too few"]
 
 
 @dataclass(frozen=True)
@@ -83,8 +82,14 @@ class Step:
     noise: float                    # the step's relative noise: both ends'
 
     @property
+    def verdict(self) -> str:
+        """pays, fails (outside its noise) or unclear: loadsearch.judge, as a search judges its steps."""
+        d = math.log2(self.to.load / self.frm.load)
+        return judge(self.gain, self.latency_factor, per_doubling(1 + self.noise, d) - 1)
+
+    @property
     def pays(self) -> bool:
-        return pays(self.gain, self.latency_factor)
+        return self.verdict == "pays"
 
 
 @dataclass(frozen=True)
@@ -94,6 +99,7 @@ class Knee:
     after: Step | None = None       # the first step past the knee (knee), the last step (no knee)
     resumed: Step | None = None     # noisy: the step whose growth came back
     steps: tuple[Step, ...] = field(default_factory=tuple)
+    band: tuple[Step, ...] = ()     # unclear: the steps in a row whose change was within their noise (the knee's band)
 
 
 def load_of(params: dict[str, Any]) -> tuple[int, str] | None:
@@ -152,13 +158,13 @@ def _told_apart(found: list[Curve]) -> list[Curve]:
 
 def _noise(r: Result, in_ops: bool) -> float:
     """A single run's relative noise: the per-second spread over the square root of its seconds (the standard
-    error of its mean, the seconds taken as independent), at least NOISE_FLOOR."""
+    error of its mean, the seconds taken as independent), at least NOISE_FLOOR (loadsearch.noise: a search's steps
+    take theirs by the same rule)."""
     m = r.measurement
     mean, sd = (m.ops_per_s, m.ops_per_s_stddev) if in_ops else (m.bytes_per_s, m.bytes_per_s_stddev)
     if not mean or sd is None:
         return NOISE_FLOOR
-    seconds = max(sum(1 for s in m.timeseries if not s.partial), round(m.duration_s), 1)
-    return max(NOISE_FLOOR, sd / mean / math.sqrt(seconds))
+    return noise([], sd, mean, count=max(sum(1 for s in m.timeseries if not s.partial), round(m.duration_s), 1))
 
 
 def _point(repeats: list[Result], in_ops: bool) -> Point | None:
@@ -252,7 +258,18 @@ def knee(curve: Curve) -> Knee:
     ss = steps(curve)
     if len(ss) < MIN_POINTS - 1:
         return Knee("too few", steps=tuple(ss))
-    first_fail = next((i for i, s in enumerate(ss) if not s.pays), None)
+    first_fail = next((i for i, s in enumerate(ss) if s.verdict == "fails"), None)
+    end = len(ss) if first_fail is None else first_fail
+    # the steps in a row before the first that clearly failed (or the last) whose change was within their noise:
+    # the knee lies somewhere in them, and the rule names no point
+    band: list[Step] = []
+    for s in reversed(ss[:end]):
+        if s.verdict != "unclear":
+            break
+        band.insert(0, s)
+    if band:
+        return Knee("unclear", band[0].frm, ss[first_fail] if first_fail is not None else None, steps=tuple(ss),
+                    band=tuple(band))
     if first_fail is None:
         return Knee("no knee", ss[-1].to, ss[-1], steps=tuple(ss))
     for s in ss[first_fail + 1:]:

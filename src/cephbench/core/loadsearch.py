@@ -9,8 +9,9 @@ one set of numbers: a search stops at the step where the curve of its results be
 from __future__ import annotations
 
 import math
+import statistics
 from dataclasses import dataclass
-from typing import Sequence
+from typing import Literal, Sequence
 
 from .results import Search, SearchStop
 
@@ -22,6 +23,13 @@ GROWTH_MIN = 0.10            # throughput gain per doubling of load that still c
 LATENCY_GROWTH_MAX = 2.0     # latency factor per doubling of load past which load only queues
 MIN_POINTS = 3               # loads a curve needs before it can bend
 DEFAULT_MAX = 256            # a search's largest load unless the suite gives max: 9 steps, 1 to 256
+NOISE_FLOOR = 0.02           # the least relative noise a throughput figure is taken to have
+# a whole second of a step below this share of the step's own median second is a stall: the step runs again before
+# it counts (issue 36: rados bench's t=2 step read 1.30, 1.34, 0.63, 0.30 MB/s; fio's qd=8 step 5,032 IOPS, then 354)
+STALL_BELOW = 0.5
+STALL_RERUNS = 2             # a step that stalls runs again at most this often; then it counts as it ran
+STEADY_SECONDS_MIN = 3       # whole seconds past the tool's warm-up a step needs: a median, a spread, a stall seen
+UNCLEAR_MAX = 2              # steps in a row whose change is within their noise: the search stops, its knee unclear
 
 
 def loads(largest: int) -> list[int]:
@@ -46,6 +54,53 @@ def pays(gain: float, latency_factor: float | None) -> bool:
     return gain >= GROWTH_MIN and (latency_factor is None or latency_factor <= LATENCY_GROWTH_MAX)
 
 
+def min_step_s(warmup_s: float) -> float:
+    """The shortest step a search runs: the tool's warm-up (seconds its per-second series carries before its load is
+    steady) and STEADY_SECONDS_MIN whole seconds past it, so that a step's median, spread and stalls can be read."""
+    return float(math.ceil(warmup_s + STEADY_SECONDS_MIN))
+
+
+def noise(seconds: Sequence[float], stddev: float | None = None, mean: float | None = None,
+          count: int | None = None) -> float:
+    """A step's relative noise: the per-second standard deviation over the square root of its seconds (the standard
+    error of its mean, the seconds taken as independent), at least NOISE_FLOOR. `stddev` and `mean`: the tool's own,
+    where it prints them, else taken from `seconds`; `count`: its seconds, where the series is not all of them."""
+    n = max(count or 0, len(seconds), 1)
+    if stddev is None and len(seconds) >= 2:
+        stddev = statistics.stdev(seconds)
+    if mean is None and seconds:
+        mean = statistics.fmean(seconds)
+    if not mean or stddev is None:
+        return NOISE_FLOOR
+    return max(NOISE_FLOOR, stddev / mean / math.sqrt(n))
+
+
+def stalls(seconds: Sequence[float], warmup_s: float = 1.0) -> list[int]:
+    """The whole seconds (indexes into `seconds`) past the tool's warm-up that fell below STALL_BELOW of the step's
+    own median second: the load stalled there (a monitor's pause, another tenant's burst), and the step's mean is not
+    what the load gives. None with fewer than STEADY_SECONDS_MIN seconds past the warm-up: too few to have a median."""
+    skip = int(math.ceil(warmup_s)) if len(seconds) > STEADY_SECONDS_MIN + math.ceil(warmup_s) - 1 else 0
+    past = list(seconds[skip:])
+    if len(past) < STEADY_SECONDS_MIN:
+        return []
+    mid = statistics.median(past)
+    return [skip + i for i, v in enumerate(past) if mid > 0 and v < STALL_BELOW * mid]
+
+
+Verdict = Literal["pays", "fails", "unclear"]
+
+
+def judge(gain: float, latency_factor: float | None, noise_per_doubling: float) -> Verdict:
+    """One step of load, by the knee rule and the noise of its two ends: it pays (pays()); it fails when its latency
+    grew by more than LATENCY_GROWTH_MAX per doubling, or its gain falls short of GROWTH_MIN by more than its noise;
+    else it is unclear: a shortfall within the noise may be noise itself, and a search goes on past it."""
+    if pays(gain, latency_factor):
+        return "pays"
+    if latency_factor is not None and latency_factor > LATENCY_GROWTH_MAX:
+        return "fails"
+    return "fails" if gain + noise_per_doubling < GROWTH_MIN else "unclear"
+
+
 @dataclass(frozen=True)
 class StepFigures:
     """What one step of a search measured."""
@@ -53,6 +108,28 @@ class StepFigures:
     throughput: float | None    # bytes/s, else ops/s: at one operation size their ratios are the same
     latency_ns: float | None    # p99 where the tool gives percentiles, else the mean
     percentile: bool            # latency_ns is a p99
+    noise: float = NOISE_FLOOR  # the throughput's relative noise (noise()): its per-second spread
+
+
+@dataclass(frozen=True)
+class Change:
+    """From one step of a search to the next, per doubling of load."""
+    frm: StepFigures
+    to: StepFigures
+    gain: float
+    latency_factor: float | None
+    noise: float                # the gain's noise per doubling: both ends'
+    verdict: Verdict
+
+
+def change(a: StepFigures, b: StepFigures) -> Change | None:
+    if not a.throughput or b.throughput is None:
+        return None
+    d = math.log2(b.load / a.load)
+    gain = per_doubling(b.throughput / a.throughput, d) - 1
+    factor = per_doubling(b.latency_ns / a.latency_ns, d) if a.latency_ns and b.latency_ns else None
+    spread = per_doubling(1 + a.noise + b.noise, d) - 1
+    return Change(a, b, gain, factor, spread, judge(gain, factor, spread))
 
 
 def _ms(ns: float) -> str:
@@ -73,20 +150,35 @@ def stop(steps: Sequence[StepFigures], search: Search) -> SearchStop | None:
         return SearchStop(reason="latency", text=f"{what} {_ms(last.latency_ns)} at {at} passed latency_max "
                                                  f"{_ms(bound * 1e9)}")
     if len(steps) >= MIN_POINTS:
-        a = steps[-2]
-        if a.throughput and last.throughput is not None:
-            d = math.log2(last.load / a.load)
-            gain = per_doubling(last.throughput / a.throughput, d) - 1
-            factor = (per_doubling(last.latency_ns / a.latency_ns, d)
-                      if a.latency_ns and last.latency_ns else None)
-            if not pays(gain, factor):
-                lat = f", {what} ×{factor:.2f}" if factor is not None else ""
-                return SearchStop(reason="throughput", text=(
-                    f"from {search.param} {a.load} to {last.load} throughput changed {gain:+.0%} per doubling"
-                    f"{lat} (the knee rule: at least {GROWTH_MIN:+.0%}, latency at most ×{LATENCY_GROWTH_MAX:g})"))
+        c = change(steps[-2], last)
+        if c is not None and c.verdict == "fails":
+            lat = f", {what} ×{c.latency_factor:.2f}" if c.latency_factor is not None else ""
+            return SearchStop(reason="throughput", text=(
+                f"from {search.param} {c.frm.load} to {last.load} throughput changed {c.gain:+.0%} per doubling"
+                f"{lat}, outside its noise (±{c.noise:.0%}) (the knee rule: at least {GROWTH_MIN:+.0%}, latency at "
+                f"most ×{LATENCY_GROWTH_MAX:g})"))
+        unclear = unclear_run(steps)
+        if len(unclear) >= UNCLEAR_MAX:
+            lo, hi = unclear[0].frm, unclear[-1].to
+            each = ", ".join(f"{u.gain:+.0%} ±{u.noise:.0%}" for u in unclear)
+            return SearchStop(reason="unclear", text=(
+                f"knee not clear: from {search.param} {lo.load} to {hi.load} each doubling changed throughput within "
+                f"its noise ({each} per doubling; the knee rule asks {GROWTH_MIN:+.0%}); the knee lies in that "
+                "band, and repeats or longer steps would tell"))
     if last.load >= search.max:
         return at_max(search)
     return None
+
+
+def unclear_run(steps: Sequence[StepFigures]) -> list[Change]:
+    """The changes at the end of the steps whose verdict is unclear, in a row (none: the last one paid)."""
+    out: list[Change] = []
+    for a, b in reversed(list(zip(steps, steps[1:]))):
+        c = change(a, b)
+        if c is None or c.verdict != "unclear":
+            break
+        out.insert(0, c)
+    return out
 
 
 def at_max(search: Search) -> SearchStop:

@@ -37,12 +37,12 @@ class Search(BaseModel):
 
 class SearchStop(BaseModel):
     """Why a search stopped, on its last step: throughput stopped growing (or latency grew more than the knee
-    rule allows), the latency passed the suite's bound, the largest load was reached, the step failed, or the
-    capacity guard left no room for the next write."""
+    rule allows), the latency passed the suite's bound, the largest load was reached, the step failed, the
+    capacity guard left no room for the next write, or its steps changed within their noise (the knee unclear)."""
 
     model_config = ConfigDict(extra="forbid")
 
-    reason: Literal["throughput", "latency", "max", "failed", "capacity"]
+    reason: Literal["throughput", "latency", "max", "failed", "capacity", "unclear"]
     text: str
 
 

@@ -10,13 +10,18 @@ start (the rounds so far are the figure)."""
 
 from __future__ import annotations
 
+import statistics
 import time
 from typing import Callable
 
+from ..core import loadsearch
 from ..evidence.rounds import combine as combine_seen
-from ..core.results import Measurement, Test
+from ..kinds import KINDS
+from ..core.results import Measurement, Test, steady_state
 from ..core.steady import combine, verdict
 from .base import Outcome
+
+MIB = 1024 * 1024
 
 
 class RoundsEnd(Exception):
@@ -29,11 +34,65 @@ def round_suffix(n: int) -> str:
     return f"-round{n}" if n else ""
 
 
+def stalled(test: Test, m: Measurement | None) -> str | None:
+    """What stalled in a search step's per-second series (loadsearch.stalls: seconds past the tool's warm-up far
+    below the step's own median), said for its note; None when nothing did or the step is no search's."""
+    if test.search is None or m is None:
+        return None
+    seconds = step_seconds(m)
+    kind = KINDS.get(test.kind)
+    low = loadsearch.stalls(seconds, kind.warmup_s if kind is not None else 1.0)
+    if not low:
+        return None
+    unit, scale = ("MiB/s", MIB) if m.bytes_per_s else ("ops/s", 1.0)
+    shown = ", ".join(f"{seconds[i] / scale:,.2f}" for i in low)
+    return (f"second{'s' if len(low) > 1 else ''} {', '.join(str(i + 1) for i in low)} of its "
+            f"{len(seconds)} fell to {shown} {unit} against the step's median second of "
+            f"{statistics.median(seconds) / scale:,.2f}")
+
+
+def _unstalled(test: Test, one_round: Callable[[int], Outcome | None]) -> Outcome | None:
+    """A search step, run again while its per-second series shows a stall (at most loadsearch.STALL_RERUNS more
+    times, each run's raw output kept apart under -round<n>): a stall is a pause of the cluster or the machine, not
+    what the load gives, and a step averaged over it would stop the search at a knee that is not there."""
+    out = one_round(0)
+    said: list[str] = []
+    commands: list[str] = []
+    raw: list[str] = []
+    for n in range(1, loadsearch.STALL_RERUNS + 1):
+        if out is None or out.measurement is None or out.error or (why := stalled(test, out.measurement)) is None:
+            break
+        said.append(f"run {n} stalled ({why})")
+        commands, raw = commands + out.commands, raw + out.raw
+        again = one_round(n)
+        if again is None:
+            return None
+        if again.measurement is None or again.error:        # the stalled run stands, with the retry's error said
+            out.notes.append(f"a search step run again after a stall failed: {again.error}")
+            break
+        out = again
+    if out is None or not said:
+        return out
+    last = stalled(test, out.measurement)
+    counted = (f"it stalled in each of its {len(said) + 1} runs, and counts as the last ran ({last})" if last
+               else f"the figure is run {len(said) + 1}'s, which did not stall")
+    out.notes.append("search step run again after a stall: " + "; ".join(said) + f"; {counted}")
+    out.commands, out.raw = commands + out.commands, raw + out.raw
+    return out
+
+
+def step_seconds(m: Measurement) -> list[float]:
+    """A step's whole seconds, in its throughput's unit (bytes/s where it counts bytes, else ops/s)."""
+    key = "bytes_per_s" if m.bytes_per_s else "ops_per_s"
+    return [float(getattr(s, key) or 0.0) for s in steady_state(m.timeseries)]
+
+
 def in_rounds(test: Test, one_round: Callable[[int], Outcome | None]) -> Outcome | None:
-    """The test's Outcome: one run without steady_state, else its rounds until steady or max. None in a dry run."""
+    """The test's Outcome: one run without steady_state (a search step: again while it stalls), else its rounds
+    until steady or max. None in a dry run."""
     steady = test.params.get("steady_state")
     if not steady:
-        return one_round(0)
+        return _unstalled(test, one_round) if test.search is not None else one_round(0)
     rounds: list[Measurement] = []
     starts: list[float] = []
     outcomes: list[Outcome] = []

@@ -15,12 +15,18 @@ from ..core import loadsearch
 from ..core.loadsearch import StepFigures
 from ..core.results import Measurement, SearchStop, Test
 from .base import Outcome, now
+from .rounds import step_seconds
 
 
 def figures(load: int, m: Measurement) -> StepFigures:
+    """A step's throughput, latency and noise: the per-second spread of its throughput (the tool's own standard
+    deviation where it prints one, else its series'), as the knee rule takes a point's (analysis/curves.py)."""
     p99 = m.latency.percentiles_ns.get("99")
-    return StepFigures(load, m.bytes_per_s or m.ops_per_s, p99 if p99 is not None else m.latency.mean_ns,
-                       p99 is not None)
+    sd = m.bytes_per_s_stddev if m.bytes_per_s else m.ops_per_s_stddev
+    mean = m.bytes_per_s or m.ops_per_s
+    seconds = step_seconds(m)
+    spread = loadsearch.noise(seconds, sd, mean, count=round(m.duration_s))
+    return StepFigures(load, mean, p99 if p99 is not None else m.latency.mean_ns, p99 is not None, spread)
 
 
 def _key(test: Test) -> str:

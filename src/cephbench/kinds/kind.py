@@ -45,6 +45,8 @@ class Kind:
     rados_rates: bool = False                   # its results are the RADOS rates RGW's model builds a ceiling from
     rgw_model: bool = False                     # RGW's model (analysis/rgw.py) gives its ceiling, not the cluster's
     search_param: str | None = None             # the load a search (`auto`, core/loadsearch.py) may double; None: none
+    warmup_s: float = 1.0                       # seconds its per-second series carries before its load is steady (the
+                                                # connection, the first ops): a search step's shortest length follows
     # its driver takes each test's client hosts from the test, not once for its group: `clients: auto` may search them
     searches_clients: bool = False
     # a kind whose workload names no phases (phase_field None) but whose every test is one: its name, which the

@@ -108,7 +108,8 @@ def for_cluster(tests: list[Test], osd_hosts: list[str], here: str, drop_caches:
     """The tests with their estimates for the cluster the run found (its CRUSH hosts with OSDs; `here`, this
     machine's name, is one of them on the one-host lab): the network baseline's tests between this machine and
     every OSD host counted, and the page-cache drops and ssh round trips the other hosts add."""
-    from ..drivers import iperf
+    if any(t.kind == "net_baseline" for t in tests):     # imported only for a suite that has one (validate's start)
+        from ..drivers import iperf
     remote = [h for h in osd_hosts if h != here]
     names = [here, *remote]
     out = []
@@ -344,6 +345,10 @@ def expand(suite: Suite, client_hosts: int | None = None) -> Plan:
                             params["metadata_profile"] = suite.pools[params["metadata_pool"]].model_dump()
                         if "duration" in params:
                             params["duration_s"] = params.pop("duration")
+                        if search is not None and params.get("duration_s") is not None:
+                            # a step needs seconds past its tool's warm-up to be judged: its median, its spread, a
+                            # stall (core/loadsearch.py); a shorter one is lengthened to that
+                            params["duration_s"] = max(params["duration_s"], loadsearch.min_step_s(kind.warmup_s))
                         if params.get("clients") is None:
                             params.pop("clients", None)      # this machine alone: the parameters of every run before
                         labels = [_label(kind, k, params_base[k]) for k in dims
