@@ -1,0 +1,105 @@
+"""Is the knee search's knee stable on a noisy machine? (issue 36, item 1)
+
+One multi-host lab (3 hosts, replica 3) with every OSD's data drive held at T = 16 MiB/s by its blkio throttle (every
+client byte of a size-3 pool lands on all three drives, so 1 MiB writes cannot pass T), and a CPU burner beside it:
+a process that spins on one core for a second and sleeps for the next, so the machine's spare CPU comes and goes as
+another tenant's would. The same `concurrency: auto` search of 1 MiB writes runs RUNS times (`cephbench run`, one
+run directory each, the lab kept between them), and analysis/curves.py's knee rule reads each run's steps.
+
+Printed per run: each step's throughput and mean latency, the reruns a stall caused, where the search stopped and
+why, and the knee (or the band of a knee not clear). The RESULT line: the knees' loads, how many doublings apart the
+furthest two are (the goal: at most one), each knee's throughput over T (the goal: within 15 %), and how many runs
+said their knee was not clear. A measurement, not a test: one lab on a shared machine.
+CEPHBENCH_KNEE_NOISE_RUNS (default 5) and CEPHBENCH_KNEE_NOISE_BURN=0 (no burner) change it.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+from common import result_line
+
+from cephbench.analysis.curves import knees
+from cephbench.core.results import RunDir
+
+CLI = [sys.executable, "-m", "cephbench.cli"]
+MiB = 2**20
+THROTTLE = 16 * MiB
+FLAGS = ["--hosts", "3", "--no-rgw", *[x for i in range(3) for x in ("--osd-throttle", f"osd.{i}=16MiB/s")]]
+WORKLOAD = ("{type: rados_bench, pool: rep, modes: [write], object_size: 1MiB, "
+            "concurrency: {auto: {max: 32}}, duration: 4s}")
+# one core busy for a second, idle the next: spare CPU that comes and goes
+BURNER = "import time\nwhile True:\n    t = time.time() + 1\n    while time.time() < t: pass\n    time.sleep(1)\n"
+
+
+def one_run(i: int, d: Path, lab_dir: Path, env: dict[str, str]) -> tuple[int, float, str] | None:
+    suite = d / "suite.yaml"
+    suite.write_text("name: knee-noise\nsettings: {drop_caches: false}\n"
+                     "pools:\n  rep: {type: replicated, size: 3, pg_num: 32}\n"
+                     f"workloads:\n  - {WORKLOAD}\n")
+    out = d / f"run{i}"
+    run = subprocess.run([*CLI, "run", str(suite), "--lab-dir", str(lab_dir), "--out", str(out)],
+                         env=env, capture_output=True, text=True)
+    if run.returncode != 0:
+        print(f"run {i}: failed (exit {run.returncode}): {run.stderr.strip()[-500:]}", flush=True)
+    results, _ = RunDir(out).results()
+    for r in results:
+        if r.status != "ok" or r.measurement is None:
+            continue
+        m = r.measurement
+        again = [n for n in r.notes if n.startswith("search step run again")]
+        print(f"  run {i} t={r.test.params['concurrency']:>2}: {(m.bytes_per_s or 0) / MiB:6.1f} MiB/s, mean "
+              f"{(m.latency.mean_ns or 0) / 1e6:7.1f} ms, seconds "
+              f"{[round((s.bytes_per_s or 0) / MiB, 1) for s in m.timeseries]}"
+              + (f"; {again[0]}" if again else "")
+              + (f"; stop: {r.search_stop.text}" if r.search_stop else ""), flush=True)
+    found = knees(results)
+    if not found:
+        print(f"run {i}: no curve ({len(results)} results)", flush=True)
+        return None
+    curve, k = found[0]
+    at = k.point or curve.points[-1]
+    band = (f" band {k.band[0].frm.load}-{k.band[-1].to.load}" if k.state == "unclear" and k.band else "")
+    print(f"run {i}: {k.state} at t={at.load}, {(at.bytes_per_s or 0) / MiB:.1f} MiB/s{band}", flush=True)
+    return at.load, (at.bytes_per_s or 0.0), k.state
+
+
+def main() -> None:
+    env = {k: v for k, v in os.environ.items() if k not in ("CEPH_CONF", "CEPH_KEYRING")}
+    runs = int(os.environ.get("CEPHBENCH_KNEE_NOISE_RUNS", "5"))
+    d = Path(tempfile.mkdtemp(prefix="cephbench-bench-knee-noise-"))
+    lab_dir = d / "lab"
+    burner = None
+    try:
+        subprocess.run([*CLI, "lab", "up", "--dir", str(lab_dir), "--osd-size", "6GiB", *FLAGS], env=env,
+                       check=True, capture_output=True, text=True)
+        if os.environ.get("CEPHBENCH_KNEE_NOISE_BURN", "1") != "0":
+            burner = subprocess.Popen([sys.executable, "-c", BURNER])
+        got = [k for i in range(1, runs + 1) if (k := one_run(i, d, lab_dir, env)) is not None]
+        if not got:
+            result_line("knee-noise", runs=runs, knees=0)
+            return
+        loads = [g[0] for g in got]
+        apart = math.log2(max(loads) / min(loads))
+        ratios = [g[1] / THROTTLE for g in got]
+        result_line("knee-noise", runs=runs, knees=len(got), loads="/".join(map(str, loads)),
+                    doublings_apart=apart, within_one_step=apart <= 1,
+                    ratio_min=min(ratios), ratio_max=max(ratios),
+                    within_15pct=sum(abs(r - 1) <= 0.15 for r in ratios),
+                    unclear=sum(g[2] == "unclear" for g in got), burner=burner is not None)
+    finally:
+        if burner is not None:
+            burner.kill()
+            burner.wait()
+        subprocess.run([*CLI, "lab", "down", "--dir", str(lab_dir)], env=env, capture_output=True)
+        shutil.rmtree(d, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
