@@ -21,7 +21,7 @@ from typing import Callable, Iterable, Sequence
 
 from ..core.errors import UserError
 from ..core.identity import release as release_of, result_release
-from ..kinds import level_of
+from ..kinds import level_of, ops_unit
 from ..core.results import OSDS_CPU, CorruptLine, Measurement, Result, RunDir, Test, osds_cpu
 from . import stats
 
@@ -42,7 +42,7 @@ class Metric:
 
 METRICS: tuple[Metric, ...] = (
     Metric("bytes_per_s", "MiB/s", True, lambda m: m.bytes_per_s),
-    Metric("ops_per_s", "IOPS", True, lambda m: m.ops_per_s),
+    Metric("ops_per_s", "ops/s", True, lambda m: m.ops_per_s),     # per test, its kind's name (metric_label)
     Metric("lat_mean_ns", "mean lat ms", False, lambda m: m.latency.mean_ns),
     Metric("lat_p99_ns", "p99 lat ms", False, lambda m: m.latency.percentiles_ns.get("99")),
 )
@@ -65,6 +65,12 @@ CPU_METRICS: tuple[Metric, ...] = (
     Metric("client_cpu_ms_per_op", "client CPU-ms/op", False, lambda m: None, _cpu("client", "cpu_ms_per_op")),
 )
 COMPARED = METRICS + CPU_METRICS
+
+
+def metric_label(metric: Metric, kind: str) -> str:
+    """A metric as a test of `kind` names it: operations per second as IOPS (fio, rbd), objects/s (rados bench),
+    req/s (RGW) (kinds.ops_unit); the others as they are."""
+    return (ops_unit(kind) or metric.label) if metric.name == "ops_per_s" else metric.label
 
 
 def metric_values(m: Measurement) -> dict[str, float]:
@@ -466,7 +472,8 @@ class Regression:
 
     def text(self) -> str:
         d = self.delta
-        return (f"{self.pair.b.name}: {self.test.label} {d.metric.label} {d.delta_pct:+.1f}% against "
+        return (f"{self.pair.b.name}: {self.test.label} {metric_label(d.metric, self.test.test.kind)} "
+                f"{d.delta_pct:+.1f}% against "
                 f"{self.pair.a.name} ({d.sig.text()})")
 
 

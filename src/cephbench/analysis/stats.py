@@ -32,6 +32,19 @@ def repeats_needed(alpha: float = ALPHA) -> int:
     return n
 
 
+def order(a: Sequence[float], b: Sequence[float]) -> str | None:
+    """"below" when every value of b is below every value of a, "above" when above (complete separation: the most
+    a rank test can see, p = min_p), None when they overlap or a side has fewer than 2 values (one against one
+    always separates and says nothing)."""
+    if len(a) < 2 or len(b) < 2:
+        return None
+    if max(b) < min(a):
+        return "below"
+    if min(b) > max(a):
+        return "above"
+    return None
+
+
 @dataclass(frozen=True)
 class Significance:
     p: float | None             # None: too few samples for the test to ever reach alpha
@@ -39,10 +52,27 @@ class Significance:
     n_a: int
     n_b: int
     needed: int                 # repeats per side that could reach alpha
+    p_value: float | None = None    # the test's p whatever its floor (None: one value a side, nothing to rank)
+    floor: float = 1.0              # min_p(n_a, n_b): the smallest p these repeats can give (the test's power)
+    order: str | None = None        # "below"/"above": every value of B below/above every value of A
 
     def text(self) -> str:
         """`p=0.008` when significant, `~` otherwise (not significant, or too few repeats to tell)."""
         return f"p={self.p:.3g}" if self.significant and self.p is not None else "~"
+
+    def shown(self) -> str:
+        """What compare prints beside a row: `p=0.008` when significant, else `~` with the p the repeats gave
+        (`~ p=0.1`), so that a p at the test's floor is seen; `~` alone when there is no p (one value a side)."""
+        if self.significant and self.p is not None:
+            return self.text()
+        return f"~ p={self.p_value:.2g}" if self.p_value is not None else "~"
+
+    def separation(self, b: str = "B", a: str = "A") -> str:
+        """"all 3 B < all 3 A" for complete separation, "overlap" where the repeats overlap, "-" where a side has
+        one value."""
+        if self.order is not None:
+            return f"all {self.n_b} {b} {'<' if self.order == 'below' else '>'} all {self.n_a} {a}"
+        return "overlap" if min(self.n_a, self.n_b) >= 2 else "-"
 
     def why(self) -> str:
         if self.p is None:
@@ -51,17 +81,24 @@ class Significance:
 
 
 def mann_whitney(a: Sequence[float], b: Sequence[float], alpha: float = ALPHA) -> Significance:
-    """Two-sided Mann-Whitney U of a against b; `p` is None when the samples are too few to ever reach alpha."""
+    """Two-sided Mann-Whitney U of a against b (scipy's exact distribution for small samples); `p` is None when the
+    samples are too few to ever reach alpha, `p_value` the test's p all the same."""
     from scipy.stats import mannwhitneyu
 
     n_a, n_b = len(a), len(b)
     needed = repeats_needed(alpha)
-    if min_p(n_a, n_b) >= alpha:
-        return Significance(None, False, n_a, n_b, needed)
+    floor = min_p(n_a, n_b)
+    seen = order(a, b)
     if len(set(a) | set(b)) == 1:   # every value equal: nothing differs (scipy would warn)
-        return Significance(1.0, False, n_a, n_b, needed)
-    p = float(mannwhitneyu(list(a), list(b), alternative="two-sided").pvalue)
-    return Significance(p, p < alpha, n_a, n_b, needed)
+        p_value: float | None = 1.0
+    elif n_a < 1 or n_b < 1 or floor >= 1.0:
+        p_value = None
+    else:
+        p_value = float(mannwhitneyu(list(a), list(b), alternative="two-sided").pvalue)
+    if floor >= alpha:
+        return Significance(None, False, n_a, n_b, needed, p_value, floor, seen)
+    p = p_value if p_value is not None else 1.0
+    return Significance(p, p < alpha, n_a, n_b, needed, p_value, floor, seen)
 
 
 def geomean(values: Sequence[float]) -> float | None:

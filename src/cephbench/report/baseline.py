@@ -109,11 +109,9 @@ def net_table(console: Console, results: list[Result]) -> tuple[Table, list[str]
 def print_baselines(console: Console, results: list[Result]) -> None:
     disk = [r for r in results if r.test.kind == DISK_BASELINE]
     net = [r for r in results if r.test.kind == NET_BASELINE]
-    left_out: list[str] = []
     for make, rs in ((disk_table, disk), (net_table, net)):
         if rs:
             table, dropped = make(console, rs)
             print_whole(console, table)
-            left_out += dropped
-    print_left_out(console, left_out)
+            print_left_out(console, dropped)        # under the table it is of
     print_messages(console, disk + net)

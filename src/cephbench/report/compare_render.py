@@ -1,5 +1,5 @@
-"""`cephbench compare` output: a rich table for the terminal, Markdown, and HTML with an inline
-percent-change chart per pair of runs (horizontal bars of % change per matched test, as in the
+"""`cephbench compare` output: the terminal's tables (textout.print_table, as `show`'s), Markdown, and HTML with an
+inline percent-change chart per pair of runs (horizontal bars of % change per matched test, as in the
 Argonaut-vs-Bobtail summary). Every string that comes from a run is escaped (Jinja2 autoescape, and
 the Markdown table cells have their pipes escaped).
 """
@@ -10,16 +10,17 @@ import io
 from typing import Sequence
 
 from rich.console import Console
-from rich.table import Table
 
-from ..analysis.compare import COMPARED, CPU_METRICS, METRICS, Metric, MetricDelta, PairComparison, Side
+from ..analysis.compare import (COMPARED, CPU_METRICS, METRICS, Metric, MetricDelta, PairComparison, Side,
+                                metric_label)
 from ..analysis.stats import ALPHA, repeats_needed
 from ..analysis.variants import group_of, grouped
 from . import charts
-from .curves import Overlaid, chart as curve_chart, overlaid, overlay_table
+from .curves import Overlaid, chart as curve_chart, overlaid, overlay_table, print_table as print_curve_table
 from .cpu import figure
 from .format import iops, mib_s, ms
 from .sections import Table as ReportTable
+from .textout import Column, print_table
 
 SPREAD_MIN_N = 3          # below this many repeats a min–max is marked as the one or two values it is
 
@@ -84,7 +85,10 @@ def explain(pairs: Sequence[PairComparison]) -> list[str]:
     too_few = any(p.too_few() for p in pairs)
     lines = [f"Each side is the median of its repeats and their min–max (n = repeats of A/B); Δ% is B's median "
              f"against A's. Significance: two-sided Mann-Whitney U on the repeats, α = {ALPHA:g}; ~ = not "
-             f"significant" + (", or too few repeats to tell (see below)." if too_few else ".")]
+             f"significant" + (", or too few repeats to tell (see below)" if too_few else "") + "; beside it the "
+             f"test's p. min p: the smallest p the test can give with those repeats (every repeat of one side beyond "
+             f"every repeat of the other: 3 and 3 give 0.1, 4 and 4 0.029); repeats: 'all 3 B < all 3 A' when no "
+             f"repeat of one side reaches the other's, 'overlap' when they mix."]
     if _few(pairs):
         lines.append(f"A min–max of fewer than {SPREAD_MIN_N} repeats is marked (n=2), or 'one run': one or two "
                      f"values say little about the spread.")
@@ -100,6 +104,12 @@ def pair_notes(pair: PairComparison, b: str) -> list[tuple[str, str]]:
         lines.append((f"{few} of {len(pair.tests)} matched tests have too few repeats for the test to reach "
                       f"α = {ALPHA:g} at all ({repeats_needed()} per side are enough): their ~ means 'cannot "
                       f"tell', not 'no change'. Give the suite's workloads repeat: {repeats_needed()} or more.", ""))
+    separated = separated_unproven(pair, b)
+    if separated:
+        floors = sorted({f"{d.sig.n_a} and {d.sig.n_b} repeats: {d.sig.floor:.2g}"
+                         for t in pair.tests for d in t.metrics if d.sig.order and not d.sig.significant})
+        lines.append((f"no repeat of one side reaches the other's, yet the test cannot call it significant at α = "
+                      f"{ALPHA:g} (its smallest p with {'; '.join(floors)}): {'; '.join(separated)}", ""))
     if pair.only_a:
         lines.append((f"only in A: {', '.join(pair.only_a)}", ""))
     if pair.only_b:
@@ -111,6 +121,20 @@ def pair_notes(pair: PairComparison, b: str) -> list[tuple[str, str]]:
         lines.append((f"tests left unmatched differ in {', '.join(pair.differs)}; leaving that out of the match "
                       f"would make different tests of one run one test", ""))
     return lines
+
+
+def separated_unproven(pair: PairComparison, b: str) -> list[str]:
+    """Each matched test whose repeats are completely separated on a metric the test does not call significant
+    (too few repeats for α): "rados-write-64KiB-t4: MiB/s, IOPS all 3 B > all 3 A, mean lat ms all 3 B < all 3 A"."""
+    out = []
+    for t in pair.tests:
+        by_order: dict[str, list[str]] = {}
+        for d in t.metrics:
+            if d.sig.order and not d.sig.significant:
+                by_order.setdefault(d.sig.separation(b), []).append(metric_label(d.metric, t.test.kind))
+        if by_order:
+            out.append(f"{t.label}: " + ", ".join(f"{', '.join(labels)} {seen}" for seen, labels in by_order.items()))
+    return out
 
 
 def legend(pairs: Sequence[PairComparison]) -> list[str]:
@@ -140,7 +164,7 @@ def summary(pair: PairComparison, b: str) -> list[str]:
     return lines
 
 
-def _rows(pair: PairComparison) -> list[dict[str, str | bool]]:
+def _rows(pair: PairComparison, b: str = "B") -> list[dict[str, str | bool]]:
     """One row per matched test and metric, as every format shows it."""
     rows: list[dict[str, str | bool]] = []
     for td in pair.tests:
@@ -149,42 +173,44 @@ def _rows(pair: PairComparison) -> list[dict[str, str | bool]]:
             cls = ("worse" if w > 0 else "better" if w < 0 else "") if d.sig.significant else ""
             sa, sb = d.side_a, d.side_b
             rows.append({"test": td.label, "first": i == 0, "last": i == len(td.metrics) - 1,
-                         "metric": d.metric.label, "a": value(d.metric, sa.median),
+                         "metric": metric_label(d.metric, td.test.kind), "a": value(d.metric, sa.median),
                          "a_spread": spread_text(d.metric, sa), "b": value(d.metric, sb.median),
-                         "b_spread": spread_text(d.metric, sb), "delta": delta_text(d), "sig": d.sig.text(),
-                         "n": _n(d), "cls": cls})
+                         "b_spread": spread_text(d.metric, sb), "delta": delta_text(d), "sig": d.sig.shown(),
+                         "floor": f"{d.sig.floor:.2g}", "seen": d.sig.separation(b), "n": _n(d), "cls": cls})
     return rows
 
 
 # ---- terminal ------------------------------------------------------------------------------
 
-def pair_table(pair: PairComparison, b_name: str = "B") -> Table:
-    t = Table(title=f"A vs {b_name}: {pair.a.name} → {pair.b.name}", title_justify="left", header_style="bold")
-    for col, justify in (("test", "left"), ("metric", "left"), ("A median", "right"), ("A min–max", "left"),
-                         (f"{b_name} median", "right"), (f"{b_name} min–max", "left"), ("Δ%", "right"),
-                         ("sig", "left"), (f"n A/{b_name}", "right")):
-        t.add_column(col, justify=justify, overflow="fold")
-    for r in _rows(pair):
-        t.add_row(str(r["test"]) if r["first"] else "", str(r["metric"]), str(r["a"]), str(r["a_spread"]),
-                  str(r["b"]), str(r["b_spread"]), str(r["delta"]), str(r["sig"]), str(r["n"]),
-                  style={"worse": "red", "better": "green"}.get(str(r["cls"]), ""), end_section=bool(r["last"]))
-    return t
+def columns(b: str) -> list[Column]:
+    """compare's terminal columns over _rows' dicts; on a narrow terminal the highest rank goes first (docs/report.md,
+    "Narrow terminals"): the min–max, then min p, n, and the repeats' order; test, metric, medians, Δ% and sig stay."""
+    def cell(key: str):
+        return lambda r: str(r[key])
+    return [Column("test", lambda r: str(r["test"]) if r["first"] else "", right=False),
+            Column("metric", cell("metric"), right=False), Column("A median", cell("a")),
+            Column("A min–max", cell("a_spread"), right=False, rank=5), Column(f"{b} median", cell("b")),
+            Column(f"{b} min–max", cell("b_spread"), right=False, rank=4), Column("Δ%", cell("delta")),
+            Column("sig", cell("sig"), right=False), Column("min p", cell("floor"), rank=3),
+            Column(f"n A/{b}", cell("n"), rank=2), Column("repeats", cell("seen"), right=False, rank=1)]
+
+
+def _style(r: dict[str, str | bool]) -> str:
+    return {"worse": "red", "better": "green"}.get(str(r["cls"]), "")
 
 
 def print_text(console: Console, pairs: Sequence[PairComparison]) -> None:
-    # the lines are never wrapped: a suggested command must paste as one line
+    """Each pair's table through the terminal's one table code (textout.print_table: whole columns left out by
+    rank on a narrow terminal, and one line naming them), its summary; the curves; the legend. The lines are never
+    wrapped: a suggested command must paste as one line."""
     for i, pair in enumerate(pairs):
         b = letter(i)
-        console.print(pair_table(pair, b))
+        print_table(console, f"A vs {b}: {pair.a.name} → {pair.b.name}", columns(b), _rows(pair, b),
+                    row_style=_style)
         for line in summary(pair, b):
             console.print(line, markup=False, highlight=False, soft_wrap=True)
     for t in curve_tables(pairs):
-        rt = Table(title=t.title, title_justify="left", header_style="bold")
-        for h in t.headers:
-            rt.add_column(h, overflow="fold")
-        for row in t.rows:
-            rt.add_row(*row)
-        console.print(rt)
+        print_curve_table(console, t)
         for n in t.notes:
             console.print(n, markup=False, highlight=False, soft_wrap=True)
     for line in legend(pairs):
@@ -211,11 +237,11 @@ def render_markdown(pairs: Sequence[PairComparison], charts: Sequence[str | None
     for i, pair in enumerate(pairs):
         b = letter(i)
         out += [f"## A vs {b}: {_md(pair.a.name)} → {_md(pair.b.name)}", "",
-                f"| test | metric | A median | A min–max | {b} median | {b} min–max | Δ% | sig | n A/{b} |",
-                "|---|---|--:|---|--:|---|--:|---|--:|"]
-        for r in _rows(pair):
+                f"| test | metric | A median | A min–max | {b} median | {b} min–max | Δ% | sig | min p | n A/{b} "
+                f"| repeats |", "|---|---|--:|---|--:|---|--:|---|--:|--:|---|"]
+        for r in _rows(pair, b):
             out.append(f"| {_md(str(r['test']))} | {r['metric']} | {r['a']} | {r['a_spread']} | {r['b']} | "
-                       f"{r['b_spread']} | {r['delta']} | {r['sig']} | {r['n']} |")
+                       f"{r['b_spread']} | {r['delta']} | {r['sig']} | {r['floor']} | {r['n']} | {r['seen']} |")
         out += ["", *(_md(line[0].upper() + line[1:]) for line in summary(pair, b)), ""]
         if i < len(charts) and charts[i]:
             out += [f"![percent change, A vs {b}]({charts[i]})", ""]
@@ -242,7 +268,11 @@ def pct_change_svg(pair: PairComparison, b_name: str = "B") -> str | None:
                   (t.label, tuple(next((d for d in t.metrics if d.metric is m), None) for m in metrics))
                   for t in tests))
               for key, tests in grouped(pair.tests, lambda t: group_of(t.test))]
-    series = [(m.label if m.higher_is_better else f"{m.label} (lower is better)", METRIC_COLORS[m.name])
+    def label(m: Metric) -> str:
+        """Operations as the pair's kinds name them when they agree (objects/s, IOPS, req/s), else ops/s."""
+        names = {metric_label(m, t.test.kind) for t in pair.tests if any(d.metric is m for d in t.metrics)}
+        return names.pop() if len(names) == 1 else m.label
+    series = [(label(m) if m.higher_is_better else f"{label(m)} (lower is better)", METRIC_COLORS[m.name])
               for m in metrics]
     return charts.pct_change(blocks, series, f"% change, {b_name} against A",
                              f"{pair.b.name} against {pair.a.name}")
@@ -260,7 +290,7 @@ def render_html(pairs: Sequence[PairComparison]) -> str:
     for i, pair in enumerate(pairs):
         b = letter(i)
         # svg.py escapes every text it writes (test names and run names come from the run)
-        data.append({"b_name": b, "a": pair.a.name, "b": pair.b.name, "rows": _rows(pair), "summary": summary(pair, b),
+        data.append({"b_name": b, "a": pair.a.name, "b": pair.b.name, "rows": _rows(pair, b), "summary": summary(pair, b),
                      "notes": pair_notes(pair, b), "svg": pct_change_svg(pair, b)})
     curves = [(overlay_table(g), curve_chart(g)) for g in curve_groups(pairs)]
     return env.get_template("compare.html.j2").render(

@@ -12,7 +12,7 @@ from .format import Table, iops, mib_s
 if TYPE_CHECKING:
     from rich.console import Console
 
-HEADERS = ["test", "MiB/s", "ops/s", "client CPU-ms/op", "OSDs CPU-ms/op", "OSDs CPU-s/GiB", "per OSD CPU-ms/op",
+HEADERS = ["test", "MiB/s", "operations", "client CPU-ms/op", "OSDs CPU-ms/op", "OSDs CPU-s/GiB", "per OSD CPU-ms/op",
            "per OSD CPU-s/GiB"]
 
 
@@ -36,10 +36,14 @@ def _shared(r: Result) -> bool:
         or any(h.source == "cpuacct" for h in r.hosts)
 
 
+def _with_cpu(results: Sequence[Result]) -> list[Result]:
+    return [r for r in results if r.evidence is not None and r.measurement is not None
+            and any(c.cpu_ms_per_op is not None for c in r.evidence.cpu)]
+
+
 def cpu_table(results: Sequence[Result]) -> Table | None:
     """The results with CPU per op, one row each; None when none has any (an OSD bench serves no client ops)."""
-    rs = [r for r in results if r.evidence is not None and r.measurement is not None
-          and any(c.cpu_ms_per_op is not None for c in r.evidence.cpu)]
+    rs = _with_cpu(results)
     if not rs:
         return None
     rows = []
@@ -47,7 +51,8 @@ def cpu_table(results: Sequence[Result]) -> Table | None:
         cpu, m = r.evidence.cpu, r.measurement
         osds = osds_cpu(cpu)
         client = next((c for c in cpu if c.who == "client"), None)
-        rows.append([r.test.id, mib_s(m.bytes_per_s), iops(m.ops_per_s) if ops_unit(r.test.kind) else "-",
+        unit = ops_unit(r.test.kind)        # each kind's own: IOPS, objects/s, req/s
+        rows.append([r.test.id, mib_s(m.bytes_per_s), f"{iops(m.ops_per_s)} {unit}" if unit else "-",
                      figure(client.cpu_ms_per_op if client else None), figure(osds.cpu_ms_per_op if osds else None),
                      figure(osds.cpu_s_per_gib if osds else None), _per_osd(cpu, "cpu_ms_per_op"),
                      _per_osd(cpu, "cpu_s_per_gib")])
@@ -61,17 +66,40 @@ def cpu_table(results: Sequence[Result]) -> Table | None:
     return Table("CPU per operation", HEADERS, rows, notes)
 
 
+def _low_high(r: Result) -> str:
+    """The OSDs' lowest and highest CPU per op, named: an outlier OSD stays in sight when the list cannot."""
+    osds = [c for c in r.evidence.cpu if c.who.startswith("osd.") and c.cpu_ms_per_op is not None] \
+        if r.evidence else []
+    if not osds:
+        return "-"
+    low = min(osds, key=lambda c: c.cpu_ms_per_op)
+    high = max(osds, key=lambda c: c.cpu_ms_per_op)
+    if low is high:
+        return f"{low.who} {figure(low.cpu_ms_per_op)}"
+    return f"{low.who} {figure(low.cpu_ms_per_op)} – {high.who} {figure(high.cpu_ms_per_op)}"
+
+
+# the terminal's columns: (header, index in cpu_table's row or None for the low–high cell, left-aligned, rank: on a
+# narrow terminal the highest goes first, docs/report.md "Narrow terminals")
+TERMINAL_COLUMNS = (("test", 0, True, 0), ("MiB/s", 1, False, 5), ("operations", 2, False, 4),
+                    ("client CPU-ms/op", 3, False, 2), ("OSDs CPU-ms/op", 4, False, 0),
+                    ("OSDs CPU-s/GiB", 5, False, 3), ("per OSD CPU-ms/op low–high", None, True, 1),
+                    ("per OSD CPU-ms/op", 6, True, 6), ("per OSD CPU-s/GiB", 7, True, 7))
+
+
 def print_cpu(console: "Console", results: Sequence[Result]) -> None:
-    """The table in the style of every terminal table (textout.py), its notes under it."""
-    from .textout import plain_table, print_whole
+    """The table in the style of every terminal table (textout.py): fitted to the terminal by whole columns, the
+    OSDs' lowest and highest beside their list (which a narrow terminal leaves out first); its notes under it."""
+    from .textout import Column, print_table
     t = cpu_table(results)
     if t is None:
         return
-    rt = plain_table(t.title)
-    for i, h in enumerate(t.headers):
-        rt.add_column(h, justify="left" if i in (0, 6, 7) else "right", no_wrap=True)
-    for row in t.rows:
-        rt.add_row(*row)
-    print_whole(console, rt)
+    rs = _with_cpu(results)
+    rows = [[*row, _low_high(r)] for row, r in zip(t.rows, rs)]
+
+    def cell(i: int | None):
+        return (lambda row: row[-1]) if i is None else (lambda row: row[i])
+    print_table(console, t.title, [Column(h, cell(i), right=not left, rank=rank)
+                                   for h, i, left, rank in TERMINAL_COLUMNS], rows)
     for n in t.notes:
         console.print(f"  {n}", markup=False, soft_wrap=True, highlight=False)

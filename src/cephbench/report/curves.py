@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Sequence
 
 from ..analysis.curves import Curve, Knee, Point, doubling_text, in_flight, knees
+from ..core.loadsearch import GROWTH_MIN
 from ..kinds import ops_unit
 from ..core.results import Result
 from . import svg
@@ -55,6 +56,13 @@ def knee_text(c: Curve, k: Knee) -> str:
         return (f"{head}too noisy to tell a knee: throughput {a.rise:+.0%} from {a.frm.label} to {a.to.label}, then "
                 f"{r.rise:+.0%} from {r.frm.label} to {r.to.label}, more than the noise of those points "
                 f"(±{r.noise:.0%}); repeats (repeat: 3 or more) or longer tests would tell")
+    if k.state == "unclear" and k.band:
+        lo, hi = k.band[0].frm, k.band[-1].to
+        each = ", ".join(f"{s.frm.label} to {s.to.label} {s.gain:+.0%} ±{s.noise:.0%}" for s in k.band)
+        return (f"{head}knee not clear: between {in_flight(lo)} ({throughput_text(c, lo)}) and {in_flight(hi)} "
+                f"({throughput_text(c, hi)}) each doubling changed throughput within its noise ({each}; the knee "
+                f"rule asks {GROWTH_MIN:+.0%}): the knee lies in that band; repeats (repeat: 3 or more) or longer "
+                "steps would tell")
     return f"{head}{len(c.points)} loads: too few to find a knee (3 or more needed)"
 
 
@@ -76,7 +84,7 @@ HEADERS = ["load", "in flight", "throughput", "repeats (min–max)", "MiB/s", "p
 def _mark(k: Knee | None, p: Point) -> str:
     if k is None or k.point is not p:
         return ""
-    return {"knee": "KNEE", "no knee": "highest, no knee", "noisy": "noisy"}.get(k.state, "")
+    return {"knee": "KNEE", "no knee": "highest, no knee", "noisy": "noisy", "unclear": "band from"}.get(k.state, "")
 
 
 def table(c: Curve, k: Knee | None, run: str = "") -> Table:
@@ -139,17 +147,27 @@ def report_curves(results: Sequence[Result]) -> list[tuple[Table, str | None, st
     return out
 
 
+# the terminal's rank of each column of HEADERS (with "run" first in compare's overlay): on a narrow terminal the
+# highest goes first (docs/report.md, "Narrow terminals"); the load, throughput, test and knee stay
+RANKS = {"run": 0, "load": 0, "in flight": 5, "throughput": 0, "repeats (min–max)": 4, "MiB/s": 6, "p50 ms": 2,
+         "p99 ms": 1, "mean ms": 3, "bottleneck": 7, "test": 0, "knee": 0}
+LEFT = {"run", "load", "repeats (min–max)", "bottleneck", "test", "knee"}
+
+
+def print_table(console: "Console", t: Table) -> None:
+    """A curve's table (or compare's overlay of one curve) through textout.print_table, the knee's row bold."""
+    from .textout import Column, print_table as fitted
+
+    def cell(i: int):
+        return lambda row: row[i]
+    columns = [Column(h, cell(i), right=h not in LEFT, rank=RANKS[h]) for i, h in enumerate(t.headers)]
+    fitted(console, t.title, columns, t.rows, row_style=lambda row: "bold" if row[-1] else "")
+
+
 def print_curves(console: "Console", results: Sequence[Result]) -> None:
     """Each curve's points as a table, in the style of every terminal table (textout.py)."""
-    from .textout import plain_table, print_whole
     for c, k in knees(results):
-        t = table(c, k)
-        rt = plain_table(t.title)
-        for i, h in enumerate(t.headers):
-            rt.add_column(h, justify="left" if i in (0, 3, 8, 9, 10) else "right", no_wrap=True)
-        for row in t.rows:
-            rt.add_row(*row, style="bold" if row[-1] else "")
-        print_whole(console, rt)
+        print_table(console, table(c, k))
 
 
 def overlaid(runs: Sequence[tuple[str, Sequence[Result]]]) -> list[list[Overlaid]]:

@@ -163,12 +163,10 @@ def print_results(console: Console, results: list[Result], reasons: bool = False
         print_whole(console, seed_summary(results[0]))
         print_cpu(console, results)
     else:
-        left_out: dict[str, None] = {}
         for kind, rs in by_kind(results):
             table, dropped = kind_table(console, kind, rs)
             print_whole(console, table)
-            left_out.update(dict.fromkeys(dropped))
-        print_left_out(console, list(left_out))
+            print_left_out(console, dropped)        # under the table it is of
         print_cpu(console, results)
         print_curves(console, results)
     print_messages(console, results)

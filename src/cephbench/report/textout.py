@@ -49,25 +49,33 @@ class Column:
     rank: int = 0
 
 
-def _table(title: str, columns: Sequence[Column], rows: Sequence[Any]) -> Table:
+RowStyle = Callable[[Any], str]         # a row's style ("bold", "red"), "" for none
+RowEnds = Callable[[Any], bool]         # a row that ends a section (a rule under it)
+
+
+def _table(title: str, columns: Sequence[Column], rows: Sequence[Any], row_style: RowStyle | None = None,
+           ends_section: RowEnds | None = None) -> Table:
     t = plain_table(title)
     for c in columns:
         # a cell is never wrapped (a row stays one line that grep and awk read): a narrow terminal leaves out
         # whole columns instead; only a row too long even then folds its name rather than lose its end to "…"
+        # (print_whole keeps every word whole: a test id is one word, never cut)
         t.add_column(c.header, justify="right" if c.right else "left", no_wrap=c.rank > 0 or c is not columns[0],
                      overflow="fold")
     for r in rows:
-        t.add_row(*(c.cell(r) for c in columns))
+        t.add_row(*(c.cell(r) for c in columns), style=row_style(r) if row_style else None,
+                  end_section=bool(ends_section(r)) if ends_section else False)
     return t
 
 
-def fitted_table(console: Console, title: str, columns: Sequence[Column],
-                 rows: Sequence[Any]) -> tuple[Table, list[str]]:
+def fitted_table(console: Console, title: str, columns: Sequence[Column], rows: Sequence[Any],
+                 row_style: RowStyle | None = None, ends_section: RowEnds | None = None) -> tuple[Table, list[str]]:
     """A table of `rows`, and the headers left out so that it fits the terminal (none off a terminal: a file or a
-    pipe gets every column at the table's natural width)."""
+    pipe gets every column at the table's natural width). Columns go whole, highest rank first (each table's order
+    is in docs/report.md, "Narrow terminals"); rank 0 stays, so a row may still be wider than the terminal."""
     left_out: list[str] = []
     columns = list(columns)
-    table = _table(title, columns, rows)
+    table = _table(title, columns, rows, row_style, ends_section)
     while console.is_terminal and natural_width(console, table) > console.width:
         droppable = [c for c in columns if c.rank > 0]
         if not droppable:
@@ -75,14 +83,23 @@ def fitted_table(console: Console, title: str, columns: Sequence[Column],
         drop = max(droppable, key=lambda c: c.rank)
         columns = [c for c in columns if c is not drop]
         left_out.append(drop.header)
-        table = _table(title, columns, rows)
+        table = _table(title, columns, rows, row_style, ends_section)
     return table, left_out
 
 
 def print_left_out(console: Console, left_out: Sequence[str]) -> None:
     if left_out:
-        console.print(f"left out to fit {console.width} columns: {', '.join(dict.fromkeys(left_out))} (a wider "
-                      "terminal, or `| cat`, shows them)", markup=False, style="dim", soft_wrap=True)
+        console.print(f"left out to fit {console.width} columns: {', '.join(dict.fromkeys(left_out))} (`| cat` "
+                      "shows them)", markup=False, style="dim", soft_wrap=True)
+
+
+def print_table(console: Console, title: str, columns: Sequence[Column], rows: Sequence[Any],
+                row_style: RowStyle | None = None, ends_section: RowEnds | None = None) -> None:
+    """Every terminal table but the kinds' and the baselines' (which print their line once under the group): the
+    table fitted to the terminal, whole, and under it the one line naming the columns it left out."""
+    table, left_out = fitted_table(console, title, columns, rows, row_style, ends_section)
+    print_whole(console, table)
+    print_left_out(console, left_out)
 
 
 def _rstrip(line: list[Segment]) -> list[Segment]:
@@ -108,6 +125,11 @@ def print_whole(console: Console, renderable: RenderableType) -> None:
     """Print a table whole: at the console's width on a terminal (wider when its words do not fit: the terminal
     then wraps the lines, but nothing is lost), at the table's natural width anywhere else (a file or a pipe has no
     width: wrapping there would only break lines), with no trailing blanks either way."""
+    if isinstance(renderable, Table) and isinstance(renderable.title, str) and renderable.title:
+        # the title is a line of its own, never wrapped to the width of a narrow table
+        console.print(renderable.title, markup=False, highlight=False, soft_wrap=True,
+                      style=renderable.title_style or "table.title")
+        renderable.title = None
     if console.is_terminal:
         if isinstance(renderable, Table):
             _keep_words_whole(renderable)

@@ -10,9 +10,8 @@ from __future__ import annotations
 from typing import Sequence
 
 from rich.console import Console
-from rich.table import Table as RichTable
 
-from ..analysis.compare import Side
+from ..analysis.compare import Side, metric_label
 from ..analysis.stats import ALPHA, repeats_needed
 from ..analysis.variants import Summary, VariantsView, VariantTest
 from . import charts
@@ -83,9 +82,9 @@ def test_rows(tests: Sequence[VariantTest], first: str, variants: Sequence[str])
         for v in variants:
             side, c = _side(t, v), t.change(v)
             if side is None:
-                rows.append([t.label, v, t.metric.label, "-", "no result", "0", "-", ""])
+                rows.append([t.label, v, metric_label(t.metric, t.test.kind), "-", "no result", "0", "-", ""])
                 continue
-            rows.append([t.label, v, t.metric.label, value(t.metric, side.median), spread_text(t.metric, side),
+            rows.append([t.label, v, metric_label(t.metric, t.test.kind), value(t.metric, side.median), spread_text(t.metric, side),
                          str(side.n), REFERENCE if v == first else (delta_text(c.delta) if c else "-"),
                          "" if v == first or c is None else c.delta.sig.text()])
     return rows
@@ -142,32 +141,33 @@ def chart_list(view: VariantsView | None) -> list[tuple[str, str, str, str]]:
 # ---- terminal ------------------------------------------------------------------------------------------
 
 def print_variants(console: Console, view: VariantsView | None) -> None:
-    """Per test one row, one column per variant after the first (its Δ% and significance); then the summary."""
+    """Per test one row, one column per variant after the first (its Δ% and significance, with the test's p); then
+    the summary. Both through the terminal's one table code (textout.print_table): on a narrow terminal the last
+    variants' columns go first, then the summary's counts (docs/report.md, "Narrow terminals")."""
     if view is None:
         return
-    t = RichTable(title=f"Variants: % change against {view.first} (median of the repeats; ~ not significant)",
-                  title_justify="left", header_style="bold")
-    t.add_column("test", overflow="fold")
-    t.add_column("metric")
-    t.add_column(f"{view.first}", justify="right")
-    for v in view.others:
-        t.add_column(v, justify="right")
+    from .textout import Column, print_table
+    rows: list[list[str]] = []
     for g in view.groups:
-        for i, vt in enumerate(g.tests):
+        for vt in g.tests:
             ref = _side(vt, view.first)
             cells = []
             for v in view.others:
                 c = vt.change(v)
-                cells.append(f"{delta_text(c.delta)} {c.delta.sig.text()}" if c else "-")
-            t.add_row(vt.label, vt.metric.label, value(vt.metric, ref.median if ref else None), *cells,
-                      end_section=i == len(g.tests) - 1)
-    console.print(t)
-    s = RichTable(title=f"Variants summary: median % change against {view.first}", title_justify="left",
-                  header_style="bold")
-    for h in SUMMARY_HEADERS:
-        s.add_column(h, justify="right" if h in ("median Δ%", "tests", "too few repeats") else "left")
-    for row in summary_rows(view):
-        s.add_row(*row)
-    console.print(s)
+                cells.append(f"{delta_text(c.delta)} {c.delta.sig.shown()}" if c else "-")
+            rows.append([vt.label, metric_label(vt.metric, vt.test.kind),
+                         value(vt.metric, ref.median if ref else None), *cells])
+
+    def cell(i: int):
+        return lambda row: row[i]
+    columns = [Column("test", cell(0), right=False), Column("metric", cell(1), right=False),
+               Column(view.first, cell(2)),
+               *(Column(v, cell(3 + i), rank=len(view.others) + 3 - i) for i, v in enumerate(view.others))]
+    print_table(console, f"Variants: % change against {view.first} (median of the repeats; ~ not significant)",
+                columns, rows)
+    ranks = {"tests": 3, "too few repeats": 2, "significant": 1}
+    print_table(console, f"Variants summary: median % change against {view.first}",
+                [Column(h, cell(i), right=h in ("median Δ%", "tests", "too few repeats"), rank=ranks.get(h, 0))
+                 for i, h in enumerate(SUMMARY_HEADERS)], summary_rows(view))
     for line in notes(view, chart=False):
-        console.print(f"  {line}", markup=False, highlight=False)
+        console.print(f"  {line}", markup=False, highlight=False, soft_wrap=True)
