@@ -11,6 +11,7 @@ from ..analysis.compare import MetricDelta
 from ..analysis.variants import GroupKey
 from ..core.results import LatencyBreakdown, Result, Sample
 from ..core.units import format_size
+from ..kinds import ops_unit
 from . import svg
 from .clients import clients_of
 from .format import iops, mib_s, pct
@@ -36,11 +37,19 @@ def _cpu_series(r: Result) -> list[float]:
     return busiest.cpu_busy_series if busiest else []
 
 
+def ops_name(rs: Sequence[Result]) -> str:
+    """The results' operations per second as their kinds name them (objects/s, IOPS, req/s: kinds.ops_unit), or
+    "ops/s" for results of kinds that name them differently."""
+    names = {ops_unit(r.test.kind) for r in rs} - {None}
+    return names.pop() if len(names) == 1 else "ops/s"
+
+
 def _panels(rs: Sequence[Result]) -> list[str]:
-    """What the time-series chart of these results shows: bandwidth, IOPS when a tool counts ops, host CPU."""
+    """What the time-series chart of these results shows: bandwidth, operations when a tool counts them (named as
+    its kind does), host CPU."""
     panels = ["bandwidth"]
     if any(s.ops_per_s for r in rs for s in r.measurement.timeseries):
-        panels.append("IOPS")
+        panels.append(ops_name(rs))
     if any(len(_cpu_series(r)) >= 2 for r in rs):
         panels.append("host CPU")
     return panels
@@ -86,13 +95,14 @@ def timeseries(results: Sequence[Result]) -> str | None:
     if not rs:
         return None
     shown = _panels(rs)
-    panels = {"bandwidth": svg.Panel("MiB/s"), "IOPS": svg.Panel("IOPS (ops/s)"),
+    ops = ops_name(rs)
+    panels = {"bandwidth": svg.Panel("MiB/s"), ops: svg.Panel(ops),
               "host CPU": svg.Panel("CPU busy (%)\nbusiest host", ymax=100.0)}
     series: dict[str, list[tuple[str, list[tuple[float, float]]]]] = {p: [] for p in panels}
     for r in rs:
         ts = _whole(r.measurement.timeseries)
         series["bandwidth"].append((r.test.id, [(s.t_s, (s.bytes_per_s or 0) / MIB) for s in ts]))
-        series["IOPS"].append((r.test.id, [(s.t_s, float(s.ops_per_s or 0)) for s in ts]))
+        series[ops].append((r.test.id, [(s.t_s, float(s.ops_per_s or 0)) for s in ts]))
         series["host CPU"].append((r.test.id, [(i, 100 * c) for i, c in enumerate(_cpu_series(r), 1)]))
     for name, p in panels.items():
         p.lines = _lines(series[name])
@@ -163,15 +173,15 @@ def osd_bars(result: Result) -> str | None:
 
 
 def client_bars(result: Result) -> str | None:
-    """Each client's bandwidth (MiB/s; ops/s for operations that move no data) over the common window, a client
-    flagged for imbalance in red, the clients' median as a line."""
+    """Each client's bandwidth (MiB/s; its kind's operations per second for operations that move no data) over the
+    common window, a client flagged for imbalance in red, the clients' median as a line."""
     c = clients_of(result)
     if c is None:
         return None
     per = c["per_client"]
     by_bytes = any(p.get("bytes_per_s") for p in per)
     values = [(p.get("bytes_per_s") or 0.0) / MIB if by_bytes else float(p.get("ops_per_s") or 0.0) for p in per]
-    unit = "MiB/s" if by_bytes else "ops/s"
+    unit = "MiB/s" if by_bytes else (ops_unit(result.test.kind) or "ops/s")
     names = [str(p.get("host")) for p in per]
     slow = set(c.get("imbalanced") or [])
     mid = statistics.median(values)
@@ -210,10 +220,11 @@ def efficiency_color(eff: float) -> str:
     return GOOD if eff >= 0.8 else FAIR if eff >= 0.5 else POOR
 
 
-def _rate(bytes_per_s: float, size: int | None) -> str:
-    """MiB/s, with the ops/s it means for ops under 1 MiB (where ops, not bytes, are what a user counts)."""
+def _rate(bytes_per_s: float, size: int | None, unit: str = "ops/s") -> str:
+    """MiB/s, with the operations per second it means for ops under 1 MiB (where ops, not bytes, are what a user
+    counts), named as the test's kind counts them (objects/s, IOPS, req/s)."""
     text = f"{mib_s(bytes_per_s)} MiB/s"
-    return text + f" ({iops(bytes_per_s / size)} ops/s)" if size and size < MIB else text
+    return text + f" ({iops(bytes_per_s / size)} {unit})" if size and size < MIB else text
 
 
 GAP_WIDTH = 1080          # the page's width: the verdict's charts are the first thing a reader sees
@@ -234,7 +245,7 @@ def gap(g: Gap) -> str:
         rows.append(svg.BulletRow(row.resource, mib(row.ceiling), LIMIT if row.limit else HARDWARE,
                                   back=mib(row.hardware), text=text, strong=row.limit, tooltip=row.formula))
     rows.append(svg.BulletRow("measured", mib(g.measured_bytes_per_s), efficiency_color(g.efficiency),
-                              text=f"{_rate(g.measured_bytes_per_s, g.op_size)} = {pct(g.efficiency)}",
+                              text=f"{_rate(g.measured_bytes_per_s, g.op_size, g.ops_unit)} = {pct(g.efficiency)}",
                               strong=True, tooltip=g.test_id))
     vals = [v for row in g.rows for v in (row.hardware, row.ceiling) if v] + [g.measured_bytes_per_s]
     log = max(vals) / max(min(vals), 1e-9) > 30

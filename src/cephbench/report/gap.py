@@ -15,7 +15,7 @@ from typing import Any
 from ..analysis import (CEILING_SOURCES, MODELLED, client_hosts, cluster_of, facts_from_run, op_of, op_size_of,
                         shape_clusters, with_clients)
 from ..analysis.model import ClusterFacts, Pool, Term, ceiling, osd_bench_ceiling, per_disk_rate
-from ..kinds import NET_BASELINE, level_of
+from ..kinds import NET_BASELINE, level_of, ops_unit
 from ..core.results import Result
 
 AGREE = 0.02          # a recomputed ceiling within 2% of the stored one is the same ceiling
@@ -42,6 +42,7 @@ class Gap:
     efficiency: float
     bottleneck: str               # what the analysis named (from the evidence when there was some)
     rows: list[GapRow]
+    ops_unit: str = "ops/s"       # what the test's kind calls its operations per second (kinds.ops_unit)
 
 
 class Facts:
@@ -150,4 +151,4 @@ def gap_of(result: Result, title: str, facts: Facts) -> Gap | None:
         rows.append(GapRow(label, label, None, a.ceiling_bytes_per_s,
                            a.reason or "", True))
     return Gap(title, result.test.id, m.bytes_per_s, m.ops_per_s, size, a.ceiling_bytes_per_s, a.efficiency,
-               a.bottleneck or "unknown", rows)
+               a.bottleneck or "unknown", rows, ops_unit(result.test.kind) or "ops/s")
