@@ -396,3 +396,26 @@ def test_the_knee_rule_shows_the_band_where_its_steps_change_within_their_noise(
     steady = tuple(Point(p.load, p.label, p.test_id, p.ops_per_s, p.bytes_per_s, None, None, p.mean_ns, "CPU")
                    for p in pts)
     assert knee(Curve("k", "t", "rados_bench", "RADOS", steady, True, False)).point.load == 2
+
+
+def test_repeats_per_step_when_asked_run_each_step_and_its_noise_is_their_spread():
+    from cephbench.drivers.rounds import in_rounds
+    from cephbench.drivers.search import figures
+    plan = expand(suite(modes=["write"], concurrency={"auto": {"max": 8, "repeats": 3}}))
+    once = expand(suite(modes=["write"], concurrency={"auto": {"max": 8}}))
+    assert plan.tests[0].search == Search(param="concurrency", max=8, repeats=3)
+    assert plan.tests[1].est_duration_s == pytest.approx(3 * once.tests[1].est_duration_s)
+    # three real runs of one 4 KiB write (Ceph 16.2.15): the median run stands for the step, the runs' spread is
+    # its noise
+    ms = [rados_measurement("ceph16.2.15_write_4K.txt"), rados_measurement("ceph16.2.15_write_4M.txt"),
+          rados_measurement("ceph16.2.15_write_64K_22s_dated.txt")]
+    test = plan.tests[1]
+    runs = []
+    out = in_rounds(test, lambda n: (runs.append(n), Outcome(test, 0.0, 1.0, measurement=ms[n], raw=[f"r{n}"]))[1])
+    by = sorted(m.bytes_per_s for m in ms)
+    assert runs == [0, 1, 2] and out.measurement.bytes_per_s == by[1] and out.raw == ["r0", "r1", "r2"]
+    assert figures(2, out.measurement).noise == pytest.approx((by[2] - by[0]) / 2 / by[1])
+    assert "search step run 3 times" in out.notes[-1]
+    with pytest.raises(UserError):
+        parse_suite({"name": "t", "workloads": [{"type": "rados_bench", "concurrency": {"auto": {"repeats": 0}}}]},
+                    "s.yaml")

@@ -18,9 +18,10 @@ import math
 from dataclasses import dataclass, field, replace
 from typing import Any, Iterable, Literal, Sequence
 
-from ..kinds import level_of
-from ..core.loadsearch import LOAD_PARAMS, MIN_POINTS, NOISE_FLOOR, judge, noise, per_doubling
-from ..core.results import Result, is_mon_silence
+from ..kinds import KINDS, level_of
+from ..core.loadsearch import (LOAD_PARAMS, MIN_POINTS, NOISE_FLOOR, STEP_RUNS_KEY, judge, noise, past_warmup,
+                               per_doubling, repeats_noise)
+from ..core.results import Result, is_mon_silence, steady_state
 from ..core.units import format_size
 from . import stats
 
@@ -161,6 +162,14 @@ def _noise(r: Result, in_ops: bool) -> float:
     error of its mean, the seconds taken as independent), at least NOISE_FLOOR (loadsearch.noise: a search's steps
     take theirs by the same rule)."""
     m = r.measurement
+    runs = repeats_noise(m.extra.get(STEP_RUNS_KEY) or [])     # a search step run several times
+    if runs is not None:
+        return runs
+    kind = KINDS.get(r.test.kind)
+    past = past_warmup([float((s.ops_per_s if in_ops else s.bytes_per_s) or 0.0) for s in steady_state(m.timeseries)],
+                       kind.warmup_s if kind is not None else 1.0)
+    if past:
+        return noise(past)
     mean, sd = (m.ops_per_s, m.ops_per_s_stddev) if in_ops else (m.bytes_per_s, m.bytes_per_s_stddev)
     if not mean or sd is None:
         return NOISE_FLOOR

@@ -30,6 +30,7 @@ STALL_BELOW = 0.5
 STALL_RERUNS = 2             # a step that stalls runs again at most this often; then it counts as it ran
 STEADY_SECONDS_MIN = 3       # whole seconds past the tool's warm-up a step needs: a median, a spread, a stall seen
 UNCLEAR_MAX = 2              # steps in a row whose change is within their noise: the search stops, its knee unclear
+STEP_RUNS_KEY = "search_step_runs"   # measurement.extra: each run's throughput of a step run `repeats` times
 
 
 def loads(largest: int) -> list[int]:
@@ -75,14 +76,30 @@ def noise(seconds: Sequence[float], stddev: float | None = None, mean: float | N
     return max(NOISE_FLOOR, stddev / mean / math.sqrt(n))
 
 
+def repeats_noise(figures: Sequence[float]) -> float | None:
+    """A step run several times: half the range of its runs over their median (as a curve point's repeats), at
+    least NOISE_FLOOR; None for fewer than two runs."""
+    if len(figures) < 2:
+        return None
+    mid = statistics.median(figures) or max(figures)
+    return max(NOISE_FLOOR, (max(figures) - min(figures)) / 2 / mid) if mid else NOISE_FLOOR
+
+
+def past_warmup(seconds: Sequence[float], warmup_s: float = 1.0) -> list[float]:
+    """A step's whole seconds past its tool's warm-up, when STEADY_SECONDS_MIN of them are left; else none (too
+    short a series to leave any out: its tool's own figures stand)."""
+    skip = int(math.ceil(warmup_s))
+    return list(seconds[skip:]) if len(seconds) - skip >= STEADY_SECONDS_MIN else []
+
+
 def stalls(seconds: Sequence[float], warmup_s: float = 1.0) -> list[int]:
     """The whole seconds (indexes into `seconds`) past the tool's warm-up that fell below STALL_BELOW of the step's
     own median second: the load stalled there (a monitor's pause, another tenant's burst), and the step's mean is not
     what the load gives. None with fewer than STEADY_SECONDS_MIN seconds past the warm-up: too few to have a median."""
-    skip = int(math.ceil(warmup_s)) if len(seconds) > STEADY_SECONDS_MIN + math.ceil(warmup_s) - 1 else 0
-    past = list(seconds[skip:])
-    if len(past) < STEADY_SECONDS_MIN:
+    past = past_warmup(seconds, warmup_s)
+    if not past:
         return []
+    skip = len(seconds) - len(past)
     mid = statistics.median(past)
     return [skip + i for i, v in enumerate(past) if mid > 0 and v < STALL_BELOW * mid]
 

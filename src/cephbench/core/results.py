@@ -33,6 +33,7 @@ class Search(BaseModel):
     param: str                  # "concurrency", "iodepth", "clients"
     max: int
     latency_max_s: float | None = None
+    repeats: int = 1            # runs of each step (its noise their spread); 1: its per-second spread
 
 
 class SearchStop(BaseModel):

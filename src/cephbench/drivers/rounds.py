@@ -81,6 +81,36 @@ def _unstalled(test: Test, one_round: Callable[[int], Outcome | None]) -> Outcom
     return out
 
 
+def _repeated(test: Test, one_round: Callable[[int], Outcome | None], repeats: int) -> Outcome | None:
+    """A search step run `repeats` times (`auto: {repeats: N}`), each run's raw output apart under -round<n>: the
+    figure is the median run's (the lower middle of an even count, a real run as a repeat's median is), each run's
+    throughput kept in its measurement's extra (loadsearch.STEP_RUNS_KEY) for the step's noise, their spread."""
+    runs: list[Outcome] = []
+    for n in range(repeats):
+        out = one_round(n)
+        if out is None:
+            return None
+        if out.measurement is None or out.error:
+            if not runs:
+                return out
+            out = None
+            break
+        runs.append(out)
+    key = "bytes_per_s" if runs[0].measurement and runs[0].measurement.bytes_per_s else "ops_per_s"
+    figure = lambda o: float(getattr(o.measurement, key) or 0.0)  # noqa: E731
+    ranked = sorted(runs, key=figure)
+    mid = ranked[(len(ranked) - 1) // 2]
+    assert mid.measurement is not None
+    mid.measurement.extra[loadsearch.STEP_RUNS_KEY] = [figure(o) for o in runs]
+    unit, scale = ("MiB/s", MIB) if key == "bytes_per_s" else ("ops/s", 1.0)
+    mid.notes.append(f"search step run {len(runs)} times ({', '.join(f'{figure(o) / scale:,.1f}' for o in runs)} "
+                     f"{unit}): the figure is the median run's, the step's noise their spread"
+                     + (f"; run {len(runs) + 1} failed" if len(runs) < repeats else ""))
+    mid.commands = [c for o in runs for c in o.commands]
+    mid.raw = [r for o in runs for r in o.raw]
+    return mid
+
+
 def step_seconds(m: Measurement) -> list[float]:
     """A step's whole seconds, in its throughput's unit (bytes/s where it counts bytes, else ops/s)."""
     key = "bytes_per_s" if m.bytes_per_s else "ops_per_s"
@@ -92,6 +122,8 @@ def in_rounds(test: Test, one_round: Callable[[int], Outcome | None]) -> Outcome
     until steady or max. None in a dry run."""
     steady = test.params.get("steady_state")
     if not steady:
+        if test.search is not None and test.search.repeats > 1:
+            return _repeated(test, one_round, test.search.repeats)
         return _unstalled(test, one_round) if test.search is not None else one_round(0)
     rounds: list[Measurement] = []
     starts: list[float] = []

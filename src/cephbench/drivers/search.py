@@ -12,20 +12,23 @@ import json
 from typing import Iterator, Sequence
 
 from ..core import loadsearch
+from ..kinds import KINDS
 from ..core.loadsearch import StepFigures
 from ..core.results import Measurement, SearchStop, Test
 from .base import Outcome, now
 from .rounds import step_seconds
 
 
-def figures(load: int, m: Measurement) -> StepFigures:
-    """A step's throughput, latency and noise: the per-second spread of its throughput (the tool's own standard
-    deviation where it prints one, else its series'), as the knee rule takes a point's (analysis/curves.py)."""
+def figures(load: int, m: Measurement, warmup_s: float = 1.0) -> StepFigures:
+    """A step's throughput, latency and noise: the spread of its runs when it ran several (`auto: {repeats: N}`),
+    else the per-second spread of its throughput past its tool's warm-up (the tool's own standard deviation where
+    its series is too short), as the knee rule takes a point's (analysis/curves.py)."""
     p99 = m.latency.percentiles_ns.get("99")
     sd = m.bytes_per_s_stddev if m.bytes_per_s else m.ops_per_s_stddev
     mean = m.bytes_per_s or m.ops_per_s
-    seconds = step_seconds(m)
-    spread = loadsearch.noise(seconds, sd, mean, count=round(m.duration_s))
+    past = loadsearch.past_warmup(step_seconds(m), warmup_s)
+    spread = loadsearch.repeats_noise(m.extra.get(loadsearch.STEP_RUNS_KEY) or []) or \
+        (loadsearch.noise(past) if past else loadsearch.noise([], sd, mean, count=round(m.duration_s)))
     return StepFigures(load, mean, p99 if p99 is not None else m.latency.mean_ns, p99 is not None, spread)
 
 
@@ -76,7 +79,8 @@ class Searches:
         else:
             steps = self._steps.setdefault(_key(test), [])
             if not outcome.warnings:
-                steps.append(figures(load, outcome.measurement))
+                kind = KINDS.get(test.kind)
+                steps.append(figures(load, outcome.measurement, kind.warmup_s if kind is not None else 1.0))
             why = loadsearch.stop(steps, test.search) if steps and steps[-1].load == load else None
             if why is None and load >= test.search.max:
                 why = loadsearch.at_max(test.search)

@@ -87,9 +87,12 @@ def _latency_bound(v: Any) -> float:
 class Auto(Strict):
     """`auto` in place of a load (`concurrency: auto`, or `concurrency: {auto: {max: 64, latency_max: 50ms}}`): a
     search that doubles the load from 1 up to `max` and stops where the knee rule says more load no longer pays,
-    or where the latency (p99 where the tool gives percentiles, else the mean) passes `latency_max`."""
+    or where the latency (p99 where the tool gives percentiles, else the mean) passes `latency_max`; with `repeats`,
+    each step runs that many times and its noise is their spread."""
     max: Annotated[int, Field(strict=True)] = DEFAULT_MAX
     latency_max: Annotated[float, BeforeValidator(_latency_bound)] | None = None
+    # runs of each step: the step's figure is the median run's and its noise their spread (core/loadsearch.py)
+    repeats: Annotated[int, Field(strict=True, ge=1, le=9)] = 1
 
     @model_validator(mode="before")
     @classmethod

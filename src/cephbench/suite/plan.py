@@ -168,7 +168,8 @@ def _search_of(kind: Kind, data: dict[str, Any], client_hosts: int | None) -> Se
         if isinstance(dumped, dict):
             auto = dumped[AUTO]         # schema.Auto's dump: {auto: {max, latency_max}}, as the suite writes it
             most = auto["max"] if auto["max"] is not None else client_hosts or loadsearch.DEFAULT_MAX
-            return Search(param=param, max=most, latency_max_s=auto.get("latency_max"))
+            return Search(param=param, max=most, latency_max_s=auto.get("latency_max"),
+                          repeats=auto.get("repeats") or 1)
     return None
 
 
@@ -367,7 +368,8 @@ def expand(suite: Suite, client_hosts: int | None = None) -> Plan:
                             group=group,
                             params=params,
                             repeat=rep,
-                            est_duration_s=_test_estimate(kind, params, pi == 0) + (switch_s if pi == 0 else 0.0),
+                            est_duration_s=_test_estimate(kind, params, pi == 0) * (search.repeats if search else 1)
+                            + (switch_s if pi == 0 else 0.0),
                             variant=variant,
                             search=search,
                         ))
