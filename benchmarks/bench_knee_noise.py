@@ -61,7 +61,7 @@ def one_run(i: int, d: Path, lab_dir: Path, env: dict[str, str]) -> tuple[int, f
               + (f"; stop: {r.search_stop.text}" if r.search_stop else ""), flush=True)
     found = knees(results)
     if not found:
-        print(f"run {i}: no curve ({len(results)} results)", flush=True)
+        print(f"run {i}: no curve ({len(results)} results): {(run.stderr or run.stdout).strip()[-800:]}", flush=True)
         return None
     curve, k = found[0]
     at = k.point or curve.points[-1]
