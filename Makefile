@@ -10,7 +10,7 @@ NAME ?=
 # (PYTHONDONTWRITEBYTECODE=1): a run's imports then cost 0.43-0.49 s of CPU a start instead of 0.29 s.
 unexport PYTHONDONTWRITEBYTECODE
 
-.PHONY: setup install demo test roots test-go-and-unit test-unit test-lab test-lab-serial test-go bench loadgen clean
+.PHONY: setup install image demo test roots test-go-and-unit test-unit test-lab test-lab-serial test-go bench loadgen clean
 
 setup:
 	bash scripts/setup.sh
@@ -19,6 +19,13 @@ setup:
 # none of the lab's daemons, monitoring or browser
 install:
 	bash scripts/setup.sh --client
+
+# cephbench as a toolbox image of RELEASE's client tools, localhost/cephbench:RELEASE (docs/toolbox.md): made from the
+# release's root (pacific, reef, tentacle: built first if not cached) with podman import, no registry; an image made
+# from the same root and sources is kept
+RELEASE ?= reef
+image: loadgen
+	$(CEPHBENCH) lab image --build $(RELEASE)
 
 loadgen:
 	@if [ -d loadgen ]; then mkdir -p build/bin && cd loadgen && \

@@ -251,6 +251,34 @@ def lab_roots(remove: str | None, build: str | None) -> None:
                   f"in {r.build_s:.0f} s  {r.dir}")
 
 
+@lab.command("image")
+@click.option("--build", "build", default=None, metavar="RELEASE",
+              help="Make the toolbox image of RELEASE from its root (podman import; no registry), unless the one "
+                   "podman holds was made from the same root and sources.")
+@click.option("--remove", "remove", default=None, metavar="RELEASE", help="Remove the toolbox image of RELEASE.")
+def lab_image(build: str | None, remove: str | None) -> None:
+    """cephbench as a container image of a release's client tools (localhost/cephbench:RELEASE): docs/toolbox.md."""
+    from ..lab import image
+    if remove and build:
+        raise UserError("--remove and --build were both given", "give one of them", where="--build")
+    if build:
+        img = image.ensure(build, progress=lambda m: err.print(f"lab: {m}"))
+        out.print(f"{img.ref}: ceph {img.label('ceph_version')}, python {img.label('python')}, "
+                  f"{format_size(img.size_bytes)}, image {img.id[:12]}", markup=False)
+        return
+    if remove:
+        gone = image.remove(remove)
+        out.print(f"removed {gone.ref} ({format_size(gone.size_bytes)})", markup=False)
+        return
+    found = image.list_images()
+    if not found:
+        out.print("no cephbench images; `cephbench lab image --build reef` (or make image RELEASE=reef) makes one")
+        return
+    for i in found:
+        out.print(f"{i.ref:<28} ceph {i.label('ceph_version'):<22} python {i.label('python'):<5} "
+                  f"{format_size(i.size_bytes):>9}  {i.id[:12]}", markup=False)
+
+
 @lab.command("down")
 @_lab_dir_option
 @click.option("--keep", is_flag=True, help="Keep the lab directory (data, logs).")
