@@ -152,3 +152,39 @@ def test_a_marker_naming_entries_outside_the_lab_removes_only_lab_names(tmp_path
     (d / labdir.MARKER).write_text(json.dumps(data))
     labdir.remove(labdir.check_removable(d))
     assert (outside / "thesis.txt").read_text() == "four years of work\n"
+
+
+def test_down_leaves_a_users_file_inside_the_labs_log_and_says_so(tmp_path):
+    """Issue 34 item 6: `lab down` deleted a user's file left in the lab's log/. The daemons' own logs go (named as
+    conf.py and daemons.py name them); a user's file, a directory of theirs and a link are left, each said in a line,
+    and the directory stays; `lab up` there touches nothing."""
+    d = tmp_path / "lab"
+    labdir.claim(d)
+    for sub in ("run", "log", "mon/a", "osd/0"):
+        (d / sub).mkdir(parents=True)
+    (d / "ceph.conf").write_text("[global]\n")
+    lab_logs = ["ceph-mon.a.log", "ceph-osd.0.log", "ceph-client.rgw.lab.log", "ceph.log", "mon.a.out",
+                "sshd.h1.out", "node-exporter.h2.out", "prometheus.out"]
+    for name in lab_logs:
+        (d / "log" / name).write_text("daemon\n")
+    (d / "log" / "notes.txt").write_text("mine\n")
+    (d / "log" / "mine").mkdir()
+    (d / "log" / "mine" / "ceph-osd.1.log").write_text("a copy I kept\n")
+    (d / "log" / "etc").symlink_to("/etc")
+    users = {"log/notes.txt", "log/mine", "log/mine/ceph-osd.1.log", "log/etc"}
+    up = cephbench("lab", "up", "--dir", d, "--osds", "1", "--no-rgw", "--osd-size", "2GiB")
+    refused(up, "log/notes.txt", "nothing in it was touched")
+    res = cephbench("lab", "down", "--dir", d)
+    assert res.returncode == 0, res.stderr
+    for name in ("log/notes.txt", "log/mine/ceph-osd.1.log", "log/etc"):
+        assert f"left {d / name}: the lab did not make it" in res.stdout, res.stdout
+    assert "kept the directory" in res.stdout
+    assert set(tree(d)) == users | {"log"}
+    assert (d / "log" / "notes.txt").read_text() == "mine\n" and Path("/etc/hostname").exists()
+    # the lab's own logs alone: all gone, the directory too
+    labdir.claim(e := tmp_path / "lab2")
+    (e / "log").mkdir()
+    for name in lab_logs:
+        (e / "log" / name).write_text("daemon\n")
+    res = cephbench("lab", "down", "--dir", e)
+    assert res.returncode == 0 and "left" not in res.stdout and not e.exists(), res.stdout

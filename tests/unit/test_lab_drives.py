@@ -221,3 +221,53 @@ def test_controllers_missing_is_one_line(tmp_path):
         cgroups.check_controllers([tmp_path / "blkio"])
     line = e.value.one_line()
     assert "blkio controller is not mounted" in line and "drive throttles" in line and "\n" not in line
+
+
+# ---- CPU limits and host loads (issue 35) -------------------------------------------------------
+
+def test_cpu_limits_and_host_loads_in_every_spelling():
+    from cephbench.lab.cpulimit import CpuLimitSpec, HostLoadSpec, parse_cpu_limits, parse_host_loads
+    assert parse_cpu_limits(["osd.2=0.08", "osd.0=1.5cores,osd.1=.5"]) == (
+        CpuLimitSpec("osd.2", 0.08), CpuLimitSpec("osd.0", 1.5), CpuLimitSpec("osd.1", 0.5))
+    assert parse_cpu_limits("osd.2=0.08")[0].quota_us == 8000
+    [h2] = parse_host_loads(["h2=1.5"])
+    assert (h2.quota_us, h2.loops, h2.names()) == (150000, 2, ["load.h2.0", "load.h2.1"])
+
+
+@pytest.mark.parametrize("call, values, where, words", [
+    ("parse_cpu_limits", ["osd.2"], "--cpu-limit", "is not NAME=CORES"),
+    ("parse_cpu_limits", ["mon.a=0.5"], "--cpu-limit", "is not an OSD"),
+    ("parse_cpu_limits", ["osd.2=0.001"], "--cpu-limit", "outside 0.01 to 64"),
+    ("parse_cpu_limits", ["osd.2=lots"], "--cpu-limit", "is not a number of cores"),
+    ("parse_cpu_limits", ["osd.2=0.1,osd.2=0.2"], "--cpu-limit", "limited twice"),
+    ("parse_host_loads", ["c1=1"], "--host-load", "is not an OSD host"),
+])
+def test_bad_cpu_specs_are_one_line_naming_the_flag(call, values, where, words):
+    from cephbench.lab import cpulimit
+    assert words in refusal(getattr(cpulimit, call), values, where=where)
+
+
+def test_a_cpu_spec_the_lab_cannot_hold_is_refused():
+    from cephbench.lab.multihost import spec_from_flags
+    flags = {"--osd-throttle": None, "--db-device": None, "--objectstore": None, "--fs": None}
+    assert "the lab has no such OSD" in refusal(spec_from_flags, 3, 1, 0, None, None, None,
+                                                 {**flags, "--cpu-limit": ["osd.3=0.1"]}, where="--cpu-limit")
+    assert "the lab has no such host" in refusal(spec_from_flags, 3, 1, 0, None, None, None,
+                                                  {**flags, "--host-load": ["h4=1"]}, where="--host-load")
+    assert "describes a multi-host lab" in refusal(spec_from_flags, None, 1, 0, None, None, None,
+                                                    {**flags, "--host-load": ["h2=1"]}, where="--host-load")
+
+
+def test_the_plan_records_a_cpu_group_per_limit_and_per_neighbour_before_they_are_made(tmp_path):
+    rec = drives.plan("ab12cd", tmp_path, {0: "h1", 1: "h2", 2: "h3"}, 2**30, hosts=["h1", "h2", "h3"],
+                      cpu_quota_us={"osd.2": 8000, "load.h2": 150000})
+    cpu = "/sys/fs/cgroup/cpu/cephbench-ab12cd"
+    assert rec.cgroups[-3:] == [cpu, f"{cpu}/load.h2", f"{cpu}/osd.2"]       # parent first: made in this order
+    assert rec.osd_cgroups(2, "h3") == [Path("/sys/fs/cgroup/blkio/cephbench-ab12cd/osd.2"), Path(f"{cpu}/osd.2"),
+                                       Path("/sys/fs/cgroup/cpuacct/cephbench-ab12cd/h3")]
+    assert rec.osd_cgroups(1, "h2") == [Path("/sys/fs/cgroup/blkio/cephbench-ab12cd/osd.1"),
+                                       Path("/sys/fs/cgroup/cpuacct/cephbench-ab12cd/h2")]
+    assert rec.load_cgroups("h2") == [Path(f"{cpu}/load.h2"), Path("/sys/fs/cgroup/cpuacct/cephbench-ab12cd/h2")]
+    rec.path = tmp_path / "drives.json"
+    rec.save()
+    assert drives.LabDrives.load(rec.path) == rec

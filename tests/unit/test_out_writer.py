@@ -43,6 +43,6 @@ def test_a_file_that_cannot_be_written_is_one_line_exit_2(tmp_path):
         res = cephbench(*args, "--out", dest)
         assert res.returncode == 2, (name, res.stdout, res.stderr)
         last = res.stderr.strip().splitlines()[-1]
-        assert last.startswith(f"cephbench: --out: cannot write {dest.parent}/"), (name, last)
-        assert last.endswith(": No such file or directory (give --out a file you may write)"), (name, last)
+        assert last.startswith(f"cephbench: --out: {dest.parent}/"), (name, last)
+        assert f"cannot be written: its directory {dest.parent} does not exist (give --out " in last, (name, last)
         assert not dest.parent.exists()

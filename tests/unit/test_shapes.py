@@ -49,8 +49,8 @@ BAD = [
      "variants[0].lab.objectstore: 'filstore' is not one of bluestore, filestore (did you mean 'filestore'?)"),
     ("{name: a, lab: {hosts: 3, public_nett: 1gbit}}",
      "variants[0].lab.public_nett: unknown key (did you mean 'public_net'?); the keys here are client_net, clients, "
-     "cluster_net, db_device, fs, hosts, objectstore, osd_size, osd_throttle, osds, osds_per_host, public_net, "
-     "release, rgw"),
+     "cluster_net, cpu_limit, db_device, fs, host_load, hosts, objectstore, osd_size, osd_throttle, osds, "
+     "osds_per_host, public_net, release, rgw"),
     ("{name: a, lab: {release: quincy}}",
      "variants[0].lab.release: release 'quincy' is not offered: offered are pacific, reef, tentacle (choose one of "
      "those)"),
@@ -147,6 +147,13 @@ def test_a_build_survives_its_ledger_record_and_says_how_to_put_it_back_by_hand(
         "--osds-per-host 2 --public-net 1gbit --cluster-net unshaped --objectstore filestore --fs ext4 "
         "--db-device 2GiB --osd-throttle osd.1=8MiB/s")
     assert restore_commands(json.dumps({"dir": "/tmp/lab", "original": None})) == ["cephbench lab down --dir /tmp/lab"]
+
+
+def test_a_shape_with_a_cpu_limit_and_a_neighbour_is_a_build_of_its_own():
+    b = shape("{hosts: 3, cpu_limit: {osd.2: 0.08}, host_load: {h2: 1.5}}")
+    assert b.up_flags() == ["--hosts", "3", "--cpu-limit", "osd.2=0.08", "--host-load", "h2=1.5"]
+    assert LabBuild.from_json(json.loads(json.dumps(b.to_json()))) == b
+    assert step(shape("{hosts: 3}"), b).kind == "rebuild"
 
 
 # ---- the order of the plan --------------------------------------------------------------------------------

@@ -40,6 +40,7 @@ from ..evidence import otherload
 from ..kinds import direction_of
 from ..evidence.hoststream import NOT_WATCHED, WHAT_WATCHES
 from .breakdown import describe, largest_part
+from .cpusplit import held_daemons, whose
 from .scheduler import NAME as SCHEDULER, NEAR_CAP, scheduler_cap
 from .slowstore import device_kind, slow_store
 from .model import CPU_BUSY, MIB
@@ -352,6 +353,16 @@ def from_evidence(result: Result, efficiency: float | None, b: LatencyBreakdown 
                                                     "of its cgroup throttle")
         return ev_verdict(held.bottleneck, f"measured: {held.bottleneck} carried {held.share:.0%} of its cgroup "
                                            f"throttle")
+    cpu_held = held_daemons(result.hosts)
+    if cpu_held:
+        # a daemon held by its cgroup's CPU limit (a container's) waits for CPU time whatever the host's CPUs do, as a
+        # drive at its throttle does: every replicated write waits for its replicas, every op for its primary
+        lines[0:0] = [h.line for h in cpu_held]
+        names = ", ".join(h.name for h in cpu_held)
+        first = cpu_held[0]
+        return ev_verdict(f"CPU limit{'s' if len(cpu_held) > 1 else ''} of {names}",
+                          f"measured: {first.daemon.who} was held by its CPU limit ({first.daemon.limit_cores:g} "
+                          f"cores): its cgroup was throttled in {first.share:.0%} of its CFS periods")
     if slow is not None:
         # the store one OSD's writes waited on, by its own counters: where a throttle is not seen (node-exporter
         # has none) it is the same drive, and it is as decisive, for every replicated write waits for it
@@ -393,7 +404,11 @@ def from_evidence(result: Result, efficiency: float | None, b: LatencyBreakdown 
         near = max((f for f in devices[:1] + links[:1] if f.share >= NEAR_SHARE), key=lambda f: f.share, default=None)
         if near is not None:
             return ev_verdict(*cannot_tell(near, cpu_busy, lines))
-        return ev_verdict("CPU", f"measured: the CPUs of {cpu_busy.bottleneck[5:-1]} were {cpu_busy.share:.0%} busy")
+        host = next(h for h in result.hosts if h.host == cpu_busy.bottleneck[5:-1])
+        bottleneck, sentence, split_line = whose(host, result.hosts, ev.cpu)
+        if split_line:
+            lines.insert(lines.index(cpu_busy.line) + 1 if cpu_busy.line in lines else 0, split_line)
+        return ev_verdict(bottleneck, sentence)
     if efficiency is not None and efficiency >= LATENCY_BOUND_BELOW:
         return ev_verdict(None, "")
     missing = missing_evidence(ev, result.hosts)

@@ -226,15 +226,19 @@ def _catalog(run_dir: Path, db: Path | None = None) -> None:
 
 
 
+OUT_HINT = "give --out a new path or a regular file you may write"
+
+
+def check_out(path: Path | None) -> None:
+    """`--out FILE` refused before the command does its work, not after (what write_out will refuse)."""
+    if path is not None:
+        from ..core.userfiles import writable
+        writable(path, OUT_HINT, where="--out")
+
+
 def write_out(path: Path, text: str) -> None:
-    """The one writer of `--out FILE`: the whole text or nothing, since a reader such as Prometheus' textfile
-    collector must never see half a file; a file that cannot be written is the user's to fix."""
-    tmp = path.with_name(path.name + ".tmp")
-    try:
-        tmp.write_text(text)
-        tmp.replace(path)
-    except OSError as exc:
-        with contextlib.suppress(OSError):
-            tmp.unlink(missing_ok=True)
-        raise UserError(f"cannot write {path}: {exc.strerror}", "give --out a file you may write",
-                        where="--out") from None
+    """`--out FILE` of every command, through the one writer (core/userfiles.py): the whole text or nothing, since
+    a reader such as Prometheus' textfile collector must never see half a file, and only a new path or a regular
+    file (never /dev/full, a FIFO, or a link out of its directory); anything else is the user's to fix."""
+    from ..core.userfiles import write_file
+    write_file(path, text, OUT_HINT, where="--out")

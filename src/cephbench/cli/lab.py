@@ -57,6 +57,12 @@ def _lab(lab_dir: Path | None) -> Lab:
 @click.option("--osd-throttle", "osd_throttle", multiple=True, metavar="osd.N[.db]=RATE[,IOPS]",
               help="Slow one OSD's drive through blkio from the start, e.g. osd.1=50MiB/s or osd.2=200iops "
                    "(with --hosts; change it later with `lab throttle`).")
+@click.option("--cpu-limit", "cpu_limit", multiple=True, metavar="osd.N=CORES",
+              help="Hold an OSD to a CPU limit from the start, as a container's is: a cgroup CFS quota, e.g. "
+                   "osd.2=0.08 (8 %% of a core) (with --hosts).")
+@click.option("--host-load", "host_load", multiple=True, metavar="hN=CORES",
+              help="Run a CPU-burning neighbour on a lab host, e.g. h2=1.5 (busy loops held to 1.5 cores, in the "
+                   "host's group; stopped by lab down) (with --hosts).")
 @click.option("--db-device", "db_device", default=None, metavar="SIZE",
               help="Put each OSD's BlueStore WAL/DB (FileStore journal) on a drive of its own of SIZE, e.g. 2GiB "
                    "(with --hosts).")
@@ -70,14 +76,16 @@ def _lab(lab_dir: Path | None) -> Lab:
                    "and a Prometheus server scraping them every second (with --hosts; `lab env` prints its URL).")
 def lab_up(lab_dir: Path | None, osds: int | None, osd_size: str, no_rgw: bool, hosts: int | None,
            osds_per_host: int, clients: int, public_net: str | None, cluster_net: str | None,
-           client_net: str | None, osd_throttle: tuple[str, ...], db_device: str | None, objectstore: str,
+           client_net: str | None, osd_throttle: tuple[str, ...], cpu_limit: tuple[str, ...],
+           host_load: tuple[str, ...], db_device: str | None, objectstore: str,
            fs: str | None, release: str | None, monitoring: bool) -> None:
     """Start a lab cluster and wait until it is healthy."""
     from ..lab.multihost import size_flag as _size_option, spec_from_flags
     lb = _lab(lab_dir)
     size = _size_option(osd_size, "--osd-size")
     drive_flags = {"--osd-throttle": list(osd_throttle) or None, "--db-device": db_device,
-                   "--objectstore": objectstore if objectstore != "bluestore" else None, "--fs": fs}
+                   "--objectstore": objectstore if objectstore != "bluestore" else None, "--fs": fs,
+                   "--cpu-limit": list(cpu_limit) or None, "--host-load": list(host_load) or None}
     multi = spec_from_flags(hosts, osds_per_host, clients, public_net, cluster_net, osds,
                              {"--client-net": client_net, **drive_flags})
     if lb.started() and lb.is_running():
@@ -119,6 +127,10 @@ def _print_topology(topo: dict) -> None:
         out.print(f"drives: {store}, OSD data on "
                   + ("loop devices" if dr["kind"] == "loop" else f"plain files ({dr.get('fallback') or dr['kind']})")
                   + db)
+    if topo.get("cpu_limits"):
+        out.print("CPU limits: " + ", ".join(f"{d} {c:g} cores" for d, c in topo["cpu_limits"].items()))
+    if topo.get("host_loads"):
+        out.print("neighbours: " + ", ".join(f"{h} burning {c:g} cores" for h, c in topo["host_loads"].items()))
     for h in topo["hosts"]:
         addrs = ", ".join(f"{k} {a}" for k, a in h["addresses"].items())
         out.print(f"  {h['name']:<4} {addrs:<40} {' '.join(d for d in h['daemons'] if not d.startswith('sshd.'))}")
@@ -291,5 +303,8 @@ def lab_down(lab_dir: Path | None, keep: bool) -> None:
         out.print(f"no lab in {lb.dir}: nothing to do")
         return
     out.print(f"lab down in {time.monotonic() - t0:.1f} s: stopped {len(stopped)} daemon(s)"
-              + (f"; kept {lb.dir}" if keep else f"; removed {lb.dir}"))
+              + (f"; kept {lb.dir}" if keep else f"; removed {lb.dir}" if not lb.left
+                 else f"; removed what the lab made in {lb.dir}, and kept the directory"), markup=False)
 
+    for name in lb.left:
+        out.print(f"left {lb.dir / name}: the lab did not make it", markup=False)

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from .common import err, write_out
+from .common import check_out, err, write_out
 
 
 @click.group()
@@ -20,6 +20,7 @@ def suite() -> None:
 def suite_from_cbt(cbt_yaml: Path, out_file: Path | None) -> None:
     """Translate CBT's radosbench, librbdfio and rawfio benchmarks into a cephbench suite (docs/suites.md)."""
     from ..rundirs.cbt import translate_file
+    check_out(out_file)
     text, unmapped = translate_file(cbt_yaml)
     for line in unmapped:
         err.print(f"cephbench: not translated: {line}", markup=False)

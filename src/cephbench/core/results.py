@@ -18,6 +18,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler, ValidationError, model_serializer
 
 from .errors import UserError
+from .userfiles import append_file, open_read, read_bytes, read_lines, write_file
 
 log = logging.getLogger(__name__)
 
@@ -157,6 +158,13 @@ class HostLoad(BaseModel):
     iowait_mean: float | None = None     # None: not known (a cgroup has no iowait of its own)
     cpu_busy_series: list[float] = Field(default_factory=list)   # one value per second
     source: Literal["proc-stat", "cpuacct"] = "proc-stat"
+    # whose the CPU time was (analysis/cpusplit.py): the busy CPU-seconds and wall seconds between the first and last
+    # readings, the kernel's boot id (hosts that are cgroups of one machine share it with the machine), and the Ceph
+    # daemons the host's watch found there, each over the same readings (none: not listed, or a result from before)
+    cpu_s: float | None = None
+    wall_s: float | None = None
+    machine: str | None = None
+    processes: list["ProcessCpu"] = Field(default_factory=list)
 
 
 # How a silence of the monitors during a test begins its warning (evidence/clusterwatch.py writes it). The figure
@@ -297,6 +305,16 @@ class ProcessCpu(BaseModel):
     cpu_ms_per_op: float | None = None
     cpu_s_per_gib: float | None = None
     source: str                                     # e.g. "/proc/PID/stat over ssh", "/proc/PID/stat here"
+    # a daemon as its host's watch saw it (HostLoad.processes): over how many wall seconds, its cgroup (the cpu
+    # controller's path), its container's id when the path names one, its CFS limit in cores, and over the same
+    # readings the CFS periods that ran and those throttled, and the time throttled (cpu.stat)
+    wall_s: float | None = None
+    cgroup: str | None = None
+    container: str | None = None
+    limit_cores: float | None = None
+    periods: int | None = None
+    throttled_periods: int | None = None
+    throttled_s: float | None = None
 
     @classmethod
     def of(cls, who: str, cpu_s: float, ops: float | None, nbytes: float | None, source: str,
@@ -472,7 +490,8 @@ class CorruptLine:
 
 
 class RunDir:
-    """A run directory on disk. Writing is append-only and flushed per result."""
+    """A run directory on disk. Writing is append-only and flushed per result; every file is read with a bound and
+    written through core/userfiles.py (regular files inside the directory only)."""
 
     def __init__(self, path: Path) -> None:
         self.path = Path(path)
@@ -493,6 +512,16 @@ class RunDir:
     @staticmethod
     def check_new(path: Path) -> None:
         """Refuse, before anything else happens, a run directory that cannot be made or is taken."""
+# Bounds of what a run directory's files may hold: far above any run's (a run.json of a thousand-test plan is a few
+# MiB; a result line with its evidence, a few hundred KiB), far below what would exhaust memory.
+MAX_RUN_JSON_BYTES = 64 * 1024**2
+MAX_RESULTS_BYTES = 2 * 1024**3
+MAX_RESULT_LINE_BYTES = 64 * 1024**2
+_RUN_HINT = "give the directory that 'cephbench run' printed"
+_FILE_HINT = "a run directory holds regular files: put the run's own file back, or give another run directory"
+_WRITE_HINT = "give a run directory of regular files you may write"
+
+
         path = Path(path)
         if path.exists() and not path.is_dir():
             raise UserError(f"{path} is a file, not a directory", "give --out a new directory", where="--out")
@@ -516,15 +545,17 @@ class RunDir:
         rd = cls(path)
         (path / "raw").mkdir(exist_ok=True)
         rd.write_meta({"schema_version": SCHEMA_VERSION, **meta})
-        rd.results_jsonl.touch()
+        append_file(rd.results_jsonl, b"", _WRITE_HINT, within=path)
         return rd
 
     @classmethod
     def open(cls, path: Path) -> "RunDir":
         rd = cls(Path(path))
-        if not rd.run_json.is_file():
-            raise UserError(f"{path} is not a cephbench run directory (no run.json)",
-                            "give the directory that 'cephbench run' printed")
+        if not rd.path.is_dir():
+            what = "it does not exist" if not os.path.lexists(rd.path) else "not a directory"
+            raise UserError(f"{path} is not a cephbench run directory ({what})", _RUN_HINT)
+        if not os.path.lexists(rd.run_json):
+            raise UserError(f"{path} is not a cephbench run directory (no run.json)", _RUN_HINT)
         meta = rd.meta()
         version = meta.get("schema_version")
         if not isinstance(version, int) or version > SCHEMA_VERSION:
@@ -534,18 +565,18 @@ class RunDir:
 
     def meta(self) -> dict[str, Any]:
         try:
-            meta = json.loads(self.run_json.read_text())
-        except (OSError, ValueError) as exc:
-            raise UserError(f"{self.run_json} cannot be read: {exc}") from exc
+            meta = json.loads(data)
+        except (ValueError, RecursionError) as exc:
+            why = "nested too deep" if isinstance(exc, RecursionError) else str(exc)
+            raise UserError(f"{self.run_json} cannot be read: not JSON ({why})", _FILE_HINT) from None
         if not isinstance(meta, dict):
             raise UserError(f"{self.run_json} is not a cephbench run.json (not a JSON object)",
                             "give the directory that 'cephbench run' printed")
         return meta
 
     def write_meta(self, meta: dict[str, Any]) -> None:
-        tmp = self.run_json.with_suffix(".json.tmp")
-        tmp.write_text(json.dumps(meta, indent=2, sort_keys=False, default=str) + "\n")
-        tmp.replace(self.run_json)
+        write_file(self.run_json, json.dumps(meta, indent=2, sort_keys=False, default=str) + "\n", _WRITE_HINT,
+                   within=self.path)
 
     def update_meta(self, **fields: Any) -> None:
         meta = self.meta()
@@ -555,12 +586,13 @@ class RunDir:
     @property
     def torn_jsonl(self) -> Path:
         return self.path / "results.torn.jsonl"
+        data = read_bytes(self.run_json, "", _FILE_HINT, MAX_RUN_JSON_BYTES)
 
     def set_aside_torn_tail(self) -> str | None:
         """A last line cut short (a run killed while writing it: no newline at its end) is moved to
         results.torn.jsonl, so that the next result starts a line of its own; returns the torn text."""
         try:
-            with open(self.results_jsonl, "rb+") as f:
+            with open(self.results_jsonl, "rb+") as f:  # checked just above; truncate needs a descriptor to write
                 size = f.seek(0, os.SEEK_END)
                 if size == 0:
                     return None
@@ -572,33 +604,35 @@ class RunDir:
                 data = f.read(chunk)
                 start = data.rfind(b"\n") + 1          # 0: the whole chunk is the torn line
                 torn = data[start:]
-                with open(self.torn_jsonl, "ab") as side:
-                    side.write(torn + b"\n")
-                    side.flush()
-                    os.fsync(side.fileno())
+                append_file(self.torn_jsonl, torn + b"\n", _WRITE_HINT, within=self.path)
                 f.truncate(size - len(torn))
                 f.flush()
                 os.fsync(f.fileno())
                 return torn.decode(errors="replace")
         except FileNotFoundError:
+        if not os.path.lexists(self.results_jsonl):
+            return None
+        with open_read(self.results_jsonl, "", _WRITE_HINT, MAX_RESULTS_BYTES):
+            pass        # a regular file inside the run directory, of a sane size: else one line, never a hang
             return None
 
     def append(self, result: Result) -> None:
         self.set_aside_torn_tail()
         line = result.model_dump_json(exclude_none=True) + "\n"
-        with open(self.results_jsonl, "a", encoding="utf-8") as f:
-            f.write(line)
-            f.flush()
-            os.fsync(f.fileno())
+        append_file(self.results_jsonl, line.encode("utf-8"), _WRITE_HINT, within=self.path)
 
     def results(self) -> tuple[list[Result], list[CorruptLine]]:
         """Every readable result, and the lines that could not be read (never raises on content)."""
         out: list[Result] = []
         bad: list[CorruptLine] = []
-        if not self.results_jsonl.exists():
+        if not os.path.lexists(self.results_jsonl):
             return out, bad
-        with open(self.results_jsonl, encoding="utf-8", errors="replace") as f:
-            for n, line in enumerate(f, 1):
+        with open_read(self.results_jsonl, "", _FILE_HINT, MAX_RESULTS_BYTES) as f:
+            for n, raw in read_lines(f, MAX_RESULT_LINE_BYTES, MAX_RESULTS_BYTES):
+                if raw is None:
+                    bad.append(CorruptLine(n, f"longer than {MAX_RESULT_LINE_BYTES // 1024**2} MiB"))
+                    continue
+                line = raw.decode("utf-8", errors="replace")
                 if not line.strip():
                     continue
                 try:
@@ -611,5 +645,5 @@ class RunDir:
 
     def write_raw(self, test_id: str, name: str, text: str) -> str:
         p = self.raw_dir(test_id) / name
-        p.write_text(text)
+        write_file(p, text, _WRITE_HINT, within=self.path, sync=False)
         return str(p.relative_to(self.path))

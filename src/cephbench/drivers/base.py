@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterator, Protocol, Sequence, TypeVar
 
 from ..cluster.ceph import Cluster, Target
+from ..core.userfiles import write_file
 from ..suite.config import Settings
 from ..core.errors import OperationFailed, UserError
 from ..cluster import marker
@@ -446,8 +447,9 @@ class RunContext:
         """A reading as it came, beside the tools' output (gzip: a perf dump is ~40 KB per OSD)."""
         if self.rundir is not None and doc:
             text = json.dumps(doc)      # whole: json.dump's many small writes through gzip cost ten times more
-            with gzip.open(self.rundir.raw_dir(test.id) / name, "wt") as f:
-                f.write(text)
+            write_file(self.rundir.raw_dir(test.id) / name, gzip.compress(text.encode(), mtime=0),
+                       "give the run a directory of regular files you may write", within=self.rundir.path,
+                       sync=False)
 
     def _reader(self) -> OsdReader:
         if self.osds.reader is None:

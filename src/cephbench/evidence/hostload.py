@@ -58,18 +58,33 @@ def _share(a: CpuTimes, b: CpuTimes) -> tuple[float, float | None] | None:
     return min(1.0, (b.busy - a.busy) / dt), iowait
 
 
+USER_HZ = 100          # /proc/stat's ticks per second on Linux (USER_HZ, whatever the kernel's HZ)
+
+
 def _host_load(host: str, role: str, cpus: int, first: CpuTimes, last: CpuTimes,
-               series: list[float], source: str = "proc-stat") -> HostLoad | None:
-    """The whole test's figures from its first and last readings; the steady state from the per-second series."""
+               series: list[float], source: str = "proc-stat", machine: str | None = None) -> HostLoad | None:
+    """The whole test's figures from its first and last readings; the steady state from the per-second series.
+    Its busy CPU-seconds and wall seconds over the same readings (cpuacct counts ns, /proc/stat USER_HZ ticks)."""
     whole = _share(first, last)
     if whole is None:
         return None
     mean = round(whole[0], 4)
     steady = statistics.median(series) if len(series) >= 3 else mean
+    unit = 1e9 if source == "cpuacct" else USER_HZ
     return HostLoad(host=host, role=role, cpus=cpus, cpu_busy_mean=mean, cpu_busy_median=steady,
                     cpu_busy_max=max(series, default=mean),
                     iowait_mean=round(whole[1], 4) if whole[1] is not None else None,
-                    cpu_busy_series=series, source=source)
+                    cpu_busy_series=series, source=source,
+                    cpu_s=round(max(0, last.busy - first.busy) / unit, 3),
+                    wall_s=round((last.total - first.total) / unit / max(cpus, 1), 3), machine=machine)
+
+
+def boot_id(path: Path = Path("/proc/sys/kernel/random/boot_id")) -> str | None:
+    """This kernel's boot id: hosts that are cgroups of this machine (the multi-host lab's) stream the same one."""
+    try:
+        return path.read_text().strip() or None
+    except OSError:
+        return None
 
 
 # Streamed by a host watched over ssh for as long as a test runs: its CPU count, then once a second either
@@ -78,6 +93,10 @@ def _host_load(host: str, role: str, cpus: int, first: CpuTimes, last: CpuTimes,
 # its next write, which fails. (`while :` did not: a failed `head` is not the loop's condition, and the loops ran
 # on every watched host for ever, found in the lab's host groups.)
 #
+# $4 (issue 35) lists the host's Ceph daemons once ("daemon PID CMDLINE", "cgroup PID PATH" of its cpu controller,
+# "quota PID DIR QUOTA PERIOD" of its cpu controller's group: v1 cfs_quota_us and cfs_period_us, v2 cpu.max) and in
+# every round each one's "p <its /proc/PID/stat>" and each limited group's "cg DIR k=v ..." (its cpu.stat), read
+# with the shell's own `read` (no process per file). Every watch starts with "boot <the kernel's boot id>".
 # Its arguments ($1 devices, $2 addresses Ceph uses there, $3 addresses to route to) add the evidence of issue 16,
 # read by evidence/hoststream.py: first each address's interface and sysfs speed, the lab's shaped speeds, each
 # device's cgroup throttles; then in every round a "t <ns>" line and the devices' /proc/diskstats and interfaces'
@@ -92,9 +111,30 @@ for a in $R; do i=$(ip -o route get "$a" 2>/dev/null | sed -n 's/.* dev \([^ ]*\
 echo "shaped $CEPHBENCH_LINK_SPEEDS"
 for d in $D; do m=$(cat "/sys/class/block/$d/dev" 2>/dev/null) && [ -n "$m" ] &&
   grep -rs "^$m " /sys/fs/cgroup --include='blkio.throttle.*_device' --include=io.max | sed "s|^|limit $d |"; done
+echo "boot $(cat /proc/sys/kernel/random/boot_id 2>/dev/null)"
+P=; G=
+if [ "$4" = 1 ]; then
+  if [ -n "$CEPHBENCH_CPUACCT" ]; then L=$(cat "$CEPHBENCH_CPUACCT/cgroup.procs" 2>/dev/null); else L=$(cd /proc && echo [0-9]*); fi
+  for p in $L; do { read -r n < "/proc/$p/comm"; } 2>/dev/null || continue
+    case $n in ceph-osd|ceph-mon|ceph-mgr|ceph-mds|radosgw) ;; *) continue;; esac
+    P="$P $p"; echo "daemon $p $(tr '\0' ' ' < "/proc/$p/cmdline" 2>/dev/null)"; d=; w=
+    while IFS=: read -r i k g; do
+      case ",$k," in *,cpu,*) w=$g; for m in /sys/fs/cgroup/cpu /sys/fs/cgroup/cpu,cpuacct; do
+        [ -f "$m$g/cpu.cfs_quota_us" ] && d="$m$g" && break; done;; esac
+      [ "$i" = 0 ] && [ -z "$d" ] && [ -f "/sys/fs/cgroup$g/cpu.max" ] && d="/sys/fs/cgroup$g" && w=$g
+    done < "/proc/$p/cgroup"
+    echo "cgroup $p $w"
+    [ -n "$d" ] || continue
+    if [ -f "$d/cpu.max" ]; then q=$(cat "$d/cpu.max"); else q="$(cat "$d/cpu.cfs_quota_us") $(cat "$d/cpu.cfs_period_us")"; fi
+    echo "quota $p $d $q"
+    case " $q" in " -1 "*|" max "*) ;; *) case " $G " in *" $d "*) ;; *) G="$G $d";; esac;; esac
+  done
+fi
 if [ -n "$CEPHBENCH_CPUACCT" ]; then u="$CEPHBENCH_CPUACCT/cpuacct.usage"; c='echo "cpuacct $(date +%s%N) $(cat "$u")"'
 else c='head -n 1 /proc/stat'; fi
 while echo "t $(date +%s%N)" && eval "$c"; do
+  for p in $P; do { read -r l < "/proc/$p/stat"; } 2>/dev/null && echo "p $l"; done
+  for d in $G; do s=; while read -r k v; do s="$s $k=$v"; done < "$d/cpu.stat"; echo "cg $d$s"; done
   [ -n "$D$A$R" ] && awk -v d=" $D " -v i=" $I " 'FNR == 1 { f++ }
     f == 1 && index(d, " " $3 " ") { print "disk " $0 }
     f == 2 && /:/ { n = $0; sub(/:.*/, "", n); gsub(/ /, "", n); if (index(i, " " n " ")) print "net " $0 }' \
@@ -102,9 +142,13 @@ while echo "t $(date +%s%N)" && eval "$c"; do
   sleep 1; done'''
 
 
-def watch_argv(devices: list[str], addresses: list[str], routes: list[str]) -> list[str]:
-    """The remote command of a host's watch: WATCH_SH with the devices and addresses it is to follow."""
-    return ["sh", "-c", WATCH_SH, "watch", " ".join(devices), " ".join(addresses), " ".join(routes)]
+def watch_argv(devices: list[str], addresses: list[str], routes: list[str], daemons: bool = False) -> list[str]:
+    """The remote command of a host's watch: WATCH_SH with the devices and addresses it is to follow; `daemons`:
+    list the host's Ceph daemons (its cgroup's processes on a lab host, else every process named ceph-osd,
+    ceph-mon, ceph-mgr, ceph-mds or radosgw) with their cgroups and CPU limits, and read their CPU and their
+    cgroups' CFS throttling every round."""
+    return ["sh", "-c", WATCH_SH, "watch", " ".join(devices), " ".join(addresses), " ".join(routes),
+            "1" if daemons else ""]
 
 
 _NPROC_RE = re.compile(r"\s*[1-9][0-9]{0,5}\s*")     # what nproc prints
@@ -143,7 +187,8 @@ def load_from_stream(text: str, host: str, role: str) -> HostLoad | None:
     if len(readings) < 2:
         return None
     series = [round(sh[0], 4) for a, b in zip(readings, readings[1:]) if (sh := _share(a, b)) is not None]
-    return _host_load(host, role, cpus, readings[0], readings[-1], series, source)
+    boot = next((ln[5:].strip() for ln in lines if ln.startswith("boot ")), None) or None
+    return _host_load(host, role, cpus, readings[0], readings[-1], series, source, boot)
 
 
 class CpuSampler:
@@ -177,4 +222,5 @@ class CpuSampler:
         end = self._take()
         if self._first is None or end is None:
             return None
-        return _host_load(self.host, self.role, self.cpus, self._first, end, list(self._series))
+        return _host_load(self.host, self.role, self.cpus, self._first, end, list(self._series),
+                          machine=boot_id())

@@ -16,10 +16,11 @@ its bytes/s against the limit, as a link's against its speed.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..core.results import DeviceLoad, LinkLoad
+from ..core.results import DeviceLoad, LinkLoad, ProcessCpu
 from .procfs import DiskCounters, NetCounters, device_load, link_load, parse_diskstats, parse_link_speed, parse_net_dev
 
 _LIMIT_KEYS = {"read_bps_device": "read_bytes_per_s", "write_bps_device": "write_bytes_per_s",
@@ -41,6 +42,15 @@ class HostStream:
     limits: dict[str, dict[str, float]] = field(default_factory=dict)           # device -> {kind: limit}
     disks: list[tuple[int, dict[str, DiskCounters]]] = field(default_factory=list)
     nets: list[tuple[int, dict[str, NetCounters]]] = field(default_factory=list)
+    # issue 35: the kernel's boot id; the host's Ceph daemons (PID -> command line), each one's cpu cgroup path and
+    # (group directory, quota µs or None, period µs); per round each daemon's /proc/PID/stat and each limited
+    # group's cpu.stat
+    boot: str | None = None
+    daemons: dict[int, str] = field(default_factory=dict)
+    cgroups: dict[int, str] = field(default_factory=dict)
+    quotas: dict[int, tuple[str, int | None, int]] = field(default_factory=dict)
+    procs: list[tuple[int, dict[int, str]]] = field(default_factory=list)
+    cpustats: list[tuple[int, dict[str, dict[str, int]]]] = field(default_factory=list)
 
 
 def _limit(line: str) -> tuple[str, str, float] | None:
@@ -78,17 +88,44 @@ def parse_stream(text: str) -> HostStream:
     t: int | None = None
     disk: list[str] = []
     net: list[str] = []
+    procs: dict[int, str] = {}
+    stats: dict[str, dict[str, int]] = {}
 
     def close_round() -> None:
         if t is not None:
             out.disks.append((t, parse_diskstats("\n".join(disk))))
             out.nets.append((t, parse_net_dev("\n".join(net))))
+            if procs or stats:
+                out.procs.append((t, procs))
+                out.cpustats.append((t, stats))
 
     for line in lines:
         if line.startswith("t "):
             close_round()
             t = int(line[2:]) if line[2:].strip().isdigit() else None
-            disk, net = [], []
+            disk, net, procs, stats = [], [], {}, {}
+        elif line.startswith("p "):
+            pid = line[2:].split(" ", 1)[0]
+            if pid.isdigit():
+                procs[int(pid)] = line[2:]
+        elif line.startswith("cg "):
+            f = line[3:].split(" ")
+            stats[f[0]] = {k: int(v) for kv in f[1:] for k, _, v in [kv.partition("=")] if v.isdigit()}
+        elif line.startswith(("daemon ", "cgroup ", "quota ")):
+            kind, _, rest = line.partition(" ")
+            pid, _, rest = rest.partition(" ")
+            if not pid.isdigit():
+                continue
+            if kind == "daemon":
+                out.daemons[int(pid)] = rest.strip()
+            elif kind == "cgroup":
+                out.cgroups[int(pid)] = rest.strip()
+            else:
+                q = rest.split()
+                if len(q) == 3 and q[2].isdigit() and int(q[2]) > 0:
+                    out.quotas[int(pid)] = (q[0], int(q[1]) if q[1].isdigit() else None, int(q[2]))
+        elif line.startswith("boot "):
+            out.boot = line[5:].strip() or None
         elif line.startswith("disk "):
             disk.append(line[5:])
         elif line.startswith("net "):
@@ -222,3 +259,78 @@ def file_backed(metadata: Any) -> list[tuple[str, int, str | None]]:
         if m.get("bluestore_bdev_access_mode") == "file" or not devices:
             out.append((str(m["hostname"]), m["id"], devices[0] if devices else None))
     return out
+
+
+# ---- issue 35: the host's Ceph daemons, by PID, cgroup and container ----------------------------------------------
+
+USER_HZ = 100               # /proc/PID/stat's unit on Linux whatever the kernel's HZ (sysconf's SC_CLK_TCK)
+_NAME_ARGS = {"-i": "id", "--id": "id", "-n": "name", "--name": "name"}
+_TYPES = {"ceph-osd": "osd", "ceph-mon": "mon", "ceph-mgr": "mgr", "ceph-mds": "mds", "radosgw": "client"}
+_CONTAINER_RE = re.compile(r"(?:docker|libpod|crio|cri-containerd|containerd)[-/:]([0-9a-f]{12,64})"
+                           r"|/([0-9a-f]{64})(?:\.scope)?$")
+
+
+def daemon_name(cmdline: str) -> str:
+    """"ceph-osd -i 2 --conf …" -> "osd.2" (also --id N, -n osd.N, --name=osd.N; radosgw -n client.rgw.x); the
+    program's name when the command line names no id."""
+    words = cmdline.split()
+    if not words:
+        return "?"
+    prog = words[0].rsplit("/", 1)[-1]
+    kind = _TYPES.get(prog)
+    for i, w in enumerate(words[1:], 1):
+        flag, eq, value = w.partition("=")
+        what = _NAME_ARGS.get(flag)
+        if what is None:
+            continue
+        value = value if eq else (words[i + 1] if i + 1 < len(words) else "")
+        if not value:
+            continue
+        if what == "name":
+            return value
+        return f"{kind}.{value}" if kind else f"{prog}.{value}"
+    return prog
+
+
+def container_of(cgroup: str | None) -> str | None:
+    """The container id a cgroup path names (docker, podman as cephadm runs it, CRI-O and containerd under
+    Kubernetes as Rook's pods are), its first 12 hex digits; None for a path of no container."""
+    m = _CONTAINER_RE.search(cgroup or "")
+    return (m.group(1) or m.group(2))[:12] if m else None
+
+
+def _stat(line: str) -> tuple[int, int] | None:
+    """(start ticks, utime + stime ticks) of a /proc/PID/stat line; None when it does not read."""
+    fields = line.rpartition(")")[2].split()
+    if len(fields) < 20 or not all(f.isdigit() for f in fields[11:13] + [fields[19]]):
+        return None
+    return int(fields[19]), int(fields[11]) + int(fields[12])
+
+
+def daemon_cpu(host: str, stream: HostStream, source: str) -> list[ProcessCpu]:
+    """Each Ceph daemon the watch listed: its CPU from its first to its last reading (the same rounds as the host's
+    own CPU), its cgroup, container and CFS limit, and over the same rounds the periods its group ran and those
+    throttled. A daemon whose start time changed (restarted) or read fewer than twice is left out."""
+    out = []
+    for pid, cmdline in stream.daemons.items():
+        seen = [(t, st) for t, procs in stream.procs if pid in procs and (st := _stat(procs[pid])) is not None]
+        if len(seen) < 2 or seen[0][1][0] != seen[-1][1][0]:
+            continue
+        (t0, (_, a)), (t1, (_, b)) = seen[0], seen[-1]
+        cpu = ProcessCpu.of(daemon_name(cmdline), max(0, b - a) / USER_HZ, None, None, source, host, pid)
+        cpu.wall_s = round((t1 - t0) / 1e9, 3)
+        cpu.cgroup = stream.cgroups.get(pid) or None
+        cpu.container = container_of(cpu.cgroup)
+        quota = stream.quotas.get(pid)
+        if quota is not None and quota[1] is not None:
+            group, q, period = quota
+            cpu.limit_cores = round(q / period, 4)
+            stats = [(t, st[group]) for t, st in stream.cpustats if group in st and t0 <= t <= t1]
+            if len(stats) >= 2:
+                first, last = stats[0][1], stats[-1][1]
+                d = {k: last.get(k, 0) - first.get(k, 0) for k in last}
+                cpu.periods, cpu.throttled_periods = d.get("nr_periods"), d.get("nr_throttled")
+                cpu.throttled_s = (d["throttled_time"] / 1e9 if "throttled_time" in d
+                                   else d["throttled_usec"] / 1e6 if "throttled_usec" in d else None)
+        out.append(cpu)
+    return sorted(out, key=lambda c: (c.who, c.pid or 0))

@@ -20,8 +20,9 @@ from ..hosts.local import LocalHost
 from ..core.names import safe_name
 from ..hosts.remote import HostRef
 from ..core.results import DeviceLoad, HostLoad, LinkLoad
-from .hoststream import (NOT_WATCHED, UNMEASURED, WHAT_WATCHES,
-                         HostStream, WantedAddress, WantedDevice, file_backed, loads, parse_stream, watch_targets)
+from .hoststream import (NOT_WATCHED, UNMEASURED, WHAT_WATCHES, HostStream, WantedAddress, WantedDevice,
+                         daemon_cpu, file_backed, loads, parse_stream, watch_targets)
+from .proccpu import HERE, OVER_SSH
 
 
 @dataclass(frozen=True)
@@ -35,7 +36,7 @@ class WatchPlan:
 
     def argv(self, ssh: SshSettings) -> list[str]:
         return self.host.argv(watch_argv([d.device for d in self.devices], [a.address for a in self.addresses],
-                                         [a.address for a in self.routes]), ssh)
+                                         [a.address for a in self.routes], daemons=self.cpu), ssh)
 
 
 @dataclass
@@ -97,11 +98,14 @@ def collect(watchers: list[Watcher], metadata: Any) -> Watched:
     missed: set[str] = set()
     for w in watchers:
         text = w.path.read_text(errors="replace") if w.path.exists() else ""
+        stream = parse_stream(text)
         if w.plan.cpu:
             load = load_from_stream(text, w.plan.host.name, w.plan.role)
             if load is not None:
+                # its Ceph daemons over the same rounds: whose its CPU time was (analysis/cpusplit.py)
+                load.processes = daemon_cpu(w.plan.host.name, stream,
+                                            OVER_SSH if w.plan.host.address is not None else HERE)
                 out.hosts.append(load)
-        stream = parse_stream(text)
         unreached = not_watched(w.plan.host.name, text, stream) if w.plan.host.address is not None else None
         if unreached is not None:
             out.notes.append(unreached)

@@ -25,7 +25,7 @@ from typing import IO, Callable, Sequence
 
 from ..suite.config import SshSettings
 from ..core.errors import OperationFailed, UserError
-from .local import STOP_GRACE_S, CommandResult, LocalHost, Spawn
+from .local import OUTPUT_HINT, STOP_GRACE_S, CommandResult, LocalHost, Spawn, open_output
 from .remote import HostRef
 
 log = logging.getLogger(__name__)
@@ -203,7 +203,7 @@ def _spawn(local: LocalHost, pl: Placement, ssh: SshSettings, at_path: dict[str,
     # a local tool gets its environment directly; a remote one through `env` lines on stdin, never on a
     # command line
     env = local._env(pl.spawn.env if pl.host.address is None else None)
-    with open(pl.spawn.output, "wb") as out:
+    with open_output(pl.spawn.output, OUTPUT_HINT) as out:
         try:
             proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=out, stderr=subprocess.STDOUT, env=env,
                                     start_new_session=True)

@@ -20,8 +20,12 @@ from pathlib import Path
 from typing import Callable, Mapping, Sequence
 
 from ..core.errors import UserError
+from ..core.userfiles import open_output
 
 log = logging.getLogger(__name__)
+
+# a tool's output file is a regular file or a new path (core/userfiles.py): never a FIFO or device left in its place
+OUTPUT_HINT = "give the run a directory of regular files you may write"
 
 # what tools print while they run, in the same stream as their errors
 STATUS_LINE = re.compile(r"Jobs: \d|cephbench-loadgen: progress ")
@@ -121,7 +125,7 @@ class LocalHost:
         argv = [str(a) for a in argv]
         full_env = self._env(env)
         log.debug("start: %s", shlex.join(argv))
-        with open(stdout_path, "wb") as out:
+        with open_output(stdout_path, OUTPUT_HINT) as out:
             return subprocess.Popen(
                 argv, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
                 env=full_env, start_new_session=True,
@@ -197,7 +201,7 @@ def run_together(
             sp.output.parent.mkdir(parents=True, exist_ok=True)
             argv = [str(a) for a in sp.argv]
             log.debug("start: %s", shlex.join(argv))
-            with open(sp.output, "wb") as out:
+            with open_output(sp.output, OUTPUT_HINT) as out:
                 try:
                     p = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
                                          env={**os.environ, **(sp.env or {})}, start_new_session=True)

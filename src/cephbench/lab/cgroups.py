@@ -3,6 +3,8 @@
 Layout for lab id `ab12cd` (netns.lab_id_for):
   /sys/fs/cgroup/blkio/cephbench-ab12cd/osd.<N>      blkio.throttle.{read,write}_{bps,iops}_device
   /sys/fs/cgroup/cpuacct/cephbench-ab12cd/<host>     cpuacct.usage: CPU time of everything started on the host
+  /sys/fs/cgroup/cpu/cephbench-ab12cd/osd.<N>        cpu.cfs_quota_us: a daemon's CPU limit (--cpu-limit)
+  /sys/fs/cgroup/cpu/cephbench-ab12cd/load.<host>    ... a neighbour's busy loops held to their cores (--host-load)
 On this kind of machine cpu and cpuacct are separate v1 mounts; only cpuacct is needed for accounting.
 
 A process joins a group by writing its PID to `cgroup.procs` (which moves all its threads); its children are
@@ -26,8 +28,10 @@ from .throttle import DriveLimit
 
 BLKIO_ROOT = Path("/sys/fs/cgroup/blkio")
 CPUACCT_ROOT = Path("/sys/fs/cgroup/cpuacct")
+CPU_ROOT = Path("/sys/fs/cgroup/cpu")
 _THROTTLE = "blkio.throttle.{direction}_{what}_device"
 REMOVE_WAIT_S = 5.0
+_NEEDS = {"blkio": "drive throttles", "cpuacct": "per-host CPU accounting", "cpu": "CPU limits and host loads"}
 
 
 def lab_group(lab_id: str) -> str:
@@ -42,12 +46,23 @@ def host_cpuacct(lab_id: str, host: str, root: Path = CPUACCT_ROOT) -> Path:
     return root / lab_group(lab_id) / host
 
 
+def cpu_group(lab_id: str, name: str, root: Path = CPU_ROOT) -> Path:
+    """The cpu group of a limited daemon (`osd.2`) or of a host's neighbour (`load.h2`): its CFS quota."""
+    return root / lab_group(lab_id) / name
+
+
+def set_cpu_quota(cgroup: Path, quota_us: int, period_us: int) -> None:
+    """Hold the group's processes together to quota_us of CPU time per period_us (cores = quota ÷ period)."""
+    (cgroup / "cpu.cfs_period_us").write_text(f"{period_us}\n")
+    (cgroup / "cpu.cfs_quota_us").write_text(f"{quota_us}\n")
+
+
 def check_controllers(roots: Iterable[Path] = (BLKIO_ROOT, CPUACCT_ROOT)) -> None:
     """One line when a v1 controller the lab needs is not mounted (a cgroup v2-only host)."""
     for root in roots:
         if not (root / "cgroup.procs").exists():
             raise UserError(f"the cgroup v1 {root.name} controller is not mounted at {root}: the multi-host lab's "
-                            f"{'drive throttles' if root.name == 'blkio' else 'per-host CPU accounting'} need it",
+                            f"{_NEEDS.get(root.name, 'groups')} need it",
                             f"mount it (mount -t cgroup -o {root.name} cgroup {root}) or boot with cgroup v1")
 
 

@@ -33,6 +33,7 @@ from typing import Mapping, Sequence
 from ..core.errors import OperationFailed, UserError
 from ..hosts.local import CommandResult, LocalHost
 from . import cgroups, monitoring
+from .cpulimit import PERIOD_US
 from .throttle import DriveLimit, DriveRef, ThrottleSpec
 
 log = logging.getLogger(__name__)
@@ -168,6 +169,9 @@ class LabDrives:
     hosts: dict[str, str] = field(default_factory=dict)     # host -> its cpuacct group
     fallback: str | None = None         # why drives are plain files instead of loop devices
     path: Path | None = None            # where the record is kept (not part of it)
+    # a daemon's CPU limit ("osd.2") or a host's neighbour ("load.h2") -> its cpu group, and the quota it holds
+    cpu: dict[str, str] = field(default_factory=dict)
+    cpu_quota_us: dict[str, int] = field(default_factory=dict)
 
     def drive(self, ref: DriveRef) -> Drive:
         for d in self.drives:
@@ -178,10 +182,15 @@ class LabDrives:
     def osd_cgroups(self, osd: int, host: str | None = None) -> list[Path]:
         """The groups an OSD's process starts in (cgroups.join_argv): its blkio group and its host's cpuacct."""
         groups = [Path(self.drive(DriveRef(osd)).cgroup)]
+        groups += [Path(self.cpu[f"osd.{osd}"])] if f"osd.{osd}" in self.cpu else []
         return groups + ([Path(self.hosts[host])] if host is not None else [])
 
     def host_cgroups(self, host: str) -> list[Path]:
         return [Path(self.hosts[host])]
+
+    def load_cgroups(self, host: str) -> list[Path]:
+        """The groups a host's neighbour (--host-load) runs in: its quota's and its host's cpuacct."""
+        return [Path(self.cpu[f"load.{host}"]), Path(self.hosts[host])]
 
     def replace_drive(self, i: int, drive: Drive) -> None:
         """Put the made `drive` in place of the planned one, and save."""
@@ -190,12 +199,12 @@ class LabDrives:
 
     def to_json(self) -> dict:
         return {"lab_id": self.lab_id, "drives": [d.to_json() for d in self.drives], "cgroups": self.cgroups,
-                "hosts": self.hosts, "fallback": self.fallback}
+                "hosts": self.hosts, "fallback": self.fallback, "cpu": self.cpu, "cpu_quota_us": self.cpu_quota_us}
 
     @classmethod
     def from_json(cls, d: dict, path: Path | None = None) -> LabDrives:
         return cls(d["lab_id"], [Drive.from_json(x) for x in d["drives"]], list(d["cgroups"]), dict(d["hosts"]),
-                   d.get("fallback"), path)
+                   d.get("fallback"), path, dict(d.get("cpu") or {}), dict(d.get("cpu_quota_us") or {}))
 
     def save(self) -> None:
         if self.path is None:
@@ -213,11 +222,13 @@ class LabDrives:
 
 def plan(lab_id: str, lab_dir: Path, osds: Mapping[int, str | None], data_size_bytes: int,
          db_size_bytes: int | None = None, fs: str | None = None, hosts: Sequence[str] = (),
-         blkio_root: Path = cgroups.BLKIO_ROOT, cpuacct_root: Path = cgroups.CPUACCT_ROOT) -> LabDrives:
+         blkio_root: Path = cgroups.BLKIO_ROOT, cpuacct_root: Path = cgroups.CPUACCT_ROOT,
+         cpu_quota_us: Mapping[str, int] | None = None, cpu_root: Path = cgroups.CPU_ROOT) -> LabDrives:
     """The drives of OSDs `osds` (id -> host, None on a one-host lab) and the groups of them and of `hosts`.
 
     Backing files are `<lab>/drives/osd.<N>.data.img` (and `.db.img`); a file system is mounted on the OSD's
-    data dir `<lab>/osd/<N>`. Client hosts without OSDs go in `hosts` to get a cpuacct group too.
+    data dir `<lab>/osd/<N>`. Client hosts without OSDs go in `hosts` to get a cpuacct group too. `cpu_quota_us`
+    (`osd.2` or `load.h2` -> its quota per cpulimit.PERIOD_US) adds a cpu group each.
     """
     lab_dir = lab_dir.resolve()          # losetup reports backing files by their real path
     drives_dir = lab_dir / "drives"
@@ -234,7 +245,11 @@ def plan(lab_id: str, lab_dir: Path, osds: Mapping[int, str | None], data_size_b
     groups += sorted({d.cgroup for d in drives}, key=lambda g: int(g.rsplit(".", 1)[1]))
     if host_groups:
         groups += [str(cpuacct_root / cgroups.lab_group(lab_id)), *host_groups.values()]
-    return LabDrives(lab_id, drives, groups, host_groups)
+    quotas = dict(sorted((cpu_quota_us or {}).items()))
+    cpu = {name: str(cgroups.cpu_group(lab_id, name, cpu_root)) for name in quotas}
+    if cpu:
+        groups += [str(cpu_root / cgroups.lab_group(lab_id)), *cpu.values()]
+    return LabDrives(lab_id, drives, groups, host_groups, cpu=cpu, cpu_quota_us=quotas)
 
 
 def _host_order(name: str) -> tuple[str, int]:
@@ -371,6 +386,8 @@ def create(record: LabDrives, path: Path) -> LabDrives:
     try:
         for g in record.cgroups:
             cgroups.make(Path(g))
+        for name, group in record.cpu.items():
+            cgroups.set_cpu_quota(Path(group), record.cpu_quota_us[name], PERIOD_US)
         for i, drive in enumerate(record.drives):
             _make_drive(record, i, drive)
     except BaseException:

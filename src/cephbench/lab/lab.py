@@ -177,6 +177,8 @@ class Lab:
     # a lab being started with its OSDs' admin sockets where cephadm puts them (up(container_sockets=True))
     _container_sockets: bool = field(default=False, repr=False)
     _full_ratio: float | None = field(default=None, repr=False)     # conf.disk_room's, for this up
+    # what the last down left in the directory because the lab did not make it (a user's file in log/)
+    left: list[str] = field(default_factory=list, repr=False)
 
     # ---- paths and state -------------------------------------------------
     @property
@@ -323,10 +325,11 @@ class Lab:
                          f.name.removesuffix(RUNNING))
             f.unlink(missing_ok=True)
 
-    def _start_daemon(self, name: str, argv: list[str], ceph: bool = True) -> None:
+    def _start_daemon(self, name: str, argv: list[str], ceph: bool = True, console: Path | None = None) -> None:
         """Start a daemon in the foreground of its own session: no waiting for its start-up here.
 
-        In a multi-host lab it runs inside its host's network namespace, under its host's name."""
+        In a multi-host lab it runs inside its host's network namespace, under its host's name. Its output goes to
+        log/<name>.out, or to `console` (a host's busy loop's, in run/: log/ holds the daemons' logs alone)."""
         d = self._daemon(name)
         # sshd too: a session on a lab host runs the release's tools (rados, rbd, fio)
         if name.startswith("osd.") and ceph:
@@ -346,14 +349,15 @@ class Lab:
             if record is not None:
                 # outside the namespace's command: the process joins its groups, then enters its network
                 groups = (record.osd_cgroups(int(name.split(".")[1]), host) if name.startswith("osd.")
-                          else record.host_cgroups(host))
+                          else record.load_cgroups(host) if name.startswith("load.") else record.host_cgroups(host))
                 argv = cgroups.join_argv(groups, argv)
         # The daemon writes its PID file first (a SIGKILL of this process right after the fork cannot leave it
         # unrecorded), and a signal is held meanwhile: one inside Popen, after its fork, loses the child's PID
         # (Popen never returns), and the stop that follows could read its PID file before it is written (CI: the
         # mgr, started as its `lab up` was SIGTERM'd, outlived it)
         with interrupts.held():
-            proc = self.host.start(dm.self_recording(argv, d.pid_file), stdout_path=d.console, env=env)
+            proc = self.host.start(dm.self_recording(argv, d.pid_file), stdout_path=console or d.console,
+                                   env=env)
             self._started[name] = proc
             # radosgw writes no PID file in the foreground; the others write this same PID (they are this process).
             d.pid_file.write_text(f"{proc.pid}\n")
@@ -441,7 +445,7 @@ class Lab:
         killed lab left (its daemons by PID, its host objects from its records, its own files)."""
         if labdir.is_empty(self.dir):
             return
-        marker = labdir.check_removable(self.dir)
+        marker = labdir.check_removable(self.dir, inside=True)     # a user's file anywhere: nothing touched
         if labdir.starting_elsewhere(marker):
             raise UserError(f"a lab is being started in {self.dir} by another process",
                             f"wait for it, or stop it with 'cephbench lab down --dir {self.dir}'")
@@ -473,7 +477,8 @@ class Lab:
                                      spec.cluster, spec.separate_cluster, spec.clients, spec.client)
             self._drives = drives.create(
                 drives.plan(self._net.lab_id, d, {i: osd_host(spec, i) for i in range(osds)}, osd_size_bytes,
-                            spec.db_size_bytes, spec.store.fs, hosts=[h.name for h in self._net.hosts]),
+                            spec.db_size_bytes, spec.store.fs, hosts=[h.name for h in self._net.hosts],
+                            cpu_quota_us=spec.cpu_quotas()),
                 self.drives_record)
             for t in spec.throttles:
                 drives.apply_throttle(self._drives, t)
@@ -697,10 +702,24 @@ class Lab:
             # RGW reaches `ceph versions` through the mgr's service map, a moment after it answers HTTP
             dm.wait_for(lambda: self._versions(mon, info, rgw), "every daemon's version", all_ds, self._pid,
                         progress)
+            self._start_host_loads(progress)
             if self._monitoring:
                 info.monitoring = self._start_monitoring(progress, all_ds)
                 steps.mark("monitoring")
         return info
+
+    def _start_host_loads(self, progress: Callable[[str], None]) -> None:
+        """--host-load: each neighbour's busy loops on its host (in its cpuacct group, held to its cores by a quota of
+        their own), once the cluster is whole so that they do not slow its start. Each is a process of the lab's,
+        recorded by its PID file before it loops (its command line names the lab's ceph.conf, as `down` checks) and
+        stopped by that PID; one left by a killed start is in its host's group, which `down` empties."""
+        loads = self._spec.host_loads if self._spec is not None else ()
+        for h in loads:
+            progress(f"starting a neighbour burning {h.cores:g} cores on {h.host} ({h.loops} busy loop(s))")
+            for name in h.names():
+                # $0 is the conf: the loop's command line names it, by which `down` knows the process for the lab's
+                self._start_daemon(name, ["sh", "-c", "while :; do :; done", str(self.conf)], ceph=False,
+                                   console=self.dir / "run" / f"{name}.out")
 
     # ---- monitoring ----------------------------------------------------------
     def _check_monitoring(self, multi: MultiHostSpec | None) -> None:
@@ -887,8 +906,7 @@ class Lab:
         # alone can take 10 s. A kept lab gets the time to stop cleanly.
         stopped = self.stop_daemons(grace_s=10 if keep else 0)
         self._remove_host_objects()
-        if not keep:
-            labdir.remove(marker)
+        self.left = [] if keep else labdir.remove(marker)
         return stopped
 
     def started(self) -> bool:

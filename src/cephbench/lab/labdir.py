@@ -16,6 +16,7 @@ import errno
 import fcntl
 import json
 import os
+import re
 import shutil
 import time
 from dataclasses import dataclass
@@ -31,6 +32,15 @@ ENTRIES = ("ceph.conf", "lab.json", "lab.tmp", "keyring", "mon", "mgr", "osd", "
            "rgw-user.json", "netns.json", "netns.json.tmp", "drives.json", "drives.json.tmp", "drives", "ssh",
            "hosts", "root.json", "root.tmp", "monitoring")
 _MAGIC = "cephbench lab directory"
+
+# What the lab's daemons write into log/, by the names the lab gives them (conf.py: `log file = log/$cluster-$name.log`,
+# `mon cluster log file = log/$cluster.log`; daemons.py: a daemon's stdout in log/<name>.out), its daemons being
+# those lab.py, sshd.py and monitoring.py start. Anything else in log/ is not the lab's: a user's file left there is
+# kept (a `lab down` once deleted one with the directory).
+_DAEMON = r"(?:mon|mgr|osd|mds|client|sshd|node-exporter|process-exporter)\.[A-Za-z0-9_.-]+|prometheus"
+_LAB_LOG = re.compile(rf"ceph-(?:{_DAEMON})\.log|ceph\.log|ceph\.audit\.log|(?:{_DAEMON})\.out")
+# entries whose files the lab names one by one; the other entries' trees are the daemons' own data (Ceph's layout)
+_BY_NAME = {"log": _LAB_LOG}
 
 
 def default_lab_dir() -> Path:
@@ -74,7 +84,43 @@ def read(d: Path) -> Marker | None:
 
 
 def is_empty(d: Path) -> bool:
-    return not d.exists() or (d.is_dir() and not any(d.iterdir()))
+    """No lab and nothing else here (a run's claim to shape the lab, SHAPED, stays through the lab's rebuilds)."""
+    return not d.exists() or (d.is_dir() and all(p.name == SHAPED for p in d.iterdir()))
+
+
+# A run that shapes the lab (run/shapes.py) writes its claim here before the lab's first change, and removes it once
+# the lab is back as the user had it: the proof `cephbench cleanup` of a killed run asks for before it takes a lab
+# down or rebuilds it (a hand-edited ledger naming another lab's directory finds no claim of that run there). It is
+# not one of the lab's entries: a rebuild (down, then up) leaves it.
+SHAPED = ".cephbench-shaped"
+
+
+def claim_shape(d: Path, run_id: str, run_dir: str) -> None:
+    lab = read(d)
+    tmp = d / f"{SHAPED}.tmp"
+    tmp.write_text(json.dumps({"what": "cephbench lab shaped by a run", "run": run_id, "run_dir": run_dir,
+                               "made_dir": bool(lab and lab.made_dir)}) + "\n")
+    tmp.replace(d / SHAPED)
+
+
+def shaped_by(d: Path) -> dict | None:
+    """The claim of the run shaping the lab in `d` ({"run", "run_dir"}), or None."""
+    try:
+        data = json.loads((d / SHAPED).read_text())
+    except (OSError, ValueError):
+        return None
+    return data if isinstance(data, dict) and data.get("what") == "cephbench lab shaped by a run" else None
+
+
+def release_shape(d: Path, run_id: str | None) -> None:
+    """The run's claim removed once the lab is back (and the directory, when the lab it made there went too);
+    `run_id` None: whichever run's (a cleanup checked it was one of the run's ids first)."""
+    claim = shaped_by(d)
+    if claim is None or run_id is not None and claim.get("run") != run_id:
+        return
+    (d / SHAPED).unlink(missing_ok=True)
+    if d.is_dir() and not any(d.iterdir()) and claim.get("made_dir"):
+        d.rmdir()
 
 
 def claim(d: Path) -> Marker:
@@ -95,18 +141,36 @@ def claim(d: Path) -> Marker:
 
 def foreign(marker: Marker) -> list[str]:
     """What the directory holds that the lab did not make (a user's files)."""
-    own = {*marker.entries, MARKER, f"{MARKER}.tmp"}
+    own = {*marker.entries, MARKER, f"{MARKER}.tmp", SHAPED, f"{SHAPED}.tmp"}
     return sorted(p.name for p in marker.dir.iterdir() if p.name not in own)
 
 
-def check_removable(d: Path) -> Marker:
-    """The marker of a lab directory whose contents are all the lab's; UserError naming what is not, else."""
+def not_made(marker: Marker) -> list[str]:
+    """Files inside the lab's own entries that the lab did not make (by the names it gives them), relative to the
+    lab directory."""
+    out = []
+    for name, own in _BY_NAME.items():
+        top = marker.dir / name
+        if name not in marker.entries or top.is_symlink() or not top.is_dir():
+            continue
+        for root, dirs, files in os.walk(top):
+            rel = Path(root).relative_to(marker.dir)
+            for f in files:
+                if root != str(top) or not own.fullmatch(f):
+                    out.append(str(rel / f))
+            out.extend(str(rel / d) for d in dirs if Path(root, d).is_symlink())    # a link: never followed
+    return sorted(out)
+
+
+def check_removable(d: Path, inside: bool = False) -> Marker:
+    """The marker of a lab directory whose contents are all the lab's (with `inside`, down to the files of the
+    entries the lab names file by file); UserError naming what is not, else."""
     marker = read(d)
     if marker is None:
         raise UserError(f"{d} is not a cephbench lab directory (it has no {MARKER} marker of a lab made there): "
                         "nothing in it was touched", "give --dir the directory 'cephbench lab up' made",
                         where="--dir")
-    other = foreign(marker)
+    other = foreign(marker) + (not_made(marker) if inside else [])
     if other:
         shown = ", ".join(other[:5]) + (f" and {len(other) - 5} more" if len(other) > 5 else "")
         raise UserError(f"{d} holds files the lab did not make ({shown}): nothing in it was touched",
@@ -131,12 +195,30 @@ def _rmtree(p: Path, tries: int = 5) -> None:
             time.sleep(0.2)
 
 
-def remove(marker: Marker) -> None:
-    """The lab's own entries, then its marker, then the directory when the lab made it (and it is empty)."""
+def _remove_named(top: Path, own: re.Pattern) -> None:
+    """The files of `top` the lab names, then `top` itself when nothing else is in it."""
+    for f in list(top.iterdir()):
+        if own.fullmatch(f.name) and not f.is_dir():
+            f.unlink(missing_ok=True)
+    try:
+        top.rmdir()
+    except OSError as exc:
+        if exc.errno not in (errno.ENOTEMPTY, errno.EEXIST, errno.ENOENT):
+            raise
+
+
+def remove(marker: Marker) -> list[str]:
+    """The lab's own entries, then its marker, then the directory when the lab made it (and it is empty). Returns
+    what was left because the lab did not make it (a user's file in log/), relative to the directory; the marker
+    goes all the same: what is left is the user's, and the directory is no longer a lab."""
+    left = not_made(marker)
     for name in marker.entries:
         p = marker.dir / name
         if p.is_dir() and not p.is_symlink():
-            _rmtree(p)
+            if name in _BY_NAME:
+                _remove_named(p, _BY_NAME[name])
+            else:
+                _rmtree(p)
         else:
             p.unlink(missing_ok=True)
     Path(f"{marker.path}.tmp").unlink(missing_ok=True)
@@ -147,6 +229,7 @@ def remove(marker: Marker) -> None:
         except OSError as exc:
             if exc.errno not in (errno.ENOTEMPTY, errno.ENOENT):
                 raise
+    return left
 
 
 class StartLock:

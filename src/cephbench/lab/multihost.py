@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 from ..core.errors import UserError
 from ..core.units import parse_size
+from .cpulimit import CpuLimitSpec, HostLoadSpec, check_cpu_specs, parse_cpu_limits, parse_host_loads
 from .drives import LabDrives, StoreChoice, check_objectstore
 from .netns import MAX_HOSTS, Topology
 from .rates import LinkShape, parse_link
@@ -38,6 +39,13 @@ class MultiHostSpec:
     store: StoreChoice = StoreChoice("bluestore", None)
     db_size_bytes: int | None = None        # --db-device: BlueStore's WAL/DB (FileStore's journal) on a drive of its own
     throttles: tuple[ThrottleSpec, ...] = ()
+    cpu_limits: tuple[CpuLimitSpec, ...] = ()     # --cpu-limit: a daemon's CFS quota
+    host_loads: tuple[HostLoadSpec, ...] = ()     # --host-load: a CPU-burning neighbour on a host
+
+    def cpu_quotas(self) -> dict[str, int]:
+        """Each cpu group the lab makes (drives.plan): `osd.N` of a limit, `load.hN` of a neighbour, and its quota."""
+        return {**{s.daemon: s.quota_us for s in self.cpu_limits},
+                **{f"load.{h.host}": h.quota_us for h in self.host_loads}}
 
     def __post_init__(self) -> None:
         if not 1 <= self.hosts <= MAX_HOSTS:
@@ -74,8 +82,8 @@ def daemon_host(spec: MultiHostSpec, name: str) -> str:
         return f"h{spec.hosts}"
     if name.startswith("osd."):
         return osd_host(spec, int(name.split(".", 1)[1]))
-    if name.startswith("sshd."):
-        return name.split(".", 1)[1]
+    if name.startswith(("sshd.", "load.")):
+        return name.split(".")[1]
     raise KeyError(name)
 
 
@@ -106,6 +114,8 @@ def topology_json(spec: MultiHostSpec, topo: Topology, rgw: bool, ssh: dict, dri
             "objectstore": spec.store.objectstore, "fs": spec.store.fs, "db_device_bytes": spec.db_size_bytes,
             "networks": [n.to_json() for n in topo.networks], "hosts": hosts,
             "client_link": spec.client.to_json() if spec.client else None,
+            "cpu_limits": {c.daemon: c.cores for c in spec.cpu_limits},
+            "host_loads": {h.host: h.cores for h in spec.host_loads},
             "traffic": {"client": "public",
                         "replication": "cluster" if spec.with_cluster_network else "public"},
             "drives": drives_json(drives) if drives else None, "ssh": ssh}
@@ -153,9 +163,13 @@ def spec_from_flags(hosts: int | None, osds_per_host: int, clients: int, public_
     db_size = size_flag(drive_flags["--db-device"], "--db-device") if drive_flags["--db-device"] else None
     throttles = parse_throttle_specs(list(drive_flags["--osd-throttle"])) if drive_flags["--osd-throttle"] else ()
     client = parse_link(drive_flags["--client-net"], "--client-net") if drive_flags.get("--client-net") else None
+    cpu_limits = parse_cpu_limits(list(drive_flags["--cpu-limit"])) if drive_flags.get("--cpu-limit") else ()
+    host_loads = parse_host_loads(list(drive_flags["--host-load"])) if drive_flags.get("--host-load") else ()
     spec = MultiHostSpec(hosts, osds_per_host, clients, public, cluster, separate_cluster=unshaped, store=store,
-                         db_size_bytes=db_size, throttles=throttles, client=client)
+                         db_size_bytes=db_size, throttles=throttles, client=client, cpu_limits=cpu_limits,
+                         host_loads=host_loads)
     check_drives([t.drive for t in throttles], range(spec.osds), range(spec.osds) if db_size else ())
+    check_cpu_specs(cpu_limits, host_loads, spec.osds, spec.hosts)
     return spec
 
 

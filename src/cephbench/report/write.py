@@ -1,10 +1,11 @@
-"""Write report.md and report.html into a run directory."""
+"""Write report.md and report.html into a run directory (through the one writer: regular files inside it only)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 from ..core.results import RunDir
+from ..core.userfiles import write_file
 from . import html, markdown
 from .sections import build
 
@@ -15,6 +16,7 @@ def write_report(rundir: RunDir) -> tuple[Path, Path, int]:
     page, charts = html.render(data)
     html_path = rundir.path / "report.html"
     md_path = rundir.path / "report.md"
-    html_path.write_text(page, encoding="utf-8")
-    md_path.write_text(markdown.render(data), encoding="utf-8")
+    hint = "remove it, or give a run directory of regular files you may write"
+    write_file(html_path, page, hint, within=rundir.path)
+    write_file(md_path, markdown.render(data), hint, within=rundir.path)
     return html_path, md_path, charts

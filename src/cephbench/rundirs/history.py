@@ -31,7 +31,7 @@ from ..core.errors import UserError
 from .export import pool_profile
 from ..core.identity import PARTS, identity
 from ..core.results import CorruptLine, RunDir
-from ..core.userfiles import check_regular
+from ..core.userfiles import writable
 from ..core.units import format_size
 
 SCHEMA = 2          # 2: results.identity (the variant, the release); a catalog of 1 gains it on open
@@ -304,11 +304,20 @@ class History:
             raise NoCatalog(f"no runs catalogued yet ({path} does not exist)",
                             "runs are added when 'cephbench run' finishes, on 'cephbench import', "
                             "and with 'cephbench history add'")
-        if os.path.lexists(path):
-            check_regular(path, "history catalog", "give another --db or CEPHBENCH_HISTORY", where="--db")
+        hint = "give --db (or CEPHBENCH_HISTORY) a new path or a catalog file of its own"
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
+            # sqlite writes the catalog in place (and its journal beside it): the one writer's check of what may be
+            # written, the file a link within its directory names, else a new path or a regular file
+            path = writable(path, hint, where="--db")
             conn = sqlite3.connect(path, timeout=10)
+            # another program's database is not written (CREATE TABLE IF NOT EXISTS would add ours beside its own,
+            # and a table of its own named runs broke every query with a traceback)
+            tables = sorted(r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'"))
+            if tables and "catalog" not in tables:
+                conn.close()
+                raise UserError(f"{path} is another program's SQLite database (tables {', '.join(tables[:5])}), "
+                                "not a cephbench history catalog", hint, where="--db")
             conn.execute("PRAGMA foreign_keys = ON")
             conn.executescript(_DDL)
             row = conn.execute("SELECT value FROM catalog WHERE key = 'schema'").fetchone()

@@ -34,7 +34,7 @@ from ..drivers.rgw import parse as rgw_loadgen
 from ..core.errors import UserError
 from ..core.results import Measurement, Result, RunDir, Test, run_dir_path
 from ..core.units import format_size, parse_duration, parse_size
-from ..core.userfiles import read_bytes
+from ..core.userfiles import read_bytes, write_file
 
 FORMATS = "rados bench, fio, rbd bench, iperf3, loadgen or osd bench"
 _SIZE_KEYS = {"object_size", "op_size", "block_size", "io_size", "total", "image_size"}
@@ -54,6 +54,7 @@ class Parsed:
     measured_unix: float = 0.0          # when it was measured (see date_from)
     date_from: str = "file time"        # "--date", "content" or "file time"
     notes: list[str] = field(default_factory=list)
+    data: bytes = field(default=b"", repr=False)     # as read: kept in raw/ (the source is not read twice)
 
 
 def _unknown(path: Path, reason: str) -> UserError:
@@ -272,7 +273,7 @@ def read_file(path: Path, labels: dict[str, Any] | None = None) -> Parsed:
         raise _unknown(path, f"looks like {fmt} but: {exc}") from None
     # a phase label names what the output cannot tell (seq or rand of a rados bench read); it never renames a write
     extra = {k: v for k, v in labels.items() if k != "phase" or params.get("phase") in (None, "read")}
-    parsed = Parsed(Path(path), hashlib.sha256(data).hexdigest(), fmt, kind, {**params, **extra}, m)
+    parsed = Parsed(Path(path), hashlib.sha256(data).hexdigest(), fmt, kind, {**params, **extra}, m, data=data)
     if dated is not None:
         parsed.measured_unix, parsed.date_from = dated[0], "content"
         if dated[1]:
@@ -371,13 +372,16 @@ def import_files(files: list[Path], out_dir: Path | None, labels: dict[str, Any]
     try:
         for p, t in zip(parsed, tests):
             raw_dir = rundir.raw_dir(t.id)
-            shutil.copyfile(p.source, raw_dir / p.source.name)
+            write_file(raw_dir / p.source.name, p.data, "give --out a new directory you may write", where="--out",
+                       within=rundir.path, sync=False)
             r = Result(test=t, status="ok", started_unix=p.measured_unix, duration_s=p.measurement.duration_s,
                        raw=[str((raw_dir / p.source.name).relative_to(rundir.path))], measurement=p.measurement,
                        notes=[f"imported from {p.source} ({p.format}, sha256 {p.sha256[:12]}…)", *p.notes])
             rundir.append(r)
             results.append(r)
-    except OSError as exc:
-        shutil.rmtree(rundir.path, ignore_errors=True)
+    except (OSError, UserError) as exc:
+        shutil.rmtree(rundir.path, ignore_errors=True)      # the directory this import made, and only its files
+        if isinstance(exc, UserError):
+            raise
         raise UserError(f"cannot write the run directory: {exc}", where=str(path)) from None
     return rundir, results

@@ -27,7 +27,8 @@ DEFAULT_OSD_SIZE = 10 * 1024**3
 SHAPE_FLAGS = {"hosts": "--hosts", "osds_per_host": "--osds-per-host", "clients": "--clients",
                "public_net": "--public-net", "cluster_net": "--cluster-net", "client_net": "--client-net",
                "osd_throttle": "--osd-throttle", "db_device": "--db-device", "objectstore": "--objectstore",
-               "fs": "--fs", "osds": "--osds", "osd_size": "--osd-size", "rgw": "--no-rgw", "release": "--release"}
+               "fs": "--fs", "osds": "--osds", "osd_size": "--osd-size", "rgw": "--no-rgw", "release": "--release",
+               "cpu_limit": "--cpu-limit", "host_load": "--host-load"}
 _KEY_OF_FLAG = {flag: key for key, flag in SHAPE_FLAGS.items()}
 
 
@@ -68,12 +69,15 @@ class LabBuild:
             "public": m.public.to_json() if m.public else None, "cluster": m.cluster.to_json() if m.cluster else None,
             "separate_cluster": m.separate_cluster, "client": m.client.to_json() if m.client else None,
             "objectstore": m.store.objectstore, "fs": m.store.fs, "db_device_bytes": m.db_size_bytes,
-            "throttles": {str(t.drive): t.limit.to_json() for t in m.throttles}}
+            "throttles": {str(t.drive): t.limit.to_json() for t in m.throttles},
+            **({"cpu_limits": {c.daemon: c.cores for c in m.cpu_limits}} if m.cpu_limits else {}),
+            **({"host_loads": {h.host: h.cores for h in m.host_loads}} if m.host_loads else {})}
         return {"osds": self.osds, "osd_size_bytes": self.osd_size_bytes, "rgw": self.rgw, "multi": multi,
                 **({"release": self.release} if self.release else {})}
 
     @classmethod
     def from_json(cls, d: dict[str, Any]) -> "LabBuild":
+        from ..lab.cpulimit import CpuLimitSpec, HostLoadSpec
         from ..lab.drives import check_objectstore
         from ..lab.multihost import MultiHostSpec
         from ..lab.rates import LinkShape
@@ -88,7 +92,9 @@ class LabBuild:
             link(m.get("cluster")), bool(m.get("separate_cluster")), link(m.get("client")),
             check_objectstore(m.get("objectstore") or "bluestore", m.get("fs")), m.get("db_device_bytes"),
             tuple(ThrottleSpec(_ref(name), DriveLimit.from_json(lim))
-                  for name, lim in sorted((m.get("throttles") or {}).items())))
+                  for name, lim in sorted((m.get("throttles") or {}).items())),
+            tuple(CpuLimitSpec(d, float(c)) for d, c in sorted((m.get("cpu_limits") or {}).items())),
+            tuple(HostLoadSpec(h, float(c)) for h, c in sorted((m.get("host_loads") or {}).items())))
         return cls(spec, spec.osds, int(d["osd_size_bytes"]), bool(d["rgw"]), release)
 
     def up_flags(self) -> list[str]:
@@ -110,6 +116,8 @@ class LabBuild:
         out += ["--fs", m.store.fs] if m.store.fs else []
         out += ["--db-device", _size(m.db_size_bytes)] if m.db_size_bytes else []
         out += [x for t in m.throttles for x in ("--osd-throttle", throttle_text(t))]
+        out += [x for c in m.cpu_limits for x in ("--cpu-limit", c.text())]
+        out += [x for h in m.host_loads for x in ("--host-load", h.text())]
         return out
 
 
@@ -164,6 +172,8 @@ def build_of(shape: dict[str, Any], path: str) -> LabBuild:
         return None if v is None else str(v)
     throttle = shape.get("osd_throttle")
     throttle_values = None if not throttle else [f"{k}={v}" for k, v in throttle.items()]
+    cpu_values = {key: [f"{k}={v}" for k, v in shape[key].items()] if shape.get(key) else None
+                  for key in ("cpu_limit", "host_load")}
     try:
         multi = spec_from_flags(
             shape.get("hosts"), int(shape.get("osds_per_host") or 1), int(shape.get("clients") or 0),
@@ -171,7 +181,7 @@ def build_of(shape: dict[str, Any], path: str) -> LabBuild:
             {"--client-net": text("client_net"), "--osd-throttle": throttle_values,
              "--db-device": shape.get("db_device"),
              "--objectstore": text("objectstore") if text("objectstore") != "bluestore" else None,
-             "--fs": text("fs")})
+             "--fs": text("fs"), "--cpu-limit": cpu_values["cpu_limit"], "--host-load": cpu_values["host_load"]})
         size = size_flag(shape["osd_size"], "--osd-size") if shape.get("osd_size") is not None else DEFAULT_OSD_SIZE
     except UserError as exc:
         key = _KEY_OF_FLAG.get(exc.where, "")

@@ -29,6 +29,7 @@ from ...hosts.local import CommandResult, Spawn
 from ...core.results import Measurement, Test
 from ...cluster.safety import CapacityBudget
 from ...core.units import format_size
+from ...core.userfiles import write_file
 from .. import ParseError
 from ..base import DriverContext, Outcome, client_notes, live_sum, newest_line, run_group_timeout, started_tests
 from ..instances import run_instances
@@ -41,6 +42,7 @@ from .endpoint import check_connect, resolve_endpoint
 from .parse import diagnose, merge, parse, progress_figures, split_document
 
 log = logging.getLogger(__name__)
+RAW_HINT = "give the run a directory of regular files you may write"
 
 
 # ---- the command line ------------------------------------------------------------------------
@@ -248,8 +250,8 @@ def _documents_from_clients(timed: list[TimedResult], instances: list[_Instance]
     for t, inst in zip(timed, instances):
         doc, rest = split_document(t.result.stdout)
         if doc is not None:
-            (raw_dir / f"loadgen-{op}-{inst.label}.json").write_text(doc)
-        (raw_dir / f"loadgen-{op}-{inst.label}.log").write_text(rest)
+            write_file(raw_dir / f"loadgen-{op}-{inst.label}.json", doc, RAW_HINT, sync=False)
+        write_file(raw_dir / f"loadgen-{op}-{inst.label}.log", rest, RAW_HINT, sync=False)
         results.append(replace(t.result, stdout=rest))
     return results
 
