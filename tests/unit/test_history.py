@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import subprocess
 
@@ -120,9 +121,10 @@ def test_cli_history(tmp_path, catalog):
     assert res.returncode == 0 and "16.2.15" in res.stdout and "16.2.14" not in res.stdout and "17.2" not in res.stdout
     res = cli(tmp_path, "history", "--trend", "bytes_per_s", "--test", "rados_bench phase=write")
     assert res.returncode == 0, res.stderr
-    rows = [[c.strip() for c in ln.split("│")] for ln in res.stdout.splitlines() if ln.startswith("│")]
-    assert [(r[2], r[3]) for r in rows] == [("r1", "16.2.14"), ("r2", "16.2.15"), ("r3", "17.2.7")]
-    assert rows[1][7].startswith(("+19.", "+20.")) and rows[2][8] == "missing"
+    # the terminal's plain table (report/textout.py): 2 spaces between columns, a row per run from its date
+    rows = [re.split(r"\s{2,}", ln.strip()) for ln in res.stdout.splitlines() if re.match(r"^\d{4}-\d\d-\d\d ", ln)]
+    assert [(r[1], r[2]) for r in rows] == [("r1", "16.2.14"), ("r2", "16.2.15"), ("r3", "17.2.7")]
+    assert rows[1][6].startswith(("+19.", "+20.")) and rows[2][7] == "missing"
 
 
 def _one_line_exit_2(res):
@@ -184,8 +186,8 @@ def _tables(stdout: str) -> list[list[list[str]]]:
     for ln in stdout.splitlines():
         if "oldest first" in ln:
             tables.append([])
-        elif ln.startswith("│") and ln[1:].split("│")[0].strip():     # not a wrapped cell's next line
-            tables[-1].append([c.strip() for c in ln.strip("│").split("│")])
+        elif re.match(r"^\d{4}-\d\d-\d\d ", ln):                     # a row: the terminal's plain table
+            tables[-1].append(re.split(r"\s{2,}", ln.strip()))
     return tables
 
 

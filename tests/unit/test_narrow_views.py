@@ -8,7 +8,9 @@ each narrow table against the same table printed whole (a pipe)."""
 from __future__ import annotations
 
 import io
+import os
 import re
+import sys
 from pathlib import Path
 
 import pytest
@@ -143,7 +145,49 @@ def test_the_docs_state_each_tables_order(tmp_path):
     assert stated("disk baseline") == ["status", *order((h, r) for h, _, r in DISK_COLUMNS)]
     assert stated("network baseline") == ["status", *order((h, r) for h, _, r in NET_COLUMNS)]
     assert stated("compare") == order((c.header, c.rank) for c in compare_render.columns("B"))
+    from cephbench.cli.history import LIST_RANKS, TREND_RANKS
+    assert stated("history (its list of runs)") == order(LIST_RANKS.items())
+    assert stated("history --trend") == order(TREND_RANKS.items())
     # a kind's table, on a real run whose every result is ok and has each column
     run = copy_fixture_run(str(FIXTURES / "report" / "ceph16.2.15_quick_multihost3"), tmp_path / "r")
     results = [r for r in RunDir.open(run).results()[0] if r.test.kind == "rgw"]
     assert stated("a kind's results") == order((c.header, c.rank) for c in _columns("rgw", results))
+
+
+@pytest.mark.parametrize("width", [80, 120])
+def test_the_commands_on_a_real_terminal_fit_it(width, tmp_path):
+    """`show`, `compare` and `history` as an operator runs them, in a pseudo-terminal of `width` columns (util-linux
+    `script`): every table line fits, and what a table left out is named under it."""
+    import shlex
+    import shutil
+    import subprocess
+    if shutil.which("script") is None:
+        pytest.skip("util-linux script is not installed")
+    runs = [copy_fixture_run(str(FIXTURES / "report" / f"ceph16.2.15_repeated_{n}"), tmp_path / n)
+            for n in ("first", "second")]
+    search = copy_fixture_run(str(FIXTURES / "report" / "ceph16.2.15_quick_search_onehost"), tmp_path / "search")
+    exe = shlex.quote(str(Path(sys.executable).parent / "cephbench"))
+    db = shlex.quote(str(tmp_path / "h.sqlite"))
+    commands = [f"{exe} show {search}", f"{exe} compare {runs[0]} {runs[1]}",
+                f"{exe} history --db {db} add {runs[0]} {runs[1]} {search} >/dev/null; {exe} history --db {db} list; "
+                f"{exe} history --db {db} --trend bw --test 'rados_bench object_size=64KiB' --pool-profile "
+                f"'replicated size 2'"]
+    for command in commands:
+        res = subprocess.run(["script", "-qec", f"stty cols {width} rows 50; {command}", "/dev/null"],
+                             capture_output=True, text=True, timeout=120, env={**{k: v for k, v in os.environ.items() if k not in ("COLUMNS", "LINES")},
+                                  "TERM": "xterm"})
+        text = re.sub(r"\x1b\[[0-9;?]*[a-zA-Z]", "", res.stdout).replace("\r", "")
+        assert res.returncode == 0, text[-2000:]
+        found = tables(text)
+        assert found, text[:2000]
+        for title, t in found.items():
+            m = LEFT_OUT.match(t["after"])
+            assert m is None or int(m.group(1)) == width, t["after"]
+            if title.startswith("History ("):
+                # its run directories are whole absolute paths (here pytest's, 60 characters and more): every other
+                # column may go and the rows still be wider than 80; then every one of those went, and is named
+                if any(len(ln) > width for ln in t["lines"]):
+                    from cephbench.cli.history import LIST_RANKS
+                    assert m and set(m.group(2).split(", ")) == set(LIST_RANKS), t["after"]
+                continue
+            assert all(len(ln) <= width for ln in t["lines"]), (command, title, t["lines"][:3])

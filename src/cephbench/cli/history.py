@@ -68,7 +68,7 @@ def history(ctx: click.Context, db: Path | None, trend_metric: str | None, test_
 def _history_trend(ctx: click.Context, metric: str, match: str, pool_profile: str | None, variant: str | None,
                    release: str | None, ignore: tuple[str, ...]) -> None:
     import shlex
-    from rich.table import Table
+    from ..report.textout import Column, print_table
     from ..rundirs.history import NEVER_MIXED, History, format_time, metric_name, series
     from ..core.identity import PARTS
     from ..report.compare_render import value
@@ -86,16 +86,18 @@ def _history_trend(ctx: click.Context, metric: str, match: str, pool_profile: st
         title = f"{m.label} of {match}, oldest first"
         if len(groups) > 1:
             title += f" — configuration {i} of {len(groups)}: {s.title()}"
-        t = Table(title=title, title_justify="left", header_style="bold")
         figure = f"median {m.label}"
-        for col in ("started (UTC)", "run", "ceph", "test", "n", figure, "Δ% vs first", ""):
-            t.add_column(col, justify="right" if col in ("n", figure, "Δ% vs first") else "left", overflow="fold")
         base = s.points[0].median
-        for p in s.points:
-            delta = f"{(p.median / base - 1) * 100:+.1f}%" if base else "-"
-            t.add_row(format_time(p.run.started_unix), Path(p.run.path).name, p.run.ceph_version or "-", p.label,
-                      str(len(p.values)), value(m, p.median), delta, "missing" if p.run.missing else "")
-        out.print(t)
+        rows = [[format_time(p.run.started_unix), Path(p.run.path).name, p.run.ceph_version or "-", p.label,
+                 str(len(p.values)), value(m, p.median),
+                 f"{(p.median / base - 1) * 100:+.1f}%" if base else "-", "missing" if p.run.missing else ""]
+                for p in s.points]
+        # the terminal's one table code: whole columns left out by rank on a narrow terminal, one line naming them
+        # (docs/report.md, "Narrow terminals"); a run, a test and a figure are never cut
+        print_table(out, title, [Column(h, _cell(i), right=h in ("n", figure, "Δ% vs first"),
+                                        rank=TREND_RANKS.get(h, 0))
+                                 for i, h in enumerate(("started (UTC)", "run", "ceph", "test", "n", figure,
+                                                        "Δ% vs first", ""))], rows)
     if len(groups) > 1:
         apart = list(groups[0].apart)
         picks = []
@@ -111,12 +113,21 @@ def _history_trend(ctx: click.Context, metric: str, match: str, pool_profile: st
                   markup=False, soft_wrap=True)
 
 
+# on a narrow terminal the highest rank goes first, whole (docs/report.md, "Narrow terminals"); the rest stay
+TREND_RANKS = {"started (UTC)": 3, "ceph": 2, "n": 1}
+LIST_RANKS = {"fsid": 4, "failed": 3, "tests": 2, "ceph": 1}
+
+
+def _cell(i: int):
+    return lambda row: row[i]
+
+
 @history.command("list")
 @_history_filters
 @click.pass_context
 def history_list(ctx: click.Context, **filters) -> None:
     """Catalogued runs, oldest first; a run whose directory is gone is marked missing."""
-    from rich.table import Table
+    from ..report.textout import Column, print_table
     from ..rundirs.history import History, NoCatalog, format_time
     chosen = _filters(ctx, **filters)
     try:
@@ -131,14 +142,14 @@ def history_list(ctx: click.Context, **filters) -> None:
         out.print(f"no runs in {db_path}" + (" match the filters" if any(filters.values()) or any(
             ctx.obj["filters"].values()) else ""), markup=False)
         return
-    t = Table(title=f"History ({db_path})", title_justify="left", header_style="bold")
-    for col in ("started (UTC)", "suite", "tests", "failed", "ceph", "fsid", "run directory", "state"):
-        t.add_column(col, justify="right" if col in ("tests", "failed") else "left", overflow="fold")
-    for r in runs:
-        state = "missing" if r.missing else ("imported" if r.imported else "")
-        t.add_row(format_time(r.started_unix), r.suite or "-", str(r.tests), str(r.failed), r.ceph_version or "-",
-                  (r.fsid or "-")[:8], r.path, f"[red]{state}[/red]" if state == "missing" else state)
-    out.print(t)
+    rows = [[format_time(r.started_unix), r.suite or "-", str(r.tests), str(r.failed), r.ceph_version or "-",
+             (r.fsid or "-")[:8], r.path, "missing" if r.missing else ("imported" if r.imported else "")]
+            for r in runs]
+    print_table(out, f"History ({db_path})",
+                [Column(h, _cell(i), right=h in ("tests", "failed"), rank=LIST_RANKS.get(h, 0))
+                 for i, h in enumerate(("started (UTC)", "suite", "tests", "failed", "ceph", "fsid", "run directory",
+                                        "state"))], rows,
+                row_style=lambda row: "red" if row[-1] == "missing" else "")
 
 
 @history.command("add")

@@ -57,11 +57,10 @@ def _table(title: str, columns: Sequence[Column], rows: Sequence[Any], row_style
            ends_section: RowEnds | None = None) -> Table:
     t = plain_table(title)
     for c in columns:
-        # a cell is never wrapped (a row stays one line that grep and awk read): a narrow terminal leaves out
-        # whole columns instead; only a row too long even then folds its name rather than lose its end to "…"
-        # (print_whole keeps every word whole: a test id is one word, never cut)
-        t.add_column(c.header, justify="right" if c.right else "left", no_wrap=c.rank > 0 or c is not columns[0],
-                     overflow="fold")
+        # a cell is never wrapped or cut (a row stays one line that grep and awk read, an id and a figure whole): a
+        # narrow terminal leaves out whole columns instead; a row too long even then is printed whole, wider than
+        # the terminal (print_whole makes each column as wide as its widest cell, so that rich crops none)
+        t.add_column(c.header, justify="right" if c.right else "left", no_wrap=True, overflow="fold")
     for r in rows:
         t.add_row(*(c.cell(r) for c in columns), style=row_style(r) if row_style else None,
                   end_section=bool(ends_section(r)) if ends_section else False)
@@ -114,11 +113,12 @@ def _rstrip(line: list[Segment]) -> list[Segment]:
 
 def _keep_words_whole(table: Table) -> None:
     """No figure or name is cut to fit a terminal ("37,0…" would be a wrong number): each column is at least as wide
-    as the longest word of its header and cells, so that only headers and cells of several words wrap."""
+    as the longest word of its header and cells, so that only headers and cells of several words wrap, and a column
+    that never wraps as wide as its widest cell (else rich, short of room, crops it: "+0.0%" read "+0.0")."""
     for column in table.columns:
-        words = (w for c in [column.header, *column.cells] if isinstance(c, str)
-                 for w in Text.from_markup(c).plain.split())
-        column.min_width = max(column.min_width or 0, max((cell_len(w) for w in words), default=0))
+        texts = [Text.from_markup(c).plain for c in [column.header, *column.cells] if isinstance(c, str)]
+        pieces = texts if column.no_wrap else [w for t in texts for w in t.split()]
+        column.min_width = max(column.min_width or 0, max((cell_len(w) for w in pieces), default=0))
 
 
 def print_whole(console: Console, renderable: RenderableType) -> None:
