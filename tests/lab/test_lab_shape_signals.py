@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from cephbench.lab import Lab
+from cephbench.lab import Lab, labdir
 
 import labcli
 from labcli import CLI, run_cli, write_suite
@@ -69,6 +69,7 @@ def assert_lab_as_the_user_had_it(lb: Lab, rundir: Path) -> None:
     assert info is not None and info.osds == 1 and not info.rgw, info
     assert lb.started() and lb.healthy()
     assert json.loads((rundir / "resources.json").read_text()) == []
+    assert labdir.shaped_by(lb.dir) is None         # the run's claim went with the lab's put-back
 
 
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])

@@ -143,10 +143,15 @@ def test_only_what_carries_the_runs_name_and_marker_is_removed(tmp_path):
     for r in theirs:
         assert (owned.refusal(r) or "").startswith(f"refused to remove {r.kind} {r.name}: "), r
     assert "says run def456 is /elsewhere/run" in owned.refusal(theirs[-1])
-    # a process that started before the run did is not its tool
-    old = Ownership(("abc123",), started_unix=time.time() + 3600)
-    assert old.refusal(Resource("process", process_tag(os.getpid()))) is not None
-    assert Ownership(("abc123",), started_unix=0).refusal(Resource("process", process_tag(os.getpid()))) is None
+    # a process that started before the run did is not its tool (test_recovery_proofs.py: the other proofs)
+    p = subprocess.Popen(["sleep", "30"], start_new_session=True, env={**os.environ, "CEPHBENCH_RUN": "abc123"})
+    try:
+        tool = Resource("process", process_tag(p.pid), json.dumps({"cmdline": ["sleep", "30"], "by": "1:0"}))
+        assert Ownership(("abc123",), started_unix=time.time() + 3600).refusal(tool) is not None
+        assert Ownership(("abc123",), started_unix=0).refusal(tool) is None
+    finally:
+        p.kill()
+        p.wait()
 
 
 def test_a_forged_entry_is_refused_and_stays_listed_while_the_runs_own_go(tmp_path):

@@ -15,6 +15,7 @@ import logging
 import os
 import re
 import signal
+import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -22,8 +23,10 @@ from typing import Any, Callable
 
 from .ceph import POOL_DELETE_OPTION
 from ..core.errors import OperationFailed, UserError
+from ..core.results import MAX_RUN_JSON_BYTES
+from ..core.userfiles import read_bytes
 from . import marker
-from ..core.resources import CONFIG_OPTION, Refusal, Refused, Resource, Undone
+from ..core.resources import CONFIG_OPTION, Refusal, Refused, Resource, Undone, state_of
 
 REMOTE_FILE_KIND = "remote-file"      # clients.REMOTE_FILE (recovery sits below clients)
 REMOTE_DIR_KIND = "remote-dir"        # remote_dirs.REMOTE_DIR
@@ -38,13 +41,19 @@ RADOS_NAMESPACE = "rados-namespace"
 
 # ---- processes: recorded as "<pid>:<start time in clock ticks since boot>" ---------------------------------
 
-def process_start_ticks(pid: int) -> int | None:
+def _stat(pid: int) -> list[str] | None:
+    """/proc/PID/stat's fields from the third (state) on; None when no such process runs."""
     try:
         stat = Path(f"/proc/{pid}/stat").read_text()
     except OSError:
         return None
     # the command name (field 2) may hold spaces and parentheses: fields after the last ')' are fixed
-    return int(stat[stat.rindex(")") + 2:].split()[19])
+    return stat[stat.rindex(")") + 2:].split()
+
+
+def process_start_ticks(pid: int) -> int | None:
+    fields = _stat(pid)
+    return int(fields[19]) if fields else None
 
 
 def process_tag(pid: int) -> str:
@@ -79,24 +88,75 @@ class RunLock:
 
     path: Path
     _fd: int | None = field(default=None, repr=False)
+    # one lock per run id of the directory (run.json), outside it: a copy of a live run's directory (its lock file
+    # deleted) names the same ids, whose locks the live run holds
+    _ids: list[tuple[Path, int]] = field(default_factory=list, repr=False)
 
     @classmethod
     def take(cls, rundir: Path) -> "RunLock":
         lock = cls(Path(rundir) / LOCK_NAME)
-        fd = os.open(lock.path, os.O_RDWR | os.O_CREAT, 0o644)
+        lock._take_dir(rundir)
+        try:
+            lock._take_ids(rundir)
+        except BaseException:
+            lock.release()
+            raise
+        return lock
+
+    def _take_ids(self, rundir: Path) -> None:
+        try:
+            ids = json.loads(read_bytes(Path(rundir) / "run.json", "", "", MAX_RUN_JSON_BYTES)).get("run_ids") or []
+        except (OSError, ValueError, AttributeError, RecursionError, UserError):     # a FIFO, nested 100k deep: the
+            # resume says why
+            ids = []
+        ids = ids if isinstance(ids, list) else []
+        base = Path(tempfile.gettempdir()) / f"cephbench-runs-{os.getuid()}"
+        for run_id in [i for i in ids if isinstance(i, str) and re.fullmatch(r"[0-9A-Za-z]{1,32}", i)]:
+            try:
+                base.mkdir(mode=0o700, exist_ok=True)
+                fd = os.open(base / f"{run_id}.lock", os.O_RDWR | os.O_CREAT, 0o600)
+            except OSError as exc:
+                log.warning("run %s not locked by its id (%s): a copy of its directory is told by its marker", run_id,
+                            exc)
+                continue
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                holder = os.read(fd, 64).decode(errors="replace").partition(":")[0] or "?"
+                os.close(fd)
+                raise UserError(f"{rundir}: run {run_id} is being run right now by process {holder} (this directory "
+                                "or a copy of it)", "wait for it to finish, or stop it with Ctrl-C (it cleans up "
+                                "after itself)") from None
+            os.ftruncate(fd, 0)
+            os.write(fd, f"{process_tag(os.getpid())}\n".encode())
+            self._ids.append((base / f"{run_id}.lock", fd))
+
+    def _take_dir(self, rundir: Path) -> None:
+        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+        holder = os.read(fd, 64).decode(errors="replace").strip()
+        pid = holder.partition(":")[0] or "?"
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
-            holder = os.read(fd, 32).decode(errors="replace").strip() or "?"
             os.close(fd)
-            raise UserError(f"{rundir} is being run right now by process {holder}",
+            raise UserError(f"{rundir} is being run right now by process {pid}",
                             "wait for it to finish, or stop it with Ctrl-C (it cleans up after itself)") from None
+        if _alive_as(holder) and pid != str(os.getpid()):
+            # a copy of a live run's directory (cp -a): its lock file names the live run's process, which holds
+            # the original's lock, not this one's
+            os.close(fd)
+            raise UserError(f"{rundir} is a copy of a run directory in use: its lock file names process {pid}, which "
+                            "still runs it", "wait for that run to finish; then clean up its own directory")
         os.ftruncate(fd, 0)
-        os.write(fd, f"{os.getpid()}\n".encode())
-        lock._fd = fd
-        return lock
+        os.lseek(fd, 0, os.SEEK_SET)
+        os.write(fd, f"{process_tag(os.getpid())}\n".encode())
+        self._fd = fd
 
     def release(self) -> None:
+        for path, fd in self._ids:
+            path.unlink(missing_ok=True)
+            os.close(fd)
+        self._ids = []
         if self._fd is not None:
             os.close(self._fd)
             self._fd = None
@@ -114,8 +174,9 @@ def leftovers(rundir: Path) -> list[Resource]:
     hint = ("each entry is {\"kind\": ..., \"name\": ...} (docs/results-schema.md); what it lists must be removed "
             "by hand")
     try:
-        items = json.loads(path.read_text() or "[]")
-    except (ValueError, OSError) as exc:
+        # a regular file of a bounded size: a FIFO or /dev/zero in its place is one line (UserError), never a hang
+        items = json.loads(read_bytes(path, "", hint, MAX_RUN_JSON_BYTES) or "[]")
+    except (ValueError, OSError, RecursionError) as exc:
         raise UserError(f"{path} cannot be read ({exc})", hint) from None
     if not isinstance(items, list):
         raise UserError(f"{path} holds a JSON {type(items).__name__}, not a list of entries", hint)
@@ -212,19 +273,89 @@ def process_started_unix(ticks: int) -> float | None:
     return btime + ticks / os.sysconf("SC_CLK_TCK")
 
 
+def process_cmdline(pid: int, wait_s: float = 0.5) -> list[str] | None:
+    """/proc/PID/cmdline as its arguments, waited for while it reads empty (a child in the middle of its exec reads
+    empty after Popen returned: lab/daemons.py); None when no such process runs."""
+    deadline = time.monotonic() + wait_s
+    while True:
+        try:
+            raw = Path(f"/proc/{pid}/cmdline").read_bytes()
+        except OSError:
+            return None
+        if raw or time.monotonic() >= deadline:
+            return [os.fsdecode(a) for a in raw.split(b"\0")[:-1]] if raw else []
+        time.sleep(0.002)
+
+
+def _parent(pid: int) -> int | None:
+    fields = _stat(pid)
+    return int(fields[1]) if fields else None
+
+
+def process_resource(pid: int) -> Resource:
+    """A tool process's ledger entry: "<pid>:<start ticks>", its command line and the cephbench process that started
+    it (the proof `cleanup` checks: the same process, the same command, and no live run still its parent)."""
+    return Resource("process", process_tag(pid), json.dumps({
+        "cmdline": process_cmdline(pid) or [], "by": process_tag(os.getpid())}))
+
+
+# set in a run's environment (launch.start), so every tool it starts carries it: what no process of the user's has,
+# whatever a ledger entry claims about it
+RUN_ENV = "CEPHBENCH_RUN"
+
+
+def process_run(pid: int) -> str | None:
+    """The run id in a process's environment (RUN_ENV); None when it has none or it cannot be read."""
+    try:
+        environ = Path(f"/proc/{pid}/environ").read_bytes()
+    except OSError:
+        return None
+    prefix = f"{RUN_ENV}=".encode()
+    return next((v[len(prefix):].decode(errors="replace") for v in environ.split(b"\0") if v.startswith(prefix)),
+                None)
+
+
+def _alive_as(tag: object) -> bool:
+    """"<pid>:<start ticks>" names a process that still runs (the same one: its start time matches)."""
+    pid, _, ticks = str(tag).partition(":")
+    return pid.isdigit() and ticks.isdigit() and str(process_start_ticks(int(pid))) == ticks
+
+
+def _is_cephbench(pid: int) -> bool:
+    """The process runs cephbench: its console script, or `python -m cephbench[.cli]`."""
+    return any(Path(a).name in ("cephbench", "cephbench.cli", "cephbench.entry")
+               for a in (process_cmdline(pid, 0) or [])[:3])
+
+
+def _cluster_kind(kind: str) -> bool:
+    return kind in CLUSTER_KINDS
+
+
+# ledger kinds that live on the cluster: only on the cluster the run ran on (its fsid)
+CLUSTER_KINDS = ("pool", "ec-profile", "rbd-image", "rgw-user", "rgw-buckets", "config-key", RADOS_NAMESPACE,
+                 "osd-flags", CONFIG_OPTION)
+
+
 @dataclass(frozen=True)
 class Ownership:
-    """What a run may remove: only what carries its name (cephbench-<run id>-..., for one of its run ids), whose
-    run id's marker on the cluster (cluster/marker.py) does not name another run directory, and tool processes that
-    started after the run did. Everything else in a ledger was not made by this run (a hand-edited or copied
-    resources.json): refused, never removed. The scrub flags and a variant's options carry no name: their
-    removers check the state the entry recorded against the cluster's. A lab shape is the lab's (run/shapes.py)."""
+    """What a run may remove or undo: only what it can prove it made (`PROOFS`, one check per ledger kind). Names
+    carry the run's id (cephbench-<run id>-..., for one of its run ids) and that run id's marker on the cluster
+    (cluster/marker.py) does not name another run directory; everything on the cluster is on the cluster the run ran
+    on (its fsid, run.json); a tool process is the very one the run started (start time, command line) and no live
+    run is still its parent; a scrub flag or an option is claimed by the run's marker (and its remover checks that
+    the cluster still holds what the run set); a lab shape's lab directory holds the run's claim (lab/labdir.py).
+    Everything else in a ledger (a hand-edited, copied or old resources.json) is refused, never removed."""
 
     run_ids: tuple[str, ...]
     run_dir: str | None = None
     markers: dict[str, dict[str, Any]] | None = None      # run id -> its marker; None: not read
     started_unix: float | None = None
     image_of: Callable[[str], str | None] = mapped_image
+    fsids: tuple[str, ...] | None = None        # the clusters the run ran on (run.json); None: not checked
+    cluster_fsid: str | None = None             # the cluster cleanup talks to
+    # the run's own ledger while it runs: what it made in this process needs no proof beyond its name (a process, a
+    # flag, an option or a lab shape is only there because this process made it)
+    live: bool = False
 
     def refusal(self, r: Resource) -> str | None:
         why = self._why_not(r)
@@ -233,43 +364,153 @@ class Ownership:
         return (f"refused to remove {r.kind} {r.name}: {why}; left as it is (if it is to go, remove it by hand and "
                 "take its entry out of resources.json)")
 
+    def wrong_cluster(self) -> str | None:
+        """Why this is not the cluster the run ran on (its fsid), or None."""
+        if self.fsids is None:
+            return None
+        if not self.fsids:
+            return "run.json records no cluster fsid (a run directory of an older cephbench, or edited)"
+        if self.cluster_fsid not in self.fsids:
+            return (f"the run ran on cluster {', '.join(self.fsids)}, and this is cluster "
+                    f"{self.cluster_fsid or '(fsid unknown)'}")
+        return None
+
     def _run_of(self, name: str) -> str | None:
         return next((i for i in self.run_ids if name.startswith(f"cephbench-{i}-")), None)
 
     def _why_not(self, r: Resource) -> str | None:
-        if r.kind in _BY_PREFIX or r.kind in ("rbd-image", "rbd-mapping", REMOTE_DIR_KIND, DISK_FILE, RADOS_NAMESPACE):
-            name = r.name
-            if r.kind in ("rbd-image", RADOS_NAMESPACE):
-                name = r.name.rsplit("/", 1)[-1]
-            elif r.kind == "rbd-mapping":
-                image = self.image_of(r.name)
-                if image is None:
-                    return None             # nothing mapped there: the remover finds nothing to do
-                name = image
-            elif r.kind in (REMOTE_DIR_KIND, DISK_FILE):
-                name = remote_file_parts(r.name)[1].rsplit("/", 1)[-1]
-            run = self._run_of(name)
-            if run is None or (r.kind == DISK_FILE and name != f"cephbench-{run}-baseline.dat"):
-                return f"{name!r} is not named cephbench-<run id>-... for this run (run ids {', '.join(self.run_ids)})"
-            return self._marker_says(run)
-        if r.kind == "config-key":
-            run = next((i for i in self.run_ids if r.name == marker.key(i)), None)
-            return (f"it is not this run's marker (cephbench/runs/<run id>, run ids {', '.join(self.run_ids)})"
-                    if run is None else self._marker_says(run))
-        if r.kind == REMOTE_FILE_KIND:
-            copy = _LOADGEN_COPY.search(remote_file_parts(r.name)[1])
-            run = self._run_of(copy.group(1)) if copy else None
-            if run is None:
-                return ("it is not this run's copy of cephbench-loadgen (~/.cache/cephbench/bin/cephbench-<run id>-"
-                        f"loadgen-..., run ids {', '.join(self.run_ids)}): another run may be using it")
-            return self._marker_says(run)
-        if r.kind == "ssh-control" and not Path(r.name).name.startswith("cephbench-ssh-"):
-            return "it is not a directory of cephbench's ssh sockets (cephbench-ssh-...)"
-        if r.kind == "process" and self.started_unix is not None:
-            ticks = process_start_ticks(int(r.name.partition(":")[0])) if r.name.partition(":")[0].isdigit() else None
-            started = process_started_unix(ticks) if ticks is not None else None
-            if started is not None and started < self.started_unix - 2:
-                return "that process started before the run did"
+        run = state_of(r).get("run")
+        if run is not None and run not in self.run_ids:
+            return f"the entry was made by run {run}, not this run (run ids {', '.join(self.run_ids)})"
+        if _cluster_kind(r.kind):
+            why = self.wrong_cluster()
+            if why:
+                return why
+        proof = PROOFS.get(r.kind)
+        if self.live and proof in (Ownership._process, Ownership._flags, Ownership._option, Ownership._lab_shape):
+            return None
+        if proof is None:
+            return "cephbench knows no proof that an entry of this kind is the run's"
+        return proof(self, r)
+
+    def _named(self, r: Resource) -> str | None:
+        name = r.name
+        if r.kind in ("rbd-image", RADOS_NAMESPACE):
+            name = r.name.rsplit("/", 1)[-1]
+        elif r.kind == "rbd-mapping":
+            image = self.image_of(r.name)
+            if image is None:
+                return None             # nothing mapped there: the remover finds nothing to do
+            name = image
+        elif r.kind in (REMOTE_DIR_KIND, DISK_FILE):
+            path = remote_file_parts(r.name)[1]
+            if r.kind == REMOTE_DIR_KIND and not re.fullmatch(r"/tmp/cephbench-[A-Za-z0-9_.-]+", path):
+                return f"{path!r} is not a work directory cephbench makes (/tmp/cephbench-<run id>-...)"
+            name = path.rsplit("/", 1)[-1]
+        run = self._run_of(name)
+        if run is None or (r.kind == DISK_FILE and name != f"cephbench-{run}-baseline.dat"):
+            return f"{name!r} is not named cephbench-<run id>-... for this run (run ids {', '.join(self.run_ids)})"
+        return self._marker_says(run)
+
+    def _marker_key(self, r: Resource) -> str | None:
+        run = next((i for i in self.run_ids if r.name == marker.key(i)), None)
+        return (f"it is not this run's marker (cephbench/runs/<run id>, run ids {', '.join(self.run_ids)})"
+                if run is None else self._marker_says(run))
+
+    def _loadgen_copy(self, r: Resource) -> str | None:
+        copy = _LOADGEN_COPY.search(remote_file_parts(r.name)[1])
+        run = self._run_of(copy.group(1)) if copy else None
+        if run is None:
+            return ("it is not this run's copy of cephbench-loadgen (~/.cache/cephbench/bin/cephbench-<run id>-"
+                    f"loadgen-..., run ids {', '.join(self.run_ids)}): another run may be using it")
+        return self._marker_says(run)
+
+    def _ssh_control(self, r: Resource) -> str | None:
+        d = Path(r.name)
+        if not d.name.startswith("cephbench-ssh-") or d.parent != Path(tempfile.gettempdir()):
+            return (f"it is not a directory of cephbench's ssh sockets ({tempfile.gettempdir()}/cephbench-ssh-..., "
+                    "hosts/remote.py)")
+        if d.is_symlink() or (d.is_dir() and any(not p.is_socket() for p in d.iterdir())):
+            return "it holds more than ssh's sockets"
+        return None
+
+    def _process(self, r: Resource) -> str | None:
+        pid_text, _, ticks = r.name.partition(":")
+        if not (pid_text.isdigit() and ticks.isdigit()):
+            return "it is not a record of a process (<pid>:<start time>)"
+        pid = int(pid_text)
+        if str(process_start_ticks(pid)) != ticks:
+            return None             # gone, or the PID is another process's now: the remover touches nothing
+        recorded = state_of(r).get("cmdline")
+        if not isinstance(recorded, list) or not recorded:
+            return ("the entry records no command line (an older cephbench's, or edited): nothing proves that "
+                    "process is the run's tool")
+        now = process_cmdline(pid)
+        if now != recorded:
+            return f"process {pid} runs {' '.join(now or [])[:80]!r}, not the {' '.join(recorded)[:80]!r} the run started"
+        run = process_run(pid)
+        if run not in self.run_ids:
+            return (f"process {pid} carries no {RUN_ENV} of this run (run ids {', '.join(self.run_ids)}) in its "
+                    "environment: not a tool the run started")
+        started = process_started_unix(int(ticks))
+        if self.started_unix is not None and started is not None and started < self.started_unix - 2:
+            return "that process started before the run did"
+        parent = _parent(pid)
+        if _alive_as(state_of(r).get("by")) or (parent not in (None, 0, 1) and _is_cephbench(parent)):
+            return (f"the cephbench that started it (process {parent}) still runs: that run is alive, and its "
+                    "directory is in use")
+        return None
+
+    def _claimed(self, r: Resource, what: str, claims: Callable[[dict[str, Any]], bool]) -> str | None:
+        """A flag or an option carries no name: the run's marker on the cluster must claim it."""
+        run = state_of(r).get("run")
+        if run is None:
+            return (f"the entry records no run (an older cephbench's, or edited): nothing proves the {what} is "
+                    "the run's")
+        if self.markers is None:
+            return f"the run markers could not be read: nothing proves the {what} is the run's"
+        info = self.markers.get(str(run))
+        if not isinstance(info, dict):
+            return f"no run marker {marker.key(str(run))} on the cluster claims the {what}"
+        if not claims(info):
+            return f"the run marker {marker.key(str(run))} does not claim the {what}"
+        return self._marker_says(str(run))
+
+    def _flags(self, r: Resource) -> str | None:
+        wanted = [f for f in r.name.split(",") if f and f != "none"]
+        if not isinstance(state_of(r).get("osdmap_epoch_before"), int):
+            return "the entry records no osdmap epoch (an older cephbench's, or edited)"
+        def held(m: dict[str, Any]) -> bool:
+            return set(wanted) <= {f for k in ("scrub_flags", "scrub_letting_go")
+                                   for f in (m.get(k) if isinstance(m.get(k), list) else [])}
+        return self._claimed(r, f"flags {r.name}", held)
+
+    def _option(self, r: Resource) -> str | None:
+        from ..core.variant_plan import Restore
+        rec = Restore.decode(r.name)
+        state = state_of(r)
+        if not isinstance(state.get("config_version_before"), int) or not isinstance(state.get("set_to"), list):
+            return ("the entry records no config version or no value the run set (an older cephbench's, or "
+                    "edited): nothing proves the option is the run's")
+        def claims(m: dict[str, Any]) -> bool:
+            if rec.name == POOL_DELETE_OPTION and isinstance(m.get("pool_delete"), dict):
+                return True
+            return [rec.who, rec.name] in (m.get("options") if isinstance(m.get("options"), list) else [])
+        return self._claimed(r, f"option {rec.who} {rec.name}", claims)
+
+    def _lab_shape(self, r: Resource) -> str | None:
+        from ..lab import labdir
+        record = json.loads(r.name)
+        d = record.get("dir") if isinstance(record, dict) else None
+        if not isinstance(d, str) or not Path(d).is_absolute():
+            return "it names no lab directory"
+        claim = labdir.shaped_by(Path(d))
+        if claim is None or claim.get("run") not in self.run_ids:
+            return (f"the lab directory {d} holds no claim of this run ({labdir.SHAPED} naming run "
+                    f"{' or '.join(self.run_ids)}): the run never shaped that lab")
+        theirs = claim.get("run_dir")
+        if not (isinstance(theirs, str) and self.run_dir and Path(theirs).resolve() == Path(self.run_dir).resolve()):
+            return f"the lab directory {d} was shaped by the run in {theirs}, not this directory"
         return None
 
     def _marker_says(self, run: str) -> str | None:
@@ -278,6 +519,37 @@ class Ownership:
         if theirs and self.run_dir and Path(theirs).resolve() != Path(self.run_dir).resolve():
             return f"the run marker {marker.key(run)} on the cluster says run {run} is {theirs}, not this directory"
         return None
+
+    def alive(self) -> str | None:
+        """Why the run is alive (its marker names a process of this host that still runs: the run's own, whose
+        directory this is or a copy of), or None."""
+        import socket
+        for run in self.run_ids:
+            info = (self.markers or {}).get(run)
+            if not isinstance(info, dict) or info.get("host") != socket.gethostname():
+                continue
+            pid, since = info.get("pid"), info.get("started_unix")
+            if not isinstance(pid, int) or not isinstance(since, (int, float)) or pid == os.getpid():
+                continue
+            ticks = process_start_ticks(pid)
+            started = process_started_unix(ticks) if ticks is not None else None
+            if started is not None and started <= since + 2:
+                return f"run {run} is still running (process {pid}, its marker {marker.key(run)})"
+        return None
+
+
+# the proof each ledger kind must carry (resources.KINDS: a kind without one here is refused)
+PROOFS: dict[str, Callable[[Ownership, Resource], str | None]] = {
+    **{k: Ownership._named for k in ("pool", "ec-profile", "rgw-user", "rgw-buckets", "rbd-image", "rbd-mapping",
+                                     REMOTE_DIR_KIND, DISK_FILE, RADOS_NAMESPACE)},
+    "config-key": Ownership._marker_key,
+    REMOTE_FILE_KIND: Ownership._loadgen_copy,
+    "ssh-control": Ownership._ssh_control,
+    "process": Ownership._process,
+    "osd-flags": Ownership._flags,
+    CONFIG_OPTION: Ownership._option,
+    "lab-shape": Ownership._lab_shape,
+}
 
 
 def allows_pool_delete(r: Resource) -> bool:
@@ -290,7 +562,7 @@ def allows_pool_delete(r: Resource) -> bool:
 
 # the order a dead run's leftovers go in: processes first (they may still be writing), flags last
 _ORDER = ["process", "ssh-control", "remote-file", "remote-dir", DISK_FILE, "rbd-mapping", "rgw-buckets", "rgw-user",
-          "rbd-image", RADOS_NAMESPACE, "pool", "ec-profile", "osd-flags", "config-key"]
+          "rbd-image", RADOS_NAMESPACE, "pool", "ec-profile", "osd-flags", CONFIG_OPTION, "config-key", "lab-shape"]
 
 
 def remove_leftovers(rundir: Path, table: dict[str, Remover], note: Callable[[str], None] = lambda _m: None,
@@ -322,8 +594,8 @@ def remove_leftovers(rundir: Path, table: dict[str, Remover], note: Callable[[st
         failed = []
         for r in ordered:
             remove = table.get(r.kind)
-            if r.kind == "config-key" and any(not isinstance(why, Refusal) for _, why in failed):
-                continue        # the run marker goes last, once all else went: the next cleanup checks names by it
+            if r.kind == "config-key" and failed:
+                continue        # the run marker goes last, once all else went: the next cleanup's proof of the rest
             if allows_pool_delete(r) and any(f.kind == "pool" for f, _ in failed):
                 # put back only once the run's pools went: false again, the monitors would refuse the next pass
                 failed.append((r, "kept until the run's pools are removed (the monitors refuse to delete them "

@@ -47,11 +47,32 @@ class Undone(Exception):
 # (variant_plan.Restore), enough for `cephbench cleanup` to put it back after the run died
 CONFIG_OPTION = "config-option"
 
+# Every kind of entry a ledger takes. Each has its proof of ownership in cluster/recovery.py (PROOFS), checked before
+# anything is removed or undone; a ledger refuses a kind not listed here, so a new kind cannot skip its proof
+# (tests/unit/test_recovery_proofs.py holds the two lists together).
+KINDS = ("process", "ssh-control", "remote-file", "remote-dir", "disk-file", "rbd-mapping", "rgw-buckets", "rgw-user",
+         "rbd-image", "rados-namespace", "pool", "ec-profile", "osd-flags", CONFIG_OPTION, "lab-shape", "config-key")
+
+
+def state_of(r: Resource) -> dict:
+    """An entry's recorded state as a dict ({} when it has none, or it is not a JSON object)."""
+    try:
+        state = json.loads(r.state or "{}")
+    except ValueError:
+        return {}
+    return state if isinstance(state, dict) else {}
+
+
+def with_state(r: Resource, **fields: object) -> Resource:
+    return Resource(r.kind, r.name, json.dumps({**state_of(r), **fields}))
+
 
 class Ledger:
     def __init__(self, path: Path | None = None, outer: "Ledger | None" = None,
-                 guard: Callable[[Resource], str | None] | None = None) -> None:
+                 guard: Callable[[Resource], str | None] | None = None, run_id: str | None = None) -> None:
         self._path = path
+        # stamped on every entry's state: the run that made it (an entry copied from another run's ledger says so)
+        self._run_id = run_id
         # why a resource may not be removed (not named for this run), or None: checked before every removal
         self._guard = guard
         self._items: list[tuple[Resource, Callable[[], None]]] = []
@@ -60,8 +81,24 @@ class Ledger:
         self._outer = outer
 
     def add(self, resource: Resource, remove: Callable[[], None]) -> None:
+        if resource.kind not in KINDS:
+            raise ValueError(f"{resource.kind!r} is not a ledger kind with a proof of ownership (resources.KINDS)")
+        if self._run_id is not None and "run" not in state_of(resource):
+            resource = with_state(resource, run=self._run_id)
         self._items.append((resource, remove))
         self._save()
+
+    def record_value(self, resource: Resource, key: str, value: str) -> None:
+        """Add `value` to the list `key` of a pending entry's state (an option's values the run set, before it sets
+        each): what cleanup compares the cluster's value with."""
+        for i, (r, remove) in enumerate(self._items):
+            if r == resource:
+                values = state_of(r).get(key)
+                values = values if isinstance(values, list) else []
+                if value not in values:
+                    self._items[i] = (with_state(r, **{key: [*values, value]}), remove)
+                    self._save()
+                return
 
     def __len__(self) -> int:
         return len(self._items)

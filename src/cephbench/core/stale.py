@@ -41,6 +41,15 @@ def flag_history(flags: list[str], epoch_before: int, dump: Callable[[int | None
         why = "the entry records no osdmap epoch" if epoch_before <= 0 else \
             f"{last - epoch_before} osdmaps have passed since the run set them"
         return FlagVerdict([], gone, {}, f"cannot tell who set {', '.join(wanted)} ({why})")
+    try:
+        before = flags_of(dump(epoch_before))
+    except OperationFailed as exc:
+        return FlagVerdict([], gone, {}, f"cannot tell who set {', '.join(wanted)} (osdmap {epoch_before}: {exc})")
+    if before & set(wanted):
+        # the run records the epoch in which it saw them missing: set then, they were someone else's already
+        return FlagVerdict([], gone, {}, f"{', '.join(sorted(before & set(wanted)))} already set in osdmap "
+                                         f"{epoch_before}, where the entry says the run saw them missing: not "
+                                         "the run's to unset")
     seen: set[str] = set()
     cleared: dict[str, int] = {}
     for epoch in range(epoch_before + 1, last):
@@ -56,12 +65,14 @@ def flag_history(flags: list[str], epoch_before: int, dump: Callable[[int | None
     return FlagVerdict([f for f in wanted if f not in cleared], gone, cleared)
 
 
-def history_state(run_id: str, **where: int | None) -> str:
-    """A ledger entry's state: the run, when, and where the cluster's history stood before its change."""
+def history_state(run_id: str, set_to: str | None = None, **where: int | None) -> str:
+    """A ledger entry's state: the run, when, where the cluster's history stood before its change, and the value
+    it sets (`set_to`: cleanup undoes an option only while the cluster still holds a value the run set)."""
     import json
     import time
     return json.dumps({"run": run_id, "set_unix": round(time.time()),
-                       **{k: v for k, v in where.items() if v is not None}})
+                       **{k: v for k, v in where.items() if v is not None},
+                       **({"set_to": [set_to]} if set_to is not None else {})})
 
 
 def config_version(cluster: Any) -> int | None:

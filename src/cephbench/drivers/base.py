@@ -40,7 +40,7 @@ from ..evidence.proccpu import PROMETHEUS as PROC_CPU_FROM_PROMETHEUS, RemoteCpu
 from ..evidence.rounds import ClusterSeen, Seen
 from ..evidence.settings import capping_settings
 from ..hosts.remote import HostRef, drop_caches_argv, host_ref, osd_hosts, run_on_all, this_host
-from ..cluster.recovery import process_tag, stop_process_group
+from ..cluster.recovery import process_resource, stop_process_group
 from ..core.resources import Ledger, Resource
 from ..core.results import Evidence, Measurement, RunDir, SearchStop, Test
 from ..cluster.safety import CapacityBudget, UnseenWrites, drop_caches_local, settle_seconds
@@ -509,7 +509,7 @@ class RunContext:
 
     @staticmethod
     def _process_resource(pid: int) -> Resource:
-        return Resource("process", process_tag(pid))
+        return process_resource(pid)
 
     def _watch(self, test: Test, hosts: list[HostRef], clients: list[HostRef]) -> list[hostwatch.Watcher]:
         """One watch per OSD host and client host (over ssh), and this machine's own (a local process) for its

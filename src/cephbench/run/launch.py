@@ -8,7 +8,6 @@ run directory (run.json) → runner. cli/ parses the arguments and prints; every
 from __future__ import annotations
 
 
-import json
 import logging
 import os
 import secrets
@@ -39,10 +38,11 @@ from ..suite.plan import Plan, expand, waits_for_client_hosts
 from ..drivers.disk_baseline import remove_disk_file
 from ..cluster.marker import read_runs
 from ..core.releases import cluster_release
-from ..cluster.recovery import (DISK_FILE, RADOS_NAMESPACE, Ownership, Refusal, Remover, RunLock, how_to_remove,
-                                leftovers, remove_leftovers, save as save_leftovers, stop_process_group)
+from ..cluster.recovery import (CLUSTER_KINDS, DISK_FILE, RADOS_NAMESPACE, RUN_ENV, Ownership, Refusal, Remover,
+                                RunLock, how_to_remove, leftovers, remove_leftovers, save as save_leftovers,
+                                stop_process_group)
 from ..hosts.remote import control_dir, remove_control_dir, ssh_master
-from ..core.resources import CONFIG_OPTION, Ledger, Refused, Resource, Undone
+from ..core.resources import CONFIG_OPTION, Ledger, Refused, Resource, Undone, state_of
 from ..core.stale import flag_history, option_history
 from ..core.results import CorruptLine, Result, RunDir, Test, VariantInForce, run_dir_path
 from ..hosts.remote_dirs import REMOTE_DIR, remove_dir
@@ -50,9 +50,9 @@ from ..core.interrupts import held, shielded, sigterm_interrupts
 from .runner import (RunEvents, RunOptions, RunSummary, VariantHook, execute, other_runs, pending_tests,
                      preflight)
 from ..suite.shape_plan import LabBuild
-from ..core.variant_plan import Restore
+from ..core.variant_plan import Restore, previous_value
 from .shapes import LAB_SHAPE, Keeper, check_target, first_build, shaped, restore_recorded as restore_shape
-from .options import restore_recorded
+from .options import restore_recorded, same_value
 
 log = logging.getLogger(__name__)
 
@@ -336,7 +336,7 @@ def removers(ctx: RunContext, dead: Sequence[Resource] = ()) -> dict[str, Remove
 
     def flags(r: Resource) -> None:
         wanted = [f for f in r.name.split(",") if f and f != "none"]
-        since = _state(r).get("osdmap_epoch_before")
+        since = state_of(r).get("osdmap_epoch_before")
         since = since if isinstance(since, int) else 0
         verdict = flag_history(wanted, since, lambda e: ctx.cluster.ceph_json(
             "osd", "dump", *([] if e is None else [str(e)])))
@@ -357,7 +357,16 @@ def removers(ctx: RunContext, dead: Sequence[Resource] = ()) -> dict[str, Remove
             # the dead run's own marker went before this entry (the ledger undoes in reverse): these are others
             raise Undone(f"{rec.name} left true: another cephbench run in progress holds it for its pools, and its "
                          f"end puts it back")
-        since = _state(r).get("config_version_before")
+        state = state_of(r)
+        now = previous_value(ctx.cluster.ceph_json("config", "dump"), rec.who, rec.name)
+        ours = [str(v) for v in state.get("set_to") or []]
+        if now is None and rec.previous is None:
+            raise Undone(f"{rec.who} {rec.name} already put back (not set)")
+        if not any(same_value(now, v) for v in ours):
+            # changed since the run set it: the value now is the user's (ceph config set after a kill -9)
+            raise Undone(f"{rec.who} {rec.name} is {now if now is not None else 'not set'} now, not the "
+                         f"{' or '.join(ours)} the run set: changed since, not by this run: left as it is")
+        since = state.get("config_version_before")
         verdict = option_history(rec.who, rec.name, rec.previous, since if isinstance(since, int) else None,
                                  lambda n: ctx.cluster.ceph_json("config", "log", str(n)))
         if verdict.doubt:
@@ -390,14 +399,6 @@ def removers(ctx: RunContext, dead: Sequence[Resource] = ()) -> dict[str, Remove
     }
 
 
-def _state(r: Resource) -> dict[str, Any]:
-    try:
-        state = json.loads(r.state or "{}")
-    except ValueError:
-        return {}
-    return state if isinstance(state, dict) else {}
-
-
 def _lab_restart(target: Target) -> Callable[[], None] | None:
     """How a dead run's restored start-only option reaches the lab's OSDs (variants); None on a real cluster."""
     lab_json = target.conf.parent / "lab.json"
@@ -410,8 +411,9 @@ def finish_dead_run(rundir: RunDir, cluster: Cluster, suite: Suite | None, say: 
                      settings=suite.settings if suite else Settings(), restart_lab_osds=_lab_restart(cluster.target))
     def note(m: str) -> None:
         say(f"{rundir.path}: {m} (left by the part of the run that died)")
-    _, failed = remove_leftovers(rundir.path, removers(ctx, leftovers(rundir.path)), note=note,
-                                 owned=ownership(rundir, cluster))
+    owned = ownership(rundir, cluster)
+    check_cleanable(rundir.path, owned, leftovers(rundir.path))
+    _, failed = remove_leftovers(rundir.path, removers(ctx, leftovers(rundir.path)), note=note, owned=owned)
     if failed:
         what = "; ".join(why if isinstance(why, Refusal) else f"{r.kind} {r.name}: {why} (by hand: {how_to_remove(r)})"
                          for r, why in failed)
@@ -429,8 +431,39 @@ def ownership(rundir: RunDir, cluster: Cluster | None) -> Ownership:
     except (OperationFailed, UserError) as exc:     # a key that may not read config-keys: the names alone decide
         log.warning("run markers unknown (config-key dump): %s", exc)
     started = meta.get("started_unix")
+    fsid: str | None = None
+    if cluster is not None:
+        try:
+            fsid = str((cluster.status() or {}).get("fsid") or "") or None
+        except (OperationFailed, UserError) as exc:
+            log.warning("the cluster's fsid unknown (ceph status): %s", exc)
     return Ownership(ids, str(rundir.path.absolute()), markers,
-                     float(started) if isinstance(started, (int, float)) else None)
+                     float(started) if isinstance(started, (int, float)) else None,
+                     fsids=recorded_fsids(meta) if cluster is not None else None, cluster_fsid=fsid)
+
+
+def recorded_fsids(meta: dict) -> tuple[str, ...]:
+    """The clusters a run ran on (run.json: the cluster it found, each lab shape's build)."""
+    shapes = meta.get("lab_shapes")
+    builds = [s.get("cluster") for s in shapes.values() if isinstance(s, dict)] if isinstance(shapes, dict) else []
+    facts = [meta.get("cluster"), *builds]
+    return tuple(dict.fromkeys(str(f["status"]["fsid"]) for f in facts
+                               if isinstance(f, dict) and isinstance(f.get("status"), dict)
+                               and isinstance(f["status"].get("fsid"), str) and f["status"]["fsid"]))
+
+
+def check_cleanable(run_dir: Path, owned: Ownership, left: Sequence[Resource]) -> None:
+    """A run still alive (its marker names a live process of this host: the original of a copied directory) is
+    never cleaned, and nothing of a run is removed from a cluster it did not run on: one line each, the ledger
+    kept."""
+    alive = owned.alive()
+    if alive:
+        raise UserError(f"{run_dir}: {alive}; nothing was removed", "wait for it to end (a run cleans up after "
+                        "itself), or stop it with Ctrl-C")
+    wrong = owned.wrong_cluster() if any(r.kind in CLUSTER_KINDS for r in left) else None
+    if wrong:
+        raise UserError(f"{run_dir}: {wrong}: nothing was removed from it, resources.json is as it was",
+                        "give -c the ceph.conf of the cluster the run ran on", where="--conf")
 
 
 def recorded_settings(meta: dict) -> Settings:
@@ -474,6 +507,12 @@ def cleanup(run_dir: Path, request: RunRequest, say: Callable[[str], None]
                 raise
             # killed while the lab was being rebuilt: no cluster answers until the lab is put back, and what the
             # run made on the shaped lab went with it
+            owned = ownership(rundir, None)
+            check_cleanable(run_dir, owned, [])
+            for r in shaped_lab:
+                why = owned.refusal(r)
+                if why:
+                    raise UserError(f"{run_dir}: {why}", "the cluster does not answer either: see --conf")
             for r in shaped_lab:
                 restore_shape(r.name)
                 say(f"removed {r.kind} {r.name}")
@@ -482,7 +521,9 @@ def cleanup(run_dir: Path, request: RunRequest, say: Callable[[str], None]
             cluster.check_reachable()
         ctx = RunContext(cluster=cluster, run_id="recovery", rundir=None, ledger=Ledger(None),
                          settings=recorded_settings(rundir.meta()), restart_lab_osds=_lab_restart(target))
-        return remove_leftovers(rundir.path, removers(ctx, left), note=say, owned=ownership(rundir, cluster))
+        owned = ownership(rundir, cluster)
+        check_cleanable(run_dir, owned, leftovers(rundir.path))
+        return remove_leftovers(rundir.path, removers(ctx, left), note=say, owned=owned)
     finally:
         lock.release()
 
@@ -511,6 +552,9 @@ def deploy_clients(prep: Prepared, ctx: RunContext) -> None:
 def start(prep: Prepared, events: RunEvents) -> RunSummary:
     """Run the tests still to do; a run refused before its first result leaves no directory behind."""
     req = prep.request
+    if not req.dry_run:
+        # every tool the run starts inherits it: the proof `cleanup` asks of a process before it stops one
+        os.environ[RUN_ENV] = prep.run_id
     try:
         summary = _run_shaped(prep, events) if prep.shapes is not None else _run_part(prep, events)
     except UserError:
@@ -535,7 +579,7 @@ def _run_part(prep: Prepared, events: RunEvents, outer: Ledger | None = None,
     with ssh_master(prep.suite.settings.ssh) as ssh:
         ctx = RunContext(cluster=prep.cluster, run_id=prep.run_id, rundir=prep.rundir,
                          ledger=Ledger(prep.rundir.path / "resources.json" if prep.rundir else None, outer=outer,
-                                       guard=Ownership((prep.run_id,)).refusal),
+                                       guard=Ownership((prep.run_id,), live=True).refusal, run_id=prep.run_id),
                          settings=prep.suite.settings.model_copy(update={"ssh": ssh}), dry_run=req.dry_run,
                          events=events, restart_lab_osds=prep.lab.restart_osds
                          if prep.lab is not None and prep.target.is_lab else None,
@@ -567,11 +611,13 @@ def _run_shaped(prep: Prepared, events: RunEvents) -> RunSummary:
     keeper = prep.shapes
     assert keeper is not None
     keeper.say = events.note
-    outer = Ledger(prep.rundir.path / "resources.json" if prep.rundir else None)
+    outer = Ledger(prep.rundir.path / "resources.json" if prep.rundir else None, run_id=prep.run_id)
     total = RunSummary()
     previous = sigterm_interrupts()
     try:
-        with held():            # the way back is in the ledger before the lab's first change
+        with held():            # the way back is in the ledger before the lab's first change, its proof before it
+            if prep.rundir is not None:
+                keeper.claim(prep.run_id, str(prep.rundir.path.absolute()))
             outer.add(Resource(LAB_SHAPE, keeper.record()), keeper.restore)
         for tests in shape_parts(prep.todo, keeper):
             started = time.time()

@@ -222,11 +222,13 @@ class VariantState:
             res = Resource(CONFIG_OPTION, r.encode())
             if res not in self.ctx.ledger.pending() and not self.ctx.dry_run:
                 # where the configuration's history stood: what tells cleanup the option is still the run's
-                res = Resource(res.kind, res.name, history_state(self.ctx.run_id,
+                res = Resource(res.kind, res.name, history_state(self.ctx.run_id, set_to=target[key],
                                                                  config_version_before=config_version(self.cluster)))
             with held():                        # the restore is in the ledger before the change is sent
                 if res not in self.ctx.ledger.pending():
                     self.ctx.ledger.add(res, lambda r=r: self._restore(r, at_end=True))
+                elif not self.ctx.dry_run:      # each value the run sets: cleanup undoes only one of them
+                    self.ctx.ledger.record_value(res, "set_to", target[key])
                 argv = set_argv(who, name, target[key])
                 self.ctx.change(argv, lambda argv=argv: self.cluster.ceph_ok(*argv[1:]))
                 self.applied[key] = target[key]

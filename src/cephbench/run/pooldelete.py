@@ -129,7 +129,7 @@ def allow_for_run(ctx: RunContext) -> None:
     previous = others[0]["pool_delete"].get("previous") if others else state.stored
     r = Restore(WHO, OPTION, previous if isinstance(previous, str) else None)
     res = Resource(CONFIG_OPTION, r.encode(), "" if ctx.dry_run else history_state(
-        ctx.run_id, config_version_before=config_version(ctx.cluster)))
+        ctx.run_id, set_to="true", config_version_before=config_version(ctx.cluster)))
     argv = set_argv(WHO, OPTION, "true")
     with held():
         ctx.ledger.add(res, lambda: _restore(ctx, r))

@@ -19,6 +19,7 @@ from ..core.errors import UserError
 from ..core.interrupts import held
 from ..lab import Lab
 from ..lab import drives as lab_drives
+from ..lab import labdir
 from ..lab.drives import check_objectstore
 from ..lab.multihost import MultiHostSpec
 from ..lab.rates import LinkShape
@@ -92,12 +93,20 @@ class Keeper:
     say: Callable[[str], None] = lambda _m: None
     changes: int = 0                            # rebuilds and throttles made (or, in a dry run, listed)
     _planned: list[str] = field(default_factory=list)
+    _claimed: str | None = None                 # the run id whose claim is in the lab's directory
 
     @classmethod
     def for_run(cls, lab: Lab, suite: Suite, created: bool, dry_run: bool = False) -> "Keeper":
         now = build_of_lab(lab)
         builds = {v.name: on_release(v.lab, now.release) if now is not None else v.lab for v in suite.variant_specs()}
         return cls(lab, None if created else now, now, builds, now, dry_run)
+
+    def claim(self, run_id: str, run_dir: str) -> None:
+        """The run's claim in the lab's directory (labdir.SHAPED), before the ledger's entry and the lab's first
+        change: what proves to `cephbench cleanup` that the run shapes this lab."""
+        if not self.dry_run:
+            labdir.claim_shape(self.lab.dir, run_id, run_dir)
+            self._claimed = run_id
 
     def record(self) -> str:
         """The ledger's name for the lab's restore: enough for `cephbench cleanup` alone."""
@@ -128,6 +137,8 @@ class Keeper:
         if s.kind == "none" and self.original is None and not self.dry_run:
             s = Step("down", None)      # a start of the run's own lab cut short: its records name what to remove
         self._apply(s, self._planned)
+        if self._claimed is not None:
+            labdir.release_shape(self.lab.dir, self._claimed)
         return s
 
     def resync(self) -> None:
@@ -202,5 +213,6 @@ def restore_recorded(name: str) -> None:
     if not d.get("original"):
         with held():
             lab.down()      # also a lab whose start was cut short: its records name what to remove
-        return
-    apply_step(lab, step(build_of_lab(lab, whole=True), LabBuild.from_json(d["original"])))
+    else:
+        apply_step(lab, step(build_of_lab(lab, whole=True), LabBuild.from_json(d["original"])))
+    labdir.release_shape(lab.dir, None)
