@@ -10,7 +10,10 @@ Printed per run: each step's throughput and mean latency, the reruns a stall cau
 why, and the knee (or the band of a knee not clear). The RESULT line: the knees' loads, how many doublings apart the
 furthest two are (the goal: at most one), each knee's throughput over T (the goal: within 15 %), and how many runs
 said their knee was not clear. A measurement, not a test: one lab on a shared machine.
-CEPHBENCH_KNEE_NOISE_RUNS (default 5) and CEPHBENCH_KNEE_NOISE_BURN=0 (no burner) change it.
+Two cases: `throttle` as above; `cpu`, the one-host lab's 4 KiB writes (CPU-bound on a shared machine: the issue's
+trial), without a known limit. Each run also prints where the rule before issue 36 (no noise, no reruns) would have
+put the knee from the same steps. CEPHBENCH_KNEE_NOISE_RUNS (default 5), CEPHBENCH_KNEE_NOISE_CASES=throttle,cpu and
+CEPHBENCH_KNEE_NOISE_BURN=0 (no burner) change it.
 """
 
 from __future__ import annotations
@@ -26,23 +29,58 @@ from pathlib import Path
 from common import result_line
 
 from cephbench.analysis.curves import knees
+from cephbench.core.loadsearch import pays, per_doubling
 from cephbench.core.results import RunDir
 
 CLI = [sys.executable, "-m", "cephbench.cli"]
 MiB = 2**20
 THROTTLE = 16 * MiB
-FLAGS = ["--hosts", "3", "--no-rgw", *[x for i in range(3) for x in ("--osd-throttle", f"osd.{i}=16MiB/s")]]
-WORKLOAD = ("{type: rados_bench, pool: rep, modes: [write], object_size: 1MiB, "
-            "concurrency: {auto: {max: 32}}, duration: 4s}")
+# name: (lab up flags, the workload, the limit the knee should meet or None)
+CASES = {
+    # every OSD's data drive held at 16 MiB/s: 1 MiB writes to a size-3 pool cannot pass it
+    "throttle": (["--hosts", "3", "--no-rgw", *[x for i in range(3) for x in ("--osd-throttle", f"osd.{i}=16MiB/s")]],
+                 "{type: rados_bench, pool: rep, modes: [write], object_size: 1MiB, "
+                 "concurrency: {auto: {max: 32}}, duration: 4s}", THROTTLE),
+    # the one-host lab, 4 KiB writes: CPU-bound on this shared machine, the issue's trial (a knee at t=2 one run and
+    # t=16 the next)
+    "cpu": (["--no-rgw"], "{type: rados_bench, pool: rep, modes: [write], object_size: 4KiB, "
+                          "concurrency: {auto: {max: 64}}, duration: 4s}", None),
+}
 # one core busy for a second, idle the next: spare CPU that comes and goes
 BURNER = "import time\nwhile True:\n    t = time.time() + 1\n    while time.time() < t: pass\n    time.sleep(1)\n"
 
 
-def one_run(i: int, d: Path, lab_dir: Path, env: dict[str, str]) -> tuple[int, float, str] | None:
+def old_rule(points: list[tuple[int, float, float]]) -> int | None:
+    """Where the search before issue 36 would have put the knee from the same steps (load, throughput, latency): it
+    stopped at the first step from the third on that did not pay (loadsearch.pays, no noise), and the knee rule
+    named the load before the first step that did not pay; None where growth came back (too noisy to tell)."""
+    stop_at = len(points)
+    for i in range(2, len(points)):
+        (la, ta, ma), (lb, tb, mb) = points[i - 1], points[i]
+        d = math.log2(lb / la)
+        if not pays(per_doubling(tb / ta, d) - 1, per_doubling(mb / ma, d) if ma and mb else None):
+            stop_at = i + 1
+            break
+    seen = points[:stop_at]
+    fails = [i for i in range(1, len(seen)) if not pays(
+        per_doubling(seen[i][1] / seen[i - 1][1], math.log2(seen[i][0] / seen[i - 1][0])) - 1,
+        per_doubling(seen[i][2] / seen[i - 1][2], math.log2(seen[i][0] / seen[i - 1][0]))
+        if seen[i][2] and seen[i - 1][2] else None)]
+    if not fails:
+        return seen[-1][0]
+    first = fails[0]
+    for i in range(first + 1, len(seen)):
+        rise = seen[i][1] / seen[i - 1][1] - 1
+        if rise > 0.04 and i not in fails:         # growth came back by more than two floors of noise
+            return None
+    return seen[first - 1][0]
+
+
+def one_run(i: int, d: Path, lab_dir: Path, env: dict[str, str], workload: str) -> tuple[int, float, str] | None:
     suite = d / "suite.yaml"
     suite.write_text("name: knee-noise\nsettings: {drop_caches: false}\n"
                      "pools:\n  rep: {type: replicated, size: 3, pg_num: 32}\n"
-                     f"workloads:\n  - {WORKLOAD}\n")
+                     f"workloads:\n  - {workload}\n")
     out = d / f"run{i}"
     run = subprocess.run([*CLI, "run", str(suite), "--lab-dir", str(lab_dir), "--out", str(out)],
                          env=env, capture_output=True, text=True)
@@ -65,33 +103,37 @@ def one_run(i: int, d: Path, lab_dir: Path, env: dict[str, str]) -> tuple[int, f
         return None
     curve, k = found[0]
     at = k.point or curve.points[-1]
+    before = old_rule([(p.load, curve.throughput(p) or 0.0, p.mean_ns or 0.0) for p in curve.points])
     band = (f" band {k.band[0].frm.load}-{k.band[-1].to.load}" if k.state == "unclear" and k.band else "")
-    print(f"run {i}: {k.state} at t={at.load}, {(at.bytes_per_s or 0) / MiB:.1f} MiB/s{band}", flush=True)
+    print(f"run {i}: {k.state} at t={at.load}, {(at.bytes_per_s or 0) / MiB:.1f} MiB/s, "
+          f"{at.ops_per_s or 0:,.0f} ops/s{band}; the rule before issue 36 on the same steps: "
+          f"{'too noisy' if before is None else f't={before}'}", flush=True)
     return at.load, (at.bytes_per_s or 0.0), k.state
 
 
-def main() -> None:
-    env = {k: v for k, v in os.environ.items() if k not in ("CEPH_CONF", "CEPH_KEYRING")}
-    runs = int(os.environ.get("CEPHBENCH_KNEE_NOISE_RUNS", "5"))
-    d = Path(tempfile.mkdtemp(prefix="cephbench-bench-knee-noise-"))
+def case(name: str, env: dict[str, str], runs: int) -> None:
+    flags, workload, limit = CASES[name]
+    d = Path(tempfile.mkdtemp(prefix=f"cephbench-bench-knee-noise-{name}-"))
     lab_dir = d / "lab"
     burner = None
     try:
-        subprocess.run([*CLI, "lab", "up", "--dir", str(lab_dir), "--osd-size", "6GiB", *FLAGS], env=env,
+        subprocess.run([*CLI, "lab", "up", "--dir", str(lab_dir), "--osd-size", "6GiB", *flags], env=env,
                        check=True, capture_output=True, text=True)
         if os.environ.get("CEPHBENCH_KNEE_NOISE_BURN", "1") != "0":
             burner = subprocess.Popen([sys.executable, "-c", BURNER])
-        got = [k for i in range(1, runs + 1) if (k := one_run(i, d, lab_dir, env)) is not None]
+        got = [k for i in range(1, runs + 1) if (k := one_run(i, d, lab_dir, env, workload)) is not None]
         if not got:
-            result_line("knee-noise", runs=runs, knees=0)
+            result_line(f"knee-noise-{name}", runs=runs, knees=0)
             return
         loads = [g[0] for g in got]
         apart = math.log2(max(loads) / min(loads))
-        ratios = [g[1] / THROTTLE for g in got]
-        result_line("knee-noise", runs=runs, knees=len(got), loads="/".join(map(str, loads)),
-                    doublings_apart=apart, within_one_step=apart <= 1,
-                    ratio_min=min(ratios), ratio_max=max(ratios),
-                    within_15pct=sum(abs(r - 1) <= 0.15 for r in ratios),
+        figures: dict[str, object] = {}
+        if limit is not None:
+            ratios = [g[1] / limit for g in got]
+            figures = {"ratio_min": min(ratios), "ratio_max": max(ratios),
+                       "within_15pct": sum(abs(r - 1) <= 0.15 for r in ratios)}
+        result_line(f"knee-noise-{name}", runs=runs, knees=len(got), loads="/".join(map(str, loads)),
+                    doublings_apart=apart, within_one_step=apart <= 1, **figures,
                     unclear=sum(g[2] == "unclear" for g in got), burner=burner is not None)
     finally:
         if burner is not None:
@@ -99,6 +141,13 @@ def main() -> None:
             burner.wait()
         subprocess.run([*CLI, "lab", "down", "--dir", str(lab_dir)], env=env, capture_output=True)
         shutil.rmtree(d, ignore_errors=True)
+
+
+def main() -> None:
+    env = {k: v for k, v in os.environ.items() if k not in ("CEPH_CONF", "CEPH_KEYRING")}
+    runs = int(os.environ.get("CEPHBENCH_KNEE_NOISE_RUNS", "5"))
+    for name in os.environ.get("CEPHBENCH_KNEE_NOISE_CASES", ",".join(CASES)).split(","):
+        case(name, env, runs)
 
 
 if __name__ == "__main__":

@@ -375,7 +375,7 @@ def test_a_step_stops_the_search_only_when_its_change_is_outside_its_noise():
     # a plateau measured steadily still stops it: +3 % against a noise of 2 % + 2 %
     flat = steps[:2] + [StepFigures(4, 234.0, 9e6, False, 0.02)]
     flat[1] = StepFigures(2, 227.0, 8e6, False, 0.02)
-    assert stop(flat, s).reason == "throughput" and "outside its noise (±4%)" in stop(flat, s).text
+    assert stop(flat, s).reason == "throughput" and "short of it by more than its noise (±4%)" in stop(flat, s).text
 
 
 def test_the_knee_rule_shows_the_band_where_its_steps_change_within_their_noise():

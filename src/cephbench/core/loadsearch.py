@@ -170,10 +170,11 @@ def stop(steps: Sequence[StepFigures], search: Search) -> SearchStop | None:
         c = change(steps[-2], last)
         if c is not None and c.verdict == "fails":
             lat = f", {what} ×{c.latency_factor:.2f}" if c.latency_factor is not None else ""
+            queued = c.latency_factor is not None and c.latency_factor > LATENCY_GROWTH_MAX
+            why = "the latency past its bound" if queued else f"short of it by more than its noise (±{c.noise:.0%})"
             return SearchStop(reason="throughput", text=(
                 f"from {search.param} {c.frm.load} to {last.load} throughput changed {c.gain:+.0%} per doubling"
-                f"{lat}, outside its noise (±{c.noise:.0%}) (the knee rule: at least {GROWTH_MIN:+.0%}, latency at "
-                f"most ×{LATENCY_GROWTH_MAX:g})"))
+                f"{lat}: {why} (the knee rule: at least {GROWTH_MIN:+.0%}, latency at most ×{LATENCY_GROWTH_MAX:g})"))
         unclear = unclear_run(steps)
         if len(unclear) >= UNCLEAR_MAX:
             lo, hi = unclear[0].frm, unclear[-1].to
