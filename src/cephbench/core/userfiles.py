@@ -243,6 +243,20 @@ def read_bytes(path: Path, what: str, hint: str, max_bytes: int, where: str = ""
     return data
 
 
+# A tool's output read back (fio's JSON and logs, rbd bench's, loadgen's, a host's watch): far above any run's, far
+# below what would exhaust memory when a tool runs away or a file there was replaced.
+MAX_TOOL_OUTPUT_BYTES = 1024**3
+
+
+def read_output(path: Path) -> str:
+    """A tool's output as text: a regular file of a bounded size (UserError, one line, else); a missing one is
+    FileNotFoundError, as a plain read's, for the callers that wait for it to appear."""
+    if not os.path.lexists(path):
+        raise FileNotFoundError(errno.ENOENT, "No such file or directory", str(path))
+    return read_bytes(path, "tool output", "give the run a directory of regular files", MAX_TOOL_OUTPUT_BYTES
+                      ).decode("utf-8", errors="replace")
+
+
 # ceph.conf names its monitors one of these ways (Ceph reads " ", "_" and "-" in a key alike); without any, librados
 # finds no monitor and says ENOENT, which reads as a missing key.
 _MON_KEY = re.compile(r"^\s*mon[ _-]+(host|addr|dns[ _-]+srv[ _-]+name)\s*=", re.M | re.I)

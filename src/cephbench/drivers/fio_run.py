@@ -23,6 +23,7 @@ from ..hosts.local import Spawn
 from ..hosts.remote_dirs import dir_path, fetch_dir, make_dir
 from ..core.resources import Resource
 from ..core.results import Measurement, Sample, Test, steady_state
+from ..core.userfiles import read_output
 from . import ParseError
 from .base import DriverContext, Outcome, safe_name
 from .figures import count, number
@@ -45,7 +46,7 @@ class FioRun:
         """json+ (summary, percentiles from merged bins) + logs (per-second series) -> Measurement.
         `keep_bins`: keep the merged latency bins (extra.clat_bins) for a merge with other clients' fio."""
         try:
-            text = self.json_path.read_text(errors="replace")
+            text = read_output(self.json_path)
         except OSError as exc:
             raise ParseError(f"fio wrote no JSON output ({self.json_path.name}: {exc.strerror})") from exc
         m = to_measurement(parse_fio_json(text), op, tool=tool, keep_bins=keep_bins)
@@ -143,7 +144,7 @@ def series(bw_logs: list[str], iops_logs: list[str]) -> list[Sample]:
 
 def series_from_logs(prefix: Path) -> list[Sample]:
     def texts(kind: str) -> list[str]:
-        return [p.read_text(errors="replace") for p in sorted(prefix.parent.glob(f"{prefix.name}_{kind}.*.log"))]
+        return [read_output(p) for p in sorted(prefix.parent.glob(f"{prefix.name}_{kind}.*.log"))]
     return series(texts("bw"), texts("iops"))
 
 

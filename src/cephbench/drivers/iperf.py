@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterator, Sequence
 
 from ..core.errors import UserError
+from ..core.userfiles import read_output
 from ..core.interrupts import held
 from ..hosts.fanout import run_started_together
 from ..hosts.local import CommandResult, LocalHost, Spawn, run_together
@@ -260,7 +261,7 @@ class Server:
             self._forget = record(self.proc.pid) if record is not None else None
         deadline = time.monotonic() + SERVER_START_TIMEOUT_S + (0 if self.on.local else 10)
         while time.monotonic() < deadline:
-            text = self.log_path.read_text(errors="replace")
+            text = read_output(self.log_path)
             if "Server listening" in text:
                 return
             if self.proc.poll() is not None:

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..core.results import Measurement, Sample, steady_state
+from ..core.userfiles import read_output
 from . import ParseError
 from .figures import checked, count, number
 from .base import live_sum
@@ -165,7 +166,7 @@ def live_figures(paths: list[Path]) -> tuple[float | None, float | None]:
     """Bytes/s and ops/s summed over images, from the last per-second line each has printed."""
     def newest(p):
         try:
-            text = p.read_text(errors="replace")
+            text = read_output(p)
         except OSError:
             return None
         header = _HEADER_RE.search(text)

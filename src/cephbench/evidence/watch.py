@@ -9,6 +9,7 @@ adds the devices and links only.
 
 from __future__ import annotations
 
+import os
 import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -20,6 +21,7 @@ from ..hosts.local import LocalHost
 from ..core.names import safe_name
 from ..hosts.remote import HostRef
 from ..core.results import DeviceLoad, HostLoad, LinkLoad
+from ..core.userfiles import read_output
 from .hoststream import (NOT_WATCHED, UNMEASURED, WHAT_WATCHES, HostStream, WantedAddress, WantedDevice,
                          daemon_cpu, file_backed, loads, parse_stream, watch_targets)
 from .proccpu import HERE, OVER_SSH
@@ -97,7 +99,7 @@ def collect(watchers: list[Watcher], metadata: Any) -> Watched:
     out = Watched()
     missed: set[str] = set()
     for w in watchers:
-        text = w.path.read_text(errors="replace") if w.path.exists() else ""
+        text = read_output(w.path) if os.path.lexists(w.path) else ""
         stream = parse_stream(text)
         if w.plan.cpu:
             load = load_from_stream(text, w.plan.host.name, w.plan.role)

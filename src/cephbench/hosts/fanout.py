@@ -25,7 +25,7 @@ from typing import IO, Callable, Sequence
 
 from ..suite.config import SshSettings
 from ..core.errors import OperationFailed, UserError
-from .local import OUTPUT_HINT, STOP_GRACE_S, CommandResult, LocalHost, Spawn, open_output
+from .local import OUTPUT_HINT, STOP_GRACE_S, CommandResult, LocalHost, Spawn, open_output, read_output
 from .remote import HostRef
 
 log = logging.getLogger(__name__)
@@ -182,7 +182,7 @@ class _Wrapper:
         self.proc.wait()
 
     def text(self) -> str:
-        return self.placement.spawn.output.read_text(errors="replace")
+        return read_output(self.placement.spawn.output)
 
 
 def wrapper_argv(pl: Placement, ssh: SshSettings, at_path: dict[str, str], grace_s: float) -> list[str]:

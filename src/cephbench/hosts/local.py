@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Callable, Mapping, Sequence
 
 from ..core.errors import UserError
-from ..core.userfiles import open_output
+from ..core.userfiles import open_output, read_output
 
 log = logging.getLogger(__name__)
 
@@ -233,7 +233,7 @@ def run_together(
         results = []
         for sp, p, started in procs:
             rc = p.wait()
-            text = sp.output.read_text(errors="replace")
+            text = read_output(sp.output)
             results.append(CommandResult([str(a) for a in sp.argv], rc, text, "", time.monotonic() - started,
                                          timed_out and rc != 0 and not stopped))
         return results

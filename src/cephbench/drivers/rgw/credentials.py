@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from ...core.errors import UserError
+from ...core.userfiles import read_bytes
 from .. import ParseError
 
 ENV_KEYS = {"s3": ("CEPHBENCH_S3_ACCESS_KEY", "CEPHBENCH_S3_SECRET_KEY"),
@@ -47,7 +48,9 @@ def credentials_from_file(path: str) -> Credentials:
     """A JSON file with s3_access_key/s3_secret_key and/or swift_user/swift_key (the lab's rgw-user.json)."""
     p = Path(path).expanduser()
     try:
-        data = json.loads(p.read_text())
+        # a regular file of at most 1 MiB (a FIFO or /dev/zero given here is one line, never a hang)
+        data = json.loads(read_bytes(p, "credentials file", "give a JSON file with s3_access_key, s3_secret_key, "
+                                     "swift_user, swift_key", 1024**2))
     except FileNotFoundError:
         raise UserError(f"credentials file {p} does not exist",
                         "give a JSON file with s3_access_key, s3_secret_key, swift_user, swift_key") from None

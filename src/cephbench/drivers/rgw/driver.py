@@ -29,7 +29,7 @@ from ...hosts.local import CommandResult, Spawn
 from ...core.results import Measurement, Test
 from ...cluster.safety import CapacityBudget
 from ...core.units import format_size
-from ...core.userfiles import write_file
+from ...core.userfiles import read_output, write_file
 from .. import ParseError
 from ..base import DriverContext, Outcome, client_notes, live_sum, newest_line, run_group_timeout, started_tests
 from ..instances import run_instances
@@ -275,7 +275,7 @@ def _read_documents(results: list[CommandResult], paths: list[Path],
     errors: list[str] = []
     for r, path in zip(results, paths):
         try:
-            parts.append(parse(path.read_text()))
+            parts.append(parse(read_output(path)))
         except (OSError, ParseError) as exc:
             errors.append(f"{TOOL} {op} failed: {r.error_text()}" if not r.ok else str(exc))
     return parts, errors
