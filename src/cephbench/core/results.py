@@ -353,6 +353,11 @@ class OtherLoad(BaseModel):
     background_bytes_per_s: float = 0.0
     background_ops_per_s: float = 0.0
     background_pools: list[str] = Field(default_factory=list)
+    # each pool's client I/O of the figures above ({read_bytes_per_s, write_bytes_per_s, ops_per_s}), over the
+    # seconds between the two readings; the existing pools the run's own ops were taken out of (issue 35)
+    by_pool: dict[str, dict[str, float]] = Field(default_factory=dict)
+    window_s: float | None = None
+    own_pools: list[str] = Field(default_factory=list)
 
 
 class Evidence(BaseModel):

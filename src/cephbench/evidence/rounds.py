@@ -125,7 +125,11 @@ def _other(rounds: list[OtherLoad | None]) -> OtherLoad | None:
         read_bytes_per_s=mean("read_bytes_per_s"), write_bytes_per_s=mean("write_bytes_per_s"),
         ops_per_s=mean("ops_per_s"), pools=_unique(p for o in known for p in o.pools),
         background_bytes_per_s=mean("background_bytes_per_s"), background_ops_per_s=mean("background_ops_per_s"),
-        background_pools=_unique(p for o in known for p in o.background_pools))
+        background_pools=_unique(p for o in known for p in o.background_pools),
+        by_pool={p: {k: sum(o.by_pool.get(p, {}).get(k, 0.0) for o in known) / len(known)
+                     for k in ("read_bytes_per_s", "write_bytes_per_s", "ops_per_s")}
+                 for p in _unique(p for o in known for p in o.by_pool)},
+        window_s=sum(o.window_s or 0.0 for o in known) or None)
 
 
 def _evidence(rounds: list[Evidence]) -> Evidence:

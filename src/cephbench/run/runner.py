@@ -27,6 +27,7 @@ from ..evidence.settings import scheduler_of
 from ..evidence.prometheus import Prometheus
 from ..hosts.remote import check_osd_hosts, osd_hosts
 from ..core.results import Result, RunDir, Test, VariantInForce
+from ..kinds import direction_of
 from ..core.stale import history_state
 from ..cluster.safety import ScrubFlags, preflight_health
 from .options import VariantFailed, VariantState, check as check_variants, claim_options
@@ -75,6 +76,31 @@ def to_result(o: Outcome) -> Result:
     return Result(test=o.test, status=status, error=o.error, started_unix=o.started_unix, duration_s=o.duration_s,
                   commands=o.commands, raw=o.raw, measurement=o.measurement, notes=o.notes,
                   warnings=o.warnings, search_stop=o.search_stop)
+
+
+def own_ops_out(result: Result) -> None:
+    """A test in an existing pool (`pools: {p: {existing: NAME}}`) writes its objects there, in a namespace of the
+    run's: that pool's client counters count the run's own ops beside other clients'. Other clients are what is left
+    of it after the test's own (its tool's totals) are taken out (issue 35: every such result was marked as loaded by
+    other clients, and the report had no cluster results)."""
+    ev, m = result.evidence, result.measurement
+    profile = result.test.params.get("pool_profile")
+    if ev is None or ev.other_load is None or m is None or not isinstance(profile, dict) or not profile.get("existing"):
+        return
+    duration = m.duration_s or 0.0
+    nbytes = m.bytes_total if m.bytes_total is not None else (m.bytes_per_s or 0.0) * duration
+    ops = m.ops_total if m.ops_total is not None else (m.ops_per_s or 0.0) * duration
+    pool = ev.other_load.by_pool.get(str(profile["existing"]), {})
+    direction = direction_of(result.test.kind, result.test.params.get("phase"), m.op)
+    if direction == "write":
+        read_share = 0.0
+    elif direction == "read":
+        read_share = 1.0
+    else:       # mixed: its bytes split as the pool's were
+        rw = pool.get("read_bytes_per_s", 0.0) + pool.get("write_bytes_per_s", 0.0)
+        read_share = pool.get("read_bytes_per_s", 0.0) / rw if rw else 0.5
+    ev.other_load = otherload.without_own(ev.other_load, str(profile["existing"]), nbytes * read_share,
+                                          nbytes * (1 - read_share), ops)
 
 
 def preflight(cluster: Cluster, plan: Plan, force: bool, allow_pool_delete: bool = False) -> dict:
@@ -366,6 +392,7 @@ def _run_group(driver, ctx: RunContext, group: list[Test], todo: set[str],
             seen = outcome.seen     # what its tool runs saw (a test in rounds: its window's)
             result.hosts = seen.hosts if seen is not None else []
             result.evidence = seen.evidence if seen is not None else None
+            own_ops_out(result)
             if result.evidence is not None and otherload.busy(result.evidence.other_load):
                 # not the cluster's own figure: never the verdict's best
                 result.warnings.append(f"other clients loaded the cluster during this test: "
