@@ -70,6 +70,8 @@ def test_each_row_has_its_p_its_floor_and_the_repeats_order(runs):
     line = next(ln for ln in res.stdout.splitlines() if "yet the test cannot call it significant" in ln)
     assert "rados-write-rep2-64KiB-t4: MiB/s, objects/s all 3 B > all 3 A, mean lat ms all 3 B < all 3 A" in line
     assert "3 and 3 repeats: 0.1" in line and "rep3" not in line
+    # rados bench's operations are objects: every line names them so (kinds.ops_unit), the summary too
+    assert "objects/s ×0.988" in res.stdout and "IOPS" not in res.stdout
 
 
 @pytest.mark.parametrize("width", [80, 120])

@@ -89,10 +89,10 @@ def mann_whitney(a: Sequence[float], b: Sequence[float], alpha: float = ALPHA) -
     needed = repeats_needed(alpha)
     floor = min_p(n_a, n_b)
     seen = order(a, b)
-    if len(set(a) | set(b)) == 1:   # every value equal: nothing differs (scipy would warn)
-        p_value: float | None = 1.0
-    elif n_a < 1 or n_b < 1 or floor >= 1.0:
-        p_value = None
+    if n_a < 1 or n_b < 1 or floor >= 1.0:     # one value a side: nothing to rank
+        p_value: float | None = None
+    elif len(set(a) | set(b)) == 1:             # every value equal: nothing differs (scipy would warn)
+        p_value = 1.0
     else:
         p_value = float(mannwhitneyu(list(a), list(b), alternative="two-sided").pvalue)
     if floor >= alpha:

@@ -12,7 +12,7 @@ from typing import Sequence
 from rich.console import Console
 
 from ..analysis.compare import (COMPARED, CPU_METRICS, METRICS, Metric, MetricDelta, PairComparison, Side,
-                                metric_label)
+                                TestDelta, metric_label)
 from ..analysis.stats import ALPHA, repeats_needed
 from ..analysis.variants import group_of, grouped
 from . import charts
@@ -145,9 +145,16 @@ def legend(pairs: Sequence[PairComparison]) -> list[str]:
     return lines
 
 
+def _shared_label(m: Metric, tests: Sequence[TestDelta]) -> str:
+    """A metric as the tests' kinds name it when they agree (objects/s, IOPS, req/s), else its own label (ops/s)."""
+    names = {metric_label(m, t.test.kind) for t in tests if any(d.metric is m for d in t.metrics)}
+    return names.pop() if len(names) == 1 else m.label
+
+
 def _geomean_text(pair: PairComparison, baselines: bool = False) -> str:
     g = pair.geomean(baselines)
-    names = {m.name: m.label for m in COMPARED}
+    tests = pair.baseline_tests if baselines else pair.cluster_tests
+    names = {m.name: _shared_label(m, tests) for m in COMPARED}
     return "; ".join(f"{names[k]} ×{v:.3f} ({(v - 1) * 100:+.1f}%)" for k, v in g.items())
 
 
@@ -268,12 +275,8 @@ def pct_change_svg(pair: PairComparison, b_name: str = "B") -> str | None:
                   (t.label, tuple(next((d for d in t.metrics if d.metric is m), None) for m in metrics))
                   for t in tests))
               for key, tests in grouped(pair.tests, lambda t: group_of(t.test))]
-    def label(m: Metric) -> str:
-        """Operations as the pair's kinds name them when they agree (objects/s, IOPS, req/s), else ops/s."""
-        names = {metric_label(m, t.test.kind) for t in pair.tests if any(d.metric is m for d in t.metrics)}
-        return names.pop() if len(names) == 1 else m.label
-    series = [(label(m) if m.higher_is_better else f"{label(m)} (lower is better)", METRIC_COLORS[m.name])
-              for m in metrics]
+    series = [(_shared_label(m, pair.tests) if m.higher_is_better else f"{m.label} (lower is better)",
+               METRIC_COLORS[m.name]) for m in metrics]
     return charts.pct_change(blocks, series, f"% change, {b_name} against A",
                              f"{pair.b.name} against {pair.a.name}")
 
