@@ -52,7 +52,7 @@ def targets(tmp_path):
         os.mknod(d / "full", stat.S_IFCHR | 0o666, os.makedev(1, 7))
         made["is a character device"] = d / "full"
         (d / "full-link").symlink_to(d / "full")
-        made["full-link is a character device"] = d / "full-link"
+        made["full-link is a symbolic link to a character device"] = d / "full-link"
     os.mkfifo(d / "fifo")
     made["is a FIFO"] = d / "fifo"
     sock = socket.socket(socket.AF_UNIX)
@@ -63,7 +63,7 @@ def targets(tmp_path):
     (d / "to-thesis").symlink_to(outside / "thesis.txt")
     made["is a symbolic link to"] = d / "to-thesis"
     (d / "to-null").symlink_to("/dev/null")
-    made["to-null is a symbolic link to /dev/null"] = d / "to-null"
+    made["to-null is a symbolic link to a character device"] = d / "to-null"
     (d / "to-outside-dir").symlink_to(outside)
     made["to-outside-dir is a symbolic link to"] = d / "to-outside-dir"
     before = {p: snapshot(p) for p in [*made.values(), outside / "thesis.txt", Path("/dev/null")]}
@@ -318,3 +318,17 @@ def f(p, q):
 """
     assert len(_writes(ast.parse(code))) == 15
     assert [what for _, _, what in _reads(ast.parse(code))] == ["open", "open", "read_text"]
+
+
+def test_a_run_directory_that_is_not_one_to_write_is_one_line(tmp_path):
+    os.mkfifo(tmp_path / "fifo")
+    res = bounded("import", FIXTURES / "rados_bench" / "ceph16.2.15_write_4M.txt", "--out", tmp_path / "fifo")
+    one_line_exit_2(res, "--out", "is a FIFO (named pipe), not a directory")
+    # a resumed run's raw/ that is a file: one line, not a FileExistsError
+    from cephbench.core.results import RunDir
+    run, _ = make_run(tmp_path / "run")
+    (run / "raw").rmdir()
+    (run / "raw").write_text("not a directory\n")
+    with pytest.raises(UserError, match="cannot make .*raw/t1"):
+        RunDir.open(run).write_raw("t1", "out.txt", "x")
+    assert (run / "raw").read_text() == "not a directory\n"

@@ -18,7 +18,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler, ValidationError, model_serializer
 
 from .errors import UserError
-from .userfiles import append_file, open_read, read_bytes, read_lines, write_file
+from .userfiles import not_a_file, append_file, open_read, read_bytes, read_lines, write_file
 
 log = logging.getLogger(__name__)
 
@@ -494,6 +494,16 @@ class CorruptLine:
     reason: str
 
 
+# Bounds of what a run directory's files may hold: far above any run's (a run.json of a thousand-test plan is a few
+# MiB; a result line with its evidence, a few hundred KiB), far below what would exhaust memory.
+MAX_RUN_JSON_BYTES = 64 * 1024**2
+MAX_RESULTS_BYTES = 2 * 1024**3
+MAX_RESULT_LINE_BYTES = 64 * 1024**2
+_RUN_HINT = "give the directory that 'cephbench run' printed"
+_FILE_HINT = "a run directory holds regular files: put the run's own file back, or give another run directory"
+_WRITE_HINT = "give a run directory of regular files you may write"
+
+
 class RunDir:
     """A run directory on disk. Writing is append-only and flushed per result; every file is read with a bound and
     written through core/userfiles.py (regular files inside the directory only)."""
@@ -511,25 +521,19 @@ class RunDir:
 
     def raw_dir(self, test_id: str) -> Path:
         d = self.path / "raw" / test_id
-        d.mkdir(parents=True, exist_ok=True)
+        try:
+            d.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:          # raw/ (or the test's) is a file, or the directory is read-only
+            raise UserError(f"cannot make {d}: {exc.strerror}", _WRITE_HINT) from None
         return d
 
     @staticmethod
     def check_new(path: Path) -> None:
         """Refuse, before anything else happens, a run directory that cannot be made or is taken."""
-# Bounds of what a run directory's files may hold: far above any run's (a run.json of a thousand-test plan is a few
-# MiB; a result line with its evidence, a few hundred KiB), far below what would exhaust memory.
-MAX_RUN_JSON_BYTES = 64 * 1024**2
-MAX_RESULTS_BYTES = 2 * 1024**3
-MAX_RESULT_LINE_BYTES = 64 * 1024**2
-_RUN_HINT = "give the directory that 'cephbench run' printed"
-_FILE_HINT = "a run directory holds regular files: put the run's own file back, or give another run directory"
-_WRITE_HINT = "give a run directory of regular files you may write"
-
-
         path = Path(path)
         if path.exists() and not path.is_dir():
-            raise UserError(f"{path} is a file, not a directory", "give --out a new directory", where="--out")
+            kind = not_a_file(os.stat(path).st_mode) or "a file"
+            raise UserError(f"{path} is {kind}, not a directory", "give --out a new directory", where="--out")
         if path.is_dir() and any(path.iterdir()):
             raise UserError(f"run directory {path} already exists and is not empty",
                             "choose another --out, or use --resume to complete it", where="--out")
@@ -569,6 +573,7 @@ _WRITE_HINT = "give a run directory of regular files you may write"
         return rd
 
     def meta(self) -> dict[str, Any]:
+        data = read_bytes(self.run_json, "", _FILE_HINT, MAX_RUN_JSON_BYTES)
         try:
             meta = json.loads(data)
         except (ValueError, RecursionError) as exc:
@@ -591,11 +596,14 @@ _WRITE_HINT = "give a run directory of regular files you may write"
     @property
     def torn_jsonl(self) -> Path:
         return self.path / "results.torn.jsonl"
-        data = read_bytes(self.run_json, "", _FILE_HINT, MAX_RUN_JSON_BYTES)
 
     def set_aside_torn_tail(self) -> str | None:
         """A last line cut short (a run killed while writing it: no newline at its end) is moved to
         results.torn.jsonl, so that the next result starts a line of its own; returns the torn text."""
+        if not os.path.lexists(self.results_jsonl):
+            return None
+        with open_read(self.results_jsonl, "", _WRITE_HINT, MAX_RESULTS_BYTES):
+            pass        # a regular file inside the run directory, of a sane size: else one line, never a hang
         try:
             with open(self.results_jsonl, "rb+") as f:  # checked just above; truncate needs a descriptor to write
                 size = f.seek(0, os.SEEK_END)
@@ -615,10 +623,6 @@ _WRITE_HINT = "give a run directory of regular files you may write"
                 os.fsync(f.fileno())
                 return torn.decode(errors="replace")
         except FileNotFoundError:
-        if not os.path.lexists(self.results_jsonl):
-            return None
-        with open_read(self.results_jsonl, "", _WRITE_HINT, MAX_RESULTS_BYTES):
-            pass        # a regular file inside the run directory, of a sane size: else one line, never a hang
             return None
 
     def append(self, result: Result) -> None:

@@ -29,7 +29,7 @@ _KINDS = [(stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a FIFO (named pipe)"),
           (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket")]
 
 
-def _not_a_file(mode: int) -> str | None:
+def not_a_file(mode: int) -> str | None:
     """What a path is when it is not a regular file ("a FIFO (named pipe)"); None for a regular file."""
     if stat.S_ISREG(mode):
         return None
@@ -48,7 +48,7 @@ def check_regular(path: Path, what: str, hint: str, where: str = "") -> os.stat_
         raise UserError(f"{_name(what, path)} does not exist", hint, where=where) from None
     except OSError as exc:
         raise UserError(f"{_name(what, path)} cannot be read: {exc.strerror}", hint, where=where) from None
-    kind = _not_a_file(st.st_mode)
+    kind = not_a_file(st.st_mode)
     if kind is not None:
         raise UserError(f"{_name(what, path)} is {kind}, not a file", hint, where=where)
     return st
@@ -67,7 +67,7 @@ def open_read(path: Path, what: str, hint: str, max_bytes: int, where: str = "")
         raise UserError(f"{_name(what, path)} cannot be read: {exc.strerror}", hint, where=where) from None
     with os.fdopen(fd, "rb") as f:
         st = os.fstat(fd)
-        kind = _not_a_file(st.st_mode)
+        kind = not_a_file(st.st_mode)
         if kind is not None:
             raise UserError(f"{_name(what, path)} is {kind}, not a file", hint, where=where)
         if st.st_size > max_bytes:
@@ -122,17 +122,20 @@ def writable(path: Path, hint: str, where: str = "", within: Path | None = None)
         raise _refuse(path, f"cannot be written: {exc.strerror}", hint, where) from None
     target = path
     if st is not None and stat.S_ISLNK(st.st_mode):
-        target = Path(os.path.realpath(path))
-        if not _inside(target, base):
-            raise _refuse(path, f"is a symbolic link to {target}, outside {base}: not written", hint, where)
         try:
-            st = os.stat(target)
+            st = os.stat(path)          # what the link leads to, first: /dev/stdout is a pipe's or a terminal's
         except FileNotFoundError:
             st = None
         except OSError as exc:
             raise _refuse(path, f"cannot be written: {exc.strerror}", hint, where) from None
+        kind = None if st is None else not_a_file(st.st_mode)
+        if kind is not None:
+            raise _refuse(path, f"is a symbolic link to {kind}, not to a file: not written", hint, where)
+        target = Path(os.path.realpath(path))
+        if not _inside(target, base):
+            raise _refuse(path, f"is a symbolic link to {target}, outside {base}: not written", hint, where)
     if st is not None:
-        kind = _not_a_file(st.st_mode)
+        kind = not_a_file(st.st_mode)
         if kind is not None:
             raise _refuse(path, f"is {kind}, not a file: not written", hint, where)
     parent = Path(os.path.realpath(target.parent))
@@ -196,7 +199,7 @@ def open_output(path: Path, hint: str, where: str = "", within: Path | None = No
     except OSError as exc:
         raise _refuse(path, f"cannot be written: {exc.strerror}", hint, where) from None
     try:
-        kind = _not_a_file(os.fstat(fd).st_mode)
+        kind = not_a_file(os.fstat(fd).st_mode)
         if kind is not None:
             raise _refuse(path, f"is {kind}, not a file: not written", hint, where)
         os.ftruncate(fd, 0)
@@ -217,7 +220,7 @@ def append_file(path: Path, data: bytes, hint: str, where: str = "", within: Pat
     except OSError as exc:
         raise _refuse(path, f"cannot be written: {exc.strerror}", hint, where) from None
     try:
-        kind = _not_a_file(os.fstat(fd).st_mode)
+        kind = not_a_file(os.fstat(fd).st_mode)
         if kind is not None:
             raise _refuse(path, f"is {kind}, not a file: not written", hint, where)
         view = memoryview(data)
