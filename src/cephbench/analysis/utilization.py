@@ -327,7 +327,7 @@ def from_evidence(result: Result, efficiency: float | None, b: LatencyBreakdown 
     lines += [f"not collected: {note}" for note in ev.notes]
 
     direction = direction_of(result.test.kind, result.test.params.get("phase"), m.op if m else None)
-    slow = slow_store(ev.osds, ev.devices, latency_s) if direction == "write" else None
+    slow = slow_store(ev.osds, ev.devices, latency_s, result.hosts, ev.links) if direction == "write" else None
     held = devices[0] if devices and devices[0].capped and devices[0].share >= DEVICE_BUSY else None
     if slow is not None:
         # first when it names the bottleneck, with its device's own figures; beside a throttle's, after its line
