@@ -308,3 +308,14 @@ def test_a_test_run_while_another_client_writes_is_marked_with_its_rate(lab_clus
     assert outside in warning.partition("(pools ")[2].rstrip(")").split(", ") and "MiB/s written" in warning
     assert any(ln.startswith("other clients' load: ") for ln in write.analysis.evidence), write.analysis.evidence
     assert cephbench_pools(lab_cluster) == set()
+
+
+def test_validate_prints_the_estimate_the_run_printed(tiny_run, tmp_path):
+    """Issue 36: `validate` printed its plan's own guess and `run` the estimate for the hosts it found (4m23s against
+    2m35s for the quick suite). On the one-host lab, run's "about ..." is validate's figure for every OSD here."""
+    import re
+    about = re.search(r"tests, about (.+)$", tiny_run.res.stdout, re.M)
+    assert about, tiny_run.res.stdout[:2000]
+    res = cli_here(["validate", str(write_suite(tmp_path, TINY))], {**os.environ, "CEPH_CONF": "/nonexistent"})
+    assert res.returncode == 0, res.stderr
+    assert f"estimated duration {about.group(1)} with every OSD on this machine" in res.stdout, res.stdout[-600:]
