@@ -9,7 +9,7 @@ from cephbench.core.results import RunDir
 
 from labcli import run_cli, write_suite
 
-# 1 s steps of 4 KiB objects, each lengthened to 4 s (a step is its tool's warm-up and 3 whole seconds, issue 36).
+# 1 s steps of 4 KiB objects, each lengthened to 5 s (its tool's warm-up, 3 whole seconds and one more, issue 36).
 # The first workload doubles to its max of 4 (three steps: the knee rule needs three loads before it can stop on
 # throughput, so it stops at 4 either way: on throughput, at its max, or with its two changes within their noise); the second's latency bound, 10 µs, is below
 # any round trip through librados, so its write and its rand each stop at their first step; fio's search of iodepth
@@ -68,7 +68,7 @@ def test_a_search_runs_its_steps_stops_and_says_why(lab, lab_cluster, cephbench_
     # the steps are a curve as any sweep's: the report's curves and knee read them
     (curve,) = [c for c in curves(results) if "climb" in c.title]
     assert [p.load for p in curve.points] == [1, 2, 4]
-    assert all(r.test.params["duration_s"] == 4 for r in climb)
+    assert all(r.test.params["duration_s"] == 5 for r in climb)
 
     for phase in ("write", "rand"):
         first = by["bound", phase, 1]

@@ -57,8 +57,9 @@ def pays(gain: float, latency_factor: float | None) -> bool:
 
 def min_step_s(warmup_s: float) -> float:
     """The shortest step a search runs: the tool's warm-up (seconds its per-second series carries before its load is
-    steady) and STEADY_SECONDS_MIN whole seconds past it, so that a step's median, spread and stalls can be read."""
-    return float(math.ceil(warmup_s + STEADY_SECONDS_MIN))
+    steady), STEADY_SECONDS_MIN whole seconds past it, so that a step's median, spread and stalls can be read, and
+    one more for the last, which the tool's end may cut (rados bench's 4 s steps printed 3 or 4 seconds)."""
+    return float(math.ceil(warmup_s + STEADY_SECONDS_MIN) + 1)
 
 
 def noise(seconds: Sequence[float], stddev: float | None = None, mean: float | None = None,
@@ -109,8 +110,9 @@ Verdict = Literal["pays", "fails", "unclear"]
 
 def judge(gain: float, latency_factor: float | None, noise_per_doubling: float) -> Verdict:
     """One step of load, by the knee rule and the noise of its two ends: it pays (pays()); it fails when its latency
-    grew by more than LATENCY_GROWTH_MAX per doubling, or its gain falls short of GROWTH_MIN by more than its noise;
-    else it is unclear: a shortfall within the noise may be noise itself, and a search goes on past it."""
+    grew by more than LATENCY_GROWTH_MAX per doubling (load that only queues: it is not held to the noise, the
+    knees of the real sweeps in tests/fixtures/curves rest on it), or its gain falls short of GROWTH_MIN by more
+    than its noise; else it is unclear: a shortfall within the noise may be noise itself, and a search goes on past it."""
     if pays(gain, latency_factor):
         return "pays"
     if latency_factor is not None and latency_factor > LATENCY_GROWTH_MAX:
