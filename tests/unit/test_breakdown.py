@@ -66,3 +66,37 @@ def test_describe_names_the_largest_part_first_in_ms():
     text = describe(breakdown(0.0200, WRITE_OSDS, "write"))
     assert text.startswith("latency 20.00 ms = network/messenger 15.00 ms + ")
     assert "kv_sync 0.45 ms" in text
+
+
+def _analysis_of(name: str):
+    """A captured run's result analysed again (tests/fixtures/cpu_split/, README there)."""
+    import json
+    from pathlib import Path
+    from cephbench.analysis import analyse
+    from cephbench.core.results import Result
+    line = (Path(__file__).parent.parent / "fixtures" / "cpu_split" / f"ceph16.2.15_{name}.jsonl").read_text()
+    r = Result.model_validate(json.loads(line.splitlines()[-1]))
+    return analyse(r.model_copy(update={"analysis": None}), None)
+
+
+def test_the_largest_part_is_attributed_where_the_evidence_puts_it():
+    """Issue 35: with the cluster link as the limit, most of the latency was "other OSD processing" and nothing said
+    why. The 3-host lab with a 50 Mbit/s cluster network, 1 MiB writes × 16: 1,762 of 2,205 ms."""
+    a = _analysis_of("cluster_net_50mbit_1MiB")
+    assert a.bottleneck == "cluster network (h1 clu0, h2 clu0, h3 clu0)"
+    at = next(i for i, ln in enumerate(a.evidence) if ln.startswith("latency 2205.09 ms = other OSD processing 1762.36"))
+    assert a.evidence[at + 1] == ("breakdown: other OSD processing 1762.36 ms: the primaries' wait for their replicas "
+                                  "beyond the replicas' own time, which holds the sends to them over the cluster "
+                                  "network at its limit")
+    held = _analysis_of("cpu_limit_osd2_load_h2")
+    assert any(ln.startswith("breakdown: other OSD processing") and "osd.2 (h3) waits for CPU time its limit does "
+               "not give" in ln for ln in held.evidence), held.evidence
+
+
+def test_a_largest_part_with_no_cause_in_the_evidence_says_the_counters_cannot_tell():
+    from cephbench.analysis.breakdown import attribution
+    b = breakdown(0.0060, WRITE_OSDS, "write")
+    assert largest_part(b)[0] == "other OSD processing"
+    assert "the counters do not say where" in attribution(b, "latency (16 ops in flight)")
+    assert attribution(b, "disk h2:loop1") is not None and attribution(b.model_copy(update={"other_s": 0.0001}),
+                                                                       "latency (16 ops in flight)") is None

@@ -39,7 +39,7 @@ from ..core.results import DeviceLoad, Evidence, HostLoad, LatencyBreakdown, Lin
 from ..evidence import otherload
 from ..kinds import direction_of
 from ..evidence.hoststream import NOT_WATCHED, WHAT_WATCHES
-from .breakdown import describe, largest_part
+from .breakdown import attribution, describe, largest_part
 from .cpusplit import held_daemons, whose
 from .scheduler import NAME as SCHEDULER, NEAR_CAP, scheduler_cap
 from .slowstore import device_kind, slow_store
@@ -298,8 +298,21 @@ def cannot_tell(resource: Finding, cpu: Finding, lines: list[str]) -> tuple[str,
 
 def from_evidence(result: Result, efficiency: float | None, b: LatencyBreakdown | None,
                   clients: set[str] | None = None, rotational: dict[int, bool] | None = None) -> EvidenceVerdict:
-    """What the evidence says limited `result` (which must carry evidence). `rotational`: each OSD's flag from its
-    metadata, which says whether mClock's hdd or ssd capacity applies."""
+    """What the evidence says limited `result` (which must carry evidence), its breakdown's largest part attributed
+    where the evidence puts it (breakdown.attribution). `rotational`: each OSD's flag from its metadata, which says
+    whether mClock's hdd or ssd capacity applies."""
+    v = _from_evidence(result, efficiency, b, clients, rotational)
+    said = attribution(b, v.bottleneck) if b is not None else None
+    if said is not None:
+        at = next((i for i, ln in enumerate(v.lines) if ln.startswith(f"latency {b.client_s * 1000:.2f} ms = ")),
+                  None)
+        if at is not None:
+            v.lines.insert(at + 1, f"breakdown: {said}")
+    return v
+
+
+def _from_evidence(result: Result, efficiency: float | None, b: LatencyBreakdown | None,
+                   clients: set[str] | None = None, rotational: dict[int, bool] | None = None) -> EvidenceVerdict:
     ev = result.evidence or Evidence()
     clients = clients or set()
     m = result.measurement
