@@ -80,3 +80,13 @@ def test_a_run_directory_that_is_a_link_is_read_and_one_that_is_a_file_is_refuse
     one_line_exit_2(cephbench("show", tmp_path / "afile"), "not a cephbench run directory")
     os.mkfifo(tmp_path / "afifo")
     one_line_exit_2(bounded("show", tmp_path / "afifo"), "not a cephbench run directory")
+
+
+def test_read_lines_skips_an_over_long_line_and_reads_on(tmp_path):
+    from cephbench.core.userfiles import open_read, read_lines
+    p = tmp_path / "f"
+    p.write_bytes(b"a\n" + b"x" * 3_000_000 + b"\nb\n" + b"y" * 150 + b"\n" + b"c")
+    with open_read(p, "", "", 10**9) as f:
+        assert list(read_lines(f, 100, 10**9)) == [(1, b"a\n"), (2, None), (3, b"b\n"), (4, None), (5, b"c")]
+    with open_read(p, "", "", 10**9) as f:       # the bound in all stops the reading
+        assert list(read_lines(f, 100, 1000)) == [(1, b"a\n"), (2, None)]

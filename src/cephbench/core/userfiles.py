@@ -89,9 +89,16 @@ def read_lines(f: IO[bytes], max_line: int, max_bytes: int) -> Iterator[tuple[in
         if len(line) <= max_line or line.endswith(b"\n"):
             yield n, line
             continue
-        while line and not line.endswith(b"\n") and total <= max_bytes:      # the rest of an over-long line
-            line = f.readline(max_line + 1)
-            total += len(line)
+        while total <= max_bytes:       # the rest of an over-long line, a MiB at a time (not a copy of it)
+            chunk = f.read(1 << 20)
+            end = chunk.find(b"\n")
+            if end >= 0:
+                f.seek(end + 1 - len(chunk), os.SEEK_CUR)
+                total += end + 1
+                break
+            if not chunk:
+                break
+            total += len(chunk)
         yield n, None
 
 
