@@ -4,7 +4,10 @@
 // channel handoffs between them, a Request, a Header map and a Response per
 // request. Here the worker goroutine writes the request and reads the answer
 // on a pooled keep-alive connection itself, into buffers the connection
-// keeps, with no per-request allocation. Bucket-level calls stay on net/http.
+// keeps, with no per-request allocation. On Linux, plain TCP connections
+// are read and written with raw system calls (raw_linux.go), which do not
+// wake the runtime's monitor thread when the client was idle waiting for a
+// slow server. Bucket-level calls stay on net/http.
 //
 // It speaks what RGW speaks: responses with Content-Length, chunked
 // responses (with trailers), bodies delimited by the connection's close,
@@ -116,6 +119,8 @@ type Conn struct {
 	head     []byte // request being sent: head, then a small body
 	resp     Response
 	lastUsed time.Time
+	rio      rawIO // plain TCP on Linux: raw system calls (raw_linux.go)
+	raw      bool  // rio serves this connection
 
 	// Cancellation: an AfterFunc on the context last watched aborts the
 	// request in flight, if it runs under that context, by setting a past
@@ -257,10 +262,14 @@ func (cn *Conn) dial(ctx context.Context, deadline time.Time) error {
 		return err
 	}
 	cn.nc = nc
+	var src io.Reader = nc
+	if cn.raw = cn.cl.tls == nil && cn.rio.init(nc); cn.raw {
+		src = &cn.rio
+	}
 	if cn.br == nil {
-		cn.br = bufio.NewReaderSize(nc, 64<<10)
+		cn.br = bufio.NewReaderSize(src, 64<<10)
 	} else {
-		cn.br.Reset(nc)
+		cn.br.Reset(src)
 	}
 	return nil
 }
@@ -332,10 +341,15 @@ func (cn *Conn) rewind(body io.Reader, inline bool) bool {
 }
 
 func (cn *Conn) exchange(body io.Reader, size int64, inline, headOnly bool) error {
-	if _, err := cn.nc.Write(cn.head); err != nil {
+	streamed := body != nil && size > 0 && !inline
+	if cn.raw {
+		if err := cn.rio.Write(cn.head); err != nil {
+			return err
+		}
+	} else if _, err := cn.nc.Write(cn.head); err != nil {
 		return err
 	}
-	if body != nil && size > 0 && !inline {
+	if streamed {
 		if n, err := io.Copy(cn.nc, io.LimitReader(body, size)); err != nil {
 			return err
 		} else if n != size {
