@@ -5,6 +5,7 @@ until the kernel's OOM killer came. Each is one line, exit 2, naming the file, w
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 import pytest
 
@@ -90,3 +91,21 @@ def test_read_lines_skips_an_over_long_line_and_reads_on(tmp_path):
         assert list(read_lines(f, 100, 10**9)) == [(1, b"a\n"), (2, None), (3, b"b\n"), (4, None), (5, b"c")]
     with open_read(p, "", "", 10**9) as f:       # the bound in all stops the reading
         assert list(read_lines(f, 100, 1000)) == [(1, b"a\n"), (2, None)]
+
+
+def test_a_keyring_is_a_regular_file_of_a_keyrings_size(tmp_path):
+    from cephbench.core.errors import UserError
+    from cephbench.core.userfiles import check_ceph_conf
+    conf = tmp_path / "ceph.conf"
+    conf.write_text("[global]\nmon_host = 127.0.0.1:1\n")
+    big = tmp_path / "keyring"
+    with open(big, "wb") as f:
+        f.truncate(24 * 1024**3)
+    os.mkfifo(tmp_path / "fifo")
+    for keyring, what in ((big, "larger than 1MiB"), (tmp_path / "fifo", "is a FIFO"), (Path("/dev/zero"),
+                                                                                     "is a character device")):
+        with pytest.raises(UserError, match=what) as exc:
+            check_ceph_conf(conf, keyring)
+        assert exc.value.one_line().startswith("--keyring: "), exc.value.one_line()
+    (tmp_path / "small").write_text("[client.admin]\n\tkey = x\n")
+    check_ceph_conf(conf, tmp_path / "small")

@@ -285,4 +285,9 @@ def check_ceph_conf(conf: Path, keyring: Path | None) -> None:
                         "add mon_host = ADDRESS[,ADDRESS...] to its [global] section, or give another --conf",
                         where="--conf")
     if keyring is not None:
-        check_regular(keyring, "keyring", "give a readable keyring", where="--keyring")
+        # librados reads it: a regular file of a keyring's size (its secrets are not read here)
+        st = check_regular(keyring, "keyring", "give a readable keyring", where="--keyring")
+        if st.st_size > MAX_CONF_BYTES:
+            raise UserError(f"keyring {keyring} is {format_size(st.st_size)}, larger than "
+                            f"{format_size(MAX_CONF_BYTES)}: too large to be one", "give the cluster's keyring",
+                            where="--keyring")
