@@ -200,15 +200,18 @@ def test_a_lab_shape_is_put_back_only_in_a_lab_directory_that_holds_the_runs_cla
     for d in (lab, victim):
         labdir.claim(d)
     run = tmp_path / "run"
-    labdir.claim_shape(lab, "abc123", str(run))
-    owned = Ownership(("abc123",), str(run))
     ours = Resource("lab-shape", json.dumps({"dir": str(lab), "original": None}))
+    labdir.claim_shape(lab, "abc123", str(run), ours.name)
+    owned = Ownership(("abc123",), str(run))
     assert owned.refusal(ours) is None
+    # the build to put back edited in the ledger: the claim records the run's own
+    edited = Resource("lab-shape", json.dumps({"dir": str(lab), "original": {"osds": 1}}))
+    assert "the entry was edited" in owned.refusal(edited)
     # the trial's forgery: another lab, which the run never touched
     forged = Resource("lab-shape", json.dumps({"dir": str(victim)}))
     assert "holds no claim of this run" in owned.refusal(forged)
     # a claim of another run, or of the same run id in another directory (a copy of the run directory)
-    labdir.claim_shape(victim, "ffffff", str(run))
+    labdir.claim_shape(victim, "ffffff", str(run), forged.name)
     assert "holds no claim of this run" in owned.refusal(forged)
     assert "shaped by the run in" in Ownership(("abc123",), str(tmp_path / "copy")).refusal(ours)
     assert "names no lab directory" in owned.refusal(Resource("lab-shape", json.dumps({"dir": "relative"})))

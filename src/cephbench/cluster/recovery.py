@@ -511,6 +511,12 @@ class Ownership:
         theirs = claim.get("run_dir")
         if not (isinstance(theirs, str) and self.run_dir and Path(theirs).resolve() == Path(self.run_dir).resolve()):
             return f"the lab directory {d} was shaped by the run in {theirs}, not this directory"
+        try:
+            same = json.loads(str(claim.get("record"))) == record
+        except ValueError:
+            same = False
+        if not same:
+            return f"the lab to put back is not the one the run's claim in {d} records (the entry was edited)"
         return None
 
     def _marker_says(self, run: str) -> str | None:

@@ -95,11 +95,12 @@ def is_empty(d: Path) -> bool:
 SHAPED = ".cephbench-shaped"
 
 
-def claim_shape(d: Path, run_id: str, run_dir: str) -> None:
+def claim_shape(d: Path, run_id: str, run_dir: str, record: str) -> None:
+    """`record`: the run's ledger entry for the lab (the build to put back), which a cleanup holds to this copy."""
     lab = read(d)
     tmp = d / f"{SHAPED}.tmp"
     tmp.write_text(json.dumps({"what": "cephbench lab shaped by a run", "run": run_id, "run_dir": run_dir,
-                               "made_dir": bool(lab and lab.made_dir)}) + "\n")
+                               "made_dir": bool(lab and lab.made_dir), "record": record}) + "\n")
     tmp.replace(d / SHAPED)
 
 

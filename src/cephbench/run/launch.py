@@ -353,8 +353,8 @@ def removers(ctx: RunContext, dead: Sequence[Resource] = ()) -> dict[str, Remove
 
     def option(r: Resource) -> None:
         rec = Restore.decode(r.name)
-        if rec.name == POOL_DELETE_OPTION and pooldelete.holders(ctx):
-            # the dead run's own marker went before this entry (the ledger undoes in reverse): these are others
+        if rec.name == POOL_DELETE_OPTION and [h for h in pooldelete.holders(ctx) if h["run_id"] not in dead_runs]:
+            # the dead run's own marker still stands (it goes last, the proof of the rest): only others' count
             raise Undone(f"{rec.name} left true: another cephbench run in progress holds it for its pools, and its "
                          f"end puts it back")
         state = state_of(r)

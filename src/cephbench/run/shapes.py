@@ -105,7 +105,7 @@ class Keeper:
         """The run's claim in the lab's directory (labdir.SHAPED), before the ledger's entry and the lab's first
         change: what proves to `cephbench cleanup` that the run shapes this lab."""
         if not self.dry_run:
-            labdir.claim_shape(self.lab.dir, run_id, run_dir)
+            labdir.claim_shape(self.lab.dir, run_id, run_dir, self.record())
             self._claimed = run_id
 
     def record(self) -> str:
