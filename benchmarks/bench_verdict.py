@@ -19,6 +19,13 @@ it with `cephbench run`, as a user would, and checks the bottleneck of the case'
   latency         nothing shaped, 1 op in flight: each op's latency sets the rate
   cpu             nothing shaped, 4 KiB writes at 64 in flight: this machine's 2 cores run 3 OSDs, a mon and the
                   client
+  cpu-limit       osd.1 held to 0.1 cores by a cgroup CFS quota (`--cpu-limit`, a container's limit), 64 KiB writes:
+                  named with its limit, not as the machine's CPU (issue 35)
+  neighbour       a neighbour burning 1.5 cores on h3 (`--host-load`), 4 KiB writes × 16: the CPUs named as other
+                  processes', the cluster not measured alone
+  drive-beside    osd.2's drive at 8 MiB/s with a neighbour burning a core on its host h3, 1 MiB writes
+  existing-pool   nothing shaped, 4 KiB writes × 16 into a pool made beforehand (`pools: {p: {existing: ext}}`): the
+                  run's own writes there are not other clients' load (named: no `other clients' load`, no warning)
 
 The figures keep each rate far below what 2 cores can do (the CPU case apart): a shaped link or a throttle at a few
 MiB/s saturates long before the CPUs. Prints one line per case (named or not, the bottleneck, the evidence line
@@ -74,6 +81,8 @@ class Case:
     clients: bool = False
     also: tuple[str, ...] = ()   # ... and contain each of these
     calibrate: bool = False      # run once, then limit every data drive to its write requests ÷ CLOSE_SHARE
+    existing: str | None = None  # a pool made before the run, which the suite names as existing (its `p`)
+    avoid: str | None = None     # named when the bottleneck does not start with this and the result has no warning
 
 
 CASES = [
@@ -99,12 +108,22 @@ CASES = [
          "{type: rados_bench, modes: [write], object_size: 4KiB, concurrency: 1}", "latency"),
     Case("cpu", ["--hosts", "3"],
          "{type: rados_bench, modes: [write], object_size: 4KiB, concurrency: 64}", "CPU"),
+    Case("cpu-limit", ["--hosts", "3", "--cpu-limit", "osd.1=0.1"],
+         "{type: rados_bench, modes: [write], object_size: 64KiB, concurrency: 16}", "CPU limit of osd.1"),
+    Case("neighbour", ["--hosts", "3", "--host-load", "h3=1.5"],
+         "{type: rados_bench, modes: [write], object_size: 4KiB, concurrency: 16}", "CPU (other processes on"),
+    Case("drive-beside", ["--hosts", "3", "--osd-throttle", "osd.2=8MiB/s", "--host-load", "h3=1"],
+         "{type: rados_bench, modes: [write], object_size: 1MiB, concurrency: 16}", "disk h3"),
+    Case("existing-pool", ["--hosts", "3"],
+         "{type: rados_bench, pool: p, modes: [write], object_size: 4KiB, concurrency: 16}", "",
+         existing="ext", avoid="other clients' load"),
 ]
 
 
 def _suite(case: Case, prometheus: str | None = None) -> str:
     head = "clients: lab\n" if case.clients else ""
     head += f"settings:\n  prometheus: {prometheus}\n" if prometheus else ""
+    head += f"pools:\n  p: {{existing: {case.existing}}}\n" if case.existing else ""
     body = case.workload.rstrip("}") + f", duration: {SECONDS}s}}"
     return f"name: verdict-{case.name}\n{head}workloads:\n  - {body}\n"     # the default pool: size 3, 32 PGs
 
@@ -137,9 +156,14 @@ def _outcome(case: Case, out: Path, run: subprocess.CompletedProcess) -> Outcome
     lines = (out / "results.jsonl").read_text().splitlines() if (out / "results.jsonl").exists() else []
     if run.returncode != 0 or not lines:
         return "MISSED", "-", f"run failed: {(run.stderr or run.stdout).strip().splitlines()[-1:]}"
-    a = json.loads(lines[-1]).get("analysis") or {}
+    result = json.loads(lines[-1])
+    a = result.get("analysis") or {}
     bottleneck = a.get("bottleneck") or "unknown"
     named = bottleneck.startswith(case.expect) and all(x in bottleneck for x in case.also)
+    if case.avoid is not None:
+        named = not bottleneck.startswith(case.avoid) and not result.get("warnings")
+        if not named:
+            return "MISSED", bottleneck, "; ".join(result.get("warnings") or []) or a.get("reason") or ""
     both = not named and "cannot tell" in bottleneck and (case.expect in bottleneck or case.expect == "CPU")
     first = bottleneck.split(" or ")[0]
     where = first.split("(")[-1].rstrip(")").split()[-1]     # h2 clu0 -> clu0, disk h2:loop1 -> h2:loop1
@@ -202,6 +226,13 @@ def run_case(case: Case, work: Path, sources: list[str]) -> dict[str, Outcome]:
         return {s: ("MISSED", "-", f"lab up failed: {up.stderr.strip().splitlines()[-1:]}") for s in sources}
     try:
         (work / f"{case.name}.yaml").write_text(_suite(case))
+        if case.existing:
+            lb = Lab(lab)
+            ceph = ["ceph", "--conf", str(lb.conf), "--keyring", str(lb.admin_keyring)]
+            subprocess.run([*ceph, "osd", "pool", "create", case.existing, "32", "32"], capture_output=True,
+                           check=True)
+            subprocess.run([*ceph, "osd", "pool", "application", "enable", case.existing, "rados"],
+                           capture_output=True, check=True)
         limit = None
         if case.calibrate:
             limit = _calibrate(case, lab, work)

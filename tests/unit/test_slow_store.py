@@ -242,3 +242,18 @@ def test_an_osd_slower_than_its_peers_without_a_cause_in_the_evidence_says_so():
     assert slow is not None and slow.bottleneck == "osd.2 (h3), slower than its peers"
     assert slow.sentence.endswith("osd.2 is slower than its peers; the evidence does not say why")
     assert slow.text.endswith("; the evidence does not say why")
+
+
+def test_an_osd_slower_than_its_peers_and_throttled_in_a_quarter_of_its_periods_is_held_by_its_limit():
+    """Throttled in under HELD_THROTTLED of its periods, a limit alone does not name the daemon; an OSD already
+    slower than its peers and throttled in LIMIT_CAUSE of them or more is slower for its limit."""
+    from cephbench.analysis.cpusplit import held_daemons
+    r = cpu_limited()
+    osd2 = next(p for h in r.hosts for p in h.processes if p.who == "osd.2")
+    osd2.throttled_periods = round(0.3 * osd2.periods)
+    assert held_daemons(r.hosts) == []
+    v = from_evidence(r, None, None)
+    assert v.bottleneck == "CPU limit of osd.2 (h3)" and "its CPU limit (0.08 cores, throttled in 29% of periods)" \
+        in v.sentence, v.sentence
+    osd2.throttled_periods = round(0.2 * osd2.periods)
+    assert not from_evidence(r, None, None).bottleneck.startswith("CPU limit")

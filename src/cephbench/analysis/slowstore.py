@@ -35,6 +35,9 @@ SHARE = 0.5           # the writes' wait on it (commit or replica-write excess),
 MIN_STORE_OPS = 5     # writes an OSD must have committed for its mean to count
 NEAR = 0.75           # a device, link or throttle this near its capacity is a cause the evidence has
 STORE = "its store"   # _cause: the store's own waits, its device named by which grew
+# an OSD already slower than its peers, throttled by its CPU limit in this share of its periods: the limit is why
+# (half of HELD_THROTTLED, which names a daemon on its throttling alone: osd.1 at 0.1 cores was throttled in 51 %)
+LIMIT_CAUSE = HELD_THROTTLED / 2
 
 KIND_OF_ROLE = {"data": "disk", "db": "WAL/DB device", "wal": "WAL/DB device", "journal": "journal device"}
 
@@ -94,7 +97,7 @@ def _cause(slow: OsdCounters, own: list[DeviceLoad], hosts: list[HostLoad], link
     name, host = f"osd.{slow.osd}", slow.host
     for h in hosts:
         for p in h.processes:
-            if p.who == name and p.limit_cores and p.periods and (p.throttled_periods or 0) / p.periods >= HELD_THROTTLED:
+            if p.who == name and p.limit_cores and p.periods and (p.throttled_periods or 0) / p.periods >= LIMIT_CAUSE:
                 return f"CPU limit of {name} ({p.host or h.host})", f"its CPU limit ({p.limit_cores:g} cores, " \
                        f"throttled in {(p.throttled_periods or 0) / p.periods:.0%} of periods)"
     for d in own:
