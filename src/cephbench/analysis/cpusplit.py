@@ -27,6 +27,7 @@ from ..core.results import HostLoad, ProcessCpu
 HELD_THROTTLED = 0.5     # of its CFS periods a daemon's group was throttled in: held by its limit
 ALONE_SHARE = 0.10       # other processes' CPU time, of the host's CPUs' time, above which the cluster was not alone
 TOP_DAEMONS = 4          # daemons named in the split's line
+MIN_PERIODS = 10         # CFS periods a daemon must have run in for its throttled share to count (1 s of them)
 
 
 @dataclass
@@ -114,6 +115,17 @@ def whose(host: HostLoad, hosts: list[HostLoad], cpu: list[ProcessCpu]) -> tuple
     return f"CPU ({name} on {host.host})", sentence, s.line()
 
 
+def whose_part(host: HostLoad, hosts: list[HostLoad], cpu: list[ProcessCpu]) -> tuple[str, str | None]:
+    """Whose busy CPUs were, as a part of another sentence (" (most of it Ceph daemons, 1.21 of 2 cores)"), and the
+    split's line: where the CPUs are named beside another cause ("cannot tell", one op in flight)."""
+    s = split(host, hosts, cpu)
+    if s is None:
+        return " (whose CPU time it was: not measured)", None
+    name, top = s.parts()[0]
+    alone = "" if s.alone() else f"; other processes {s.cores(s.others_s):.2f}: the cluster was not measured alone"
+    return f" (most of it {name}, {s.cores(top):.2f} of {host.cpus} cores{alone})", s.line()
+
+
 @dataclass(frozen=True)
 class Held:
     daemon: ProcessCpu
@@ -137,7 +149,8 @@ def held_daemons(hosts: list[HostLoad]) -> list[Held]:
     out = []
     for h in hosts:
         for d in h.processes:
-            if not (_relevant(d.who) and d.limit_cores and d.periods and d.throttled_periods is not None):
+            if not (_relevant(d.who) and d.limit_cores and (d.periods or 0) >= MIN_PERIODS
+                    and d.throttled_periods is not None):
                 continue
             share = d.throttled_periods / d.periods
             if share < HELD_THROTTLED:

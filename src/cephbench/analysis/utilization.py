@@ -40,7 +40,7 @@ from ..evidence import otherload
 from ..kinds import direction_of
 from ..evidence.hoststream import NOT_WATCHED, WHAT_WATCHES
 from .breakdown import attribution, describe, largest_part
-from .cpusplit import held_daemons, whose
+from .cpusplit import held_daemons, whose, whose_part
 from .scheduler import NAME as SCHEDULER, NEAR_CAP, scheduler_cap
 from .slowstore import device_kind, slow_store
 from .model import CPU_BUSY, MIB
@@ -285,14 +285,27 @@ def missing_evidence(ev: Evidence, hosts: list[HostLoad]) -> list[str]:
     return out
 
 
-def cannot_tell(resource: Finding, cpu: Finding, lines: list[str]) -> tuple[str, str]:
-    """(bottleneck, sentence) naming both a device or link and the CPUs, when the evidence cannot tell which of
-    them limited the test; both findings' lines are kept in `lines` (the CPU's already is: the busiest host)."""
+def whose_cpu(cpu: Finding, result: Result, lines: list[str]) -> str:
+    """Whose the busy CPUs of `cpu` were, as a part of a sentence; the split's line goes after the CPU's."""
+    host = next((h for h in result.hosts if h.host == cpu.bottleneck[5:-1]), None)
+    if host is None:
+        return ""
+    part, line = whose_part(host, result.hosts, (result.evidence or Evidence()).cpu)
+    if line is not None and line not in lines:
+        lines.insert(lines.index(cpu.line) + 1 if cpu.line in lines else len(lines), line)
+    return part
+
+
+def cannot_tell(resource: Finding, cpu: Finding, lines: list[str], result: Result | None = None) -> tuple[str, str]:
+    """(bottleneck, sentence) naming both a device or link and the CPUs, and whose the CPUs were, when the evidence
+    cannot tell which of them limited the test; both findings' lines are kept in `lines` (the CPU's already is: the
+    busiest host)."""
     if resource.line not in lines:
         lines.insert(0, resource.line)
+    whose_ = whose_cpu(cpu, result, lines) if result is not None else ""
     return (f"{resource.bottleneck} or CPU: cannot tell",
             f"measured: {resource.bottleneck} carried {resource.share:.0%} of its capacity while the CPUs of "
-            f"{cpu.bottleneck[5:-1]} were {cpu.share:.0%} busy: either may have set the rate (the evidence "
+            f"{cpu.bottleneck[5:-1]} were {cpu.share:.0%} busy{whose_}: either may have set the rate (the evidence "
             f"cannot tell which)")
 
 
@@ -403,20 +416,21 @@ def _from_evidence(result: Result, efficiency: float | None, b: LatencyBreakdown
         # busy by its busy time alone (one held at its throttle was named first)
         f = devices[0]
         if cpu_busy is not None:
-            return ev_verdict(*cannot_tell(f, cpu_busy, lines))
+            return ev_verdict(*cannot_tell(f, cpu_busy, lines, result))
         return ev_verdict(f.bottleneck, f"measured: {f.bottleneck} was {f.share:.0%} busy")
     part = largest_part(b) if b is not None else None
     where = f"; most of it: {part[0]} ({part[1] * 1000:.2f} ms)" if part else ""
     if n is not None and n <= 1:
         # whatever else is busy, one op at a time waits out each op's whole latency: that is what sets the rate
-        cpu = (f"; the CPUs of {cpus[0].bottleneck[5:-1]} were {cpus[0].share:.0%} busy, which lengthens it"
+        cpu = (f"; the CPUs of {cpus[0].bottleneck[5:-1]} were {cpus[0].share:.0%} busy"
+               f"{whose_cpu(cpus[0], result, lines)}, which lengthens it"
                if cpus and cpus[0].share >= CPU_BUSY else "")
         return ev_verdict("latency (1 op in flight)",
                           f"measured: one op in flight, so each op's latency sets the rate{where}{cpu}")
     if cpu_busy is not None:
         near = max((f for f in devices[:1] + links[:1] if f.share >= NEAR_SHARE), key=lambda f: f.share, default=None)
         if near is not None:
-            return ev_verdict(*cannot_tell(near, cpu_busy, lines))
+            return ev_verdict(*cannot_tell(near, cpu_busy, lines, result))
         host = next(h for h in result.hosts if h.host == cpu_busy.bottleneck[5:-1])
         bottleneck, sentence, split_line = whose(host, result.hosts, ev.cpu)
         if split_line:
