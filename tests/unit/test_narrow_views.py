@@ -172,10 +172,10 @@ def test_the_commands_on_a_real_terminal_fit_it(width, tmp_path):
                 f"{exe} history --db {db} add {runs[0]} {runs[1]} {search} >/dev/null; {exe} history --db {db} list; "
                 f"{exe} history --db {db} --trend bw --test 'rados_bench object_size=64KiB' --pool-profile "
                 f"'replicated size 2'"]
+    env = {**{k: v for k, v in os.environ.items() if k not in ("COLUMNS", "LINES")}, "TERM": "xterm"}
     for command in commands:
         res = subprocess.run(["script", "-qec", f"stty cols {width} rows 50; {command}", "/dev/null"],
-                             capture_output=True, text=True, timeout=120, env={**{k: v for k, v in os.environ.items() if k not in ("COLUMNS", "LINES")},
-                                  "TERM": "xterm"})
+                             capture_output=True, text=True, timeout=120, env=env)
         text = re.sub(r"\x1b\[[0-9;?]*[a-zA-Z]", "", res.stdout).replace("\r", "")
         assert res.returncode == 0, text[-2000:]
         found = tables(text)

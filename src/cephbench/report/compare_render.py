@@ -191,7 +191,8 @@ def _rows(pair: PairComparison, b: str = "B") -> list[dict[str, str | bool]]:
 
 def columns(b: str) -> list[Column]:
     """compare's terminal columns over _rows' dicts; on a narrow terminal the highest rank goes first (docs/report.md,
-    "Narrow terminals"): the min–max, then min p, n, and the repeats' order; test, metric, medians, Δ% and sig stay."""
+    "Narrow terminals"): the min–max, then min p, n, and the repeats' order; test, metric, medians, Δ% and sig
+    stay."""
     def cell(key: str):
         return lambda r: str(r[key])
     return [Column("test", lambda r: str(r["test"]) if r["first"] else "", right=False),
@@ -293,7 +294,8 @@ def render_html(pairs: Sequence[PairComparison]) -> str:
     for i, pair in enumerate(pairs):
         b = letter(i)
         # svg.py escapes every text it writes (test names and run names come from the run)
-        data.append({"b_name": b, "a": pair.a.name, "b": pair.b.name, "rows": _rows(pair, b), "summary": summary(pair, b),
+        data.append({"b_name": b, "a": pair.a.name, "b": pair.b.name, "rows": _rows(pair, b),
+                     "summary": summary(pair, b),
                      "notes": pair_notes(pair, b), "svg": pct_change_svg(pair, b)})
     curves = [(overlay_table(g), curve_chart(g)) for g in curve_groups(pairs)]
     return env.get_template("compare.html.j2").render(

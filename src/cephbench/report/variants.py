@@ -29,8 +29,8 @@ def notes(view: VariantsView, chart: bool = True) -> list[str]:
     """What the figures are, and the repeats' caveat where it applies (compare's n rule)."""
     lines = [f"Each variant's figure is the median of its repeats; Δ% is its median against {view.first}'s, of "
              f"bandwidth (MiB/s), or of ops/s where a test moves no data. Significance: two-sided Mann-Whitney U "
-             f"on the repeats, α = {ALPHA:g}; ~ = not significant" + ("; faded bars in the chart are not "
-                                                                      "significant." if chart else ".")]
+             f"on the repeats, α = {ALPHA:g}; ~ = not significant, with the test's p beside it"
+             + ("; faded bars in the chart are not significant." if chart else ".")]
     if view.releases:
         lines.append("Ceph release of each variant's lab: " + ", ".join(f"{v}: {rel}" for v, rel in view.releases)
                      + " (the % changes are release against release where the shapes are otherwise the same)")
@@ -84,9 +84,10 @@ def test_rows(tests: Sequence[VariantTest], first: str, variants: Sequence[str])
             if side is None:
                 rows.append([t.label, v, metric_label(t.metric, t.test.kind), "-", "no result", "0", "-", ""])
                 continue
-            rows.append([t.label, v, metric_label(t.metric, t.test.kind), value(t.metric, side.median), spread_text(t.metric, side),
-                         str(side.n), REFERENCE if v == first else (delta_text(c.delta) if c else "-"),
-                         "" if v == first or c is None else c.delta.sig.text()])
+            rows.append([t.label, v, metric_label(t.metric, t.test.kind), value(t.metric, side.median),
+                         spread_text(t.metric, side), str(side.n),
+                         REFERENCE if v == first else (delta_text(c.delta) if c else "-"),
+                         "" if v == first or c is None else c.delta.sig.shown()])
     return rows
 
 
