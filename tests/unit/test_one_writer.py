@@ -332,3 +332,22 @@ def test_a_run_directory_that_is_not_one_to_write_is_one_line(tmp_path):
     with pytest.raises(UserError, match="cannot make .*raw/t1"):
         RunDir.open(run).write_raw("t1", "out.txt", "x")
     assert (run / "raw").read_text() == "not a directory\n"
+
+
+def test_out_is_never_a_file_the_command_reads(tmp_path):
+    """`export RUN --out RUN/results.jsonl` put the export in place of the run's results (a regular file: the
+    writer alone allowed it)."""
+    run, _ = make_run(tmp_path / "run")
+    other, _ = make_run(tmp_path / "other")
+    (tmp_path / "link").symlink_to(run / "results.jsonl")
+    cbt = tmp_path / "cbt.yaml"
+    cbt.write_bytes((FIXTURES / "cbt" / "radosbench-replicated.yaml").read_bytes())
+    before = {p: p.read_bytes() for p in [*run.glob("*.json*"), *other.glob("*.json*"), cbt]}
+    for args in (["export", run, "--format", "json", "--out", run / "results.jsonl"],
+                 ["export", run, "--format", "csv", "--out", run / "run.json"],
+                 ["compare", run, other, "--format", "html", "--out", other / "results.jsonl"],
+                 ["suite", "from-cbt", cbt, "--out", cbt]):
+        one_line_exit_2(cephbench(*args), "--out", "this command reads: not written")
+    one_line_exit_2(cephbench("export", run, "--format", "csv", "--out", tmp_path / "link"),
+                    f"link is {run / 'results.jsonl'}, a file this command reads")
+    assert {p: p.read_bytes() for p in before} == before

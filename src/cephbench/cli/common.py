@@ -6,6 +6,7 @@ import contextlib
 import importlib
 import logging
 import math
+import os
 import signal
 import sys
 from pathlib import Path
@@ -229,11 +230,26 @@ def _catalog(run_dir: Path, db: Path | None = None) -> None:
 OUT_HINT = "give --out a new path or a regular file you may write"
 
 
-def check_out(path: Path | None) -> None:
-    """`--out FILE` refused before the command does its work, not after (what write_out will refuse)."""
-    if path is not None:
-        from ..core.userfiles import writable
-        writable(path, OUT_HINT, where="--out")
+# the files of a run directory a command reads: an --out that names one would replace the run's own data
+RUN_FILES = ("run.json", "results.jsonl", "resources.json")
+
+
+def check_out(path: Path | None, inputs: tuple[Path, ...] = ()) -> None:
+    """`--out FILE` refused before the command does its work, not after (what write_out will refuse), and when it
+    is the very file the command reads (`export RUN --out RUN/results.jsonl` would put the export in its place)."""
+    if path is None:
+        return
+    from ..core.userfiles import writable
+    target = writable(path, OUT_HINT, where="--out")
+    for given in inputs:
+        try:
+            same = os.path.samefile(target, given)
+        except OSError:         # either is not there (yet): not the same file
+            continue
+        if same:
+            what = "a file" if str(path) == str(given) else f"{given}, a file"
+            raise UserError(f"{path} is {what} this command reads: not written", "give --out another file",
+                            where="--out")
 
 
 def write_out(path: Path, text: str) -> None:

@@ -8,7 +8,7 @@ from pathlib import Path
 import click
 
 from ..core.errors import UserError
-from .common import check_out, out, err, _warn_corrupt, write_out
+from .common import RUN_FILES, check_out, out, err, _warn_corrupt, write_out
 
 
 @click.command()
@@ -32,7 +32,7 @@ def compare(runs: tuple[Path, ...], fmt: str, out_file: Path | None, fail_pct: f
     if len(runs) < 2:
         raise UserError("give at least two run directories", "cephbench compare RUN_A RUN_B [RUN_C ...]",
                         where="RUNS")
-    check_out(out_file)
+    check_out(out_file, tuple(r / f for r in runs for f in RUN_FILES))
     loaded = []
     for path in runs:
         run = load_run(path)

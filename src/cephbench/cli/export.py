@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from .common import check_out, err, write_out
+from .common import RUN_FILES, check_out, err, write_out
 
 
 @click.command("export")
@@ -19,7 +19,7 @@ from .common import check_out, err, write_out
 def export_(run_dir: Path, fmt: str, out_file: Path | None) -> None:
     """Export a run's results for spreadsheets, CI or Prometheus/Grafana (docs/exports.md)."""
     from ..rundirs.export import export
-    check_out(out_file)
+    check_out(out_file, tuple(run_dir / f for f in RUN_FILES))
     text = export(run_dir, fmt)
     if out_file is None:
         click.echo(text, nl=False)

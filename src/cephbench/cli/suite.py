@@ -20,7 +20,7 @@ def suite() -> None:
 def suite_from_cbt(cbt_yaml: Path, out_file: Path | None) -> None:
     """Translate CBT's radosbench, librbdfio and rawfio benchmarks into a cephbench suite (docs/suites.md)."""
     from ..rundirs.cbt import translate_file
-    check_out(out_file)
+    check_out(out_file, (cbt_yaml,))
     text, unmapped = translate_file(cbt_yaml)
     for line in unmapped:
         err.print(f"cephbench: not translated: {line}", markup=False)
