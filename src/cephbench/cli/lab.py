@@ -74,15 +74,29 @@ def _lab(lab_dir: Path | None) -> Lab:
 @click.option("--monitoring", is_flag=True,
               help="What cephadm deploys beside a cluster: a node-exporter on every host, the mgr prometheus module "
                    "and a Prometheus server scraping them every second (with --hosts; `lab env` prints its URL).")
+@click.option("--containers", is_flag=True,
+              help="Run each daemon in a podman container of the release's image, as cephadm lays them out "
+                   "(/var/lib/ceph/FSID, /var/run/ceph/FSID, /var/log/ceph/FSID); one host, with --no-rgw.")
+@click.option("--cpus", "cpus", multiple=True, metavar="DAEMON=CORES",
+              help="With --containers: a container's CPU limit, for a type or one daemon, e.g. osd=0.5 or osd.1=0.2.")
+@click.option("--memory", "memory", multiple=True, metavar="DAEMON=SIZE",
+              help="With --containers: a container's memory limit, e.g. osd=1GiB.")
 def lab_up(lab_dir: Path | None, osds: int | None, osd_size: str, no_rgw: bool, hosts: int | None,
            osds_per_host: int, clients: int, public_net: str | None, cluster_net: str | None,
            client_net: str | None, osd_throttle: tuple[str, ...], cpu_limit: tuple[str, ...],
            host_load: tuple[str, ...], db_device: str | None, objectstore: str,
-           fs: str | None, release: str | None, monitoring: bool) -> None:
+           fs: str | None, release: str | None, monitoring: bool, containers: bool, cpus: tuple[str, ...],
+           memory: tuple[str, ...]) -> None:
     """Start a lab cluster and wait until it is healthy."""
     from ..lab.multihost import size_flag as _size_option, spec_from_flags
     lb = _lab(lab_dir)
     size = _size_option(osd_size, "--osd-size")
+    if containers or cpus or memory:
+        _lab_up_in_containers(lb, containers, osds, size, no_rgw, release, cpus, memory,
+                              other=[f for f, v in (("--hosts", hosts), ("--monitoring", monitoring),
+                                                    ("--osd-throttle", osd_throttle), ("--db-device", db_device),
+                                                    ("--cpu-limit", cpu_limit), ("--host-load", host_load)) if v])
+        return
     drive_flags = {"--osd-throttle": list(osd_throttle) or None, "--db-device": db_device,
                    "--objectstore": objectstore if objectstore != "bluestore" else None, "--fs": fs,
                    "--cpu-limit": list(cpu_limit) or None, "--host-load": list(host_load) or None}
@@ -103,6 +117,29 @@ def lab_up(lab_dir: Path | None, osds: int | None, osd_size: str, no_rgw: bool, 
         mon = info.monitoring
         out.print(f"Prometheus at {mon['prometheus']} (settings.prometheus), scraping every "
                   f"{mon['scrape_interval_s']} s: node-exporters, the mgr module at {mon['mgr']}")
+    out.print(f"use it from a shell: eval \"$(cephbench lab env --dir {lb.dir})\"")
+
+
+def _lab_up_in_containers(lb: Lab, containers: bool, osds: int | None, size: int, no_rgw: bool, release: str | None,
+                          cpus: tuple[str, ...], memory: tuple[str, ...], other: list[str]) -> None:
+    from ..lab import containers as ctr
+    if not containers:
+        raise UserError(f"{'--cpus' if cpus else '--memory'} limits a container: it needs --containers",
+                        "add --containers", where="--cpus" if cpus else "--memory")
+    # not done yet in containers: say so rather than start something else
+    if other or not no_rgw:
+        flag = other[0] if other else "RGW"
+        raise UserError(f"a lab in containers has one host and no RGW yet: {flag} is not done there",
+                        "drop it" + ("" if other else ": add --no-rgw"), where="--containers")
+    limits = ctr.parse_limits(cpus, "--cpus"), ctr.parse_limits(memory, "--memory")
+    if lb.started() and lb.is_running():
+        raise UserError(f"a lab is already running in {lb.dir}", f"stop it with 'cephbench lab down --dir {lb.dir}'")
+    n = osds if osds is not None else 3
+    info = lb.up_in_containers(n, size, release, *limits, progress=lambda m: err.print(f"lab: {m}"))
+    out.print(f"lab ready in {info.startup_s:.1f} s: {n} OSD(s) of {format_size(size)} in containers, "
+              f"{info.release} ({info.ceph_version.split(' (')[0]}); directory {lb.dir}", markup=False)
+    out.print(f"daemons' data, sockets and logs in /var/lib/ceph/{info.fsid}, /var/run/ceph/{info.fsid}, "
+              f"/var/log/ceph/{info.fsid}", markup=False)
     out.print(f"use it from a shell: eval \"$(cephbench lab env --dir {lb.dir})\"")
 
 

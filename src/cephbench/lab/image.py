@@ -303,26 +303,33 @@ def build(release: str, progress=lambda msg: None) -> Image:
         shutil.rmtree(staging, ignore_errors=True)
     img = inspect(ref)
     assert img is not None
-    if old is not None and old.id != img.id:
-        # the image this one replaces, now untagged: ours by its labels; kept if a container still uses it
-        subprocess.run([exe, "rmi", old.id], capture_output=True, timeout=120)
+    # the images this one replaces, untagged now: ours by their labels. One a container still used (a lab in
+    # containers runs the release's image) was kept then; it goes now, if nothing uses it any more
+    res = subprocess.run([exe, "images", "--quiet", "--no-trunc", "--filter", "dangling=true", "--filter",
+                          f"label={LABEL}.release={root.release}"], capture_output=True, text=True, timeout=120)
+    for old_id in {*res.stdout.split(), *([old.id] if old is not None and old.id != img.id else [])}:
+        subprocess.run([exe, "rmi", old_id], capture_output=True, timeout=120)
     log.info("%s: %s", ref, versions.strip().replace("\n", "; "))
     progress(f"built {ref} in {time.monotonic() - t0:.0f} s ({img.size_bytes / 2**20:.0f} MiB, ceph "
              f"{img.label('ceph_version')}, python {img.label('python')})")
     return img
 
 
-def ensure(release: str, progress=lambda msg: None) -> Image:
-    """The image of `release`: the one podman holds when it was made from today's root and sources, else a new one."""
+def ensure(release: str, progress=lambda msg: None, daemons_only: bool = False) -> Image:
+    """The image of `release`: the one podman holds when it was made from today's root and sources, else a new one.
+    `daemons_only` (a lab in containers: its daemons are the root's packages, not cephbench): any image of today's
+    root will do."""
     rel = roots.release(release, where="--build")
     current = inspect(tag(rel.name))
     if current is not None and podman.exe() is not None:
         root = roots.read_root(roots.roots_dir() / rel.name)
-        repo = checkout()
         if (root is not None and not roots.whole(root)
-                and current.label("root_manifest_sha256") == root.manifest_sha256
-                and current.label("source_sha256") == source_digest(repo, loadgen_binary(repo))):
-            return current
+                and current.label("root_manifest_sha256") == root.manifest_sha256):
+            if daemons_only:
+                return current
+            repo = checkout()
+            if current.label("source_sha256") == source_digest(repo, loadgen_binary(repo)):
+                return current
     return build(rel.name, progress)
 
 

@@ -37,7 +37,7 @@ from ..core.errors import OperationFailed, UserError
 from ..hosts.local import CommandResult, LocalHost
 from ..core.units import format_size
 from . import daemons as dm
-from . import cgroups, drives, labdir, monitoring as mon_stack, netns, roots, sshd
+from . import cgroups, containers, drives, labdir, monitoring as mon_stack, netns, roots, sshd
 from .chroot import InRoot, make_mount_point, remove_mount_points
 from .chroot import RECORD_NAME as ROOT_RECORD
 from .asok import AsokError, asok_command
@@ -423,6 +423,14 @@ class Lab:
         replace(marker, started=True).write()
         return info
 
+    def up_in_containers(self, osds: int = 3, osd_size_bytes: int = 10 * 1024**3, release: str | None = None,
+                         cpus: dict[str, float | int] | None = None, memory: dict[str, float | int] | None = None,
+                         progress: Callable[[str], None] = lambda msg: None) -> LabInfo:
+        """`lab up --containers`: the one-host lab with each daemon in a podman container of the release's image, in
+        cephadm's layout, with podman's per-daemon CPU and memory limits (lab/containers.py)."""
+        return containers.up(self, osds, osd_size_bytes, release, cpus or {}, memory or {}, progress, LabInfo,
+                             _Steps(), _free_ports(3))
+
     def _release_root(self, release: str, progress: Callable[[str], None]) -> roots.Root | None:
         """The root `release` runs from: None when it is the host's own Ceph; built now if not cached."""
         rel = roots.release(release)
@@ -575,9 +583,11 @@ class Lab:
                 except ProcessLookupError:
                     pass
 
-    def _remove_host_objects(self) -> None:
+    def _remove_host_objects(self, keep_data: bool = False) -> None:
         """What a multi-host lab made outside its directory (mounts, loop devices, cgroups, namespaces, links),
-        from the records it wrote before making them. Its daemons are stopped first (cgroups empty, mounts free)."""
+        from the records it wrote before making them. Its daemons are stopped first (cgroups empty, mounts free).
+        A lab in containers: its containers, and unless `keep_data` its directories under /var (containers.py)."""
+        containers.remove(self.dir, keep_data=keep_data)
         remove_mount_points(self.dir / ROOT_RECORD)
         self._remove_osd_sockets()
         record = self._drives or self.drives()
@@ -875,7 +885,8 @@ class Lab:
         """Start OSDs of this lab that are not running (e.g. after a test killed one), and wait until every OSD is
         up and the cluster healthy."""
         for name in names:
-            self._start_daemon(name, ["ceph-osd", "-i", name.split(".", 1)[1]])
+            if not containers.restart(self, name):      # a lab in containers starts the OSD's container again
+                self._start_daemon(name, ["ceph-osd", "-i", name.split(".", 1)[1]])
         osds = [d for d in self.daemons() if d.name.startswith("osd.")]
         watched = [self._daemon(MON), *(self._daemon(n) for n in names)]
         with self._mon() as mon:
@@ -905,7 +916,7 @@ class Lab:
         # A lab that is thrown away need not shut down cleanly: its data is deleted next, and RGW's shutdown
         # alone can take 10 s. A kept lab gets the time to stop cleanly.
         stopped = self.stop_daemons(grace_s=10 if keep else 0)
-        self._remove_host_objects()
+        self._remove_host_objects(keep_data=keep)
         self.left = [] if keep else labdir.remove(marker)
         return stopped
 

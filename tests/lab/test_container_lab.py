@@ -1,0 +1,155 @@
+"""A lab whose daemons run in containers as cephadm lays them out (issue 38): `lab up --containers --release reef`
+runs one podman container per daemon of Reef's image, in the host's network namespace, each with its data in
+/var/lib/ceph/<fsid>/<daemon> (its conf there too: no --conf, no host ceph.conf), its socket in /var/run/ceph/<fsid>/
+and its log in /var/log/ceph/<fsid>/; `--cpus osd.1=0.3 --memory osd=2GiB` are the containers' cgroup limits.
+A run from this machine reads every OSD's counters through cephadm's socket layout and each OSD's CPU through its
+host PID; a run from the toolbox image mounted as `cephadm shell` mounts (the minimal conf, the key, this host's
+/var/run/ceph/<fsid> as /var/run/ceph) reads them from the sockets' default path and records Reef. `lab down` removes
+every container and every directory under /var it made.
+
+Skipped, with the reason, where podman cannot run a container."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import tempfile
+from pathlib import Path
+
+import pytest
+
+from cephbench.core.results import RunDir
+from cephbench.lab import Lab, containers, image, podman
+
+from labcli import run_cli
+
+NEEDS_ROOTS = True      # last in its session (conftest): `make roots` builds Reef's root meanwhile
+
+SUITE = """
+name: containers
+pools:
+  rep: {type: replicated, size: 2, pg_num: 8}
+workloads:
+  - name: rados
+    type: rados_bench
+    pool: rep
+    modes: [write]
+    object_size: [64KiB]
+    concurrency: 4
+    duration: 3s
+"""
+
+
+def _podman_or_skip(tmp: Path) -> str:
+    exe = podman.exe()
+    if exe is None:
+        pytest.skip("podman is not installed (scripts/setup.sh installs podman and runc for the lab)")
+    # the toolbox's image, current, before the lab starts: the lab's daemons run the same image (a rebuild while
+    # they run would leave the image they use behind, untagged, until the next build)
+    img = image.ensure("reef")
+    problem = podman.problem(img.ref, tmp)
+    if problem:
+        pytest.skip(problem)
+    return exe
+
+
+def _ours(exe: str, conf: Path, tmp: Path) -> list[dict]:
+    res = subprocess.run([*podman.argv(exe), "ps", "--all", "--format", "json", "--filter",
+                          f"label={containers.LABEL}={conf}"], capture_output=True, text=True, timeout=60,
+                         env=podman.conf_env(tmp))
+    assert res.returncode == 0, res.stderr
+    return json.loads(res.stdout or "[]")
+
+
+def test_a_reef_lab_in_containers_in_cephadms_layout_with_limits_runs_suites_and_leaves_nothing(tmp_path):
+    exe = _podman_or_skip(tmp_path)
+    d = Path(tempfile.mkdtemp(prefix="cephbench-test-containers-"))
+    lab_dir = d / "lab"
+    lb = Lab(lab_dir)
+    fsid = ""
+    try:
+        up = run_cli(["lab", "up", "--dir", lab_dir, "--containers", "--release", "reef", "--no-rgw", "--osds", "2",
+                      "--osd-size", "3GiB", "--cpus", "osd.1=0.3", "--memory", "osd=2GiB"])
+        assert up.returncode == 0, up.stderr[-3000:]
+        print(up.stdout)
+        info = lb.info()
+        assert info is not None and info.release == "reef" and "ceph version 18." in info.ceph_version
+        fsid = info.fsid
+        layout = containers.Layout(fsid)
+        # one container per daemon, named as cephadm names them, each daemon in the host's network namespace
+        running = {c["Labels"]["io.cephbench.daemon"]: c for c in _ours(exe, lb.conf, tmp_path)}
+        assert set(running) == {"mon.a", "mgr.x", "osd.0", "osd.1"}, sorted(running)
+        for name, c in running.items():
+            assert layout.container(name) in c["Names"], c["Names"]
+        host_net = os.readlink("/proc/self/ns/net")
+        for st in lb.daemons():
+            assert st.running, st
+        pids = {}
+        for name in running:
+            res = subprocess.run([*podman.argv(exe), "inspect", "--format", "{{.State.Pid}}", layout.container(name)],
+                                 capture_output=True, text=True, timeout=60, env=podman.conf_env(tmp_path))
+            pids[name] = int(res.stdout.strip())
+            assert os.readlink(f"/proc/{pids[name]}/ns/net") == host_net, name
+            cmdline = Path(f"/proc/{pids[name]}/cmdline").read_bytes().split(b"\0")
+            assert b"--conf" not in cmdline, cmdline                 # the conf is where Ceph's default looks
+            assert (layout.data(name) / "config").is_file()
+            assert (layout.dirs[1] / f"ceph-{name}.asok").is_socket()
+            assert (layout.dirs[2] / f"ceph-{name}.log").is_file()
+        assert (layout.data("osd.0") / "block").is_file() and (layout.data("mon.a") / "store.db").is_dir()
+        # the limits, as the containers' cgroups hold them (what Rook's resources set)
+        seen = {n: containers.limits_seen(lab_dir, n) for n in ("osd.0", "osd.1")}
+        assert seen["osd.1"]["cfs_quota_us"] == 30000 and seen["osd.1"]["cfs_period_us"] == 100000, seen
+        assert seen["osd.0"]["cfs_quota_us"] == -1, seen
+        assert all(s["limit_in_bytes"] == 2 * 2**30 for s in seen.values()), seen
+        assert containers.Record.load(lab_dir).limits["osd.1"]["cfs_quota_us"] == 30000
+
+        # a run from this machine: each OSD's counters through cephadm's socket layout, its CPU by its host PID
+        (tmp_path / "s.yaml").write_text(SUITE)
+        res = run_cli(["run", tmp_path / "s.yaml", "--out", tmp_path / "run"], {**os.environ, **lb.env()})
+        assert res.returncode == 0, res.stderr[-3000:] + res.stdout[-3000:]
+        (r,) = RunDir(tmp_path / "run").results()[0]
+        assert r.status == "ok" and r.evidence is not None, r.error
+        assert {o.source for o in r.evidence.osds} == {"admin socket, cephadm layout"}, r.evidence.osds
+        assert {c.pid for c in r.evidence.cpu if c.who.startswith("osd.")} == {pids["osd.0"], pids["osd.1"]}
+
+        # a restart of the OSDs (cold caches, an option's variant) starts their containers again, limits and all
+        lb.restart_osds()
+        again = containers.limits_seen(lab_dir, "osd.1")
+        assert again["pid"] != pids["osd.1"] and again["cfs_quota_us"] == 30000, again
+        pids["osd.1"] = again["pid"]
+
+        # the toolbox, as `cephadm shell` runs it: minimal conf and key, this host's sockets at /var/run/ceph
+        etc = tmp_path / "etc"
+        etc.mkdir()
+        conf = subprocess.run(["ceph", "config", "generate-minimal-conf"], capture_output=True, text=True,
+                              timeout=60, env={**os.environ, **lb.env()})
+        assert conf.returncode == 0, conf.stderr
+        (etc / "ceph.conf").write_text(conf.stdout)
+        shutil.copy(lb.admin_keyring, etc / "ceph.keyring")
+        work = tmp_path / "work"
+        work.mkdir()
+        (work / "s.yaml").write_text(SUITE)
+        toolbox = image.inspect(image.tag("reef"))
+        assert toolbox is not None
+        box = subprocess.run([*podman.argv(exe), "run", "--rm", "--name", f"cephbench-test-shell-{os.getpid()}",
+                              "--net", "host", "-v", f"{etc}:/etc/ceph:ro", "-v", f"{layout.dirs[1]}:/var/run/ceph",
+                              "-v", f"{work}:{image.WORKDIR}", toolbox.ref, "cephbench", "run", "s.yaml", "--out",
+                              "run"], capture_output=True, text=True, timeout=900, env=podman.conf_env(tmp_path))
+        assert box.returncode == 0, box.stderr[-3000:] + box.stdout[-3000:]
+        meta = json.loads((work / "run" / "run.json").read_text())
+        assert meta["release"] == "reef" and meta["ceph_release"]["version"].startswith("18."), meta["release"]
+        (r,) = RunDir(work / "run").results()[0]
+        assert r.status == "ok" and {o.source for o in r.evidence.osds} == {"admin socket, default path"}, \
+            r.evidence.osds
+        # the toolbox's PID namespace hides the OSDs' processes: said, not guessed
+        assert any("CPU not read" in n for n in r.evidence.notes), r.evidence.notes
+    finally:
+        down = run_cli(["lab", "down", "--dir", lab_dir])
+        shutil.rmtree(d, ignore_errors=True)
+    assert down.returncode == 0, down.stderr
+    assert _ours(exe, lb.conf, tmp_path) == [], "a container of the lab was left"
+    for p in containers.Layout(fsid).dirs:
+        assert not p.exists(), p
+    assert not lab_dir.exists()
