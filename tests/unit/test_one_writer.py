@@ -53,6 +53,8 @@ def targets(tmp_path):
         made["is a character device"] = d / "full"
         (d / "full-link").symlink_to(d / "full")
         made["full-link is a symbolic link to a character device"] = d / "full-link"
+        os.mknod(d / "blk", stat.S_IFBLK | 0o600, os.makedev(7, 250))     # never opened: no loop device behind it
+        made["is a block device"] = d / "blk"
     os.mkfifo(d / "fifo")
     made["is a FIFO"] = d / "fifo"
     sock = socket.socket(socket.AF_UNIX)
