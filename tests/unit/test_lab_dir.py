@@ -160,7 +160,7 @@ def test_down_leaves_a_users_file_inside_the_labs_log_and_says_so(tmp_path):
     and the directory stays; `lab up` there touches nothing."""
     d = tmp_path / "lab"
     labdir.claim(d)
-    for sub in ("run", "log", "mon/a", "osd/0"):
+    for sub in ("run", "log", "mon/a", "osd/0", "keyring", "crash"):
         (d / sub).mkdir(parents=True)
     (d / "ceph.conf").write_text("[global]\n")
     lab_logs = ["ceph-mon.a.log", "ceph-osd.0.log", "ceph-client.rgw.lab.log", "ceph.log", "mon.a.out",
@@ -171,15 +171,23 @@ def test_down_leaves_a_users_file_inside_the_labs_log_and_says_so(tmp_path):
     (d / "log" / "mine").mkdir()
     (d / "log" / "mine" / "ceph-osd.1.log").write_text("a copy I kept\n")
     (d / "log" / "etc").symlink_to("/etc")
-    users = {"log/notes.txt", "log/mine", "log/mine/ceph-osd.1.log", "log/etc"}
+    (d / "log" / "ceph-osd.9.log").mkdir()               # named as a log, but a directory: not the lab's
+    (d / "keyring" / "ceph.client.admin.keyring").write_text("[client.admin]\n")
+    (d / "keyring" / "my.keyring").write_text("[client.me]\n")
+    (d / "crash" / "2026-12-06T11:45:01.123456Z_9b1c2d3e-0000-4000-8000-000000000000").mkdir(parents=True)
+    (d / "crash" / "posted").mkdir()
+    (d / "crash" / "report-for-the-list.txt").write_text("mine\n")
+    users = {"log/notes.txt", "log/mine", "log/mine/ceph-osd.1.log", "log/etc", "log/ceph-osd.9.log",
+             "keyring/my.keyring", "crash/report-for-the-list.txt"}
     up = cephbench("lab", "up", "--dir", d, "--osds", "1", "--no-rgw", "--osd-size", "2GiB")
-    refused(up, "log/notes.txt", "nothing in it was touched")
+    refused(up, "crash/report-for-the-list.txt", "nothing in it was touched")
     res = cephbench("lab", "down", "--dir", d)
     assert res.returncode == 0, res.stderr
-    for name in ("log/notes.txt", "log/mine/ceph-osd.1.log", "log/etc"):
+    for name in ("log/notes.txt", "log/mine", "log/etc", "log/ceph-osd.9.log", "keyring/my.keyring",
+                 "crash/report-for-the-list.txt"):
         assert f"left {d / name}: the lab did not make it" in res.stdout, res.stdout
     assert "kept the directory" in res.stdout
-    assert set(tree(d)) == users | {"log"}
+    assert set(tree(d)) == users | {"log", "keyring", "crash"}
     assert (d / "log" / "notes.txt").read_text() == "mine\n" and Path("/etc/hostname").exists()
     # the lab's own logs alone: all gone, the directory too
     labdir.claim(e := tmp_path / "lab2")

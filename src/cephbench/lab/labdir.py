@@ -39,8 +39,21 @@ _MAGIC = "cephbench lab directory"
 # kept (a `lab down` once deleted one with the directory).
 _DAEMON = r"(?:mon|mgr|osd|mds|client|sshd|node-exporter|process-exporter)\.[A-Za-z0-9_.-]+|prometheus"
 _LAB_LOG = re.compile(rf"ceph-(?:{_DAEMON})\.log|ceph\.log|ceph\.audit\.log|(?:{_DAEMON})\.out")
-# entries whose files the lab names one by one; the other entries' trees are the daemons' own data (Ceph's layout)
-_BY_NAME = {"log": _LAB_LOG}
+_NOTHING = re.compile(r"(?!)")
+# Entries whose contents the lab names one by one, each as (its files, its directories, whole trees): log/; keyring/
+# (lab.py: ceph.<name>.keyring as conf.py's `keyring = keyring/$cluster.$name.keyring`, and the mon's mkfs keyring);
+# crash/ (Ceph's crash reports, a directory per crash id, and posted/). The other entries' trees are the daemons' own
+# data (Ceph's layout of mon/, osd/, ...) and the lab's run/ state.
+_BY_NAME = {"log": (_LAB_LOG, _NOTHING),
+            "keyring": (re.compile(r"ceph\.[A-Za-z0-9_.-]+\.keyring|mon-mkfs\.keyring"), _NOTHING),
+            "crash": (_NOTHING, re.compile(r"posted|\d{4}-\d\d-\d\dT[\d:._]+Z_[0-9a-f-]+"))}
+
+
+def _own(p: Path, files: re.Pattern, dirs: re.Pattern) -> bool:
+    """One entry of such a directory is the lab's: a file or a directory by its name (a link never is)."""
+    if p.is_symlink():
+        return False
+    return bool((dirs if p.is_dir() else files).fullmatch(p.name))
 
 
 def default_lab_dir() -> Path:
@@ -150,16 +163,11 @@ def not_made(marker: Marker) -> list[str]:
     """Files inside the lab's own entries that the lab did not make (by the names it gives them), relative to the
     lab directory."""
     out = []
-    for name, own in _BY_NAME.items():
+    for name, (files, dirs) in _BY_NAME.items():
         top = marker.dir / name
         if name not in marker.entries or top.is_symlink() or not top.is_dir():
             continue
-        for root, dirs, files in os.walk(top):
-            rel = Path(root).relative_to(marker.dir)
-            for f in files:
-                if root != str(top) or not own.fullmatch(f):
-                    out.append(str(rel / f))
-            out.extend(str(rel / d) for d in dirs if Path(root, d).is_symlink())    # a link: never followed
+        out.extend(f"{name}/{p.name}" for p in top.iterdir() if not _own(p, files, dirs))
     return sorted(out)
 
 
@@ -196,11 +204,14 @@ def _rmtree(p: Path, tries: int = 5) -> None:
             time.sleep(0.2)
 
 
-def _remove_named(top: Path, own: re.Pattern) -> None:
-    """The files of `top` the lab names, then `top` itself when nothing else is in it."""
-    for f in list(top.iterdir()):
-        if own.fullmatch(f.name) and not f.is_dir():
-            f.unlink(missing_ok=True)
+def _remove_named(top: Path, files: re.Pattern, dirs: re.Pattern) -> None:
+    """What of `top` the lab names, then `top` itself when nothing else is in it."""
+    for p in list(top.iterdir()):
+        if _own(p, files, dirs):
+            if p.is_dir():
+                _rmtree(p)
+            else:
+                p.unlink(missing_ok=True)
     try:
         top.rmdir()
     except OSError as exc:
@@ -217,7 +228,7 @@ def remove(marker: Marker) -> list[str]:
         p = marker.dir / name
         if p.is_dir() and not p.is_symlink():
             if name in _BY_NAME:
-                _remove_named(p, _BY_NAME[name])
+                _remove_named(p, *_BY_NAME[name])
             else:
                 _rmtree(p)
         else:
