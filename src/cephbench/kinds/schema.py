@@ -81,6 +81,8 @@ def _latency_bound(v: Any) -> float:
     d = parse_duration(v)
     if d <= 0:
         raise ValueError(f"{v!r} must be longer than zero")
+    if d > MAX_TEST_DURATION_S:
+        raise ValueError(f"{v!r} is longer than 24h, longer than any test; give a latency a test can reach")
     return d
 
 
@@ -233,6 +235,8 @@ def _ramp(v: Any) -> float:
     d = parse_duration(v)
     if d < 0:
         raise ValueError(f"{v!r} must not be negative")
+    if d > MAX_TEST_DURATION_S:
+        raise ValueError(f"{v!r} is longer than 24h for one warm-up; give a shorter ramp")
     return d
 
 

@@ -310,6 +310,12 @@ class History:
             # sqlite writes the catalog in place (and its journal beside it): the one writer's check of what may be
             # written, the file a link within its directory names, else a new path or a regular file
             path = writable(path, hint, where="--db")
+            if path.is_file() and path.stat().st_size:
+                # SQLite takes a file shorter than its header for an empty database, and writes its own over it
+                with open(path, "rb") as f:
+                    if f.read(16) != b"SQLite format 3\x00":
+                        raise UserError(f"history catalog {path} cannot be used: not a database (no SQLite file)", hint,
+                                        where="--db")
             conn = sqlite3.connect(path, timeout=10)
             # another program's database is not written (CREATE TABLE IF NOT EXISTS would add ours beside its own,
             # and a table of its own named runs broke every query with a traceback)

@@ -13,8 +13,8 @@ from pathlib import Path
 from typing import Annotated, Any, Literal, Union
 
 import yaml
-from pydantic import (BaseModel, BeforeValidator, Discriminator, Field, StrictBool, StrictFloat, StrictInt, Tag,
-                      ValidationError, field_serializer, field_validator, model_validator)
+from pydantic import (BaseModel, BeforeValidator, ConfigDict, Discriminator, Field, StrictBool, StrictFloat,
+                      StrictInt, Tag, ValidationError, field_serializer, field_validator, model_validator)
 
 from ..core.errors import UserError
 from ..core.names import shown_url, without_credentials
@@ -299,6 +299,8 @@ class VariantSweep(_Strict):
 class LabShape(_Strict):
     """A variant's lab shape: the keys are `cephbench lab up`'s flags (shape_plan.SHAPE_FLAGS), checked by the same
     parsers when the suite is read."""
+    # as `lab up` refuses an empty flag: '' is no rate or release (it read as none, the host's own release)
+    model_config = ConfigDict(str_min_length=1)
     hosts: StrictInt | None = None
     osds_per_host: StrictInt = 1
     clients: StrictInt = 0
@@ -600,7 +602,7 @@ _PLAIN = {
     "bool_parsing": "must be true or false", "bool_type": "must be true or false", "string_type": "must be text",
     "list_type": "must be a list, e.g. [a, b]", "dict_type": "must be a mapping (key: value)",
     "model_type": "must be a mapping (key: value)", "model_attributes_type": "must be a mapping (key: value)",
-    "finite_number": "must be a finite number",
+    "finite_number": "must be a finite number", "string_too_short": "must not be empty",
 }
 
 
@@ -681,10 +683,12 @@ def _node(data: Any, loc: tuple[Any, ...]) -> Any:
     return node
 
 
-# A suite is a page or two: a sweep of thousands of values is far below these. YAML's anchors let a small file
-# stand for a huge tree ("billion laughs": each alias repeats what it names, nine times a level), which the schema
-# would walk node by node: the tree is counted as the schema would see it, and refused past the bound.
-MAX_NODES = 100_000
+# A suite is a page or two, and a plan at most 10,000 tests: a sweep of thousands of values is far below these.
+# YAML's anchors let a small file stand for a huge tree ("billion laughs": each alias repeats what it names, nine
+# times a level), which the schema would walk node by node: the tree is counted as the schema would see it, and
+# refused past the bound. The text is measured before it is parsed (parsing 100,000 values took seconds, and 10,000
+# brackets deep ran Python's parser out of stack for seconds, libyaml's out of the process's own).
+MAX_NODES = 20_000
 MAX_DEPTH = 32
 
 
@@ -704,7 +708,7 @@ def _bounded(data: Any, source: str) -> list[str]:
             raise UserError(f"the suite holds more than {MAX_NODES:,} values (YAML anchors and aliases counted as "
                             "often as they are repeated)", "write a smaller suite", where=source)
         if depth > MAX_DEPTH:
-            raise UserError(f"nested more than {MAX_DEPTH} levels deep, which no suite key is", "fix the YAML",
+            raise UserError(f"nested too deeply to be a suite (more than {MAX_DEPTH} levels)", "fix the YAML",
                             where=where)
         if isinstance(node, dict):
             stack += [(v, f"{path}.{shown(k, 30).strip(chr(39))}" if path else shown(k, 30).strip("'"), depth + 1)
@@ -775,8 +779,9 @@ def resumed_suite(recorded: Any, source: str, given: Suite | None, env: dict[str
                     "to the URL with them", where="--resume")
 
 
-class _StrictLoader(yaml.SafeLoader):
-    """SafeLoader that refuses a key given twice in one mapping (PyYAML silently keeps the last)."""
+class _StrictLoader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):  # type: ignore[misc]
+    """SafeLoader (libyaml's where PyYAML has it: several times faster) that refuses a key given twice in one
+    mapping (PyYAML silently keeps the last)."""
 
 
 def _mapping_without_duplicates(loader: _StrictLoader, node: yaml.MappingNode, deep: bool = False) -> dict:
@@ -800,8 +805,23 @@ def _mapping_without_duplicates(loader: _StrictLoader, node: yaml.MappingNode, d
 _StrictLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _mapping_without_duplicates)
 
 
+def _measured(text: str, source: str) -> None:
+    """Refuse, before parsing, a text of more values than MAX_NODES (counted from above: a value is at most one per
+    comma or line) or of brackets nested past MAX_DEPTH (block nesting past it takes more than the file's bound)."""
+    if text.count(",") + text.count("\n") > MAX_NODES:
+        raise UserError(f"the suite has more than {MAX_NODES:,} values or lines", "write a smaller suite",
+                        where=source)
+    depth = 0
+    for c in re.sub(r"[^][{}]+", "", text):
+        depth += 1 if c in "[{" else -1
+        if depth > MAX_DEPTH:
+            raise UserError(f"the YAML is nested too deeply to be a suite (brackets more than {MAX_DEPTH} deep)",
+                            "fix the YAML", where=source)
+
+
 def read_yaml(text: str, source: str) -> Any:
     """YAML text -> data, with duplicate keys refused and errors as one line naming the file, line and column."""
+    _measured(text, source)
     try:
         return yaml.load(text, Loader=_StrictLoader)  # noqa: S506 - a SafeLoader subclass
     except RecursionError:
