@@ -17,10 +17,18 @@ boto3 thread pool on the lab's RGW?
    swift-bench: its PUTs, GETs; boto3: its calls), less the CPU of the same program starting and exiting without
    load (interpreter, imports, client set-up), so that a longer run would not change the figure.
 
-Goals: >= 50,000 ops/s of 4 KiB PUT and GET against the null server on one core; >= 5x fewer client CPU-seconds per
-op than swift-bench and boto3 on the lab.
+3. Low rate: loadgen with 1 request in flight (S3 PUT and GET), against the null server (NULL_LOW_S seconds, same
+   pinning) and against the lab's RGW (LOW_N requests), so that the cost of a client that waits between requests
+   (its wake-ups) shows beside the cost at full speed. With BENCH_LOADGEN_OLD the old binary alternates here too,
+   and on the lab as one more client ("loadgen-old-s3") in the rounds of part 2.
+
+Goals (issue 39): >= 200,000 ops/s of 4 KiB PUT and GET against the null server on one core; >= 25x fewer client
+CPU-seconds per op than swift-bench and boto3 on the lab, in the same run; loadgen's CPU per op against the RGW close
+to its cost against the null server.
 RESULT: put_ops_s get_ops_s allocs_per_op cpu_us_per_op (null server, medians) and the per-op figures behind them;
-then (with the lab) CPU-s per 1000 ops, the ratios (other / loadgen, same operation) and ops/s.
+then (with the lab) CPU-s per 1000 ops, the ratios (other / loadgen, same operation), ops/s, and rgw_over_null_*
+(loadgen's CPU per op on the lab over its CPU per op against the null server, same operation and in-flight count).
+The machine is shared: load_avg_* and the *_min/*_max spread of the rounds are the noise.
 """
 
 from __future__ import annotations
@@ -83,14 +91,15 @@ def per_1k(cpu: float, requests: float) -> float:
 
 def run_loadgen(endpoint: str, proto: str, op: str, env: dict[str, str], tag: str,
                 pin: list[str] | None = None, extra_env: dict[str, str] | None = None,
-                duration_s: float | None = None) -> tuple[float, int, float]:
+                duration_s: float | None = None, binary: str | None = None, conc: int = CONC,
+                n: int = N) -> tuple[float, int, float]:
     """(client CPU-s, requests sent, ops/s of the measured phase)."""
     with tempfile.TemporaryDirectory() as d:
         out = Path(d) / "r.json"
-        argv = [*(pin or []), str(LOADGEN), "run", "--protocol", proto, "--endpoint", endpoint, "--workload", op,
-                "--object-size", str(SIZE), "--concurrency", str(CONC), "--bucket-prefix", f"bench-lg-{tag}-",
-                "--objects", str(N if op == "put" else GET_KEYS), "--output", str(out)]
-        argv += ["--duration", f"{duration_s:g}s"] if duration_s else ["--ops", str(N)]
+        argv = [*(pin or []), binary or str(LOADGEN), "run", "--protocol", proto, "--endpoint", endpoint,
+                "--workload", op, "--object-size", str(SIZE), "--concurrency", str(conc), "--bucket-prefix",
+                f"bench-lg-{tag}-", "--objects", str(n if op == "put" else GET_KEYS), "--output", str(out)]
+        argv += ["--duration", f"{duration_s:g}s"] if duration_s else ["--ops", str(n)]
         cpu, _, _ = measured(argv, {**env, **(extra_env or {})})
         doc = json.loads(out.read_text())
     requests = doc["total"]["ops"] + (doc["prefill"] or {}).get("objects", 0) + doc["cleanup"]["objects_deleted"] \
@@ -169,6 +178,8 @@ def boto3_startup(bin_dir: Path, endpoint: str, env: dict[str, str]) -> float:
 
 NULL_ROUNDS = int(os.environ.get("BENCH_LOADGEN_NULL_ROUNDS", "3"))
 NULL_CONC = 16
+NULL_LOW_S = float(os.environ.get("BENCH_LOADGEN_NULL_LOW_S", "3"))
+LOW_N = int(os.environ.get("BENCH_LOADGEN_LOW_OPS", "300"))    # requests per low-rate run on the lab
 OLD = os.environ.get("BENCH_LOADGEN_OLD", "")
 _MEMSTATS = re.compile(r"memstats mallocs=(\d+)")
 
@@ -179,7 +190,8 @@ def proc_cpu_s(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-def null_run(binary: str, addr: str, op: str, server_pid: int) -> dict[str, float]:
+def null_run(binary: str, addr: str, op: str, server_pid: int, conc: int = NULL_CONC,
+             seconds: float = NULL_S) -> dict[str, float]:
     """One loadgen run on core 0 against the null server: ops/s, client CPU and allocations per request, and the
     null server's CPU per request."""
     env = {"CEPHBENCH_S3_ACCESS_KEY": "null", "CEPHBENCH_S3_SECRET_KEY": "null", "GOMAXPROCS": "1",
@@ -187,8 +199,8 @@ def null_run(binary: str, addr: str, op: str, server_pid: int) -> dict[str, floa
     with tempfile.TemporaryDirectory() as d:
         out = Path(d) / "r.json"
         argv = ["taskset", "-c", "0", binary, "run", "--protocol", "s3", "--endpoint", f"http://{addr}",
-                "--workload", op, "--object-size", str(SIZE), "--concurrency", str(NULL_CONC), "--objects", "1000",
-                "--bucket-prefix", f"bench-null-{op}-", "--duration", f"{NULL_S:g}s", "--output", str(out)]
+                "--workload", op, "--object-size", str(SIZE), "--concurrency", str(conc), "--objects", "1000",
+                "--bucket-prefix", f"bench-null-{op}-", "--duration", f"{seconds:g}s", "--output", str(out)]
         srv0 = proc_cpu_s(server_pid)
         cpu, _, err = measured(argv, env)
         srv = proc_cpu_s(server_pid) - srv0
@@ -218,6 +230,11 @@ def null_server_runs() -> dict[str, float]:
                     runs.setdefault((name, op), []).append(r)
                     print(f"  null {name:<3} {op}: {r['ops_s']:8.0f} ops/s  {r['cpu_us']:6.1f} us CPU/op  "
                           f"{r['allocs']:5.2f} allocs/op  server {r['server_us']:5.1f} us/req", flush=True)
+                for op in ("put", "get"):
+                    r = null_run(binaries[name], addr, op, srv.pid, conc=1, seconds=NULL_LOW_S)
+                    runs.setdefault((name, f"{op}_c1"), []).append(r)
+                    print(f"  null {name:<3} {op} 1 in flight: {r['ops_s']:8.0f} ops/s  {r['cpu_us']:6.1f} us CPU/op",
+                          flush=True)
     finally:
         srv.terminate()
         srv.wait(timeout=10)
@@ -251,6 +268,13 @@ def null_server_runs() -> dict[str, float]:
             out[f"old_{op}_cpu_us_per_op"] = med("old", op, "cpu_us")
             out[f"ratio_{op}_ops_s_new_old"] = out[f"{op}_ops_s"] / out[f"old_{op}_ops_s"]
             out[f"ratio_{op}_cpu_old_new"] = out[f"old_{op}_cpu_us_per_op"] / out[f"{op}_cpu_us_per_op"]
+    for op in ("put", "get"):
+        out[f"{op}_c1_cpu_us_per_op"] = med("new", f"{op}_c1", "cpu_us")
+        lo, hi = spread("new", f"{op}_c1", "cpu_us")
+        out[f"{op}_c1_cpu_us_min"], out[f"{op}_c1_cpu_us_max"] = lo, hi
+        if OLD:
+            out[f"old_{op}_c1_cpu_us_per_op"] = med("old", f"{op}_c1", "cpu_us")
+            out[f"ratio_{op}_c1_cpu_old_new"] = out[f"old_{op}_c1_cpu_us_per_op"] / out[f"{op}_c1_cpu_us_per_op"]
     out["null_rounds"] = NULL_ROUNDS
     out["load_avg_start"], out["load_avg_end"] = load
     return out
@@ -264,6 +288,12 @@ def main() -> None:
         result_line("loadgen", **null)
         return
     lab_figures = lab_runs()
+    # loadgen's CPU per op on the lab's RGW over its CPU per op against the null server: at full speed (32 in
+    # flight on the lab, 16 against the null server) and with 1 in flight on both.
+    for op in ("put", "get"):
+        lab_figures[f"rgw_over_null_{op}"] = lab_figures[f"loadgen_s3_{op}_cpu_s_per_1k"] * 1000 / null[f"{op}_cpu_us_per_op"]
+        lab_figures[f"rgw_over_null_{op}_c1"] = (lab_figures[f"loadgen_s3_c1_{op}_cpu_s_per_1k"] * 1000
+                                                 / null[f"{op}_c1_cpu_us_per_op"])
     result_line("loadgen", **null, **lab_figures)
 
 
@@ -289,7 +319,10 @@ def lab_runs() -> dict[str, object]:
             rates.setdefault(name, []).append(rate)
             print(f"  {name:<18} {cost:7.3f} CPU-s/1000 ops  {rate:8.0f} ops/s", flush=True)
 
-        clients = ["loadgen-s3", "loadgen-swift", "swift-bench", "boto3"]
+        clients = ["loadgen-s3", "loadgen-swift", "swift-bench", "boto3", "loadgen-s3-c1"]
+        if OLD:
+            clients += ["loadgen-old-s3", "loadgen-old-s3-c1"]
+            start["loadgen-old"] = measured([OLD, "version"], s3_env)[0]
         for rnd in range(ROUNDS):
             order = clients[rnd % len(clients):] + clients[:rnd % len(clients)]
             print(f"round {rnd + 1}: {', '.join(order)}", flush=True)
@@ -297,10 +330,13 @@ def lab_runs() -> dict[str, object]:
                 for op in ("put", "get"):
                     tag = f"{rnd}-{op}-{int(time.time())}"
                     if client.startswith("loadgen"):
-                        proto = client.split("-")[1]
+                        old = client.startswith("loadgen-old")
+                        proto = client.removeprefix("loadgen-").removeprefix("old-").split("-")[0]
+                        low = client.endswith("-c1")
                         cpu, requests, rate = run_loadgen(ep, proto, op, s3_env if proto == "s3" else sw_env,
-                                                          f"{proto}-{tag}")
-                        cpu -= start["loadgen"]
+                                                          f"{proto}-{tag}", binary=OLD if old else None,
+                                                          conc=1 if low else CONC, n=LOW_N if low else N)
+                        cpu -= start["loadgen-old" if old else "loadgen"]
                     elif client == "swift-bench":
                         cpu, requests, rate = swift_bench(bin_dir, auth, keys["swift_user"], keys["swift_key"], op, tag)
                         cpu -= start["swift-bench"] + (GET_KEYS * put_cost["swift-bench"] if op == "get" else 0)
@@ -320,6 +356,12 @@ def lab_runs() -> dict[str, object]:
     for op in ("put", "get"):
         figures[f"ratio_swiftbench_{op}"] = med[f"swift-bench-{op}"] / med[f"loadgen-swift-{op}"]
         figures[f"ratio_boto3_{op}"] = med[f"boto3-{op}"] / med[f"loadgen-s3-{op}"]
+        # the same against the round's lowest and highest loadgen figure: the noise of the ratio
+        figures[f"ratio_swiftbench_{op}_min"] = min(costs[f"swift-bench-{op}"]) / max(costs[f"loadgen-swift-{op}"])
+        figures[f"ratio_boto3_{op}_min"] = min(costs[f"boto3-{op}"]) / max(costs[f"loadgen-s3-{op}"])
+        if OLD:
+            figures[f"ratio_rgw_{op}_cpu_old_new"] = med[f"loadgen-old-s3-{op}"] / med[f"loadgen-s3-{op}"]
+            figures[f"ratio_rgw_{op}_c1_cpu_old_new"] = med[f"loadgen-old-s3-c1-{op}"] / med[f"loadgen-s3-c1-{op}"]
     for k in sorted(rate):
         figures[f"{k.replace('-', '_')}_ops_s"] = rate[k]
     figures["rounds"] = ROUNDS
