@@ -34,15 +34,19 @@ from .common import out, err, _catalog, _print_plan_warnings, start_up
               "(mon_allow_pool_delete false, Ceph's default): set it true for the run, and put it back at its end.")
 @click.option("--connect-timeout", type=click.IntRange(min=1), default=CONNECT_TIMEOUT_S, show_default=True,
               help="Seconds to wait for a monitor to answer.")
+@click.option("--prometheus", "prometheus", metavar="URL", default=None,
+              help="The operator's Prometheus (http[s]://[user:password@]host:port), in place of the suite's "
+                   "settings.prometheus (default: that, else CEPHBENCH_PROMETHEUS, which `lab env` exports).")
 def run(suite_path: Path | None, out_dir: Path | None, resume_dir: Path | None, conf: Path | None,
         keyring: Path | None, client_id: str | None, use_lab: bool, lab_dir: Path | None, force: bool, keep: bool,
-        dry_run: bool, connect_timeout: int, allow_pool_delete: bool) -> None:
+        dry_run: bool, connect_timeout: int, allow_pool_delete: bool, prometheus: str | None) -> None:
     """Run a suite against a cluster (-c, CEPH_CONF, the suite's target:) or the local lab (--lab)."""
     with start_up():    # here, not at the top: `run --help` needs none of the run's machinery
         from ..run.launch import RunRequest, prepare, start
         from ..rundirs.progress import ConsoleEvents
     prep = prepare(RunRequest(suite_path, resume_dir, out_dir, conf, keyring, client_id, lab_dir, force, keep,
-                              dry_run, connect_timeout, lab=use_lab, allow_pool_delete=allow_pool_delete),
+                              dry_run, connect_timeout, lab=use_lab, allow_pool_delete=allow_pool_delete,
+                              prometheus=prometheus),
                    say=lambda m: err.print(m, markup=False))
     for line in prep.unreadable:
         err.print(f"cephbench: {prep.rundir.results_jsonl if prep.rundir else resume_dir}:{line.line_no}: unreadable "

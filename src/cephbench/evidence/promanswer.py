@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from dataclasses import dataclass, field
 from typing import Any, Mapping, Sequence
 
@@ -49,6 +50,28 @@ PROCESS_CPU = "namedprocess_namegroup_cpu_seconds_total"
 class Series:
     labels: dict[str, str]
     values: list[tuple[float, float]]       # (unix s, value); a NaN or infinite value is left out
+
+
+def not_prometheus(body: bytes) -> str:
+    """'' when `body` is a Prometheus API's successful answer, else what it is instead, in words: an exporter's
+    metrics page (the text exposition format: node-exporter, ceph-exporter, the mgr module), an HTML page, JSON of
+    another kind, or its first characters."""
+    text = body.lstrip()
+    try:
+        doc = json.loads(text)
+    except ValueError:
+        first = text.split(b"\n", 1)[0][:60].decode("utf-8", "replace")
+        if text.startswith((b"# HELP ", b"# TYPE ")):
+            return ("it serves a metrics page (an exporter's: node-exporter, ceph-exporter, the mgr's prometheus "
+                    f"module), not Prometheus's query API; it began {first!r}")
+        if text[:15].lower().startswith((b"<!doctype html", b"<html")):
+            title = re.search(rb"<title>([^<]{1,80})</title>", text[:4096], re.IGNORECASE)
+            named = f" titled {title.group(1).decode('utf-8', 'replace').strip()!r}" if title else ""
+            return f"it answered an HTML page{named}, not Prometheus's query API's JSON"
+        return f"it answered {first!r}, not JSON" if first else "it answered nothing"
+    if isinstance(doc, dict) and doc.get("status") == "success":
+        return ""
+    return f"its JSON is not a Prometheus answer (no status success): {text[:60].decode('utf-8', 'replace')!r}"
 
 
 def parse_answer(text: str | bytes, what: str = "Prometheus") -> list[Series]:

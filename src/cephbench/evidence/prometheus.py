@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import contextlib
 import http.client
-import json
 import logging
 import os
 import socket
@@ -167,13 +166,22 @@ class Prometheus:
         return body
 
     def check(self, where: str = "settings.prometheus") -> None:
-        """Preflight: the URL answers as a Prometheus does (/api/v1/status/buildinfo), else a UserError."""
+        """Preflight: the URL answers as a Prometheus does (/api/v1/status/buildinfo), else a UserError. A URL that
+        answers as something else (an exporter's metrics page, another web server) is named as such: its JSON
+        error ("Expecting value: line 1 column 1") said nothing of what was wrong."""
         try:
-            _success(self.get("/api/v1/status/buildinfo"))
-        except (OSError, ParseError, ValueError) as exc:
+            body = self.get("/api/v1/status/buildinfo")
+        except OSError as exc:
+            if str(exc).startswith("HTTP "):        # an answer, without the API's JSON: no Prometheus answers so
+                raise UserError(f"{self.shown} answers, but is not Prometheus: {exc} for its build information "
+                                "(/api/v1/status/buildinfo)", _NOT_PROMETHEUS_HINT, where=where) from None
             raise UserError(f"Prometheus at {self.shown} does not answer: {exc}",
                             "give the URL of a running Prometheus (as its web UI is reached, e.g. "
                             "http://host:9090), or remove settings.prometheus", where=where) from None
+        what = pa.not_prometheus(body)
+        if what:
+            raise UserError(f"{self.shown} answers, but is not Prometheus: {what}", _NOT_PROMETHEUS_HINT,
+                            where=where) from None
 
     def query_range(self, query: str, start: float, end: float) -> list[pa.Series]:
         body = self.get("/api/v1/query_range", {"query": query, "start": f"{start:.3f}", "end": f"{end:.3f}",
@@ -185,10 +193,8 @@ class Prometheus:
                                query.split("{", 1)[0])
 
 
-def _success(body: bytes) -> None:
-    doc = json.loads(body)
-    if not isinstance(doc, dict) or doc.get("status") != "success":
-        raise ParseError(f"not a Prometheus answer: {body[:80]!r}")
+_NOT_PROMETHEUS_HINT = ("give Prometheus's own URL, as its web UI is reached (cephadm's listens on port 9095, a "
+                        "package's on 9090), not an exporter's (node-exporter 9100, ceph-exporter 9926)")
 
 
 # a host's instance label: its name, or followed by ":port" or ".domain" (promanswer.instance_host); the regex as a

@@ -26,7 +26,9 @@ from ..kinds import level_of
 from ..hosts.clients import (REMOTE_FILE, Client, ClientFacts, clients_of, deploy_loadgen, needs_of, preflight_clients,
                              remove_remote_file, resolve_clients)
 from ..cluster.ceph import CONNECT_TIMEOUT_S, POOL_DELETE_OPTION, Cluster, Target
-from ..suite.config import Settings, SshSettings, Suite, load_suite, parse_suite, resumed_suite
+from ..suite.config import (PROMETHEUS_ENV, Settings, SshSettings, Suite, load_suite, parse_suite, resumed_suite,
+                            with_prometheus)
+from ..evidence.prometheus import Prometheus
 from ..drivers.base import ClientHosts, RunContext
 from ..drivers.rbd_images import remove_image_spec, unmap_device
 from ..drivers.pools import remove_namespace, resolve_existing
@@ -74,6 +76,7 @@ class RunRequest:
     connect_timeout_s: int = CONNECT_TIMEOUT_S
     lab: bool = False                       # --lab: the local lab, started when none runs
     allow_pool_delete: bool = False         # --allow-pool-delete (run/pooldelete.py)
+    prometheus: str | None = None           # --prometheus: the operator's Prometheus (suite.config.with_prometheus)
 
 
 @dataclass
@@ -137,6 +140,10 @@ def load(request: RunRequest) -> tuple[Suite, RunDir | None, list[Result], list[
     """The suite to run: from its file, or from a run directory being resumed (with what it already holds).
 
     A suite file given with --resume must be the resumed run's own suite: a resume runs what the run planned."""
+    if request.resume_dir is not None and request.prometheus is not None:
+        raise UserError("--prometheus names a new run's Prometheus: a resumed run reads the one it recorded",
+                        "drop it: the run goes on with the Prometheus it recorded",
+                        where="--prometheus")
     if request.resume_dir is not None:
         rundir = RunDir.open(request.resume_dir)
         meta = rundir.meta()
@@ -154,7 +161,11 @@ def load(request: RunRequest) -> tuple[Suite, RunDir | None, list[Result], list[
     if request.suite_path is None:
         raise UserError("give a suite file, or --resume RUN_DIR", "e.g. cephbench run suites/quick.yaml",
                         where="SUITE")
-    return load_suite(request.suite_path), None, [], []
+    suite, where = with_prometheus(load_suite(request.suite_path), request.prometheus, os.environ)
+    if where in ("--prometheus", PROMETHEUS_ENV):
+        # checked here, where the error can name the flag or variable (the runner's preflight names the suite's)
+        Prometheus(str(suite.settings.prometheus)).check(where=where)
+    return suite, None, [], []
 
 
 SYSTEM_CONF = Path("/etc/ceph/ceph.conf")

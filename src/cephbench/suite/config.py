@@ -10,7 +10,7 @@ import re
 import typing
 import urllib.parse
 from pathlib import Path
-from typing import Annotated, Any, Literal, Union
+from typing import Annotated, Any, Literal, Mapping, Union
 
 import yaml
 from pydantic import (BaseModel, BeforeValidator, ConfigDict, Discriminator, Field, StrictBool, StrictFloat,
@@ -777,6 +777,26 @@ def resumed_suite(recorded: Any, source: str, given: Suite | None, env: dict[str
     raise UserError(f"the run's Prometheus ({url}) takes credentials, which run.json does not keep",
                     f"give the run's suite file again (cephbench run SUITE --resume DIR), or set {PROMETHEUS_ENV} "
                     "to the URL with them", where="--resume")
+
+
+def with_prometheus(suite: Suite, flag: str | None, env: Mapping[str, str]) -> tuple[Suite, str]:
+    """The operator's Prometheus for a new run: `--prometheus`, else the suite's settings.prometheus, else
+    PROMETHEUS_ENV (what `lab env` exports for a lab with monitoring, as CEPH_CONF names its cluster); and where the
+    URL came from ('' when none names one). Either is checked as the suite's is, and refused in one line naming it."""
+    if flag is not None:
+        url, where = flag, "--prometheus"
+    elif suite.settings.prometheus:
+        return suite, "settings.prometheus"
+    elif env.get(PROMETHEUS_ENV):
+        url, where = env[PROMETHEUS_ENV], PROMETHEUS_ENV
+    else:
+        return suite, ""
+    try:
+        Settings.model_validate({"prometheus": url})
+    except ValidationError as exc:
+        msg = str(exc.errors()[0].get("msg", "not a URL")).removeprefix("Value error, ")
+        raise UserError(without_credentials(msg), where=where) from None
+    return suite.model_copy(update={"settings": suite.settings.model_copy(update={"prometheus": url})}), where
 
 
 class _StrictLoader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):  # type: ignore[misc]
