@@ -37,6 +37,9 @@ def test_an_osd_held_by_its_cpu_limit_is_named_with_its_limit_not_the_machines_c
     assert v.lines[0].startswith("osd.2 (h3, PID 6973, cgroup /cephbench-0aa505/osd.2): held by its CPU limit, "
                                  "0.08 cores, throttled in 79% of periods (54 of 68, 2.4 s throttled)")
     assert "throttled in 79% of its CFS periods" in v.sentence
+    # whatever limited it, the machine's other processes are said: 1.72 of its 2 cores
+    assert v.sentence.endswith("the cluster was not measured alone: other processes used 1.72 of vm's 2 cores (86% "
+                               "of its CPU time, 0.31 of them on h2)"), v.sentence
     # its peers had no limit: not held, whatever the machine's CPUs did
     assert [h.daemon.who for h in held_daemons(r.hosts)] == ["osd.2"]
 

@@ -107,11 +107,7 @@ def whose(host: HostLoad, hosts: list[HostLoad], cpu: list[ProcessCpu]) -> tuple
     name, top = s.parts()[0]
     sentence = f"measured: {busy}, most of it {name} ({s.cores(top):.2f} of {host.cpus} cores)"
     if not s.alone():
-        on = max(s.others_on, key=lambda p: p[1], default=None)
-        where = f", {s.cores(on[1]):.2f} of them on {on[0]}" if on is not None and on[1] > 0 else ""
-        sentence += (f"; the cluster was not measured alone: other processes used {s.cores(s.others_s):.2f} of "
-                     f"{host.host}'s {host.cpus} cores ({s.others_s / (host.cpus * s.wall_s):.0%} of its CPU time"
-                     f"{where})")
+        sentence += f"; {alone_part(s)}"
     return f"CPU ({name} on {host.host})", sentence, s.line()
 
 
@@ -124,6 +120,25 @@ def whose_part(host: HostLoad, hosts: list[HostLoad], cpu: list[ProcessCpu]) -> 
     name, top = s.parts()[0]
     alone = "" if s.alone() else f"; other processes {s.cores(s.others_s):.2f}: the cluster was not measured alone"
     return f" (most of it {name}, {s.cores(top):.2f} of {host.cpus} cores{alone})", s.line()
+
+
+def not_alone(hosts: list[HostLoad], cpu: list[ProcessCpu]) -> list[Split]:
+    """The hosts where other processes used ALONE_SHARE of the CPUs' time or more, whatever the verdict: each machine
+    once (a lab host that is a cgroup of a watched machine is in the machine's split, by name), the most first."""
+    machines = {h.machine for h in hosts if h.source == "proc-stat" and h.machine}
+    tops = [h for h in hosts if not (h.source == "cpuacct" and h.machine in machines)]
+    got = [s for h in tops if (s := split(h, hosts, cpu)) is not None and not s.alone()]
+    return sorted(got, key=lambda s: -s.others_s / (s.host.cpus * s.wall_s))
+
+
+def alone_part(s: Split) -> str:
+    """"the cluster was not measured alone: other processes used 1.13 of vm's 2 cores (56% of its CPU time, 0.26
+    of them on h2)"."""
+    h = s.host
+    on = max(s.others_on, key=lambda p: p[1], default=None)
+    where = f", {s.cores(on[1]):.2f} of them on {on[0]}" if on is not None and on[1] > 0 else ""
+    return (f"the cluster was not measured alone: other processes used {s.cores(s.others_s):.2f} of {h.host}'s "
+            f"{h.cpus} cores ({s.others_s / (h.cpus * s.wall_s):.0%} of its CPU time{where})")
 
 
 @dataclass(frozen=True)

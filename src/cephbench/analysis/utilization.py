@@ -40,7 +40,7 @@ from ..evidence import otherload
 from ..kinds import direction_of
 from ..evidence.hoststream import NOT_WATCHED, WHAT_WATCHES
 from .breakdown import attribution, describe, largest_part
-from .cpusplit import held_daemons, whose, whose_part
+from .cpusplit import alone_part, held_daemons, not_alone, whose, whose_part
 from .scheduler import NAME as SCHEDULER, NEAR_CAP, scheduler_cap
 from .slowstore import device_kind, slow_store
 from .model import CPU_BUSY, MIB
@@ -52,6 +52,7 @@ LATENCY_BOUND_BELOW = 0.9         # efficiency under which an unsaturated test i
 IDLE_SHARE = 0.1                  # seconds under this share of the peak are start-up or wind-down
 TRIM_FROM = 5                     # busy seconds from which the partial first and last are left out
 BUSY_APART = 0.10                 # a link's busy seconds this far from its test seconds are shown apart
+ALONE = "the cluster was not measured alone"
 
 
 def busy_seconds(series: list[float | None]) -> float | None:
@@ -315,6 +316,12 @@ def from_evidence(result: Result, efficiency: float | None, b: LatencyBreakdown 
     where the evidence puts it (breakdown.attribution). `rotational`: each OSD's flag from its metadata, which says
     whether mClock's hdd or ssd capacity applies."""
     v = _from_evidence(result, efficiency, b, clients, rotational)
+    if ALONE not in v.sentence:
+        # whatever limited the test, a host whose CPUs others used is said: the result is not the cluster's alone
+        for s in not_alone(result.hosts, (result.evidence or Evidence()).cpu)[:1]:
+            if s.line() not in v.lines:
+                v.lines.append(s.line())
+            v.sentence = f"{v.sentence}; {alone_part(s)}" if v.sentence else f"measured: {alone_part(s)}"
     said = attribution(b, v.bottleneck) if b is not None else None
     if said is not None:
         at = next((i for i, ln in enumerate(v.lines) if ln.startswith(f"latency {b.client_s * 1000:.2f} ms = ")),
