@@ -235,8 +235,10 @@ def test_an_osd_slower_than_its_peers_without_a_cause_in_the_evidence_says_so():
     for h in r.hosts:      # the watch's daemon list not read: no cgroup, no limit
         h.processes = []
     slow = slow_store(r.evidence.osds, r.evidence.devices, lat, r.hosts, r.evidence.links)
-    # its KV sync and data device's writes grew by 41 of its commit's 59 ms excess: its store's own waits, the drive
+    # its KV sync and data device's writes grew by 41 of its commit's 59 ms excess: its store's own waits, the drive,
+    # and that a CPU limit is not ruled out without its cgroup
     assert slow is not None and slow.bottleneck == "disk h3:loop2"
+    assert "whether a CPU limit held it is not known: h3's daemons and their cgroups were not read" in slow.sentence
     bare = [o.model_copy(update={"kv_sync_latency_s": None, "aio_wait_latency_s": None}) for o in r.evidence.osds]
     slow = slow_store(bare, r.evidence.devices, lat, r.hosts, r.evidence.links)
     assert slow is not None and slow.bottleneck == "osd.2 (h3), slower than its peers"
