@@ -59,7 +59,7 @@ def _lab(lab_dir: Path | None) -> Lab:
                    "(with --hosts; change it later with `lab throttle`).")
 @click.option("--cpu-limit", "cpu_limit", multiple=True, metavar="osd.N=CORES",
               help="Hold an OSD to a CPU limit from the start, as a container's is: a cgroup CFS quota, e.g. "
-                   "osd.2=0.08 (8 %% of a core) (with --hosts).")
+                   "osd.2=0.08 (8 % of a core) (with --hosts).")
 @click.option("--host-load", "host_load", multiple=True, metavar="hN=CORES",
               help="Run a CPU-burning neighbour on a lab host, e.g. h2=1.5 (busy loops held to 1.5 cores, in the "
                    "host's group; stopped by lab down) (with --hosts).")
