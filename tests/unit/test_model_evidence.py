@@ -246,4 +246,4 @@ def test_every_link_at_its_limit_is_named():
                                                            + QUIET_LINKS, QUIET_DEVICES))
     found = from_evidence(r, 0.5, None, {"c1", "c2"})
     assert found.bottleneck == "client network (c1 pub0, c2 pub0)", found.bottleneck
-    assert "the links c1 pub0 and c2 pub0 each carried 95% to 95% of their speed" in found.sentence
+    assert "the links c1 pub0 and c2 pub0 each carried 95% of their speed" in found.sentence

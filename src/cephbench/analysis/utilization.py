@@ -404,9 +404,9 @@ def _from_evidence(result: Result, efficiency: float | None, b: LatencyBreakdown
         # every link at its limit, as every device held at its throttle: two clients' links each full both limit
         every = [f for f in links if f.share >= LINK_NEAR]
         if len(every) > 1:
-            shares = sorted(f.share for f in every)
+            lo, hi = f"{min(f.share for f in every):.0%}", f"{max(f.share for f in every):.0%}"
             return ev_verdict(links_together(every), f"measured: the links {_and(every)} each carried "
-                                                     f"{shares[0]:.0%} to {shares[-1]:.0%} of their speed")
+                                                     f"{lo if lo == hi else f'{lo} to {hi}'} of their speed")
         f = links[0]
         return ev_verdict(f.bottleneck, f"measured: the link {f.bottleneck.split('(')[-1].rstrip(')')} carried "
                                         f"{f.share:.0%} of its speed over the test's seconds")
