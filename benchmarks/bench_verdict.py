@@ -167,6 +167,8 @@ def _outcome(case: Case, out: Path, run: subprocess.CompletedProcess) -> Outcome
     both = not named and "cannot tell" in bottleneck and (case.expect in bottleneck or case.expect == "CPU")
     first = bottleneck.split(" or ")[0]
     where = first.split("(")[-1].rstrip(")").split()[-1]     # h2 clu0 -> clu0, disk h2:loop1 -> h2:loop1
+    if bottleneck.startswith("CPU"):     # whose (the split's line) or the daemon held by its limit (its own line)
+        where = "by consumer" if bottleneck.startswith("CPU (") else "held by its CPU limit"
     why = " | ".join([ln for ln in a.get("evidence") or [] if where in ln][:1]
                      + [ln for ln in a.get("evidence") or [] if " or " in bottleneck and ln.startswith("CPU ")])
     return "named" if named else "both" if both else "MISSED", bottleneck, why or a.get("reason") or ""
