@@ -12,8 +12,9 @@ furthest two are (the goal: at most one), each knee's throughput over T (the goa
 said their knee was not clear. A measurement, not a test: one lab on a shared machine.
 Two cases: `throttle` as above; `cpu`, the one-host lab's 4 KiB writes (CPU-bound on a shared machine: the issue's
 trial), without a known limit. Each run also prints where the rule before issue 36 (no noise, no reruns) would have
-put the knee from the same steps. CEPHBENCH_KNEE_NOISE_RUNS (default 5), CEPHBENCH_KNEE_NOISE_CASES=throttle,cpu and
-CEPHBENCH_KNEE_NOISE_BURN=0 (no burner) change it.
+put the knee from the same steps. CEPHBENCH_KNEE_NOISE_RUNS (default 5), CEPHBENCH_KNEE_NOISE_CASES=throttle,cpu,
+CEPHBENCH_KNEE_NOISE_REPEATS=3 (each step run 3 times: `auto: {repeats: 3}`) and CEPHBENCH_KNEE_NOISE_BURN=0 (no
+burner) change it.
 """
 
 from __future__ import annotations
@@ -113,6 +114,9 @@ def one_run(i: int, d: Path, lab_dir: Path, env: dict[str, str], workload: str) 
 
 def case(name: str, env: dict[str, str], runs: int) -> None:
     flags, workload, limit = CASES[name]
+    repeats = int(os.environ.get("CEPHBENCH_KNEE_NOISE_REPEATS", "1"))
+    if repeats > 1:         # each step run that many times, its noise their spread
+        workload = workload.replace("{auto: {max:", f"{{auto: {{repeats: {repeats}, max:")
     d = Path(tempfile.mkdtemp(prefix=f"cephbench-bench-knee-noise-{name}-"))
     lab_dir = d / "lab"
     burner = None
@@ -123,7 +127,7 @@ def case(name: str, env: dict[str, str], runs: int) -> None:
             burner = subprocess.Popen([sys.executable, "-c", BURNER])
         got = [k for i in range(1, runs + 1) if (k := one_run(i, d, lab_dir, env, workload)) is not None]
         if not got:
-            result_line(f"knee-noise-{name}", runs=runs, knees=0)
+            result_line(f"knee-noise-{name}", repeats=repeats, runs=runs, knees=0)
             return
         loads = [g[0] for g in got]
         apart = math.log2(max(loads) / min(loads))
@@ -132,7 +136,8 @@ def case(name: str, env: dict[str, str], runs: int) -> None:
             ratios = [g[1] / limit for g in got]
             figures = {"ratio_min": min(ratios), "ratio_max": max(ratios),
                        "within_15pct": sum(abs(r - 1) <= 0.15 for r in ratios)}
-        result_line(f"knee-noise-{name}", runs=runs, knees=len(got), loads="/".join(map(str, loads)),
+        result_line(f"knee-noise-{name}", repeats=repeats, runs=runs, knees=len(got),
+                    loads="/".join(map(str, loads)),
                     doublings_apart=apart, within_one_step=apart <= 1, **figures,
                     unclear=sum(g[2] == "unclear" for g in got), burner=burner is not None)
     finally:

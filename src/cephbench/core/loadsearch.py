@@ -112,7 +112,8 @@ def judge(gain: float, latency_factor: float | None, noise_per_doubling: float) 
     """One step of load, by the knee rule and the noise of its two ends: it pays (pays()); it fails when its latency
     grew by more than LATENCY_GROWTH_MAX per doubling (load that only queues: it is not held to the noise, the
     knees of the real sweeps in tests/fixtures/curves rest on it), or its gain falls short of GROWTH_MIN by more
-    than its noise; else it is unclear: a shortfall within the noise may be noise itself, and a search goes on past it."""
+    than its noise; else it is unclear: a shortfall within the noise may be noise itself, and a search goes on past
+    it."""
     if pays(gain, latency_factor):
         return "pays"
     if latency_factor is not None and latency_factor > LATENCY_GROWTH_MAX:
