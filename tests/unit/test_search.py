@@ -349,6 +349,7 @@ def test_a_stalled_search_step_runs_again_before_it_counts():
     assert out.raw == [f"raw/{test.id}/run0.txt", f"raw/{test.id}/run1.txt"]
     [note] = [n for n in out.notes if n.startswith("search step run again after a stall")]
     assert "seconds 5, 6, 7, 8, 9, 10 of its 21 fell to 0.00" in note and "run 2's, which did not stall" in note
+    assert "median second past its warm-up of 5.59" in note
     # a step that stalls every time counts as its last run, and says so; a test of no search runs once
     runs.clear()
     out = in_rounds(test, lambda n: (runs.append(n), Outcome(test, 0.0, 1.0, measurement=stalled))[1])
@@ -356,6 +357,14 @@ def test_a_stalled_search_step_runs_again_before_it_counts():
     runs.clear()
     in_rounds(results[1].test, lambda n: (runs.append(n), Outcome(results[1].test, 0.0, 1.0, measurement=stalled))[1])
     assert runs == [0]
+    # a run again that fails leaves the stalled run standing, each run's output listed once
+
+    def failing(n):
+        return (Outcome(test, 0.0, 1.0, measurement=stalled, raw=["r0"], commands=["c0"]) if n == 0 else
+                Outcome(test, 0.0, 1.0, error="rados bench write failed: timed out", raw=["r1"], commands=["c1"]))
+    out = in_rounds(test, failing)
+    assert out.measurement is stalled and out.raw == ["r0", "r1"] and out.commands == ["c0", "c1"]
+    assert any("run again after a stall failed: rados bench write failed" in n for n in out.notes)
 
 
 def test_a_step_stops_the_search_only_when_its_change_is_outside_its_noise():

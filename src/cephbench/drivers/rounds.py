@@ -41,14 +41,16 @@ def stalled(test: Test, m: Measurement | None) -> str | None:
         return None
     seconds = step_seconds(m)
     kind = KINDS.get(test.kind)
-    low = loadsearch.stalls(seconds, kind.warmup_s if kind is not None else 1.0)
+    warmup = kind.warmup_s if kind is not None else 1.0
+    low = loadsearch.stalls(seconds, warmup)
     if not low:
         return None
+    past = loadsearch.past_warmup(seconds, warmup)
     unit, scale = ("MiB/s", MIB) if m.bytes_per_s else ("ops/s", 1.0)
     shown = ", ".join(f"{seconds[i] / scale:,.2f}" for i in low)
     return (f"second{'s' if len(low) > 1 else ''} {', '.join(str(i + 1) for i in low)} of its "
-            f"{len(seconds)} fell to {shown} {unit} against the step's median second of "
-            f"{statistics.median(seconds) / scale:,.2f}")
+            f"{len(seconds)} fell to {shown} {unit} against the step's median second past its warm-up of "
+            f"{statistics.median(past) / scale:,.2f}")
 
 
 def _unstalled(test: Test, one_round: Callable[[int], Outcome | None]) -> Outcome | None:
@@ -57,16 +59,15 @@ def _unstalled(test: Test, one_round: Callable[[int], Outcome | None]) -> Outcom
     what the load gives, and a step averaged over it would stop the search at a knee that is not there."""
     out = one_round(0)
     said: list[str] = []
-    commands: list[str] = []
-    raw: list[str] = []
+    ran: list[Outcome] = [] if out is None else [out]      # every run in order: the one that counts lists them all
     for n in range(1, loadsearch.STALL_RERUNS + 1):
         if out is None or out.measurement is None or out.error or (why := stalled(test, out.measurement)) is None:
             break
         said.append(f"run {n} stalled ({why})")
-        commands, raw = commands + out.commands, raw + out.raw
         again = one_round(n)
         if again is None:
             return None
+        ran.append(again)
         if again.measurement is None or again.error:        # the stalled run stands, with the retry's error said
             out.notes.append(f"a search step run again after a stall failed: {again.error}")
             break
@@ -77,7 +78,8 @@ def _unstalled(test: Test, one_round: Callable[[int], Outcome | None]) -> Outcom
     counted = (f"it stalled in each of its {len(said) + 1} runs, and counts as the last ran ({last})" if last
                else f"the figure is run {len(said) + 1}'s, which did not stall")
     out.notes.append("search step run again after a stall: " + "; ".join(said) + f"; {counted}")
-    out.commands, out.raw = commands + out.commands, raw + out.raw
+    out.commands = [c for o in ran for c in o.commands]
+    out.raw = [r for o in ran for r in o.raw]
     return out
 
 
