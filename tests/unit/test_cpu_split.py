@@ -128,3 +128,23 @@ def test_busy_cpus_beside_another_cause_are_named_with_whose_they_were():
     osd2 = next(p for h in r.hosts for p in h.processes if p.who == "osd.2")
     osd2.periods, osd2.throttled_periods = 8, 8
     assert held_daemons(r.hosts) == []
+
+
+def test_this_machines_daemons_are_the_runs_clusters_alone():
+    """The one-host lab (`lab up --osds 3`, /tmp/ik35/one) on the development VM, where four other sessions' labs
+    ran too: this machine's watch listed 24 Ceph daemons; the run keeps the 6 started with its cluster's conf, and
+    the others' CPU is other processes."""
+    from cephbench.evidence.hoststream import of_conf
+    stream = parse_stream((FIX / "ceph16.2.15_onehost_vm_watch.txt").read_text())
+    assert len(stream.daemons) == 24
+    ours = [p.who for p in daemon_cpu("vm", stream, "/proc/PID/stat here")
+            if of_conf(stream.daemons[p.pid], "/tmp/ik35/one/ceph.conf")]
+    assert sorted(ours) == ["client.rgw.lab", "mgr.x", "mon.a", "osd.0", "osd.1", "osd.2"]
+    assert of_conf("/usr/bin/ceph-osd -f --cluster ceph --id 3 --setuser ceph", None)        # Ceph's default conf
+    assert of_conf("/usr/bin/ceph-osd -f --id 3", "/etc/ceph/ceph.conf")
+    assert not of_conf("/usr/bin/ceph-osd -f --id 3", "/tmp/lab/ceph.conf")
+    r = result("onehost_4KiB")
+    [vm] = r.hosts
+    assert sorted(p.who for p in vm.processes) == ["client.rgw.lab", "mgr.x", "mon.a", "osd.0", "osd.1", "osd.2"]
+    s = split(vm, r.hosts, r.evidence.cpu)
+    assert {d.who for d in s.daemons} >= {"mon.a", "mgr.x"} and len(s.daemons) == 6     # its OSDs once

@@ -27,6 +27,7 @@ from ..core.poll import Poll
 from ..evidence.hostload import CpuSampler
 from ..core.names import safe_name  # noqa: F401  (the drivers' import of it)
 from ..evidence import watch as hostwatch
+from ..evidence.hoststream import of_conf
 from ..evidence.prometheus import Prometheus, in_place_of_watch, read_hosts, read_osd_cpu
 from ..kinds import KINDS, direction_of
 from ..hosts.fanout import Placement, TimedResult, run_started_together
@@ -377,6 +378,10 @@ class RunContext:
         if self.settings.prometheus:
             self._from_prometheus(seen, [h.name for h in hosts], *window)
         hosts_seen = [load for load in [cpu.summary(), *seen.hosts] if load is not None]
+        if hosts_seen and hosts_seen[0].host == cpu.host and seen.here_daemons:
+            # this machine is an OSD host (the one-host lab): its daemons of the run's cluster, whose CPU is its own
+            conf = str(self.target.conf) if self.target.conf else None
+            hosts_seen[0].processes = [p for p, cmdline in seen.here_daemons if of_conf(cmdline, conf)]
         evidence = Evidence(devices=seen.devices, links=seen.links, notes=list(seen.notes))
         if osds and before is not None:
             after = self._read_counters(osds)

@@ -16,6 +16,7 @@ its bytes/s against the limit, as a link's against its speed.
 
 from __future__ import annotations
 
+import os
 import re
 from dataclasses import dataclass, field
 from typing import Any
@@ -334,3 +335,19 @@ def daemon_cpu(host: str, stream: HostStream, source: str) -> list[ProcessCpu]:
                                    else d["throttled_usec"] / 1e6 if "throttled_usec" in d else None)
         out.append(cpu)
     return sorted(out, key=lambda c: (c.who, c.pid or 0))
+
+
+DEFAULT_CONF = "/etc/ceph/ceph.conf"
+
+
+def of_conf(cmdline: str, conf: str | None) -> bool:
+    """Whether a daemon's command line names the cluster configuration `conf` (`--conf PATH`, `--conf=PATH`, `-c
+    PATH`), or names none while `conf` is Ceph's default (or not given): on a machine that runs another cluster's
+    daemons too (the development VM's labs), those of the run's own cluster."""
+    words = cmdline.split()
+    named = next((v for i, w in enumerate(words)
+                  for v in ([w.split("=", 1)[1]] if w.startswith("--conf=") else
+                            [words[i + 1]] if w in ("--conf", "-c") and i + 1 < len(words) else [])), None)
+    if named is None:
+        return conf in (None, DEFAULT_CONF)
+    return conf is not None and os.path.realpath(named) == os.path.realpath(conf)

@@ -20,7 +20,7 @@ from .hostload import load_from_stream, watch_argv
 from ..hosts.local import LocalHost
 from ..core.names import safe_name
 from ..hosts.remote import HostRef
-from ..core.results import DeviceLoad, HostLoad, LinkLoad
+from ..core.results import DeviceLoad, HostLoad, LinkLoad, ProcessCpu
 from ..core.userfiles import read_output
 from .hoststream import (NOT_WATCHED, UNMEASURED, WHAT_WATCHES, HostStream, WantedAddress, WantedDevice,
                          daemon_cpu, file_backed, loads, parse_stream, watch_targets)
@@ -35,10 +35,12 @@ class WatchPlan:
     addresses: list[WantedAddress] = field(default_factory=list)   # Ceph's addresses on the host
     routes: list[WantedAddress] = field(default_factory=list)      # addresses the host reaches (a client)
     cpu: bool = True                # False: this machine, whose CPU the CpuSampler reads
+    daemons: bool | None = None     # list its Ceph daemons (None: where its CPU is read; this machine's as an OSD host)
 
     def argv(self, ssh: SshSettings) -> list[str]:
         return self.host.argv(watch_argv([d.device for d in self.devices], [a.address for a in self.addresses],
-                                         [a.address for a in self.routes], daemons=self.cpu), ssh)
+                                         [a.address for a in self.routes],
+                                         daemons=self.cpu if self.daemons is None else self.daemons), ssh)
 
 
 @dataclass
@@ -54,6 +56,9 @@ class Watched:
     devices: list[DeviceLoad] = field(default_factory=list)
     links: list[LinkLoad] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    # this machine's Ceph daemons when it is an OSD host (the one-host lab), for the CpuSampler's load: with their
+    # command lines, since the machine may run another cluster's too (the run keeps those of its own conf)
+    here_daemons: list[tuple[ProcessCpu, str]] = field(default_factory=list)
 
 
 def plans(metadata: Any, osd_hosts: list[HostRef], clients: list[HostRef], here: HostRef | None,
@@ -68,7 +73,8 @@ def plans(metadata: Any, osd_hosts: list[HostRef], clients: list[HostRef], here:
     for h in osd_hosts:
         devs, addrs = targets.get(h.name, ([], []))
         local = h.address is None
-        out.append(WatchPlan(h, "OSD host", devs, addrs, route if local and here_is_client else [], cpu=not local))
+        out.append(WatchPlan(h, "OSD host", devs, addrs, route if local and here_is_client else [], cpu=not local,
+                             daemons=True))
         seen.add(h.name)
     for c in clients:
         if c.name not in seen:
@@ -101,6 +107,8 @@ def collect(watchers: list[Watcher], metadata: Any) -> Watched:
     for w in watchers:
         text = read_output(w.path) if os.path.lexists(w.path) else ""
         stream = parse_stream(text)
+        if not w.plan.cpu and w.plan.daemons:
+            out.here_daemons += [(p, stream.daemons.get(p.pid or 0, "")) for p in daemon_cpu(w.plan.host.name, stream, HERE)]
         if w.plan.cpu:
             load = load_from_stream(text, w.plan.host.name, w.plan.role)
             if load is not None:
