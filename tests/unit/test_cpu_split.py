@@ -148,3 +148,17 @@ def test_this_machines_daemons_are_the_runs_clusters_alone():
     assert sorted(p.who for p in vm.processes) == ["client.rgw.lab", "mgr.x", "mon.a", "osd.0", "osd.1", "osd.2"]
     s = split(vm, r.hosts, r.evidence.cpu)
     assert {d.who for d in s.daemons} >= {"mon.a", "mgr.x"} and len(s.daemons) == 6     # its OSDs once
+
+
+def test_rounds_of_a_window_keep_whose_the_cpu_was():
+    """A steady-state window's rounds as one (evidence/rounds.py): the host's CPU-seconds and each daemon's CPU,
+    periods and throttling summed, so the split and the held limit read as each round's."""
+    from cephbench.evidence.rounds import _hosts
+    r = result("cpu_limit_osd2_load_h2")
+    one = held_daemons(r.hosts)[0]
+    both = _hosts([r.hosts, [h.model_copy(deep=True) for h in r.hosts]])
+    [twice] = held_daemons(both)
+    assert twice.share == pytest.approx(one.share) and twice.daemon.periods == 2 * one.daemon.periods
+    vm = next(h for h in both if h.host == "vm")
+    assert split(vm, both, r.evidence.cpu).cores(vm.cpu_s) == pytest.approx(
+        split(r.hosts[0], r.hosts, r.evidence.cpu).cores(r.hosts[0].cpu_s))

@@ -74,8 +74,24 @@ def _hosts(rounds: list[list[HostLoad]]) -> list[HostLoad]:
             "cpu_busy_median": statistics.median(series) if len(series) >= 3 else mean,
             "cpu_busy_max": max(h.cpu_busy_max for h in loads),
             "iowait_mean": round(sum(v * w for v, w in iowait) / sum(w for _, w in iowait), 4) if iowait else None,
-            "cpu_busy_series": series}))
+            "cpu_busy_series": series, **_whose(loads)}))
     return out
+
+
+def _whose(loads: list[HostLoad]) -> dict:
+    """A host's CPU-seconds and its daemons' over every round (each daemon read in every round, the same process:
+    its CPU, periods and throttling summed), so that its split is the window's (analysis/cpusplit.py)."""
+    if any(h.cpu_s is None or h.wall_s is None for h in loads):
+        return {"cpu_s": None, "wall_s": None, "processes": []}
+    procs = []
+    for ps in _by_key([h.processes for h in loads], lambda p: (p.who, p.pid)):
+        if len(ps) != len(loads):
+            continue
+        total = lambda k: None if any(getattr(p, k) is None for p in ps) else sum(getattr(p, k) for p in ps)  # noqa: E731
+        procs.append(ps[-1].model_copy(update={k: total(k) for k in ("cpu_s", "wall_s", "periods",
+                                                                     "throttled_periods", "throttled_s")}))
+    return {"cpu_s": sum(h.cpu_s or 0.0 for h in loads), "wall_s": sum(h.wall_s or 0.0 for h in loads),
+            "processes": procs}
 
 
 _COUNTS = ("op_r", "op_w", "op_in_bytes", "op_out_bytes", "subop_w")
