@@ -61,3 +61,19 @@ func TestKinds(t *testing.T) {
 		t.Fatal("IsNotFound")
 	}
 }
+
+// A payload made for small objects gives the same bytes as the full one,
+// and still serves a larger body.
+func TestPayloadForSmallObjects(t *testing.T) {
+	full, small := NewPayload(7), NewPayloadFor(7, 4096)
+	if len(small.block) != 4096 {
+		t.Fatalf("block of %d bytes for 4 KiB objects", len(small.block))
+	}
+	for _, size := range []int64{1, 4095, 4096, 4097, BlockSize + 5} {
+		a, _ := io.ReadAll(full.Reader(size))
+		b, _ := io.ReadAll(small.Reader(size))
+		if !bytes.Equal(a, b) || int64(len(b)) != size {
+			t.Fatalf("size %d: %d bytes, differ from the full payload's", size, len(b))
+		}
+	}
+}

@@ -95,7 +95,7 @@ func New(cfg *config.Config, be backend.Client, log io.Writer) *Common {
 	return &Common{
 		cfg: cfg, be: be, log: log,
 		keys:    newKeySpace(cfg, present),
-		payload: backend.NewPayload(uint64(cfg.Seed)),
+		payload: backend.NewPayloadFor(uint64(cfg.Seed), cfg.MaxSize()),
 		deleted: map[string]bool{},
 	}
 }
