@@ -157,7 +157,7 @@ class HostLoad(BaseModel):
     cpu_busy_max: float                  # the busiest second
     iowait_mean: float | None = None     # None: not known (a cgroup has no iowait of its own)
     cpu_busy_series: list[float] = Field(default_factory=list)   # one value per second
-    source: Literal["proc-stat", "cpuacct"] = "proc-stat"
+    source: Literal["proc-stat", "cpuacct", "prometheus"] = "proc-stat"     # prometheus: node-exporter's
     # whose the CPU time was (analysis/cpusplit.py): the busy CPU-seconds and wall seconds between the first and last
     # readings, the kernel's boot id (hosts that are cgroups of one machine share it with the machine), and the Ceph
     # daemons the host's watch found there, each over the same readings (none: not listed, or a result from before)

@@ -28,7 +28,7 @@ from ..evidence.hostload import CpuSampler
 from ..core.names import safe_name  # noqa: F401  (the drivers' import of it)
 from ..evidence import watch as hostwatch
 from ..evidence.hoststream import of_conf
-from ..evidence.prometheus import Prometheus, in_place_of_watch, read_hosts, read_osd_cpu
+from ..evidence.prometheus import Prometheus, in_place_of_watch, read_host_cpu, read_hosts, read_osd_cpu
 from ..kinds import KINDS, direction_of
 from ..hosts.fanout import Placement, TimedResult, run_started_together
 from ..hosts.local import CommandResult, LocalHost, Spawn, run_together, stop_group
@@ -413,8 +413,15 @@ class RunContext:
         """The OSD hosts' devices and links from settings.prometheus over the tools' window, in place of what their
         watch saw (whose stream, when ssh watched them too, stays in raw/); other hosts' stay the watch's."""
         assert self.settings.prometheus
-        in_place_of_watch(seen, osd_hosts, *read_hosts(Prometheus(self.settings.prometheus), self._metadata(),
-                                                       osd_hosts, start, end))
+        prom = Prometheus(self.settings.prometheus)
+        in_place_of_watch(seen, osd_hosts, *read_hosts(prom, self._metadata(), osd_hosts, start, end))
+        # an OSD host ssh did not watch (a toolbox): its CPU from node-exporter, whose it was from process-exporter
+        here = {h.name for h in self._all_osd_hosts() if h.address is None}      # the CpuSampler's
+        unwatched = [h for h in osd_hosts if h not in {x.host for x in seen.hosts} | here]
+        if unwatched:
+            loads, notes = read_host_cpu(prom, unwatched, start, end)
+            seen.hosts += loads
+            seen.notes += notes
 
     def _tools_run(self, run: Callable[[Callable[[], bool], Callable[[list[int]], None]], R],
                    tick: Callable[[], bool], watchers: list[hostwatch.Watcher], watcher_res: list[Resource]) -> R:

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any, Mapping, Sequence
 
 from ..drivers.figures import ParseError
-from ..core.results import DEVICE_LIMIT_FIELDS, DEVICE_LIMIT_METRIC, DeviceLoad, LinkLoad
+from ..core.results import DEVICE_LIMIT_FIELDS, DEVICE_LIMIT_METRIC, DeviceLoad, HostLoad, LinkLoad
 from .hoststream import WantedAddress, WantedDevice, address_of
 
 SOURCE = "prometheus"
@@ -44,6 +44,9 @@ ADDRESS_INFO = "node_network_address_info"
 LIMIT, LIMIT_FIELDS = DEVICE_LIMIT_METRIC, DEVICE_LIMIT_FIELDS     # a published throttle (core/results.py)
 # process-exporter's CPU seconds of a group of processes, by mode (user, system); an OSD's group named `osd.N`
 PROCESS_CPU = "namedprocess_namegroup_cpu_seconds_total"
+# node-exporter's CPU seconds per CPU and mode: busy is every mode but idle and iowait, as /proc/stat's (hostload.py)
+HOST_CPU = "node_cpu_seconds_total"
+IDLE_MODES = "idle|iowait"
 
 
 @dataclass(frozen=True)
@@ -325,3 +328,27 @@ def osd_cpu_seconds(at_start: list[Series], at_end: list[Series], osd_hosts: Map
                      "host over the test (a process-exporter that groups each OSD process so: docs/model.md, "
                      "\"CPU per operation\")")
     return cpu, notes
+
+
+def host_cpu_loads(hosts: Sequence[str], busy: list[Series], cpus: list[Series], steps: list[float],
+                   role: str = "OSD host") -> list[HostLoad]:
+    """node-exporter's CPU of `hosts` as HostLoads: `busy` the busy cores per step (`sum by (instance)
+    (irate(node_cpu_seconds_total{mode!~"idle|iowait"}[...]))` over the steps, one a second), `cpus` each host's
+    CPUs (`count by (instance) (node_cpu_seconds_total{mode="idle"})`). Its busy CPU-seconds are the steps' cores
+    summed, its wall seconds the steps': whose they were is split as a watched host's (analysis/cpusplit.py), with
+    the OSDs' CPU from process-exporter. A host without both series is left out."""
+    out = []
+    for h in hosts:
+        n = next((int(s.values[-1][1]) for s in cpus if instance_host(s.labels.get("instance", ""), [h]) == h
+                  and s.values and s.values[-1][1] >= 1), None)
+        cores = next((_on_steps(s.values, steps) for s in busy
+                      if instance_host(s.labels.get("instance", ""), [h]) == h), None)
+        if n is None or not cores:
+            continue
+        series = [round(min(1.0, max(0.0, c / n)), 4) for c in cores]
+        mean = round(sum(series) / len(series), 4)
+        med = sorted(series)[len(series) // 2] if len(series) >= 3 else mean
+        out.append(HostLoad(host=h, role=role, cpus=n, cpu_busy_mean=mean, cpu_busy_median=med,
+                            cpu_busy_max=max(series), cpu_busy_series=series, source=SOURCE,
+                            cpu_s=round(sum(min(float(n), max(0.0, c)) for c in cores), 3), wall_s=float(len(steps))))
+    return out

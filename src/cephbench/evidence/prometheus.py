@@ -24,7 +24,7 @@ from typing import Any
 from ..drivers.figures import ParseError
 from ..core.errors import UserError
 from ..core.names import shown_url, split_url
-from ..core.results import DeviceLoad, LinkLoad
+from ..core.results import DeviceLoad, HostLoad, LinkLoad
 from . import promanswer as pa
 from .hoststream import NOT_WATCHED, SSH_REACHES, UNMEASURED, WHAT_WATCHES, watch_targets
 from .watch import Watched
@@ -269,6 +269,25 @@ def read_hosts(prom: Prometheus, metadata: Any, hosts: list[str], start: float, 
         notes.append(f"Prometheus scrapes every {res:g} s: this test of {end - start:.1f} s holds fewer than three "
                      "scrapes, its device and link figures are coarse")
     return devs, links, notes
+
+
+def read_host_cpu(prom: Prometheus, hosts: list[str], start: float, end: float) -> tuple[list[HostLoad], list[str]]:
+    """`hosts`' CPU from node-exporter over [start, end], one figure a second (the steps read_hosts asked, whose wait
+    for the scrapes after the end it follows); a note when it fails."""
+    steps = [start + 1 + i for i in range(max(1, round(end - start)))]
+    inst = "|".join(f"{h}{_HOST_SUFFIX}" for h in _escaped(hosts))
+    try:
+        intervals = pa.scrape_intervals(prom.get("/api/v1/targets"))
+    except (OSError, ParseError):
+        intervals = {}
+    window = f"{max(4, int(max(intervals.values(), default=1.0) * 4))}s"
+    try:
+        busy = prom.query_range(f'sum by (instance) (irate({pa.HOST_CPU}{{instance=~"{inst}",mode!~"{pa.IDLE_MODES}"}}'
+                                f'[{window}]))', steps[0], steps[-1])
+        cpus = prom.query(f'count by (instance) ({pa.HOST_CPU}{{instance=~"{inst}",mode="idle"}})', steps[-1])
+    except (OSError, ParseError) as exc:
+        return [], [f"Prometheus at {prom.shown}: the OSD hosts' CPU was not read: {exc}"]
+    return pa.host_cpu_loads(hosts, busy, cpus, steps), []
 
 
 def read_osd_cpu(prom: Prometheus, osd_hosts: dict[int, str], start: float, end: float
