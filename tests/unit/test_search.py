@@ -420,9 +420,12 @@ def test_repeats_per_step_when_asked_run_each_step_and_its_noise_is_their_spread
           rados_measurement("ceph16.2.15_write_64K_22s_dated.txt")]
     test = plan.tests[1]
     runs = []
-    out = in_rounds(test, lambda n: (runs.append(n), Outcome(test, 0.0, 1.0, measurement=ms[n], raw=[f"r{n}"]))[1])
+    out = in_rounds(test, lambda n: (runs.append(n), Outcome(test, 0.0, 1.0, measurement=ms[n // 3],
+                                                             raw=[f"r{n}"]))[1])
     by = sorted(m.bytes_per_s for m in ms)
-    assert runs == [0, 1, 2] and out.measurement.bytes_per_s == by[1] and out.raw == ["r0", "r1", "r2"]
+    # the third run stalls (its six seconds of nothing) and runs again twice, as any step's run: rounds 7 and 8
+    assert runs == [0, 3, 6, 7, 8] and out.measurement.bytes_per_s == by[1]
+    assert out.raw == ["r0", "r3", "r6", "r7", "r8"]
     assert figures(2, out.measurement).noise == pytest.approx((by[2] - by[0]) / 2 / by[1])
     assert "search step run 3 times" in out.notes[-1]
     with pytest.raises(UserError):

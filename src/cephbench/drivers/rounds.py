@@ -84,12 +84,13 @@ def _unstalled(test: Test, one_round: Callable[[int], Outcome | None]) -> Outcom
 
 
 def _repeated(test: Test, one_round: Callable[[int], Outcome | None], repeats: int) -> Outcome | None:
-    """A search step run `repeats` times (`auto: {repeats: N}`), each run's raw output apart under -round<n>: the
-    figure is the median run's (the lower middle of an even count, a real run as a repeat's median is), each run's
+    """A search step run `repeats` times (`auto: {repeats: N}`), each run's raw output apart under -round<n> and each
+    run again while it stalls (_unstalled): the figure is the median run's (the lower middle of an even count, a real run as a repeat's median is), each run's
     throughput kept in its measurement's extra (loadsearch.STEP_RUNS_KEY) for the step's noise, their spread."""
     runs: list[Outcome] = []
     for n in range(repeats):
-        out = one_round(n)
+        # each run is run again while it stalls, its reruns numbered after it (-round<n·(STALL_RERUNS+1)+k>)
+        out = _unstalled(test, lambda k, n=n: one_round(n * (loadsearch.STALL_RERUNS + 1) + k))
         if out is None:
             return None
         if out.measurement is None or out.error:
