@@ -78,7 +78,7 @@ ONE_HOST_COST_S = {
     "test_production_defaults.py": 159, "test_run.py": 129, "test_lab_shape_signals.py": 128,
     "test_release_lab.py": 86, "test_baseline.py": 84, "test_concurrent_runs.py": 82, "test_variants.py": 73,
     "test_variants_steady.py": 67, "test_outages.py": 61, "test_signals.py": 60, "test_cluster_health.py": 56,
-    "test_rgw.py": 46, "test_cleanup_safety.py": 45, "test_lab.py": 37, "test_rbd.py": 33, "test_other_load.py": 31,
+    "test_rgw.py": 46, "test_cleanup_safety.py": 98, "test_lab.py": 37, "test_rbd.py": 33, "test_other_load.py": 31,
     "test_report_browser.py": 27, "test_remote_baselines.py": 27, "test_release_variants.py": 26,
     "test_rados_seq.py": 26, "test_search.py": 25, "test_shape_facts.py": 21, "test_mclock_verdict.py": 17,
     "test_cluster_lost.py": 15, "test_remote_hosts.py": 14, "test_capacity.py": 14, "test_compare_history.py": 12,

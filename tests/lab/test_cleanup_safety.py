@@ -8,6 +8,7 @@ import os
 import shutil
 import signal
 import subprocess
+import tempfile
 import time
 from pathlib import Path
 
@@ -263,10 +264,12 @@ def test_cleanup_against_another_cluster_refuses_everything_in_one_line(lab, lab
 
 def test_a_copy_of_a_live_run_directory_is_never_cleaned(lab, mon_json, cephbench_env, tmp_path):
     """Issue 34's trial: `cp -a runs/live runs/copy; cephbench cleanup runs/copy` killed the live run's tools and
-    unset its flags. Refused by the copied lock, and without it by the live run's marker; the live run then ends
-    as it would have."""
+    unset its flags. Refused by the copied lock file, without it by the lock of the run's id, and without that by the
+    live run's marker; the live run then ends as it would have."""
     live, copy = tmp_path / "live", tmp_path / "copy"
-    proc = subprocess.Popen([*CLI, "run", str(write_suite(tmp_path, VARIANT)), "--out", str(live)], env=cephbench_env,
+    # long enough to outlast three cleanups on a loaded machine (the SIGINT ends it sooner)
+    suite = write_suite(tmp_path, VARIANT.replace("duration: 30s", "duration: 300s"))
+    proc = subprocess.Popen([*CLI, "run", str(suite), "--out", str(live)], env=cephbench_env,
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     try:
         deadline = time.monotonic() + 180
@@ -278,12 +281,21 @@ def test_a_copy_of_a_live_run_directory_is_never_cleaned(lab, mon_json, cephbenc
                 left = json.loads((live / "resources.json").read_text() or "[]")
             except (OSError, ValueError):
                 left = []
-        tools = [r["name"] for r in left if r["kind"] == "process"]
-        assert tools and proc.poll() is None, proc.stderr.read() if proc.poll() is not None else left
+        assert proc.poll() is None, proc.stderr.read()
         subprocess.run(["cp", "-a", str(live), str(copy)], check=True)
+        left = json.loads((copy / "resources.json").read_text())     # the run may have added to it meanwhile
+        tools = [r["name"] for r in left if r["kind"] == "process"]
         res = run_cli(["cleanup", copy], cephbench_env)
         assert res.returncode == 2 and "is a copy of a run directory in use" in res.stderr, res.stdout + res.stderr
+        # without the copied lock file: the lock of the run's id, which the live run holds
         (copy / ".running").unlink()
+        res = run_cli(["cleanup", copy], cephbench_env)
+        assert res.returncode == 2, res.stdout + res.stderr
+        [line] = res.stderr.splitlines()
+        [run_id] = json.loads((copy / "run.json").read_text())["run_ids"]
+        assert f"run {run_id} is being run right now by process {proc.pid}" in line, line
+        # and without that either (its file unlinked): the run's marker names a live process of this host
+        (Path(tempfile.gettempdir()) / f"cephbench-runs-{os.getuid()}" / f"{run_id}.lock").unlink()
         res = run_cli(["cleanup", copy], cephbench_env)
         assert res.returncode == 2, res.stdout + res.stderr
         [line] = res.stderr.splitlines()

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from cephbench.cluster import recovery
+from cephbench.cluster import marker, recovery
 from cephbench.cluster.ceph import Cluster, Target
 from cephbench.cluster.recovery import (PROOFS, RUN_ENV, Ownership, RunLock, process_resource, process_tag, remove_leftovers,
                                         save, leftovers)
@@ -242,6 +242,16 @@ def test_a_live_run_is_never_cleaned_through_a_copy_of_its_directory(tmp_path):
         owned = Ownership(("abc123",), str(copy), {"abc123": {"run_dir": str(live), "host": socket.gethostname(),
                                                               "pid": holder.pid, "started_unix": time.time()}})
         assert f"process {holder.pid}" in owned.alive()
+        # a marker of this cephbench names the process by its start time too: no wall clock involved
+        ticks = recovery.process_start_ticks(holder.pid)
+        by_ticks = Ownership(("abc123",), str(copy), {"abc123": {"run_dir": str(live), "host": socket.gethostname(),
+                                                                 "pid": holder.pid, "pid_started": ticks,
+                                                                 "started_unix": 0}})
+        assert f"process {holder.pid}" in by_ticks.alive()
+        reused = Ownership(("abc123",), str(copy), {"abc123": {"host": socket.gethostname(), "pid": holder.pid,
+                                                               "pid_started": ticks + 1, "started_unix": 0}})
+        assert reused.alive() is None           # the PID is another process's now
+        assert json.loads(marker.value(None, 0))["pid_started"] == recovery.process_start_ticks(os.getpid())
         with pytest.raises(UserError, match="is still running"):
             launch.check_cleanable(copy, owned, [])
     finally:

@@ -43,7 +43,11 @@ def value(run_dir: str | None, started_unix: float, reserved_raw_bytes: int = 0,
     the run holds mon_allow_pool_delete true (run/pooldelete.py), empty when it does not."""
     opts = [[who, name] for who, name in options]
     flags, going = list(scrub_flags), list(scrub_letting_go)
-    return json.dumps({"host": socket.gethostname(), "pid": os.getpid(), "started_unix": round(started_unix),
+    # the process by its start time too (clock ticks since boot): a cleanup on this host tells a live run (the
+    # original of a copied run directory) by it, whatever the wall clock did since
+    from .recovery import process_start_ticks
+    return json.dumps({"host": socket.gethostname(), "pid": os.getpid(),
+                       "pid_started": process_start_ticks(os.getpid()), "started_unix": round(started_unix),
                        "run_dir": run_dir, "reserved_raw_bytes": int(reserved_raw_bytes),
                        **({"unseen_raw_bytes": int(unseen_raw_bytes), "unseen_until_unix": round(unseen_until_unix, 1)}
                           if unseen_raw_bytes else {}),

@@ -3,8 +3,11 @@
 A live run removes what it made through the closures of its ledger. Those die with the process; what survives is
 resources.json, which names every resource before it is created. Each kind of resource has a remover here that
 needs only that name and the run's target, so `cephbench cleanup RUN_DIR` and `cephbench run --resume RUN_DIR`
-can finish the dead run's cleanup. Tool processes are stopped by the PIDs the run recorded, and only when the
-process with that PID is still the one the run started (its start time matches), never by name.
+can finish the dead run's cleanup. Nothing is removed or undone without its proof that the run made it (`PROOFS`,
+one check per ledger kind, `Ownership`): a hand-edited, copied or old resources.json must not reach what is the
+user's. Tool processes are stopped by the PIDs the run recorded, and only when the process with that PID is still the
+one the run started (its start time, command line and the run's id in its environment), never by name. A run still
+alive (a copy of its directory) is never cleaned (`RunLock`, `Ownership.alive`).
 """
 
 from __future__ import annotations
@@ -535,11 +538,15 @@ class Ownership:
             if not isinstance(info, dict) or info.get("host") != socket.gethostname():
                 continue
             pid, since = info.get("pid"), info.get("started_unix")
-            if not isinstance(pid, int) or not isinstance(since, (int, float)) or pid == os.getpid():
+            if not isinstance(pid, int) or pid == os.getpid():
                 continue
             ticks = process_start_ticks(pid)
-            started = process_started_unix(ticks) if ticks is not None else None
-            if started is not None and started <= since + 2:
+            if isinstance(info.get("pid_started"), int):
+                alive = ticks == info["pid_started"]
+            else:       # an older marker: the process started before the run's marker did
+                started = process_started_unix(ticks) if ticks is not None else None
+                alive = started is not None and isinstance(since, (int, float)) and started <= since + 2
+            if alive:
                 return f"run {run} is still running (process {pid}, its marker {marker.key(run)})"
         return None
 
