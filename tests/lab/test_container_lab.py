@@ -1,7 +1,8 @@
 """A lab whose daemons run in containers as cephadm lays them out (issue 38): `lab up --containers --release reef`
-runs one podman container per daemon of Reef's image, in the host's network namespace, each with its data in
+runs one podman container per daemon of Reef's image (RGW too), in the host's network namespace, each with its data in
 /var/lib/ceph/<fsid>/<daemon> (its conf there too: no --conf, no host ceph.conf), its socket in /var/run/ceph/<fsid>/
-and its log in /var/log/ceph/<fsid>/; `--cpus osd.1=0.3 --memory osd=2GiB` are the containers' cgroup limits.
+and its log in /var/log/ceph/<fsid>/; `--cpus osd.1=0.3 --cpus rgw=0.5 --memory osd=2GiB` are the containers'
+cgroup limits.
 A run from this machine reads every OSD's counters through cephadm's socket layout and each OSD's CPU through its
 host PID; a run from the toolbox image mounted as `cephadm shell` mounts (the minimal conf, the key, this host's
 /var/run/ceph/<fsid> as /var/run/ceph) reads them from the sockets' default path and records Reef. `lab down` removes
@@ -16,6 +17,7 @@ import os
 import shutil
 import subprocess
 import tempfile
+import urllib.request
 from pathlib import Path
 
 import pytest
@@ -70,8 +72,8 @@ def test_a_reef_lab_in_containers_in_cephadms_layout_with_limits_runs_suites_and
     lb = Lab(lab_dir)
     fsid = ""
     try:
-        up = run_cli(["lab", "up", "--dir", lab_dir, "--containers", "--release", "reef", "--no-rgw", "--osds", "2",
-                      "--osd-size", "3GiB", "--cpus", "osd.1=0.3", "--memory", "osd=2GiB"])
+        up = run_cli(["lab", "up", "--dir", lab_dir, "--containers", "--release", "reef", "--osds", "2",
+                      "--osd-size", "3GiB", "--cpus", "osd.1=0.3", "--cpus", "rgw=0.5", "--memory", "osd=2GiB"])
         assert up.returncode == 0, up.stderr[-3000:]
         print(up.stdout)
         info = lb.info()
@@ -80,7 +82,7 @@ def test_a_reef_lab_in_containers_in_cephadms_layout_with_limits_runs_suites_and
         layout = containers.Layout(fsid)
         # one container per daemon, named as cephadm names them, each daemon in the host's network namespace
         running = {c["Labels"]["io.cephbench.daemon"]: c for c in _ours(exe, lb.conf, tmp_path)}
-        assert set(running) == {"mon.a", "mgr.x", "osd.0", "osd.1"}, sorted(running)
+        assert set(running) == {"mon.a", "mgr.x", "osd.0", "osd.1", "client.rgw.lab"}, sorted(running)
         for name, c in running.items():
             assert layout.container(name) in c["Names"], c["Names"]
         host_net = os.readlink("/proc/self/ns/net")
@@ -98,11 +100,17 @@ def test_a_reef_lab_in_containers_in_cephadms_layout_with_limits_runs_suites_and
             assert (layout.dirs[1] / f"ceph-{name}.asok").is_socket()
             assert (layout.dirs[2] / f"ceph-{name}.log").is_file()
         assert (layout.data("osd.0") / "block").is_file() and (layout.data("mon.a") / "store.db").is_dir()
+        # RGW answers, with the lab's S3/Swift user made by radosgw-admin in a container
+        with urllib.request.urlopen(f"{info.rgw_endpoint}/", timeout=10) as r:
+            assert r.status == 200
+        assert json.loads((lab_dir / "rgw-user.json").read_text())["uid"] == "cephbench-lab"
+        assert (lab_dir / "rgw-user.json").stat().st_mode & 0o777 == 0o600
         # the limits, as the containers' cgroups hold them (what Rook's resources set)
         seen = {n: containers.limits_seen(lab_dir, n) for n in ("osd.0", "osd.1")}
         assert seen["osd.1"]["cfs_quota_us"] == 30000 and seen["osd.1"]["cfs_period_us"] == 100000, seen
         assert seen["osd.0"]["cfs_quota_us"] == -1, seen
         assert all(s["limit_in_bytes"] == 2 * 2**30 for s in seen.values()), seen
+        assert containers.limits_seen(lab_dir, "client.rgw.lab")["cfs_quota_us"] == 50000
         assert containers.Record.load(lab_dir).limits["osd.1"]["cfs_quota_us"] == 30000
 
         # a run from this machine: each OSD's counters through cephadm's socket layout, its CPU by its host PID

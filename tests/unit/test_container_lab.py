@@ -17,14 +17,14 @@ from clirun import cephbench
 
 def test_limits_by_type_or_daemon_in_cores_and_sizes():
     assert containers.parse_limits(("osd=0.5", "osd.1=0.2,mon=1"), "--cpus") == {"osd": 0.5, "osd.1": 0.2, "mon": 1}
-    assert containers.parse_limits(("osd=1GiB",), "--memory") == {"osd": 2**30}
-    limits = {"osd": 0.5, "osd.1": 0.2}
+    assert containers.parse_limits(("osd=1GiB", "rgw=512MiB"), "--memory") == {"osd": 2**30, "rgw": 2**29}
+    limits = {"osd": 0.5, "osd.1": 0.2, "rgw": 1}
     assert containers.limit_for(limits, "osd.1") == 0.2 and containers.limit_for(limits, "osd.0") == 0.5
-    assert containers.limit_for(limits, "mgr.x") is None
+    assert containers.limit_for(limits, "mgr.x") is None and containers.limit_for(limits, "client.rgw.lab") == 1
 
 
 @pytest.mark.parametrize("flag, value, says", [
-    ("--cpus", "osd", "give DAEMON=AMOUNT"), ("--cpus", "rgw=1", "give DAEMON=AMOUNT"),
+    ("--cpus", "osd", "give DAEMON=AMOUNT"), ("--cpus", "mds=1", "give DAEMON=AMOUNT"),
     ("--cpus", "osd=lots", "not a number of cores"), ("--cpus", "osd=0.001", "cores from 0.01 to 64"),
     ("--cpus", "osd=65", "cores from 0.01 to 64"), ("--memory", "osd=1MB", "ambiguous"),
     ("--memory", "osd=1MiB", "at least 64MiB")])
@@ -39,6 +39,10 @@ def test_cephadms_layout_of_a_cluster_on_a_host():
     assert lay.dirs == (Path("/var/lib/ceph/f5"), Path("/var/run/ceph/f5"), Path("/var/log/ceph/f5"))
     assert lay.data("osd.0") == Path("/var/lib/ceph/f5/osd.0") and lay.container("osd.0") == "ceph-f5-osd-0"
     assert lay.data_inside("mon.a") == "/var/lib/ceph/mon/ceph-a"
+    # RGW as cephadm names it: rgw.lab on the host, its data where Ceph's default looks for client.rgw.lab's
+    assert lay.data("client.rgw.lab") == Path("/var/lib/ceph/f5/rgw.lab")
+    assert lay.container("client.rgw.lab") == "ceph-f5-rgw-lab"
+    assert lay.data_inside("client.rgw.lab") == "/var/lib/ceph/radosgw/ceph-rgw.lab"
     assert lay.mounts("osd.1") == ["/var/lib/ceph/f5/osd.1:/var/lib/ceph/osd/ceph-1",
                                    "/var/lib/ceph/f5/osd.1/config:/etc/ceph/ceph.conf:ro",
                                    "/var/run/ceph/f5:/var/run/ceph", "/var/log/ceph/f5:/var/log/ceph"]
@@ -55,7 +59,8 @@ def test_the_daemons_conf_names_no_path_of_the_lab_directory():
     for kept in ("fsid = f5", "mon host = ", "osd pool default size = 1", "paxos propose interval = 0.1", "[osd]",
                  "bluestore block size = 3221225472", "[mgr]"):
         assert kept in conf, kept
-    for gone in ("admin socket = /", "osd data =", "mon data =", "log file = /tmp", "keyring = "):
+    assert "admin socket = /var/run/ceph/$cluster-$name.asok" in conf and "log file = /var/log/ceph/" in conf
+    for gone in ("osd data =", "mon data =", "rgw data =", "keyring = ", "pid file", "crash dir"):
         assert gone not in conf, gone
 
 
@@ -81,8 +86,8 @@ def test_a_containers_cgroups_from_proc():
 
 
 @pytest.mark.parametrize("args, says", [
-    (["--containers"], "no RGW yet: RGW is not done there"),
-    (["--containers", "--no-rgw", "--hosts", "2"], "--hosts is not done there"),
+    (["--containers", "--hosts", "2"], "one host yet: --hosts is not done there"),
+    (["--containers", "--monitoring"], "one host yet: --monitoring is not done there"),
     (["--no-rgw", "--cpus", "osd=1"], "--cpus limits a container: it needs --containers"),
     (["--containers", "--no-rgw", "--memory", "osd=lots"], "--memory 'osd=lots'"),
 ])

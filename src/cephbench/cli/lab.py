@@ -76,7 +76,7 @@ def _lab(lab_dir: Path | None) -> Lab:
                    "and a Prometheus server scraping them every second (with --hosts; `lab env` prints its URL).")
 @click.option("--containers", is_flag=True,
               help="Run each daemon in a podman container of the release's image, as cephadm lays them out "
-                   "(/var/lib/ceph/FSID, /var/run/ceph/FSID, /var/log/ceph/FSID); one host, with --no-rgw.")
+                   "(/var/lib/ceph/FSID, /var/run/ceph/FSID, /var/log/ceph/FSID); one host.")
 @click.option("--cpus", "cpus", multiple=True, metavar="DAEMON=CORES",
               help="With --containers: a container's CPU limit, for a type or one daemon, e.g. osd=0.5 or osd.1=0.2.")
 @click.option("--memory", "memory", multiple=True, metavar="DAEMON=SIZE",
@@ -127,17 +127,17 @@ def _lab_up_in_containers(lb: Lab, containers: bool, osds: int | None, size: int
         raise UserError(f"{'--cpus' if cpus else '--memory'} limits a container: it needs --containers",
                         "add --containers", where="--cpus" if cpus else "--memory")
     # not done yet in containers: say so rather than start something else
-    if other or not no_rgw:
-        flag = other[0] if other else "RGW"
-        raise UserError(f"a lab in containers has one host and no RGW yet: {flag} is not done there",
-                        "drop it" + ("" if other else ": add --no-rgw"), where="--containers")
+    if other:
+        raise UserError(f"a lab in containers has one host yet: {other[0]} is not done there", "drop it",
+                        where="--containers")
     limits = ctr.parse_limits(cpus, "--cpus"), ctr.parse_limits(memory, "--memory")
     if lb.started() and lb.is_running():
         raise UserError(f"a lab is already running in {lb.dir}", f"stop it with 'cephbench lab down --dir {lb.dir}'")
     n = osds if osds is not None else 3
-    info = lb.up_in_containers(n, size, release, *limits, progress=lambda m: err.print(f"lab: {m}"))
+    info = lb.up_in_containers(n, size, release, *limits, progress=lambda m: err.print(f"lab: {m}"), rgw=not no_rgw)
+    rgw = f", RGW at {info.rgw_endpoint}" if info.rgw else ""
     out.print(f"lab ready in {info.startup_s:.1f} s: {n} OSD(s) of {format_size(size)} in containers, "
-              f"{info.release} ({info.ceph_version.split(' (')[0]}); directory {lb.dir}", markup=False)
+              f"{info.release} ({info.ceph_version.split(' (')[0]}){rgw}; directory {lb.dir}", markup=False)
     out.print(f"daemons' data, sockets and logs in /var/lib/ceph/{info.fsid}, /var/run/ceph/{info.fsid}, "
               f"/var/log/ceph/{info.fsid}", markup=False)
     out.print(f"use it from a shell: eval \"$(cephbench lab env --dir {lb.dir})\"")

@@ -17,15 +17,17 @@ made; the directories under /var/lib, /var/run and /var/log carry a marker namin
 it. Per-daemon `--cpus` and `--memory` are podman's, as Rook's resource limits are Kubernetes': a cgroup CFS quota
 (cpu.cfs_quota_us) and a memory limit on the container.
 
-One host only for now, without RGW: what runs is a monitor, a manager and the OSDs (BlueStore on a sparse file in
-each OSD's data directory).
+One host only for now: a monitor, a manager, the OSDs (BlueStore on a sparse file in each OSD's data directory) and
+RGW (its S3/Swift user made by radosgw-admin in a container of the same image).
 """
 
 from __future__ import annotations
 
 import json
 import logging
+import os
 import re
+import secrets
 import shutil
 import subprocess
 import time
@@ -53,14 +55,15 @@ RECORD_NAME = "containers.json"          # in the lab's run/
 LABEL = "io.cephbench.lab"               # its value: the lab's ceph.conf, the proof a process is the lab's
 MARKER = ".cephbench-lab"                # in each directory made under /var: the lab directory it belongs to
 LIB, RUN, LOG = Path("/var/lib/ceph"), Path("/var/run/ceph"), Path("/var/log/ceph")
-MON, MGR = "mon.a", "mgr.x"
+MON, MGR, RGW = "mon.a", "mgr.x", "client.rgw.lab"
+LAB_USER = "cephbench-lab"              # RGW's user, lab.py's LAB_USER (drivers find its keys in rgw-user.json)
 MKFS_DIR = "/var/lib/ceph/bootstrap-lab"
 # a mkfs in the foreground (it would fork a child otherwise) and without the daemon's PID file
 MKFS_ARGS = ("--pid-file", "", "-f")  # where the mkfs containers see the monmap and the mon's mkfs keyring
 # one CPU limit per daemon or daemon type: from a thousandth of a core (podman's own floor is 0.01) to 64
 MIN_CPUS, MAX_CPUS = 0.01, 64.0
 MIN_MEMORY = 64 * 2**20                   # below this an OSD cannot even mount BlueStore
-_TARGET = re.compile(r"(mon|mgr|osd)(\.[a-z0-9]+)?$")
+_TARGET = re.compile(r"(mon|mgr|osd|rgw)(\.[a-z0-9]+)?$")
 
 
 # ---- limits (pure) -----------------------------------------------------------------------------------------------
@@ -94,8 +97,14 @@ def parse_limits(values: tuple[str, ...] | list[str], flag: str) -> dict[str, fl
 
 
 def limit_for(limits: dict[str, float | int], name: str) -> float | int | None:
-    """A daemon's own limit, else its type's."""
-    return limits.get(name, limits.get(name.split(".")[0]))
+    """A daemon's own limit, else its type's (RGW's name is client.rgw.lab: its type rgw, itself rgw.lab)."""
+    short = _short(name)
+    return limits.get(short, limits.get(short.split(".")[0]))
+
+
+def _short(name: str) -> str:
+    """cephadm's name of a daemon: client.rgw.lab -> rgw.lab, the others as Ceph names them."""
+    return name.removeprefix("client.")
 
 
 # ---- layout (pure) -----------------------------------------------------------------------------------------------
@@ -114,15 +123,18 @@ class Layout:
         return self.lib / self.fsid, self.run / self.fsid, self.log / self.fsid
 
     def data(self, name: str) -> Path:
-        return self.lib / self.fsid / name
+        return self.lib / self.fsid / _short(name)
 
     def container(self, name: str) -> str:
-        """cephadm's name: ceph-<fsid>-osd-0."""
-        return f"ceph-{self.fsid}-{name.replace('.', '-')}"
+        """cephadm's name: ceph-<fsid>-osd-0, ceph-<fsid>-rgw-lab."""
+        return f"ceph-{self.fsid}-{_short(name).replace('.', '-')}"
 
     @staticmethod
     def data_inside(name: str) -> str:
-        """Where Ceph's default looks for a daemon's data in its container: osd.0 -> /var/lib/ceph/osd/ceph-0."""
+        """Where Ceph's default looks for a daemon's data in its container: osd.0 -> /var/lib/ceph/osd/ceph-0,
+        client.rgw.lab -> /var/lib/ceph/radosgw/ceph-rgw.lab."""
+        if name.startswith("client.rgw."):
+            return f"/var/lib/ceph/radosgw/ceph-{_short(name)}"
         kind, _, ident = name.partition(".")
         return f"/var/lib/ceph/{kind}/ceph-{ident}"
 
@@ -135,11 +147,14 @@ class Layout:
 
 
 def daemon_conf(lab_conf: str, lab_dir: Path) -> str:
-    """A daemon's ceph.conf in its container: the lab's without the lines naming the lab directory (run dir, admin
-    socket, log file, data and keyring paths), so that Ceph's defaults, which are cephadm's layout once the
+    """A daemon's ceph.conf in its container: the lab's, its run/ and log/ being the container's /var/run/ceph and
+    /var/log/ceph (Ceph's defaults), and without the other lines naming the lab directory (data and keyring paths)
+    or a PID file (podman knows the process), so that Ceph's defaults, which are cephadm's layout once the
     directories are mounted, apply."""
     d = str(lab_dir)
-    return "".join(line for line in lab_conf.splitlines(keepends=True) if d not in line)
+    lines = (line.replace(f"{d}/run", "/var/run/ceph").replace(f"{d}/log", "/var/log/ceph")
+             for line in lab_conf.splitlines(keepends=True) if not line.startswith("pid file"))
+    return "".join(line for line in lines if d not in line)
 
 
 def run_argv(prefix: list[str], layout: Layout, name: str, ref: str, argv: list[str], lab_conf: Path, *,
@@ -204,18 +219,19 @@ def cid_file(lab_dir: Path, name: str) -> Path:
 # ---- up ----------------------------------------------------------------------------------------------------------
 def up(lab: Lab, osds: int, osd_size_bytes: int, release: str | None, cpus: dict[str, float | int],
        memory: dict[str, float | int], progress: Callable[[str], None], new_info: Callable[..., LabInfo], steps,
-       ports: list[int]) -> LabInfo:
-    """Start a one-host lab of `release` (the host's own by default) whose daemons are containers. lab.py gives its
-    record type, its step clock and three free ports (Lab.up_in_containers)."""
+       ports: list[int], rgw_pools: tuple[str, ...]) -> LabInfo:
+    """Start a one-host lab of `release` (the host's own by default) whose daemons are containers, with RGW when
+    `rgw_pools` names its pools. lab.py gives its record type, its step clock and three free ports
+    (Lab.up_in_containers)."""
     if osds < 1:
         raise UserError(f"--osds must be at least 1, got {osds}", where="--osds")
     if osd_size_bytes < 2 * 1024**3:
         raise UserError(f"--osd-size must be at least 2GiB for BlueStore, got {format_size(osd_size_bytes)}",
                         where="--osd-size")
-    names = [MON, MGR, *(f"osd.{i}" for i in range(osds))]
+    names = [MON, MGR, *(f"osd.{i}" for i in range(osds)), *([RGW] if rgw_pools else [])]
     for target in (*cpus, *memory):
-        if "." in target and target not in names:
-            raise UserError(f"{target}: the lab has no such daemon (it runs {', '.join(names)})",
+        if "." in target and target not in map(_short, names):
+            raise UserError(f"{target}: the lab has no such daemon (it runs {', '.join(map(_short, names))})",
                             where="--cpus" if target in cpus else "--memory")
     if podman.exe() is None:
         raise UserError("a lab in containers needs podman, which is not installed", "apt-get install podman runc",
@@ -237,7 +253,7 @@ def up(lab: Lab, osds: int, osd_size_bytes: int, release: str | None, cpus: dict
     lock = labdir.StartLock(marker)
     try:
         info = _create(lab, img, rel, osds, osd_size_bytes, room.full_ratio, cpus, memory, progress, steps,
-                       new_info, LabPorts(*ports))
+                       new_info, LabPorts(*ports), rgw_pools)
     except BaseException:
         try:
             progress("start failed; stopping what was started")
@@ -281,19 +297,22 @@ def _make_dirs(rec: Record, layout: Layout, names: list[str]) -> None:
 
 def _create(lab: Lab, img: image.Image, rel: roots.Release, osds: int, osd_size_bytes: int,
             full_ratio: float | None, cpus: dict[str, float | int], memory: dict[str, float | int],
-            progress: Callable[[str], None], steps, new_info: Callable[..., LabInfo], ports: LabPorts) -> LabInfo:
+            progress: Callable[[str], None], steps, new_info: Callable[..., LabInfo], ports: LabPorts,
+            rgw_pools: tuple[str, ...]) -> LabInfo:
     d = lab.dir
     for sub in ("run", "log", "keyring"):
         (d / sub).mkdir(exist_ok=True)
     (d / "keyring").chmod(0o700)
     fsid = str(uuid.uuid4())
     layout = Layout(fsid)
-    names = [MON, MGR, *(f"osd.{i}" for i in range(osds))]
+    rgw = bool(rgw_pools)
+    names = [MON, MGR, *(f"osd.{i}" for i in range(osds)), *([RGW] if rgw else [])]
     conf_text = render_conf(d, fsid, ports, min(3, osds), osd_size_bytes, LabNet(), full_ratio=full_ratio)
     lab.conf.write_text(conf_text)          # the clients' (lab env, cephbench run): the daemons have their own
     rec = Record(str(d), fsid, img.ref, img.id,
                  containers={n: layout.container(n) for n in [*names, "monmaptool", "mkfs-mon.a",
-                                                                *(f"mkfs-osd.{i}" for i in range(osds))]},
+                                                                *(f"mkfs-osd.{i}" for i in range(osds)),
+                                                                *(["radosgw-admin"] if rgw else [])]},
                  requested={n: {"cpus": limit_for(cpus, n), "memory": limit_for(memory, n)} for n in names})
     _make_dirs(rec, layout, names)
     for n in names[1:]:         # the monitor's once its mkfs has filled its data directory
@@ -304,8 +323,11 @@ def _create(lab: Lab, img: image.Image, rel: roots.Release, osds: int, osd_size_
     mgr = Entity("mgr.x", new_secret(key_type=kt), {"mon": "allow profile mgr", "osd": "allow *", "mds": "allow *"})
     osd_keys = [Entity(f"osd.{i}", new_secret(key_type=kt),
                        {"mon": "allow profile osd", "mgr": "allow profile osd", "osd": "allow *"}) for i in range(osds)]
+    rgw_key = Entity(RGW, new_secret(key_type=kt), {"mon": "allow rw", "osd": "allow rwx", "mgr": "allow rw"})
     write_keyring(lab.admin_keyring, [admin])
     write_keyring(layout.data(MGR) / "keyring", [mgr])
+    if rgw:
+        write_keyring(layout.data(RGW) / "keyring", [rgw_key])
     for i, k in enumerate(osd_keys):
         write_keyring(layout.data(f"osd.{i}") / "keyring", [k])
     # the monmap, the keyring the monitor imports and its conf for the mkfs, in the lab's run/ (cephadm's bootstrap
@@ -314,8 +336,8 @@ def _create(lab: Lab, img: image.Image, rel: roots.Release, osds: int, osd_size_
     boot.mkdir()
     (boot / "config").write_text(daemon_conf(conf_text, d))
     write_keyring(boot / "mon-mkfs.keyring", [Entity("mon.", new_secret(key_type=kt), {"mon": "allow *"}), admin,
-                                              mgr, *osd_keys])
-    info = new_info(dir=str(d), fsid=fsid, osds=osds, osd_size_bytes=osd_size_bytes, rgw=False,
+                                              mgr, *osd_keys, *([rgw_key] if rgw else [])])
+    info = new_info(dir=str(d), fsid=fsid, osds=osds, osd_size_bytes=osd_size_bytes, rgw=rgw,
                    ports={"mon_v2": ports.mon_v2, "mon_v1": ports.mon_v1, "rgw": ports.rgw},
                    created_unix=time.time(), release=rel.name, osd_sockets=str(layout.dirs[1]))
     lab._write_info(info)
@@ -363,8 +385,16 @@ def _create(lab: Lab, img: image.Image, rel: roots.Release, osds: int, osd_size_
         steps.mark("mon leader")
         mon = stack.enter_context(lab._mon())
         info.ceph_version = next(iter(mon.json("versions").get("overall", {})), "")
+        # Reef and later reserve pool names beginning with "." to Ceph: RGW's .rgw.root needs the flag (lab.py)
+        dot_ok = {"yes_i_really_mean_it": True} if rel.name != "pacific" else {}
+
+        def rgw_pool(name: str) -> None:
+            mon.command("osd pool create", pool=name, **(dot_ok if name.startswith(".") else {}))
+            mon.command("osd pool application enable", pool=name, app="rgw")
+
         with ThreadPoolExecutor(max_workers=8) as commands:
             done = [commands.submit(mon.command, "osd new", uuid=u, id=i) for i, u in enumerate(osd_uuids)]
+            done += [commands.submit(rgw_pool, p) for p in rgw_pools]
             done.append(commands.submit(mon.command, "config set", who="mgr",
                                         name="mgr/devicehealth/enable_monitoring", value="false", force=True))
             done.append(commands.submit(mon.command, "config set", who="mon", name="mon_allow_pool_delete",
@@ -383,14 +413,43 @@ def _create(lab: Lab, img: image.Image, rel: roots.Release, osds: int, osd_size_
                     progress, starting=osd_ds)
         steps.mark("osds up")
         all_ds = [mon_d, lab._daemon(MGR), *osd_ds]
-        progress("waiting for HEALTH_OK and all PGs active+clean")
+        if rgw:
+            progress("starting RGW (beast)")
+            start(RGW, ["radosgw", "-n", RGW])
+            rgw_d = lab._daemon(RGW)
+            all_ds.append(rgw_d)
+            dm.wait_for(lambda: (lab._rgw_answers(info.rgw_endpoint or ""), lab._pgs_state(mon)),
+                        "RGW to answer HTTP", all_ds, lab._pid, progress, starting=[rgw_d])
+            steps.mark("rgw answers")
+            progress("creating the S3/Swift user; waiting for HEALTH_OK and all PGs active+clean")
+            user = pool.submit(_rgw_user, lab, argv("radosgw-admin", RGW, ["radosgw-admin"], extra=(
+                f"{lab.admin_keyring}:/etc/ceph/ceph.client.admin.keyring:ro",)))
+        else:
+            progress("waiting for HEALTH_OK and all PGs active+clean")
         dm.wait_for(lambda: lab._healthy(mon), "the cluster to become healthy", all_ds, lab._pid, progress)
         steps.mark("healthy")
-        dm.wait_for(lambda: lab._versions(mon, info, False), "every daemon's version", all_ds, lab._pid, progress)
+        if rgw:
+            user.result()
+            steps.mark("rgw user")
+        dm.wait_for(lambda: lab._versions(mon, info, rgw), "every daemon's version", all_ds, lab._pid, progress)
     rec.limits = {n: limits_seen(d, n) for n in names if limit_for(cpus, n) is not None
                   or limit_for(memory, n) is not None}
     rec.write()
     return info
+
+
+def _rgw_user(lab: Lab, radosgw_admin: list[str]) -> None:
+    """The lab's S3/Swift user (lab.py's, its keys in rgw-user.json, 0600), made by radosgw-admin in a container of
+    the release's image as client.admin, whose keyring alone is mounted beside RGW's conf."""
+    access, secret = secrets.token_hex(10).upper(), secrets.token_hex(20)
+    lab._check(lab._run([*radosgw_admin, "-n", "client.admin", "user", "create", "--uid", LAB_USER,
+                         "--display-name", "cephbench lab user", "--access-key", access, "--secret-key", secret,
+                         "--subuser", f"{LAB_USER}:swift", "--access", "full"], dm.OVERALL_S, "radosgw-admin"),
+               "radosgw-admin user create")
+    fd = os.open(lab.dir / "rgw-user.json", os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w") as f:
+        json.dump({"uid": LAB_USER, "s3_access_key": access, "s3_secret_key": secret,
+                   "swift_user": f"{LAB_USER}:swift", "swift_key": secret}, f, indent=2)
 
 
 def start_daemon(lab: Lab, rec: Record, name: str, command: list[str]) -> None:

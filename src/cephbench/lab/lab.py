@@ -425,11 +425,11 @@ class Lab:
 
     def up_in_containers(self, osds: int = 3, osd_size_bytes: int = 10 * 1024**3, release: str | None = None,
                          cpus: dict[str, float | int] | None = None, memory: dict[str, float | int] | None = None,
-                         progress: Callable[[str], None] = lambda msg: None) -> LabInfo:
+                         progress: Callable[[str], None] = lambda msg: None, rgw: bool = True) -> LabInfo:
         """`lab up --containers`: the one-host lab with each daemon in a podman container of the release's image, in
         cephadm's layout, with podman's per-daemon CPU and memory limits (lab/containers.py)."""
         return containers.up(self, osds, osd_size_bytes, release, cpus or {}, memory or {}, progress, LabInfo,
-                             _Steps(), _free_ports(3))
+                             _Steps(), _free_ports(3), RGW_POOLS if rgw else ())
 
     def _release_root(self, release: str, progress: Callable[[str], None]) -> roots.Root | None:
         """The root `release` runs from: None when it is the host's own Ceph; built now if not cached."""
