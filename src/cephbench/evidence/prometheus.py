@@ -8,21 +8,15 @@ an Authorization header and nowhere else; everything that is shown or written na
 
 from __future__ import annotations
 
-import contextlib
-import http.client
 import logging
-import os
-import socket
-import threading
 import time
-import urllib.error
 import urllib.parse
-import urllib.request
 from dataclasses import dataclass
 from typing import Any
 
 from ..drivers.figures import ParseError
 from ..core.errors import UserError
+from ..core.fetch import fetch
 from ..core.names import shown_url, split_url
 from ..core.results import DeviceLoad, HostLoad, LinkLoad
 from . import promanswer as pa
@@ -41,91 +35,6 @@ MAX_ANSWER_BYTES = 256 * 1024**2
 MAX_WAIT_S = 5.0
 
 
-class _Deadline:
-    """Each connection a request opens, shut at the deadline whatever it waits for (TLS, headers, body): a
-    duplicate of its socket's descriptor is shut down by a timer, which ends the read under way with an EOF."""
-
-    def __init__(self, seconds: float) -> None:
-        self.seconds = seconds
-        self.at = time.monotonic() + seconds
-        self._guards: list[tuple[threading.Timer, socket.socket]] = []
-
-    def connect(self, address: Any, timeout: Any = None, source_address: Any = None) -> socket.socket:
-        sock = socket.create_connection(address, timeout, source_address)
-        guard = socket.socket(fileno=os.dup(sock.fileno()))
-        timer = threading.Timer(max(0.0, self.at - time.monotonic()), _shut, (guard,))
-        timer.daemon = True
-        timer.start()
-        self._guards.append((timer, guard))
-        return sock
-
-    @property
-    def passed(self) -> bool:
-        return time.monotonic() >= self.at
-
-    def close(self) -> None:
-        for timer, guard in self._guards:
-            timer.cancel()
-            guard.close()
-
-
-def _shut(sock: socket.socket) -> None:
-    with contextlib.suppress(OSError):
-        sock.shutdown(socket.SHUT_RDWR)
-
-
-def _timed(base: type, deadline: _Deadline) -> type:
-    """`base` (HTTPConnection or HTTPSConnection) whose sockets the deadline shuts."""
-    class Timed(base):  # type: ignore[misc, valid-type]
-        def __init__(self, *args: Any, **kwargs: Any) -> None:
-            super().__init__(*args, **kwargs)
-            self._create_connection = deadline.connect
-    return Timed
-
-
-class _Timed:
-    """An HTTP(S) handler whose connections the deadline shuts."""
-
-    def __init__(self, deadline: _Deadline) -> None:
-        super().__init__()
-        self.deadline = deadline
-
-    def do_open(self, http_class: Any, req: Any, **kwargs: Any) -> Any:
-        return super().do_open(_timed(http_class, self.deadline), req, **kwargs)  # type: ignore[misc]
-
-
-class _HTTP(_Timed, urllib.request.HTTPHandler):
-    pass
-
-
-class _HTTPS(_Timed, urllib.request.HTTPSHandler):
-    pass
-
-
-def _origin(url: str) -> tuple[str, str, int | None]:
-    parts = urllib.parse.urlsplit(url)
-    return parts.scheme.lower(), (parts.hostname or "").lower(), parts.port or {"http": 80, "https": 443}.get(
-        parts.scheme.lower())
-
-
-class _SameOriginCredentials(urllib.request.HTTPRedirectHandler):
-    """A redirect is followed, and the credentials with it only to the origin they were given for (scheme, host and
-    port): a Prometheus behind a proxy that adds a slash keeps them, another host never gets them."""
-
-    def redirect_request(self, req: Any, fp: Any, code: int, msg: str, headers: Any, newurl: str) -> Any:
-        new = super().redirect_request(req, fp, code, msg, headers, newurl)
-        if new is not None and _origin(newurl) != _origin(req.full_url):
-            new.remove_header("Authorization")
-        return new
-
-
-def _bounded_read(r: Any) -> bytes:
-    body = r.read(MAX_ANSWER_BYTES + 1)
-    if len(body) > MAX_ANSWER_BYTES:
-        raise OSError(f"its answer is larger than {MAX_ANSWER_BYTES // 1024**2} MiB")
-    return body
-
-
 @dataclass
 class Prometheus:
     url: str                    # as the suite gives it (credentials included)
@@ -138,31 +47,13 @@ class Prometheus:
 
     def get(self, path: str, params: dict[str, Any] | None = None) -> bytes:
         """The answer's body; an error answer's body too (Prometheus says why in it). OSError when it cannot be
-        reached, or its whole answer has not come within deadline_s."""
+        reached, or its whole answer has not come within deadline_s (core/fetch.py)."""
         bare, creds = split_url(self.url)
         query = f"?{urllib.parse.urlencode(params)}" if params else ""
-        req = urllib.request.Request(f"{bare}{path}{query}")
-        if creds:
-            req.add_header("Authorization", f"Basic {creds}")
-        deadline = _Deadline(self.deadline_s)
-        opener = urllib.request.build_opener(_HTTP(deadline), _HTTPS(deadline), _SameOriginCredentials())
-        try:
-            try:
-                with opener.open(req, timeout=self.timeout_s) as r:
-                    body = _bounded_read(r)
-            except urllib.error.HTTPError as exc:
-                with exc:
-                    body = _bounded_read(exc)
-                if not body.lstrip().startswith(b"{"):
-                    raise OSError(f"HTTP {exc.code} {exc.reason}") from None
-        except (OSError, http.client.HTTPException) as exc:     # URLError is an OSError
-            if not deadline.passed:
-                reason = exc.reason if isinstance(exc, urllib.error.URLError) else exc
-                raise OSError(str(reason) or type(exc).__name__) from None
-        finally:
-            deadline.close()
-        if deadline.passed:     # cut short: what came is not the whole answer, whatever it looks like
-            raise OSError(f"its whole answer did not come within {self.deadline_s:g} s")
+        status, reason, body = fetch(f"{bare}{path}{query}", {"Authorization": f"Basic {creds}"} if creds else {},
+                                     self.timeout_s, self.deadline_s, MAX_ANSWER_BYTES)
+        if status >= 400 and not body.lstrip().startswith(b"{"):
+            raise OSError(f"HTTP {status} {reason}")
         return body
 
     def check(self, where: str = "settings.prometheus") -> None:

@@ -21,8 +21,6 @@ import signal
 import socket
 import subprocess
 import time
-import urllib.error
-import urllib.request
 import uuid
 from concurrent.futures import Future, ThreadPoolExecutor, as_completed
 import contextlib
@@ -34,6 +32,7 @@ from typing import Callable
 from ..core.capacity import df_capacity
 from ..core import interrupts
 from ..core.errors import OperationFailed, UserError
+from ..core.fetch import fetch
 from ..hosts.local import CommandResult, LocalHost
 from ..core.units import format_size
 from . import daemons as dm
@@ -782,10 +781,12 @@ class Lab:
 
         def targets() -> tuple[bool, str]:
             try:
-                with urllib.request.urlopen(f"{plan.url}/api/v1/targets", timeout=2) as r:
-                    return mon_stack.targets_state(json.loads(r.read()), want)
-            except (urllib.error.URLError, OSError, ValueError):
-                return False, "Prometheus not answering yet"
+                status, _, body = fetch(f"{plan.url}/api/v1/targets", timeout_s=2, deadline_s=5)
+                if status == 200:
+                    return mon_stack.targets_state(json.loads(body), want)
+            except (OSError, ValueError):
+                pass
+            return False, "Prometheus not answering yet"
         dm.wait_for(targets, "Prometheus to scrape every target", [*ceph_ds, *started], self._pid, progress,
                     starting=started)
         return plan.record()
@@ -831,9 +832,8 @@ class Lab:
     @staticmethod
     def _rgw_answers(endpoint: str) -> bool:
         try:
-            with urllib.request.urlopen(f"{endpoint}/", timeout=2) as r:
-                return r.status == 200
-        except (urllib.error.URLError, OSError):
+            return fetch(f"{endpoint}/", timeout_s=2, deadline_s=5)[0] == 200
+        except OSError:
             return False
 
     def health(self) -> dict:
