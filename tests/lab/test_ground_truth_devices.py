@@ -96,8 +96,10 @@ def test_a_search_on_throttled_drives_finds_the_knee_at_the_throttle(tmp_path: P
         for p in curve.points:
             print(f"{p.label:>6}: {(p.bytes_per_s or 0) / 2**20:6.1f} MiB/s, mean {(p.mean_ns or 0) / 1e6:7.1f} ms, "
                   f"{p.bottleneck}")
-        assert k.state == "knee" and k.point is not None, (k.state, [r.search_stop for r in results])
-        assert abs((k.point.bytes_per_s or 0) / THROTTLE - 1) <= 0.15, k.point
+        # a knee, or (issue 36) a band of steps whose changes were within their noise: on the throttle, each of them
+        assert k.state in ("knee", "unclear") and k.point is not None, (k.state, [r.search_stop for r in results])
+        band = [k.point] + [s.to for s in k.band]
+        assert all(abs((p.bytes_per_s or 0) / THROTTLE - 1) <= 0.15 for p in band), band
         assert k.point.bottleneck is not None and k.point.bottleneck.startswith("disk"), k.point.bottleneck
     finally:
         subprocess.run([*CLI, "lab", "down", "--dir", str(lab)], capture_output=True, text=True, timeout=300)
