@@ -135,7 +135,11 @@ class RunLock:
             self._ids.append((base / f"{run_id}.lock", fd))
 
     def _take_dir(self, rundir: Path) -> None:
-        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+        except OSError as exc:      # a read-only file system, a directory of someone else's
+            raise UserError(f"{rundir} cannot be locked for this run: {exc.strerror}",
+                            "give a run directory you may write; copy one on read-only media first") from None
         holder = os.read(fd, 64).decode(errors="replace").strip()
         pid = holder.partition(":")[0] or "?"
         try:
