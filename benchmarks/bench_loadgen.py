@@ -83,6 +83,39 @@ def measured(argv: list[str], env: dict[str, str] | None = None, cwd: Path | Non
     return ru.ru_utime + ru.ru_stime, stdout, stderr
 
 
+def runq_wait_s(pid: int) -> float:
+    """Seconds the process's threads spent runnable but waiting for a CPU (/proc/PID/task/*/schedstat)."""
+    total = 0
+    for st in Path(f"/proc/{pid}/task").glob("*/schedstat"):
+        try:
+            total += int(st.read_text().split()[1])
+        except (OSError, IndexError, ValueError):
+            pass
+    return total / 1e9
+
+
+def measured_waits(argv: list[str], env: dict[str, str]) -> tuple[float, str, float, float]:
+    """Like measured, sampling the process's run-queue wait every 50 ms: (client CPU-s, stderr, run-queue wait s,
+    wall s). The wait is what the neighbours on its core cost it: time it was ready to run and did not."""
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        t0 = time.monotonic()
+        proc = subprocess.Popen(argv, stdout=out, stderr=err, env={**os.environ, **env})
+        wait = 0.0
+        while True:
+            pid, status, ru = os.wait4(proc.pid, os.WNOHANG)
+            if pid:
+                break
+            wait = max(wait, runq_wait_s(proc.pid))
+            time.sleep(0.05)
+        wall = time.monotonic() - t0
+        proc.returncode = os.waitstatus_to_exitcode(status)
+        err.seek(0)
+        stderr = err.read().decode(errors="replace")
+    if proc.returncode != 0:
+        raise RuntimeError(f"{argv[0]} exited {proc.returncode}: {stderr.strip()[-400:]}")
+    return ru.ru_utime + ru.ru_stime, stderr, wait, wall
+
+
 def per_1k(cpu: float, requests: float) -> float:
     return cpu / requests * 1000
 
@@ -179,7 +212,7 @@ def boto3_startup(bin_dir: Path, endpoint: str, env: dict[str, str]) -> float:
 NULL_ROUNDS = int(os.environ.get("BENCH_LOADGEN_NULL_ROUNDS", "3"))
 NULL_CONC = 16
 NULL_LOW_S = float(os.environ.get("BENCH_LOADGEN_NULL_LOW_S", "3"))
-LOW_N = int(os.environ.get("BENCH_LOADGEN_LOW_OPS", "300"))    # requests per low-rate run on the lab
+LOW_N = int(os.environ.get("BENCH_LOADGEN_LOW_OPS", "1000"))   # requests per low-rate run on the lab
 OLD = os.environ.get("BENCH_LOADGEN_OLD", "")
 _MEMSTATS = re.compile(r"memstats mallocs=(\d+)")
 
@@ -202,7 +235,7 @@ def null_run(binary: str, addr: str, op: str, server_pid: int, conc: int = NULL_
                 "--workload", op, "--object-size", str(SIZE), "--concurrency", str(conc), "--objects", "1000",
                 "--bucket-prefix", f"bench-null-{op}-", "--duration", f"{seconds:g}s", "--output", str(out)]
         srv0 = proc_cpu_s(server_pid)
-        cpu, _, err = measured(argv, env)
+        cpu, err, wait, wall = measured_waits(argv, env)
         srv = proc_cpu_s(server_pid) - srv0
         doc = json.loads(out.read_text())
     requests = doc["total"]["ops"] + (doc["prefill"] or {}).get("objects", 0) + doc["cleanup"]["objects_deleted"] \
@@ -210,7 +243,7 @@ def null_run(binary: str, addr: str, op: str, server_pid: int, conc: int = NULL_
     m = _MEMSTATS.search(err)
     return {"ops_s": doc["total"]["ops_per_s"], "cpu_us": cpu / requests * 1e6,
             "allocs": int(m.group(1)) / requests if m else float("nan"), "server_us": srv / requests * 1e6,
-            "requests": requests}
+            "requests": requests, "cpu_frac": cpu / wall, "runq_frac": wait / wall}
 
 
 def null_server_runs() -> dict[str, float]:
@@ -229,7 +262,8 @@ def null_server_runs() -> dict[str, float]:
                     r = null_run(binaries[name], addr, op, srv.pid)
                     runs.setdefault((name, op), []).append(r)
                     print(f"  null {name:<3} {op}: {r['ops_s']:8.0f} ops/s  {r['cpu_us']:6.1f} us CPU/op  "
-                          f"{r['allocs']:5.2f} allocs/op  server {r['server_us']:5.1f} us/req", flush=True)
+                          f"{r['allocs']:5.2f} allocs/op  server {r['server_us']:5.1f} us/req  on core 0 "
+                          f"{r['cpu_frac']:4.2f}, waiting for it {r['runq_frac']:4.2f} of the time", flush=True)
                 for op in ("put", "get"):
                     r = null_run(binaries[name], addr, op, srv.pid, conc=1, seconds=NULL_LOW_S)
                     runs.setdefault((name, f"{op}_c1"), []).append(r)
@@ -250,6 +284,12 @@ def null_server_runs() -> dict[str, float]:
     out: dict[str, float] = {}
     for op in ("put", "get"):
         out[f"{op}_ops_s"] = med("new", op, "ops_s")
+        # the share of the run the client ran on core 0, and waited for it (runnable, the neighbours on it)
+        out[f"{op}_cpu_frac"] = med("new", op, "cpu_frac")
+        out[f"{op}_runq_frac"] = med("new", op, "runq_frac")
+        if OLD:
+            out[f"old_{op}_cpu_frac"] = med("old", op, "cpu_frac")
+            out[f"old_{op}_runq_frac"] = med("old", op, "runq_frac")
     every = runs[("new", "put")] + runs[("new", "get")]
     out["allocs_per_op"] = statistics.median(r["allocs"] for r in every)
     out["cpu_us_per_op"] = statistics.median(r["cpu_us"] for r in every)
