@@ -240,7 +240,7 @@ def test_cpu_limits_and_host_loads_in_every_spelling():
     ("parse_cpu_limits", ["osd.2=0.001"], "--cpu-limit", "outside 0.01 to 64"),
     ("parse_cpu_limits", ["osd.2=lots"], "--cpu-limit", "is not a number of cores"),
     ("parse_cpu_limits", ["osd.2=0.1,osd.2=0.2"], "--cpu-limit", "limited twice"),
-    ("parse_host_loads", ["c1=1"], "--host-load", "is not an OSD host"),
+    ("parse_host_loads", ["x1=1"], "--host-load", "is not a host of the lab"),
 ])
 def test_bad_cpu_specs_are_one_line_naming_the_flag(call, values, where, words):
     from cephbench.lab import cpulimit
@@ -256,6 +256,11 @@ def test_a_cpu_spec_the_lab_cannot_hold_is_refused():
                                                   {**flags, "--host-load": ["h4=1"]}, where="--host-load")
     assert "describes a multi-host lab" in refusal(spec_from_flags, None, 1, 0, None, None, None,
                                                     {**flags, "--host-load": ["h2=1"]}, where="--host-load")
+    assert "it has no client hosts" in refusal(spec_from_flags, 3, 1, 0, None, None, None,
+                                               {**flags, "--host-load": ["c1=1"]}, where="--host-load")
+    # a client host's neighbour, on a lab that has one
+    assert spec_from_flags(3, 1, 1, None, None, None, {**flags, "--host-load": ["c1=0.5"]}).cpu_quotas() == {
+        "load.c1": 50000}
 
 
 def test_the_plan_records_a_cpu_group_per_limit_and_per_neighbour_before_they_are_made(tmp_path):

@@ -3,7 +3,7 @@
   osd.2=0.08      osd.2 runs in a cgroup of its own whose CFS quota is 0.08 of a core per period (cpu.cfs_quota_us
                   8000 of cpu.cfs_period_us 100000): what a container's CPU limit does (Rook's and cephadm's
                   resources.limits.cpu)
-  h2=1.5          a neighbour that burns 1.5 cores on lab host h2: ceil(1.5) busy loops in h2's cpuacct group (they
+  h2=1.5          a neighbour that burns 1.5 cores on lab host h2 (or a client host, c1): ceil(1.5) busy loops in h2's cpuacct group (they
                   are h2's processes, as another tenant's are a shared host's), held together to 1.5 cores by a
                   cgroup quota of their own
 
@@ -26,7 +26,7 @@ MIN_CORES = 0.01               # below it a daemon does not answer its heartbeat
 MAX_LOAD_CORES = 64.0
 
 _DAEMON_RE = re.compile(r"osd\.(\d+)")
-_HOST_RE = re.compile(r"h(\d+)")
+_HOST_RE = re.compile(r"[hc](\d+)")
 _CORES_RE = re.compile(r"\d+(?:\.\d+)?|\.\d+")
 T = TypeVar("T")
 
@@ -110,17 +110,20 @@ def parse_cpu_limits(values: Sequence[str] | str, where: str = "--cpu-limit") ->
 
 
 def parse_host_loads(values: Sequence[str] | str, where: str = "--host-load") -> tuple[HostLoadSpec, ...]:
-    return _specs(values, where, "h2=1.5 (1.5 cores busy on h2)", _HOST_RE, "an OSD host of the lab", "loaded",
+    return _specs(values, where, "h2=1.5 (1.5 cores busy on h2)", _HOST_RE, "a host of the lab (hN, cN)", "loaded",
                   HostLoadSpec)
 
 
-def check_cpu_specs(limits: Iterable[CpuLimitSpec], loads: Iterable[HostLoadSpec], osds: int, hosts: int) -> None:
-    """Refuse an OSD or host the lab does not have."""
+def check_cpu_specs(limits: Iterable[CpuLimitSpec], loads: Iterable[HostLoadSpec], osds: int, hosts: int,
+                    clients: int = 0) -> None:
+    """Refuse an OSD or host the lab does not have (OSD hosts h1..hN, client hosts c1..cC)."""
     for s in limits:
         if int(s.daemon.split(".")[1]) >= osds:
             raise UserError(f"{s.daemon}: the lab has no such OSD", f"its OSDs are osd.0 to osd.{osds - 1}",
                             where="--cpu-limit")
     for h in loads:
-        if not 1 <= int(h.host[1:]) <= hosts:
-            raise UserError(f"{h.host}: the lab has no such host", f"its OSD hosts are h1 to h{hosts}",
-                            where="--host-load")
+        most = hosts if h.host[0] == "h" else clients
+        if not 1 <= int(h.host[1:]) <= most:
+            have = f"its OSD hosts are h1 to h{hosts}" + (f" and its client hosts c1 to c{clients}" if clients else
+                                                          ", and it has no client hosts (--clients)")
+            raise UserError(f"{h.host}: the lab has no such host", have, where="--host-load")

@@ -169,7 +169,7 @@ def spec_from_flags(hosts: int | None, osds_per_host: int, clients: int, public_
                          db_size_bytes=db_size, throttles=throttles, client=client, cpu_limits=cpu_limits,
                          host_loads=host_loads)
     check_drives([t.drive for t in throttles], range(spec.osds), range(spec.osds) if db_size else ())
-    check_cpu_specs(cpu_limits, host_loads, spec.osds, spec.hosts)
+    check_cpu_specs(cpu_limits, host_loads, spec.osds, spec.hosts, spec.clients)
     return spec
 
 
