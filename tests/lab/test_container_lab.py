@@ -161,3 +161,40 @@ def test_a_reef_lab_in_containers_in_cephadms_layout_with_limits_runs_suites_and
     for p in containers.Layout(fsid).dirs:
         assert not p.exists(), p
     assert not lab_dir.exists()
+
+
+def test_a_start_killed_with_sigkill_leaves_nothing_after_down(tmp_path):
+    """`lab up --containers` killed with SIGKILL once its daemons run: their `podman run` processes and containers
+    outlive it (conmon keeps a container whose client is killed); `lab down` removes every one by the record written
+    before they were made, and the directories under /var."""
+    import signal
+    import sys
+    import time
+    exe = _podman_or_skip(tmp_path)
+    d = Path(tempfile.mkdtemp(prefix="cephbench-test-containers-kill-"))
+    lab_dir = d / "lab"
+    lb = Lab(lab_dir)
+    log = tmp_path / "up.log"
+    with open(log, "w") as out:
+        proc = subprocess.Popen([sys.executable, "-m", "cephbench.entry", "lab", "up", "--dir", str(lab_dir),
+                                 "--containers", "--release", "reef", "--osds", "2", "--osd-size", "3GiB", "--no-rgw"],
+                                stdout=out, stderr=subprocess.STDOUT)
+    try:
+        deadline = time.monotonic() + 600
+        while "OSD(s) to come up" not in log.read_text() and proc.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert proc.poll() is None, log.read_text()
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+        fsid = lb.info().fsid
+        assert len(_ours(exe, lb.conf, tmp_path)) >= 3, "the daemons' containers outlive the killed start"
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        down = run_cli(["lab", "down", "--dir", lab_dir])
+        shutil.rmtree(d, ignore_errors=True)
+    assert down.returncode == 0, down.stderr
+    assert _ours(exe, lb.conf, tmp_path) == [], "a container of the lab was left"
+    for p in containers.Layout(fsid).dirs:
+        assert not p.exists(), p
