@@ -152,10 +152,11 @@ def _option(mon_json, who: str, name: str):
     return next((c["value"] for c in mon_json("config dump") if (c["section"], c["name"]) == (who, name)), None)
 
 
-@pytest.mark.parametrize("by_hand", [True, False], ids=["put-back-then-set", "set"])
+@pytest.mark.parametrize("by_hand", [True, False, None], ids=["put-back-then-set", "set", "entry-edited"])
 def test_an_option_the_user_set_after_the_run_died_stays_theirs(lab, mon_json, cephbench_env, tmp_path, by_hand):
     """Issue 34: the trial's user set osd_max_backfills 7 over the killed run's 2 without putting it back first, and
-    cleanup removed their 7 ("previous": null): the run undoes only a value it set, still in force."""
+    cleanup removed their 7 ("previous": null): the run undoes only a value it set, still in force. And only to
+    the value the configuration's history shows was there: an entry whose "previous" was edited is refused."""
     assert _option(mon_json, "osd", "osd_max_backfills") is None
     resources = tmp_path / "run" / "resources.json"
     left = _kill_9_when(["run", write_suite(tmp_path, VARIANT), "--out", tmp_path / "run"], cephbench_env,
@@ -163,6 +164,26 @@ def test_an_option_the_user_set_after_the_run_died_stays_theirs(lab, mon_json, c
     [opt] = [r for r in left if r["kind"] == "config-option"]
     assert isinstance(opt["state"]["config_version_before"], int) and opt["state"]["set_to"] == ["2"], opt
     assert _option(mon_json, "osd", "osd_max_backfills") == "2"
+    if by_hand is None:
+        edited = [{**r, "name": r["name"].replace('"previous":null', '"previous":"5"')} for r in left]
+        resources.write_text(json.dumps(edited))
+        try:
+            res = run_cli(["cleanup", tmp_path / "run"], cephbench_env)
+            assert res.returncode == 1, res.stdout + res.stderr
+            [line] = res.stderr.splitlines()
+            assert "the entry puts back 5, and the configuration held no value before the run set it" in line, line
+            assert _option(mon_json, "osd", "osd_max_backfills") == "2"
+            still = json.loads(resources.read_text())       # the option, and the marker that proves it
+            assert sorted(r["kind"] for r in still) == ["config-key", "config-option"], still
+            resources.write_text(json.dumps(
+                [{**r, "name": r["name"].replace('"previous":"5"', '"previous":null')} for r in still]))
+            res = run_cli(["cleanup", tmp_path / "run"], cephbench_env)
+            assert res.returncode == 0, res.stdout + res.stderr
+            assert _option(mon_json, "osd", "osd_max_backfills") is None
+            assert json.loads(resources.read_text()) == []
+        finally:
+            mon_json("config rm", who="osd", name="osd_max_backfills")
+        return
     if by_hand:         # the user puts it back by hand (what cleanup would print), then sets a value of their own
         mon_json("config rm", who="osd", name="osd_max_backfills")
     mon_json("config set", who="osd", name="osd_max_backfills", value="7")

@@ -216,7 +216,11 @@ def _log(entries):
 def test_an_option_is_the_runs_only_if_nobody_put_it_back_since():
     # the run recorded version 2, then set osd_max_backfills (3)
     v = option_history("osd", "osd_max_backfills", None, 2, _log(CONFIG_LOG[3:]))
-    assert v.ours and v.versions == [3]
+    assert v.ours and v.versions == [3] and v.before is None
+    # over a value that was there (config log names it): what an entry's "previous" must say
+    over = {"version": 3, "timestamp": "", "name": "", "changes": [{"name": "osd/osd_max_backfills",
+                                                                     "previous_value": "1", "new_value": "3"}]}
+    assert option_history("osd", "osd_max_backfills", "1", 2, _log([over])).before == "1"
     # ... and it was removed by hand since (5): nothing left to restore
     v = option_history("osd", "osd_max_backfills", None, 2, _log(CONFIG_LOG))
     assert not v.ours and v.doubt is None and "already put back (config version 5)" in v.note

@@ -6,6 +6,7 @@ copied between run directories, a copy of a live run's directory."""
 import json
 import os
 import re
+import signal
 import subprocess
 import sys
 import time
@@ -316,3 +317,27 @@ def test_a_directory_is_removed_only_where_cephbench_makes_it_and_as_it_makes_it
         why = owned.refusal(forged)
         assert why and why.startswith(f"refused to remove {forged.kind} {forged.name}: "), forged
     assert owned.refusal(Resource("remote-dir", "10.0.0.2:/tmp/cephbench-abc123-c1-001")) is None
+
+
+def test_an_exiting_tool_is_let_go_only_when_its_process_group_is_the_runs(tmp_path):
+    """A tool's `sh -c` left a zombie by the run's kill -9 reads an empty command line (the lab's disk baseline):
+    what its group still holds is what the remover signals, so that must carry the run's id."""
+    def zombie_leader(env):
+        # the leader exits at once and stays a zombie (this test does not wait for it); its child keeps the group
+        return subprocess.Popen(["sh", "-c", "sleep 30 & exit 0"], start_new_session=True, env=env)
+    ours = zombie_leader({**os.environ, RUN_ENV: "abc123"})
+    theirs = zombie_leader({k: v for k, v in os.environ.items() if k != RUN_ENV})
+    try:
+        deadline = time.monotonic() + 5
+        while time.monotonic() < deadline and not all(
+                (recovery._stat(p.pid) or ["?"])[0] == "Z" for p in (ours, theirs)):
+            time.sleep(0.02)
+        owned = Ownership(("abc123",), str(tmp_path), started_unix=0)
+        state = json.dumps({"cmdline": ["sh", "-c", "sleep 30 & exit 0"], "by": "1:0"})
+        assert owned.refusal(Resource("process", process_tag(ours.pid), state)) is None
+        why = owned.refusal(Resource("process", process_tag(theirs.pid), state))
+        assert why and "holds processes not started by this run" in why
+    finally:
+        for p in (ours, theirs):
+            os.killpg(p.pid, signal.SIGKILL)
+            p.wait()

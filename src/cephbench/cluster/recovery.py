@@ -294,6 +294,16 @@ def process_cmdline(pid: int, wait_s: float = 0.5) -> list[str] | None:
         time.sleep(0.002)
 
 
+def _group(pgid: int) -> list[int]:
+    """The live processes of process group `pgid`."""
+    out = []
+    for d in Path("/proc").iterdir():
+        fields = _stat(int(d.name)) if d.name.isdigit() else None
+        if fields and fields[2] == str(pgid) and fields[0] != "Z":
+            out.append(int(d.name))
+    return out
+
+
 def _parent(pid: int) -> int | None:
     fields = _stat(pid)
     return int(fields[1]) if fields else None
@@ -453,6 +463,11 @@ class Ownership:
             return ("the entry records no command line (an older cephbench's, or edited): nothing proves that "
                     "process is the run's tool")
         now = process_cmdline(pid)
+        if not now:
+            # exiting, or a zombie: whatever is left in its process group (which the remover signals) must be the run's
+            others = [m for m in _group(pid) if m != pid and process_run(m) not in self.run_ids]
+            return (f"process group {pid} holds processes not started by this run ({', '.join(map(str, others[:5]))})"
+                    if others else None)
         if now != recorded:
             return f"process {pid} runs {' '.join(now or [])[:80]!r}, not the {' '.join(recorded)[:80]!r} the run started"
         run = process_run(pid)

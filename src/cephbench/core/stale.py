@@ -91,6 +91,8 @@ class OptionVerdict:
     note: str = ""              # why there is nothing to restore
     doubt: str | None = None    # why the history could not be read: a person decides
     versions: list[int] = field(default_factory=list)      # the changes to the option since, in order
+    # what the first change since found there (config log's previous_value; None: not set): the value to put back
+    before: str | None = None
 
 
 def option_history(who: str, name: str, previous: str | None, since: int | None,
@@ -114,14 +116,15 @@ def option_history(who: str, name: str, previous: str | None, since: int | None,
         return OptionVerdict(False, doubt=f"cannot tell who set {who} {name} (the configuration history since "
                                           f"version {since} is no longer kept)")
     keys = {f"{who}/{name}", *([name] if who == "global" else [])}
-    changes = [(int(c["version"]), ch.get("new_value")) for c in sets for ch in c.get("changes") or []
-               if isinstance(ch, dict) and ch.get("name") in keys]
+    mine = [(int(c["version"]), ch) for c in sets for ch in c.get("changes") or []
+            if isinstance(ch, dict) and ch.get("name") in keys]
+    changes = [(v, ch.get("new_value")) for v, ch in mine]
     versions = [v for v, _ in changes]
     if not changes:
         return OptionVerdict(False, f"{who} {name} was never changed (the run died before it set it)", None, versions)
     back = next((i for i, (_, new) in enumerate(changes) if new == previous), None)
     if back is None:
-        return OptionVerdict(True, versions=versions)
+        return OptionVerdict(True, versions=versions, before=mine[0][1].get("previous_value"))
     if back == len(changes) - 1:
         return OptionVerdict(False, f"{who} {name} already put back (config version {changes[back][0]})",
                              None, versions)

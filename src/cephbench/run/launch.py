@@ -385,6 +385,13 @@ def removers(ctx: RunContext, dead: Sequence[Resource] = ()) -> dict[str, Remove
                           f"force: {how_to_remove(r)}")
         if not verdict.ours:
             raise Undone(verdict.note)
+        if not (verdict.before == rec.previous or verdict.before is not None and rec.previous is not None
+                and same_value(verdict.before, rec.previous)):
+            # the value to put back is in the entry's name: the cluster's history says what was there
+            raise Refused(f"refused to restore {rec.who} {rec.name}: the entry puts back "
+                          f"{rec.previous if rec.previous is not None else 'no value'}, and the configuration held "
+                          f"{verdict.before if verdict.before is not None else 'no value'} before the run set it "
+                          "(the entry was edited)")
         restore_recorded(ctx, r.name)
 
     def process(r: Resource) -> None:
