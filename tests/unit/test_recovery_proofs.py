@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from cephbench.cluster import marker, recovery
+from cephbench.cluster import recovery
 from cephbench.cluster.ceph import Cluster, Target
 from cephbench.cluster.recovery import (PROOFS, RUN_ENV, Ownership, RunLock, process_resource, process_tag, remove_leftovers,
                                         save, leftovers)
@@ -252,7 +252,9 @@ def test_a_live_run_is_never_cleaned_through_a_copy_of_its_directory(tmp_path):
         reused = Ownership(("abc123",), str(copy), {"abc123": {"host": socket.gethostname(), "pid": holder.pid,
                                                                "pid_started": ticks + 1, "started_unix": 0}})
         assert reused.alive() is None           # the PID is another process's now
-        assert json.loads(marker.value(None, 0))["pid_started"] == recovery.process_start_ticks(os.getpid())
+        ctx = RunContext(cluster=Cluster(Target(Path("/dev/null"), None, None)), run_id="abc123", rundir=None,
+                         ledger=Ledger(None), settings=Settings())
+        assert json.loads(ctx.marker_value())["pid_started"] == recovery.process_start_ticks(os.getpid())
         with pytest.raises(UserError, match="is still running"):
             launch.check_cleanable(copy, owned, [])
     finally:

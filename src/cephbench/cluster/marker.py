@@ -35,7 +35,7 @@ def key(run_id: str) -> str:
 def value(run_dir: str | None, started_unix: float, reserved_raw_bytes: int = 0, unseen_raw_bytes: int = 0,
           unseen_until_unix: float = 0.0, options: Iterable[tuple[str, str]] = (),
           scrub_flags: Iterable[str] = (), scrub_letting_go: Iterable[str] = (),
-          pool_delete: tuple[str | None, ...] = ()) -> str:
+          pool_delete: tuple[str | None, ...] = (), pid_started: int | None = None) -> str:
     """`unseen_raw_bytes`: what the run's last write added that `ceph df` may not count before
     `unseen_until_unix` (the mgr reports usage a stats period or two late); `options`: (who, name) of the options
     the run's variants change; `scrub_flags`: the scrub flags the run holds; `scrub_letting_go`: those its end has
@@ -43,11 +43,11 @@ def value(run_dir: str | None, started_unix: float, reserved_raw_bytes: int = 0,
     the run holds mon_allow_pool_delete true (run/pooldelete.py), empty when it does not."""
     opts = [[who, name] for who, name in options]
     flags, going = list(scrub_flags), list(scrub_letting_go)
-    # the process by its start time too (clock ticks since boot): a cleanup on this host tells a live run (the
-    # original of a copied run directory) by it, whatever the wall clock did since
-    from .recovery import process_start_ticks
+    # the process by its start time too (`pid_started`, clock ticks since boot): a cleanup on this host tells a live
+    # run (the original of a copied run directory) by it, whatever the wall clock did since
     return json.dumps({"host": socket.gethostname(), "pid": os.getpid(),
-                       "pid_started": process_start_ticks(os.getpid()), "started_unix": round(started_unix),
+                       **({"pid_started": pid_started} if pid_started is not None else {}),
+                       "started_unix": round(started_unix),
                        "run_dir": run_dir, "reserved_raw_bytes": int(reserved_raw_bytes),
                        **({"unseen_raw_bytes": int(unseen_raw_bytes), "unseen_until_unix": round(unseen_until_unix, 1)}
                           if unseen_raw_bytes else {}),

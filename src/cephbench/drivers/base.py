@@ -9,6 +9,7 @@ from __future__ import annotations
 import gzip
 import json
 import logging
+import os
 import shlex
 import time
 from dataclasses import dataclass, field
@@ -41,7 +42,7 @@ from ..evidence.proccpu import PROMETHEUS as PROC_CPU_FROM_PROMETHEUS, RemoteCpu
 from ..evidence.rounds import ClusterSeen, Seen
 from ..evidence.settings import capping_settings
 from ..hosts.remote import HostRef, drop_caches_argv, host_ref, osd_hosts, run_on_all, this_host
-from ..cluster.recovery import process_resource, stop_process_group
+from ..cluster.recovery import process_resource, process_start_ticks, stop_process_group
 from ..core.resources import Ledger, Resource
 from ..core.results import Evidence, Measurement, RunDir, SearchStop, Test
 from ..cluster.safety import CapacityBudget, UnseenWrites, drop_caches_local, settle_seconds
@@ -238,7 +239,8 @@ class RunContext:
         m = self.marker_state
         return marker.value(str(self.rundir.path.absolute()) if self.rundir else None, self.started_unix,
                             m.reserved_raw_bytes, *m.unseen, options=m.options, scrub_flags=m.scrub_flags,
-                            scrub_letting_go=m.scrub_letting_go, pool_delete=m.pool_delete)
+                            scrub_letting_go=m.scrub_letting_go, pool_delete=m.pool_delete,
+                            pid_started=process_start_ticks(os.getpid()))
 
     def write_marker(self) -> None:
         """The run's marker as it is now (its reservation and options), waited for: other runs read it next."""
