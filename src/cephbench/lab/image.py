@@ -16,6 +16,7 @@ generator): `ensure` keeps an image whose labels match and builds one whose do n
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import json
 import logging
@@ -318,19 +319,40 @@ def build(release: str, progress=lambda msg: None) -> Image:
 def ensure(release: str, progress=lambda msg: None, daemons_only: bool = False) -> Image:
     """The image of `release`: the one podman holds when it was made from today's root and sources, else a new one.
     `daemons_only` (a lab in containers: its daemons are the root's packages, not cephbench): any image of today's
-    root will do."""
+    root will do. One build of a release at a time (a lock on its root's directory: no lock file is left): a
+    second process waits for the first's image and uses it (two lab tests in two shares of `make test-lab`)."""
     rel = roots.release(release, where="--build")
-    current = inspect(tag(rel.name))
-    if current is not None and podman.exe() is not None:
-        root = roots.read_root(roots.roots_dir() / rel.name)
-        if (root is not None and not roots.whole(root)
-                and current.label("root_manifest_sha256") == root.manifest_sha256):
-            if daemons_only:
-                return current
-            repo = checkout()
-            if current.label("source_sha256") == source_digest(repo, loadgen_binary(repo)):
-                return current
-    return build(rel.name, progress)
+    current = _current(rel.name, daemons_only)
+    if current is not None:
+        return current
+    if podman.exe() is None:
+        raise UserError("building the toolbox image needs podman, which is not installed",
+                        "apt-get install podman runc")
+    root = roots.ensure(rel.name, progress=progress, where="--build")
+    fd = os.open(root.dir, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            progress(f"another process is building the {rel.name} image: waiting for it")
+            fcntl.flock(fd, fcntl.LOCK_EX)
+        return _current(rel.name, daemons_only) or build(rel.name, progress)
+    finally:
+        os.close(fd)
+
+
+def _current(release: str, daemons_only: bool) -> Image | None:
+    """Our image of `release` when it was made from today's root (and, unless `daemons_only`, sources)."""
+    current = inspect(tag(release))
+    if current is None or podman.exe() is None:
+        return None
+    root = roots.read_root(roots.roots_dir() / release)
+    if root is None or roots.whole(root) or current.label("root_manifest_sha256") != root.manifest_sha256:
+        return None
+    if daemons_only:
+        return current
+    repo = checkout()
+    return current if current.label("source_sha256") == source_digest(repo, loadgen_binary(repo)) else None
 
 
 def remove(release: str) -> Image:
