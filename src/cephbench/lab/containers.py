@@ -238,7 +238,7 @@ def up(lab: Lab, osds: int, osd_size_bytes: int, release: str | None, cpus: dict
                         where="--containers")
     rel = roots.release(release or lab.host_release() or "pacific")
     img = image.ensure(rel.name, progress=progress, daemons_only=True)
-    remove(lab.dir)             # what a container lab killed in this directory left (its record names it)
+    # refuses a lab that runs; removes what a stopped or killed one left, its containers too (Lab's host objects)
     lab._clear_for_up()
     marker = labdir.claim(lab.dir)
     (lab.dir / "run").mkdir(exist_ok=True)
