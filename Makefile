@@ -10,7 +10,7 @@ NAME ?=
 # (PYTHONDONTWRITEBYTECODE=1): a run's imports then cost 0.43-0.49 s of CPU a start instead of 0.29 s.
 unexport PYTHONDONTWRITEBYTECODE
 
-.PHONY: setup install image demo test roots test-go-and-unit test-unit test-lab test-lab-serial test-go bench loadgen clean
+.PHONY: setup install image demo test roots test-go-and-unit test-unit test-lab test-lab-serial test-go bench loadgen cadvisor clean
 
 setup:
 	bash scripts/setup.sh
@@ -31,6 +31,10 @@ loadgen:
 	@if [ -d loadgen ]; then mkdir -p build/bin && cd loadgen && \
 	  CGO_ENABLED=0 go build -o ../build/bin/cephbench-loadgen ./cmd/cephbench-loadgen && \
 	  go build -o ../build/bin/cephbench-nullserver ./cmd/cephbench-nullserver; fi
+
+# the lab's cAdvisor (lab up --monitoring scrapes it when built): its library from the Go module proxy, tools/cadvisor/
+cadvisor:
+	@mkdir -p build/bin && cd tools/cadvisor && CGO_ENABLED=0 go build -o ../../build/bin/cadvisor .
 
 demo: setup
 	$(CEPHBENCH) lab status --dir $(LAB_DIR) >/dev/null 2>&1 || $(CEPHBENCH) lab up --dir $(LAB_DIR)

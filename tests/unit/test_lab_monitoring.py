@@ -145,3 +145,17 @@ def test_a_drives_limit_is_published_under_its_devices_kernel_name(tmp_path):
     assert device_limits(rec, block) == {"loop1": DriveLimit(8 << 20, 100), "vda": DriveLimit(3 << 20, None)}
     rec.drives.append(drive(4, "254:0", None))
     assert device_limits(rec, block) == {"loop1": DriveLimit(8 << 20, 100)}
+
+
+def test_cadvisor_is_scraped_when_built_and_its_command_line_is_the_labs(tmp_path):
+    p = plan(tmp_path)
+    assert [j["job_name"] for j in json.loads(mon.prometheus_config(p))["scrape_configs"]] == ["node", "process", "ceph"]
+    p = mon.MonitoringPlan(**{**p.__dict__, "cadvisor": "127.0.0.1:40124"})
+    job = json.loads(mon.prometheus_config(p))["scrape_configs"][-1]
+    assert job == {"job_name": "cadvisor", "static_configs": [{"targets": ["127.0.0.1:40124"]}]}
+    argv = mon.cadvisor_argv(p, "/x/cadvisor")
+    # raw cgroups, each group's stats every second, and a path under the monitoring directory (lab down's mark)
+    assert "--docker_only=false" in argv and "--allow_dynamic_housekeeping=false" in argv
+    assert f"-lab-dir={tmp_path / 'monitoring' / 'cadvisor'}" in argv
+    assert mon.cadvisor_binary(lambda name: None) in (None, str(mon.CADVISOR_REPO_BIN))
+    assert mon.cadvisor_binary(lambda name: f"/usr/bin/{name}") in ("/usr/bin/cadvisor", str(mon.CADVISOR_REPO_BIN))

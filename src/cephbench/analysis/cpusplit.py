@@ -24,6 +24,8 @@ from dataclasses import dataclass, field
 
 from ..core.results import HostLoad, ProcessCpu
 
+CADVISOR = "cAdvisor's container series in Prometheus"      # evidence/cadvisor.py's SOURCE: the same words
+
 HELD_THROTTLED = 0.5     # of its CFS periods a daemon's group was throttled in: held by its limit
 ALONE_SHARE = 0.10       # other processes' CPU time, of the host's CPUs' time, above which the cluster was not alone
 TOP_DAEMONS = 4          # daemons named in the split's line
@@ -78,7 +80,9 @@ def split(host: HostLoad, hosts: list[HostLoad], cpu: list[ProcessCpu]) -> Split
         return None
     out = Split(host, host.cpu_s, host.wall_s, list(host.processes), _tools(host.host, cpu))
     listed = {d.pid for d in out.daemons if d.pid}
-    out.daemons += [c for c in cpu if c.who.startswith("osd.") and c.host == host.host and c.pid not in listed]
+    named = {d.who for d in out.daemons if not d.pid}      # listed by name alone (cAdvisor's containers)
+    out.daemons += [c for c in cpu if c.who.startswith("osd.") and c.host == host.host and c.pid not in listed
+                    and c.who not in named]
     if host.source == "proc-stat" and host.machine:
         for part in hosts:
             if part is host or part.source != "cpuacct" or part.machine != host.machine:
@@ -171,6 +175,7 @@ def held_daemons(hosts: list[HostLoad]) -> list[Held]:
             if share < HELD_THROTTLED:
                 continue
             used = d.cpu_s / d.wall_s if d.wall_s else None
+            source = d.source if d.source == CADVISOR else "cgroup cpu.stat and /proc/PID/stat"
             where = ", ".join(x for x in (d.host, f"PID {d.pid}" if d.pid else "",
                                           f"container {d.container}" if d.container else "",
                                           f"cgroup {d.cgroup}" if d.cgroup else "") if x)
@@ -179,5 +184,5 @@ def held_daemons(hosts: list[HostLoad]) -> list[Held]:
                      else "")
             out.append(Held(d, share, f"{d.who} ({where}): held by its CPU limit, {d.limit_cores:g} cores, throttled "
                                       f"in {share:.0%} of periods ({d.throttled_periods:,} of {d.periods:,}"
-                                      f"{throttled}){usage}; cgroup cpu.stat and /proc/PID/stat"))
+                                      f"{throttled}){usage}; {source}"))
     return sorted(out, key=lambda x: -x.share)

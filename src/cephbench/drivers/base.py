@@ -29,7 +29,8 @@ from ..evidence.hostload import CpuSampler
 from ..core.names import safe_name  # noqa: F401  (the drivers' import of it)
 from ..evidence import watch as hostwatch
 from ..evidence.hoststream import of_conf
-from ..evidence.prometheus import Prometheus, in_place_of_watch, read_host_cpu, read_hosts, read_osd_cpu
+from ..evidence.prometheus import (Prometheus, in_place_of_watch, read_daemon_cpu, read_host_cpu, read_hosts,
+                                   read_osd_cpu)
 from ..kinds import KINDS, direction_of
 from ..hosts.fanout import Placement, TimedResult, run_started_together
 from ..hosts.local import CommandResult, LocalHost, Spawn, run_together, stop_group
@@ -424,6 +425,14 @@ class RunContext:
             loads, notes = read_host_cpu(prom, unwatched, start, end)
             seen.hosts += loads
             seen.notes += notes
+            # and each OSD's container there, its CPU limit and throttling, from cAdvisor: as a watch's cgroup files
+            ids = {int(m["id"]): str(m["hostname"]) for m in self._metadata() or []
+                   if isinstance(m, dict) and isinstance(m.get("id"), int) and m.get("hostname") in unwatched}
+            if ids:
+                procs, notes = read_daemon_cpu(prom, ids, start, end)
+                for load in loads:
+                    load.processes = [*load.processes, *procs.get(load.host, [])]
+                seen.notes += notes
 
     def _tools_run(self, run: Callable[[Callable[[], bool], Callable[[list[int]], None]], R],
                    tick: Callable[[], bool], watchers: list[hostwatch.Watcher], watcher_res: list[Resource]) -> R:

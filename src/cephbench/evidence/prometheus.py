@@ -18,7 +18,8 @@ from ..drivers.figures import ParseError
 from ..core.errors import UserError
 from ..core.fetch import fetch
 from ..core.names import shown_url, split_url
-from ..core.results import DeviceLoad, HostLoad, LinkLoad
+from ..core.results import DeviceLoad, HostLoad, LinkLoad, ProcessCpu
+from . import cadvisor
 from . import promanswer as pa
 from .hoststream import NOT_WATCHED, SSH_REACHES, UNMEASURED, WHAT_WATCHES, watch_targets
 from .watch import Watched
@@ -219,3 +220,32 @@ def in_place_of_watch(seen: Watched, osd_hosts: list[str], devs: list[DeviceLoad
     cpu_only = f"its CPU is not measured (its devices and links are Prometheus's); {SSH_REACHES}"
     seen.notes = [n.replace(f"{UNMEASURED}; {WHAT_WATCHES}", cpu_only) if n.startswith(unwatched) else n
                   for n in seen.notes if not n.startswith(theirs)] + notes
+
+
+def read_daemon_cpu(prom: Prometheus, osd_hosts: dict[int, str], start: float, end: float
+                    ) -> tuple[dict[str, list[ProcessCpu]], list[str]]:
+    """Each OSD's CPU and CFS throttling over [start, end] from cAdvisor's container series (evidence/cadvisor.py):
+    its counters at the test's start and after its end (as read_osd_cpu), per OSD host; notes say which series were
+    matched to which daemon, or that Prometheus has none. Called after read_hosts, which waited for the scrapes."""
+    names = "|".join(cadvisor.METRICS)
+    # the containers that may be a Ceph daemon's (cadvisor.daemon_of tells which): a query for every container of
+    # a Kubernetes cluster would bring back thousands
+    query = " or ".join(f'{{__name__=~"{names}",{sel}}}' for sel in (
+        'pod=~"rook-ceph-osd-.*"', 'name=~".*osd.*"', 'id=~".*osd.*"', 'ceph_daemon=~"osd.*"', 'daemon=~"osd.*"'))
+    try:
+        intervals = pa.scrape_intervals(prom.get("/api/v1/targets"))
+    except (OSError, ParseError):
+        intervals = {}
+    after = min(end + min(MAX_WAIT_S, max(intervals.values(), default=1.0)), time.time())
+    try:
+        first, last = prom.query(query, start), prom.query(query, after)
+    except (OSError, ParseError) as exc:
+        return {}, [f"Prometheus at {prom.shown}: the OSDs' container CPU (cAdvisor) was not read: {exc}"]
+    used: dict[int, float] = {}
+    if cadvisor.without_usage(last):
+        used, _ = read_osd_cpu(prom, osd_hosts, start, end)     # CFS counters without usage: process-exporter's
+    procs, notes = cadvisor.daemon_cpu(first, last, osd_hosts, after - start, used)
+    if not procs and not notes:
+        notes = [f"Prometheus at {prom.shown} has no cAdvisor series of the OSDs' containers "
+                 f"({cadvisor.USAGE}, {cadvisor.THROTTLED}): a CPU limit on them is not measured"]
+    return procs, notes

@@ -750,10 +750,12 @@ class Lab:
         osds: dict[str, list[int]] = {}
         for i in range(self._spec.osds):
             osds.setdefault(daemon_host(self._spec, f"osd.{i}"), []).append(i)
+        ports = _free_ports(2)
         return mon_stack.MonitoringPlan(
-            self.dir / mon_stack.DIR, _free_ports(1)[0],
+            self.dir / mon_stack.DIR, ports[0],
             {h.name: f"{h.address()}:{mon_stack.EXPORTER_PORT}" for h in net.hosts},
-            f"{net.host(daemon_host(self._spec, MGR)).address()}:{mon_stack.MGR_PORT}", speeds, osds, self.conf)
+            f"{net.host(daemon_host(self._spec, MGR)).address()}:{mon_stack.MGR_PORT}", speeds, osds, self.conf,
+            f"127.0.0.1:{ports[1]}" if mon_stack.cadvisor_binary(self.host.which) else None)
 
     def _start_process(self, name: str, argv: list[str], host: str | None) -> dm.Daemon:
         """A process that is not Ceph's, in a lab host's network namespace (None: this machine's), PID file in run/."""
@@ -778,6 +780,12 @@ class Lab:
                     for h in sorted(plan.osds)]
         started.append(self._start_process(mon_stack.PROMETHEUS, mon_stack.prometheus_argv(plan), None))
         want = len(plan.exporters) + len(plan.osds) + 1
+        cadvisor = mon_stack.cadvisor_binary(self.host.which)
+        if plan.cadvisor and cadvisor:
+            started.append(self._start_process(mon_stack.CADVISOR, mon_stack.cadvisor_argv(plan, cadvisor), None))
+            want += 1
+        else:
+            progress("cAdvisor is not built (make cadvisor): Prometheus has no container CPU series of the lab")
 
         def targets() -> tuple[bool, str]:
             try:

@@ -37,7 +37,7 @@ _MAGIC = "cephbench lab directory"
 # `mon cluster log file = log/$cluster.log`; daemons.py: a daemon's stdout in log/<name>.out), its daemons being
 # those lab.py, sshd.py and monitoring.py start. Anything else in log/ is not the lab's: a user's file left there is
 # kept (a `lab down` once deleted one with the directory).
-_DAEMON = r"(?:mon|mgr|osd|mds|client|sshd|node-exporter|process-exporter)\.[A-Za-z0-9_.-]+|prometheus"
+_DAEMON = r"(?:mon|mgr|osd|mds|client|sshd|node-exporter|process-exporter)\.[A-Za-z0-9_.-]+|prometheus|cadvisor"
 _LAB_LOG = re.compile(rf"ceph-(?:{_DAEMON})\.log|ceph\.log|ceph\.audit\.log|(?:{_DAEMON})\.out")
 _NOTHING = re.compile(r"(?!)")
 # Entries whose contents the lab names one by one, each as (its files, its directories, whole trees): log/; keyring/

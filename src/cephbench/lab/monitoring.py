@@ -15,6 +15,10 @@ The lab's node-exporters differ from Debian's defaults in what a lab needs:
 - the speed of a link comes from the lab's shaping, through the textfile collector: a process entered into a
   namespace by nsenter sees the machine's /sys/class/net, not its host's (netclass is off for that reason);
 - only the collectors a benchmark reads run, scraped every second on a machine the lab shares.
+
+With cAdvisor built (`make cadvisor`: build/bin/cadvisor, from tools/cadvisor/), one cAdvisor on the machine serves
+every cgroup's CPU counters (`--docker_only=false`: raw cgroups, cgroup v1), the `--cpu-limit` groups among them, as
+Rook's kubelet serves a pod's: the container CPU series a toolbox run reads from Prometheus (evidence/cadvisor.py).
 """
 
 from __future__ import annotations
@@ -23,7 +27,7 @@ import json
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any, Callable, Mapping
 
 from ..core.results import DEVICE_LIMIT_FIELDS as LIMIT_FIELDS
 from ..core.results import DEVICE_LIMIT_METRIC as LIMIT
@@ -39,6 +43,9 @@ EXPORTER_BIN = "prometheus-node-exporter"
 PROCESS_EXPORTER_BIN = "prometheus-process-exporter"
 PROCESS_EXPORTER_PORT = 9256
 BINARIES = (PROMETHEUS_BIN, EXPORTER_BIN, PROCESS_EXPORTER_BIN)
+CADVISOR = "cadvisor"
+# this checkout's build (make cadvisor), else one on PATH; optional: without it the stack has no container series
+CADVISOR_REPO_BIN = Path(__file__).resolve().parents[3] / "build" / "bin" / CADVISOR
 PROMETHEUS = "prometheus"
 COLLECTORS = ("diskstats", "netdev", "textfile", "cpu", "meminfo", "loadavg", "uname")
 
@@ -60,6 +67,7 @@ class MonitoringPlan:
     speeds: dict[str, dict[str, float]]  # host -> interface -> shaped bits/s
     osds: dict[str, list[int]]           # OSD host -> the ids of its OSDs (its process-exporter's groups)
     conf: Path                           # the lab's ceph.conf, on every one of its daemons' command lines
+    cadvisor: str | None = None          # address:port of the machine's cAdvisor (127.0.0.1), when it is built
 
     @property
     def url(self) -> str:
@@ -99,6 +107,9 @@ def prometheus_config(plan: MonitoringPlan) -> str:
            "scrape_configs": [{"job_name": "node", "static_configs": nodes},
                               {"job_name": "process", "static_configs": procs},
                               {"job_name": "ceph", "honor_labels": True, "static_configs": [{"targets": [plan.mgr]}]}]}
+    if plan.cadvisor:
+        # the machine's: its instance names no lab host, and a series is an OSD's by its cgroup (the id label)
+        doc["scrape_configs"].append({"job_name": "cadvisor", "static_configs": [{"targets": [plan.cadvisor]}]})
     return json.dumps(doc, indent=1) + "\n"
 
 
@@ -161,6 +172,19 @@ def process_exporter_argv(plan: MonitoringPlan, host: str) -> list[str]:
     # per-thread series and smaps are not read, and cost a scrape a second on a shared machine
     return [PROCESS_EXPORTER_BIN, f"-config.path={plan.process_config(host)}",
             f"-web.listen-address={plan.process_exporter(host)}", "-threads=false", "-gather-smaps=false"]
+
+
+def cadvisor_binary(which: Callable[[str], str | None]) -> str | None:
+    """The cAdvisor the lab runs: this checkout's build, else one on PATH; None when neither is there."""
+    return str(CADVISOR_REPO_BIN) if CADVISOR_REPO_BIN.is_file() else which(CADVISOR)
+
+
+def cadvisor_argv(plan: MonitoringPlan, binary: str) -> list[str]:
+    """Raw cgroups too (a lab's groups are no container runtime's), each group's stats every second, not stretched
+    to a minute for an idle one (dynamic housekeeping); -lab-dir names the monitoring directory: lab down's mark."""
+    assert plan.cadvisor
+    return [binary, f"-listen={plan.cadvisor}", "--docker_only=false", "--housekeeping_interval=1s",
+            "--allow_dynamic_housekeeping=false", f"-lab-dir={plan.dir / CADVISOR}"]
 
 
 def prometheus_argv(plan: MonitoringPlan) -> list[str]:
