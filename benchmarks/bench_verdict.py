@@ -40,7 +40,9 @@ ssh,prometheus. `ssh` runs with `--lab-dir`, so cephbench reaches the lab's host
 and key, in a directory of their own (a conf beside the lab's lab.json would give the run the lab's ssh), and
 `settings.prometheus` naming the lab's Prometheus; the OSD hosts' devices and links then come from node-exporter and
 the OSDs' counters through `ceph tell` (node-exporter has no cgroup throttles: a throttled drive is named by its
-OSD's commit latency against its peers', the slow store of docs/model.md). With both, each case runs on the one lab
+OSD's commit latency against its peers', the slow store of docs/model.md). A CPU limit is named from cAdvisor's
+series of the limited OSD's cgroup when the lab runs cAdvisor (built by `make cadvisor`): cpu-limit from Prometheus
+then counts as named only when its line is cAdvisor's (without it, from the OSD's slowness beside its peers'). With both, each case runs on the one lab
 once per source, the first source alternating from case to case, with the OSDs done removing the first run's pool
 before the second starts. Prints a line per case per source, `RESULT verdict source=S cases=N named=M both=K` per
 source (ssh alone prints as before, without `source=`), and with both the cases whose sources named different
@@ -62,7 +64,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from cephbench.cluster.ceph import Cluster, Target
+from cephbench.analysis.cpusplit import CADVISOR
 from cephbench.lab import Lab
+from cephbench.lab import monitoring as mon_stack
 from common import result_line
 
 CLI = str(Path(sys.executable).with_name("cephbench"))
@@ -83,6 +87,7 @@ class Case:
     calibrate: bool = False      # run once, then limit every data drive to its write requests ÷ CLOSE_SHARE
     existing: str | None = None  # a pool made before the run, which the suite names as existing (its `p`)
     avoid: str | None = None     # named when the bottleneck does not start with this and the result has no warning
+    cadvisor: bool = False       # from Prometheus, named from cAdvisor's series when the lab runs one (make cadvisor)
 
 
 CASES = [
@@ -109,7 +114,8 @@ CASES = [
     Case("cpu", ["--hosts", "3"],
          "{type: rados_bench, modes: [write], object_size: 4KiB, concurrency: 64}", "CPU"),
     Case("cpu-limit", ["--hosts", "3", "--cpu-limit", "osd.1=0.1"],
-         "{type: rados_bench, modes: [write], object_size: 64KiB, concurrency: 16}", "CPU limit of osd.1"),
+         "{type: rados_bench, modes: [write], object_size: 64KiB, concurrency: 16}", "CPU limit of osd.1",
+         cadvisor=True),
     Case("neighbour", ["--hosts", "3", "--host-load", "h3=1.5"],
          "{type: rados_bench, modes: [write], object_size: 4KiB, concurrency: 16}", "CPU (other processes on"),
     Case("drive-beside", ["--hosts", "3", "--osd-throttle", "osd.2=8MiB/s", "--host-load", "h3=1"],
@@ -199,7 +205,12 @@ def _run_from(case: Case, source: str, lab: Path, work: Path) -> Outcome:
         env = {k: v for k, v in os.environ.items() if k not in ("CEPH_CONF", "CEPH_KEYRING")}
     run = subprocess.run([CLI, "run", str(suite), *where, "--out", str(out)], capture_output=True, text=True,
                          env=env)
-    return _outcome(case, out, run)
+    got = _outcome(case, out, run)
+    if source == "prometheus" and case.cadvisor and mon_stack.cadvisor_binary(shutil.which) and got[0] == "named" \
+            and not got[2].endswith(CADVISOR):
+        # the lab scrapes cAdvisor: the limit is named from its series, not from the OSD's slowness alone
+        return "MISSED", got[1], f"not from cAdvisor's series: {got[2]}"
+    return got
 
 
 def _settle(lab: Path) -> str:

@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -69,6 +70,58 @@ def test_an_osd_held_by_its_cpu_limit_is_named_with_its_limit(tmp_path: Path):
     assert "held by its CPU limit, 0.08 cores, throttled in" in line
     used = float(re.search(r"it used ([\d.]+) cores", line).group(1))
     assert used <= 0.08 * 1.05, line          # the quota held it
+
+
+TOOLBOX_SUITE = """
+name: cpu-limit-toolbox
+settings:
+  prometheus: {url}
+pools:
+  rep: {{type: replicated, size: 3, pg_num: 32}}
+workloads:
+  - {{name: rados, type: rados_bench, pool: rep, modes: [write], object_size: 64KiB, concurrency: 16, duration: 6s}}
+"""
+
+
+def test_an_osd_held_by_its_cpu_limit_is_named_from_cadvisors_series_without_ssh(tmp_path: Path):
+    """From a toolbox (the conf and key alone, Prometheus, no ssh): the lab's cAdvisor's series of osd.2's cgroup
+    name its CPU limit, as the ssh watch's cgroup files do above (before cAdvisor, only its slowness named it)."""
+    from cephbench.lab.monitoring import cadvisor_binary
+    if cadvisor_binary(shutil.which) is None:
+        pytest.skip("cAdvisor is not built (make cadvisor): the lab's Prometheus has no container series")
+    if os.geteuid() != 0:
+        pytest.fail("the multi-host lab needs root (network namespaces, cgroups)")
+    lab = tmp_path / "lab"
+    try:
+        up = subprocess.run([*CLI, "lab", "up", "--dir", str(lab), "--hosts", "3", "--osd-size", "4GiB", "--no-rgw",
+                             "--monitoring", "--cpu-limit", "osd.2=0.05"], capture_output=True, text=True, timeout=300)
+        assert up.returncode == 0, up.stdout[-2000:] + up.stderr[-2000:]
+        url = json.loads((lab / "lab.json").read_text())["monitoring"]["prometheus"]
+        box = tmp_path / "toolbox"
+        box.mkdir()
+        shutil.copyfile(lab / "ceph.conf", box / "ceph.conf")
+        shutil.copyfile(lab / "keyring" / "ceph.client.admin.keyring", box / "keyring")
+        suite = tmp_path / "suite.yaml"
+        suite.write_text(TOOLBOX_SUITE.format(url=url))
+        out = tmp_path / "run"
+        env = {k: v for k, v in os.environ.items() if k not in ("CEPH_CONF", "CEPH_KEYRING")}
+        run = subprocess.run([*CLI, "run", str(suite), "--conf", str(box / "ceph.conf"), "--keyring",
+                              str(box / "keyring"), "--out", str(out)], capture_output=True, text=True, timeout=300,
+                             env=env)
+        assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
+    finally:
+        down = subprocess.run([*CLI, "lab", "down", "--dir", str(lab)], capture_output=True, text=True, timeout=300)
+    assert down.returncode == 0, down.stdout + down.stderr
+    assert subprocess.run(["pgrep", "-f", f"{lab}/monitoring/"], capture_output=True).stdout == b""
+    [result] = [json.loads(line) for line in (out / "results.jsonl").read_text().splitlines() if line.strip()]
+    a, ev = result["analysis"], result["evidence"]
+    print(a["bottleneck"], a["reason"], *a["evidence"], sep="\n")
+    assert all(h.get("source") != "cpuacct" for h in result.get("hosts", [])), "ssh watched a lab host"
+    assert a["bottleneck"] == "CPU limit of osd.2 (h3)", (a["reason"], a["evidence"])
+    [line] = [ln for ln in a["evidence"] if ln.startswith("osd.2 (h3")]
+    assert "held by its CPU limit, 0.05 cores, throttled in" in line and line.endswith(
+        "; cAdvisor's container series in Prometheus"), line
+    assert any(n.startswith('cAdvisor: osd.2 on h3 is the container {id="/cephbench-') for n in ev["notes"]), ev["notes"]
 
 
 def test_a_cpu_burning_neighbour_is_named_as_other_processes(tmp_path: Path):

@@ -242,9 +242,12 @@ def read_daemon_cpu(prom: Prometheus, osd_hosts: dict[int, str], start: float, e
     except (OSError, ParseError) as exc:
         return {}, [f"Prometheus at {prom.shown}: the OSDs' container CPU (cAdvisor) was not read: {exc}"]
     used: dict[int, float] = {}
+    used_notes: list[str] = []
     if cadvisor.without_usage(last):
-        used, _ = read_osd_cpu(prom, osd_hosts, start, end)     # CFS counters without usage: process-exporter's
+        used, used_notes = read_osd_cpu(prom, osd_hosts, start, end)   # CFS counters without usage: process-exporter's
     procs, notes = cadvisor.daemon_cpu(first, last, osd_hosts, after - start, used)
+    if any(p.wall_s is None for ps in procs.values() for p in ps):
+        notes += used_notes
     if not procs and not notes:
         notes = [f"Prometheus at {prom.shown} has no cAdvisor series of the OSDs' containers "
                  f"({cadvisor.USAGE}, {cadvisor.THROTTLED}): a CPU limit on them is not measured"]
