@@ -155,7 +155,9 @@ def test_bad_search_refused_by_run_before_anything_is_made(tmp_path, suite_text,
 
 @pytest.mark.parametrize("suite_text, words", [
     ("workloads:\n  - {type: rados_bench, modes: [write], concurrency: {auto: {max: 4}}, duration: 2s}\n",
-     ["a search of concurrency from 1 to 4", "3 tests in 1 groups"]),
+     ["a search of concurrency from 1 to 4", "3 tests in 1 groups",
+      # 3 steps of 5 s (the shortest a step may be) and 1 s of overhead, each run again twice at worst
+      "a step that stalls runs again, up to 2 times (at worst 36.0 s more)"]),
     # client hosts (tests/unit/test_client_search.py): the suite's, and the lab's, which only a run learns
     ("clients: [a, b]\nworkloads:\n  - {type: rados_bench, modes: [write], duration: 2s, clients: auto}\n",
      ["a search of client hosts from 1 to 2, doubling", "2 tests in 1 groups"]),

@@ -8,8 +8,10 @@ import click
 
 from ..suite.config import Suite, load_suite
 from ..suite.plan import Plan, expand, validate_estimates, waits_for_client_hosts
+from ..kinds import KINDS
 from ..kinds.schema import Auto
 from ..report.format import seconds
+from ..core import loadsearch
 from ..core.units import format_size
 from .common import out, _print_plan_warnings
 
@@ -46,9 +48,15 @@ def _print_plan(plan: Plan, suite: Suite) -> None:
         if t.search.param == "clients" and t.workload in to_lab:
             upto = f"every client host of the lab (planned here to {upto}, the worst case; a run to the lab's own)"
         what = "client hosts" if t.search.param == "clients" else t.search.param
+        # each run of a step (its repeats') may stall and run again (loadsearch.STALL_RERUNS): the worst case beyond
+        # the estimate, its tool's run and overhead again (not its group's set-up)
+        rerun_s = loadsearch.STALL_RERUNS * sum(
+            (float(s.params.get("duration_s") or 0) + KINDS[s.kind].test_overhead_s) * t.search.repeats
+            for s in plan.tests if s.group == t.group)
         out.print(f"{t.group} ({t.workload}): a search of {what} from 1 to {upto}, doubling; it "
-                  f"stops at the knee{bound} (docs/model.md, \"The search\"): the estimate counts every step",
-                  markup=False)
+                  f"stops at the knee{bound} (docs/model.md, \"The search\"): the estimate counts every step once; "
+                  f"a step that stalls runs again, up to {loadsearch.STALL_RERUNS} times (at worst "
+                  f"{seconds(rerun_s)} more)", markup=False)
     groups = len({t.group for t in plan.tests})
     # run's own estimate, for the clusters validate cannot tell apart (it knows no OSD host): run prints the one
     # for the hosts it finds, with the same function (plan.cluster_estimate_s)
