@@ -121,7 +121,8 @@ def test_an_osd_held_by_its_cpu_limit_is_named_from_cadvisors_series_without_ssh
     [line] = [ln for ln in a["evidence"] if ln.startswith("osd.2 (h3")]
     assert "held by its CPU limit, 0.05 cores, throttled in" in line and line.endswith(
         "; cAdvisor's container series in Prometheus"), line
-    assert any(n.startswith('cAdvisor: osd.2 on h3 is the container {id="/cephbench-') for n in ev["notes"]), ev["notes"]
+    assert any(n.startswith('cAdvisor\'s series of osd.2 on h3: the container {id="/cephbench-') for n in ev["notes"]), \
+        ev["notes"]
 
 
 def test_a_cpu_burning_neighbour_is_named_as_other_processes(tmp_path: Path):

@@ -55,7 +55,7 @@ def test_the_labs_limited_osd_is_read_from_the_real_answers_with_its_usage_from_
         ("osd.2", "h3", "/cephbench-4e99a7/osd.2", 0.08, 89, 57)
     assert p.cpu_s == round(used[2], 4) and p.source == cadvisor.SOURCE and p.wall_s == 8.0
     assert p.throttled_s is not None and 5 < p.throttled_s < 6
-    assert notes[0] == ('cAdvisor: osd.2 on h3 is the container {id="/cephbench-4e99a7/osd.2", '
+    assert notes[0] == ('cAdvisor\'s series of osd.2 on h3: the container {id="/cephbench-4e99a7/osd.2", '
                         f'instance="127.0.0.1:49209"}} ({used[2]:.2f} CPU-s over 8.0 s by process-exporter, limit '
                         '0.08 cores, throttled in 57 of 89 periods)'), notes
     assert notes[1:] == ["cAdvisor: no container series of osd.0, osd.1 in Prometheus"]
@@ -104,6 +104,11 @@ def test_the_toolbox_runs_verdict_names_the_cpu_limit_from_cadvisors_series():
                                  "throttled in 76% of periods (57 of 75"), v.lines
     assert v.lines[0].endswith(f"; {CADVISOR}")
     assert [h.daemon.who for h in held_daemons(r.hosts)] == ["osd.2"]
+    # the series taken for it are said as what was collected, not as a gap
+    r.evidence.notes = [n.replace("cAdvisor: osd.2 on h3 is the", "cAdvisor's series of osd.2 on h3: the")
+                        for n in r.evidence.notes]
+    said = from_evidence(r, None, None).lines
+    assert any(ln.startswith("cAdvisor's series of osd.2 on h3: the container {id=") for ln in said), said
     # the OSD's CPU counted once in its host's split, though process-exporter gave it too
     h3 = next(h for h in r.hosts if h.host == "h3")
     s = split(h3, r.hosts, r.evidence.cpu if r.evidence else [])

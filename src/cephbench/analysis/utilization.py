@@ -36,7 +36,7 @@ import statistics
 from dataclasses import dataclass, field
 
 from ..core.results import DeviceLoad, Evidence, HostLoad, LatencyBreakdown, LinkLoad, OsdCounters, Result
-from ..evidence import otherload
+from ..evidence import cadvisor, otherload
 from ..kinds import direction_of
 from ..evidence.hoststream import NOT_WATCHED, WHAT_WATCHES
 from .breakdown import attribution, describe, largest_part
@@ -357,7 +357,8 @@ def _from_evidence(result: Result, efficiency: float | None, b: LatencyBreakdown
         lines.append(little)
     if b is not None:
         lines.append(describe(b) + counters_origin(ev.osds))
-    lines += [f"not collected: {note}" for note in ev.notes]
+    # which of cAdvisor's series were taken for which daemon is what was collected, said as is
+    lines += [note if note.startswith(cadvisor.MATCHED) else f"not collected: {note}" for note in ev.notes]
 
     direction = direction_of(result.test.kind, result.test.params.get("phase"), m.op if m else None)
     slow = slow_store(ev.osds, ev.devices, latency_s, result.hosts, ev.links) if direction == "write" else None

@@ -39,6 +39,7 @@ QUOTA = "container_spec_cpu_quota"
 PERIOD = "container_spec_cpu_period"
 METRICS = (USAGE, PERIODS, THROTTLED, THROTTLED_S, QUOTA, PERIOD)
 SOURCE = "cAdvisor's container series in Prometheus"     # analysis/cpusplit.py's CADVISOR
+MATCHED = "cAdvisor's series of "      # a note saying which series were taken for a daemon (not a gap)
 # the labels a series is matched by; the rest (job, image, cpu, ...) do not tell one container from another here
 _IDENTITY = ("id", "name", "pod", "container", "namespace", "ceph_daemon", "daemon", "instance", "node")
 
@@ -168,7 +169,7 @@ def daemon_cpu(at_start: list[Series], at_end: list[Series], osd_hosts: Mapping[
             throttled_s=round(grew[THROTTLED_S], 3) if grew[THROTTLED_S] is not None else None))
         what = (f"limit {limit:g} cores, throttled in {throttled:.0f} of {periods:.0f} periods" if limit and periods
                 else "no CFS limit")
-        notes.append(f"cAdvisor: {daemon} on {c.host} is the container {{{_shown(c.key)}}} "
+        notes.append(f"{MATCHED}{daemon} on {c.host}: the container {{{_shown(c.key)}}} "
                      f"({'' if usage is None else f'{usage:.2f} CPU-s over {wall_s:.1f} s'}"
                      f"{'' if grew[USAGE] is not None or usage is None else ' by process-exporter'}"
                      f"{', ' if usage is not None else ''}{what})")
