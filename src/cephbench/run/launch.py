@@ -121,6 +121,17 @@ def _estimated_for(cluster: Cluster, suite: Suite, todo: list[Test]) -> list[Tes
     return for_cluster(todo, [r.name for r in refs], here, suite.settings.drop_caches)
 
 
+def _first_build_counted(keeper: Keeper, todo: list[Test]) -> list[Test]:
+    """The estimates without the first part's rebuild when the lab already runs in its build (the run started
+    it so, or found it so): the plan counts one at every build's start."""
+    from ..suite.plan import first_build_ready
+    from ..suite.shape_plan import step
+    first = next((t.variant for t in todo if t.variant is not None), None)
+    if first is None or step(keeper.current, keeper.want(first)).kind == "rebuild":
+        return todo
+    return first_build_ready(todo)
+
+
 def check_paths(request: RunRequest) -> None:
     """--resume names a directory that exists; --lab-dir is not a file. Checked before anything opens them."""
     if request.resume_dir is not None:
@@ -314,6 +325,8 @@ def prepare(request: RunRequest, say: Callable[[str], None] = lambda _m: None) -
             lock = RunLock.take(rundir.path)
         # after finish_dead_run: a resumed run's dead part may have left the lab in a shape, which it put back
         keeper = Keeper.for_run(lb, suite, created, request.dry_run) if shaped(suite) and lb is not None else None
+        if keeper is not None:
+            todo = _first_build_counted(keeper, todo)
     except BaseException:
         if lock is not None:
             lock.release()

@@ -378,6 +378,18 @@ def expand(suite: Suite, client_hosts: int | None = None) -> Plan:
     return Plan(suite=suite, tests=tests)
 
 
+def first_build_ready(tests: list[Test]) -> list[Test]:
+    """The tests' estimates when the lab already runs in the first variant's build as the run starts (the run made
+    it so before it printed its estimate, or found it so): expand counts a rebuild at every block's start, and the
+    first one is not made. Measured: seed-homelab-2018's first group, estimated 24 s with the rebuild, took 9.2 s;
+    its filestore block's, after a real rebuild, 27.9 s."""
+    at = next((i for i, t in enumerate(tests) if t.variant is not None), None)
+    if at is None or tests[at].est_duration_s < LAB_REBUILD_S:
+        return tests
+    return [*tests[:at], tests[at].model_copy(update={"est_duration_s": tests[at].est_duration_s - LAB_REBUILD_S}),
+            *tests[at + 1:]]
+
+
 def _count_topup(kind: Kind, tests: list[Test], group: str) -> None:
     """A seq reads each object its write made once: when they would not last it, rados bench's driver writes
     more first (drivers/rados_bench.py top_up), which the seq's estimate counts (once: the steps after it find
