@@ -339,9 +339,9 @@ def lab_down(lab_dir: Path | None, keep: bool) -> None:
     if stopped is None:
         out.print(f"no lab in {lb.dir}: nothing to do")
         return
+    for name in lb.left:
+        out.print(f"left {lb.dir / name}: the lab did not make it", markup=False)
     out.print(f"lab down in {time.monotonic() - t0:.1f} s: stopped {len(stopped)} daemon(s)"
               + (f"; kept {lb.dir}" if keep else f"; removed {lb.dir}" if not lb.left
                  else f"; removed what the lab made in {lb.dir}, and kept the directory"), markup=False)
 
-    for name in lb.left:
-        out.print(f"left {lb.dir / name}: the lab did not make it", markup=False)
