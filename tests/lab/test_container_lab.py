@@ -183,6 +183,10 @@ def test_a_start_killed_with_sigkill_leaves_nothing_after_down(tmp_path):
         deadline = time.monotonic() + 600
         while "OSD(s) to come up" not in log.read_text() and proc.poll() is None and time.monotonic() < deadline:
             time.sleep(0.2)
+        # the line comes as the OSDs' containers are started, one after the other (under load, seconds apart):
+        # killed once a daemon of each kind runs
+        while len(_ours(exe, lb.conf, tmp_path)) < 3 and proc.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.2)
         assert proc.poll() is None, log.read_text()
         proc.send_signal(signal.SIGKILL)
         proc.wait()

@@ -363,6 +363,23 @@ def _run_mmdebstrap(argv: tuple[str, ...], rel: Release) -> tuple[int, str]:
         raise
 
 
+def _unmount_own_build(staging: Path) -> None:
+    """What a stopped mmdebstrap left mounted in the root this process was building (its /dev/pts, /dev/shm, /sys:
+    under load its cleanup may not finish within its grace, and the build was killed): unmounted, deepest first,
+    so the half-built root can go. Only a staging directory whose build marker names this process is touched."""
+    try:
+        mine = (staging / BUILD_MARKER).read_text().strip() == str(os.getpid())
+    except OSError:
+        mine = False
+    if not mine:
+        return
+    deadline = time.monotonic() + 30          # its own cleanup first, if it is still unmounting
+    while mounts_under(staging) and time.monotonic() < deadline:
+        time.sleep(0.5)
+    for point in sorted(mounts_under(staging), key=len, reverse=True):
+        subprocess.run(["umount", "--lazy", point], capture_output=True, timeout=60)
+
+
 def _mmdebstrap(rel: Release) -> str:
     exe = shutil.which("mmdebstrap")
     if exe is None:
@@ -401,6 +418,7 @@ def build(rel: Release, base: Path, progress=lambda msg: None) -> Root:
         plan.staging.rename(plan.final)
     except BaseException:
         if plan.staging.exists():
+            _unmount_own_build(plan.staging)
             _remove_tree(plan.staging)
         raise
     root = read_root(plan.final)
