@@ -19,7 +19,7 @@ from ..kinds.schema import AUTO, Auto, searched
 from ..core import loadsearch
 from ..core.results import Search, Test
 from ..core.units import format_size
-from .shape_plan import shape_classes
+from .shape_plan import LabBuild, shape_classes
 from ..core.variant_plan import variant_order
 
 _FIXED = {"name", "type", "repeat", "variants"}
@@ -148,13 +148,32 @@ def validate_estimates(plan: Plan) -> list[tuple[str, float]]:
             (f"{ASSUMED_OSDS} OSD hosts over ssh", cluster_estimate_s(plan.tests, remote, HERE, drop))]
 
 
-def _test_estimate(kind: Kind, params: dict[str, Any], first_of_group: bool) -> float:
+OSD_BENCH_BYTES_PER_S = 400 * 1024**2     # an unthrottled lab OSD's bench of `total` bytes
+
+
+def _osd_rates(lab: LabBuild | None) -> list[float] | None:
+    """Each OSD's bench rate in a variant's lab shape (its OSDs, each at its throttle's bytes per second, else
+    OSD_BENCH_BYTES_PER_S); None: no shape, the OSDs not known (ASSUMED_OSDS). Measured (seed-han-2012): 10
+    rounds of 16 MiB on 3 OSDs throttled to 15 MiB/s took 52.7 s, on 6 such OSDs 120 s, estimated 29 s each."""
+    if lab is None:
+        return None
+    n = lab.multi.hosts * lab.multi.osds_per_host if lab.multi is not None else lab.osds
+    rates = [float(OSD_BENCH_BYTES_PER_S)] * n
+    for drive, limit in lab.throttles.items():
+        if drive.role == "data" and limit.bytes_per_s and drive.osd < n:
+            rates[drive.osd] = min(rates[drive.osd], float(limit.bytes_per_s))
+    return rates
+
+
+def _test_estimate(kind: Kind, params: dict[str, Any], first_of_group: bool,
+                   osd_rates: list[float] | None = None) -> float:
     run = params.get("duration_s")
     if params.get("steady_state"):             # rounds until steady: at most its max
         run = params["steady_state"]["max"]
     if run is None and kind.repeat_within_test:       # per OSD and round: a bench of `total` bytes
-        rounds = int(params.get("repeat", 1)) * ASSUMED_OSDS
-        run = rounds * (kind.default_test_s + float(params.get("total", 0)) / (400 * 1024**2))
+        rates = osd_rates or [float(OSD_BENCH_BYTES_PER_S)] * ASSUMED_OSDS
+        run = int(params.get("repeat", 1)) * sum(kind.default_test_s + float(params.get("total", 0)) / r
+                                                 for r in rates)
     elif run is None:
         run = kind.default_test_s
     return float(run) + kind.test_overhead_s + (kind.group_setup_s if first_of_group else 0.0)
@@ -295,6 +314,7 @@ def expand(suite: Suite, client_hosts: int | None = None) -> Plan:
     classes: list[list[str | None]] = [list(c) for c in shape_classes([(v.name, v.lab) for v in specs])] \
         if specs else [[None]]
     shaped = any(v.lab is not None for v in specs)
+    shapes = {v.name: v.lab for v in specs}
     for variants, only_repeat in build_blocks(suite, classes):
         rebuild_s = LAB_REBUILD_S if shaped else 0.0     # the estimate counts one rebuild per block
         for w in ceiling_sources_first(suite.workloads):
@@ -368,7 +388,8 @@ def expand(suite: Suite, client_hosts: int | None = None) -> Plan:
                             group=group,
                             params=params,
                             repeat=rep,
-                            est_duration_s=_test_estimate(kind, params, pi == 0) * (search.repeats if search else 1)
+                            est_duration_s=_test_estimate(kind, params, pi == 0, _osd_rates(shapes.get(variant)))
+                            * (search.repeats if search else 1)
                             + (switch_s if pi == 0 else 0.0),
                             variant=variant,
                             search=search,
