@@ -15,7 +15,10 @@ import time
 from dataclasses import dataclass
 from typing import Sequence, TypeVar
 
-from ..kinds.rados_bench import seq_write_ratio
+# the top-up's rules are the kind's: the plan's estimate counts a top-up by them too
+from ..kinds.rados_bench import (SEQ_RATIO_MARGIN, TOPUP_MAX_CONCURRENCY, TOPUP_MAX_IN_FLIGHT,  # noqa: F401
+                                TOPUP_SPEEDUP_MAX, TOPUP_START_S, seq_ratio, seq_write_ratio, topup_concurrency,
+                                topup_estimate_s)
 from ..core.merge import merge_instances
 from ..core.results import Latency, Measurement, Sample, steady_state
 from . import ParseError
@@ -349,13 +352,6 @@ def live_figures(paths: list) -> tuple[float | None, float | None]:
     return live_sum(paths, lambda p: newest_line(p, live_line))
 
 
-# A seq's estimate of its own pace beside its write's, above the largest ratio seen, when a seq of this run saw one
-SEQ_RATIO_MARGIN = 1.25
-# A top-up's writes in flight: at most this many, and this many bytes (rados bench holds a buffer for each)
-TOPUP_MAX_CONCURRENCY = 64
-TOPUP_MAX_IN_FLIGHT = 64 * MIB
-
-
 @dataclass(frozen=True)
 class Fed:
     """What one instance's write left for the reads: its objects, made in so many seconds."""
@@ -376,49 +372,6 @@ def objects_written(outputs: list[str]) -> int | None:
     counts = [_WRITES_MADE.search(text) for text in outputs]
     return None if not counts or any(c is None for c in counts) else sum(int(c.group(1) or c.group(2))
                                                                          for c in counts)
-
-
-def seq_ratio(object_size: int, seen: float | None) -> tuple[float, str]:
-    """How many times its write's objects per second a seq may read, and whence that figure: the largest a seq
-    of this run measured at this size, else the lab's measured bound (its kind's seq_write_ratio), with a margin
-    either way. Objects a top-up has just written are still in the OSDs' own caches, which dropping the page
-    cache leaves: a seq of them read 4 MiB objects at 7.8x the write's rate where the bound is 6."""
-    bound = float(seq_write_ratio(object_size)) * SEQ_RATIO_MARGIN
-    if seen is not None and seen * SEQ_RATIO_MARGIN > bound:
-        return seen * SEQ_RATIO_MARGIN, f"{seen:.1f}x measured by an earlier seq of this run, + 25%"
-    return bound, "the most measured on the lab, + 25%"
-
-
-def topup_concurrency(concurrency: int, object_size: int, objects: int) -> int:
-    """Writes in flight for a top-up of `objects` objects. It is not recorded, so it fills the pipeline rather than
-    keep the test's own concurrency: the lab's OSDs took 4 KiB objects about 3x as fast at 64 in flight as at 4, and a
-    top-up before a seq of small objects is most of a short sweep's time. Bounded by TOPUP_MAX_IN_FLIGHT bytes and
-    by the objects it writes (its first writes start together, whatever --max-objects says); never fewer than the
-    test's own."""
-    return max(concurrency, min(TOPUP_MAX_CONCURRENCY, TOPUP_MAX_IN_FLIGHT // max(1, object_size), objects))
-
-
-# the estimate of a top-up (plan.expand): rados bench's start and end beyond its writes; and how much faster a write
-# goes at the top-up's writes in flight than at the test's, as the square root of their ratio, at most TOPUP_SPEEDUP_MAX
-# (the lab's OSDs: 4 KiB objects at -t 64 1.75x and 2.2x the -t 16 rate, about 3x the -t 4 rate)
-TOPUP_START_S = 1.0
-TOPUP_SPEEDUP_MAX = 3.0
-
-
-def topup_estimate_s(object_size: int, concurrency: int, write_s: float, seq_s: float) -> float:
-    """Seconds a top-up before a seq is expected to take, planned before any rate is known: the objects a seq of
-    `seq_s` may read (seq_ratio, a fresh run's) are seq_ratio x seq_s seconds of the write's; the top-up writes them
-    all from the first, at topup_concurrency; none when the `write_s` write leaves enough. Measured: a 2 s seq of
-    4 MiB objects after a 12 s write (15 s of writes wanted) took 25.3 s with its top-up, 14.8 s more than the same
-    seq without one; a 4 KiB top-up for an 8 s seq took 37.6 and 57.2 s (100 s of -t 16 writes wanted)."""
-    ratio = seq_ratio(object_size, None)[0]
-    wanted_s = ratio * seq_s
-    if wanted_s <= write_s:
-        return 0.0
-    objects = 10**6     # many: the bound is the top-up's bytes and TOPUP_MAX_CONCURRENCY
-    in_flight = topup_concurrency(concurrency, object_size, objects)
-    speedup = min(TOPUP_SPEEDUP_MAX, math.sqrt(in_flight / max(1, concurrency)))
-    return TOPUP_START_S + wanted_s / speedup
 
 
 def seq_objects(fed: list[Fed], seq_s: float, ratio: float) -> int:

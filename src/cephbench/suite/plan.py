@@ -415,17 +415,16 @@ def _count_topup(kind: Kind, tests: list[Test], group: str) -> None:
     """A seq reads each object its write made once: when they would not last it, rados bench's driver writes
     more first (drivers/rados_bench.py top_up), which the seq's estimate counts (once: the steps after it find
     them). Measured: seed-centerdevice-2014's 2 s seq of 4 MiB objects took 25.3 s, estimated 3 s without it."""
-    if kind.name != "rados_bench":
+    if kind.read_topup_s is None:
         return
     mine = [i for i, t in enumerate(tests) if t.group == group]
     write = next((tests[i] for i in mine if tests[i].params.get("phase") == "write"), None)
     at = next((i for i in mine if tests[i].params.get("phase") in kind.exhaustible_reads), None)
     if write is None or at is None or None in (write.params.get("duration_s"), tests[at].params.get("duration_s")):
         return
-    from ..drivers.rados_bench import topup_estimate_s
     seq = tests[at]
     load = seq.params.get("concurrency")
-    extra = topup_estimate_s(int(seq.params.get("object_size") or 0), load if isinstance(load, int) else 16,
+    extra = kind.read_topup_s(int(seq.params.get("object_size") or 0), load if isinstance(load, int) else 16,
                              float(write.params["duration_s"]), float(seq.params["duration_s"]))
     if extra:
         tests[at] = seq.model_copy(update={"est_duration_s": seq.est_duration_s + extra})
