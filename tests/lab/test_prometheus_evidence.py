@@ -25,6 +25,7 @@ from cephbench.cluster.ceph import Cluster, Target
 from cephbench.evidence.prometheus import Prometheus
 from cephbench.evidence.hoststream import loads, parse_stream, watch_targets
 from cephbench.lab import Lab
+from cephbench.lab import monitoring as mon_stack
 from cephbench.lab.multihost import MultiHostSpec
 from cephbench.lab.rates import parse_link
 
@@ -141,7 +142,9 @@ def test_prometheus_figures_agree_with_the_ssh_watch_and_bad_urls_are_refused(mo
     url = info.monitoring["prometheus"]
     env = {**os.environ, **lb.env()}
     assert f"export CEPHBENCH_PROMETHEUS={url}" in cli_here(["lab", "env", "--dir", lb.dir], env).stdout
-    assert len(_monitoring_pids(lb.dir)) == 7       # a node-exporter and a process-exporter per host, Prometheus
+    # a node-exporter and a process-exporter per host, Prometheus; and cAdvisor where it is built (make cadvisor)
+    cadvisor = mon_stack.cadvisor_binary(shutil.which) is not None
+    assert len(_monitoring_pids(lb.dir)) == 7 + cadvisor
     status = json.loads(cli_here(["lab", "status", "--dir", lb.dir, "--json"], env).stdout)
     assert status["prometheus"] == url and {"node-exporter.h1", "node-exporter.h2", "node-exporter.h3",
                                             "process-exporter.h1", "process-exporter.h2", "process-exporter.h3",
