@@ -129,10 +129,13 @@ def test_an_osd_held_by_its_cpu_limit_is_named_from_cadvisors_series_without_ssh
 
 def test_a_cpu_burning_neighbour_is_named_as_other_processes(tmp_path: Path):
     a = _verdict(tmp_path, ["--host-load", "h2=1.5"], "4KiB")
-    # where the CPUs are what is named, they are the other processes' (on a machine of more cores the neighbour may
-    # leave them under 80 % busy: the result is then still said not to be the cluster's alone)
-    assert not a["bottleneck"].startswith("CPU") or a["bottleneck"].startswith("CPU (other processes on "), a["reason"]
-    assert "the cluster was not measured alone" in a["reason"]
+    # where the CPUs are what is named, it says whose: the other processes', or the Ceph daemons' where they used
+    # more of the saturated cores than the neighbour got (CI, the test alone on the 2-core VM: Ceph 1.23 cores, others
+    # 0.66); either way the neighbour is named as other load, with how much and on which host (on a machine of more
+    # cores the neighbour may leave them under 80 % busy: the result is still said not to be the cluster's alone)
+    assert not a["bottleneck"].startswith("CPU") or a["bottleneck"].startswith(
+        ("CPU (other processes on ", "CPU (Ceph daemons on ")), a["reason"]
+    assert "the cluster was not measured alone" in a["reason"] and "on h2" in a["reason"], a["reason"]
     [split] = [ln for ln in a["evidence"] if ln.startswith("CPU of ") and " by consumer " in ln]
     on = {h: float(c) for h, c in re.findall(r"(h\d) ([\d.]+)", split.split("(of them on ", 1)[1])}
     # the neighbour is h2's: its other processes stand above the other hosts' (cephbench's own readers there)
