@@ -9,7 +9,7 @@ import json
 from pathlib import Path
 
 from cephbench.analysis.cpusplit import CADVISOR, held_daemons, split
-from cephbench.analysis.utilization import from_evidence
+from cephbench.analysis.rules import from_evidence
 from cephbench.core.results import Result
 from cephbench.evidence import cadvisor
 from cephbench.evidence.promanswer import Series, osd_cpu_seconds, parse_answer

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from cephbench.analysis.cpusplit import held_daemons, split, whose
-from cephbench.analysis.utilization import from_evidence
+from cephbench.analysis.rules import from_evidence
 from cephbench.core.results import Result
 from cephbench.evidence.hoststream import container_of, daemon_cpu, daemon_name, parse_stream
 

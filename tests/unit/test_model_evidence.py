@@ -5,7 +5,8 @@ The Evidence objects have the shape and size of a three-OSD-host cluster with 10
 
 from cephbench.analysis import analyse
 from cephbench.analysis.model import ClusterFacts, DiskFigures
-from cephbench.analysis.utilization import busy_seconds, from_evidence
+from cephbench.analysis.rules import from_evidence
+from cephbench.analysis.utilization import busy_seconds
 from cephbench.core.results import (DeviceLoad, Evidence, HostLoad, Latency, LinkLoad, Measurement, OsdCounters, Sample,
                                OtherLoad, Result, Test)
 

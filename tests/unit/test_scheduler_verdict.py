@@ -8,7 +8,7 @@ from pathlib import Path
 
 from cephbench.analysis import analyse, osd_rotational
 from cephbench.analysis.scheduler import NAME, osd_cap, scheduler_cap
-from cephbench.analysis.utilization import from_evidence
+from cephbench.analysis.rules import from_evidence
 from cephbench.evidence.settings import capping_settings
 from cephbench.core.results import Evidence, HostLoad, Latency, Measurement, OsdCounters, Result, Test
 

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from cephbench.analysis import analyse
 from cephbench.analysis.slowstore import MIN_SPREAD, SPREAD_K, slow_store, stands_out
-from cephbench.analysis.utilization import from_evidence
+from cephbench.analysis.rules import from_evidence
 from cephbench.core.results import Evidence, HostLoad, OsdCounters, Result, Test
 from cephbench.drivers import rados_bench as rb
 from cephbench.evidence import promanswer as pa

@@ -13,8 +13,8 @@ from . import rgw
 from .breakdown import breakdown
 from .facts import NOT_USED, client_hosts, osd_rotational
 from .model import Ceiling, ClusterFacts, Pool, ceiling, judge, osd_bench_ceiling
+from .rules import from_evidence
 from .storesettings import store_settings
-from .utilization import from_evidence
 
 MODELLED = kinds_where(modelled=True)
 RGW_MODELLED = kinds_where(rgw_model=True)     # RGW's model gives their ceilings
