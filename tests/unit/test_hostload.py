@@ -4,7 +4,8 @@ from pathlib import Path
 
 import pytest
 
-from cephbench.analysis.model import Ceiling, Term, judge
+from cephbench.analysis.model import Ceiling, Term
+from cephbench.analysis.rules import judge
 from cephbench.evidence.hostload import WATCH_SH, CpuSampler, load_from_stream, parse_cpuacct, parse_proc_stat
 
 FIX = Path(__file__).parent.parent / "fixtures" / "proc-stat"

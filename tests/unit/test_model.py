@@ -10,7 +10,8 @@ docs/model.md says why. rados bench "MB" is MiB (2^20 bytes); dd and iperf MB/Mb
 
 import pytest
 
-from cephbench.analysis.model import MIB, ClusterFacts, DiskFigures, Pool, ceiling, judge, per_disk_rate
+from cephbench.analysis.model import MIB, ClusterFacts, DiskFigures, Pool, ceiling, per_disk_rate
+from cephbench.analysis.rules import judge
 
 MB = 1e6
 GBE_1 = 941e6 / 8          # seed 000: iperf between Han's servers, 941 Mbits/sec

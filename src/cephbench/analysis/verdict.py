@@ -12,8 +12,8 @@ from ..kinds import direction_of, kinds_where, level_of
 from . import rgw
 from .breakdown import breakdown
 from .facts import NOT_USED, client_hosts, osd_rotational
-from .model import Ceiling, ClusterFacts, Pool, ceiling, judge, osd_bench_ceiling
-from .rules import from_evidence
+from .model import Ceiling, ClusterFacts, Pool, ceiling, osd_bench_ceiling
+from .rules import from_evidence, judge
 from .storesettings import store_settings
 
 MODELLED = kinds_where(modelled=True)
