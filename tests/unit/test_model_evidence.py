@@ -126,7 +126,7 @@ def test_concurrency_1_is_latency_bound_by_littles_law():
     a = analyse(rados("write", 4096, 4096 / 0.004, 0.004, concurrency=1, ev=evidence(QUIET_LINKS, QUIET_DEVICES,
                                                                                       osds=osds)), FACTS)
     assert a.bottleneck == "latency (1 op in flight)"
-    assert "Little's law: 1 op in flight ÷ 4.00 ms mean latency = 250 ops/s; measured 250 ops/s" in a.evidence
+    assert "Little's law: 1 op in flight ÷ 4.00 ms mean latency = 250 objects/s; measured 250 objects/s" in a.evidence
     assert "one op in flight, so each op's latency sets the rate; most of it:" in a.reason
     assert a.breakdown is not None and abs(a.breakdown.network_s - 0.001) < 1e-9
 

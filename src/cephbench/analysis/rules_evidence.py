@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 
 from ..core.results import Evidence, LatencyBreakdown, OtherLoad, Result
 from ..evidence import cadvisor, otherload
-from ..kinds import direction_of
+from ..kinds import direction_of, ops_unit
 from .breakdown import describe, largest_part
 from .cpusplit import Held, held_daemons, whose, whose_part
 from .model import CPU_BUSY, MIB
@@ -85,7 +85,7 @@ def facts_of(result: Result, efficiency: float | None, b: LatencyBreakdown | Non
         lines.append(f"other clients' load: {otherload.describe(other)}")
     latency_s = m.latency.mean_ns / 1e9 if m and m.latency.mean_ns else None
     n = in_flight(result)
-    little = little_line(n, latency_s, m.ops_per_s if m else None)
+    little = little_line(n, latency_s, m.ops_per_s if m else None, ops_unit(result.test.kind) or "ops/s")
     if little:
         lines.append(little)
     if b is not None:

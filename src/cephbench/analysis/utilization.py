@@ -217,13 +217,15 @@ def in_flight(result: Result) -> int | None:
     return int(per) * max(procs, 1)
 
 
-def little_line(n: int | None, latency_s: float | None, ops_per_s: float | None) -> str | None:
+def little_line(n: int | None, latency_s: float | None, ops_per_s: float | None, unit: str = "ops/s") -> str | None:
+    """Little's law on the test's own figures; `unit`: what the test's kind calls its operations per second
+    (kinds.ops_unit: objects/s, IOPS, req/s), so the line's rate reads as the tables' does."""
     if not latency_s or not ops_per_s:
         return None
     if n:
         return (f"Little's law: {n} op{'s' if n != 1 else ''} in flight ÷ {latency_s * 1000:.2f} ms mean latency = "
-                f"{n / latency_s:,.0f} ops/s; measured {ops_per_s:,.0f} ops/s")
-    return (f"Little's law: {ops_per_s:,.0f} ops/s × {latency_s * 1000:.2f} ms mean latency = "
+                f"{n / latency_s:,.0f} {unit}; measured {ops_per_s:,.0f} {unit}")
+    return (f"Little's law: {ops_per_s:,.0f} {unit} × {latency_s * 1000:.2f} ms mean latency = "
             f"{ops_per_s * latency_s:.1f} ops in flight")
 
 
