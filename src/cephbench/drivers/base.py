@@ -29,8 +29,9 @@ from ..evidence.hostload import CpuSampler
 from ..core.names import safe_name  # noqa: F401  (the drivers' import of it)
 from ..evidence import watch as hostwatch
 from ..evidence.hoststream import of_conf
-from ..evidence.prometheus import (Prometheus, in_place_of_watch, read_daemon_cpu, read_host_cpu, read_hosts,
-                                   read_osd_cpu)
+from ..evidence.prometheus import Prometheus, in_place_of_watch
+from ..evidence.source import CEPH_TELL, Ask, Reach, What
+from ..evidence.sources import window_sources
 from ..kinds import KINDS, direction_of
 from ..hosts.fanout import Placement, TimedResult, run_started_together
 from ..hosts.local import CommandResult, LocalHost, Spawn, run_together, stop_group
@@ -38,8 +39,7 @@ from ..evidence.osdread import OsdReader, OsdReading
 from ..evidence.sockpaths import options_set
 from ..evidence.counters import osd_evidence
 from ..evidence.otherload import OtherLoadSampler
-from ..evidence.proccpu import PROMETHEUS as PROC_CPU_FROM_PROMETHEUS, RemoteCpu, ToolCpu, clients_cpu, test_cpu, \
-    unread_osds, with_osd_cpu
+from ..evidence.proccpu import RemoteCpu, ToolCpu, clients_cpu, test_cpu, unread_osds, with_osd_cpu
 from ..evidence.rounds import ClusterSeen, Seen
 from ..evidence.settings import capping_settings
 from ..hosts.remote import HostRef, drop_caches_argv, host_ref, osd_hosts, run_on_all, this_host
@@ -102,6 +102,7 @@ class OsdFacts:
     ids: dict[HostRef, list[int]] | None = None         # each OSD host's OSDs
     meta: list[dict[str, Any]] | None = None            # `ceph osd metadata`
     reader: OsdReader | None = None                     # what the OSDs' readings learned so far
+    mgr_services: dict[str, str] | None = None          # `ceph mgr services`: whose the mgr module's series are
 
 
 @dataclass
@@ -388,20 +389,24 @@ class RunContext:
         evidence = Evidence(devices=seen.devices, links=seen.links, notes=list(seen.notes))
         if osds and before is not None:
             after = self._read_counters(osds)
+            window_notes = self._counters_from_window(before, after, osds, *window) if self.settings.prometheus \
+                else []
             reader = self._reader()
             self._keep_raw(test, "osd-perf-dump-start.json.gz", before.dumps)
             self._keep_raw(test, "osd-perf-dump-end.json.gz", after.dumps)
             counted = osd_evidence((before.dumps, before.errors), (after.dumps, after.errors),
                                    {n: ref.name for ref, ns in osds.items() for n in ns}, reader.schema,
                                    {**before.sources, **after.sources})
-            evidence.osds, evidence.notes = counted.osds, counted.notes + evidence.notes
+            evidence.osds, evidence.notes = counted.osds, counted.notes + window_notes + evidence.notes
             evidence.cpu, cpu_notes = test_cpu(before.stats, after.stats, counted.osds, osds, tools, cpu.host,
                                                remote_cpu(results) if remote_cpu is not None else None)
             if self.settings.prometheus and (unread := unread_osds(evidence.cpu, osds)):
-                seconds, prom_notes = read_osd_cpu(Prometheus(self.settings.prometheus), unread, *window)
-                evidence.cpu, cpu_notes = with_osd_cpu(evidence.cpu, cpu_notes, seconds, counted.osds, unread,
-                                                       PROC_CPU_FROM_PROMETHEUS)
-                cpu_notes += prom_notes
+                for src in window_sources(self._reach(), {What.OSD_CPU}):
+                    found = src.read(self._ask(*window, cpu_osds=unread))
+                    evidence.cpu, cpu_notes = with_osd_cpu(evidence.cpu, cpu_notes, found.cpu_s, counted.osds,
+                                                           unread, next(iter(found.sources.values()), src.name))
+                    cpu_notes += found.notes
+                    unread = {n: h for n, h in unread.items() if n not in found.cpu_s}
             evidence.notes += cpu_notes
             self._keep_raw(test, "osd-proc-stat.json.gz", {"start": before.stats, "end": after.stats})
             evidence.settings = {f"osd.{n}": capping_settings(cfg)
@@ -413,26 +418,75 @@ class RunContext:
                                                                watch.stopped_for_capacity))
 
     def _from_prometheus(self, seen: hostwatch.Watched, osd_hosts: list[str], start: float, end: float) -> None:
-        """The OSD hosts' devices and links from settings.prometheus over the tools' window, in place of what their
-        watch saw (whose stream, when ssh watched them too, stays in raw/); other hosts' stay the watch's."""
-        assert self.settings.prometheus
-        prom = Prometheus(self.settings.prometheus)
-        in_place_of_watch(seen, osd_hosts, *read_hosts(prom, self._metadata(), osd_hosts, start, end))
-        # an OSD host ssh did not watch (a toolbox): its CPU from node-exporter, whose it was from process-exporter
+        """The OSD hosts' devices and links from the window sources (Prometheus' exporters: evidence/sources.py) over
+        the tools' window, in place of what their watch saw (whose stream, when ssh watched them too, stays in
+        raw/); other hosts' stay the watch's. An OSD host ssh did not watch (a toolbox): its CPU, and its daemons'."""
         here = {h.name for h in self._all_osd_hosts() if h.address is None}      # the CpuSampler's
         unwatched = [h for h in osd_hosts if h not in {x.host for x in seen.hosts} | here]
-        if unwatched:
-            loads, notes = read_host_cpu(prom, unwatched, start, end)
-            seen.hosts += loads
-            seen.notes += notes
-            # and each OSD's container there, its CPU limit and throttling, from cAdvisor: as a watch's cgroup files
-            ids = {int(m["id"]): str(m["hostname"]) for m in self._metadata() or []
-                   if isinstance(m, dict) and isinstance(m.get("id"), int) and m.get("hostname") in unwatched}
-            if ids:
-                procs, notes = read_daemon_cpu(prom, ids, start, end)
-                for load in loads:
-                    load.processes = [*load.processes, *procs.get(load.host, [])]
-                seen.notes += notes
+        ask = self._ask(start, end, hosts=osd_hosts, unwatched=unwatched)
+        for src in window_sources(self._reach(), {What.DEVICES, What.LINKS, What.HOST_CPU, What.DAEMON_CPU}):
+            found = src.read(ask)
+            if found.devices is not None or found.links is not None:
+                in_place_of_watch(seen, osd_hosts, found.devices or [], found.links or [], found.notes)
+            else:
+                seen.notes += found.notes
+            seen.hosts += found.hosts
+            for load in seen.hosts:
+                load.processes = [*load.processes, *found.processes.get(load.host, [])]
+
+    def _counters_from_window(self, before: OsdReading, after: OsdReading, osds: dict[HostRef, list[int]],
+                              start: float, end: float) -> list[str]:
+        """The counters of the OSDs neither reading gave (no socket reached, `ceph tell` refused, or left to a
+        source ahead of it) from the window sources, in order, put into both readings; their notes."""
+        unread = {n: ref.name for ref, ns in osds.items() for n in ns if n not in before.dumps or n not in after.dumps}
+        notes: list[str] = []
+        for src in window_sources(self._reach(), {What.OSD_COUNTERS}):
+            if not unread:
+                break
+            found = src.read(self._ask(start, end, osds=unread))
+            notes += found.notes
+            for n, (first, last) in found.counters.items():
+                before.dumps[n], after.dumps[n] = first, last
+                before.errors.pop(n, None)
+                after.errors.pop(n, None)
+                before.sources[n] = after.sources[n] = found.sources.get(n, src.name)
+                unread.pop(n, None)
+        return notes
+
+    def _counters_ahead(self, osds: list[int]) -> set[int]:
+        """Of these OSDs (their sockets out of reach), those a window source ahead of `ceph tell` in the order holds
+        the counters of now: they are read after each test, not told."""
+        host_of = {n: ref.name for ref, ns in self._osds_by_host().items() for n in ns}
+        now, got = time.time(), set()
+        for src in window_sources(self._reach(), {What.OSD_COUNTERS}, before=CEPH_TELL):
+            left = {n: host_of[n] for n in osds if n in host_of and n not in got}
+            got |= set(src.read(self._ask(now, now, osds=left)).counters) if left else set()
+        return got
+
+    def _reach(self) -> Reach:
+        return Reach(ssh=self.host.which("ssh") is not None and self.settings.watch_osd_hosts,
+                     prometheus=self.settings.prometheus, cluster=self.has_cluster)
+
+    def _ask(self, start: float, end: float, **what: Any) -> Ask:
+        """What a window source is asked (settings.prometheus is set)."""
+        assert self.settings.prometheus
+        if self.osds.mgr_services is None:
+            try:
+                got = self.cluster.ceph_json("mgr", "services")
+                self.osds.mgr_services = {str(k): str(v) for k, v in got.items()} if isinstance(got, dict) else {}
+            except (OperationFailed, UserError) as exc:
+                log.info("the mgr's services unknown (ceph mgr services): %s", exc)
+                self.osds.mgr_services = {}
+        return Ask(Prometheus(self.settings.prometheus), self._metadata(), start, end,
+                   mgr_services=self.osds.mgr_services, config=self._config_value, **what)
+
+    def _config_value(self, who: str, name: str) -> str | None:
+        """`ceph config get who name`; None when the cluster will not say."""
+        try:
+            got = self.cluster.ceph_json("config", "get", who, name)
+        except (OperationFailed, UserError):
+            return None
+        return str(got.get(name) if isinstance(got, dict) else got)
 
     def _tools_run(self, run: Callable[[Callable[[], bool], Callable[[list[int]], None]], R],
                    tick: Callable[[], bool], watchers: list[hostwatch.Watcher], watcher_res: list[Resource]) -> R:
@@ -485,7 +539,8 @@ class RunContext:
                                          lambda n, prefix, t: self.cluster.tell_json(n, prefix, timeout_s=t),
                                          self.cluster.connect_timeout_s, fsid=fsid,
                                          osd_config=lambda n: options_set(self.cluster.ceph_json("config", "get",
-                                                                                                 f"osd.{n}")))
+                                                                                                 f"osd.{n}")),
+                                         ahead=self._counters_ahead if self.settings.prometheus else None)
         return self.osds.reader
 
     def _read_counters(self, osds: dict[HostRef, list[int]]) -> OsdReading:

@@ -59,6 +59,13 @@ _GAUGES: dict[str, Meaning] = {
 }
 
 
+def read_names() -> list[tuple[str, str, bool]]:
+    """Every counter `deltas` may read: (section, name, is a latency), each release's name: what an exporter's
+    series of the same counters are named after (evidence/cephexporter.py)."""
+    return [(m.section, name, table is _LATENCIES) for table in (_COUNTS, _LATENCIES, _GAUGES)
+            for m in table.values() for name in m.names]
+
+
 def _of_type(entry: Any, kind: int) -> bool:
     t = entry.get("type") if isinstance(entry, Mapping) else None
     return isinstance(t, int) and not isinstance(t, bool) and t & 0x1f & ~0x10 == kind

@@ -26,6 +26,7 @@ from .sockpaths import candidates, layout
 
 ADMIN_SOCKET = "admin socket"
 CEPH_TELL = "ceph tell"
+AHEAD = "read from Prometheus after the test"     # an OSD whose counters a source ahead of `ceph tell` holds
 
 # (osd, prefix, timeout_s) -> the OSD's JSON answer, parsed; raises when it refuses or does not answer
 Tell = Callable[[int, str, float], Any]
@@ -99,6 +100,11 @@ class OsdReader:
     osd_config: OsdConfig | None = None     # None: the cluster's config is not asked where a socket is
     set_for: dict[int, Mapping[str, str]] = field(default_factory=dict)    # osd -> its options the cluster sets
     layouts: dict[int, str] = field(default_factory=dict)   # osd -> where its socket was found (sockpaths' names)
+    # osds -> those a source ahead of `ceph tell` in the order (sources.py: ceph-exporter) holds the counters of:
+    # asked once for an OSD whose socket could not be read, which is then read after the test, not told
+    ahead: Callable[[list[int]], set[int]] | None = None
+    elsewhere: set[int] = field(default_factory=set)        # OSDs read after the test by a source ahead of tell
+    asked_ahead: set[int] = field(default_factory=set)
 
     def _candidates(self, osds: list[int]) -> dict[int, list[str]]:
         """The paths to try for each OSD whose socket is not found yet, the cluster's config asked once per OSD."""
@@ -128,6 +134,12 @@ class OsdReader:
         if first:
             self.described.update(got.dumps)
         rest = sorted({n for osds in by_host.values() for n in osds} - set(got.dumps))
+        if rest and self.ahead is not None and (new := [n for n in rest if n not in self.asked_ahead]):
+            self.asked_ahead.update(new)
+            self.elsewhere |= self.ahead(new) & set(new)
+        for n in set(rest) & self.elsewhere:
+            errors[n] = f"{errors[n]}; {AHEAD}" if n in errors else AHEAD
+        rest = [n for n in rest if n not in self.elsewhere]
         if rest and self.tell is not None:
             self.told.update(rest)
             # an OSD that has not given its settings (read through `ceph tell` from a later reading on, or down

@@ -21,6 +21,8 @@ from ..core.names import shown_url, split_url
 from ..core.results import DeviceLoad, HostLoad, LinkLoad, ProcessCpu
 from . import cadvisor
 from . import promanswer as pa
+from .proccpu import PROMETHEUS as PROCESS_CPU_SOURCE
+from .source import Ask, Found, Reach, What
 from .hoststream import NOT_WATCHED, SSH_REACHES, UNMEASURED, WHAT_WATCHES, watch_targets
 from .watch import Watched
 
@@ -252,3 +254,54 @@ def read_daemon_cpu(prom: Prometheus, osd_hosts: dict[int, str], start: float, e
         notes = [f"Prometheus at {prom.shown} has no cAdvisor series of the OSDs' containers "
                  f"({cadvisor.USAGE}, {cadvisor.THROTTLED}): a CPU limit on them is not measured"]
     return procs, notes
+
+
+# ---- the exporters as evidence sources (source.py; their order: sources.py) ------------------------------------
+
+@dataclass(frozen=True)
+class _Exporter:
+    name: str
+    reads: frozenset[What]
+
+    def reachable(self, reach: Reach) -> bool:
+        return reach.prometheus is not None
+
+
+class NodeExporter(_Exporter):
+    """The OSD hosts' devices and links, and the CPU of those no watch read."""
+
+    def read(self, ask: Ask) -> Found:
+        found = Found()
+        if ask.hosts:
+            found.devices, found.links, found.notes = read_hosts(ask.prom, ask.metadata, ask.hosts, ask.start, ask.end)
+        if ask.unwatched:
+            found.hosts, notes = read_host_cpu(ask.prom, ask.unwatched, ask.start, ask.end)
+            found.notes += notes
+        return found
+
+
+class Cadvisor(_Exporter):
+    """Each OSD's container on a host no watch read: its CPU, limit and throttling, as a watch's cgroup files."""
+
+    def read(self, ask: Ask) -> Found:
+        ids = {int(m["id"]): str(m["hostname"]) for m in ask.metadata
+               if isinstance(m, dict) and isinstance(m.get("id"), int) and m.get("hostname") in ask.unwatched}
+        if not ids:
+            return Found()
+        procs, notes = read_daemon_cpu(ask.prom, ids, ask.start, ask.end)
+        return Found(processes=procs, notes=notes)
+
+
+class ProcessExporter(_Exporter):
+    """Each OSD's CPU seconds, from a process-exporter that groups it as `osd.N` on its host."""
+
+    def read(self, ask: Ask) -> Found:
+        if not ask.cpu_osds:
+            return Found()
+        seconds, notes = read_osd_cpu(ask.prom, ask.cpu_osds, ask.start, ask.end)
+        return Found(cpu_s=seconds, sources={n: PROCESS_CPU_SOURCE for n in seconds}, notes=notes)
+
+
+NODE_EXPORTER = NodeExporter("node-exporter", frozenset({What.HOST_CPU, What.DEVICES, What.LINKS}))
+CADVISOR = Cadvisor("cAdvisor", frozenset({What.DAEMON_CPU}))
+PROCESS_EXPORTER = ProcessExporter("process-exporter", frozenset({What.OSD_CPU}))

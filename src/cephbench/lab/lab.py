@@ -673,6 +673,9 @@ class Lab:
                 # lab Ceph's default (false) with `ceph config set mon`, as an operator would on a real cluster.
                 done.append(commands.submit(mon.command, "config set", who="mon", name="mon_allow_pool_delete",
                                             value="true"))
+                if self._monitoring:
+                    done += [commands.submit(mon.command, "config set", who="mgr", name=k, value=v, force=True)
+                             for k, v in mon_stack.mgr_module_options(info.release).items()]
                 for f in done:
                     f.result()
             steps.mark("osd ids and pools")
@@ -771,6 +774,7 @@ class Lab:
         plan = self._monitoring_plan()
         progress(f"starting {len(plan.exporters)} node-exporter(s), {len(plan.osds)} process-exporter(s) and "
                  f"Prometheus at {plan.url}")
+        progress(mon_stack.CEPH_EXPORTER_ABSENT)
         mon_stack.write_files(plan)
         if self._drives is not None:       # throttled before the textfile directories were made
             drives.publish_limits(self._drives)

@@ -16,6 +16,13 @@ The lab's node-exporters differ from Debian's defaults in what a lab needs:
   namespace by nsenter sees the machine's /sys/class/net, not its host's (netclass is off for that reason);
 - only the collectors a benchmark reads run, scraped every second on a machine the lab shares.
 
+The OSDs' perf counters: cephadm runs a ceph-exporter on every host from Reef on (port 9926), and the evidence reads
+it first (evidence/cephexporter.py). Debian packages none (Pacific 16.2.15 in bookworm, Reef 18.2.7 in trixie,
+Tentacle 20.2.4 in sid: their ceph source builds no ceph-exporter), so no lab runs one, whatever its release (one
+line says so, CEPH_EXPORTER_ABSENT): the mgr's prometheus module serves the counters instead, collected every
+second (mgr/prometheus/scrape_interval, 15 s by default) and, from Reef on, with them put back
+(mgr/prometheus/exclude_perf_counters, true by default since Reef hands them to ceph-exporter).
+
 With cAdvisor built (`make cadvisor`: build/bin/cadvisor, from tools/cadvisor/), one cAdvisor on the machine serves
 every cgroup's CPU counters (`--docker_only=false`: raw cgroups, cgroup v1), the `--cpu-limit` groups among them, as
 Rook's kubelet serves a pod's: the container CPU series a toolbox run reads from Prometheus (evidence/cadvisor.py).
@@ -47,7 +54,18 @@ CADVISOR = "cadvisor"
 # this checkout's build (make cadvisor), else one on PATH; optional: without it the stack has no container series
 CADVISOR_REPO_BIN = Path(__file__).resolve().parents[3] / "build" / "bin" / CADVISOR
 PROMETHEUS = "prometheus"
+CEPH_EXPORTER_ABSENT = ("no ceph-exporter: Debian's ceph packages ship none (Reef and later run it on each host, "
+                        "port 9926), so the OSDs' counters are the mgr's prometheus module's")
 COLLECTORS = ("diskstats", "netdev", "textfile", "cpu", "meminfo", "loadavg", "uname")
+
+
+def mgr_module_options(release: str) -> dict[str, str]:
+    """The mgr prometheus module's options the lab sets (`config set mgr`): its collection every scrape, and the
+    OSDs' perf counters it excludes from Reef on. `release`: the lab's ("" the host's own, Pacific here)."""
+    out = {"mgr/prometheus/scrape_interval": str(SCRAPE_S)}
+    if release not in ("", "pacific", "quincy"):
+        out["mgr/prometheus/exclude_perf_counters"] = "false"
+    return out
 
 
 def exporter_name(host: str) -> str:
