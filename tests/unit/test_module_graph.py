@@ -77,7 +77,7 @@ def test_no_module_imports_one_that_imports_it_back():
 
 LAYERS: list[tuple[str, list[str]]] = [
     ("core", ["__init__", "core.*", "kinds.*",
-              "drivers", "drivers.figures", "analysis.stats",   # ParseError and the figure readers every parser uses
+              "drivers.figures", "analysis.stats",              # the figure readers every parser uses
               "evidence.asokproto"]),                           # the admin-socket protocol: the lab speaks it too
     ("hosts", ["hosts.*"]),
     ("lab", ["lab.*"]),
@@ -101,8 +101,8 @@ MIXED_PACKAGES: dict[str, str] = {
              "the suite's settings and the cluster's hosts (cluster layer)",
     "suite": "plan.py asks the baseline drivers what their tests are (plan layer)",
     "run": "launch.py is a run from Python around the runner (launch layer)",
-    "drivers": "ParseError and the figure readers (drivers/__init__.py, figures.py) are the core's: every parser, the "
-               "evidence's and the importer's too, reads figures through them",
+    "drivers": "the figure readers (figures.py) are the core's: every parser, the evidence's and the importer's too, "
+               "reads figures through them",
     "analysis": "stats.py is the core's: the OSD bench driver and the history read its statistics",
     "evidence": "asokproto.py is the core's: the lab speaks the admin-socket protocol too",
 }

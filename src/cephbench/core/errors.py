@@ -30,6 +30,11 @@ def one_line(text: str) -> str:
     return without_credentials(" ".join(str(text).splitlines()))
 
 
+class ParseError(ValueError):
+    """Tool output that cannot be read as the tool's format (unknown, truncated, an error message): what every parser
+    raises, the drivers', the evidence's and the importer's."""
+
+
 class OperationFailed(Exception):
     """A benchmark or cluster operation failed at run time (exit code 1)."""
 

@@ -18,7 +18,7 @@ import statistics
 import zlib
 from typing import Any, Iterable
 
-from ..drivers import ParseError
+from .errors import ParseError
 from .results import Latency, Measurement, Sample, steady_state
 
 LATENCY_MODES = ("bins", "hdr", "mean-max")

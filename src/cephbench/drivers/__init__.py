@@ -1,5 +1,5 @@
 """One module per tool: a command builder, a pure parser, and a thin run function."""
 
+from ..core.errors import ParseError    # every parser here raises it; core/errors.py holds it
 
-class ParseError(ValueError):
-    """Tool output that cannot be read as the tool's format (unknown, truncated, an error message)."""
+__all__ = ["ParseError"]

@@ -36,7 +36,7 @@ from ..core.units import format_size
 from ..lab import Lab
 from ..lab.chroot import InRoot
 from ..evidence.rounds import Seen
-from . import ParseError
+from ..core.errors import ParseError
 from .figures import array, count, mapping
 from .base import BaselineWatch, DriverContext, Outcome
 from .fio import FioJob, fio_argv, parse_fio_json, to_measurement

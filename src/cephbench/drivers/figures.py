@@ -12,7 +12,7 @@ import math
 from typing import Any, Callable
 
 from ..core.results import Measurement
-from . import ParseError
+from ..core.errors import ParseError
 
 # Counts and sizes in tool output are 64-bit at most; a larger one is garbage, and it would overflow float maths.
 MAX_COUNT = 2**64

@@ -20,7 +20,7 @@ from typing import Any, Literal
 from ..core.merge import BIN_PERCENTILES, add_bins, percentiles_from_bins
 from ..core.results import Latency, Measurement
 from ..core.units import parse_size
-from . import ParseError
+from ..core.errors import ParseError
 from .figures import array, checked, count, mapping, number
 
 PERCENTILES = BIN_PERCENTILES

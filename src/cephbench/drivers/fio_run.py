@@ -24,7 +24,7 @@ from ..hosts.remote_dirs import dir_path, fetch_dir, make_dir
 from ..core.resources import Resource
 from ..core.results import Measurement, Sample, Test, steady_state
 from ..core.userfiles import read_output
-from . import ParseError
+from ..core.errors import ParseError
 from .base import DriverContext, Outcome, safe_name
 from .figures import count, number
 from .fio import FioJob, fio_argv, parse_fio_json, to_measurement

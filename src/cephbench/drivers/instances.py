@@ -18,7 +18,7 @@ from ..hosts.fanout import TimedResult, failure
 from ..hosts.local import CommandResult, Spawn
 from ..core.merge import merge_instances
 from ..core.results import Measurement, Test
-from . import ParseError
+from ..core.errors import ParseError
 from .base import DriverContext, Figures, Outcome, client_notes
 
 # One instance: the client host it runs on (clients.Client; None: this machine) and its command

@@ -32,7 +32,7 @@ from typing import Any, Iterator
 
 from ..analysis.stats import ALPHA, mann_whitney, min_p
 from ..core.results import Measurement, Test
-from . import ParseError
+from ..core.errors import ParseError
 from .figures import checked, count, mapping, number
 from .base import DriverContext, Outcome, now
 

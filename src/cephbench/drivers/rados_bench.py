@@ -21,7 +21,7 @@ from ..kinds.rados_bench import (SEQ_RATIO_MARGIN, TOPUP_MAX_CONCURRENCY, TOPUP_
                                 topup_estimate_s)
 from ..core.merge import merge_instances
 from ..core.results import Latency, Measurement, Sample, steady_state
-from . import ParseError
+from ..core.errors import ParseError
 from .figures import checked, count, number
 
 MIB = 1024 * 1024

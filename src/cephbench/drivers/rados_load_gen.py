@@ -26,7 +26,7 @@ import time
 from dataclasses import dataclass
 from typing import Iterator
 
-from . import ParseError
+from ..core.errors import ParseError
 from .base import Outcome, RunContext, run_group_timeout, started_tests
 from .figures import checked, count
 from .instances import measure_instances

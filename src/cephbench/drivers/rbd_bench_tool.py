@@ -17,7 +17,7 @@ from pathlib import Path
 
 from ..core.results import Measurement, Sample, steady_state
 from ..core.userfiles import read_output
-from . import ParseError
+from ..core.errors import ParseError
 from .figures import checked, count, number
 from .base import live_sum
 

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
-from ..drivers import ParseError
+from ..core.errors import ParseError
 from ..drivers.figures import count
 from ..core.results import HostLoad
 

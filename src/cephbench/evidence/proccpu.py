@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
-from ..drivers import ParseError
+from ..core.errors import ParseError
 from ..hosts.remote import HostRef
 from ..core.results import OsdCounters, ProcessCpu
 

@@ -19,7 +19,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Mapping, Sequence
 
-from ..drivers.figures import ParseError
+from ..core.errors import ParseError
 from ..core.results import DEVICE_LIMIT_FIELDS, DEVICE_LIMIT_METRIC, DeviceLoad, HostLoad, LinkLoad
 from .hoststream import WantedAddress, WantedDevice, address_of
 

@@ -25,7 +25,7 @@ from typing import Any
 
 from ..analysis import stats
 from ..analysis.compare import METRIC_NAMES, metric_values, test_label
-from ..drivers import ParseError
+from ..core.errors import ParseError
 from ..drivers.figures import unix_time
 from ..core.errors import UserError
 from .export import pool_profile

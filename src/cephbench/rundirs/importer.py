@@ -27,7 +27,8 @@ from pathlib import Path
 from typing import Any
 
 from .. import __version__
-from ..drivers import ParseError, fio, iperf, osd_bench, rados_bench
+from ..core.errors import ParseError
+from ..drivers import fio, iperf, osd_bench, rados_bench
 from ..drivers import rbd_bench_tool as rbd_bench
 from ..drivers.figures import count, mapping, number, unix_time
 from ..drivers.rgw import parse as rgw_loadgen

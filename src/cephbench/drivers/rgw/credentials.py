@@ -14,7 +14,7 @@ from typing import Any, Mapping
 
 from ...core.errors import UserError
 from ...core.userfiles import read_bytes
-from .. import ParseError
+from ...core.errors import ParseError
 
 ENV_KEYS = {"s3": ("CEPHBENCH_S3_ACCESS_KEY", "CEPHBENCH_S3_SECRET_KEY"),
             "swift": ("CEPHBENCH_SWIFT_USER", "CEPHBENCH_SWIFT_KEY")}

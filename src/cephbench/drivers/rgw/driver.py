@@ -30,7 +30,7 @@ from ...core.results import Measurement, Test
 from ...cluster.safety import CapacityBudget
 from ...core.units import format_size
 from ...core.userfiles import read_output, write_file
-from .. import ParseError
+from ...core.errors import ParseError
 from ..base import DriverContext, Outcome, client_notes, live_sum, newest_line, run_group_timeout, started_tests
 from ..instances import run_instances
 from ..rounds import in_rounds
