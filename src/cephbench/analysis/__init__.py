@@ -1,7 +1,8 @@
 """From a run's baselines and cluster facts to ceilings, efficiency and bottleneck on every cluster result.
 
 This package's root only names what the rest of cephbench uses: the facts of the cluster a result ran on
-(facts.py), one result's verdict (verdict.py), a run's results as they come (run.py); model.py does the arithmetic.
+(facts.py), one result's verdict (verdict.py), a run's results as they come (run.py); model.py does the arithmetic,
+rules.py holds the verdict's rules in their order.
 """
 
 from .facts import client_hosts, cluster_of, facts_from_run, osd_rotational, shape_clusters, with_clients

@@ -23,6 +23,7 @@ from .utilization import (DEVICE_BUSY, LATENCY_BOUND_BELOW, LINK_NEAR, NEAR_SHAR
                           cpu_finding, device_finding, in_flight, link_finding, little_line, missing_evidence,
                           tool_seconds)
 
+
 @dataclass
 class EvidenceVerdict:
     bottleneck: str | None        # None: the evidence names nothing; the ceiling's bottleneck stands
@@ -50,9 +51,7 @@ class EvidenceFacts:
 
     @property
     def held(self) -> Finding | None:
-        """The busiest device when it is held at its cgroup throttle."""
-        d = self.devices[0] if self.devices else None
-        return d if d is not None and d.capped and d.share >= DEVICE_BUSY else None
+        return at_throttle(self.devices)
 
     @property
     def cpu_busy(self) -> Finding | None:
@@ -60,6 +59,12 @@ class EvidenceFacts:
 
     def verdict(self, bottleneck: str | None, sentence: str, lines: list[str] | None = None) -> EvidenceVerdict:
         return EvidenceVerdict(bottleneck, sentence, list(self.lines) if lines is None else lines)
+
+
+def at_throttle(devices: tuple[Finding, ...] | list[Finding]) -> Finding | None:
+    """The busiest device (devices sorted busiest first) when it is held at ≥ 90 % of its cgroup throttle."""
+    d = devices[0] if devices else None
+    return d if d is not None and d.capped and d.share >= DEVICE_BUSY else None
 
 
 def facts_of(result: Result, efficiency: float | None, b: LatencyBreakdown | None, clients: set[str] | None = None,
@@ -95,7 +100,7 @@ def facts_of(result: Result, efficiency: float | None, b: LatencyBreakdown | Non
 
     direction = direction_of(result.test.kind, result.test.params.get("phase"), m.op if m else None)
     slow = slow_store(ev.osds, ev.devices, latency_s, result.hosts, ev.links) if direction == "write" else None
-    held = devices[0] if devices and devices[0].capped and devices[0].share >= DEVICE_BUSY else None
+    held = at_throttle(devices)
     if slow is not None:
         # first when it names the bottleneck, with its device's own figures; beside a throttle's, after its line
         said = [f"{slow.text}{counters_origin([slow.osd])}"]
