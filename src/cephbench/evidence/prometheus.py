@@ -14,7 +14,7 @@ import urllib.parse
 from dataclasses import dataclass
 from typing import Any
 
-from ..drivers.figures import ParseError
+from ..core.errors import ParseError
 from ..core.errors import UserError
 from ..core.fetch import fetch
 from ..core.names import shown_url, split_url
