@@ -59,6 +59,11 @@ def test_the_mgr_modules_series_give_the_counts_ceph_tell_gave_over_the_same_wri
         # the module leaves out what is not of use to a dashboard (a replica's writes): missing, not zero
         assert got.subop_w is None and "osd.subop_w" in got.missing and told.subop_w
         assert got.source == "the mgr's prometheus module via Prometheus (198.18.0.1:9283)"
+    # `ceph mgr services` may name the mgr's host where Prometheus has its address: the module's port still tells
+    # its series from a ceph-exporter on that host (osd.0's, h1)
+    unnamed = ce.match(_at(series, START), _at(series, LAST), osds, hosts,
+                       ce.mgr_instances({"prometheus": "http://x:9283/"}))
+    assert {kind for kind, _ in unnamed.origins.values()} == {ce.MGR} and not unnamed.unmatched
     line = ce.matched_line(m, osds, hosts)
     assert line == ("OSD counters from Prometheus: osd.0, osd.1, osd.2 from the mgr's prometheus module "
                     "(job ceph, instance 198.18.0.1:9283: h1)"), line
@@ -69,8 +74,9 @@ def test_series_of_an_instance_no_host_of_the_cluster_has_are_another_clusters_a
     # the same series as a second cluster's ceph-exporters would carry them: on h2 by its address, and on a host
     # this cluster does not have
     other = [Series({**s.labels, "job": "ceph-exporter", "instance": "10.9.9.9:9926"}, s.values) for s in series]
-    theirs = [Series({**s.labels, "job": "ceph-exporter", "instance": "198.18.0.2:9926"}, s.values) for s in series
-              if s.labels["ceph_daemon"] == "osd.1"]
+    # ceph-exporter's ceph_daemon is the socket's file name: "ceph-osd.1" in cephadm's layout (DaemonMetricCollector)
+    theirs = [Series({**s.labels, "job": "ceph-exporter", "instance": "198.18.0.2:9926", "ceph_daemon": "ceph-osd.1"},
+                     s.values) for s in series if s.labels["ceph_daemon"] == "osd.1"]
     everything = series + other + theirs
     hosts = ce.host_addresses(_metadata())
     osds = {0: "h1", 1: "h2", 2: "h3"}

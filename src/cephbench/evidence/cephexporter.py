@@ -1,14 +1,15 @@
 """The OSDs' counters from Prometheus: ceph-exporter's series (one per host, Reef and later, port 9926), else the
 mgr's prometheus module's (port 9283; Reef excludes them unless mgr/prometheus/exclude_perf_counters is false).
 
-Both name a daemon's perf counter `ceph_<section>_<name>` with its daemon in `ceph_daemon` ("osd.2"): a count or a
-gauge as its value, a latency as `_sum` (seconds) and `_count` (ceph-exporter's DaemonMetricCollector, the mgr
+Both name a daemon's perf counter `ceph_<section>_<name>` with its daemon in `ceph_daemon`: the mgr module "osd.2",
+ceph-exporter its socket's file name less `.asok` ("ceph-osd.2" in cephadm's layout); a count or a gauge as its value, a latency as `_sum` (seconds) and `_count` (ceph-exporter's DaemonMetricCollector, the mgr
 module's perf counters). Each OSD's series at the test's start and after its end become two `perf dump`s
 (`dumps`), which counters.deltas reads as it reads an admin socket's.
 
 Whose a series is: a ceph-exporter runs on the OSD's own host, so its `instance` (or the host part of it, before a
 port or a domain) is that host's name or one of its addresses in `ceph osd metadata`; the mgr module's is the URL
-`ceph mgr services` gives (cephadm relabels it `ceph_cluster`). A series of `osd.N` from any other instance is
+`ceph mgr services` gives (which may name the host where Prometheus has its address), or any on the module's port
+9283 (cephadm relabels it `ceph_cluster`). A series of `osd.N` from any other instance is
 another cluster's osd.N (one Prometheus may scrape many clusters) and is left out; the note says which series were
 matched to which host, and which were not.
 
@@ -31,12 +32,14 @@ from .promanswer import Series, instance_host, scrape_intervals
 from .source import Ask, Found, Reach, What
 
 CEPH_EXPORTER_PORT = 9926
+MGR_PORT = 9283                     # the mgr module's default: its series are the module's whatever its URL says
 EXPORTER_STATS_PERIOD_S = 5.0       # ceph-exporter's --stats-period default
 MGR_SCRAPE_INTERVAL_S = 15.0        # mgr/prometheus/scrape_interval's default
 MAX_WAIT_S = 30.0                   # the longest a test's end waits for the exporters' next figures
 EXPORTER = "ceph-exporter"
 MGR = "the mgr's prometheus module"
 CLUSTER_INSTANCE = "ceph_cluster"   # cephadm's relabelling of the mgr module's instance
+_DAEMON = re.compile(r"(?:.*-)?osd\.(\d+)")    # "osd.2", or ceph-exporter's socket name "ceph-osd.2"
 
 
 def metric_name(section: str, name: str) -> str:
@@ -58,7 +61,7 @@ def metrics() -> dict[str, tuple[str, str, str]]:
 def query(osds: Sequence[int]) -> str:
     """The one query of every counter read, for these OSDs."""
     ids = "|".join(str(n) for n in sorted(osds))
-    return f'{{__name__=~"{"|".join(sorted(metrics()))}",ceph_daemon=~"osd\\\\.({ids})"}}'
+    return f'{{__name__=~"{"|".join(sorted(metrics()))}",ceph_daemon=~"(.*-)?osd\\\\.({ids})"}}'
 
 
 @dataclass(frozen=True)
@@ -114,11 +117,12 @@ def by_origin(series: list[Series]) -> dict[tuple[Origin, int], dict[str, dict[s
     out: dict[tuple[Origin, int], dict[str, dict[str, Any]]] = {}
     for s in series:
         known = names.get(s.labels.get("__name__", ""))
-        daemon = s.labels.get("ceph_daemon", "")
-        if known is None or not daemon.startswith("osd.") or not daemon[4:].isdigit() or not s.values:
+        daemon = _DAEMON.fullmatch(s.labels.get("ceph_daemon", ""))
+        if known is None or daemon is None or not s.values:
             continue
         section, name, part = known
-        dump = out.setdefault((Origin(s.labels.get("job", ""), s.labels.get("instance", "")), int(daemon[4:])), {})
+        dump = out.setdefault((Origin(s.labels.get("job", ""), s.labels.get("instance", "")), int(daemon.group(1))),
+                              {})
         value = s.values[-1][1]
         if part:
             dump.setdefault(section, {}).setdefault(name, {})["avgcount" if part == "count" else "sum"] = value
@@ -130,7 +134,7 @@ def by_origin(series: list[Series]) -> dict[tuple[Origin, int], dict[str, dict[s
 def exporter_of(origin: Origin, osd_host: str, hosts: Mapping[str, set[str]], mgr: set[str]) -> str | None:
     """EXPORTER when `origin` is a ceph-exporter on the OSD's host, MGR when it is this cluster's mgr module, else
     None (another cluster's, or a host this cluster does not have)."""
-    if origin.instance in mgr:
+    if origin.instance in mgr or origin.instance.endswith(f":{MGR_PORT}"):
         return MGR
     return EXPORTER if host_of(origin.instance, hosts) == osd_host else None
 
