@@ -19,7 +19,7 @@ from typing import Any, Callable, Iterator, Protocol, Sequence, TypeVar
 
 from ..cluster.ceph import Cluster, Target
 from ..core.userfiles import write_file
-from ..suite.config import Settings
+from ..core.settings import Settings
 from ..core.errors import OperationFailed, UserError
 from ..cluster import marker
 from ..evidence.clusterwatch import DEFAULT_RATE_WINDOW_S, ClusterWatch

@@ -24,7 +24,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path, PurePosixPath
 from typing import Any, Callable, Iterator
 
-from ..suite.config import SshSettings
+from ..core.settings import SshSettings
 from ..core.errors import OperationFailed, UserError
 from ..core.interrupts import held
 from ..cluster.recovery import DISK_FILE, remote_file_parts

@@ -32,7 +32,7 @@ from ..core.userfiles import read_output
 from ..core.interrupts import held
 from ..hosts.fanout import run_started_together
 from ..hosts.local import CommandResult, LocalHost, Spawn, run_together
-from ..suite.config import SshSettings
+from ..core.settings import SshSettings
 from ..hosts.remote import HostRef, back_ips, front_ips, host_ref, is_local_address, require_tools, source_address
 from ..core.results import Measurement, RunDir, Sample, Test
 from ..core.errors import ParseError

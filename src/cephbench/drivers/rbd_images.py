@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterator, Sequence
 
 from ..cluster.ceph import Cluster
-from ..suite.config import Settings
+from ..core.settings import Settings
 from ..core.errors import OperationFailed, UserError
 from ..hosts.local import CommandResult, Spawn
 from ..core.interrupts import held

@@ -8,7 +8,7 @@ from types import ModuleType
 from typing import Callable
 
 from ..cluster.ceph import Cluster
-from ..suite.config import Settings
+from ..core.settings import Settings
 from ..kinds import PLUGINS
 from ..core.results import Test
 from .base import GroupDriver

@@ -18,7 +18,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, Callable, Mapping, NamedTuple
 
-from ..suite.config import SshSettings
+from ..core.settings import SshSettings
 from ..hosts.local import LocalHost
 from ..hosts.remote import HostRef, run_all
 from . import asokproto

@@ -18,7 +18,7 @@ from concurrent.futures import ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from typing import Any, Callable, Collection, Mapping
 
-from ..suite.config import SshSettings
+from ..core.settings import SshSettings
 from ..hosts.local import LocalHost
 from ..hosts.remote import HostRef
 from .asok import Readings, read_all

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..suite.config import SshSettings
+from ..core.settings import SshSettings
 from .hostload import load_from_stream, watch_argv
 from ..hosts.local import LocalHost
 from ..core.names import safe_name

@@ -31,7 +31,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Sequence
 
-from ..suite.config import Settings, SshSettings, Suite
+from ..core.settings import Settings, SshSettings
+from ..suite.config import Suite
 from ..core.errors import OperationFailed, UserError
 from .local import LocalHost
 from ..core.interrupts import held

@@ -23,7 +23,7 @@ import time
 from dataclasses import dataclass
 from typing import IO, Callable, Sequence
 
-from ..suite.config import SshSettings
+from ..core.settings import SshSettings
 from ..core.errors import OperationFailed, UserError
 from .local import OUTPUT_HINT, STOP_GRACE_S, CommandResult, LocalHost, Spawn, open_output, read_output
 from .remote import HostRef

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Iterator, Sequence
 
-from ..suite.config import SshSettings
+from ..core.settings import SshSettings
 from ..core.errors import UserError
 from .local import CommandResult, LocalHost
 

@@ -20,7 +20,7 @@ import subprocess
 import tarfile
 from pathlib import Path
 
-from ..suite.config import SshSettings
+from ..core.settings import SshSettings
 from ..core.errors import OperationFailed
 from .local import LocalHost
 from ..core.interrupts import held

@@ -9,12 +9,13 @@ from __future__ import annotations
 
 from typing import Annotated, Any, ClassVar, Literal, Union
 
-from pydantic import (BaseModel, BeforeValidator, ConfigDict, Discriminator, Field, SerializerFunctionWrapHandler,
+from pydantic import (BeforeValidator, Discriminator, Field, SerializerFunctionWrapHandler,
                       Tag, field_validator, model_serializer, model_validator)
 
 from ..core.loadsearch import DEFAULT_MAX, LOAD_PARAMS, is_power_of_two
 from ..core.units import parse_duration, parse_size
 from .kind import Kind
+from ..core.settings import Strict      # the base of every model of a suite's
 
 
 MAX_TEST_DURATION_S = 24 * 3600      # one test longer than a day is a typo, not a benchmark
@@ -70,11 +71,6 @@ PositiveInt = Annotated[int, Field(gt=0, strict=True), BeforeValidator(_count)]
 def Sweep(inner: Any) -> Any:  # noqa: N802 - reads as a type in the schema below
     """A parameter that is one value or a list of values (a sweep dimension)."""
     return Annotated[list[inner], BeforeValidator(_as_list), Field(min_length=1)]
-
-
-class Strict(BaseModel):
-    # nan and inf are no figure of a suite's (nan passes every gt/le bound), also when written as text ("1e999")
-    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
 
 
 def _latency_bound(v: Any) -> float:

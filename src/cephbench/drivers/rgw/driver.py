@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any, Iterator, Mapping
 
 from ...cluster.ceph import Cluster
-from ...suite.config import Settings
+from ...core.settings import Settings
 from ...core.errors import PermissionDenied, UserError
 from ...hosts.fanout import TimedResult, failure
 from ...hosts.local import CommandResult, Spawn
