@@ -77,7 +77,7 @@ def test_no_module_imports_one_that_imports_it_back():
 
 LAYERS: list[tuple[str, list[str]]] = [
     ("core", ["__init__", "core.*", "kinds.*",
-              "drivers.figures", "analysis.stats",              # the figure readers every parser uses
+              "analysis.stats",
               "evidence.asokproto"]),                           # the admin-socket protocol: the lab speaks it too
     ("hosts", ["hosts.*"]),
     ("lab", ["lab.*"]),
@@ -101,8 +101,6 @@ MIXED_PACKAGES: dict[str, str] = {
              "the suite's settings and the cluster's hosts (cluster layer)",
     "suite": "plan.py asks the baseline drivers what their tests are (plan layer)",
     "run": "launch.py is a run from Python around the runner (launch layer)",
-    "drivers": "the figure readers (figures.py) are the core's: every parser, the evidence's and the importer's too, "
-               "reads figures through them",
     "analysis": "stats.py is the core's: the OSD bench driver and the history read its statistics",
     "evidence": "asokproto.py is the core's: the lab speaks the admin-socket protocol too",
 }
@@ -194,9 +192,9 @@ def test_the_package_check_sees_a_package_across_layers():
 def test_the_layer_check_sees_an_upward_import():
     graph = {"cephbench.core.results": {"cephbench.core.errors", "cephbench.run.runner"},
              "cephbench.run.runner": {"cephbench.core.results"},
-             "cephbench.drivers.fio": {"cephbench.drivers.figures", "cephbench.drivers"}}
+             "cephbench.drivers.fio": {"cephbench.core.figures", "cephbench.drivers"}}
     assert upward_imports(graph) == [("core.results", "run.runner")]
-    assert layer_of("drivers.figures")[1] == "core" and layer_of("drivers.fio")[1] == "drivers"
+    assert layer_of("core.figures")[1] == "core" and layer_of("drivers.fio")[1] == "drivers"
     assert layer_of("__init__")[1] == "core" and layer_of("lab")[1] == "lab"
     assert layer_of("hosts.local")[1] == "hosts" and layer_of("hosts.remote")[1] == "cluster"
 

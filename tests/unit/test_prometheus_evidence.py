@@ -11,7 +11,7 @@ import pytest
 
 from cephbench.analysis.utilization import device_finding, link_finding
 from cephbench.suite.config import Settings
-from cephbench.drivers.figures import ParseError
+from cephbench.core.errors import ParseError
 from cephbench.evidence import promanswer as pa
 from cephbench.evidence.hoststream import loads, parse_stream, watch_targets
 from cephbench.core.names import shown_url, split_url

@@ -37,7 +37,7 @@ from ..lab import Lab
 from ..lab.chroot import InRoot
 from ..evidence.rounds import Seen
 from ..core.errors import ParseError
-from .figures import array, count, mapping
+from ..core.figures import array, count, mapping
 from .base import BaselineWatch, DriverContext, Outcome
 from .fio import FioJob, fio_argv, parse_fio_json, to_measurement
 from .osd_devices import OsdDevice, check as osd_device_check

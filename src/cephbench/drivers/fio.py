@@ -21,7 +21,7 @@ from ..core.merge import BIN_PERCENTILES, add_bins, percentiles_from_bins
 from ..core.results import Latency, Measurement
 from ..core.units import parse_size
 from ..core.errors import ParseError
-from .figures import array, checked, count, mapping, number
+from ..core.figures import array, checked, count, mapping, number
 
 PERCENTILES = BIN_PERCENTILES
 ENGINES = {"libaio": "libaio", "rados": "rados", "rbd": "rbd"}

@@ -26,7 +26,7 @@ from ..core.results import Measurement, Sample, Test, steady_state
 from ..core.userfiles import read_output
 from ..core.errors import ParseError
 from .base import DriverContext, Outcome, safe_name
-from .figures import count, number
+from ..core.figures import count, number
 from .fio import FioJob, fio_argv, parse_fio_json, to_measurement
 from .instances import instances_outcome, measure_instances, run_instances
 

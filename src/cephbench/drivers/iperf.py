@@ -36,7 +36,7 @@ from ..core.settings import SshSettings
 from ..hosts.remote import HostRef, back_ips, front_ips, host_ref, is_local_address, require_tools, source_address
 from ..core.results import Measurement, RunDir, Sample, Test
 from ..core.errors import ParseError
-from .figures import array, checked, count, mapping, number, optional
+from ..core.figures import array, checked, count, mapping, number, optional
 from .base import BaselineWatch, DriverContext, Outcome
 from ..lab import Lab
 from ..lab.chroot import InRoot

@@ -33,7 +33,7 @@ from typing import Any, Iterator
 from ..analysis.stats import ALPHA, mann_whitney, min_p
 from ..core.results import Measurement, Test
 from ..core.errors import ParseError
-from .figures import checked, count, mapping, number
+from ..core.figures import checked, count, mapping, number
 from .base import DriverContext, Outcome, now
 
 # at most 20 digits: a 64-bit count (and int() refuses strings of more than 4300 digits)

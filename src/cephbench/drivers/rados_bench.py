@@ -22,7 +22,7 @@ from ..kinds.rados_bench import (SEQ_RATIO_MARGIN, TOPUP_MAX_CONCURRENCY, TOPUP_
 from ..core.merge import merge_instances
 from ..core.results import Latency, Measurement, Sample, steady_state
 from ..core.errors import ParseError
-from .figures import checked, count, number
+from ..core.figures import checked, count, number
 
 MIB = 1024 * 1024
 NS = 1e9

@@ -28,7 +28,7 @@ from typing import Iterator
 
 from ..core.errors import ParseError
 from .base import Outcome, RunContext, run_group_timeout, started_tests
-from .figures import checked, count
+from ..core.figures import checked, count
 from .instances import measure_instances
 from .pools import create_pool, remove_pool
 from .rounds import RoundsEnd, in_rounds, round_suffix

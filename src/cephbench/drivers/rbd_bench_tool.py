@@ -18,7 +18,7 @@ from pathlib import Path
 from ..core.results import Measurement, Sample, steady_state
 from ..core.userfiles import read_output
 from ..core.errors import ParseError
-from .figures import checked, count, number
+from ..core.figures import checked, count, number
 from .base import live_sum
 
 DURATION_IO_TOTAL = 1 << 50          # 1 PiB: "until timeout stops it"

@@ -25,7 +25,7 @@ import time
 from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
 
-from ..drivers.figures import ParseError
+from ..core.errors import ParseError
 from .counters import read_names
 from .hoststream import address_of
 from .promanswer import Series, instance_host, scrape_intervals

@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Callable
 
 from ..core.errors import ParseError
-from ..drivers.figures import count
+from ..core.figures import count
 from ..core.results import HostLoad
 
 

@@ -26,7 +26,7 @@ from typing import Any
 from ..analysis import stats
 from ..analysis.compare import METRIC_NAMES, metric_values, test_label
 from ..core.errors import ParseError
-from ..drivers.figures import unix_time
+from ..core.figures import unix_time
 from ..core.errors import UserError
 from .export import pool_profile
 from ..core.identity import PARTS, identity

@@ -30,7 +30,7 @@ from .. import __version__
 from ..core.errors import ParseError
 from ..drivers import fio, iperf, osd_bench, rados_bench
 from ..drivers import rbd_bench_tool as rbd_bench
-from ..drivers.figures import count, mapping, number, unix_time
+from ..core.figures import count, mapping, number, unix_time
 from ..drivers.rgw import parse as rgw_loadgen
 from ..core.errors import UserError
 from ..core.results import Measurement, Result, RunDir, Test, run_dir_path

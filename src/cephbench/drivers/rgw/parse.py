@@ -14,7 +14,7 @@ from typing import Any
 from ...core.merge import decode_hdr, hdr_percentiles, merge_hdr, merge_instances, weighted_mean
 from ...core.results import Latency, Measurement, Sample
 from ...core.errors import ParseError
-from ..figures import array, checked, count, mapping, number, optional
+from ...core.figures import array, checked, count, mapping, number, optional
 from .binary import TOOL
 
 SCHEMA = "cephbench-loadgen/1"

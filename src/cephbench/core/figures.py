@@ -11,8 +11,8 @@ from __future__ import annotations
 import math
 from typing import Any, Callable
 
-from ..core.results import Measurement
-from ..core.errors import ParseError
+from .results import Measurement
+from .errors import ParseError
 
 # Counts and sizes in tool output are 64-bit at most; a larger one is garbage, and it would overflow float maths.
 MAX_COUNT = 2**64
