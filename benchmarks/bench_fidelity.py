@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import math
 import os
+import re
 import resource
 import statistics
 import tempfile
@@ -43,7 +44,7 @@ from cephbench.suite.plan import expand
 from cephbench.core.resources import Ledger
 from cephbench.core.results import RunDir
 from cephbench.run.runner import RunOptions, execute
-from cephbench.cluster.safety import drop_caches_local
+from cephbench.cluster.safety import CapacityBudget, drop_caches_local
 
 ROUNDS = int(os.environ.get("CEPHBENCH_FIDELITY_ROUNDS", "3"))
 DURATION_S = int(os.environ.get("CEPHBENCH_FIDELITY_SECONDS", "8"))
@@ -75,22 +76,33 @@ def direct(cluster: Cluster, size: int, tag: str) -> dict[str, float]:
 
     try:
         out: dict[str, float] = {}
+        used_before = cluster.raw_capacity()[1]
         write, text = bench("write")
         out["write"] = write.bytes_per_s
+        out["write_seconds"] = [s.ops_per_s for s in write.timeseries if not s.partial]
         made = rb.objects_written([text]) or 0
         drop_caches_local()  # as cephbench does before every read phase
-        out["seq_plain"] = bench("seq")[0].bytes_per_s
+        plain = bench("seq")[0]
+        out["seq_plain"] = plain.bytes_per_s
         out["seq"] = out["seq_plain"]
-        # cephbench's top-up, by the same rule (a fresh run: no seq ratio measured yet)
+        out["seq_objects"], out["seq_s"], out["topup_to"] = plain.ops_total or 0, plain.duration_s, made
+        # cephbench's top-up, by the same rule (a fresh run: no seq ratio measured yet), within the same room: its
+        # capacity guard's (CapacityBudget: 20 % margin, and the write just made counted while `ceph df` lags)
         fed = [rb.Fed(made, write.duration_s)]
         want = rb.seq_objects(fed, DURATION_S, rb.seq_ratio(size, None)[0])
         total, used = cluster.raw_capacity()
-        want = min(want, made + max(0, int((MAX_RAW_USED * total - used) / (3 * size))))
+        used = max(used, used_before + made * size * 3)
+        want = min(want, made + CapacityBudget(total, used, MAX_RAW_USED).client_bytes(3) // size)
         if want > made:
             bench("write", math.ceil(2 * want / fed[0].rate) + 2, rb.topup_concurrency(16, size, want),
                   max_objects=want, reuse=True)
             drop_caches_local()
-            out["seq"] = bench("seq")[0].bytes_per_s
+            seq = bench("seq")[0]
+            out["seq"] = seq.bytes_per_s
+            # cephbench's own account of the top-up's effect (drivers/rados_bench.py hand_seq) against the hand seq
+            hand = rb.hand_seq(seq.timeseries, made)
+            out["estimate_of_plain"] = hand[0] / plain.ops_per_s if hand and plain.ops_per_s else math.nan
+            out["seq_objects"], out["seq_s"], out["topup_to"] = seq.ops_total or 0, seq.duration_s, want
         return out
     finally:
         cluster.delete_pool(pool)
@@ -114,17 +126,28 @@ def through_cephbench(cluster: Cluster, size: int, workdir: Path) -> tuple[dict[
     r1 = resource.getrusage(resource.RUSAGE_SELF)
     cpu = (r1.ru_utime - r0.ru_utime) + (r1.ru_stime - r0.ru_stime)
     figs = {r.test.params["phase"]: r.measurement.bytes_per_s for r in summary.results if r.measurement}
+    figs["write_seconds"] = [s.ops_per_s for r in summary.results if r.measurement and r.test.params["phase"] ==
+                             "write" for s in r.measurement.timeseries if not s.partial]
+    for r in summary.results:
+        if r.measurement and r.test.params["phase"] == "seq":
+            figs["seq_objects"], figs["seq_s"] = r.measurement.ops_total or 0, r.measurement.duration_s
+            topped = re.search(r"(\d+) in all", " ".join(r.notes))
+            figs["topup_to"] = int(topped.group(1)) if topped else 0
+            figs["effect"] = (r.measurement.extra.get("topup") or {}).get("effect") or math.nan
     settle(cluster)
     return figs, cpu, wall
 
 
 def main() -> None:
-    with lab(rgw=False) as lb, tempfile.TemporaryDirectory() as tmp:
+    keep = os.environ.get("CEPHBENCH_FIDELITY_KEEP")      # a directory to keep cephbench's run directories in
+    with lab(rgw=False) as lb, tempfile.TemporaryDirectory(dir=keep) as tmp_dir:
+        tmp = keep or tmp_dir
         env = lb.env()
         cluster = Cluster(Target(Path(env["CEPH_CONF"]), Path(env["CEPH_KEYRING"]), None, is_lab=True))
         ratios: dict[str, list[float]] = {}
         noise: dict[str, list[float]] = {}
         effects: dict[str, list[float]] = {}
+        estimates: dict[str, list[float]] = {}     # hand_seq's figure of a plain seq over the measured plain seq
         cpu_total, wall_total = 0.0, 0.0
         for rnd in range(ROUNDS):
             for label, size in SIZES.items():
@@ -138,6 +161,8 @@ def main() -> None:
                         cpu_total += cpu
                         wall_total += wall
                 effects.setdefault(label, []).extend(r["seq"] / r["seq_plain"] for r in a_runs)
+                estimates.setdefault(label, []).extend(r["estimate_of_plain"] for r in a_runs
+                                                       if not math.isnan(r.get("estimate_of_plain", math.nan)))
                 plain = " ".join(f"{r['seq_plain'] / 2**20:.1f}" for r in a_runs)
                 for mode in ("write", "seq"):
                     a = statistics.fmean(r[mode] for r in a_runs)
@@ -149,12 +174,29 @@ def main() -> None:
                           f"{' '.join(f'{r[mode] / 2**20:.1f}' for r in b_runs)} MiB/s: ratio {b / a:.3f}"
                           + (f" (direct seq of the write's objects alone {plain} MiB/s)" if mode == "seq" else ""),
                           flush=True)
+                print("  write objects per second: "
+                      + " | ".join(f"{side} " + " ".join(f"{v:.0f}" for v in r.get("write_seconds", []))
+                                   for side, r in [*(("A", r) for r in a_runs), *(("B", r) for r in b_runs)]),
+                      flush=True)
+                print("  seq objects read in s (topped up to): direct "
+                      + " ".join(f"{r['seq_objects']:.0f}/{r['seq_s']:.1f}s({r['topup_to']:.0f})" for r in a_runs)
+                      + ", cephbench "
+                      + " ".join(f"{r.get('seq_objects', 0):.0f}/{r.get('seq_s', 0):.1f}s({r.get('topup_to', 0):.0f})" for r in b_runs)
+                      + "; the top-up's effect by hand (topped-up seq / plain seq) "
+                      + " ".join(f"{r['seq'] / r['seq_plain']:.2f}" for r in a_runs)
+                      + ", hand_seq's estimate of the plain seq / the plain seq "
+                      + " ".join(f"{r.get('estimate_of_plain', math.nan):.2f}" for r in a_runs)
+                      + ", cephbench's note's effect " + " ".join(f"{r.get('effect', math.nan):.2f}" for r in b_runs),
+                      flush=True)
         figures: dict[str, object] = {}
         for key, values in ratios.items():
             figures[f"ratio_{key}"] = statistics.median(values)
             figures[f"noise_{key}"] = statistics.median(noise[key])
         for label, values in effects.items():
             figures[f"topup_effect_seq_{label}"] = statistics.median(values)
+        for label, values in estimates.items():
+            if values:
+                figures[f"hand_seq_estimate_{label}"] = statistics.median(values)
         figures["cephbench_cpu_pct_of_core"] = 100 * cpu_total / wall_total
         figures["goal_ratio"] = "0.97-1.03"
         figures["goal_cpu_pct"] = 2.0

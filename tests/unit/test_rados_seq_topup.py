@@ -75,3 +75,47 @@ def test_reads_from_two_hosts_started_apart_did_not_run_out():
     short = parse(text, "rand", 5)
     short.duration_s = 2.5                      # an instance that read every object there was, half-way
     assert ran_out([a, short], 5) == 2.5
+
+
+def _recorded_seq(test_id: str):
+    """A seq's measurement as a real run recorded it (tests/fixtures/report: the quick suite on the one-host lab,
+    Ceph 16.2.15)."""
+    import json
+    from pathlib import Path
+
+    from cephbench.core.results import Measurement
+
+    path = Path(__file__).parents[1] / "fixtures" / "report" / "ceph16.2.15_quick_search_onehost.results.jsonl"
+    (line,) = [ln for ln in path.read_text().splitlines() if f'"id":"{test_id}"' in ln.replace(" ", "")]
+    return Measurement.model_validate(json.loads(line)["measurement"])
+
+
+def test_a_top_up_says_how_many_objects_it_added_and_that_a_seq_reading_fewer_changed_nothing_in_count():
+    """The quick suite's 2 s seq of 4 MiB objects after a 12 s write of 848: topped up by 210 to 1,058, and it read
+    558 (264 and 278 objects in its two seconds). A seq typed by hand after the same write reads those 558 too:
+    the note says so, and the result carries the counts (extra.topup) with no effect figure."""
+    from cephbench.drivers.rados_bench import topup_effect
+
+    m = _recorded_seq("010-rados-seq-4MiB-t16")
+    note = topup_effect(m, 848, 1058, 16)
+    assert "added 210 objects to the 848" in note and "read 558, no more than the write made" in note
+    assert m.extra["topup"] == {"objects_before": 848, "objects_added": 210, "objects_after": 1058, "in_flight": 16,
+                                "hand_ops_per_s": None, "hand_seconds": None, "effect": None}
+
+
+def test_what_a_seq_of_the_writes_objects_alone_would_have_measured_is_the_pace_of_the_seqs_first_seconds():
+    """A seq reading past what the write left: a hand seq of the write's objects would have stopped once it read
+    them, so its figure is this seq's pace until then (a stalled second counted whole), and the note says by how
+    much the top-up changed the figure. The same recorded seconds (264, then 278 objects)."""
+    from cephbench.drivers.rados_bench import hand_seq, topup_effect
+
+    m = _recorded_seq("010-rados-seq-4MiB-t16")
+    assert hand_seq(m.timeseries, 264) == (264.0, 1.0)
+    rate, secs = hand_seq(m.timeseries, 300)
+    assert secs == 1 + 36 / 278 and rate == 300 / secs
+    assert hand_seq(m.timeseries, 543) is None          # its whole seconds read 542
+    assert hand_seq(m.timeseries, 0) is None
+    note = topup_effect(m, 300, 1058, 16)
+    effect = m.extra["topup"]["effect"]
+    assert effect == m.ops_per_s / rate
+    assert f"changed the figure by about {effect - 1:+.0%}" in note and "about 1.1 s" in note

@@ -381,6 +381,49 @@ def seq_objects(fed: list[Fed], seq_s: float, ratio: float) -> int:
     return math.ceil(rate * ratio * seq_s)
 
 
+def hand_seq(samples: Sequence[Sample], objects: int) -> tuple[float, float] | None:
+    """What a seq of only `objects` objects would have measured (objects per second, and its seconds), read off a
+    topped-up seq's own per-second series: the pace of its first seconds until it had read that many, a stalled second
+    counted whole. A seq typed by hand after the same write reads the write's objects alone, then stops, so this is the
+    figure the top-up changed. None when the seq's whole seconds read fewer objects than that."""
+    if objects <= 0:
+        return None
+    left, t = float(objects), 0.0
+    for s in samples:
+        if s.partial or s.ops_per_s is None:
+            continue
+        if s.ops_per_s >= left:
+            t += left / s.ops_per_s
+            return objects / t, t
+        left -= s.ops_per_s
+        t += 1.0
+    return None
+
+
+def topup_effect(m: Measurement, before: int, after: int, in_flight: int) -> str:
+    """The note of how much a top-up changed a seq's figure, its figures put in `m.extra["topup"]` too: the
+    objects it added, and the seq's objects per second against what a seq of the write's objects alone (what
+    `rados bench seq` typed after the same write reads, then stops) would have measured at the pace of this seq's
+    own first seconds (hand_seq)."""
+    read = int(m.ops_total or 0)
+    hand = hand_seq(m.timeseries, before) if read > before else None
+    effect = m.ops_per_s / hand[0] if hand and m.ops_per_s else None
+    m.extra["topup"] = {"objects_before": before, "objects_added": after - before, "objects_after": after,
+                        "in_flight": in_flight, "hand_ops_per_s": hand[0] if hand else None,
+                        "hand_seconds": hand[1] if hand else None, "effect": effect}
+    added = f"the top-up added {after - before:,} objects to the {before:,} the write made"
+    if read <= before:
+        return (f"{added}; this seq read {read:,}, no more than the write made, so a seq typed by hand after the "
+                "same write would have read as many (those it read had been written again just before it)")
+    if hand is None or effect is None:
+        return (f"{added}; this seq read {read:,}, and what a seq of the write's objects alone would have measured "
+                f"is not known (its whole seconds read fewer than {before:,})")
+    return (f"{added}; this seq read {read:,}: a seq of the write's {before:,} alone (typed by hand after the same "
+            f"write) would have read them in about {hand[1]:.1f} s and stopped, and this seq's first {hand[1]:.1f} s "
+            f"read {hand[0]:,.0f} objects/s against {m.ops_per_s:,.0f} over its {m.duration_s:.1f} s: the top-up "
+            f"changed the figure by about {effect - 1:+.0%}")
+
+
 def write_seconds_for(fed: list[Fed], read: list[Fed], seq_s: float) -> int:
     """The write's duration that would have fed a seq of `seq_s` at the read rates it measured."""
     return max(math.ceil(r.rate * seq_s / f.rate) for f, r in zip(fed, read) if f.rate > 0)
@@ -436,6 +479,7 @@ def run_group(ctx, group, todo):
     write_load = first["concurrency"]     # the last write's operations in flight: a top-up writes as it did
     searches = Searches()   # the group's searches (concurrency: auto): which steps still run
     last_write = [t for t in group if t.params["phase"] == "write"][-1]
+    topped: dict[str, tuple[int, int, int]] = {}    # a topped-up seq's objects before and after, and writes in flight
 
     def places(test) -> list:
         """A test's instances: N on this machine, or N on each of its client hosts (a search of them, `clients:
@@ -523,6 +567,7 @@ def run_group(ctx, group, todo):
                 f"rados-bench-topup-write-*) wrote them again and {made - have} more, {made} in all")
         if target < want:
             note += f"; the capacity guard allowed {target} of the {want} wanted ({budget.describe()})"
+        topped[seq.id] = (sum(f.objects for f in fed), made * len(fed), in_flight)
         # the next seq (a search's next step) finds them: at the write's pace, as many as were made
         fed[:] = [Fed(made, f.seconds * made / f.objects if f.objects else f.seconds) for f in fed]
         return [note]
@@ -658,6 +703,8 @@ def run_group(ctx, group, todo):
             if not record:
                 ctx.events.note(f"{gid}: wrote objects again for the reads that remain (not recorded)")
                 continue
+            if test.id in topped:
+                outcome.notes.append(topup_effect(m, *topped[test.id]))
             outcome.warnings = warnings
             yield searches.after(outcome)
     finally:
