@@ -12,7 +12,7 @@ import pytest
 
 from clirun import cephbench
 
-from cephbench.analysis import stats
+from cephbench.core import stats
 from cephbench.analysis.compare import compare_runs, load_run, regressions
 from cephbench.core.errors import UserError
 from cephbench.report import compare_render

@@ -133,7 +133,7 @@ def test_a_chart_of_many_tests_shows_the_largest_changes_and_says_so(tmp_path):
 def test_a_bar_to_the_plot_edge_carries_its_figure_inside(value):
     """A change as large as the axis: its figure is written inside the bar, never past the frame."""
     from cephbench.analysis.compare import METRICS, MetricDelta
-    from cephbench.analysis.stats import mann_whitney
+    from cephbench.core.stats import mann_whitney
     a = (100.0, 101.0, 99.0, 100.0)          # both middle repeats 100: B's median is A's × the factor either way
     b = tuple(x * (1 + value / 100) for x in a)
     d = MetricDelta(METRICS[0], a, b, mann_whitney(a, b))

@@ -19,7 +19,7 @@ from scipy.stats import mannwhitneyu
 
 from clirun import cephbench
 from runfactory import copy_fixture_run
-from cephbench.analysis import stats
+from cephbench.core import stats
 from cephbench.analysis.compare import compare_runs, load_run
 from cephbench.report import compare_render
 

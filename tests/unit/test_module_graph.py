@@ -77,7 +77,6 @@ def test_no_module_imports_one_that_imports_it_back():
 
 LAYERS: list[tuple[str, list[str]]] = [
     ("core", ["__init__", "core.*", "kinds.*",
-              "analysis.stats",
               "evidence.asokproto"]),                           # the admin-socket protocol: the lab speaks it too
     ("hosts", ["hosts.*"]),
     ("lab", ["lab.*"]),
@@ -101,7 +100,6 @@ MIXED_PACKAGES: dict[str, str] = {
              "the suite's settings and the cluster's hosts (cluster layer)",
     "suite": "plan.py asks the baseline drivers what their tests are (plan layer)",
     "run": "launch.py is a run from Python around the runner (launch layer)",
-    "analysis": "stats.py is the core's: the OSD bench driver and the history read its statistics",
     "evidence": "asokproto.py is the core's: the lab speaks the admin-socket protocol too",
 }
 

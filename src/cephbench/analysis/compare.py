@@ -4,7 +4,7 @@ The first run is the reference (A); every later run (B, C, ...) is compared with
 `Test.match_key()` is equal (driver and every parameter, never the id), or, with `match_on`/`ignore`, when the
 chosen parameters are. The repeats of one configuration (`repeat: N`) are the samples of that test: each side is
 shown as its median, min-max and n, the delta is between the medians (the statistic a rank test is about, and
-one slow repeat does not move it), its significance a Mann-Whitney U test on the samples (analysis/stats.py),
+one slow repeat does not move it), its significance a Mann-Whitney U test on the samples (core/stats.py),
 and the summary per metric is the geometric mean of the B/A ratios over the matched tests, as in the
 Argonaut-vs-Bobtail study. A way to match more tests is only offered once it has been tried (`Suggestion`).
 """
@@ -23,7 +23,7 @@ from ..core.errors import UserError
 from ..core.identity import release as release_of, result_release
 from ..kinds import level_of, ops_unit
 from ..core.results import OSDS_CPU, CorruptLine, Measurement, Result, RunDir, Test, osds_cpu
-from . import stats
+from ..core import stats
 
 
 @dataclass(frozen=True)

@@ -23,7 +23,7 @@ from ..core.loadsearch import (LOAD_PARAMS, MIN_POINTS, NOISE_FLOOR, STEP_RUNS_K
                                per_doubling, repeats_noise)
 from ..core.results import Result, is_mon_silence, steady_state
 from ..core.units import format_size
-from . import stats
+from ..core import stats
 
 LOAD_NAMES = {"concurrency": "t", "iodepth": "qd", "io_threads": "threads", "numjobs": "jobs",
               "instances": "instances", "clients": "clients"}

@@ -3,7 +3,7 @@ variant, as the Argonaut-vs-Bobtail study drew its "% change" charts, with compa
 
 A test under two variants is the same test when its kind and every parameter are equal (its match key with the
 variant left out); its repeats are the samples, the change is between the medians, its significance compare's
-Mann-Whitney U with the same n rule (analysis/compare.py, analysis/stats.py). Each test is judged on its headline
+Mann-Whitney U with the same n rule (analysis/compare.py, core/stats.py). Each test is judged on its headline
 figure: bandwidth, or operations per second where a test moves no bytes (an RGW stat). Tests are grouped by level,
 operation and op size; the summary gives, per level, operation and variant, the median change over the tests.
 """
@@ -16,7 +16,7 @@ from typing import Callable, Sequence, TypeVar
 
 from ..kinds import LEVEL_ORDER, direction_of, level_of
 from ..core.results import Measurement, Result, Test
-from . import stats
+from ..core import stats
 from .compare import METRICS, Metric, MetricDelta, Samples, match_key, metric_deltas, test_label
 
 SIZE_PARAMS = ("op_size", "object_size", "block_size", "io_size")   # the op size, by the name each kind gives it

@@ -30,7 +30,7 @@ import time
 from dataclasses import dataclass
 from typing import Any, Iterator
 
-from ..analysis.stats import ALPHA, mann_whitney, min_p
+from ..core.stats import ALPHA, mann_whitney, min_p
 from ..core.results import Measurement, Test
 from ..core.errors import ParseError
 from ..core.figures import checked, count, mapping, number

@@ -13,7 +13,7 @@ from rich.console import Console
 
 from ..analysis.compare import (COMPARED, CPU_METRICS, METRICS, Metric, MetricDelta, PairComparison, Side,
                                 TestDelta, metric_label)
-from ..analysis.stats import ALPHA, repeats_needed
+from ..core.stats import ALPHA, repeats_needed
 from ..analysis.variants import group_of, grouped
 from . import charts
 from .curves import Overlaid, chart as curve_chart, overlaid, overlay_table, print_table as print_curve_table

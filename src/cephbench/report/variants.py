@@ -12,7 +12,7 @@ from typing import Sequence
 from rich.console import Console
 
 from ..analysis.compare import Side, metric_label
-from ..analysis.stats import ALPHA, repeats_needed
+from ..core.stats import ALPHA, repeats_needed
 from ..analysis.variants import Summary, VariantsView, VariantTest
 from . import charts
 from .compare_render import delta_text, spread_text, value

@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from itertools import groupby
 
-from ..analysis import stats
+from ..core import stats
 from ..kinds import DIRECTION_ORDER, LEVEL_ORDER, direction_of, level_of, ops_unit
 from ..core.results import Result
 from .format import iops, mib_s, pct

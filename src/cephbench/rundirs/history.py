@@ -23,7 +23,7 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
 
-from ..analysis import stats
+from ..core import stats
 from ..analysis.compare import METRIC_NAMES, metric_values, test_label
 from ..core.errors import ParseError
 from ..core.figures import unix_time
