@@ -255,9 +255,9 @@ def test_this_machines_osds_are_read_in_process_as_the_script_reads_them(tmp_pat
 
 
 def test_the_lab_and_the_ssh_script_speak_the_admin_socket_through_one_client(tmp_path):
-    """Issue 26: the protocol is written once (evidence/asokproto.py); the script shipped over ssh is built from
+    """Issue 26: the protocol is written once (hosts/asokproto.py); the script shipped over ssh is built from
     that file's text, and the lab's asok_command reads the same fake socket through it."""
-    from cephbench.evidence import asokproto
+    from cephbench.hosts import asokproto
     from cephbench.evidence.asok import SCRIPT
     from cephbench.lab.asok import AsokError, asok_command
     assert SCRIPT.startswith(Path(asokproto.__file__).read_text())

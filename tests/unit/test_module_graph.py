@@ -76,8 +76,7 @@ def test_no_module_imports_one_that_imports_it_back():
 # lower one. A name is one module; `x.*` is package x and everything in it; the most exact name places a module.
 
 LAYERS: list[tuple[str, list[str]]] = [
-    ("core", ["__init__", "core.*", "kinds.*",
-              "evidence.asokproto"]),                           # the admin-socket protocol: the lab speaks it too
+    ("core", ["__init__", "core.*", "kinds.*"]),
     ("hosts", ["hosts.*"]),
     ("lab", ["lab.*"]),
     ("suite", ["suite.*"]),
@@ -100,7 +99,6 @@ MIXED_PACKAGES: dict[str, str] = {
              "the suite's settings and the cluster's hosts (cluster layer)",
     "suite": "plan.py asks the baseline drivers what their tests are (plan layer)",
     "run": "launch.py is a run from Python around the runner (launch layer)",
-    "evidence": "asokproto.py is the core's: the lab speaks the admin-socket protocol too",
 }
 
 # Imports that run against the order today, each with why it stays for now. An entry that no longer occurs fails

@@ -21,7 +21,7 @@ from typing import Any, Callable, Mapping, NamedTuple
 from ..core.settings import SshSettings
 from ..hosts.local import LocalHost
 from ..hosts.remote import HostRef, run_all
-from . import asokproto
+from ..hosts import asokproto
 from .sockpaths import HOST_CONF
 
 TIMEOUT_S = 5.0

@@ -1,6 +1,6 @@
 """A daemon's admin socket: what a lab daemon reports about itself, without a `ceph daemon` process (~0.3 s of
 Python start-up each) and without needing the monitors to answer. The protocol's one client is
-evidence/asokproto.py (the OSD counters' readings use it too)."""
+hosts/asokproto.py (the OSD counters' readings use it too)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from ..evidence.asokproto import AsokError, ask
+from ..hosts.asokproto import AsokError, ask
 
 __all__ = ["AsokError", "asok_command"]
 
