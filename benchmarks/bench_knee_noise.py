@@ -9,7 +9,10 @@ run directory each, the lab kept between them), and analysis/curves.py's knee ru
 Printed per run: each step's throughput and mean latency, the reruns a stall caused, where the search stopped and
 why, and the knee (or the band of a knee not clear). The RESULT line: the knees' loads, how many doublings apart the
 furthest two are (the goal: at most one), each knee's throughput over T (the goal: within 15 %), and how many runs
-said their knee was not clear. A measurement, not a test: one lab on a shared machine.
+said their knee was not clear (its load: the low end of its band; `bands`: each run's knee or band, and whether
+they all lie within one doubling of each other), the steps each run judged by turns (a step that seemed not to pay
+measured again by turns with the one before it, drivers/search.py) and the steps it recorded, and the seconds the 5
+runs took. A measurement, not a test: one lab on a shared machine.
 Two cases: `throttle` as above; `cpu`, the one-host lab's 4 KiB writes (CPU-bound on a shared machine: the issue's
 trial), without a known limit. Each run also prints where the rule before issue 36 (no noise, no reruns) would have
 put the knee from the same steps. CEPHBENCH_KNEE_NOISE_RUNS (default 5), CEPHBENCH_KNEE_NOISE_CASES=throttle,cpu,
@@ -25,6 +28,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 from common import result_line
@@ -77,7 +81,10 @@ def old_rule(points: list[tuple[int, float, float]]) -> int | None:
     return seen[first - 1][0]
 
 
-def one_run(i: int, d: Path, lab_dir: Path, env: dict[str, str], workload: str) -> tuple[int, float, str] | None:
+def one_run(i: int, d: Path, lab_dir: Path, env: dict[str, str], workload: str
+            ) -> tuple[int, float, str, int, int, int] | None:
+    """One run's knee: (its load, or the low end of the band of a knee not clear; its throughput; its state; the
+    band's high end, the load itself for a knee; steps judged by turns; steps the run recorded)."""
     suite = d / "suite.yaml"
     suite.write_text("name: knee-noise\nsettings: {drop_caches: false}\n"
                      "pools:\n  rep: {type: replicated, size: 3, pg_num: 32}\n"
@@ -93,10 +100,11 @@ def one_run(i: int, d: Path, lab_dir: Path, env: dict[str, str], workload: str) 
             continue
         m = r.measurement
         again = [n for n in r.notes if n.startswith("search step run again")]
+        turns = [n for n in r.notes if n.startswith("search step measured again by turns")]
         print(f"  run {i} t={r.test.params['concurrency']:>2}: {(m.bytes_per_s or 0) / MiB:6.1f} MiB/s, mean "
               f"{(m.latency.mean_ns or 0) / 1e6:7.1f} ms, seconds "
               f"{[round((s.bytes_per_s or 0) / MiB, 1) for s in m.timeseries]}"
-              + (f"; {again[0]}" if again else "")
+              + (f"; {again[0]}" if again else "") + (f"; {turns[0]}" if turns else "")
               + (f"; stop: {r.search_stop.text}" if r.search_stop else ""), flush=True)
     found = knees(results)
     if not found:
@@ -106,10 +114,12 @@ def one_run(i: int, d: Path, lab_dir: Path, env: dict[str, str], workload: str) 
     at = k.point or curve.points[-1]
     before = old_rule([(p.load, curve.throughput(p) or 0.0, p.mean_ns or 0.0) for p in curve.points])
     band = (f" band {k.band[0].frm.load}-{k.band[-1].to.load}" if k.state == "unclear" and k.band else "")
+    paired = sum(1 for s in k.steps if s.by_turns)
     print(f"run {i}: {k.state} at t={at.load}, {(at.bytes_per_s or 0) / MiB:.1f} MiB/s, "
-          f"{at.ops_per_s or 0:,.0f} ops/s{band}; the rule before issue 36 on the same steps: "
-          f"{'too noisy' if before is None else f't={before}'}", flush=True)
-    return at.load, (at.bytes_per_s or 0.0), k.state
+          f"{at.ops_per_s or 0:,.0f} ops/s{band}; {paired} steps judged by turns; the rule before issue 36 on the "
+          f"same steps: {'too noisy' if before is None else f't={before}'}", flush=True)
+    hi = k.band[-1].to.load if k.state == "unclear" and k.band else at.load
+    return at.load, (at.bytes_per_s or 0.0), k.state, hi, paired, len(results)
 
 
 def case(name: str, env: dict[str, str], runs: int) -> None:
@@ -125,7 +135,9 @@ def case(name: str, env: dict[str, str], runs: int) -> None:
                        check=True, capture_output=True, text=True)
         if os.environ.get("CEPHBENCH_KNEE_NOISE_BURN", "1") != "0":
             burner = subprocess.Popen([sys.executable, "-c", BURNER])
+        t0 = time.monotonic()
         got = [k for i in range(1, runs + 1) if (k := one_run(i, d, lab_dir, env, workload)) is not None]
+        elapsed = time.monotonic() - t0
         if not got:
             result_line(f"knee-noise-{name}", repeats=repeats, runs=runs, knees=0)
             return
@@ -136,10 +148,16 @@ def case(name: str, env: dict[str, str], runs: int) -> None:
             ratios = [g[1] / limit for g in got]
             figures = {"ratio_min": min(ratios), "ratio_max": max(ratios),
                        "within_15pct": sum(abs(r - 1) <= 0.15 for r in ratios)}
+        # a knee not clear is its band: the bands and knees all within one doubling of each other when their
+        # highest low end is within one doubling of their lowest high end (the same answer, said as a band)
+        bands = "/".join(f"{g[0]}-{g[3]}" if g[3] != g[0] else str(g[0]) for g in got)
+        common = math.log2(max(g[0] for g in got) / min(g[3] for g in got))
         result_line(f"knee-noise-{name}", repeats=repeats, runs=runs, knees=len(got),
-                    loads="/".join(map(str, loads)),
-                    doublings_apart=apart, within_one_step=apart <= 1, **figures,
-                    unclear=sum(g[2] == "unclear" for g in got), burner=burner is not None)
+                    loads="/".join(map(str, loads)), bands=bands,
+                    doublings_apart=apart, within_one_step=apart <= 1, bands_within_one_step=common <= 1,
+                    **figures, unclear=sum(g[2] == "unclear" for g in got),
+                    by_turns="/".join(str(g[4]) for g in got), steps="/".join(str(g[5]) for g in got),
+                    elapsed_s=elapsed, burner=burner is not None)
     finally:
         if burner is not None:
             burner.kill()

@@ -19,8 +19,8 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Iterable, Literal, Sequence
 
 from ..kinds import KINDS, level_of
-from ..core.loadsearch import (LOAD_PARAMS, MIN_POINTS, NOISE_FLOOR, STEP_RUNS_KEY, judge, noise, past_warmup,
-                               per_doubling, repeats_noise)
+from ..core.loadsearch import (LOAD_PARAMS, MIN_POINTS, NOISE_FLOOR, PAIR_KEY, STEP_RUNS_KEY, judge, noise, paired,
+                               past_warmup, per_doubling, repeats_noise)
 from ..core.results import Result, is_mon_silence, steady_state
 from ..core.units import format_size
 from ..core import stats
@@ -52,6 +52,9 @@ class Point:
     low: float | None = None        # the repeats' lowest and highest throughput (the curve's unit)
     high: float | None = None
     noise: float = NOISE_FLOOR      # the throughput's relative uncertainty at this point
+    # a search step measured again by turns with the load before it (loadsearch.PAIR_KEY): every run, in order,
+    # (load, throughput, latency); the step to it is judged on them
+    pair: tuple[tuple[int, float, float | None], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -80,13 +83,16 @@ class Step:
     gain: float                     # throughput's relative gain per doubling
     latency_factor: float | None    # latency's factor per doubling; None: not known at both ends
     rise: float                     # throughput's relative change over the step, not normalised
-    noise: float                    # the step's relative noise: both ends'
+    noise: float                    # the step's relative noise: both ends', or its runs by turns'
+    latency_noise: float = 0.0      # the latency factor's relative noise: its runs by turns' (else not held to any)
+    by_turns: int = 0               # runs of the two loads by turns the step is judged on (0: each load's one figure)
 
     @property
     def verdict(self) -> str:
         """pays, fails (outside its noise) or unclear: loadsearch.judge, as a search judges its steps."""
         d = math.log2(self.to.load / self.frm.load)
-        return judge(self.gain, self.latency_factor, per_doubling(1 + self.noise, d) - 1)
+        return judge(self.gain, self.latency_factor, per_doubling(1 + self.noise, d) - 1,
+                     per_doubling(1 + self.latency_noise, d) - 1)
 
     @property
     def pays(self) -> bool:
@@ -190,9 +196,10 @@ def _point(repeats: list[Result], in_ops: bool) -> Point | None:
     else:
         noise = _noise(mid, in_ops)
     pct = m.latency.percentiles_ns
+    pair = tuple((int(x[0]), float(x[1]), None if x[2] is None else float(x[2])) for x in m.extra.get(PAIR_KEY) or [])
     return Point(load[0], load[1], mid.test.id, m.ops_per_s, m.bytes_per_s, pct.get("50"), pct.get("99"),
                  m.latency.mean_ns, mid.analysis.bottleneck if mid.analysis else None, len(values), values[0],
-                 values[-1], noise)
+                 values[-1], noise, pair)
 
 
 def curves(results: Iterable[Result]) -> list[Curve]:
@@ -250,8 +257,15 @@ def _split_equal_loads(groups: dict[str, list[Result]]) -> dict[str, list[Result
 
 
 def steps(curve: Curve) -> list[Step]:
+    """From each load to the next; a step the search measured again by turns (Point.pair) is judged on those runs,
+    as the search judged it (loadsearch.change)."""
     out = []
     for a, b in zip(curve.points, curve.points[1:]):
+        if b.pair and (p := paired(b.pair, a.load, b.load)) is not None:
+            gain, factor, _, _ = p.per_doubling()
+            out.append(Step(a, b, gain, factor, math.expm1(p.log_ratio), math.expm1(p.log_noise),
+                            math.expm1(p.latency_log_noise), p.runs))
+            continue
         ta, tb = curve.throughput(a), curve.throughput(b)
         if not ta or tb is None:
             continue

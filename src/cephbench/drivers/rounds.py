@@ -120,10 +120,34 @@ def step_seconds(m: Measurement) -> list[float]:
     return [float(getattr(s, key) or 0.0) for s in steady_state(m.timeseries)]
 
 
+# a search step's one_round, by test id, while its search may still measure it again beside the next step
+# (drivers/search.py: a step that seems not to pay runs again by turns with the step before it); the search forgets
+# each once the step after it counted
+_RUNNERS: dict[str, Callable[[int], Outcome | None]] = {}
+PAIR_ROUND_FIRST = 31       # the round numbers of a step's runs again in pairs (-round31, ...): past the stall
+                            # reruns' and repeats' (at most 9 x (STALL_RERUNS + 1))
+
+
+def rerun(test: Test, n: int) -> Outcome | None:
+    """Run search step `test` again, as the pairs' run `n` (0, 1, ...), each again while it stalls; None: its
+    one_round is not known here (it ran in an earlier process: a resumed run) or a dry run."""
+    one_round = _RUNNERS.get(test.id)
+    if one_round is None:
+        return None
+    base = PAIR_ROUND_FIRST + n * (loadsearch.STALL_RERUNS + 1)
+    return _unstalled(test, lambda k: one_round(base + k))
+
+
+def forget(test_id: str) -> None:
+    _RUNNERS.pop(test_id, None)
+
+
 def in_rounds(test: Test, one_round: Callable[[int], Outcome | None]) -> Outcome | None:
     """The test's Outcome: one run without steady_state (a search step: again while it stalls), else its rounds
     until steady or max. None in a dry run."""
     steady = test.params.get("steady_state")
+    if not steady and test.search is not None:
+        _RUNNERS[test.id] = one_round
     if not steady:
         if test.search is not None and test.search.repeats > 1:
             return _repeated(test, one_round, test.search.repeats)
