@@ -19,6 +19,7 @@ import yaml
 
 from cephbench.suite.config import SshSettings
 from cephbench.drivers import disk_baseline
+from cephbench.kinds.disk_baseline import make_tests
 from cephbench.hosts.local import LocalHost
 from cephbench.hosts.remote import HostRef
 from cephbench.core.results import RunDir
@@ -59,7 +60,7 @@ def test_disk_baseline_runs_fio_on_the_remote_host_and_a_ctrl_c_leaves_nothing_t
         name = f"cephbench-t{os.getpid()}-baseline.dat"
         targets = disk_baseline.check_targets([(ref, [str(disk), str(disk2)])], 16 * MIB, False, name, host, ssh)
         assert sshd.commands and "cephbench-probe" in sshd.commands[0]      # the checks ran over ssh
-        tests = disk_baseline.make_tests([], {"size": 16 * MIB, "runtime_s": 1.0})
+        tests = make_tests([], {"size": 16 * MIB, "runtime_s": 1.0})
         rundir = RunDir.create(tmp_path / "run", {"kind": "baseline"})
         outs = list(disk_baseline.run(tests, targets, 16 * MIB, 1.0, rundir, host, lambda m: None, ssh=ssh))
         assert [(o.test.params["pattern"], o.error) for o in outs] == [("dd", None)]
@@ -74,7 +75,7 @@ def test_disk_baseline_runs_fio_on_the_remote_host_and_a_ctrl_c_leaves_nothing_t
 
         # Ctrl-C while fio runs over ssh: the ssh client dies, fio does not by itself; cleanup stops it by the
         # PID it left beside the test file, and removes both
-        long_tests = disk_baseline.make_tests(["read-4MiB"], {"size": 16 * MIB, "runtime_s": 30.0})
+        long_tests = make_tests(["read-4MiB"], {"size": 16 * MIB, "runtime_s": 30.0})
         timer = threading.Timer(2.5, os.kill, (os.getpid(), signal.SIGINT))
         timer.start()
         try:

@@ -7,10 +7,11 @@ import pytest
 from conftest import FIXTURES
 from cephbench.suite.config import SshSettings, parse_suite
 from cephbench.drivers import ParseError
-from cephbench.drivers.disk_baseline import (PATTERNS, DiskTarget, LabDisks, check_directory, directory_target,
-                                             estimated_paths, fio_command, lab_ssh, lab_targets, make_tests,
-                                             parse_probe, pattern_measurement, raw_device_problems, resolve_hosts,
-                                             scope_jobs, steps_for, with_lab_drives, capped, fio_job)
+from cephbench.drivers.disk_baseline import (DiskTarget, LabDisks, check_directory, directory_target, fio_command,
+                                             lab_ssh, lab_targets, parse_probe, pattern_measurement,
+                                             raw_device_problems, resolve_hosts, scope_jobs, with_lab_drives, capped,
+                                             fio_job)
+from cephbench.kinds.disk_baseline import PATTERNS, estimated_paths, make_tests, steps_for
 from cephbench.drivers.fio import fio_argv
 from cephbench.core.errors import UserError
 from cephbench.hosts.remote import HostRef

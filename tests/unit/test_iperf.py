@@ -8,8 +8,9 @@ import pytest
 from conftest import FIXTURES
 from cephbench.drivers import ParseError
 from cephbench.suite.config import SshSettings
-from cephbench.drivers.iperf import (NetHost, aggregate, check_port, client_argv, expand, flows, make_tests,
-                                     osd_net_hosts, parse_iperf_json, patterns, resolve_hosts, server_argv)
+from cephbench.drivers.iperf import (NetHost, aggregate, check_port, client_argv, expand, osd_net_hosts,
+                                     parse_iperf_json, resolve_hosts, server_argv)
+from cephbench.kinds.net_baseline import flows, make_tests, patterns
 from cephbench.core.errors import UserError
 from cephbench.hosts.remote import is_local_address, source_address
 

@@ -83,7 +83,6 @@ LAYERS: list[tuple[str, list[str]]] = [
     ("cluster", ["cluster.*", "hosts.remote", "hosts.fanout", "hosts.remote_dirs", "hosts.clients"]),
     ("evidence", ["evidence.*"]),
     ("drivers", ["drivers.*"]),             # drivers.pools: only drivers create pools, through RunContext's ledger
-    ("plan", ["suite.plan"]),
     ("analysis", ["analysis.*"]),
     ("run", ["run.*"]),
     ("launch", ["run.launch"]),
@@ -97,7 +96,6 @@ LAYERS: list[tuple[str, list[str]]] = [
 MIXED_PACKAGES: dict[str, str] = {
     "hosts": "a command here and the librados connection are below the lab; ssh, fan-out and the client hosts read "
              "the suite's settings and the cluster's hosts (cluster layer)",
-    "suite": "plan.py asks the baseline drivers what their tests are (plan layer)",
     "run": "launch.py is a run from Python around the runner (launch layer)",
 }
 

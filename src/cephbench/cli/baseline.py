@@ -42,13 +42,14 @@ def baseline_disk(paths: tuple[Path, ...], size: str, runtime: str, patterns: tu
                   allow_raw_device: bool, out_dir: Path | None) -> None:
     """fio on each PATH alone, then on all at once: dd-equivalent, sequential 1/4 MiB, random 4 KiB qd 1/32."""
     from ..drivers import disk_baseline
+    from ..kinds.disk_baseline import DEFAULT_PATTERNS, PATTERNS, make_tests
     nbytes, secs = _size_option(size, "--size"), _duration_option(runtime, "--runtime")
-    unknown = [p for p in patterns if p not in disk_baseline.PATTERNS]
+    unknown = [p for p in patterns if p not in PATTERNS]
     if unknown:
-        raise UserError(f"unknown pattern {unknown[0]!r}; use one of {', '.join(disk_baseline.PATTERNS)}",
+        raise UserError(f"unknown pattern {unknown[0]!r}; use one of {', '.join(PATTERNS)}",
                         where="--pattern")
     targets = disk_baseline.check_paths(list(paths), nbytes, allow_raw_device, ".cephbench-preflight.dat")
-    tests = disk_baseline.make_tests(list(patterns) or disk_baseline.DEFAULT_PATTERNS,
+    tests = make_tests(list(patterns) or DEFAULT_PATTERNS,
                                      {"paths": [str(p) for p in paths], "size": nbytes, "runtime_s": secs,
                                       "allow_raw_device": allow_raw_device})
     _run_baseline("disk", tests, out_dir, f"disk baseline of {len(targets)} path(s), {format_size(nbytes)} test "

@@ -39,6 +39,7 @@ from ..evidence.rounds import Seen
 from ..core.errors import ParseError
 from ..core.figures import array, count, mapping
 from .base import BaselineWatch, DriverContext, Outcome
+from ..kinds.disk_baseline import PATTERNS, Pattern, steps_for      # the plan of a disk baseline
 from .fio import FioJob, fio_argv, parse_fio_json, to_measurement
 from .osd_devices import OsdDevice, check as osd_device_check
 
@@ -48,7 +49,6 @@ log = logging.getLogger(__name__)
 
 KIB, MIB, GIB = 1024, 1024**2, 1024**3
 DD_MAX_BS = GIB
-SEQ_IODEPTH = 16
 _SAFE = re.compile(r"[^A-Za-z0-9_.-]+")
 # Filesystems that would measure memory or nothing, not a disk.
 NOT_A_DISK_FS = {"tmpfs", "ramfs", "proc", "sysfs", "devtmpfs", "devpts", "cgroup", "cgroup2", "debugfs",
@@ -56,33 +56,6 @@ NOT_A_DISK_FS = {"tmpfs", "ramfs", "proc", "sysfs", "devtmpfs", "devpts", "cgrou
 # Signatures that mean a block device holds something (lsblk FSTYPE / blkid TYPE).
 SIGNATURE_WORDS = {"LVM2_member": "an LVM physical volume", "ceph_bluestore": "a Ceph BlueStore OSD",
                    "crypto_LUKS": "a LUKS volume", "linux_raid_member": "an MD RAID member", "swap": "swap"}
-
-
-@dataclass(frozen=True)
-class Pattern:
-    name: str
-    rw: str
-    bs: int | None          # None: the whole file in one write (dd-equivalent)
-    iodepth: int
-    time_based: bool = True
-
-    @property
-    def op(self) -> str:
-        return "write" if "write" in self.rw else "read"
-
-
-PATTERNS: dict[str, Pattern] = {p.name: p for p in (
-    Pattern("dd", "write", None, 1, time_based=False),
-    Pattern("write-1MiB", "write", MIB, SEQ_IODEPTH),
-    Pattern("write-4MiB", "write", 4 * MIB, SEQ_IODEPTH),
-    Pattern("read-1MiB", "read", MIB, SEQ_IODEPTH),
-    Pattern("read-4MiB", "read", 4 * MIB, SEQ_IODEPTH),
-    Pattern("randread-4KiB-qd1", "randread", 4 * KIB, 1),
-    Pattern("randread-4KiB-qd32", "randread", 4 * KIB, 32),
-    Pattern("randwrite-4KiB-qd1", "randwrite", 4 * KIB, 1),
-    Pattern("randwrite-4KiB-qd32", "randwrite", 4 * KIB, 32),
-)}
-DEFAULT_PATTERNS = list(PATTERNS)
 
 
 @dataclass(frozen=True)
@@ -501,12 +474,6 @@ def fio_job(pattern: Pattern, target: DiskTarget, size: int, runtime_s: float, n
                   direct=True, engine="libaio", extra=extra)
 
 
-def steps_for(patterns: list[str]) -> list[Pattern]:
-    """The patterns in run order. dd always runs first: it writes the whole file, so reads read real data."""
-    names = ["dd"] + [n for n in DEFAULT_PATTERNS if n in patterns and n != "dd"]
-    return [PATTERNS[n] for n in names]
-
-
 def scope_jobs(steps: list[Pattern], targets: list[DiskTarget], size: int, runtime_s: float,
                numbers: list[int] | None = None) -> list[FioJob]:
     """One fio invocation: each step waits for the previous one; within a step every target runs at once.
@@ -815,28 +782,6 @@ def remove_test_files(targets: list[DiskTarget], host: LocalHost, ssh: SshSettin
         if why is not None:
             log.warning("could not remove the disk baseline's test files on %s (%s): %s", targets[mine[0]].host,
                         ", ".join(targets[i].file for i in mine if not targets[i].raw), why)
-
-
-def make_tests(patterns: list[str], params: dict[str, Any], start_index: int = 1, group: str = "b001",
-               workload: str = "baseline-disk", est_scopes: int = 1) -> list[Test]:
-    """One test per pattern, in run order; dd always (it writes the file the reads read, and it is the
-    dd-equivalent line to compare with published figures)."""
-    out = []
-    for n, name in enumerate(steps_for(patterns)):
-        index = start_index + n
-        out.append(Test(id=f"{index:03d}-{workload}-{name.name}", index=index, workload=workload,
-                        kind="disk_baseline", group=group, params={**params, "pattern": name.name},
-                        est_duration_s=float(params.get("runtime_s") or 0) * est_scopes))
-    return out
-
-
-def estimated_paths(paths: Any, hosts: Any) -> int:
-    """How many paths a baseline.disks section measures, for the plan's duration (the lab's three OSDs and three
-    OSD hosts when they are only known once the run starts)."""
-    if isinstance(paths, dict):
-        return sum(len(p) for p in paths.values())
-    per_host = len(paths) if isinstance(paths, list) else 3
-    return per_host * (len(hosts) if isinstance(hosts, list) else 3 if hosts == "osd-hosts" else 1)
 
 
 def lab_osd_dirs(conf: Path) -> list[Path]:

@@ -3,9 +3,71 @@ name); hooks in drivers/disk_baseline.py."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from typing import Any
+
+from ..core.results import Test
 from .kind import RW_DIRECTIONS, Kind
 
 KIND = Kind("disk_baseline", "Baselines", "Disk baseline", "baseline", None, dict(RW_DIRECTIONS),
             ceiling_source=True, cluster=False, test_overhead_s=1.0)
 DRIVER = "disk_baseline"
 MODEL = None
+
+KIB, MIB = 1024, 1024**2
+SEQ_IODEPTH = 16
+
+
+@dataclass(frozen=True)
+class Pattern:
+    name: str
+    rw: str
+    bs: int | None          # None: the whole file in one write (dd-equivalent)
+    iodepth: int
+    time_based: bool = True
+
+    @property
+    def op(self) -> str:
+        return "write" if "write" in self.rw else "read"
+
+
+PATTERNS: dict[str, Pattern] = {p.name: p for p in (
+    Pattern("dd", "write", None, 1, time_based=False),
+    Pattern("write-1MiB", "write", MIB, SEQ_IODEPTH),
+    Pattern("write-4MiB", "write", 4 * MIB, SEQ_IODEPTH),
+    Pattern("read-1MiB", "read", MIB, SEQ_IODEPTH),
+    Pattern("read-4MiB", "read", 4 * MIB, SEQ_IODEPTH),
+    Pattern("randread-4KiB-qd1", "randread", 4 * KIB, 1),
+    Pattern("randread-4KiB-qd32", "randread", 4 * KIB, 32),
+    Pattern("randwrite-4KiB-qd1", "randwrite", 4 * KIB, 1),
+    Pattern("randwrite-4KiB-qd32", "randwrite", 4 * KIB, 32),
+)}
+DEFAULT_PATTERNS = list(PATTERNS)
+
+
+def steps_for(patterns: list[str]) -> list[Pattern]:
+    """The patterns in run order. dd always runs first: it writes the whole file, so reads read real data."""
+    names = ["dd"] + [n for n in DEFAULT_PATTERNS if n in patterns and n != "dd"]
+    return [PATTERNS[n] for n in names]
+
+
+def make_tests(patterns: list[str], params: dict[str, Any], start_index: int = 1, group: str = "b001",
+               workload: str = "baseline-disk", est_scopes: int = 1) -> list[Test]:
+    """One test per pattern, in run order; dd always (it writes the file the reads read, and it is the
+    dd-equivalent line to compare with published figures)."""
+    out = []
+    for n, name in enumerate(steps_for(patterns)):
+        index = start_index + n
+        out.append(Test(id=f"{index:03d}-{workload}-{name.name}", index=index, workload=workload,
+                        kind="disk_baseline", group=group, params={**params, "pattern": name.name},
+                        est_duration_s=float(params.get("runtime_s") or 0) * est_scopes))
+    return out
+
+
+def estimated_paths(paths: Any, hosts: Any) -> int:
+    """How many paths a baseline.disks section measures, for the plan's duration (the lab's three OSDs and three
+    OSD hosts when they are only known once the run starts)."""
+    if isinstance(paths, dict):
+        return sum(len(p) for p in paths.values())
+    per_host = len(paths) if isinstance(paths, list) else 3
+    return per_host * (len(hosts) if isinstance(hosts, list) else 3 if hosts == "osd-hosts" else 1)

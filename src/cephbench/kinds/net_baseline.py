@@ -3,9 +3,88 @@ drivers/iperf.py."""
 
 from __future__ import annotations
 
+from typing import Any, Sequence
+
+from ..core.results import Test
 from .kind import Kind
 
 KIND = Kind("net_baseline", "Baselines", "Network baseline", "baseline", None, {"send": "write"},
             ceiling_source=True, cluster=False, test_overhead_s=1.5, ops_counted=False)
 DRIVER = "iperf"
 MODEL = None
+
+OSD_HOSTS = "osd-hosts"     # the hosts keyword: this machine and every OSD host
+EST_OSD_HOSTS = 3           # OSD hosts the plan's duration assumes before the cluster names them
+
+
+# ---- the plan of a network baseline ---------------------------------------------------------
+
+def patterns(hosts: list[str], streams: int, cluster: Sequence[str] = (),
+             clients: Sequence[str] = (), first_is_client: bool = True) -> list[dict[str, Any]]:
+    """Ordered pairs with 1 and N streams, then one-to-many from every sender (needs 2+ hosts), then all others to
+    the first host at once (many-to-one, needs 3+ hosts: with two it is a pair), then ordered pairs of the OSD
+    hosts in `cluster` over their cluster network (one stream: what one replica stream meets), then for each of
+    the suite's `clients`: it to every OSD host at once (what its writes can send) and every OSD host to it at
+    once (what its reads can receive). The OSD hosts are `hosts[1:]`, or all of `hosts` when the first is no
+    client (`first_is_client` False: no load comes from this machine, so nothing is sent to it)."""
+    out: list[dict[str, Any]] = []
+    pairs = [(a, b) for a in hosts for b in hosts if a != b] or [(hosts[0], hosts[0])]
+    for a, b in pairs:
+        for n in sorted({1, streams}):
+            out.append({"pattern": "pair", "sender": a, "receivers": [b], "streams": n})
+    if len(hosts) > 1:
+        for a in hosts:
+            out.append({"pattern": "one-to-many", "sender": a, "receivers": [h for h in hosts if h != a],
+                        "streams": 1})
+    if len(hosts) > 2 and first_is_client:
+        out.append({"pattern": "many-to-one", "senders": hosts[1:], "receivers": [hosts[0]], "streams": 1})
+    for a in cluster:
+        for b in cluster:
+            if a != b:
+                out.append({"pattern": "pair", "network": "cluster", "sender": a, "receivers": [b], "streams": 1})
+    osd_hosts = hosts[1:] if first_is_client else hosts
+    for c in clients:
+        out.append({"pattern": "one-to-many", "sender": c, "receivers": osd_hosts, "streams": 1})
+        out.append({"pattern": "many-to-one", "senders": osd_hosts, "receivers": [c], "streams": 1})
+    return out
+
+
+def flows(p: dict[str, Any]) -> list[tuple[str, str]]:
+    """(sender, receiver) of each iperf3 client of a pattern; they all run at once."""
+    if p["pattern"] == "many-to-one":
+        return [(s, p["receivers"][0]) for s in p["senders"]]
+    return [(p["sender"], r) for r in p["receivers"]]
+
+
+def _label(p: dict[str, Any]) -> str:
+    if p["pattern"] == "pair" and p.get("network") == "cluster":
+        return f"{p['sender']}-to-{p['receivers'][0]}-cluster"
+    if p["pattern"] == "pair":
+        return f"{p['sender']}-to-{p['receivers'][0]}-P{p['streams']}"
+    if p["pattern"] == "many-to-one":
+        return f"all-to-{p['receivers'][0]}"
+    return f"{p['sender']}-to-all"
+
+
+def make_tests(hosts: list[str] | str, streams: int, duration_s: float, port: int | None, start_index: int = 1,
+               group: str = "b002", workload: str = "baseline-net", part_of: str | None = None,
+               cluster: Sequence[str] = (), clients: Sequence[str] = (), first_is_client: bool = True
+               ) -> list[Test]:
+    """One test per pattern; for `osd-hosts`, one test standing for all of them until the run names the hosts
+    (`expand`), its duration that of a client and EST_OSD_HOSTS OSD hosts."""
+    if isinstance(hosts, str):
+        guess = len(patterns([f"h{i}" for i in range(EST_OSD_HOSTS + 1)], streams))
+        return [Test(id=f"{start_index:03d}-{workload}-{hosts}", index=start_index, workload=workload,
+                     kind="net_baseline", group=group,
+                     params={"pattern": hosts, "hosts": hosts, "streams": streams, "duration_s": duration_s,
+                             "port": port},
+                     est_duration_s=guess * (duration_s + 1))]
+    out = []
+    for n, p in enumerate(patterns(hosts, streams, cluster, clients, first_is_client)):
+        index = start_index + (0 if part_of else n)
+        out.append(Test(id=f"{start_index + n:03d}-{workload}-{_label(p)}" if not part_of else
+                        f"{part_of}-{_label(p)}", index=index, workload=workload, kind="net_baseline",
+                        group=group, params={**p, "hosts": hosts, "duration_s": duration_s, "port": port,
+                                             **({"part_of": part_of} if part_of else {})},
+                        est_duration_s=duration_s + 1))
+    return out

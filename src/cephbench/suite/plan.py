@@ -14,7 +14,7 @@ from typing import Any
 
 from .config import Suite
 from ..core.errors import UserError
-from ..kinds import KINDS, Kind
+from ..kinds import KINDS, Kind, disk_baseline, net_baseline
 from ..kinds.schema import AUTO, Auto, searched
 from ..core import loadsearch
 from ..core.results import Search, Test
@@ -108,8 +108,6 @@ def for_cluster(tests: list[Test], osd_hosts: list[str], here: str, drop_caches:
     """The tests with their estimates for the cluster the run found (its CRUSH hosts with OSDs; `here`, this
     machine's name, is one of them on the one-host lab): the network baseline's tests between this machine and
     every OSD host counted, and the page-cache drops and ssh round trips the other hosts add."""
-    if any(t.kind == "net_baseline" for t in tests):     # imported only for a suite that has one (validate's start)
-        from ..drivers import iperf
     remote = [h for h in osd_hosts if h != here]
     names = [here, *remote]
     out = []
@@ -119,8 +117,8 @@ def for_cluster(tests: list[Test], osd_hosts: list[str], here: str, drop_caches:
         if t.group not in seen_groups and not remote:
             est = max(est - (1 - LOCAL_SETUP_SHARE) * kind.group_setup_s, 0.0)
         seen_groups.add(t.group)
-        if t.kind == "net_baseline" and p.get("hosts") == iperf.OSD_HOSTS:
-            parts = len(iperf.patterns(names, p["streams"]))
+        if t.kind == "net_baseline" and p.get("hosts") == net_baseline.OSD_HOSTS:
+            parts = len(net_baseline.patterns(names, p["streams"]))
             est = parts * (p["duration_s"] + (NET_PART_REMOTE_S if remote else NET_PART_LOCAL_S))
         elif t.kind == "disk_baseline" and remote:
             est += DISK_STEP_REMOTE_S * est / max(float(p.get("runtime_s") or 1.0), 1.0)
@@ -224,11 +222,9 @@ def _label(kind: Kind, key: str, value: Any) -> str:
 
 def baseline_tests(suite: Suite) -> list[Test]:
     """The suite's disk and network baselines: the first tests of the plan, one group each."""
-    # each driver only for a suite that has its baseline: a driver's module brings the runner's machinery with it
     b = suite.baseline
     tests: list[Test] = []
     if b is not None and b.disks is not None:
-        from ..drivers import disk_baseline
         d = b.disks
         n = disk_baseline.estimated_paths(d.paths, d.hosts)
         tests += disk_baseline.make_tests(
@@ -237,9 +233,8 @@ def baseline_tests(suite: Suite) -> list[Test]:
              "allow_raw_device": d.allow_raw_device},
             start_index=len(tests) + 1, est_scopes=n + (n > 1))
     if b is not None and b.network is not None:
-        from ..drivers import iperf
         nw = b.network
-        tests += iperf.make_tests(nw.hosts, nw.streams, nw.duration, nw.port, start_index=len(tests) + 1)
+        tests += net_baseline.make_tests(nw.hosts, nw.streams, nw.duration, nw.port, start_index=len(tests) + 1)
     return tests
 
 
