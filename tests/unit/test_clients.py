@@ -12,7 +12,8 @@ from cephbench.suite.config import SshSettings, parse_suite
 from cephbench.core.errors import OperationFailed, UserError
 from cephbench.hosts.local import LocalHost
 from cephbench.suite.plan import expand
-from cephbench.cluster.recovery import how_to_remove, remote_file_parts
+from cephbench.cluster.recovery import how_to_remove
+from cephbench.core.resources import remote_file_parts
 from cephbench.hosts.remote import HostRef
 from cephbench.core.resources import Resource
 

@@ -29,7 +29,7 @@ from ..core.errors import OperationFailed, UserError
 from ..core.results import MAX_RUN_JSON_BYTES
 from ..core.userfiles import read_bytes
 from . import marker
-from ..core.resources import CONFIG_OPTION, Refusal, Refused, Resource, Undone, state_of
+from ..core.resources import CONFIG_OPTION, Refusal, Refused, Resource, Undone, remote_file_parts, state_of
 
 REMOTE_FILE_KIND = "remote-file"      # clients.REMOTE_FILE (recovery sits below clients)
 REMOTE_DIR_KIND = "remote-dir"        # remote_dirs.REMOTE_DIR
@@ -215,12 +215,6 @@ def save(rundir: Path, resources: list[Resource]) -> None:
 
 
 Remover = Callable[[Resource], None]
-
-
-def remote_file_parts(name: str) -> tuple[str, str]:
-    """A remote file's ledger name "<address>:<absolute path>" (an IPv6 address has no slash) -> its parts."""
-    i = name.find(":/")
-    return (name[:i], name[i + 1:]) if i > 0 else (name, "")
 
 
 def how_to_remove(r: Resource) -> str:

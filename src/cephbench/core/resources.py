@@ -67,6 +67,12 @@ def with_state(r: Resource, **fields: object) -> Resource:
     return Resource(r.kind, r.name, json.dumps({**state_of(r), **fields}))
 
 
+def remote_file_parts(name: str) -> tuple[str, str]:
+    """A remote file's ledger name "<address>:<absolute path>" (an IPv6 address has no slash) -> its parts."""
+    i = name.find(":/")
+    return (name[:i], name[i + 1:]) if i > 0 else (name, "")
+
+
 class Ledger:
     def __init__(self, path: Path | None = None, outer: "Ledger | None" = None,
                  guard: Callable[[Resource], str | None] | None = None, run_id: str | None = None) -> None:

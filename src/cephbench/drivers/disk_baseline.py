@@ -27,8 +27,8 @@ from typing import Any, Callable, Iterator
 from ..core.settings import SshSettings
 from ..core.errors import OperationFailed, UserError
 from ..core.interrupts import held
-from ..cluster.recovery import DISK_FILE, remote_file_parts
-from ..core.resources import Ledger, Resource
+from ..cluster.recovery import DISK_FILE
+from ..core.resources import Ledger, Resource, remote_file_parts
 from ..hosts.local import CommandResult, LocalHost, Spawn, run_together
 from ..hosts.remote import HostRef, host_ref, osd_hosts, run_on_all, unreachable
 from ..core.results import Measurement, RunDir, Test

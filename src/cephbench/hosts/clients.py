@@ -39,8 +39,7 @@ from ..core.interrupts import held
 from ..kinds import Needs, client_needs
 from ..kinds.schema import Auto
 from .remote import SSH_FAILED, HostRef, host_ref
-from ..cluster.recovery import remote_file_parts
-from ..core.resources import Ledger, Resource
+from ..core.resources import Ledger, Resource, remote_file_parts
 from ..core.results import Test
 
 log = logging.getLogger(__name__)

@@ -24,9 +24,8 @@ from ..core.settings import SshSettings
 from ..core.errors import OperationFailed
 from .local import LocalHost
 from ..core.interrupts import held
-from ..cluster.recovery import remote_file_parts
 from .remote import HostRef
-from ..core.resources import Ledger, Resource
+from ..core.resources import Ledger, Resource, remote_file_parts
 
 log = logging.getLogger(__name__)
 
