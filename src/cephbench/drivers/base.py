@@ -42,7 +42,8 @@ from ..evidence.otherload import OtherLoadSampler
 from ..evidence.proccpu import RemoteCpu, ToolCpu, clients_cpu, test_cpu, unread_osds, with_osd_cpu
 from ..evidence.rounds import ClusterSeen, Seen
 from ..evidence.settings import capping_settings
-from ..hosts.remote import HostRef, drop_caches_argv, host_ref, osd_hosts, run_on_all, this_host
+from ..hosts.remote import HostRef, drop_caches_argv, host_ref, run_on_all, this_host
+from ..cluster.osd_hosts import osd_hosts
 from ..cluster.recovery import process_resource, process_start_ticks, stop_process_group
 from ..core.resources import Ledger, Resource
 from ..core.results import Evidence, Measurement, RunDir, SearchStop, Test

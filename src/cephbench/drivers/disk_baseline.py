@@ -30,7 +30,8 @@ from ..core.interrupts import held
 from ..cluster.recovery import DISK_FILE
 from ..core.resources import Ledger, Resource, remote_file_parts
 from ..hosts.local import CommandResult, LocalHost, Spawn, run_together
-from ..hosts.remote import HostRef, host_ref, osd_hosts, run_on_all, unreachable
+from ..hosts.remote import HostRef, host_ref, run_on_all, unreachable
+from ..cluster.osd_hosts import osd_hosts
 from ..core.results import Measurement, RunDir, Test
 from ..core.units import format_size
 from ..lab import Lab

@@ -19,14 +19,11 @@ from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Iterator, Sequence
+from typing import Iterator, Sequence
 
 from ..core.settings import SshSettings
 from ..core.errors import UserError
 from .local import CommandResult, LocalHost
-
-if TYPE_CHECKING:
-    from ..cluster.ceph import Cluster
 
 BASE_OPTS = ["-o", "BatchMode=yes", "-o", "ConnectTimeout=5", "-o", "StrictHostKeyChecking=accept-new",
              "-o", "LogLevel=ERROR"]     # errors still come through; "Permanently added ..." would mix into output
@@ -178,12 +175,6 @@ def host_ref(name: str, ssh: SshSettings) -> HostRef:
     if name in ssh.hosts:
         return HostRef(name, ssh.hosts[name])
     return HostRef(name, None if name in {socket.gethostname(), socket.getfqdn(), "localhost"} else name)
-
-
-def osd_hosts(cluster: Cluster, ssh: SshSettings) -> list[HostRef]:
-    """The hosts that carry OSDs, each reached as `host_ref` says."""
-    names = sorted({str(m.get("hostname")) for m in cluster.ceph_json("osd", "metadata") if m.get("hostname")})
-    return [host_ref(n, ssh) for n in names]
 
 
 def drop_caches_argv(host: HostRef, ssh: SshSettings) -> list[str]:

@@ -115,7 +115,7 @@ def _estimated_for(cluster: Cluster, suite: Suite, todo: list[Test]) -> list[Tes
     import socket
 
     from ..suite.plan import for_cluster
-    from ..hosts.remote import osd_hosts
+    from ..cluster.osd_hosts import osd_hosts
     refs = osd_hosts(cluster, suite.settings.ssh)
     here = next((r.name for r in refs if r.address is None), socket.gethostname())
     return for_cluster(todo, [r.name for r in refs], here, suite.settings.drop_caches)

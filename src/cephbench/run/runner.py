@@ -25,7 +25,8 @@ from ..analysis import RunAnalyzer, RunFacts
 from ..evidence import otherload
 from ..evidence.settings import scheduler_of
 from ..evidence.prometheus import Prometheus
-from ..hosts.remote import check_osd_hosts, osd_hosts
+from ..hosts.remote import check_osd_hosts
+from ..cluster.osd_hosts import osd_hosts
 from ..core.results import Result, RunDir, Test, VariantInForce
 from ..kinds import direction_of
 from ..core.stale import history_state
