@@ -12,7 +12,7 @@ from cephbench.analysis.curves import curves
 from cephbench.core.errors import UserError
 from cephbench.core.loadsearch import DEFAULT_MAX, StepFigures, loads, stop
 from cephbench.core.results import Measurement, Latency, Result, Search
-from cephbench.hosts.clients import resolve_clients
+from cephbench.suite.clients import resolve_clients
 from cephbench.suite.config import Settings, parse_suite
 from cephbench.suite.plan import expand, waits_for_client_hosts
 

@@ -7,7 +7,8 @@ import pytest
 import yaml
 
 from cephbench.hosts.clients import (Client, ClockOffset, check_clock, check_script, clients_of, loadgen_name,
-                               needs_by_client, offset_from, read_findings, remove_remote_file, resolve_clients)
+                               needs_by_client, offset_from, read_findings, remove_remote_file)
+from cephbench.suite.clients import resolve_clients
 from cephbench.suite.config import SshSettings, parse_suite
 from cephbench.core.errors import OperationFailed, UserError
 from cephbench.hosts.local import LocalHost

@@ -24,7 +24,8 @@ from ..cluster import marker
 from . import pooldelete
 from ..kinds import level_of
 from ..hosts.clients import (REMOTE_FILE, Client, ClientFacts, clients_of, deploy_loadgen, needs_of, preflight_clients,
-                             remove_remote_file, resolve_clients)
+                             remove_remote_file)
+from ..suite.clients import resolve_clients
 from ..cluster.ceph import CONNECT_TIMEOUT_S, POOL_DELETE_OPTION, Cluster, Target
 from ..suite.config import (PROMETHEUS_ENV, Settings, SshSettings, Suite, load_suite, parse_suite, resumed_suite,
                             with_prometheus)

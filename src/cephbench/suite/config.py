@@ -421,7 +421,7 @@ class Suite(_Strict):
 
     def _client_search(self, i: int, auto: Auto) -> None:
         """`clients: auto`: a max within the hosts the suite lists (the lab's are checked when the run finds them:
-        hosts/clients.resolve_clients); with lab shapes, whose builds may have other client hosts, a max given."""
+        suite/clients.resolve_clients); with lab shapes, whose builds may have other client hosts, a max given."""
         where = f"workloads[{i}].clients.auto.max"
         if auto.max is not None and isinstance(self.clients, list) and auto.max > len(self.clients):
             raise ValueError(f"{where}: {auto.max} client hosts, and the suite lists {len(self.clients)}; give at "
