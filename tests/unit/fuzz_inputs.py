@@ -23,7 +23,7 @@ from typing import Any, Callable
 from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 
-from cephbench.drivers import ParseError
+from cephbench.core.errors import ParseError
 from cephbench.core.errors import UserError
 
 REPO = Path(__file__).resolve().parents[2]

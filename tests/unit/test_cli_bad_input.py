@@ -290,7 +290,7 @@ def _with(fixture: str, key: str, value: str) -> str:
     ("iperf3/iperf3.12_loopback_1stream.json", "timesecs", "1e20", "start.timestamp.timesecs"),
 ])
 def test_an_imported_date_no_calendar_holds_is_refused(tmp_path, fixture, key, value, field):
-    from cephbench.drivers import ParseError
+    from cephbench.core.errors import ParseError
     from cephbench.rundirs.importer import content_date, detect
     text = _with(fixture, key, value)
     with pytest.raises(ParseError, match=f"^{field} is .*not a time"):

@@ -6,7 +6,7 @@ import pytest
 
 from conftest import FIXTURES
 from cephbench.suite.config import SshSettings, parse_suite
-from cephbench.drivers import ParseError
+from cephbench.core.errors import ParseError
 from cephbench.drivers.disk_baseline import (DiskTarget, LabDisks, check_directory, directory_target, fio_command,
                                              lab_ssh, lab_targets, parse_probe, pattern_measurement,
                                              raw_device_problems, resolve_hosts, scope_jobs, with_lab_drives, capped,

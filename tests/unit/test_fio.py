@@ -5,7 +5,7 @@ import json
 import pytest
 
 from conftest import FIXTURES
-from cephbench.drivers import ParseError
+from cephbench.core.errors import ParseError
 from cephbench.drivers.fio import (FioJob, fio_argv, merge_clat, parse_fio_json, percentiles_from_bins,
                                    to_measurement)
 

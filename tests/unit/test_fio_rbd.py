@@ -8,7 +8,7 @@ import pytest
 
 from conftest import FIXTURES
 from cephbench.suite.config import parse_suite
-from cephbench.drivers import ParseError
+from cephbench.core.errors import ParseError
 from cephbench.drivers.fio import parse_fio_json, percentiles_from_bins
 from cephbench.drivers.fio_rbd import jobs_for
 from cephbench.drivers.fio_run import FioRun, fio_run, parse_log, series

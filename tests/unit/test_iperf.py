@@ -6,7 +6,7 @@ import socket
 import pytest
 
 from conftest import FIXTURES
-from cephbench.drivers import ParseError
+from cephbench.core.errors import ParseError
 from cephbench.suite.config import SshSettings
 from cephbench.drivers.iperf import (NetHost, aggregate, check_port, client_argv, expand, osd_net_hosts,
                                      parse_iperf_json, resolve_hosts, server_argv)

@@ -12,7 +12,7 @@ from hdrh.histogram import HdrHistogram
 
 from conftest import FIXTURES
 from cephbench.core import merge
-from cephbench.drivers import ParseError
+from cephbench.core.errors import ParseError
 from cephbench.drivers import fio
 from cephbench.drivers import rados_bench as rb
 from cephbench.drivers.rgw import parse as loadgen

@@ -1,6 +1,7 @@
 """The modules of cephbench import in one direction: no module imports, even inside a function, a module that
 imports it back (issue 11: drivers/rbd_bench.py and drivers/rbd_images.py used to), nor a module of a higher layer
-than its own (the layer order of docs/architecture.md, issue 26)."""
+than its own (the layer order of docs/architecture.md, issue 26); no package spans two layers, and no package imports
+one that imports it back (issue 37)."""
 
 from __future__ import annotations
 

@@ -3,7 +3,7 @@ from pathlib import Path
 import pytest
 
 from cephbench.suite.config import parse_suite
-from cephbench.drivers import ParseError
+from cephbench.core.errors import ParseError
 from cephbench.drivers import osd_bench
 from cephbench.core.errors import UserError
 from cephbench.suite.plan import expand

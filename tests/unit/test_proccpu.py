@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from cephbench.drivers import ParseError
+from cephbench.core.errors import ParseError
 from cephbench.evidence.proccpu import (HERE, PROMETHEUS, ToolCpu, client_cpu, combine, osd_cpu, parse_pid_stat,
                                         parse_reading, unread_osds, with_osd_cpu)
 from cephbench.hosts.remote import HostRef

@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 
-from cephbench.drivers import ParseError
+from cephbench.core.errors import ParseError
 from cephbench.drivers import rados_bench as rb
 from cephbench.core.merge import merge_instances
 from cephbench.core.results import Latency, Measurement, Sample

@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 
 from cephbench.core.errors import UserError
-from cephbench.drivers import ParseError
+from cephbench.core.errors import ParseError
 from cephbench.drivers.rados_load_gen import LoadGenCommand, command, parse
 from cephbench.suite.config import parse_suite
 from cephbench.suite.plan import expand

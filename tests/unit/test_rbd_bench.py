@@ -6,7 +6,7 @@ import pytest
 
 from conftest import FIXTURES
 from cephbench.suite.config import parse_suite
-from cephbench.drivers import ParseError
+from cephbench.core.errors import ParseError
 from cephbench.core.merge import merge_instances
 from cephbench.drivers.rbd_bench_tool import RbdBenchCommand, op_name, parse
 from cephbench.drivers.rbd_images import Images, read_guard_warnings

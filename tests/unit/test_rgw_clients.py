@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from cephbench.drivers import ParseError
+from cephbench.core.errors import ParseError
 from cephbench.drivers.rgw import driver
 from cephbench.drivers.rgw.parse import parse, split_document
 from cephbench.hosts.fanout import TimedResult, split_markers

@@ -12,7 +12,7 @@ import pytest
 
 from cephbench.cluster.ceph import Target
 from cephbench.suite.config import parse_suite
-from cephbench.drivers import ParseError
+from cephbench.core.errors import ParseError
 from cephbench.drivers.rgw import binary, credentials, driver, endpoint
 from cephbench.drivers.rgw import parse as rgw_parse
 from cephbench.core.errors import UserError
