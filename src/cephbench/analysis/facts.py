@@ -111,7 +111,7 @@ def network_figures(net: list[Result], client: str | None) -> dict[str, Any]:
     loop = all(r.measurement.extra.get("loopback") for r in ok)
     hosts = ok[0].test.params.get("hosts") or []
     named = {r.test.params.get("sender") for r in ok} | {h for r in ok for h in r.test.params.get("receivers") or []}
-    # a client host of the suite is measured in patterns of its own (iperf.patterns), never among `hosts`
+    # a client host of the suite is measured in patterns of its own (net_baseline.patterns), never among `hosts`
     me = client if client in hosts or client in named else (hosts[0] if hosts else None)
     best = lambda rs: max((r.measurement.bytes_per_s for r in rs), default=None)  # noqa: E731
     tx = best([r for r in fan if r.test.params.get("sender") == me]) or \
