@@ -16,19 +16,25 @@ Goal: every counted run's ratio within 0.85-1.15.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 
+import yaml
 from common import result_line
 
 from cephbench.lab import Lab
+from cephbench.lab.multihost import MultiHostSpec
+from cephbench.lab.rates import parse_link
 from cephbench.suite.config import parse_suite
-from cephbench.suite.plan import HERE, LAB_REBUILD_S, expand, first_build_ready, for_cluster, estimate_s
+from cephbench.suite.plan import (HERE, LAB_REBUILD_S, estimate, expand, first_build_ready, for_cluster,
+                                  run_share, waits_for_client_hosts)
 
 FIXTURES = Path(__file__).resolve().parent.parent / "tests" / "fixtures" / "report"
 
@@ -55,31 +61,122 @@ def read_run(p: Path) -> tuple[str, dict, list[dict]] | None:
             [json.loads(x) for x in (p / "results.jsonl").read_text().splitlines() if x.strip()])
 
 
+# The cases beyond the seed suites (issue 36 item 4), each a suite and the lab it runs on:
+#   search: the operator's first suite (suites/quick.yaml: baselines, RGW, OSD bench and a search of fio's queue
+#     depth) and searches of rados bench's concurrency, on the one-host lab;
+#   clients: `clients: auto` (rados bench and fio from c1, then c1 and c2), on a lab of 3 hosts and 2 client hosts;
+#   prometheus: a run from a toolbox (the conf and key alone: no ssh to the OSD hosts) whose device, link and CPU
+#     figures come from the lab's Prometheus (`lab up --monitoring`), on the same lab.
+SEARCH_SUITE = {
+    "name": "est-search",
+    "pools": {"rep": {"type": "replicated", "size": 3, "pg_num": 32}},
+    "workloads": [
+        {"name": "rados", "type": "rados_bench", "pool": "rep", "modes": ["write", "rand"], "object_size": "4KiB",
+         "concurrency": {"auto": {"max": 64}}, "duration": "5s"},
+        {"name": "big", "type": "rados_bench", "pool": "rep", "modes": ["write"], "object_size": "1MiB",
+         "concurrency": {"auto": {}}, "duration": "5s"},
+    ]}
+CLIENTS_SUITE = {
+    "name": "est-clients", "clients": "lab",
+    "pools": {"rep2": {"type": "replicated", "size": 2, "pg_num": 16}},
+    "workloads": [
+        {"name": "rados", "type": "rados_bench", "pool": "rep2", "modes": ["write", "seq"], "object_size": "4MiB",
+         "concurrency": 16, "duration": {"write": "12s", "seq": "2s"}, "clients": "auto"},
+        {"name": "small", "type": "rados_bench", "pool": "rep2", "modes": ["write", "rand"], "object_size": "4KiB",
+         "concurrency": 8, "duration": "5s", "clients": "auto"},
+        {"name": "rbd", "type": "fio_rbd", "pool": "rep2", "image_size": "128MiB", "rw": ["randwrite"],
+         "block_size": "4KiB", "iodepth": 16, "duration": "5s", "clients": "auto"},
+    ]}
+PROM_SUITE = {
+    "name": "est-prometheus",
+    # no ssh to the OSD hosts: their page caches cannot be dropped (the preflight refuses it, and says to set this)
+    "settings": {"drop_caches": False},
+    "pools": {"rep3": {"type": "replicated", "size": 3, "pg_num": 32}},
+    "workloads": [
+        {"name": "rados", "type": "rados_bench", "pool": "rep3", "modes": ["write", "seq"], "object_size": "4MiB",
+         "concurrency": 16, "duration": {"write": "12s", "seq": "2s"}},
+        {"name": "small", "type": "rados_bench", "pool": "rep3", "modes": ["write"], "object_size": ["64KiB", "4KiB"],
+         "concurrency": 16, "duration": "6s"},
+        {"name": "rbd", "type": "fio_rbd", "pool": "rep3", "image_size": "128MiB", "rw": ["randwrite", "randread"],
+         "block_size": "4KiB", "iodepth": 16, "duration": "4s"},
+    ]}
+CASES = ("seeds", "search", "clients", "prometheus")
+
+
+def _run(cli: Path, name: str, argv: list[str], out_dir: Path, env: dict[str, str] | None = None
+         ) -> tuple[str, dict, list[dict]] | None:
+    run_dir = out_dir / name
+    t0 = time.monotonic()
+    done = subprocess.run([str(cli), "run", *argv, "--out", str(run_dir)], stdout=subprocess.DEVNULL,
+                          stderr=subprocess.PIPE, text=True, env=env)
+    print(f"{name}: ran in {time.monotonic() - t0:.0f} s, exit {done.returncode}, {_uptime()}"
+          + (f": {done.stderr.strip().splitlines()[-1]}" if done.returncode and done.stderr.strip() else ""),
+          flush=True)
+    return read_run(run_dir)
+
+
+def _uptime() -> str:
+    return "load average " + Path("/proc/loadavg").read_text().split()[0]
+
+
+def _suite_file(out_dir: Path, data: dict) -> Path:
+    p = out_dir / f"{data['name']}.yaml"
+    p.write_text(yaml.safe_dump(data, sort_keys=False))
+    return p
+
+
 def made_runs(out_dir: Path) -> list[tuple[str, dict, list[dict]]]:
-    """Each suite run on the lab now, by the CLI an operator uses."""
-    named = os.environ.get("CEPHBENCH_ESTIMATE_SUITES")
-    if named == "none":
-        return []
-    suites = [Path(x) for x in named.split(":")] if named else sorted(SUITES.glob("seed-*.yaml"))
-    lab_dir = os.environ.get("CEPHBENCH_BENCH_LAB") or str(out_dir / "lab")
+    """Each case's suites run now, by the CLI an operator uses (CEPHBENCH_ESTIMATE_CASES: which, comma-separated)."""
+    cases = [c for c in os.environ.get("CEPHBENCH_ESTIMATE_CASES", ",".join(CASES)).split(",") if c]
     cli = Path(sys.executable).with_name("cephbench")
-    out = []
-    for suite in suites:
-        run_dir = out_dir / suite.stem
-        t0 = time.monotonic()
-        done = subprocess.run([str(cli), "run", str(suite), "--lab-dir", lab_dir, "--out", str(run_dir)],
-                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-        print(f"{suite.name}: ran in {time.monotonic() - t0:.0f} s, exit {done.returncode}"
-              + (f": {done.stderr.strip().splitlines()[-1]}" if done.returncode and done.stderr.strip() else ""),
-              flush=True)
-        run = read_run(run_dir)
-        if run is not None:
-            out.append(run)
-    return out
+    out: list[tuple[str, dict, list[dict]] | None] = []
+    if "search" in cases:
+        lb = Lab(out_dir / "lab-search")
+        try:
+            lb.up(osd_size_bytes=6 * 1024**3)
+            for name, suite in (("search-quick", SUITES / "quick.yaml"),
+                                ("search-rados", _suite_file(out_dir, SEARCH_SUITE))):
+                out.append(_run(cli, name, [str(suite), "--lab-dir", str(lb.dir)], out_dir))
+        finally:
+            lb.down()
+    if {"clients", "prometheus"} & set(cases):
+        lb = Lab(out_dir / "lab-clients")
+        try:
+            info = lb.up(osd_size_bytes=4 * 1024**3, rgw=False, monitoring="prometheus" in cases,
+                         multi=MultiHostSpec(hosts=3, clients=2, client=parse_link("200mbit")))
+            if "clients" in cases:
+                out.append(_run(cli, "clients-auto", [str(_suite_file(out_dir, CLIENTS_SUITE)), "--lab-dir",
+                                                      str(lb.dir)], out_dir))
+            if "prometheus" in cases:
+                # as tests/lab/test_prometheus_evidence.py's toolbox: a copy of the conf and key alone, no lab.json
+                # beside them (it would bring the lab's ssh), no CEPH_* from the environment
+                box = out_dir / "toolbox"
+                box.mkdir(exist_ok=True)
+                shutil.copyfile(lb.conf, box / "ceph.conf")
+                shutil.copyfile(lb.admin_keyring, box / "keyring")
+                bare = {k: v for k, v in os.environ.items() if not k.startswith(("CEPH_", "CEPHBENCH_PROMETHEUS"))}
+                assert info.monitoring is not None
+                out.append(_run(cli, "prometheus-toolbox", [
+                    str(_suite_file(out_dir, PROM_SUITE)), "--conf", str(box / "ceph.conf"), "--keyring",
+                    str(box / "keyring"), "--prometheus", info.monitoring["prometheus"]], out_dir, bare))
+        finally:
+            lb.down()
+    if "seeds" in cases:
+        named = os.environ.get("CEPHBENCH_ESTIMATE_SUITES")
+        suites = [] if named == "none" else \
+            [Path(x) for x in named.split(":")] if named else sorted(SUITES.glob("seed-*.yaml"))
+        lab_dir = os.environ.get("CEPHBENCH_BENCH_LAB") or str(out_dir / "lab")
+        for suite in suites:
+            out.append(_run(cli, suite.stem, [str(suite), "--lab-dir", lab_dir], out_dir))
+        if not os.environ.get("CEPHBENCH_BENCH_LAB") and (out_dir / "lab").exists():
+            Lab(out_dir / "lab").down()
+    return [r for r in out if r is not None]
 
 
 def _auto(value):
     """A suite recorded before `auto` was dumped as {auto: {...}}: its {max, latency_max} as the suite writes it."""
+    if isinstance(value, dict) and set(value) == {"auto"}:
+        return value
     if isinstance(value, dict) and value and set(value) <= {"max", "latency_max", "repeats"}:
         return {"auto": value}
     if isinstance(value, dict):
@@ -110,14 +207,14 @@ def osd_hosts(meta: dict) -> list[str]:
 
 
 def main() -> None:
-    with tempfile.TemporaryDirectory(prefix="cephbench-estimates-") as tmp:
-        try:
-            counted = [r for r in (read_run(Path(d)) for d in
-                                   filter(None, os.environ.get("CEPHBENCH_ESTIMATE_RUNS", "").split(":"))) if r]
-            counted += made_runs(Path(tmp))
-        finally:
-            if not os.environ.get("CEPHBENCH_BENCH_LAB") and (Path(tmp) / "lab").exists():
-                Lab(Path(tmp) / "lab").down()
+    keep = os.environ.get("CEPHBENCH_ESTIMATE_OUT")     # the runs kept there (to compare again: ESTIMATE_RUNS)
+    with contextlib.ExitStack() as stack:
+        tmp = Path(keep) if keep else Path(stack.enter_context(tempfile.TemporaryDirectory(
+            prefix="cephbench-estimates-")))
+        tmp.mkdir(parents=True, exist_ok=True)
+        counted = [r for r in (read_run(Path(d)) for d in
+                               filter(None, os.environ.get("CEPHBENCH_ESTIMATE_RUNS", "").split(":"))) if r]
+        counted += made_runs(tmp)
     old_ratios = compare(fixtures(), "fixture (older cephbench, not counted)")
     ratios = compare(counted, "run")
     worst = max(ratios.values(), key=lambda r: abs(r - 1)) if ratios else float("nan")
@@ -128,6 +225,18 @@ def main() -> None:
                 goal="0.85-1.15")
 
 
+def cluster_of(meta: dict) -> tuple[list[str], str]:
+    """The OSD hosts the run found and this machine's name, as `run` took them for its estimate
+    (launch._estimated_for): the CRUSH hosts with OSDs, and the client's host name; a run recorded without the
+    cluster's tree, by the lab's topology."""
+    nodes = ((meta.get("cluster") or {}).get("osd_tree") or {}).get("nodes") or []
+    hosts = [n["name"] for n in nodes if n.get("type") == "host" and n.get("children")]
+    here = ((meta.get("hosts") or {}).get("client") or {}).get("hostname")
+    if hosts and here:
+        return hosts, here
+    return osd_hosts(meta), HERE
+
+
 def compare(runs: list[tuple[str, dict, list[dict]]], what: str) -> dict[str, float]:
     """Each run's estimate/actual, printed with the groups that miss most."""
     ratios: dict[str, float] = {}
@@ -136,34 +245,77 @@ def compare(runs: list[tuple[str, dict, list[dict]]], what: str) -> dict[str, fl
         if meta.get("interrupted") or not meta.get("finished_unix"):
             continue
         suite = parse_suite(_auto(meta["suite"]), name)
-        plan = expand(suite)
-        tests = for_cluster(plan.tests, osd_hosts(meta), HERE, suite.settings.drop_caches)
+        # the run plans a search of client hosts up to the lab's every one with their number (launch.prepare)
+        clients = len(meta.get("clients") or {}) if waits_for_client_hosts(suite) else None
+        plan = expand(suite, client_hosts=clients or None)
+        hosts, here = cluster_of(meta)
+        tests = for_cluster(plan.tests, hosts, here, suite.settings.drop_caches)
         ran = {tid: min(rs, key=lambda r: r["started_unix"]) for tid, rs in planned(results, tests).items()}
         if results and min(r["started_unix"] for r in results) - meta["started_unix"] < LAB_REBUILD_S:
-            tests = first_build_ready(tests)    # as `run` estimates when the lab runs in the first build already
+            # as `run` estimates when the lab runs in the first build already (launch._first_build_counted)
+            first = next((t.variant for t in tests if t.variant is not None), None)
+            tests = first_build_ready(tests, {v.name: v.lab for v in suite.variant_specs()}.get(first))
+        # every test `run` counted: a search's steps past its stop are skipped results, counted at their chance
         todo = [t for t in tests if t.id in ran]
         if len(todo) != len(tests):
             print(f"{name}: {len(tests) - len(todo)} planned tests have no result; left out of its estimate")
-        est = estimate_s(todo)
+        e = estimate(todo)
+        est = e.expected_s
         actual = meta["finished_unix"] - meta["started_unix"]
         ratios[name] = est / actual
+        if what == "run" and os.environ.get("CEPHBENCH_ESTIMATE_FIXTURES"):
+            write_fixture(name, meta, results, Path(os.environ["CEPHBENCH_ESTIMATE_FIXTURES"]))
         # by group: a group's set-up is counted in its first test's estimate, and its tests may share one tool run
         # (a disk baseline's patterns are one fio): its first start to the next group's
         groups: dict[str, list] = {}
         for t in todo:
             groups.setdefault(t.group, []).append(t)
+        real_run = {t.id for t in todo if ran[t.id].get("status") != "skipped"}
         starts = sorted((min(ran[t.id]["started_unix"] for t in ts), g) for g, ts in groups.items())
         for (start, g), nxt in zip(starts, [*starts[1:], None]):
             real = (nxt[0] if nxt else meta["finished_unix"]) - start
-            planned_s = sum(t.est_duration_s for t in groups[g])
+            planned_s = sum(run_share(t) * t.est_duration_s for t in groups[g])
             misses.append((planned_s - real, name, f"{groups[g][0].id} ({len(groups[g])} tests)", planned_s, real))
+            searched = [t for t in groups[g] if t.search is not None]
+            if searched:
+                print(f"  {name} {g}: search steps run {sum(t.id in real_run for t in searched)} of "
+                      f"{len(searched)}, expected {sum(run_share(t) for t in searched):.1f}; reruns after a stall "
+                      f"{sum(_reruns(ran[t.id]) for t in searched if t.id in real_run)}")
         first = starts[0][0] - meta["started_unix"] if starts else 0.0
-        print(f"{what} {name}: estimate {est:.0f} s, actual {actual:.0f} s, ratio {est / actual:.3f} "
+        span = f", {e.shortest_s:.0f}-{e.longest_s:.0f} s as the searches stop" if e.ranged else ""
+        print(f"{what} {name}: estimate {est:.0f} s{span}, actual {actual:.0f} s, ratio {est / actual:.3f} "
               f"(before the first test {first:.0f} s)", flush=True)
     print(f"largest per-group misses, {what} (estimate - actual, s):")
     for err, name, tid, est, real in sorted(misses, key=lambda m: -abs(m[0]))[:12]:
         print(f"  {err:+7.1f}  {name} {tid}: estimate {est:.1f}, actual {real:.1f}")
     return ratios
+
+
+def write_fixture(name: str, meta: dict, results: list[dict], to: Path) -> None:
+    """The run as tests/fixtures/estimates keeps it (CEPHBENCH_ESTIMATE_FIXTURES=DIR): what its estimate is made of
+    (the suite as recorded, the OSD hosts, this machine's name, the client hosts) and each result's start, length
+    and whether it was skipped or ran again after a stall; with the cephbench commit and the Ceph release."""
+    hosts, here = cluster_of(meta)
+    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
+                            cwd=SUITES.parent).stdout.strip()
+    release = meta.get("ceph_release") or {}
+    when = time.strftime("%Y-%m-%d %H:%M", time.gmtime(meta["started_unix"]))
+    doc = {"about": f"{name} run on the lab by benchmarks/bench_estimates.py ({when} UTC; cephbench at {commit} with "
+                    f"its working tree when written, Ceph {release.get('version', '?')} {release.get('name', '')}, "
+                    "the 2-core VM): each result's start, length, skipped or not, and its reruns after a stall; the "
+                    "run's start and end from run.json",
+           "suite": meta["suite"], "osd_hosts": hosts, "here": here, "clients": len(meta.get("clients") or {}),
+           "started_unix": meta["started_unix"], "finished_unix": meta["finished_unix"],
+           "tests": [{"id": r["test"]["id"], "started_unix": r["started_unix"], "duration_s": r.get("duration_s"),
+                      "skipped": r.get("status") == "skipped", "reruns": _reruns(r)} for r in results]}
+    to.mkdir(parents=True, exist_ok=True)
+    (to / f"{name}.timings.json").write_text(json.dumps(doc, indent=1) + "\n")
+
+
+def _reruns(result: dict) -> int:
+    """How often a search step ran again after a stall (drivers/rounds.py's note)."""
+    note = next((n for n in result.get("notes") or [] if n.startswith("search step run again after a stall")), "")
+    return note.count("stalled (")
 
 
 if __name__ == "__main__":

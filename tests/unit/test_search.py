@@ -18,7 +18,7 @@ from cephbench.core.errors import UserError
 from cephbench.kinds import KINDS
 from cephbench.core import loadsearch
 from cephbench.core.loadsearch import GROWTH_MIN, LATENCY_GROWTH_MAX, StepFigures, loads, stop
-from cephbench.suite.plan import expand
+from cephbench.suite.plan import STALL_RERUN_SHARE, estimate, expand, pairs_s, step_run_s
 from cephbench.core.results import Result, Search
 
 FIXTURES = Path(__file__).parent.parent / "fixtures" / "curves"
@@ -41,9 +41,12 @@ def test_auto_is_every_load_a_search_may_reach_each_a_test_of_one_group():
     assert {t.params["duration_s"] for t in plan.tests} == {loadsearch.min_step_s(1.0)} == {5.0}
     # the worst case: the estimate of a sweep of every load the search may reach
     swept = expand(suite(modes=["write", "rand"], concurrency=loads(256), duration="5s"))
-    assert plan.est_duration_s == pytest.approx(      # less the sweep's other groups' set-up (pools)
+    reruns = STALL_RERUN_SHARE * sum(step_run_s(t) for t in plan.tests) + pairs_s(plan.tests, 1.0)  # expected
+    assert estimate(plan.tests).longest_s - reruns == pytest.approx(      # less the sweep's other groups' set-up
         swept.est_duration_s - (len(loads(256)) - 1) * KINDS["rados_bench"].group_setup_s)
-    assert plan.est_duration_s >= 18 * 2
+    assert estimate(plan.tests).longest_s >= 18 * 2
+    # the expected run (plan.run_share) lies between a search stopped after its first loads and one at its max
+    assert estimate(plan.tests).shortest_s < plan.est_duration_s < estimate(plan.tests).longest_s
 
 
 def test_a_bound_and_a_max_read_naturally():
@@ -165,12 +168,12 @@ def test_bad_search_refused_by_run_before_anything_is_made(tmp_path, suite_text,
      ["a search of client hosts from 1 to every client host of the lab (planned here to 256, the worst case",
       "-clients-256 ", "9 tests in 1 groups"]),
 ])
-def test_validate_says_the_estimate_is_the_worst_case(tmp_path, suite_text, words):
+def test_validate_says_what_the_estimate_counts_of_a_search(tmp_path, suite_text, words):
     p = tmp_path / "s.yaml"
     p.write_text("name: t\n" + suite_text)
     res = cephbench("validate", p)
     assert res.returncode == 0, res.stderr
-    assert "the estimate counts every step" in res.stdout
+    assert "the estimate counts its first 3 loads, and each one after at 0.8 times the chance" in res.stdout
     for w in words:
         assert w in res.stdout, res.stdout
 

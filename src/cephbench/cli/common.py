@@ -22,7 +22,7 @@ from ..core.units import MAX_INT
 
 if TYPE_CHECKING:
     from ..core.results import Result, RunDir
-    from ..suite.plan import Plan
+    from ..suite.plan import Estimate, Plan
 
 
 # Piped output (CI logs, `| tee`) gets wide tables instead of rich's 80-column default.
@@ -192,6 +192,17 @@ def main(verbose: int) -> None:
     """Is my Ceph cluster running at its maximum performance, and if not, why?"""
     level = logging.WARNING if verbose == 0 else logging.INFO if verbose == 1 else logging.DEBUG
     logging.basicConfig(level=level, format="%(levelname)s %(name)s: %(message)s", stream=sys.stderr)
+
+
+def estimate_text(e: Estimate) -> str:
+    """An estimate as validate and run both print it: `about 4m10s`, and where a search may stop early, the run
+    when every search stops as early as it can and when every one runs to its max."""
+    from ..core.loadsearch import MIN_POINTS
+    from ..report.format import seconds
+    if not e.ranged:
+        return f"about {seconds(e.expected_s)}"
+    return (f"about {seconds(e.expected_s)} ({seconds(e.shortest_s)} if every search stops after {MIN_POINTS} "
+            f"loads, {seconds(e.longest_s)} if every one runs to its max)")
 
 
 def _print_plan_warnings(plan: Plan) -> None:

@@ -11,7 +11,7 @@ import click
 
 from ..cluster.ceph import CONNECT_TIMEOUT_S
 from ..report.format import seconds
-from .common import out, err, _catalog, _print_plan_warnings, start_up
+from .common import out, err, _catalog, _print_plan_warnings, estimate_text, start_up
 
 
 @click.command()
@@ -64,8 +64,9 @@ def run(suite_path: Path | None, out_dir: Path | None, resume_dir: Path | None, 
             _print_shape_steps(prep.shapes, prep.todo)
         out.print("these commands would change the cluster:")
     else:
-        out.print(f"run {prep.rundir.path}: {len(prep.todo)} of {len(prep.plan.tests)} tests, about "
-                  f"{seconds(prep.est_s)}")
+        from ..suite.plan import estimate       # the estimate validate prints for these hosts (estimate_text)
+        out.print(f"run {prep.rundir.path}: {len(prep.todo)} of {len(prep.plan.tests)} tests, "
+                  f"{estimate_text(estimate(prep.todo))}", markup=False)
     with events:
         summary = start(prep, events)
     if dry_run:

@@ -7,13 +7,12 @@ from pathlib import Path
 import click
 
 from ..suite.config import Suite, load_suite
-from ..suite.plan import Plan, expand, validate_estimates, waits_for_client_hosts
-from ..kinds import KINDS
+from ..suite.plan import SEARCH_GOES_ON, Plan, expand, step_run_s, validate_estimates, waits_for_client_hosts
 from ..kinds.schema import Auto
 from ..report.format import seconds
 from ..core import loadsearch
 from ..core.units import format_size
-from .common import out, _print_plan_warnings
+from .common import out, _print_plan_warnings, estimate_text
 
 
 def _plan_param(key: str, value: object) -> str:
@@ -50,17 +49,17 @@ def _print_plan(plan: Plan, suite: Suite) -> None:
         what = "client hosts" if t.search.param == "clients" else t.search.param
         # each run of a step (its repeats') may stall and run again (loadsearch.STALL_RERUNS): the worst case beyond
         # the estimate, its tool's run and overhead again (not its group's set-up)
-        rerun_s = loadsearch.STALL_RERUNS * sum(
-            (float(s.params.get("duration_s") or 0) + KINDS[s.kind].test_overhead_s) * t.search.repeats
-            for s in plan.tests if s.group == t.group)
+        rerun_s = loadsearch.STALL_RERUNS * sum(step_run_s(s) for s in plan.tests if s.group == t.group)
         out.print(f"{t.group} ({t.workload}): a search of {what} from 1 to {upto}, doubling; it "
-                  f"stops at the knee{bound} (docs/model.md, \"The search\"): the estimate counts every step once; "
+                  f"stops at the knee{bound} (docs/model.md, \"The search\"): the estimate counts its first "
+                  f"{loadsearch.MIN_POINTS} loads, and each one after at {SEARCH_GOES_ON:g} times the chance of the "
+                  f"one before; "
                   f"a step that stalls runs again, up to {loadsearch.STALL_RERUNS} times (at worst "
                   f"{seconds(rerun_s)} more)", markup=False)
     groups = len({t.group for t in plan.tests})
     # run's own estimate, for the clusters validate cannot tell apart (it knows no OSD host): run prints the one
-    # for the hosts it finds, with the same function (plan.cluster_estimate_s)
-    shown = ", ".join(f"{seconds(s)} with {where}" for where, s in validate_estimates(plan))
+    # for the hosts it finds, with the same functions (plan.estimate, common.estimate_text)
+    shown = ", ".join(f"{estimate_text(e)} with {where}" for where, e in validate_estimates(plan))
     out.print(f"{len(plan.tests)} tests in {groups} groups; estimated duration {shown}; `run` prints its "
               f"estimate for the OSD hosts it finds (page-cache drops over ssh, network tests between hosts)",
               markup=False)

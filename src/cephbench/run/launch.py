@@ -130,7 +130,7 @@ def _first_build_counted(keeper: Keeper, todo: list[Test]) -> list[Test]:
     first = next((t.variant for t in todo if t.variant is not None), None)
     if first is None or step(keeper.current, keeper.want(first)).kind == "rebuild":
         return todo
-    return first_build_ready(todo)
+    return first_build_ready(todo, keeper.want(first))
 
 
 def check_paths(request: RunRequest) -> None:

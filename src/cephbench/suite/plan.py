@@ -28,7 +28,13 @@ _ALWAYS_LABEL = {"object_size", "block_size", "concurrency", "iodepth", "io_size
 ASSUMED_OSDS = 3            # the estimate of a per-OSD test when the cluster is not known yet (validate)
 RUN_OVERHEAD_S = 5.0        # preflight, the cluster's facts for run.json, and the report at the end
 VARIANT_SWITCH_S = 2.0      # `ceph config set` of a variant's options and every daemon reporting them
-LAB_REBUILD_S = 10.0        # a lab shape: the lab down and up again (3 hosts, 2 shared cores: 5-10 s)
+LAB_REBUILD_S = 10.0        # a lab shape whose build is not known: the lab down and up again (3 OSDs)
+# A lab shape's rebuild, per OSD it starts (each made, started and waited for; 2 shared cores), and per FileStore OSD
+# more (its file system made and mounted): measured on the seed suites (bench estimates), the gap before a rebuilt
+# block's first group less its set-up: 3 BlueStore OSDs 9.4 and 11.5 s, 6 BlueStore OSDs 19.8 s, 4 FileStore OSDs on
+# xfs 17.8 s
+REBUILD_PER_OSD_S = 3.3
+REBUILD_PER_FILESTORE_OSD_S = 1.2
 # More tests than anyone runs (at a few seconds each, days): a larger plan is a typo such as `repeat: 100000000`,
 # and expanding it would take minutes and all the memory before anything is said.
 MAX_TESTS = 10_000
@@ -44,11 +50,87 @@ class Plan:
         return estimate_s(self.tests)
 
 
-def estimate_s(tests: list[Test]) -> float:
+# A search stops where its curve bends (core/loadsearch.py), which no plan knows: it always runs its first
+# loadsearch.MIN_POINTS loads, and each load after them with SEARCH_GOES_ON times the chance of the one before. Measured
+# on the lab: 15 rados bench searches of 4 KiB writes to 64 beside a CPU burner (bench knee_noise), the quick suite's
+# two of fio's queue depth to 32 and two of rados bench's 4 KiB concurrency to 64 (bench estimates): of those that
+# ran a load, 17 of 19 went on to 8, 14 of 17 to 16, 10 of 14 to 32, 5 of 8 to 64: 46 of 58 doublings, 0.79. (Behind
+# a drive's throttle the knee is at 1: 9 of 10 stopped at 4, as early as a search can.)
+SEARCH_GOES_ON = 0.8
+
+
+# A search step whose seconds stall runs again (drivers/rounds.py, up to loadsearch.STALL_RERUNS times): counted at
+# the share of the steps' runs that did on the lab (bench estimates, 2026-12-06: 3 reruns in 45 steps of the quick
+# suite's searches, rados bench's concurrency to 64 and 256, and 2 client hosts)
+STALL_RERUN_SHARE = 0.07
+
+
+def step_run_s(test: Test) -> float:
+    """One run of a search step again: its tool's run and overhead, each of its repeats (not its group's set-up)."""
+    repeats = test.search.repeats if test.search is not None else 1
+    return (float(test.params.get("duration_s") or 0) + KINDS[test.kind].test_overhead_s) * repeats
+
+
+def run_share(test: Test, goes_on: float = SEARCH_GOES_ON) -> float:
+    """The chance that `test` runs: 1, save a search's steps past its first MIN_POINTS loads (SEARCH_GOES_ON per
+    doubling; goes_on 0: the search stops as early as it can, 1: it runs to its max)."""
+    if test.search is None:
+        return 1.0
+    load = test.params.get(test.search.param)
+    steps = loadsearch.loads(test.search.max)
+    at = steps.index(load) if load in steps else len(steps) - 1
+    return goes_on ** max(0, at + 1 - loadsearch.MIN_POINTS) if goes_on else float(at < loadsearch.MIN_POINTS)
+
+
+def estimate_s(tests: list[Test], goes_on: float = SEARCH_GOES_ON) -> float:
     """The one estimate of how long a run of these tests takes: validate, run and the progress line all use it.
-    Each test's est_duration_s holds its tool's run time, its overhead and, for a group's first test, the
-    group's set-up (pools, images, users); the run adds its own start and end."""
-    return RUN_OVERHEAD_S + sum(t.est_duration_s for t in tests) if tests else 0.0
+    Each test's est_duration_s holds what it takes when it runs: its tool's run time, its overhead and, for a
+    group's first test, the group's set-up (pools, images, users); a search's steps past its first loads count at
+    the chance that they run (run_share: the expected run), each with its expected reruns after a stall, and each
+    search its steps measured again in pairs (pairs_s); the run adds its own start and end."""
+    if not tests:
+        return 0.0
+    steps = sum(run_share(t, goes_on) * (t.est_duration_s + (STALL_RERUN_SHARE * step_run_s(t) if t.search else 0.0))
+                for t in tests)
+    return RUN_OVERHEAD_S + steps + pairs_s(tests, goes_on)
+
+
+def pairs_s(tests: list[Test], goes_on: float = SEARCH_GOES_ON) -> float:
+    """What measuring a step again beside the one before it, by turns, adds to the searches (drivers/search.py,
+    loadsearch.pairs_extra_s): a search that stops by the knee rule before its max has its last step so measured, at
+    the chance that it stops so (1 - run_share of its last step; goes_on 0: every search that can); one that runs to
+    its max (goes_on 1), at worst PAIR_CHECKS_MAX steps. On the lab, 10 searches measured 3 steps so where this
+    expects 2.9: the quick suite's two of fio's queue depth to 32, 1 and 2 on their way to it; three of rados bench's
+    concurrency to 64 and 256, none; five of 2 client hosts, none (their second host paid). Each of those runs may
+    stall and run again as a step's (STALL_RERUN_SHARE)."""
+    searches: dict[tuple[str, str], list[Test]] = {}
+    for t in tests:
+        if t.search is not None:
+            searches.setdefault((t.group, str(t.params.get("phase"))), []).append(t)
+    total = 0.0
+    for steps in searches.values():
+        steps.sort(key=lambda t: int(t.params[t.search.param]) if t.search else 0)
+        expected, worst = loadsearch.pairs_extra_s([step_run_s(t) for t in steps])
+        stops_early = 1.0 - run_share(steps[-1], goes_on)
+        total += (worst if goes_on >= 1.0 else stops_early * expected) * (1 + STALL_RERUN_SHARE)
+    return total
+
+
+@dataclass(frozen=True)
+class Estimate:
+    """A run's estimate: its expected length, and where a search may stop, the shortest (every search stops as
+    early as it can) and the longest (every search runs to its max)."""
+    expected_s: float
+    shortest_s: float
+    longest_s: float
+
+    @property
+    def ranged(self) -> bool:
+        return self.longest_s - self.shortest_s >= 1.0
+
+
+def estimate(tests: list[Test]) -> Estimate:
+    return Estimate(estimate_s(tests), estimate_s(tests, 0.0), estimate_s(tests, 1.0))
 
 
 def warnings(plan: Plan) -> list[str]:
@@ -80,16 +162,20 @@ def warnings(plan: Plan) -> list[str]:
 
 # What the plan cannot know before the cluster names its hosts, measured on the lab (the quick suite on the one-host
 # lab and on the 3-host lab, the 2-core dev VM under other sessions' load): dropping the page cache before a read
-# costs about 1 s here and 2.5 s more over ssh per other OSD host; a network baseline's test between hosts about
-# 1.5 s beyond its duration (servers started over ssh), 0.1 s on loopback; a disk baseline's fio step 0.6 s more
-# on another host. A group's set-up (pools, images, users: kinds.group_setup_s, measured with OSDs on other hosts)
-# took about half of it with every OSD on this machine.
+# costs about 1 s here and 2.5 s more over ssh, on every other OSD host at once; a network baseline's test between
+# hosts about 1.5 s beyond its duration (servers started over ssh), 0.1 s on loopback; a disk baseline's fio step
+# 0.6 s more on another host. A group's set-up (pools, images, users: kinds.group_setup_s, measured with OSDs on
+# other hosts) took about half of it with every OSD on this machine. A test on the cluster's hosts is watched over
+# ssh on each (its devices, links, CPU, OSDs' counters: started before it, read after): 0.5 s more per other OSD
+# host (bench estimates, the seed suites on 3 and 4 hosts: their tests ran 1.2-7.6 s past their duration, median,
+# against 0.4-1.4 s on the one-host lab).
 LOCAL_SETUP_SHARE = 0.5
 READ_PREP_LOCAL_S = 1.0
 READ_PREP_REMOTE_S = 2.5
 NET_PART_REMOTE_S = 1.5
 NET_PART_LOCAL_S = 0.1
 DISK_STEP_REMOTE_S = 0.6
+WATCH_REMOTE_S = 0.5
 
 
 def _drops_before(test: Test, drop_caches: bool) -> bool:
@@ -122,31 +208,43 @@ def for_cluster(tests: list[Test], osd_hosts: list[str], here: str, drop_caches:
             est = parts * (p["duration_s"] + (NET_PART_REMOTE_S if remote else NET_PART_LOCAL_S))
         elif t.kind == "disk_baseline" and remote:
             est += DISK_STEP_REMOTE_S * est / max(float(p.get("runtime_s") or 1.0), 1.0)
-        elif _drops_before(t, drop_caches):
-            est += READ_PREP_LOCAL_S + READ_PREP_REMOTE_S * len(remote)
+        else:
+            if _drops_before(t, drop_caches):
+                est += READ_PREP_LOCAL_S + (READ_PREP_REMOTE_S if remote else 0.0)
+            if kind.cluster and not kind.repeat_within_test:
+                est += WATCH_REMOTE_S * len(remote)
         out.append(t if est == t.est_duration_s else t.model_copy(update={"est_duration_s": est}))
     return out
 
 
-def cluster_estimate_s(tests: list[Test], osd_hosts: list[str], here: str, drop_caches: bool = True) -> float:
-    """The estimate `run` prints ("about ..."), for the OSD hosts it found: for_cluster's tests, estimate_s's sum."""
-    return estimate_s(for_cluster(tests, osd_hosts, here, drop_caches))
+def cluster_estimate(tests: list[Test], osd_hosts: list[str], here: str, drop_caches: bool = True) -> Estimate:
+    """The estimate `run` prints ("about ..."), for the OSD hosts it found: for_cluster's tests, estimate's sums."""
+    return estimate(for_cluster(tests, osd_hosts, here, drop_caches))
 
 
 HERE = "this machine"
 
 
-def validate_estimates(plan: Plan) -> list[tuple[str, float]]:
+def validate_estimates(plan: Plan) -> list[tuple[str, Estimate]]:
     """What `validate` prints without a cluster: run's own estimate (cluster_estimate_s) for the two clusters it
     cannot tell apart, every OSD on this machine (the one-host lab, run's default) and ASSUMED_OSDS OSD hosts
     reached over ssh (a multi-host lab, most clusters); `run` gives the one for the hosts it finds."""
     drop = plan.suite.settings.drop_caches
     remote = [f"osd-host-{i + 1}" for i in range(ASSUMED_OSDS)]
-    return [("every OSD on this machine (the one-host lab)", cluster_estimate_s(plan.tests, [HERE], HERE, drop)),
-            (f"{ASSUMED_OSDS} OSD hosts over ssh", cluster_estimate_s(plan.tests, remote, HERE, drop))]
+    return [("every OSD on this machine (the one-host lab)", cluster_estimate(plan.tests, [HERE], HERE, drop)),
+            (f"{ASSUMED_OSDS} OSD hosts over ssh", cluster_estimate(plan.tests, remote, HERE, drop))]
 
 
 OSD_BENCH_BYTES_PER_S = 400 * 1024**2     # an unthrottled lab OSD's bench of `total` bytes
+
+
+def rebuild_s(lab: LabBuild | None) -> float:
+    """The lab down and up again in `lab`'s build (None: not known, LAB_REBUILD_S)."""
+    if lab is None:
+        return LAB_REBUILD_S
+    n = lab.multi.hosts * lab.multi.osds_per_host if lab.multi is not None else lab.osds
+    filestore = lab.multi is not None and lab.multi.store.objectstore == "filestore"
+    return n * (REBUILD_PER_OSD_S + (REBUILD_PER_FILESTORE_OSD_S if filestore else 0.0))
 
 
 def _osd_rates(lab: LabBuild | None) -> list[float] | None:
@@ -163,6 +261,20 @@ def _osd_rates(lab: LabBuild | None) -> list[float] | None:
     return rates
 
 
+def _prefill_s(params: dict[str, Any], rates: list[float] | None) -> float:
+    """The prefill of a group's RBD images on a shape whose drives are throttled: every byte written its pool's
+    copies (replicas, or (k+m)/k of an erasure code) spread over the OSDs, the slowest OSD's throttle bounding it
+    (kind.group_setup_s holds an unthrottled lab's, CPU-bound). Measured: seed-homelab-2018's 256 MiB prefills on 4
+    OSDs at 30 MiB/s and one at 10 MiB/s took 12-24 s before their group's first test, against the 6 s set-up."""
+    if not params.get("prefill") or not rates or min(rates) >= OSD_BENCH_BYTES_PER_S:
+        return 0.0
+    pool = params.get("pool_profile") or {}
+    copies = (pool["k"] + pool["m"]) / pool["k"] if pool.get("type") == "erasure" and pool.get("k") \
+        else float(pool.get("size") or 3)
+    written = float(params.get("images") or 1) * float(params.get("image_size") or 0) * copies
+    return written / len(rates) / min(rates)
+
+
 def _test_estimate(kind: Kind, params: dict[str, Any], first_of_group: bool,
                    osd_rates: list[float] | None = None) -> float:
     run = params.get("duration_s")
@@ -174,7 +286,8 @@ def _test_estimate(kind: Kind, params: dict[str, Any], first_of_group: bool,
                                                  for r in rates)
     elif run is None:
         run = kind.default_test_s
-    return float(run) + kind.test_overhead_s + (kind.group_setup_s if first_of_group else 0.0)
+    return float(run) + kind.test_overhead_s + \
+        (kind.group_setup_s + _prefill_s(params, osd_rates) if first_of_group else 0.0)
 
 
 def _search_of(kind: Kind, data: dict[str, Any], client_hosts: int | None) -> Search | None:
@@ -311,7 +424,7 @@ def expand(suite: Suite, client_hosts: int | None = None) -> Plan:
     shaped = any(v.lab is not None for v in specs)
     shapes = {v.name: v.lab for v in specs}
     for variants, only_repeat in build_blocks(suite, classes):
-        rebuild_s = LAB_REBUILD_S if shaped else 0.0     # the estimate counts one rebuild per block
+        rebuild = rebuild_s(shapes.get(variants[0]) if variants[0] else None) if shaped else 0.0    # one a block
         for w in ceiling_sources_first(suite.workloads):
             data = w.model_dump()
             kind = KINDS[data["type"]]
@@ -342,8 +455,8 @@ def expand(suite: Suite, client_hosts: int | None = None) -> Plan:
                 for rep, variant in order:
                     group_no += 1
                     group = f"g{group_no:03d}"
-                    switch_s = (VARIANT_SWITCH_S if variant != last_variant else 0.0) + rebuild_s
-                    rebuild_s = 0.0
+                    switch_s = (VARIANT_SWITCH_S if variant != last_variant else 0.0) + rebuild
+                    rebuild = 0.0
                     last_variant = variant
                     for pi, (phase, load) in enumerate(steps):
                         params = {**fixed, **params_base}
@@ -394,15 +507,16 @@ def expand(suite: Suite, client_hosts: int | None = None) -> Plan:
     return Plan(suite=suite, tests=tests)
 
 
-def first_build_ready(tests: list[Test]) -> list[Test]:
-    """The tests' estimates when the lab already runs in the first variant's build as the run starts (the run made
-    it so before it printed its estimate, or found it so): expand counts a rebuild at every block's start, and the
-    first one is not made. Measured: seed-homelab-2018's first group, estimated 24 s with the rebuild, took 9.2 s;
-    its filestore block's, after a real rebuild, 27.9 s."""
+def first_build_ready(tests: list[Test], build: LabBuild | None = None) -> list[Test]:
+    """The tests' estimates when the lab already runs in the first variant's build (`build`; None: not known) as the
+    run starts (the run made it so before it printed its estimate, or found it so): expand counts a rebuild at every
+    block's start, and the first one is not made. Measured: seed-homelab-2018's first group, estimated 24 s with the
+    rebuild, took 9.2 s; its filestore block's, after a real rebuild, 27.9 s."""
     at = next((i for i, t in enumerate(tests) if t.variant is not None), None)
-    if at is None or tests[at].est_duration_s < LAB_REBUILD_S:
+    made = rebuild_s(build)
+    if at is None or tests[at].est_duration_s < made:
         return tests
-    return [*tests[:at], tests[at].model_copy(update={"est_duration_s": tests[at].est_duration_s - LAB_REBUILD_S}),
+    return [*tests[:at], tests[at].model_copy(update={"est_duration_s": tests[at].est_duration_s - made}),
             *tests[at + 1:]]
 
 
