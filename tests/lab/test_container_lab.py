@@ -1,12 +1,15 @@
 """A lab whose daemons run in containers as cephadm lays them out (issue 38): `lab up --containers --release reef`
-runs one podman container per daemon of Reef's image (RGW too), in the host's network namespace, each with its data in
-/var/lib/ceph/<fsid>/<daemon> (its conf there too: no --conf, no host ceph.conf), its socket in /var/run/ceph/<fsid>/
-and its log in /var/log/ceph/<fsid>/; `--cpus osd.1=0.3 --cpus rgw=0.5 --memory osd=2GiB` are the containers'
-cgroup limits.
+runs one podman container per daemon of Reef's image (RGW too), each with its data in /var/lib/ceph/<fsid>/<daemon>
+(its conf there too: no --conf, no host ceph.conf), its socket in /var/run/ceph/<fsid>/ and its log in
+/var/log/ceph/<fsid>/; `--cpus osd.1=0.3 --cpus rgw=0.5 --memory osd=2GiB` are the containers' cgroup limits.
 A run from this machine reads every OSD's counters through cephadm's socket layout and each OSD's CPU through its
 host PID; a run from the toolbox image mounted as `cephadm shell` mounts (the minimal conf, the key, this host's
 /var/run/ceph/<fsid> as /var/run/ceph) reads them from the sockets' default path and records Reef. `lab down` removes
 every container and every directory under /var it made.
+
+With `--hosts 3` each daemon's container is in its host's network namespace, an OSD's process in its drive's blkio
+group: the ground truth of issue 38 is a toolbox run (conf and key alone) on such a lab, whose verdict names the
+drive `--osd-throttle` holds.
 
 Skipped, with the reason, where podman cannot run a container."""
 
@@ -22,8 +25,9 @@ from pathlib import Path
 
 import pytest
 
+from cephbench.core.errors import UserError
 from cephbench.core.results import RunDir
-from cephbench.lab import Lab, containers, image, podman
+from cephbench.lab import Lab, cgroups, containers, drives, image, netns, podman
 
 from labcli import run_cli
 
@@ -50,7 +54,12 @@ def _podman_or_skip(tmp: Path) -> str:
         pytest.skip("podman is not installed (scripts/setup.sh installs podman and runc for the lab)")
     # the toolbox's image, current, before the lab starts: the lab's daemons run the same image (a rebuild while
     # they run would leave the image they use behind, untagged, until the next build)
-    img = image.ensure("reef")
+    try:
+        img = image.ensure("reef")
+    except UserError as exc:
+        if image.NO_RUN in exc.one_line():
+            pytest.skip(exc.one_line())
+        raise
     problem = podman.problem(img.ref, tmp)
     if problem:
         pytest.skip(problem)
@@ -63,6 +72,22 @@ def _ours(exe: str, conf: Path, tmp: Path) -> list[dict]:
                          env=podman.conf_env(tmp))
     assert res.returncode == 0, res.stderr
     return json.loads(res.stdout or "[]")
+
+
+def _down(lb: Lab, d: Path) -> subprocess.CompletedProcess:
+    down = run_cli(["lab", "down", "--dir", lb.dir])
+    shutil.rmtree(d, ignore_errors=True)
+    return down
+
+
+def _nothing_left(exe: str, lb: Lab, fsid: str, down: subprocess.CompletedProcess, tmp: Path) -> None:
+    """`lab down` worked and left no container of the lab, no directory of its cluster under /var, no lab
+    directory."""
+    assert down.returncode == 0, down.stderr
+    assert _ours(exe, lb.conf, tmp) == [], "a container of the lab was left"
+    for p in containers.Layout(fsid).dirs:
+        assert not p.exists(), p
+    assert not lb.dir.exists()
 
 
 def test_a_reef_lab_in_containers_in_cephadms_layout_with_limits_runs_suites_and_leaves_nothing(tmp_path):
@@ -154,13 +179,8 @@ def test_a_reef_lab_in_containers_in_cephadms_layout_with_limits_runs_suites_and
         # the toolbox's PID namespace hides the OSDs' processes: said, not guessed
         assert any("CPU not read" in n for n in r.evidence.notes), r.evidence.notes
     finally:
-        down = run_cli(["lab", "down", "--dir", lab_dir])
-        shutil.rmtree(d, ignore_errors=True)
-    assert down.returncode == 0, down.stderr
-    assert _ours(exe, lb.conf, tmp_path) == [], "a container of the lab was left"
-    for p in containers.Layout(fsid).dirs:
-        assert not p.exists(), p
-    assert not lab_dir.exists()
+        down = _down(lb, d)
+    _nothing_left(exe, lb, fsid, down, tmp_path)
 
 
 def test_a_start_killed_with_sigkill_leaves_nothing_after_down(tmp_path):
@@ -196,9 +216,141 @@ def test_a_start_killed_with_sigkill_leaves_nothing_after_down(tmp_path):
         if proc.poll() is None:
             proc.kill()
             proc.wait()
-        down = run_cli(["lab", "down", "--dir", lab_dir])
-        shutil.rmtree(d, ignore_errors=True)
-    assert down.returncode == 0, down.stderr
-    assert _ours(exe, lb.conf, tmp_path) == [], "a container of the lab was left"
-    for p in containers.Layout(fsid).dirs:
-        assert not p.exists(), p
+        down = _down(lb, d)
+    _nothing_left(exe, lb, fsid, down, tmp_path)
+
+
+THROTTLED = 1                   # osd.1, on h2: its drive held by --osd-throttle from the start
+TRUTH_SUITE = """
+name: containers-truth
+pools:
+  rep3: {type: replicated, size: 3, pg_num: 32}
+workloads:
+  - name: rados
+    type: rados_bench
+    pool: rep3
+    modes: [write]
+    object_size: [1MiB]
+    concurrency: 16
+    duration: 5s
+"""
+
+
+def _group_of(pid: int, controller: str) -> Path:
+    groups = containers.cgroup_paths(Path(f"/proc/{pid}/cgroup").read_text())
+    return Path("/sys/fs/cgroup") / controller / groups[controller].lstrip("/")
+
+
+@pytest.mark.multihost
+def test_a_toolbox_run_on_a_three_host_reef_lab_in_containers_names_the_throttled_drive(tmp_path):
+    """Issue 38's ground truth. `lab up --containers --hosts 3 --release reef --osd-throttle osd.1=8MiB/s`: each
+    daemon's container in its host's network namespace, named as its host, in cephadm's layout; each OSD on its loop
+    device, its process in its drive's blkio group (the throttle) and its host's cpuacct group; `lab status` lists
+    the containers with their limits. The toolbox image, given only the minimal conf and the admin key in /etc/ceph
+    and the host's network, is refused with one line while the monitors refuse pool deletion (Ceph's default), then
+    runs with --allow-pool-delete: run.json records Reef and mClock, every OSD's counters are read without a socket
+    or ssh, and the verdict names osd.1's drive. `lab down` leaves no container, namespace, loop device, group or
+    directory."""
+    exe = _podman_or_skip(tmp_path)
+    d = Path(tempfile.mkdtemp(prefix="cephbench-test-containers-mh-"))
+    lab_dir = d / "lab"
+    lb = Lab(lab_dir)
+    fsid, topo, record = "", None, None
+    try:
+        up = run_cli(["lab", "up", "--dir", lab_dir, "--containers", "--hosts", "3", "--release", "reef", "--no-rgw",
+                      "--osd-size", "3GiB", "--osd-throttle", f"osd.{THROTTLED}=8MiB/s", "--cpus", "mgr=1",
+                      "--memory", "osd=2GiB"])
+        assert up.returncode == 0, up.stderr[-3000:]
+        print(up.stdout)
+        info = lb.info()
+        assert info is not None and info.release == "reef" and info.topology is not None
+        print(f"started in {info.startup_s:.1f} s: {info.startup_steps}")
+        fsid, topo, record = info.fsid, netns.Topology.load(lb.netns_record), lb.drives()
+        assert record is not None
+        layout = containers.Layout(fsid)
+        running = {c["Labels"][containers.DAEMON_LABEL] for c in _ours(exe, lb.conf, tmp_path)}
+        assert running == {"mon.a", "mgr.x", "osd.0", "osd.1", "osd.2"}, running
+        for name in sorted(running):
+            host = f"h{int(name.split('.')[1]) + 1}" if name.startswith("osd.") else "h1"
+            pid = containers.container_pid(lab_dir, name)
+            assert pid, name
+            # in its host's network namespace, under its host's name, in cephadm's layout, without --conf
+            assert os.stat(f"/proc/{pid}/ns/net").st_ino == os.stat(f"/run/netns/{topo.host(host).netns}").st_ino
+            assert os.readlink(f"/proc/{pid}/ns/net") != os.readlink("/proc/self/ns/net")
+            assert b"--conf" not in Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0"), name
+            assert (layout.data(name) / "config").is_file() and (layout.dirs[1] / f"ceph-{name}.asok").is_socket()
+            assert _group_of(pid, "cpuacct") == Path(record.hosts[host]), name
+            if name.startswith("osd."):
+                n = int(name.split(".")[1])
+                drive = record.drive(drives.DriveRef(n))
+                assert _group_of(pid, "blkio") == Path(drive.cgroup), name
+                assert os.readlink(layout.data(name) / "block") == drive.device, name
+        assert cgroups.limits(Path(record.drive(drives.DriveRef(THROTTLED)).cgroup)), "osd.1's drive is not throttled"
+        assert containers.limits_seen(lab_dir, "mgr.x")["cfs_quota_us"] == 100000
+        assert containers.limits_seen(lab_dir, "osd.0")["limit_in_bytes"] == 2 * 2**30
+        env = {**os.environ, **lb.env()}
+        meta = subprocess.run(["ceph", "osd", "metadata", str(THROTTLED), "-f", "json"], capture_output=True,
+                              text=True, timeout=60, env=env)
+        assert json.loads(meta.stdout)["hostname"] == f"h{THROTTLED + 1}", meta.stdout + meta.stderr
+
+        # lab status: the containers, each its daemon, host, state and limits
+        st = run_cli(["lab", "status", "--dir", lab_dir, "--json"])
+        assert st.returncode == 0, st.stderr
+        listed = {c["daemon"]: c for c in json.loads(st.stdout)["containers"]}
+        assert {n: (c["host"], c["state"]) for n, c in listed.items()} == {
+            "mon.a": ("h1", "running"), "mgr.x": ("h1", "running"), "osd.0": ("h1", "running"),
+            "osd.1": ("h2", "running"), "osd.2": ("h3", "running")}, listed
+        text = run_cli(["lab", "status", "--dir", lab_dir]).stdout
+        assert f"{layout.container('mgr.x')}" in text and "cpus 1 (quota 100000/100000 us)" in text, text
+        assert "memory 2GiB" in text, text
+
+        # the monitors refuse to delete pools, as Ceph's default has it
+        off = subprocess.run(["ceph", "config", "set", "mon", "mon_allow_pool_delete", "false"], capture_output=True,
+                             text=True, timeout=60, env=env)
+        assert off.returncode == 0, off.stderr
+        etc, work = tmp_path / "etc", tmp_path / "work"
+        etc.mkdir()
+        work.mkdir()
+        conf = subprocess.run(["ceph", "config", "generate-minimal-conf"], capture_output=True, text=True,
+                              timeout=60, env=env)
+        assert conf.returncode == 0, conf.stderr
+        (etc / "ceph.conf").write_text(conf.stdout)
+        shutil.copy(lb.admin_keyring, etc / "ceph.keyring")
+        (work / "s.yaml").write_text(TRUTH_SUITE)
+        toolbox = image.inspect(image.tag("reef"))
+        assert toolbox is not None
+
+        def box(*flags: str) -> subprocess.CompletedProcess:
+            return subprocess.run([*podman.argv(exe), "run", "--rm", "--name", f"cephbench-test-box-{os.getpid()}",
+                                   "--net", "host", "-v", f"{etc}:/etc/ceph:ro", "-v", f"{work}:{image.WORKDIR}",
+                                   toolbox.ref, "cephbench", "run", "s.yaml", "--out", "run", *flags],
+                                  capture_output=True, text=True, timeout=900, env=podman.conf_env(tmp_path))
+        refused = box()
+        assert refused.returncode == 2, refused.stderr[-3000:] + refused.stdout[-3000:]
+        [line] = refused.stderr.strip().splitlines()
+        assert "mon_allow_pool_delete" in line and "--allow-pool-delete" in line, line
+        assert not (work / "run").exists()
+        ran = box("--allow-pool-delete")
+        assert ran.returncode == 0, ran.stderr[-3000:] + ran.stdout[-3000:]
+        print(ran.stdout[-3000:])
+        meta = json.loads((work / "run" / "run.json").read_text())
+        assert meta["release"] == "reef" and meta["ceph_release"]["version"].startswith("18."), meta["release"]
+        sched = meta["osd_scheduler"]
+        assert set(sched) == {"osd.0", "osd.1", "osd.2"}, sched
+        assert all(s["osd_op_queue"] == "mclock_scheduler" and s.get("osd_mclock_profile") for s in sched.values())
+        (r,) = RunDir(work / "run").results()[0]
+        assert r.status == "ok" and r.evidence is not None and r.analysis is not None, r.error
+        # no socket, no ssh: every OSD's counters all the same (this lab runs no Prometheus: through `ceph tell`)
+        assert {o.osd: o.source for o in r.evidence.osds} == {0: "ceph tell", 1: "ceph tell", 2: "ceph tell"}
+        assert not [n for n in r.evidence.notes if "counters not read" in n], r.evidence.notes
+        print(r.analysis.bottleneck, *r.analysis.evidence, sep="\n")
+        assert r.analysis.bottleneck == f"drive of osd.{THROTTLED} (h{THROTTLED + 1})", \
+            [r.analysis.bottleneck, *r.analysis.evidence]
+        back = subprocess.run(["ceph", "config", "get", "mon", "mon_allow_pool_delete"], capture_output=True,
+                              text=True, timeout=60, env=env)
+        assert back.stdout.strip() == "false", back.stdout + back.stderr
+    finally:
+        down = _down(lb, d)
+    _nothing_left(exe, lb, fsid, down, tmp_path)
+    assert topo is not None and netns.leftovers(topo) == []
+    assert record is not None and drives.leftovers(record) == []

@@ -76,7 +76,32 @@ def test_a_daemons_podman_run_is_attached_labelled_with_the_lab_and_limited():
     assert "--cidfile /lab/run/osd.1.cid" in joined
     assert argv[argv.index("--entrypoint") + 1:] == ["ceph-osd", "localhost/cephbench:reef", "-i", "1", "-f"]
     mon = containers.run_argv(["podman"], lay, "mon.a", "img", ["ceph-mon", "-i", "a"], Path("/lab/ceph.conf"))
-    assert "--privileged" not in mon and "--cpus" not in mon and "--cidfile" not in mon
+    assert "--privileged" not in mon and "--cpus" not in mon and "--cidfile" not in mon and "--hostname" not in mon
+
+
+def test_a_multi_host_labs_daemon_runs_in_its_hosts_network_namespace_under_its_name():
+    argv = containers.run_argv(["podman"], containers.Layout("f5"), "osd.2", "img", ["ceph-osd", "-i", "2"],
+                               Path("/lab/ceph.conf"), netns="cb-ab12cd-h3", hostname="h3")
+    joined = " ".join(argv)
+    assert "--net ns:/run/netns/cb-ab12cd-h3" in joined and "--net host" not in joined
+    assert "--hostname h3" in joined
+
+
+def test_a_limit_of_one_daemon_names_one_the_lab_runs():
+    names = ["mon.a", "mgr.x", "osd.0", "osd.1", "osd.2", "client.rgw.lab"]
+    containers.check_targets({"osd": 1, "osd.2": 0.5, "rgw.lab": 1}, {"rgw": 2**30}, names)
+    with pytest.raises(UserError) as exc:
+        containers.check_targets({}, {"osd.3": 2**30}, names)
+    assert exc.value.where == "--memory" and "osd.3: the lab has no such daemon" in str(exc.value)
+    assert "osd.2, rgw.lab" in str(exc.value)
+
+
+def test_lab_status_says_each_containers_limits_as_asked_and_as_its_cgroups_held_them():
+    from cephbench.cli.lab import _container_limits
+    c = {"cpus": 0.3, "memory_bytes": 2 * 2**30, "cgroup": {"cfs_quota_us": 30000, "cfs_period_us": 100000}}
+    assert _container_limits(c) == "cpus 0.3 (quota 30000/100000 us), memory 2GiB"
+    assert _container_limits({"cpus": None, "memory_bytes": None, "cgroup": {}}) == "no limits"
+    assert _container_limits({"cpus": 1, "memory_bytes": None, "cgroup": {"cfs_quota_us": -1}}) == "cpus 1"
 
 
 def test_a_containers_cgroups_from_proc():
@@ -86,8 +111,10 @@ def test_a_containers_cgroups_from_proc():
 
 
 @pytest.mark.parametrize("args, says", [
-    (["--containers", "--hosts", "2"], "one host yet: --hosts is not done there"),
-    (["--containers", "--monitoring"], "one host yet: --monitoring is not done there"),
+    (["--containers", "--hosts", "3", "--monitoring"], "no monitoring stack yet"),
+    (["--containers", "--hosts", "3", "--cpu-limit", "osd.1=0.5"], "give --cpus osd.N=CORES"),
+    (["--containers", "--hosts", "3", "--objectstore", "filestore"], "runs BlueStore OSDs"),
+    (["--containers", "--cpu-limit", "osd.1=0.5"], "--cpu-limit describes a multi-host lab"),
     (["--no-rgw", "--cpus", "osd=1"], "--cpus limits a container: it needs --containers"),
     (["--containers", "--no-rgw", "--memory", "osd=lots"], "--memory 'osd=lots'"),
 ])

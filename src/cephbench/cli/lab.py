@@ -76,7 +76,8 @@ def _lab(lab_dir: Path | None) -> Lab:
                    "and a Prometheus server scraping them every second (with --hosts; `lab env` prints its URL).")
 @click.option("--containers", is_flag=True,
               help="Run each daemon in a podman container of the release's image, as cephadm lays them out "
-                   "(/var/lib/ceph/FSID, /var/run/ceph/FSID, /var/log/ceph/FSID); one host.")
+                   "(/var/lib/ceph/FSID, /var/run/ceph/FSID, /var/log/ceph/FSID); with --hosts, each in its host's "
+                   "network namespace.")
 @click.option("--cpus", "cpus", multiple=True, metavar="DAEMON=CORES",
               help="With --containers: a container's CPU limit, for a type or one daemon, e.g. osd=0.5 or osd.1=0.2.")
 @click.option("--memory", "memory", multiple=True, metavar="DAEMON=SIZE",
@@ -91,12 +92,12 @@ def lab_up(lab_dir: Path | None, osds: int | None, osd_size: str, no_rgw: bool, 
     from ..lab.multihost import size_flag as _size_option, spec_from_flags
     lb = _lab(lab_dir)
     size = _size_option(osd_size, "--osd-size")
-    if containers or cpus or memory:
-        _lab_up_in_containers(lb, containers, osds, size, no_rgw, release, cpus, memory,
-                              other=[f for f, v in (("--hosts", hosts), ("--monitoring", monitoring),
-                                                    ("--osd-throttle", osd_throttle), ("--db-device", db_device),
-                                                    ("--cpu-limit", cpu_limit), ("--host-load", host_load)) if v])
-        return
+    if (cpus or memory) and not containers:
+        raise UserError(f"{'--cpus' if cpus else '--memory'} limits a container: it needs --containers",
+                        "add --containers", where="--cpus" if cpus else "--memory")
+    if containers and monitoring:
+        # not done yet in containers: said rather than something else started
+        raise UserError("a lab in containers has no monitoring stack yet", "drop --monitoring", where="--monitoring")
     drive_flags = {"--osd-throttle": list(osd_throttle) or None, "--db-device": db_device,
                    "--objectstore": objectstore if objectstore != "bluestore" else None, "--fs": fs,
                    "--cpu-limit": list(cpu_limit) or None, "--host-load": list(host_load) or None}
@@ -106,6 +107,9 @@ def lab_up(lab_dir: Path | None, osds: int | None, osd_size: str, no_rgw: bool, 
         _print_lab_status(lb)
         raise UserError(f"a lab is already running in {lb.dir}", f"stop it with 'cephbench lab down --dir {lb.dir}'")
     n_osds = multi.osds if multi else (osds if osds is not None else 3)
+    if containers:
+        _lab_up_in_containers(lb, n_osds, size, no_rgw, release, cpus, memory, multi)
+        return
     info = lb.up(osds=n_osds, osd_size_bytes=size, rgw=not no_rgw, progress=lambda m: err.print(f"lab: {m}"),
                  multi=multi, release=release, monitoring=monitoring)
     out.print(f"lab ready in {info.startup_s:.1f} s: {n_osds} OSD(s) of {format_size(size)}"
@@ -120,26 +124,19 @@ def lab_up(lab_dir: Path | None, osds: int | None, osd_size: str, no_rgw: bool, 
     out.print(f"use it from a shell: eval \"$(cephbench lab env --dir {lb.dir})\"")
 
 
-def _lab_up_in_containers(lb: Lab, containers: bool, osds: int | None, size: int, no_rgw: bool, release: str | None,
-                          cpus: tuple[str, ...], memory: tuple[str, ...], other: list[str]) -> None:
+def _lab_up_in_containers(lb: Lab, n: int, size: int, no_rgw: bool, release: str | None, cpus: tuple[str, ...],
+                          memory: tuple[str, ...], multi) -> None:
     from ..lab import containers as ctr
-    if not containers:
-        raise UserError(f"{'--cpus' if cpus else '--memory'} limits a container: it needs --containers",
-                        "add --containers", where="--cpus" if cpus else "--memory")
-    # not done yet in containers: say so rather than start something else
-    if other:
-        raise UserError(f"a lab in containers has one host yet: {other[0]} is not done there", "drop it",
-                        where="--containers")
     limits = ctr.parse_limits(cpus, "--cpus"), ctr.parse_limits(memory, "--memory")
-    if lb.started() and lb.is_running():
-        raise UserError(f"a lab is already running in {lb.dir}", f"stop it with 'cephbench lab down --dir {lb.dir}'")
-    n = osds if osds is not None else 3
-    info = lb.up_in_containers(n, size, release, *limits, progress=lambda m: err.print(f"lab: {m}"), rgw=not no_rgw)
+    info = lb.up_in_containers(n, size, release, *limits, progress=lambda m: err.print(f"lab: {m}"), rgw=not no_rgw,
+                               multi=multi)
     rgw = f", RGW at {info.rgw_endpoint}" if info.rgw else ""
     out.print(f"lab ready in {info.startup_s:.1f} s: {n} OSD(s) of {format_size(size)} in containers, "
               f"{info.release} ({info.ceph_version.split(' (')[0]}){rgw}; directory {lb.dir}", markup=False)
     out.print(f"daemons' data, sockets and logs in /var/lib/ceph/{info.fsid}, /var/run/ceph/{info.fsid}, "
               f"/var/log/ceph/{info.fsid}", markup=False)
+    if info.topology:
+        _print_topology(info.topology)
     out.print(f"use it from a shell: eval \"$(cephbench lab env --dir {lb.dir})\"")
 
 
@@ -190,12 +187,14 @@ def lab_status(lab_dir: Path | None, as_json: bool) -> None:
 
 
 def _lab_status_data(lb: Lab) -> dict:
+    from ..lab import containers
     info = lb.info()
     daemons = [{"name": d.name, "pid": d.pid, "running": d.running} for d in lb.daemons()]
     data = {"dir": str(lb.dir), "fsid": info.fsid if info else None, "daemons": daemons,
             "rgw_endpoint": info.rgw_endpoint if info else None, "health": None, "osds_up": None, "osds_in": None,
             "topology": info.topology if info else None,
-            "prometheus": info.monitoring["prometheus"] if info and info.monitoring else None}
+            "prometheus": info.monitoring["prometheus"] if info and info.monitoring else None,
+            "containers": containers.status(lb.dir, lb.conf)}
     if any(d["running"] for d in daemons):
         try:
             st = lb.health()
@@ -215,8 +214,23 @@ def _print_lab_status(lb: Lab, status: dict | None = None) -> None:
               f"RGW: {s['rgw_endpoint'] or '-'}" + (f"   Prometheus: {s['prometheus']}" if s.get("prometheus") else ""))
     for d in s["daemons"]:
         out.print(f"  {d['name']:<16} pid {d['pid']!s:<8} {'running' if d['running'] else 'stopped'}")
+    if s.get("containers"):
+        out.print("containers (podman):")
+        for c in s["containers"]:
+            out.print(f"  {c['container']:<52} {c['daemon']:<16} {c['host'] or '-':<4} {c['state']:<8} "
+                      f"{_container_limits(c)}", markup=False)
     if s.get("topology"):
         _print_topology(s["topology"])
+
+
+def _container_limits(c: dict) -> str:
+    """A container's limits as asked, and as its cgroups held them at the start (CFS quota, memory limit)."""
+    seen = c.get("cgroup") or {}
+    cpu = (f"cpus {c['cpus']:g}" + (f" (quota {seen['cfs_quota_us']}/{seen['cfs_period_us']} us)"
+                                     if seen.get("cfs_quota_us", -1) > 0 and seen.get("cfs_period_us") else "")
+           if c.get("cpus") is not None else "")
+    mem = f"memory {format_size(c['memory_bytes'])}" if c.get("memory_bytes") is not None else ""
+    return ", ".join(x for x in (cpu, mem) if x) or "no limits"
 
 
 @lab.command("env")

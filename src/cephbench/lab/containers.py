@@ -1,5 +1,5 @@
 """A lab whose daemons run in containers as cephadm lays them out (`lab up --containers`): one podman container per
-daemon, in the host's network namespace, from the release's image (lab/image.py: the same image as the toolbox, as
+daemon, in its host's network namespace, from the release's image (lab/image.py: the same image as the toolbox, as
 cephadm's one image holds the daemons and `cephadm shell`'s tools).
 
 cephadm's layout on the host: each daemon's data in /var/lib/ceph/<fsid>/<daemon>/ (its `config` and `keyring`
@@ -7,59 +7,59 @@ there too: the host has no ceph.conf of its own), mounted in its container where
 (/var/lib/ceph/osd/ceph-0, /etc/ceph/ceph.conf); the admin sockets of all of them in /var/run/ceph/<fsid>/ and their
 logs in /var/log/ceph/<fsid>/, mounted as the container's /var/run/ceph and /var/log/ceph. The lab directory keeps
 what a client needs (its ceph.conf, the admin keyring), lab.json and the record of this module, run/containers.json.
+A multi-host lab's hosts share this machine's /var, as they share its disks: each host's daemons have their
+directories there, in the one cluster directory.
 
-Each daemon is an attached `podman run --rm` started as every lab daemon is (its PID file written by its own process,
-lab.py's `_start_daemon`): its command line carries the label io.cephbench.lab=<the lab's ceph.conf>, by which
-`down` knows the process for the lab's (daemons.is_lab_process). Stopping that process ends the container with
+The lab itself (lab.py) starts either kind of lab with the same steps; `Deploy` is what it asks of a lab in
+containers: the record and the directories under /var, where each key goes, the `podman run` of each command and
+daemon. Each daemon is an attached `podman run --rm` started as every lab daemon is (its PID file written by its own
+process, lab.py's `_start_daemon`): its command line carries the label io.cephbench.lab=<the lab's ceph.conf>, by
+which `down` knows the process for the lab's (daemons.is_lab_process). Stopping that process ends the container with
 SIGTERM (podman passes it on); SIGKILL does not: `down` then removes every container the record names, by the ID
 podman wrote to run/<name>.cid, or by its name, which holds the lab's fsid. The record is written before anything is
-made; the directories under /var/lib, /var/run and /var/log carry a marker naming the lab, and are removed only with
-it. Per-daemon `--cpus` and `--memory` are podman's, as Rook's resource limits are Kubernetes': a cgroup CFS quota
-(cpu.cfs_quota_us) and a memory limit on the container.
+made; the directories under /var carry a marker naming the lab, and are removed only with it.
 
-One host only for now: a monitor, a manager, the OSDs (BlueStore on a sparse file in each OSD's data directory) and
-RGW (its S3/Swift user made by radosgw-admin in a container of the same image).
+Limits: `--cpus` and `--memory` are podman's, as Rook's resource limits are Kubernetes': a cgroup CFS quota
+(cpu.cfs_quota_us) and a memory limit on the container. In a multi-host lab a daemon's network is its host's
+namespace (`--net ns:/run/netns/<host's>`, `--hostname` the host's name), and once its container runs, its process
+joins the lab's blkio group of its OSD (the drive's throttle, `--osd-throttle` and `lab throttle`) and its host's
+cpuacct group, as the lab's other daemons start in them: cgroup v1's blkio throttles hold only the group's own tasks
+(a child group's writes ran at 301 MB/s under its parent's 10 MiB/s), so a container's group under the OSD's would
+not be throttled. Its cpu and memory groups stay podman's, with their limits.
 """
 
 from __future__ import annotations
 
 import json
 import logging
-import os
 import re
-import secrets
 import shutil
 import subprocess
 import time
-import uuid
-from concurrent.futures import Future, ThreadPoolExecutor, as_completed
-from contextlib import ExitStack
-from dataclasses import dataclass, field, replace
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
 from ..core.errors import OperationFailed, UserError
 from ..core.units import format_size, parse_size
-from . import daemons as dm
-from . import image, labdir, podman, roots
-from .asok import AsokError, asok_command
-from .conf import LabNet, LabPorts, disk_room, mon_addrs, render_conf
-from .keys import Entity, new_secret, write_keyring
+from . import cgroups, daemons as dm
+from . import image, podman, roots
+from .multihost import MON, RGW
 
-# lab.py calls this module (Lab.up_in_containers, and its down): its Lab and LabInfo are given, never imported here
-Lab = LabInfo = Any
+# lab.py calls this module (Lab.up with a Deploy, and its down): its Lab is given, never imported here
+Lab = Any
 
 log = logging.getLogger(__name__)
 
 RECORD_NAME = "containers.json"          # in the lab's run/
 LABEL = "io.cephbench.lab"               # its value: the lab's ceph.conf, the proof a process is the lab's
+DAEMON_LABEL = "io.cephbench.daemon"
 MARKER = ".cephbench-lab"                # in each directory made under /var: the lab directory it belongs to
 LIB, RUN, LOG = Path("/var/lib/ceph"), Path("/var/run/ceph"), Path("/var/log/ceph")
-MON, MGR, RGW = "mon.a", "mgr.x", "client.rgw.lab"
-LAB_USER = "cephbench-lab"              # RGW's user, lab.py's LAB_USER (drivers find its keys in rgw-user.json)
-MKFS_DIR = "/var/lib/ceph/bootstrap-lab"
-# a mkfs in the foreground (it would fork a child otherwise) and without the daemon's PID file
-MKFS_ARGS = ("--pid-file", "", "-f")  # where the mkfs containers see the monmap and the mon's mkfs keyring
+NETNS_DIR = Path("/run/netns")           # where `ip netns add` names a namespace (netns.py)
+MKFS_DIR = "/var/lib/ceph/bootstrap-lab"  # where the mkfs containers see the monmap and the mon's mkfs keyring
+JOIN_WAIT_S = 120.0                       # how long a daemon's container may take to run before it joins its groups
 # one CPU limit per daemon or daemon type: from a thousandth of a core (podman's own floor is 0.01) to 64
 MIN_CPUS, MAX_CPUS = 0.01, 64.0
 MIN_MEMORY = 64 * 2**20                   # below this an OSD cannot even mount BlueStore
@@ -159,13 +159,19 @@ def daemon_conf(lab_conf: str, lab_dir: Path) -> str:
 
 def run_argv(prefix: list[str], layout: Layout, name: str, ref: str, argv: list[str], lab_conf: Path, *,
              cidfile: Path | None = None, cpus: float | None = None, memory: int | None = None,
-             extra: tuple[str, ...] = (), container: str | None = None, config: Path | None = None) -> list[str]:
-    """`podman run` of one of the lab's commands: attached, removed when it ends, in the host's network namespace,
-    labelled with the lab's conf (how `down` knows the process for the lab's), its limits podman's own."""
+             extra: tuple[str, ...] = (), container: str | None = None, config: Path | None = None,
+             netns: str = "", hostname: str = "") -> list[str]:
+    """`podman run` of one of the lab's commands: attached, removed when it ends, in its host's network namespace
+    (`netns`; this machine's when empty), labelled with the lab's conf (how `down` knows the process for the lab's),
+    its limits podman's own."""
     # --workdir /: Debian's ceph-osd finds its object classes at a relative path (lib/x86_64-linux-gnu/rados-classes);
     # from the toolbox's working directory every `cls` call failed (EOPNOTSUPP: the mgr's database never opened)
-    out = [*prefix, "run", "--rm", "--name", container or layout.container(name), "--net", "host", "--workdir", "/",
-           "--label", f"{LABEL}={lab_conf}", "--label", f"io.cephbench.daemon={name}"]
+    out = [*prefix, "run", "--rm", "--name", container or layout.container(name),
+           "--net", f"ns:{NETNS_DIR / netns}" if netns else "host", "--workdir", "/",
+           "--label", f"{LABEL}={lab_conf}", "--label", f"{DAEMON_LABEL}={name}"]
+    if hostname:
+        # Ceph's host name for the daemon (`ceph osd metadata`, the mgr's service map), as a host's own would be
+        out += ["--hostname", hostname]
     if name.startswith("osd."):
         # as cephadm runs its OSDs: podman's seccomp profile refuses BlueStore's io_getevents (EPERM: the OSD aborts)
         out.append("--privileged")
@@ -193,6 +199,10 @@ class Record:
     made_dirs: list[str] = field(default_factory=list)            # under /var, outermost first
     requested: dict[str, dict] = field(default_factory=dict)      # daemon -> {"cpus": cores, "memory": bytes}
     limits: dict[str, dict] = field(default_factory=dict)         # daemon -> what its cgroups hold (limits_seen)
+    # a multi-host lab: daemon -> its host's name and network namespace, and the lab's groups it joins once it runs
+    hosts: dict[str, str] = field(default_factory=dict)
+    netns: dict[str, str] = field(default_factory=dict)
+    groups: dict[str, list[str]] = field(default_factory=dict)
 
     @staticmethod
     def path(lab_dir: Path) -> Path:
@@ -211,63 +221,159 @@ class Record:
         except (OSError, ValueError, TypeError):
             return None
 
+    def run_argv(self, lab: Lab, key: str, name: str, command: list[str], **kw: Any) -> list[str]:
+        """The `podman run` of record entry `key` (a daemon, or a command of the start: mkfs-osd.0) as `name`'s: its
+        container's name, ID file, host and network, by the image's ID (as cephadm pins its daemons' image: a
+        rebuilt toolbox image moves the tag, not a lab)."""
+        return run_argv(_podman(lab.dir), Layout(self.fsid), name, self.image_id, command, lab.conf,
+                        container=self.containers[key], cidfile=cid_file(lab.dir, key),
+                        netns=self.netns.get(name, ""), hostname=self.hosts.get(name, ""), **kw)
+
 
 def cid_file(lab_dir: Path, name: str) -> Path:
     return lab_dir / "run" / f"{name}.cid"
 
 
-# ---- up ----------------------------------------------------------------------------------------------------------
-def up(lab: Lab, osds: int, osd_size_bytes: int, release: str | None, cpus: dict[str, float | int],
-       memory: dict[str, float | int], progress: Callable[[str], None], new_info: Callable[..., LabInfo], steps,
-       ports: list[int], rgw_pools: tuple[str, ...]) -> LabInfo:
-    """Start a one-host lab of `release` (the host's own by default) whose daemons are containers, with RGW when
-    `rgw_pools` names its pools. lab.py gives its record type, its step clock and three free ports
-    (Lab.up_in_containers)."""
-    if osds < 1:
-        raise UserError(f"--osds must be at least 1, got {osds}", where="--osds")
-    if osd_size_bytes < 2 * 1024**3:
-        raise UserError(f"--osd-size must be at least 2GiB for BlueStore, got {format_size(osd_size_bytes)}",
-                        where="--osd-size")
-    names = [MON, MGR, *(f"osd.{i}" for i in range(osds)), *([RGW] if rgw_pools else [])]
+# ---- a lab in containers being started ---------------------------------------------------------------------------
+def check_targets(cpus: dict[str, float | int], memory: dict[str, float | int], names: list[str]) -> None:
+    """A limit of one daemon (osd.4) names a daemon the lab runs."""
     for target in (*cpus, *memory):
         if "." in target and target not in map(_short, names):
             raise UserError(f"{target}: the lab has no such daemon (it runs {', '.join(map(_short, names))})",
                             where="--cpus" if target in cpus else "--memory")
-    if podman.exe() is None:
-        raise UserError("a lab in containers needs podman, which is not installed", "apt-get install podman runc",
-                        where="--containers")
-    rel = roots.release(release or lab.host_release() or "pacific")
-    img = image.ensure(rel.name, progress=progress, daemons_only=True)
-    # refuses a lab that runs; removes what a stopped or killed one left, its containers too (Lab's host objects)
-    lab._clear_for_up()
-    marker = labdir.claim(lab.dir)
-    (lab.dir / "run").mkdir(exist_ok=True)
-    problem = podman.problem(img.ref, lab.dir / "run")
-    room = disk_room(shutil.disk_usage(LIB.parent if LIB.parent.exists() else lab.dir).free, osds, osd_size_bytes)
-    if problem or room.refusal:
-        labdir.remove(marker)
-        raise UserError(problem or f"{room.refusal} in {LIB}", "apt-get install runc" if problem else
-                        "use --osds or --osd-size", where="--containers")
-    if room.note():
-        progress(room.note())
-    lock = labdir.StartLock(marker)
-    try:
-        info = _create(lab, img, rel, osds, osd_size_bytes, room.full_ratio, cpus, memory, progress, steps,
-                       new_info, LabPorts(*ports), rgw_pools)
-    except BaseException:
-        try:
-            progress("start failed; stopping what was started")
-        finally:
-            lab.stop_daemons(grace_s=0)
-            remove(lab.dir)
-        raise
-    finally:
-        lock.release()
-    info.startup_s = time.monotonic() - steps.t0
-    info.startup_steps = steps.done
-    lab._write_info(info)
-    replace(marker, started=True).write()
-    return info
+
+
+@dataclass
+class Deploy:
+    """What the lab's start (lab.py's `Lab.up`) asks of a lab in containers, in the order it asks: the record and the
+    directories under /var (`begin`), where each key goes (`keyring`), the `podman run` of each command of the start
+    (`command`) and of each daemon (`start`), and what the containers hold once the lab is whole (`finish`)."""
+
+    image: image.Image
+    release: roots.Release
+    cpus: dict[str, float | int]
+    memory: dict[str, float | int]
+    lab_dir: Path
+    rec: Record | None = None
+    _joins: list[Future] = field(default_factory=list)
+    _pool: ThreadPoolExecutor | None = None
+
+    @classmethod
+    def prepare(cls, lab_dir: Path, release: str, cpus: dict[str, float | int], memory: dict[str, float | int],
+                names: list[str], progress: Callable[[str], None]) -> Deploy:
+        """Check the limits against the daemons `names`, and that podman is here; the release's image, built now
+        when podman has none of today's root."""
+        check_targets(cpus, memory, names)
+        if podman.exe() is None:
+            raise UserError("a lab in containers needs podman, which is not installed", "apt-get install podman runc",
+                            where="--containers")
+        rel = roots.release(release)
+        return cls(image.ensure(rel.name, progress=progress, daemons_only=True), rel, cpus, memory, lab_dir)
+
+    def problem(self) -> str:
+        """'' when podman runs a container of the image here, else why not (podman.problem)."""
+        return podman.problem(self.image.ref, self.lab_dir / "run")
+
+    def data_disk(self, multi: bool) -> Path:
+        """Where the OSDs' data take room: a multi-host lab's drives are in the lab directory; one host's OSDs keep
+        their BlueStore files in their data directories under /var/lib."""
+        return self.lab_dir if multi or not LIB.parent.exists() else LIB.parent
+
+    @property
+    def boot(self) -> Path:
+        """The monmap, the keyring the monitor imports and its conf for the mkfs, in the lab's run/ (cephadm's
+        bootstrap keeps them in a temporary directory), seen by the mkfs containers at MKFS_DIR."""
+        return self.lab_dir / "run" / "bootstrap"
+
+    @staticmethod
+    def boot_path(name: str) -> str:
+        return f"{MKFS_DIR}/{name}"
+
+    def begin(self, fsid: str, conf_text: str, names: list[str], hosts: dict[str, str], netns: dict[str, str],
+              groups: dict[str, list[str]]) -> None:
+        """Record the containers, the limits, each daemon's host, namespace and groups; make the cluster's
+        directories under /var; write each daemon's conf (the monitor's once its mkfs has filled its data
+        directory: its mkfs is given the bootstrap's)."""
+        layout = Layout(fsid)
+        mkfs = [f"mkfs-{n}" for n in names if n.startswith("osd.")]
+        self.rec = rec = Record(
+            str(self.lab_dir), fsid, self.image.ref, self.image.id,
+            containers={n: layout.container(n) for n in [*names, "monmaptool", f"mkfs-{MON}", *mkfs,
+                                                           *(["radosgw-admin"] if RGW in names else [])]},
+            requested={n: {"cpus": limit_for(self.cpus, n), "memory": limit_for(self.memory, n)} for n in names},
+            hosts=hosts, netns=netns, groups=groups)
+        _make_dirs(rec, layout, names)
+        conf = daemon_conf(conf_text, self.lab_dir)
+        for n in names:
+            if n != MON:
+                (layout.data(n) / "config").write_text(conf)
+        self.boot.mkdir()
+        (self.boot / "config").write_text(conf)
+
+    def keyring(self, name: str) -> Path:
+        """Where the key of `name` goes: in its data directory; the monitor's mkfs keyring ("mon.") in the
+        bootstrap."""
+        assert self.rec is not None
+        return self.boot / "mon-mkfs.keyring" if name == "mon." else Layout(self.rec.fsid).data(name) / "keyring"
+
+    def command(self, lab: Lab, key: str, name: str, argv: list[str], boot: bool = False) -> list[str]:
+        """The `podman run` of a command of the start (`key`: mkfs-osd.0, monmaptool), as daemon `name`'s; `boot`:
+        with the bootstrap mounted, and its conf (the monitor's data directory must be empty for its mkfs: a mkfs
+        into one that is not exits 0 and makes nothing)."""
+        assert self.rec is not None
+        return self.rec.run_argv(lab, key, name, argv, extra=(f"{self.boot}:{MKFS_DIR}",) if boot else (),
+                                 config=self.boot / "config" if boot else None)
+
+    def mon_made(self) -> None:
+        """The monitor's mkfs is done: its conf goes to its data directory, and the bootstrap is not needed (the
+        monitor keeps its keys in its store now)."""
+        assert self.rec is not None
+        shutil.move(self.boot / "config", Layout(self.rec.fsid).data(MON) / "config")
+        shutil.rmtree(self.boot)
+
+    @property
+    def mon_asok(self) -> Path:
+        assert self.rec is not None
+        return Layout(self.rec.fsid).dirs[1] / f"ceph-{MON}.asok"
+
+    @property
+    def sockets(self) -> Path:
+        """The directory of every daemon's admin socket on the host (lab.json's osd_sockets)."""
+        assert self.rec is not None
+        return Layout(self.rec.fsid).dirs[1]
+
+    def start(self, lab: Lab, name: str, command: list[str]) -> None:
+        """Start a daemon's container; it joins its groups once it runs, meanwhile the start goes on."""
+        assert self.rec is not None
+        start_daemon(lab, self.rec, name, command)
+        if self.rec.groups.get(name):
+            if self._pool is None:
+                self._pool = ThreadPoolExecutor(max_workers=4, thread_name_prefix="cephbench-join")
+            self._joins.append(self._pool.submit(join_groups, lab, self.rec, name))
+
+    def rgw_admin(self, lab: Lab) -> list[str]:
+        """radosgw-admin in a container of the image on RGW's host, as client.admin, whose keyring alone is mounted
+        beside RGW's conf."""
+        assert self.rec is not None
+        return self.rec.run_argv(lab, "radosgw-admin", RGW, ["radosgw-admin"],
+                                 extra=(f"{lab.admin_keyring}:/etc/ceph/ceph.client.admin.keyring:ro",))
+
+    def finish(self, lab: Lab) -> None:
+        """Every daemon in its groups; the limits each container's cgroups hold, recorded."""
+        assert self.rec is not None
+        for f in self._joins:
+            f.result()
+        self.close()
+        rec = self.rec
+        rec.limits = {n: limits_seen(lab.dir, n) for n in rec.requested
+                      if any(v is not None for v in rec.requested[n].values())}
+        rec.write()
+
+    def close(self) -> None:
+        """A start that failed: its joins give up as their daemons' processes are stopped."""
+        if self._pool is not None:
+            self._pool.shutdown(wait=False, cancel_futures=True)
+            self._pool = None
 
 
 def _podman(lab_dir: Path) -> list[str]:
@@ -277,6 +383,12 @@ def _podman(lab_dir: Path) -> list[str]:
     assert exe is not None
     conf = podman.conf_env(lab_dir / "run")["CONTAINERS_CONF"]
     return ["env", f"CONTAINERS_CONF={conf}", *podman.argv(exe)]
+
+
+def _podman_run(lab_dir: Path, argv: list[str], timeout_s: float = 60) -> subprocess.CompletedProcess:
+    """A podman command of the lab's (inspect, rm, ps), to its end."""
+    return subprocess.run([*_podman(lab_dir)[2:], *argv], capture_output=True, text=True, timeout=timeout_s,
+                          env=podman.conf_env(lab_dir / "run"))
 
 
 def _make_dirs(rec: Record, layout: Layout, names: list[str]) -> None:
@@ -295,203 +407,84 @@ def _make_dirs(rec: Record, layout: Layout, names: list[str]) -> None:
         (top / MARKER).write_text(f"{rec.lab_dir}\n")
 
 
-def _create(lab: Lab, img: image.Image, rel: roots.Release, osds: int, osd_size_bytes: int,
-            full_ratio: float | None, cpus: dict[str, float | int], memory: dict[str, float | int],
-            progress: Callable[[str], None], steps, new_info: Callable[..., LabInfo], ports: LabPorts,
-            rgw_pools: tuple[str, ...]) -> LabInfo:
-    d = lab.dir
-    for sub in ("run", "log", "keyring"):
-        (d / sub).mkdir(exist_ok=True)
-    (d / "keyring").chmod(0o700)
-    fsid = str(uuid.uuid4())
-    layout = Layout(fsid)
-    rgw = bool(rgw_pools)
-    names = [MON, MGR, *(f"osd.{i}" for i in range(osds)), *([RGW] if rgw else [])]
-    conf_text = render_conf(d, fsid, ports, min(3, osds), osd_size_bytes, LabNet(), full_ratio=full_ratio)
-    lab.conf.write_text(conf_text)          # the clients' (lab env, cephbench run): the daemons have their own
-    rec = Record(str(d), fsid, img.ref, img.id,
-                 containers={n: layout.container(n) for n in [*names, "monmaptool", "mkfs-mon.a",
-                                                                *(f"mkfs-osd.{i}" for i in range(osds)),
-                                                                *(["radosgw-admin"] if rgw else [])]},
-                 requested={n: {"cpus": limit_for(cpus, n), "memory": limit_for(memory, n)} for n in names})
-    _make_dirs(rec, layout, names)
-    for n in names[1:]:         # the monitor's once its mkfs has filled its data directory
-        (layout.data(n) / "config").write_text(daemon_conf(conf_text, d))
-    kt = rel.service_key_type
-    admin = Entity("client.admin", new_secret(), {"mon": "allow *", "osd": "allow *", "mds": "allow *",
-                                                    "mgr": "allow *"})
-    mgr = Entity("mgr.x", new_secret(key_type=kt), {"mon": "allow profile mgr", "osd": "allow *", "mds": "allow *"})
-    osd_keys = [Entity(f"osd.{i}", new_secret(key_type=kt),
-                       {"mon": "allow profile osd", "mgr": "allow profile osd", "osd": "allow *"}) for i in range(osds)]
-    rgw_key = Entity(RGW, new_secret(key_type=kt), {"mon": "allow rw", "osd": "allow rwx", "mgr": "allow rw"})
-    write_keyring(lab.admin_keyring, [admin])
-    write_keyring(layout.data(MGR) / "keyring", [mgr])
-    if rgw:
-        write_keyring(layout.data(RGW) / "keyring", [rgw_key])
-    for i, k in enumerate(osd_keys):
-        write_keyring(layout.data(f"osd.{i}") / "keyring", [k])
-    # the monmap, the keyring the monitor imports and its conf for the mkfs, in the lab's run/ (cephadm's bootstrap
-    # keeps them in a temporary directory)
-    boot = d / "run" / "bootstrap"
-    boot.mkdir()
-    (boot / "config").write_text(daemon_conf(conf_text, d))
-    write_keyring(boot / "mon-mkfs.keyring", [Entity("mon.", new_secret(key_type=kt), {"mon": "allow *"}), admin,
-                                              mgr, *osd_keys, *([rgw_key] if rgw else [])])
-    info = new_info(dir=str(d), fsid=fsid, osds=osds, osd_size_bytes=osd_size_bytes, rgw=rgw,
-                   ports={"mon_v2": ports.mon_v2, "mon_v1": ports.mon_v1, "rgw": ports.rgw},
-                   created_unix=time.time(), release=rel.name, osd_sockets=str(layout.dirs[1]))
-    lab._write_info(info)
-    steps.mark("prepared")
-
-    prefix = _podman(d)
-
-    def argv(key: str, name: str, command: list[str], **kw) -> list[str]:
-        """The podman run of record entry `key` (a daemon, or a command of the start: mkfs-osd.0), as `name`'s."""
-        return run_argv(prefix, layout, name, img.id, command, lab.conf, container=rec.containers[key],
-                        cidfile=cid_file(d, key), **kw)
-
-    boot_mount = (f"{boot}:{MKFS_DIR}",)
-    with ThreadPoolExecutor(max_workers=osds + 1) as pool, ExitStack() as stack:
-        progress(f"creating the monitor and {osds} OSD(s) in containers of {img.ref}, BlueStore on "
-                 f"{format_size(osd_size_bytes)} files")
-        osd_uuids = [str(uuid.uuid4()) for _ in range(osds)]
-        # mkfs asks the monitor for configuration by default, and it is not up yet; the OSDs' side by side
-        mkfs: dict[Future, int] = {
-            pool.submit(lab._run, argv(f"mkfs-osd.{i}", f"osd.{i}", [
-                "ceph-osd", "-i", str(i), "--mkfs", "--no-mon-config", "--osd-uuid", osd_uuids[i], *MKFS_ARGS]),
-                dm.OVERALL_S, f"mkfs-osd.{i}"): i
-            for i in range(osds)}
-        ciphers = rel.mon_ciphers
-        lab._check(lab._run(argv("monmaptool", MON, [
-            "monmaptool", "--create", "--fsid", fsid, "--addv", "a", mon_addrs("127.0.0.1", ports),
-            *(["--auth-allowed-ciphers", ciphers] if ciphers else []), f"{MKFS_DIR}/monmap"], extra=boot_mount,
-            config=boot / "config"),
-            dm.OVERALL_S, "monmaptool"), "monmaptool")
-        lab._check(lab._run(argv("mkfs-mon.a", MON, [
-            "ceph-mon", "--mkfs", "-i", "a", "--monmap", f"{MKFS_DIR}/monmap", "--keyring",
-            f"{MKFS_DIR}/mon-mkfs.keyring", *MKFS_ARGS], extra=boot_mount, config=boot / "config"),
-            dm.OVERALL_S, "mkfs-mon.a"), "ceph-mon --mkfs")
-        shutil.move(boot / "config", layout.data(MON) / "config")
-        shutil.rmtree(boot)         # the monitor keeps its keys in its store now
-
-        def start(name: str, command: list[str]) -> None:
-            start_daemon(lab, rec, name, command)
-        start(MON, ["ceph-mon", "-i", "a"])
-        start(MGR, ["ceph-mgr", "-i", "x"])
-        mon_d = lab._daemon(MON)
-        mon_asok = layout.dirs[1] / "ceph-mon.a.asok"
-        dm.wait_for(lambda: _mon_state(mon_asok), "the monitor to form a quorum", [mon_d], lab._pid, progress,
-                    starting=[mon_d])
-        steps.mark("mon leader")
-        mon = stack.enter_context(lab._mon())
-        info.ceph_version = next(iter(mon.json("versions").get("overall", {})), "")
-        # Reef and later reserve pool names beginning with "." to Ceph: RGW's .rgw.root needs the flag (lab.py)
-        dot_ok = {"yes_i_really_mean_it": True} if rel.name != "pacific" else {}
-
-        def rgw_pool(name: str) -> None:
-            mon.command("osd pool create", pool=name, **(dot_ok if name.startswith(".") else {}))
-            mon.command("osd pool application enable", pool=name, app="rgw")
-
-        with ThreadPoolExecutor(max_workers=8) as commands:
-            done = [commands.submit(mon.command, "osd new", uuid=u, id=i) for i, u in enumerate(osd_uuids)]
-            done += [commands.submit(rgw_pool, p) for p in rgw_pools]
-            done.append(commands.submit(mon.command, "config set", who="mgr",
-                                        name="mgr/devicehealth/enable_monitoring", value="false", force=True))
-            done.append(commands.submit(mon.command, "config set", who="mon", name="mon_allow_pool_delete",
-                                        value="true"))
-            for f in done:
-                f.result()
-        steps.mark("osd ids and pools")
-        for f in as_completed(mkfs):
-            i = mkfs[f]
-            lab._check(f.result(), f"ceph-osd --mkfs osd.{i}")
-            start(f"osd.{i}", ["ceph-osd", "-i", str(i)])
-        steps.mark("osds started")
-        osd_ds = [lab._daemon(f"osd.{i}") for i in range(osds)]
-        progress(f"waiting for {osds} OSD(s) to come up")
-        dm.wait_for(lambda: lab._osds_up(mon, osds), f"{osds} OSD(s) to come up", [mon_d, *osd_ds], lab._pid,
-                    progress, starting=osd_ds)
-        steps.mark("osds up")
-        all_ds = [mon_d, lab._daemon(MGR), *osd_ds]
-        if rgw:
-            progress("starting RGW (beast)")
-            start(RGW, ["radosgw", "-n", RGW])
-            rgw_d = lab._daemon(RGW)
-            all_ds.append(rgw_d)
-            dm.wait_for(lambda: (lab._rgw_answers(info.rgw_endpoint or ""), lab._pgs_state(mon)),
-                        "RGW to answer HTTP", all_ds, lab._pid, progress, starting=[rgw_d])
-            steps.mark("rgw answers")
-            progress("creating the S3/Swift user; waiting for HEALTH_OK and all PGs active+clean")
-            user = pool.submit(_rgw_user, lab, argv("radosgw-admin", RGW, ["radosgw-admin"], extra=(
-                f"{lab.admin_keyring}:/etc/ceph/ceph.client.admin.keyring:ro",)))
-        else:
-            progress("waiting for HEALTH_OK and all PGs active+clean")
-        dm.wait_for(lambda: lab._healthy(mon), "the cluster to become healthy", all_ds, lab._pid, progress)
-        steps.mark("healthy")
-        if rgw:
-            user.result()
-            steps.mark("rgw user")
-        dm.wait_for(lambda: lab._versions(mon, info, rgw), "every daemon's version", all_ds, lab._pid, progress)
-    rec.limits = {n: limits_seen(d, n) for n in names if limit_for(cpus, n) is not None
-                  or limit_for(memory, n) is not None}
-    rec.write()
-    return info
-
-
-def _rgw_user(lab: Lab, radosgw_admin: list[str]) -> None:
-    """The lab's S3/Swift user (lab.py's, its keys in rgw-user.json, 0600), made by radosgw-admin in a container of
-    the release's image as client.admin, whose keyring alone is mounted beside RGW's conf."""
-    access, secret = secrets.token_hex(10).upper(), secrets.token_hex(20)
-    lab._check(lab._run([*radosgw_admin, "-n", "client.admin", "user", "create", "--uid", LAB_USER,
-                         "--display-name", "cephbench lab user", "--access-key", access, "--secret-key", secret,
-                         "--subuser", f"{LAB_USER}:swift", "--access", "full"], dm.OVERALL_S, "radosgw-admin"),
-               "radosgw-admin user create")
-    fd = os.open(lab.dir / "rgw-user.json", os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(fd, "w") as f:
-        json.dump({"uid": LAB_USER, "s3_access_key": access, "s3_secret_key": secret,
-                   "swift_user": f"{LAB_USER}:swift", "swift_key": secret}, f, indent=2)
-
-
 def start_daemon(lab: Lab, rec: Record, name: str, command: list[str]) -> None:
-    """Start one daemon's container (attached: the lab's PID file names its podman process), with its limits."""
+    """Start one daemon's container (attached: the lab's PID file names its podman process), with its limits; the
+    podman process itself stays in this machine's namespaces (its container is in its host's)."""
     want = rec.requested.get(name, {})
-    # by the image's ID, as cephadm pins its daemons' image: a rebuilt toolbox image moves the tag, not a lab
-    argv = run_argv(_podman(lab.dir), Layout(rec.fsid), name, rec.image_id, [*command, "-f"], lab.conf,
-                    container=rec.containers[name], cidfile=cid_file(lab.dir, name), cpus=want.get("cpus"),
-                    memory=want.get("memory"))
-    lab._start_daemon(name, argv, ceph=False)
+    argv = rec.run_argv(lab, name, name, [*command, "-f"], cpus=want.get("cpus"), memory=want.get("memory"))
+    lab._start_daemon(name, argv, ceph=False, on_host=False)
+
+
+def join_groups(lab: Lab, rec: Record, name: str, wait_s: float = JOIN_WAIT_S) -> int:
+    """Move a daemon's process, once its container runs, into the lab's groups the record gives it (its OSD's blkio
+    group, its host's cpuacct group); its PID. Gives up when its podman process ends first."""
+    d = lab._daemon(name)
+    deadline = time.monotonic() + wait_s
+    while not (pid := container_pid(lab.dir, name, rec.containers[name])):
+        client = lab._pid(d)
+        if client is None or not dm.process_alive(client):
+            raise OperationFailed(dm.died_message(d, "its container to run"))
+        if time.monotonic() > deadline:
+            raise OperationFailed(f"lab: the container of {name} did not run in {wait_s:.0f} s")
+        time.sleep(0.1)
+    for g in rec.groups.get(name, []):
+        cgroups.join(Path(g), pid)
+    return pid
+
+
+def container_pid(lab_dir: Path, key: str, name: str = "") -> int | None:
+    """The host PID of a container's process while it runs (by the ID podman recorded, else by its name)."""
+    target = _cid(lab_dir, key) or name
+    if not target:
+        return None
+    res = _podman_run(lab_dir, ["inspect", "--format", "{{.State.Pid}}", target])
+    pid = res.stdout.strip()
+    return int(pid) if res.returncode == 0 and pid.isdigit() and pid != "0" else None
 
 
 def restart(lab: Lab, name: str) -> bool:
     """Start again an OSD of a lab in containers whose process was stopped (Lab.start_osds: a restart for cold
-    caches or an option's sake); False when the lab is not in containers. Its container went with its process
-    (`--rm`); one left by a SIGKILL is removed first, by its recorded ID."""
+    caches or an option's sake), into its groups again; False when the lab is not in containers. Its container
+    went with its process (`--rm`); one left by a SIGKILL is removed first, by its recorded ID."""
     rec = Record.load(lab.dir)
     if rec is None or name not in rec.requested:
         return False
     _remove_container(lab.dir, name, rec.containers[name])
     start_daemon(lab, rec, name, ["ceph-osd", "-i", name.split(".", 1)[1]])
+    if rec.groups.get(name):
+        join_groups(lab, rec, name)
     return True
+
+
+def status(lab_dir: Path, conf: Path) -> list[dict]:
+    """The lab's daemons' containers as podman and the record see them: name, daemon, host, state (podman's, or
+    'absent'), the limits asked for and those the cgroups held at the start. Empty for a lab not in containers."""
+    rec = Record.load(lab_dir)
+    if rec is None or podman.exe() is None:
+        return []
+    res = _podman_run(lab_dir, ["ps", "--all", "--format", "json", "--filter", f"label={LABEL}={conf}"])
+    try:
+        seen = {c.get("Labels", {}).get(DAEMON_LABEL): c for c in json.loads(res.stdout or "[]")}
+    except ValueError:
+        seen = {}
+    out = []
+    for name in rec.requested:
+        c = seen.get(name) or {}
+        out.append({"daemon": name, "container": rec.containers[name], "host": rec.hosts.get(name, ""),
+                    "state": str(c.get("State", "absent")), "id": str(c.get("Id", ""))[:12],
+                    "cpus": rec.requested[name].get("cpus"), "memory_bytes": rec.requested[name].get("memory"),
+                    "cgroup": rec.limits.get(name, {})})
+    return out
 
 
 def _remove_container(lab_dir: Path, key: str, name: str) -> bool:
     """`podman rm --force` of one of the lab's containers, by the ID podman recorded, else by its name; whether
     there was one."""
-    target = _cid(lab_dir, key) or name
-    res = subprocess.run([*_podman(lab_dir)[2:], "rm", "--force", "--ignore", "--time", "0", target],
-                         capture_output=True, text=True, timeout=120, env=podman.conf_env(lab_dir / "run"))
+    res = _podman_run(lab_dir, ["rm", "--force", "--ignore", "--time", "0", _cid(lab_dir, key) or name], 120)
     if res.returncode != 0:
         raise OperationFailed(f"podman did not remove the lab's container {name}: {res.stderr.strip()}")
     cid_file(lab_dir, key).unlink(missing_ok=True)
     return bool(res.stdout.strip())
-
-
-def _mon_state(asok: Path) -> tuple[bool, str]:
-    try:
-        state = str(asok_command(asok, "mon_status", timeout_s=2).get("state", ""))
-    except (AsokError, AttributeError):
-        return False, "starting"
-    return state in ("leader", "peon"), state
 
 
 def limits_seen(lab_dir: Path, name: str) -> dict:
@@ -499,14 +492,10 @@ def limits_seen(lab_dir: Path, name: str) -> dict:
     cpu.cfs_period_us, memory.limit_in_bytes), read through the daemon's PID in its container."""
     cid = _cid(lab_dir, name)
     out: dict = {"container": cid}
-    if not cid:
+    pid = container_pid(lab_dir, name) if cid else None
+    if pid is None:
         return out
-    res = subprocess.run([*_podman(lab_dir)[2:], "inspect", "--format", "{{.State.Pid}}", cid], capture_output=True,
-                         text=True, timeout=60, env=podman.conf_env(lab_dir / "run"))
-    pid = res.stdout.strip()
-    if res.returncode != 0 or not pid.isdigit() or pid == "0":
-        return out
-    out["pid"] = int(pid)
+    out["pid"] = pid
     groups = cgroup_paths(Path(f"/proc/{pid}/cgroup").read_text())
     for controller, files in (("cpu", ("cpu.cfs_quota_us", "cpu.cfs_period_us")),
                               ("memory", ("memory.limit_in_bytes",))):

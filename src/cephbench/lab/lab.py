@@ -175,6 +175,8 @@ class Lab:
     _monitoring: bool = field(default=False, repr=False)
     # a lab being started with its OSDs' admin sockets where cephadm puts them (up(container_sockets=True))
     _container_sockets: bool = field(default=False, repr=False)
+    # a lab being started with its daemons in containers (up(deploy=...)): what containers.py does for it
+    _ctr: containers.Deploy | None = field(default=None, repr=False)
     _full_ratio: float | None = field(default=None, repr=False)     # conf.disk_room's, for this up
     # what the last down left in the directory because the lab did not make it (a user's file in log/)
     left: list[str] = field(default_factory=list, repr=False)
@@ -324,11 +326,14 @@ class Lab:
                          f.name.removesuffix(RUNNING))
             f.unlink(missing_ok=True)
 
-    def _start_daemon(self, name: str, argv: list[str], ceph: bool = True, console: Path | None = None) -> None:
+    def _start_daemon(self, name: str, argv: list[str], ceph: bool = True, console: Path | None = None,
+                      on_host: bool = True) -> None:
         """Start a daemon in the foreground of its own session: no waiting for its start-up here.
 
-        In a multi-host lab it runs inside its host's network namespace, under its host's name. Its output goes to
-        log/<name>.out, or to `console` (a host's busy loop's, in run/: log/ holds the daemons' logs alone)."""
+        In a multi-host lab it runs inside its host's network namespace, under its host's name, in its groups;
+        not `on_host`, a daemon's `podman run`, which puts its container there itself (containers.py). Its output
+        goes to log/<name>.out, or to `console` (a host's busy loop's, in run/: log/ holds the daemons' logs
+        alone)."""
         d = self._daemon(name)
         # sshd too: a session on a lab host runs the release's tools (rados, rbd, fio)
         if name.startswith("osd.") and ceph:
@@ -339,17 +344,13 @@ class Lab:
                 argv = [*argv, "--admin-socket", f"{info.osd_sockets}/$cluster-$name.asok"]
         argv = self._ceph_argv([*argv, "--conf", str(self.conf), "-f"] if ceph else list(argv))
         env = None
-        multi = self._multi()
+        multi = self._multi() if on_host else None
         if multi is not None:
             host = daemon_host(multi[0], name)
             argv = netns.exec_argv(multi[1].host(host).netns, argv)
             env = {"NODE_NAME": host}
-            record = self._drives or self.drives()
-            if record is not None:
-                # outside the namespace's command: the process joins its groups, then enters its network
-                groups = (record.osd_cgroups(int(name.split(".")[1]), host) if name.startswith("osd.")
-                          else record.load_cgroups(host) if name.startswith("load.") else record.host_cgroups(host))
-                argv = cgroups.join_argv(groups, argv)
+            # outside the namespace's command: the process joins its groups, then enters its network
+            argv = cgroups.join_argv(self._groups(name, host), argv)
         # The daemon writes its PID file first (a SIGKILL of this process right after the fork cannot leave it
         # unrecorded), and a signal is held meanwhile: one inside Popen, after its fork, loses the child's PID
         # (Popen never returns), and the stop that follows could read its PID file before it is written (CI: the
@@ -361,21 +362,32 @@ class Lab:
             # radosgw writes no PID file in the foreground; the others write this same PID (they are this process).
             d.pid_file.write_text(f"{proc.pid}\n")
 
+    def _groups(self, name: str, host: str) -> list[Path]:
+        """The lab's groups a daemon of a multi-host lab runs in: an OSD's blkio group (its drive's throttle) and
+        CPU limit's, a neighbour's quota, and its host's cpuacct group; none without the lab's drives."""
+        record = self._drives or self.drives()
+        if record is None:
+            return []
+        return (record.osd_cgroups(int(name.split(".")[1]), host) if name.startswith("osd.")
+                else record.load_cgroups(host) if name.startswith("load.") else record.host_cgroups(host))
+
     # ---- up ----------------------------------------------------------------
     def up(self, osds: int = 3, osd_size_bytes: int = 10 * 1024**3, rgw: bool = True,
            progress: Callable[[str], None] = lambda msg: None, multi: MultiHostSpec | None = None,
-           release: str | None = None, monitoring: bool = False, container_sockets: bool = False) -> LabInfo:
+           release: str | None = None, monitoring: bool = False, container_sockets: bool = False,
+           deploy: containers.Deploy | None = None) -> LabInfo:
         """Start the lab: one host on loopback, or with `multi` a lab of hosts that are network namespaces; with
         `release` other than the host's own Ceph, its daemons run from that release's root (built once); with
         `monitoring` (a multi-host lab) node-exporters, the mgr prometheus module and a Prometheus server; with
         `container_sockets` (the host's own Ceph: a root's daemons see their root's /var/run) the OSDs' admin sockets
-        in /var/run/ceph/<fsid>/, where cephadm puts them, and not where the lab's ceph.conf says."""
+        in /var/run/ceph/<fsid>/, where cephadm puts them, and not where the lab's ceph.conf says; with `deploy`
+        (up_in_containers) every daemon in a container of its release's image, in cephadm's layout."""
         if monitoring:
             self._check_monitoring(multi)
         if container_sockets and release:
             raise UserError("the OSDs' sockets in cephadm's layout need the host's own Ceph", where="--release")
-        root = self._release_root(release, progress) if release else None
-        missing = [] if root else [b for b in REQUIRED_BINARIES if self.host.which(b) is None]
+        root = self._release_root(release, progress) if release and deploy is None else None
+        missing = [] if root or deploy else [b for b in REQUIRED_BINARIES if self.host.which(b) is None]
         if missing:
             raise UserError(f"Ceph binaries missing: {', '.join(missing)}",
                             "run scripts/setup.sh (Debian) or install ceph-mon ceph-mgr ceph-osd radosgw ceph-common")
@@ -392,28 +404,37 @@ class Lab:
                             where="--osd-size")
         self._clear_for_up()
         marker = labdir.claim(self.dir)
-        room = disk_room(shutil.disk_usage(self.dir).free, osds, osd_size_bytes)
+        disk = self.dir
+        if deploy is not None:
+            (self.dir / "run").mkdir(exist_ok=True)
+            if problem := deploy.problem():
+                labdir.remove(marker)
+                raise UserError(problem, "apt-get install runc", where="--containers")
+            disk = deploy.data_disk(multi is not None)
+        room = disk_room(shutil.disk_usage(disk).free, osds, osd_size_bytes)
         if room.refusal:
             labdir.remove(marker)
-            raise UserError(f"{room.refusal} in {self.dir}", "use --osds, --osd-size or --dir on a larger filesystem")
+            raise UserError(f"{room.refusal} in {disk}", "use --osds, --osd-size or --dir on a larger filesystem")
         if room.note():
             progress(room.note())
         lock = labdir.StartLock(marker)
         steps = _Steps()
         self._spec, self._root, self._monitoring = multi, root, monitoring
         self._full_ratio = room.full_ratio
-        self._container_sockets = container_sockets
+        self._container_sockets, self._ctr = container_sockets, deploy
         try:
             info = self._create(osds, osd_size_bytes, rgw, progress, steps)
         except BaseException:
             try:
                 progress("start failed; stopping what was started")
             finally:  # even when the terminal that shows progress is gone
+                if deploy is not None:
+                    deploy.close()
                 self.stop_daemons(grace_s=0)
                 self._remove_host_objects()
             raise
         finally:
-            self._spec = self._net = self._drives = self._root = None
+            self._spec = self._net = self._drives = self._root = self._ctr = None
             self._monitoring = self._container_sockets = False
             lock.release()
         info.startup_s = time.monotonic() - steps.t0
@@ -424,11 +445,22 @@ class Lab:
 
     def up_in_containers(self, osds: int = 3, osd_size_bytes: int = 10 * 1024**3, release: str | None = None,
                          cpus: dict[str, float | int] | None = None, memory: dict[str, float | int] | None = None,
-                         progress: Callable[[str], None] = lambda msg: None, rgw: bool = True) -> LabInfo:
-        """`lab up --containers`: the one-host lab with each daemon in a podman container of the release's image, in
-        cephadm's layout, with podman's per-daemon CPU and memory limits (lab/containers.py)."""
-        return containers.up(self, osds, osd_size_bytes, release, cpus or {}, memory or {}, progress, LabInfo,
-                             _Steps(), _free_ports(3), RGW_POOLS if rgw else ())
+                         progress: Callable[[str], None] = lambda msg: None, rgw: bool = True,
+                         multi: MultiHostSpec | None = None) -> LabInfo:
+        """`lab up --containers`: the lab (of one host, or with `multi` of several) with each daemon in a podman
+        container of the release's image (the host's own release by default), in cephadm's layout, with podman's
+        per-daemon CPU and memory limits (lab/containers.py)."""
+        if multi is not None and multi.cpu_limits:
+            raise UserError("--cpu-limit is the lab's own group; a container's CPU limit is podman's",
+                            "give --cpus osd.N=CORES", where="--cpu-limit")
+        if multi is not None and multi.store.objectstore != "bluestore":
+            raise UserError("a lab in containers runs BlueStore OSDs, as cephadm deploys them", "drop --objectstore",
+                            where="--objectstore")
+        n = multi.osds if multi is not None else osds
+        names = [MON, MGR, *(f"osd.{i}" for i in range(n)), *([RGW] if rgw else [])]
+        deploy = containers.Deploy.prepare(self.dir, release or self.host_release() or "pacific", cpus or {},
+                                           memory or {}, names, progress)
+        return self.up(n, osd_size_bytes, rgw, progress, multi, deploy=deploy)
 
     def _release_root(self, release: str, progress: Callable[[str], None]) -> roots.Root | None:
         """The root `release` runs from: None when it is the host's own Ceph; built now if not cached."""
@@ -469,8 +501,10 @@ class Lab:
         d = self.dir
         if self._root is not None:
             make_mount_point(self._root.path, d, d / ROOT_RECORD, also=("run/sshd",) if self._spec else ())
-        for sub in ("run", "log", "crash", "keyring", "mon", "mgr/x", "rgw",
-                    *(f"osd/{i}" for i in range(osds))):
+        ctr = self._ctr
+        # a lab in containers keeps its daemons' data under /var (containers.py): here only what its clients need
+        for sub in (("run", "log", "keyring") if ctr else ("run", "log", "crash", "keyring", "mon", "mgr/x", "rgw",
+                                                         *(f"osd/{i}" for i in range(osds)))):
             (d / sub).mkdir(parents=True, exist_ok=True)
         os.chmod(d / "keyring", 0o700)
         fsid = str(uuid.uuid4())
@@ -502,11 +536,18 @@ class Lab:
             # (NODE_NAME reaches only `ceph osd metadata`): each OSD's section names it.
             sections = {i: [f"crush location = root=default host={osd_host(spec, i)}",
                             *drives.drive_conf(self._drives, i, spec.store).splitlines()[1:]] for i in range(osds)}
-        self.conf.write_text(render_conf(d, fsid, ports, pool_size, osd_size_bytes, net, extra, sections,
-                                         mgr_modules=("prometheus",) if self._monitoring else (),
-                                         full_ratio=self._full_ratio))
+        conf_text = render_conf(d, fsid, ports, pool_size, osd_size_bytes, net, extra, sections,
+                                mgr_modules=("prometheus",) if self._monitoring else (), full_ratio=self._full_ratio)
+        self.conf.write_text(conf_text)     # in containers: the clients' (lab env, cephbench run); the daemons' own
+        names = [MON, MGR, *(f"osd.{i}" for i in range(osds)), *([RGW] if rgw else [])]
+        if ctr is not None:
+            hosts = {n: daemon_host(spec, n) for n in names} if spec is not None else {}
+            assert self._net is not None or spec is None
+            ctr.begin(fsid, conf_text, names, hosts,
+                      {n: self._net.host(h).netns for n, h in hosts.items()} if self._net is not None else {},
+                      {n: [str(g) for g in self._groups(n, h)] for n, h in hosts.items()})
 
-        rel = roots.RELEASES.get(self._root.release) if self._root else None
+        rel = ctr.release if ctr else roots.RELEASES.get(self._root.release) if self._root else None
         kt = rel.service_key_type if rel else KEY_AES
         admin = Entity("client.admin", new_secret(), {"mon": "allow *", "osd": "allow *", "mds": "allow *",
                                                         "mgr": "allow *"})
@@ -517,29 +558,38 @@ class Lab:
                     for i in range(osds)]
         rgw_key = Entity(RGW, new_secret(key_type=kt), {"mon": "allow rw", "osd": "allow rwx", "mgr": "allow rw"})
         # ceph-mon --mkfs imports every entity of this keyring into its auth database, and keeps it.
-        write_keyring(d / "keyring" / "mon-mkfs.keyring",
-                      [Entity("mon.", new_secret(key_type=kt), {"mon": "allow *"}), admin, mgr, *osd_keys,
-                       *([rgw_key] if rgw else [])])
+        write_keyring(self._keyring("mon."), [Entity("mon.", new_secret(key_type=kt), {"mon": "allow *"}), admin, mgr,
+                                              *osd_keys, *([rgw_key] if rgw else [])])
         write_keyring(self.admin_keyring, [admin])
-        write_keyring(d / "mgr" / "x" / "keyring", [mgr])
-        for i, k in enumerate(osd_keys):
-            write_keyring(d / "osd" / str(i) / "keyring", [k])
-        if rgw:
-            write_keyring(d / "keyring" / f"ceph.{RGW}.keyring", [rgw_key])
+        for k in (mgr, *osd_keys, *([rgw_key] if rgw else [])):
+            write_keyring(self._keyring(k.name), [k])
         info = LabInfo(dir=str(d), fsid=fsid, osds=osds, osd_size_bytes=osd_size_bytes, rgw=rgw,
                        ports={"mon_v2": ports.mon_v2, "mon_v1": ports.mon_v1, "rgw": ports.rgw},
                        created_unix=time.time(), rgw_address=net.rgw_ip,
-                       release=self._root.release if self._root else "",
+                       release=ctr.release.name if ctr else self._root.release if self._root else "",
                        root=self._root.record() if self._root else None)
         if spec is not None and self._net is not None:
             info.topology = topology_json(spec, self._net, rgw, self._ssh_settings_json(), self._drives)
-        if self._container_sockets:
+        if ctr is not None:
+            info.osd_sockets = str(ctr.sockets)
+        elif self._container_sockets:
             info.osd_sockets = str(CEPHADM_RUN_DIR / fsid)
         self._write_info(info)
-        if info.osd_sockets:
+        if info.osd_sockets and ctr is None:
             # recorded first (lab.json), so that a start killed now leaves what `down` removes; a new fsid's name
             Path(info.osd_sockets).mkdir(mode=0o755, parents=True)
         return info
+
+    def _keyring(self, name: str) -> Path:
+        """Where the key of `name` goes ("mon.": the keyring the monitor's mkfs imports), as the daemon's conf
+        says: in its data directory (a lab in containers: containers.py's), RGW's in keyring/."""
+        if self._ctr is not None:
+            return self._ctr.keyring(name)
+        if name == "mon.":
+            return self.dir / "keyring" / "mon-mkfs.keyring"
+        kind, _, ident = name.partition(".")
+        return (self.dir / kind / ident / "keyring" if kind in ("mgr", "osd")
+                else self.dir / "keyring" / f"ceph.{name}.keyring")
 
     def _ssh_settings_json(self) -> dict:
         """settings.ssh for this lab: its own key and known_hosts, each host's name -> public address."""
@@ -616,36 +666,43 @@ class Lab:
         if self._net is not None:
             self._start_sshds()
         steps.mark("prepared")
-        conf = self.conf
+        ctr = self._ctr
         osd_uuids = [str(uuid.uuid4()) for _ in range(osds)]
         mon_d = self._daemon(MON)
+        # where the mon's mkfs finds the monmap and the keyring it imports: the lab's run/ and keyring/, or the
+        # bootstrap mounted in its container
+        monmap = ctr.boot_path("monmap") if ctr else str(self.dir / "run" / "monmap")
+        mkfs_keyring = ctr.boot_path("mon-mkfs.keyring") if ctr else str(self._keyring("mon."))
 
         with ThreadPoolExecutor(max_workers=osds + 1) as pool, ExitStack() as stack:
-            progress(f"creating the monitor and {osds} OSD(s) with BlueStore on {format_size(osd_size_bytes)} "
-                     "files")
+            progress(f"creating the monitor and {osds} OSD(s)"
+                     + (f" in containers of {ctr.image.ref}" if ctr else "")
+                     + f" with BlueStore on {format_size(osd_size_bytes)} " + ("drives" if self._drives else "files"))
             # --no-mon-config: mkfs asks the monitor for configuration by default, and it is not up yet.
             # mkfs is mostly waiting on fsync, so the OSDs are made side by side.
             mkfs: dict[Future, int] = {
-                pool.submit(self._run, ["ceph-osd", "--conf", conf, "-i", str(i), "--mkfs", "--no-mon-config",
-                                  "--osd-uuid", osd_uuids[i], *MKFS_ARGS], dm.OVERALL_S, f"mkfs-osd.{i}"): i
+                pool.submit(self._run, self._command(f"mkfs-osd.{i}", f"osd.{i}", [
+                    "ceph-osd", "-i", str(i), "--mkfs", "--no-mon-config", "--osd-uuid", osd_uuids[i], *MKFS_ARGS]),
+                    dm.OVERALL_S, f"mkfs-osd.{i}"): i
                 for i in range(osds)}
-            monmap = self.dir / "run" / "monmap"
             ports = LabPorts(info.ports["mon_v2"], info.ports["mon_v1"], info.ports["rgw"])
-            ciphers = roots.RELEASES[info.release].mon_ciphers if info.root else ""
-            self._check(self._run(["monmaptool", "--create", "--fsid", info.fsid, "--addv", "a",
-                                   mon_addrs(self._mon_ip(), ports),
-                                   *(["--auth-allowed-ciphers", ciphers] if ciphers else []), monmap], dm.OVERALL_S,
-                                  "monmaptool"),
-                        "monmaptool")
-            self._check(self._run(["ceph-mon", "--conf", conf, "--mkfs", "-i", "a", "--monmap", monmap,
-                             "--keyring", self.dir / "keyring" / "mon-mkfs.keyring", *MKFS_ARGS], dm.OVERALL_S,
-                                  "mkfs-mon.a"),
-                        "ceph-mon --mkfs")
-            self._start_daemon(MON, ["ceph-mon", "-i", "a"])
+            rel = ctr.release if ctr else roots.RELEASES[info.release] if info.root else None
+            ciphers = rel.mon_ciphers if rel else ""
+            self._check(self._run(self._command("monmaptool", MON, [
+                "monmaptool", "--create", "--fsid", info.fsid, "--addv", "a", mon_addrs(self._mon_ip(), ports),
+                *(["--auth-allowed-ciphers", ciphers] if ciphers else []), monmap], conf=False), dm.OVERALL_S,
+                "monmaptool"), "monmaptool")
+            self._check(self._run(self._command(f"mkfs-{MON}", MON, [
+                "ceph-mon", "--mkfs", "-i", "a", "--monmap", monmap, "--keyring", mkfs_keyring, *MKFS_ARGS]),
+                dm.OVERALL_S, f"mkfs-{MON}"), "ceph-mon --mkfs")
+            if ctr:
+                ctr.mon_made()
+            self._start(MON, ["ceph-mon", "-i", "a"])
             # The mgr is what the lab waits for last on a busy machine: it imports its Python modules (seconds
             # of CPU) once it has reached the monitor. It retries until the monitor answers.
-            self._start_daemon(MGR, ["ceph-mgr", "-i", "x"])
-            dm.wait_for(lambda: self._mon_state(mon_d), "the monitor to form a quorum", [mon_d], self._pid,
+            self._start(MGR, ["ceph-mgr", "-i", "x"])
+            mon_asok = ctr.mon_asok if ctr else mon_d.asok
+            dm.wait_for(lambda: self._mon_state(mon_asok), "the monitor to form a quorum", [mon_d], self._pid,
                         progress, starting=[mon_d])
             steps.mark("mon leader")
             mon = stack.enter_context(self._mon())
@@ -682,7 +739,7 @@ class Lab:
             for f in as_completed(mkfs):
                 i = mkfs[f]
                 self._check(f.result(), f"ceph-osd --mkfs osd.{i}")
-                self._start_daemon(f"osd.{i}", ["ceph-osd", "-i", str(i)])
+                self._start(f"osd.{i}", ["ceph-osd", "-i", str(i)])
             steps.mark("osds started")
 
             osd_ds = [self._daemon(f"osd.{i}") for i in range(osds)]
@@ -695,14 +752,15 @@ class Lab:
                 # Not earlier: a read RGW sends while no OSD is up waits for the client's next objecter tick
                 # (5 s) before it is sent again.
                 progress("starting RGW (beast)")
-                self._start_daemon(RGW, ["radosgw", "-n", RGW])
+                self._start(RGW, ["radosgw", "-n", RGW])
                 rgw_d = self._daemon(RGW)
                 all_ds.append(rgw_d)
                 dm.wait_for(lambda: (self._rgw_answers(info.rgw_endpoint or ""), self._pgs_state(mon)), "RGW to answer HTTP", all_ds,
                             self._pid, progress, starting=[rgw_d])
                 steps.mark("rgw answers")
                 progress("creating the S3/Swift user; waiting for HEALTH_OK and all PGs active+clean")
-                user = pool.submit(self._create_rgw_user)
+                user = pool.submit(self._create_rgw_user,
+                                   ctr.rgw_admin(self) if ctr else ["radosgw-admin", "--conf", str(self.conf)])
             else:
                 progress("waiting for HEALTH_OK and all PGs active+clean")
             dm.wait_for(lambda: self._healthy(mon), "the cluster to become healthy", all_ds, self._pid,
@@ -718,7 +776,23 @@ class Lab:
             if self._monitoring:
                 info.monitoring = self._start_monitoring(progress, all_ds)
                 steps.mark("monitoring")
+            if ctr:
+                ctr.finish(self)
         return info
+
+    def _command(self, key: str, name: str, argv: list[str], conf: bool = True) -> list[str]:
+        """A Ceph command of the start (`key`: mkfs-osd.0, monmaptool) as daemon `name`'s, with the lab's conf
+        (`conf`), or in a container of a lab in containers, its conf the daemon's own there."""
+        if self._ctr is not None:
+            return self._ctr.command(self, key, name, argv, boot=name == MON)
+        return [argv[0], "--conf", str(self.conf), *argv[1:]] if conf else argv
+
+    def _start(self, name: str, command: list[str]) -> None:
+        """Start a Ceph daemon of the lab: here (in its host), or its container."""
+        if self._ctr is not None:
+            self._ctr.start(self, name, command)
+        else:
+            self._start_daemon(name, command)
 
     def _start_host_loads(self, progress: Callable[[str], None]) -> None:
         """--host-load: each neighbour's busy loops on its host (in its cpuacct group, held to its cores by a quota of
@@ -803,22 +877,23 @@ class Lab:
                     starting=started)
         return plan.record()
 
-    def _mon_state(self, mon_d: dm.Daemon) -> tuple[bool, str]:
+    @staticmethod
+    def _mon_state(asok: Path) -> tuple[bool, str]:
         try:
-            state = str(asok_command(mon_d.asok, "mon_status", timeout_s=2).get("state", ""))
+            state = str(asok_command(asok, "mon_status", timeout_s=2).get("state", ""))
         except (AsokError, AttributeError):
             return False, "starting"
         return state in ("leader", "peon"), state
 
-    def _create_rgw_user(self) -> None:
+    def _create_rgw_user(self, radosgw_admin: list[str]) -> None:
+        """The lab's S3/Swift user, its keys in rgw-user.json (0600); `radosgw_admin`: the command here, or in a
+        container of the release's image (containers.py)."""
         access, secret = secrets.token_hex(10).upper(), secrets.token_hex(20)
         # One radosgw-admin (~1 s each) makes the user, its S3 key and the Swift subuser, whose key is then the
         # same secret.
-        self._check(self._run(["radosgw-admin", "--conf", str(self.conf), "-n", "client.admin", "user",
-                                   "create", "--uid", LAB_USER, "--display-name", "cephbench lab user",
-                                   "--access-key", access, "--secret-key", secret,
-                                   "--subuser", f"{LAB_USER}:swift", "--access", "full"], dm.OVERALL_S,
-                              "radosgw-admin"),
+        self._check(self._run([*radosgw_admin, "-n", "client.admin", "user", "create", "--uid", LAB_USER,
+                               "--display-name", "cephbench lab user", "--access-key", access, "--secret-key", secret,
+                               "--subuser", f"{LAB_USER}:swift", "--access", "full"], dm.OVERALL_S, "radosgw-admin"),
                     "radosgw-admin user create")
         path = self.dir / "rgw-user.json"
         fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
