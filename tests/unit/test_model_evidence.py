@@ -248,3 +248,22 @@ def test_every_link_at_its_limit_is_named():
     found = from_evidence(r, 0.5, None, {"c1", "c2"})
     assert found.bottleneck == "client network (c1 pub0, c2 pub0)", found.bottleneck
     assert "the links c1 pub0 and c2 pub0 each carried 95% of their speed" in found.sentence
+
+
+def test_a_short_tests_link_share_is_over_the_tools_own_seconds_not_its_partial_first_and_last():
+    """A real 3 s seq of 1 MiB objects from c1 through a 300 Mbit/s link (2-host lab, Ceph 16.2.15, 2026-12-06):
+    rados bench read 33, 34 and 34 MiB/s, 34.3 MiB/s over its 3.18 s; the watch's four seconds of c1's link received
+    20.3, 34.6, 34.1 and 18.2 MiB. Their mean, 26.8 MiB/s = 75 %, held the partial first and last seconds as whole
+    ones, so the link was not named and the verdict blamed the CPU. Failed before: 'over 4 s of the test = 75%'."""
+    import json
+    from pathlib import Path
+
+    from cephbench.analysis.utilization import link_finding, tool_seconds
+
+    path = Path(__file__).parents[1] / "fixtures" / "report" / "ceph16.2.15_2hosts_client300mbit_seq_1MiB.result.json"
+    r = Result.model_validate(json.loads(path.read_text()))
+    (c1,) = [link for link in r.evidence.links if link.host == "c1"]
+    found = link_finding(c1, {"c1", "c2"}, tool_seconds(r))
+    assert "receive 33.7 MiB/s over 3.2 s of the test = 94% of 300 Mbit/s" in found.line, found.line
+    verdict = from_evidence(r, 0.02, None, {"c1", "c2"})
+    assert (verdict.bottleneck or "").startswith("client network (c1 pub0)"), (verdict.bottleneck, verdict.sentence)

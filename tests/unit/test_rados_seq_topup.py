@@ -119,3 +119,31 @@ def test_what_a_seq_of_the_writes_objects_alone_would_have_measured_is_the_pace_
     effect = m.extra["topup"]["effect"]
     assert effect == m.ops_per_s / rate
     assert f"changed the figure by about {effect - 1:+.0%}" in note and "about 1.1 s" in note
+
+
+def test_an_erasure_coded_pools_top_up_writes_new_objects_for_the_seq_rather_than_rewrite_the_writes():
+    """A real top-up into an EC 2+1 pool (the 2-host lab, Ceph 16.2.15): `--reuse-bench` rewrites the run name's
+    objects, which an EC pool without allow_ec_overwrites refuses at once (error 95), so the seq read the 212
+    objects of its 6 s write and ran out. There the top-up writes its objects anew under the run name (the seq reads
+    the last write's prefix), every one of them taking room; a replicated pool's rewrite takes room only for those
+    past the write's."""
+    from pathlib import Path
+
+    import pytest
+
+    from cephbench.core.errors import ParseError
+    from cephbench.drivers.rados_bench import parse, topup_target
+
+    refused = (Path(__file__).parents[1] / "fixtures" / "rados_bench" /
+               "ceph16.2.15_ec21_topup_reuse_bench_eopnotsupp.txt").read_text()
+    assert "(95) Operation not supported" in refused
+    with pytest.raises(ParseError):
+        parse(refused, "write", 48)
+    ec = {"type": "erasure", "k": 2, "m": 1, "plugin": "jerasure"}
+    assert topup_target(ec, 769, 212, 5000) == (769, False)
+    assert topup_target(ec, 769, 212, 500) == (500, False)        # all of them take room
+    assert topup_target(ec, 769, 212, 200) == (200, False)        # no more than the write's: no top-up (target <= have)
+    rep = {"type": "replicated", "size": 2}
+    assert topup_target(rep, 769, 212, 500) == (712, True)
+    argv = RadosBenchCommand("p", "write", 48, 64, MIB, "rn", max_objects=769, reuse=False).argv([])
+    assert "--reuse-bench" not in argv and argv[-2:] == ["--max-objects", "769"]

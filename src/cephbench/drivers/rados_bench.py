@@ -400,7 +400,17 @@ def hand_seq(samples: Sequence[Sample], objects: int) -> tuple[float, float] | N
     return None
 
 
-def topup_effect(m: Measurement, before: int, after: int, in_flight: int) -> str:
+def topup_target(profile: dict, want: int, have: int, room: int) -> tuple[int, bool]:
+    """(Objects per instance a top-up leaves for the seq, whether it writes the write's objects again under their
+    names, --reuse-bench): `want` for the seq, within `room` more under the capacity guard. An erasure-coded pool
+    refuses a rewrite (rados bench's writes are not whole-object writes: error 95, EOPNOTSUPP, without
+    allow_ec_overwrites), so there the run name's objects are written anew under its next prefix, every one taking
+    room, and the write's stay beside them until the pool goes."""
+    rewrite = profile["type"] != "erasure"
+    return min(want, have + room if rewrite else room), rewrite
+
+
+def topup_effect(m: Measurement, before: int, after: int, in_flight: int, instances: int = 1) -> str:
     """The note of how much a top-up changed a seq's figure, its figures put in `m.extra["topup"]` too: the
     objects it added, and the seq's objects per second against what a seq of the write's objects alone (what
     `rados bench seq` typed after the same write reads, then stops) would have measured at the pace of this seq's
@@ -411,7 +421,8 @@ def topup_effect(m: Measurement, before: int, after: int, in_flight: int) -> str
     m.extra["topup"] = {"objects_before": before, "objects_added": after - before, "objects_after": after,
                         "in_flight": in_flight, "hand_ops_per_s": hand[0] if hand else None,
                         "hand_seconds": hand[1] if hand else None, "effect": effect}
-    added = f"the top-up added {after - before:,} objects to the {before:,} the write made"
+    added = (f"the top-up added {after - before:,} objects to the {before:,} the write made"
+             + (f" (its {instances} instances together)" if instances > 1 else ""))
     if read <= before:
         return (f"{added}; this seq read {read:,}, no more than the write made, so a seq typed by hand after the "
                 "same write would have read as many (those it read had been written again just before it)")
@@ -479,7 +490,7 @@ def run_group(ctx, group, todo):
     write_load = first["concurrency"]     # the last write's operations in flight: a top-up writes as it did
     searches = Searches()   # the group's searches (concurrency: auto): which steps still run
     last_write = [t for t in group if t.params["phase"] == "write"][-1]
-    topped: dict[str, tuple[int, int, int]] = {}    # a topped-up seq's objects before and after, and writes in flight
+    topped: dict[str, tuple[int, int, int, int]] = {}   # a topped-up seq's objects before, after, in flight, instances
 
     def places(test) -> list:
         """A test's instances: N on this machine, or N on each of its client hosts (a search of them, `clients:
@@ -526,20 +537,23 @@ def run_group(ctx, group, todo):
     def top_up(seq) -> list[str]:
         """Before a seq: when the objects the write left would not last its duration at the pace a seq may read
         them, write them again from the first and more after them (--reuse-bench: the same names, so only the
-        new ones take room), up to what the capacity guard allows. Not recorded: the write's figure is its own."""
+        new ones take room), up to what the capacity guard allows. An erasure-coded pool refuses a rewrite (rados
+        bench's writes are not whole-object writes: EOPNOTSUPP without allow_ec_overwrites), so there the run
+        name's objects are written anew under its next prefix, all of them taking room, and the seq reads those.
+        Not recorded: the write's figure is its own."""
         seq_s = seq.params["duration_s"]
         ratio, whence = seq_ratio(size, ctx.seq_ratios.get(size))
         want, have = seq_objects(fed, seq_s, ratio), min(f.objects for f in fed)
         if want <= have:
             return []
         extra, budget = room(writers)
-        target = min(want, have + extra)
+        target, rewrite = topup_target(profile, want, have, extra)
         if target <= have:
             ctx.reserve(0)
             return [f"objects not topped up before the seq: the capacity guard leaves no room ({budget.describe()})"]
         secs = math.ceil(2 * target / min(f.rate for f in fed)) + 2    # --max-objects ends it, not the time
         in_flight = topup_concurrency(write_load, size, target)
-        cmds = commands_of(writers, "write", secs, target, in_flight, reuse=True)
+        cmds = commands_of(writers, "write", secs, target, in_flight, reuse=rewrite)
         spawns = spawns_of(writers, cmds, ctx.rundir.raw_dir(seq.id) if ctx.rundir else None,
                            "rados-bench-topup-write")
         results = None
@@ -561,13 +575,17 @@ def run_group(ctx, group, todo):
         if why or (seen is not None and seen.cluster.stopped_for_capacity):
             return [f"objects not topped up before the seq: {why or 'the capacity guard stopped the write'}; "
                     f"it reads the {have} the write made"]
+        how, wrote = (("--reuse-bench", f"wrote them again and {made - have} more, {made} in all") if rewrite else
+                      ("of new objects under the same run name (an erasure-coded pool refuses rewrites)",
+                       f"wrote {made} for the seq to read, {made - have} more than the write made (its own stay "
+                       "beside them)"))
         note = (f"objects topped up before the seq: the {fed[0].seconds:.1f} s write made {have} objects per "
                 f"instance, and a {seq_s:g} s seq may read {ratio:.1f}x as many per second as it wrote them "
-                f"({whence}), so a rados bench write --reuse-bench -t {in_flight} (not recorded: raw/{seq.id}/"
-                f"rados-bench-topup-write-*) wrote them again and {made - have} more, {made} in all")
+                f"({whence}), so a rados bench write {how} -t {in_flight} (not recorded: raw/{seq.id}/"
+                f"rados-bench-topup-write-*) {wrote}")
         if target < want:
             note += f"; the capacity guard allowed {target} of the {want} wanted ({budget.describe()})"
-        topped[seq.id] = (sum(f.objects for f in fed), made * len(fed), in_flight)
+        topped[seq.id] = (sum(f.objects for f in fed), made * len(fed), in_flight, len(fed))
         # the next seq (a search's next step) finds them: at the write's pace, as many as were made
         fed[:] = [Fed(made, f.seconds * made / f.objects if f.objects else f.seconds) for f in fed]
         return [note]
