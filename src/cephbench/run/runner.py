@@ -14,6 +14,7 @@ from ..cluster.ceph import Cluster
 from ..evidence.rounds import ClusterSeen
 from ..drivers.base import Events, Outcome, RunContext
 from ..drivers.registry import DRIVERS, PREFLIGHT
+from ..drivers.rbd_images import DEFAULT_METADATA_PROFILE
 from ..core.errors import OperationFailed, PermissionDenied, UserError
 from ..hosts.local import LocalHost
 from ..cluster import limits, marker
@@ -116,14 +117,24 @@ def preflight(cluster: Cluster, plan: Plan, force: bool, allow_pool_delete: bool
     osd_up = int(status.get("osdmap", {}).get("num_up_osds", status.get("osdmap", {}).get("osdmap", {})
                                                 .get("num_up_osds", 0)))
     shaped = {v.name for v in plan.suite.variant_specs() if v.lab is not None}
+    hosts = replica_hosts(cluster)
     for t in plan.tests:
         profile = t.params.get("pool_profile")
         if profile and not profile.get("existing") and t.variant not in shaped:    # a lab shape's: suite/config.py
-            try:
-                check_fits_count(profile, osd_up)
-            except UserError as exc:
-                exc.where = f"pools.{t.params['pool']}"
-                raise
+            # an RBD image's metadata beside an EC data pool: a replicated pool the suite may not name
+            meta = (t.params.get("metadata_profile") or DEFAULT_METADATA_PROFILE
+                    if profile["type"] == "erasure" and "image_size" in t.params else None)
+            for p, where in ((profile, f"pools.{t.params['pool']}"),
+                             (meta, f"pools.{t.params.get('metadata_pool') or t.params['pool']}")):
+                try:
+                    if p is not None:
+                        check_fits_count(p, osd_up, hosts)
+                except UserError as exc:
+                    exc.where = where
+                    if p is meta and not t.params.get("metadata_pool"):
+                        exc.hint = (f"an erasure-coded pool's RBD images keep their metadata in a replicated pool of "
+                                    f"size {p['size']}: name a smaller one with metadata_pool")
+                    raise
     limits.check(plan.suite, plan.tests, limits.read(cluster, status))
     for kind, check in PREFLIGHT.items():
         tests = [t for t in plan.tests if t.kind == kind]
@@ -135,12 +146,38 @@ def preflight(cluster: Cluster, plan: Plan, force: bool, allow_pool_delete: bool
     return status
 
 
-def check_fits_count(profile: dict, osd_up: int) -> None:
+def check_fits_count(profile: dict, osd_up: int, hosts: int | None = None) -> None:
+    """A pool whose PGs could never be clean, refused before anything is made (else its creation waits 300 s for
+    them): more copies than OSDs up, or, where CRUSH puts each replica on a host of its own (`hosts`, the multi-host
+    lab's count of hosts with an OSD up), more replicas than such hosts."""
     width = profile["size"] if profile["type"] == "replicated" else profile["k"] + profile["m"]
+    what = f"size {width}" if profile["type"] == "replicated" else f"k+m = {width}"
     if width > osd_up:
-        what = f"size {width}" if profile["type"] == "replicated" else f"k+m = {width}"
         raise UserError(f"a pool with {what} needs {width} OSDs up; the cluster has {osd_up}",
                         "use a smaller size or k+m")
+    if profile["type"] == "replicated" and hosts is not None and width > hosts:
+        raise UserError(f"a pool with {what} needs {width} hosts with an OSD up (the lab's CRUSH rule puts each "
+                        f"replica on a host of its own); the lab has {hosts}", "use a smaller size, or more --hosts")
+
+
+def replica_hosts(cluster: Cluster) -> int | None:
+    """The hosts with an OSD up where CRUSH places replicas one per host and cephbench knows it: the multi-host lab
+    (lab/conf.py: chooseleaf type 1). None elsewhere: the one-host lab places them per OSD, and another cluster's
+    rules are its own."""
+    if not cluster.target.is_lab:
+        return None
+    from ..lab import Lab
+    info = Lab(cluster.target.conf.parent).info()
+    if info is None or not info.topology:
+        return None
+    return hosts_with_osd_up(cluster.ceph_json("osd", "tree") or {})
+
+
+def hosts_with_osd_up(tree: dict) -> int:
+    """Host buckets of `ceph osd tree -f json` holding at least one OSD that is up."""
+    nodes = {n.get("id"): n for n in tree.get("nodes", [])}
+    return sum(1 for n in nodes.values() if n.get("type") == "host"
+               and any(nodes.get(c, {}).get("status") == "up" for c in n.get("children", [])))
 
 
 # readies the lab for a variant; returns the Ceph release the variant's tests run on (None: the run's own)
