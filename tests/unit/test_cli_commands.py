@@ -90,6 +90,39 @@ def test_a_command_imports_only_what_its_path_uses():
     assert not [m for m in _imported(["validate", "suites/rados-sweep.yaml"]) if m.startswith(unused)]
 
 
+def test_commands_that_print_lines_alone_never_import_rich():
+    # its Console is made at the first table (issue 39: rich is a fifth of a short command's start-up)
+    code = ("import sys; from cephbench.cli import main\n"
+            "try:\n    main(sys.argv[1:])\nexcept SystemExit:\n    pass\n"
+            "print('rich' in sys.modules, file=sys.stderr)")
+    for args in (["--version"], ["--help"], ["validate", "suites/rados-sweep.yaml"], ["show", "/nonexistent"]):
+        res = subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True, cwd=SRC.parent,
+                             env={"PYTHONPATH": str(SRC)})
+        assert res.stdout.strip() or res.stderr.startswith("cephbench: "), args
+        assert res.stderr.splitlines()[-1] == "False", (args, res.stderr)
+
+
+PLAIN = ["", "a: b", "two\nlines", "trailing  ", "estimated 4m10s (docs/model.md, \"The search\"): x", "[bold]x[/]",
+         "x" * 300]
+# what rich changes, or may: an emoji code (any `:name:` it knows, "a:b:c" too), a tab, a control code, not ASCII
+NOT_PLAIN = ["http://prom:9090/", ":smile:", "a:b:c", "tab\there", "a\rb", "\x1b[31mred", "ü"]
+
+
+def test_a_line_printed_before_the_console_exists_is_what_rich_prints(capsys):
+    from rich.console import Console
+    from cephbench.cli.common import _LazyConsole
+    for line in PLAIN + NOT_PLAIN:
+        lazy = _LazyConsole(stderr=False)
+        lazy.print(line, markup=False)
+        direct = Console(highlight=False, soft_wrap=True, width=160)
+        direct.print(line, markup=False)
+        written = capsys.readouterr().out
+        half = len(written) // 2
+        assert written[:half] == written[half:], line
+        # a plain line went out without the Console; the rest through it
+        assert (lazy._console is None) == (line in PLAIN), line
+
+
 CUT_SHORT = """
 import sys
 

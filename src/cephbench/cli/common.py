@@ -7,13 +7,13 @@ import importlib
 import logging
 import math
 import os
+import re
 import signal
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Iterator
 
 import click
-from rich.console import Console
 
 from .. import __version__
 from ..core.errors import OperationFailed, UserError, one_line
@@ -21,13 +21,60 @@ from ..core.interrupts import caused_by_interrupt, exit_interrupted, sigterm_int
 from ..core.units import MAX_INT
 
 if TYPE_CHECKING:
+    from rich.console import Console
+
     from ..core.results import Result, RunDir
     from ..suite.plan import Estimate, Plan
 
 
-# Piped output (CI logs, `| tee`) gets wide tables instead of rich's 80-column default.
-out = Console(highlight=False, soft_wrap=True, width=None if sys.stdout.isatty() else 160)
-err = Console(stderr=True, highlight=False, soft_wrap=True, width=None if sys.stderr.isatty() else 160)
+# what rich's print(text, markup=False) writes as it is: printable ASCII lines with no `:name:` (rich makes an emoji
+# of any it knows, even in "a:b:c"); tabs, carriage returns and other control codes it changes
+_PLAIN = re.compile(r"[ -~\n]*")
+_EMOJI_CODE = re.compile(r":\S*?:")
+
+
+class _LazyConsole:
+    """A rich Console made when first needed. Importing rich is a good part of a start-up that prints only lines
+    (--version, --help, validate, every refusal): a line rich would write unchanged is written here, to the stream
+    rich would write it to and flushed as rich flushes, until the Console exists; from then on (a table, markup, a
+    live display) every call goes to the Console."""
+
+    def __init__(self, stderr: bool) -> None:
+        self._stderr = stderr
+        self._console: Console | None = None
+
+    def _stream(self):
+        return sys.stderr if self._stderr else sys.stdout
+
+    def _rich(self) -> Console:
+        if self._console is None:
+            from rich.console import Console
+            # piped output (CI logs, `| tee`) gets wide tables instead of rich's 80-column default
+            self._console = Console(stderr=self._stderr, highlight=False, soft_wrap=True,
+                                    width=None if self._stream().isatty() else 160)
+        return self._console
+
+    def print(self, *objects, **kwargs) -> None:
+        if (self._console is None and kwargs == {"markup": False} and len(objects) == 1
+                and isinstance(text := objects[0], str) and _PLAIN.fullmatch(text) and not _EMOJI_CODE.search(text)):
+            stream = self._stream()
+            stream.write(text + "\n")
+            stream.flush()
+            return
+        self._rich().print(*objects, **kwargs)
+
+    def __getattr__(self, name: str):
+        return getattr(self._rich(), name)
+
+    def __enter__(self):            # rich's Live holds its console in a `with`
+        return self._rich().__enter__()
+
+    def __exit__(self, *exc) -> None:
+        self._rich().__exit__(*exc)
+
+
+out = _LazyConsole(stderr=False)
+err = _LazyConsole(stderr=True)
 
 
 # Each command: its module in cephbench.cli, the function click made of it, and its help as its docstring says

@@ -6,7 +6,6 @@ from pathlib import Path
 
 import click
 
-from ..report.terminal import print_results, print_verdict
 from .common import out, _open_run
 
 
@@ -24,5 +23,6 @@ def show(run_dir: Path, reasons: bool, as_json: bool) -> None:
     if not results:
         out.print(f"{run_dir}: no results yet")
         return
+    from ..report.terminal import print_results, print_verdict     # the tables (rich): a run to show first
     print_results(out, results, reasons=reasons)
     print_verdict(out, results)

@@ -24,12 +24,15 @@ log = logging.getLogger(__name__)
 
 SCHEMA_VERSION = 1
 
+# Every model here is built when first used (defer_build=True): `validate` uses Test and Search alone, and a model
+# built at import would cost every command its schema.
+
 
 class Search(BaseModel):
     """The search a test is a step of (`concurrency: auto`, core/loadsearch.py): the load parameter it doubles from 1,
     the largest load it may reach, and the latency bound that stops it (None: none)."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
 
     param: str                  # "concurrency", "iodepth", "clients"
     max: int
@@ -42,7 +45,7 @@ class SearchStop(BaseModel):
     rule allows), the latency passed the suite's bound, the largest load was reached, the step failed, the
     capacity guard left no room for the next write, or its steps changed within their noise (the knee unclear)."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
     reason: Literal["throughput", "latency", "max", "failed", "capacity", "unclear"]
     text: str
@@ -51,7 +54,7 @@ class SearchStop(BaseModel):
 class Test(BaseModel):
     """One fully resolved benchmark: every parameter known, nothing left to expand."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
     __test__ = False  # not a pytest test class
 
     id: str                     # unique in the run, e.g. "0003-rados-write-4MiB-t16-r1"
@@ -74,7 +77,7 @@ class Test(BaseModel):
 
 
 class Latency(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
     mean_ns: float | None = None
     stddev_ns: float | None = None
@@ -90,7 +93,7 @@ class Sample(BaseModel):
     holds the operations still finishing after the measured window; iperf3's last interval, cut short). It stays in
     the series, so that a chart can mark it, and is left out of every per-second statistic (steady_state())."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
     t_s: float
     bytes_per_s: float | None = None
@@ -115,7 +118,7 @@ def steady_state(series: list[Sample]) -> list[Sample]:
 class Measurement(BaseModel):
     """What a parser makes of a tool's output, in base units."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
     tool: str
     op: str                             # write, read, seq, rand, randwrite, ...
@@ -147,7 +150,7 @@ class HostLoad(BaseModel):
     """How busy a host was while the test ran (fractions of all its CPUs' time, from /proc/stat, or from its
     cpuacct cgroup when the host is a cgroup of a machine: the multi-host lab)."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
     host: str
     role: str = "client"                 # client, OSD host, or both (the lab)
@@ -180,7 +183,7 @@ def is_mon_silence(warning: str) -> bool:
 class ClusterDuringTest(BaseModel):
     """What happened to the cluster while the test ran (`ceph status` once a second)."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
     osds_down_max: int = 0
     osds_out_max: int = 0
@@ -199,7 +202,7 @@ class OsdCounters(BaseModel):
     Latencies are averages over the test's ops, in seconds; None: the counter was not there (its name is in
     `missing`) or no op of that kind ran."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
     osd: int
     host: str | None = None
@@ -228,7 +231,7 @@ class OsdCounters(BaseModel):
 class DeviceLoad(BaseModel):
     """A block device behind an OSD, per second from /proc/diskstats on its host."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
     host: str
     device: str                                     # e.g. sdb, nvme0n1, loop3
@@ -276,7 +279,7 @@ DEVICE_LIMIT_FIELDS = {"read_bytes_per_s": "limit_read_bytes_per_s", "write_byte
 class LinkLoad(BaseModel):
     """A network link a Ceph host uses, per second from /proc/net/dev on its host, against its speed."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
     host: str
     iface: str
@@ -294,7 +297,7 @@ class ProcessCpu(BaseModel):
     """One process's CPU time over a test (utime + stime from /proc/PID/stat at its start and end) and what it cost
     per operation and per GiB it served (evidence/proccpu.py; docs/model.md, "CPU per operation")."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
     who: str                                        # "osd.3", or "client" (the test's tool processes here)
     host: str | None = None
@@ -343,7 +346,7 @@ def osds_cpu(cpu: list[ProcessCpu]) -> ProcessCpu | None:
 class OtherLoad(BaseModel):
     """Client I/O on the cluster that was not this run's (pools it did not create), sampled during the test."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
     read_bytes_per_s: float = 0.0                   # mean over the test
     write_bytes_per_s: float = 0.0
@@ -363,7 +366,7 @@ class OtherLoad(BaseModel):
 class Evidence(BaseModel):
     """What Ceph's own counters and the hosts' disks and links showed while a test ran (raw under raw/<test>/)."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
     osds: list[OsdCounters] = Field(default_factory=list)
     devices: list[DeviceLoad] = Field(default_factory=list)
@@ -377,7 +380,7 @@ class Evidence(BaseModel):
 class LatencyBreakdown(BaseModel):
     """Where a client's mean latency went, in seconds (None: not known from the evidence)."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
     client_s: float                                 # what the client measured
     network_s: float | None = None                  # client minus the OSD's op latency: messenger and wire
@@ -390,7 +393,7 @@ class LatencyBreakdown(BaseModel):
 
 
 class Analysis(BaseModel):
-    model_config = ConfigDict(extra="allow")
+    model_config = ConfigDict(extra="allow", defer_build=True)
 
     ceiling_bytes_per_s: float | None = None
     ceiling_ops_per_s: float | None = None
@@ -404,7 +407,7 @@ class Analysis(BaseModel):
 class OptionInForce(BaseModel):
     """One option of a variant as the daemons ran with it."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
     who: str
     name: str
@@ -417,7 +420,7 @@ class OptionInForce(BaseModel):
 class VariantInForce(BaseModel):
     """The variant a result was measured under, and what was actually in force."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
     name: str
     options: list[OptionInForce] = Field(default_factory=list)
@@ -426,7 +429,7 @@ class VariantInForce(BaseModel):
 
 
 class SteadyRound(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
     start_s: float                  # from the phase's first round
     duration_s: float
@@ -439,7 +442,7 @@ class SteadyState(BaseModel):
     `window` rounds: their range at most `max_range` of their mean, the best-fit line's change across them at
     most `max_slope` of it. The measurement is the window's rounds together."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
     reached: bool
     reached_after_s: float | None = None   # from the first round's start to the end of the window that was steady
@@ -454,7 +457,7 @@ class SteadyState(BaseModel):
 
 
 class Result(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
     schema_version: int = SCHEMA_VERSION
     test: Test

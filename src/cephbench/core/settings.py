@@ -13,8 +13,10 @@ from .names import shown_url
 
 
 class Strict(BaseModel):
-    # nan and inf are no figure of a suite's (nan passes every gt/le bound), also when written as text ("1e999")
-    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
+    # nan and inf are no figure of a suite's (nan passes every gt/le bound), also when written as text ("1e999");
+    # each model's validator is built when first used (defer_build): the suite's builds those of its parts within its
+    # own, and a command that reads no suite builds none
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False, defer_build=True)
 
 
 class SshSettings(Strict):
