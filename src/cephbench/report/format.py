@@ -124,8 +124,17 @@ def messages(results: "Iterable[Result]") -> tuple[list[tuple[list[str], str]], 
     stops = [(r.test.id, f"the search of {r.test.search.param} stopped here: {r.search_stop.text}")
              for r in results if r.search_stop is not None and r.test.search is not None and r not in past]
     notes = by_text([(r.test.id, n) for r in results for n in r.notes] + stops
-                    + [(r.test.id, r.error or "") for r in past])
+                    + [(r.test.id, r.error or "") for r in past] + unjudged_osd_bench(results))
     return warnings, errors, notes
+
+
+def unjudged_osd_bench(results: "Iterable[Result]") -> list[tuple[str, str]]:
+    """An OSD bench with no ceiling says why (no disk baseline: it cannot be its own): the verdict has no OSD line,
+    and its table no efficiency or bottleneck when none has one, so the reason would be in results.jsonl alone."""
+    from ..kinds import level_of
+    return [(r.test.id, r.analysis.reason) for r in results
+            if level_of(r.test.kind) == "OSD" and r.analysis is not None and r.analysis.efficiency is None
+            and r.analysis.reason and r.measurement is not None]
 
 
 def by_text(pairs: Iterable[tuple[str, str]]) -> list[tuple[list[str], str]]:
