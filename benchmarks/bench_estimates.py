@@ -33,8 +33,7 @@ from cephbench.lab import Lab
 from cephbench.lab.multihost import MultiHostSpec
 from cephbench.lab.rates import parse_link
 from cephbench.suite.config import parse_suite
-from cephbench.suite.plan import (HERE, LAB_REBUILD_S, estimate, expand, first_build_ready, for_cluster,
-                                  run_share, waits_for_client_hosts)
+from cephbench.suite.plan import HERE, LAB_REBUILD_S, estimate, planned_for, run_share, waits_for_client_hosts
 
 FIXTURES = Path(__file__).resolve().parent.parent / "tests" / "fixtures" / "report"
 
@@ -247,14 +246,10 @@ def compare(runs: list[tuple[str, dict, list[dict]]], what: str) -> dict[str, fl
         suite = parse_suite(_auto(meta["suite"]), name)
         # the run plans a search of client hosts up to the lab's every one with their number (launch.prepare)
         clients = len(meta.get("clients") or {}) if waits_for_client_hosts(suite) else None
-        plan = expand(suite, client_hosts=clients or None)
         hosts, here = cluster_of(meta)
-        tests = for_cluster(plan.tests, hosts, here, suite.settings.drop_caches)
+        ready = bool(results) and min(r["started_unix"] for r in results) - meta["started_unix"] < LAB_REBUILD_S
+        tests = planned_for(suite, hosts, here, clients, ready)
         ran = {tid: min(rs, key=lambda r: r["started_unix"]) for tid, rs in planned(results, tests).items()}
-        if results and min(r["started_unix"] for r in results) - meta["started_unix"] < LAB_REBUILD_S:
-            # as `run` estimates when the lab runs in the first build already (launch._first_build_counted)
-            first = next((t.variant for t in tests if t.variant is not None), None)
-            tests = first_build_ready(tests, {v.name: v.lab for v in suite.variant_specs()}.get(first))
         # every test `run` counted: a search's steps past its stop are skipped results, counted at their chance
         todo = [t for t in tests if t.id in ran]
         if len(todo) != len(tests):
@@ -309,7 +304,7 @@ def write_fixture(name: str, meta: dict, results: list[dict], to: Path) -> None:
            "tests": [{"id": r["test"]["id"], "started_unix": r["started_unix"], "duration_s": r.get("duration_s"),
                       "skipped": r.get("status") == "skipped", "reruns": _reruns(r)} for r in results]}
     to.mkdir(parents=True, exist_ok=True)
-    (to / f"{name}.timings.json").write_text(json.dumps(doc, indent=1) + "\n")
+    (to / f"{name}.run-timings.json").write_text(json.dumps(doc, indent=1) + "\n")
 
 
 def _reruns(result: dict) -> int:

@@ -10,7 +10,6 @@ from pathlib import Path
 import click
 
 from ..cluster.ceph import CONNECT_TIMEOUT_S
-from ..report.format import seconds
 from .common import out, err, _catalog, _print_plan_warnings, estimate_text, start_up
 
 

@@ -34,7 +34,7 @@ from ..drivers.base import ClientHosts, RunContext
 from ..drivers.rbd_images import remove_image_spec, unmap_device
 from ..drivers.pools import remove_namespace, resolve_existing
 from ..drivers.rgw.admin import BucketSweep, remove_user
-from ..core.errors import OperationFailed, UserError
+from ..core.errors import OperationFailed, ParseError, UserError
 from ..hosts.local import LocalHost, local_facts
 from ..lab import Lab, default_lab_dir
 from ..suite.plan import Plan, expand, waits_for_client_hosts
@@ -119,7 +119,23 @@ def _estimated_for(cluster: Cluster, suite: Suite, todo: list[Test]) -> list[Tes
     from ..cluster.osd_hosts import osd_hosts
     refs = osd_hosts(cluster, suite.settings.ssh)
     here = next((r.name for r in refs if r.address is None), socket.gethostname())
-    return for_cluster(todo, [r.name for r in refs], here, suite.settings.drop_caches)
+    return for_cluster(todo, [r.name for r in refs], here, suite.settings.drop_caches, _prometheus_s(suite))
+
+
+def _prometheus_s(suite: Suite) -> float:
+    """What reading a test's evidence from the run's Prometheus adds to it (plan.prometheus_test_s), for the scrape
+    intervals and the ceph-exporters (port 9926) its targets name; 0 without one."""
+    from ..evidence import promanswer
+    from ..evidence.cephexporter import CEPH_EXPORTER_PORT
+    from ..suite.plan import prometheus_test_s
+    if suite.settings.prometheus is None:
+        return 0.0
+    try:
+        intervals = promanswer.scrape_intervals(Prometheus(str(suite.settings.prometheus)).get("/api/v1/targets"))
+    except (OSError, ParseError):
+        return prometheus_test_s()
+    exporter = any(inst.endswith(f":{CEPH_EXPORTER_PORT}") for inst in intervals)
+    return prometheus_test_s(max(intervals.values(), default=1.0), exporter)
 
 
 def _first_build_counted(keeper: Keeper, todo: list[Test]) -> list[Test]:

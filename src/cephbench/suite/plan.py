@@ -176,6 +176,25 @@ NET_PART_REMOTE_S = 1.5
 NET_PART_LOCAL_S = 0.1
 DISK_STEP_REMOTE_S = 0.6
 WATCH_REMOTE_S = 0.5
+# A run that reads its evidence from Prometheus (settings.prometheus, --prometheus) waits after each test for the
+# scrape that covers its last second (evidence/prometheus.py: node-exporter's interval, at most NODE_WAIT_MAX_S, and
+# 0.25 s), and where a ceph-exporter serves the OSDs' counters, for its stats period and a scrape more
+# (evidence/cephexporter.py, at most EXPORTER_WAIT_MAX_S); then its queries, PROMETHEUS_QUERIES_S (assumed: not yet
+# measured apart).
+NODE_WAIT_MAX_S = 5.0
+EXPORTER_WAIT_MAX_S = 30.0
+EXPORTER_STATS_PERIOD_S = 5.0
+PROMETHEUS_QUERIES_S = 1.0
+ASSUMED_SCRAPE_S = 10.0     # validate, which knows no Prometheus: cephadm's scrape interval
+
+
+def prometheus_test_s(scrape_s: float = ASSUMED_SCRAPE_S, exporter: bool = False) -> float:
+    """What reading a test's evidence from Prometheus adds to it, for its slowest scrape interval and whether a
+    ceph-exporter serves the OSDs' counters there."""
+    wait = min(NODE_WAIT_MAX_S, scrape_s) + 0.25
+    if exporter:
+        wait = max(wait, min(EXPORTER_WAIT_MAX_S, EXPORTER_STATS_PERIOD_S + scrape_s))
+    return wait + PROMETHEUS_QUERIES_S
 
 
 def _drops_before(test: Test, drop_caches: bool) -> bool:
@@ -190,10 +209,12 @@ def drops_caches(plan: Plan) -> bool:
     return any(_drops_before(t, plan.suite.settings.drop_caches) for t in plan.tests)
 
 
-def for_cluster(tests: list[Test], osd_hosts: list[str], here: str, drop_caches: bool = True) -> list[Test]:
+def for_cluster(tests: list[Test], osd_hosts: list[str], here: str, drop_caches: bool = True,
+                prometheus_s: float = 0.0) -> list[Test]:
     """The tests with their estimates for the cluster the run found (its CRUSH hosts with OSDs; `here`, this
     machine's name, is one of them on the one-host lab): the network baseline's tests between this machine and
-    every OSD host counted, and the page-cache drops and ssh round trips the other hosts add."""
+    every OSD host counted, the page-cache drops and ssh round trips the other hosts add, and where the run reads
+    its evidence from Prometheus what each test waits for it (prometheus_s: prometheus_test_s)."""
     remote = [h for h in osd_hosts if h != here]
     names = [here, *remote]
     out = []
@@ -212,14 +233,15 @@ def for_cluster(tests: list[Test], osd_hosts: list[str], here: str, drop_caches:
             if _drops_before(t, drop_caches):
                 est += READ_PREP_LOCAL_S + (READ_PREP_REMOTE_S if remote else 0.0)
             if kind.cluster and not kind.repeat_within_test:
-                est += WATCH_REMOTE_S * len(remote)
+                est += WATCH_REMOTE_S * len(remote) + prometheus_s
         out.append(t if est == t.est_duration_s else t.model_copy(update={"est_duration_s": est}))
     return out
 
 
-def cluster_estimate(tests: list[Test], osd_hosts: list[str], here: str, drop_caches: bool = True) -> Estimate:
+def cluster_estimate(tests: list[Test], osd_hosts: list[str], here: str, drop_caches: bool = True,
+                     prometheus_s: float = 0.0) -> Estimate:
     """The estimate `run` prints ("about ..."), for the OSD hosts it found: for_cluster's tests, estimate's sums."""
-    return estimate(for_cluster(tests, osd_hosts, here, drop_caches))
+    return estimate(for_cluster(tests, osd_hosts, here, drop_caches, prometheus_s))
 
 
 HERE = "this machine"
@@ -230,9 +252,10 @@ def validate_estimates(plan: Plan) -> list[tuple[str, Estimate]]:
     cannot tell apart, every OSD on this machine (the one-host lab, run's default) and ASSUMED_OSDS OSD hosts
     reached over ssh (a multi-host lab, most clusters); `run` gives the one for the hosts it finds."""
     drop = plan.suite.settings.drop_caches
+    prom = prometheus_test_s() if plan.suite.settings.prometheus is not None else 0.0
     remote = [f"osd-host-{i + 1}" for i in range(ASSUMED_OSDS)]
-    return [("every OSD on this machine (the one-host lab)", cluster_estimate(plan.tests, [HERE], HERE, drop)),
-            (f"{ASSUMED_OSDS} OSD hosts over ssh", cluster_estimate(plan.tests, remote, HERE, drop))]
+    return [("every OSD on this machine (the one-host lab)", cluster_estimate(plan.tests, [HERE], HERE, drop, prom)),
+            (f"{ASSUMED_OSDS} OSD hosts over ssh", cluster_estimate(plan.tests, remote, HERE, drop, prom))]
 
 
 OSD_BENCH_BYTES_PER_S = 400 * 1024**2     # an unthrottled lab OSD's bench of `total` bytes
@@ -518,6 +541,19 @@ def first_build_ready(tests: list[Test], build: LabBuild | None = None) -> list[
         return tests
     return [*tests[:at], tests[at].model_copy(update={"est_duration_s": tests[at].est_duration_s - made}),
             *tests[at + 1:]]
+
+
+def planned_for(suite: Suite, osd_hosts: list[str], here: str, client_hosts: int | None = None,
+                build_ready: bool = False, scrape_s: float = 1.0) -> list[Test]:
+    """The suite's tests as `run` estimates them for a cluster of these OSD hosts (launch.prepare: the plan for the
+    lab's client hosts, for_cluster, and first_build_ready when the lab already runs in the first variant's build):
+    what bench estimates and the unit tests hold recorded runs against (with the lab's Prometheus, `scrape_s`)."""
+    prom = prometheus_test_s(scrape_s) if suite.settings.prometheus is not None else 0.0
+    tests = for_cluster(expand(suite, client_hosts or None).tests, osd_hosts, here, suite.settings.drop_caches, prom)
+    if build_ready:
+        first = next((t.variant for t in tests if t.variant is not None), None)
+        tests = first_build_ready(tests, {v.name: v.lab for v in suite.variant_specs()}.get(first))
+    return tests
 
 
 def _count_topup(kind: Kind, tests: list[Test], group: str) -> None:
