@@ -6,6 +6,7 @@ another cluster's left out and named."""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 from cephbench.evidence import cephexporter as ce
@@ -138,3 +139,39 @@ def test_the_sources_in_their_order_and_a_reading_of_the_window():
     none = ce.CEPH_EXPORTER.read(ask)
     assert none.counters == {} and none.notes[-1].startswith("Prometheus at http://prom:9090 has no ceph-exporter"), \
         none.notes
+
+
+REEF = "prom2.42_ceph18.2.7_lab3_write_64K_"
+
+
+def test_reefs_mgr_module_gives_the_counts_ceph_tell_gave_and_the_writes_rados_bench_made():
+    """Reef 18.2.7's module with mgr/prometheus/exclude_perf_counters false (the lab's --monitoring): the reader's own
+    query at a 4 s write's start and 3.6 s after its end (tests/fixtures/README.md)."""
+    first = parse_answer((PROM / f"{REEF}counters_start.json").read_text())
+    last = parse_answer((PROM / f"{REEF}counters_end.json").read_text())
+    metadata = json.loads((PROM / "ceph18.2.7_lab3_osd_metadata.json").read_text())
+    hosts = ce.host_addresses(metadata)
+    osds = {0: "h1", 1: "h2", 2: "h3"}
+    m = ce.match(first, last, osds, hosts, ce.mgr_instances({"prometheus": "http://198.18.1.1:9283/"}))
+    assert ce.matched_line(m, osds, hosts) == ("OSD counters from Prometheus: osd.0, osd.1, osd.2 from the mgr's "
+                                               "prometheus module (job ceph, instance 198.18.1.1:9283: h1)")
+    total = 0.0
+    for n, (a, b) in sorted(m.dumps.items()):
+        got = deltas(a, b, n)
+        told = deltas(*(json.loads((FIX / "perf_dump" / f"ceph18.2.7_lab3_osd{n}_tell_{w}_rados_write_64K.json")
+                                   .read_text()) for w in ("before", "after")), n)
+        for field in ("op_w", "op_in_bytes", "op_w_latency_s", "commit_latency_s", "kv_sync_latency_s",
+                      "throttle_latency_s"):
+            assert getattr(got, field) == getattr(told, field), (n, field)
+        assert got.missing == ["osd.subop_w", "osd.subop_w_latency"]
+        total += got.op_w or 0
+    made = re.search(r"Total writes made:\s+(\d+)", (FIX / "perf_dump" / "ceph18.2.7_lab3_rados_write_64K_between.txt")
+                     .read_text())
+    # one more than rados bench counts: its run's metadata object
+    assert made and total == int(made.group(1)) + 1
+    # what the module serves of the counters read: every one but a replica's writes (their priority)
+    served = {line.split("{")[0] for line in (PROM / "ceph18.2.7_mgr_prometheus_metrics_osd.txt").read_text()
+              .splitlines() if not line.startswith("#")}
+    pacifics = re.compile(r"ceph_bluestore_(commit|submit|throttle)_lat_")     # renamed txc_* since Quincy
+    reef = {name for name in ce.metrics() if not pacifics.match(name)}
+    assert reef - served == {"ceph_osd_subop_w", "ceph_osd_subop_w_latency_sum", "ceph_osd_subop_w_latency_count"}

@@ -72,6 +72,7 @@ config log | num:int?
 config help | key
 config ls |
 config show | who key?
+mgr services |
 """
 
 
