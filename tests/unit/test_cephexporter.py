@@ -10,8 +10,9 @@ import re
 from pathlib import Path
 
 from cephbench.evidence import cephexporter as ce
+from cephbench.evidence import promanswer as pa
 from cephbench.evidence.counters import deltas
-from cephbench.evidence.promanswer import Series, parse_answer
+from cephbench.evidence.promanswer import Series, instance_address, parse_answer
 from cephbench.evidence.source import Ask, Reach, What
 from cephbench.evidence.sources import CEPH_TELL, SOURCES, chosen, window_sources
 
@@ -105,7 +106,7 @@ def test_names_and_instances():
     hosts = ce.host_addresses(_metadata())
     assert ce.host_of("h2:9926", hosts) == "h2" and ce.host_of("h2.example.com", hosts) == "h2"
     assert ce.host_of("198.18.0.3:9926", hosts) == "h3" and ce.host_of("10.0.0.1:9926", hosts) is None
-    assert ce.instance_address("[fd00::1]:9926") == "fd00::1"
+    assert instance_address("[fd00::1]:9926") == "fd00::1"
     assert ce.mgr_instances({}) == {"ceph_cluster"}
 
 
@@ -175,3 +176,24 @@ def test_reefs_mgr_module_gives_the_counts_ceph_tell_gave_and_the_writes_rados_b
     pacifics = re.compile(r"ceph_bluestore_(commit|submit|throttle)_lat_")     # renamed txc_* since Quincy
     reef = {name for name in ce.metrics() if not pacifics.match(name)}
     assert reef - served == {"ceph_osd_subop_w", "ceph_osd_subop_w_latency_sum", "ceph_osd_subop_w_latency_count"}
+
+
+def test_series_and_targets_labelled_by_address_are_the_hosts_of_that_address():
+    """An operator's Prometheus labels a target `address:port` unless relabelled: node-exporter's CPU series of
+    the lab (Ceph 16.2.15's hosts h1-h3, prom2.42_lab3_load_h2_*) labelled so are still each host's, and the
+    targets' line says which target went to which host (the Reef lab's /api/v1/targets, whose node-exporters are
+    labelled by name and whose mgr module by address)."""
+    hosts = ce.host_addresses(json.loads((PROM / "ceph16.2.15_lab3_osd_metadata.json").read_text()))
+    busy = parse_answer((PROM / "prom2.42_lab3_load_h2_node_cpu_busy.json").read_text())
+    cpus = parse_answer((PROM / "prom2.42_lab3_load_h2_node_cpu_count.json").read_text())
+    ip = {"h1": "198.18.0.1:9100", "h2": "198.18.0.2:9100", "h3": "198.18.0.3:9100"}
+    by_ip = [[Series({**s.labels, "instance": ip[s.labels["instance"]]}, s.values) for s in x] for x in (busy, cpus)]
+    steps = [1796560955.0 + i for i in range(10)]
+    assert pa.host_cpu_loads(["h1", "h2", "h3"], *by_ip, steps) == []         # by name alone: none
+    got = pa.host_cpu_loads(["h1", "h2", "h3"], *(pa.named(x, hosts) for x in by_ip), steps)
+    assert got == pa.host_cpu_loads(["h1", "h2", "h3"], busy, cpus, steps) and len(got) == 3
+    reef = ce.host_addresses(json.loads((PROM / "ceph18.2.7_lab3_osd_metadata.json").read_text()))
+    line = pa.targets_line(pa.active_targets((PROM / f"{REEF}targets.json").read_text()), reef)
+    assert line == ("Prometheus' targets matched to the Ceph hosts by name or address: h1 (ceph 198.18.1.1:9283, "
+                    "node h1, process h1); h2 (node h2, process h2); h3 (node h3, process h3); not a Ceph host's: "
+                    "cadvisor 127.0.0.1:55209"), line

@@ -194,13 +194,16 @@ def test_read_hosts_asks_each_counter_over_the_window_and_notes_a_host_without_s
     ranges = [a for a in asked if "/api/v1/query_range" in a]
     assert len(ranges) == len(pa.DISK_RATES) + len(pa.NET_RATES) + 1
     assert all(a.startswith("Basic dXNlcjpwdw== ") for a in asked)      # user:pw, in the header only
-    assert 'irate(node_disk_written_bytes_total{instance=~"h1(:.*|\\\\..*)?|h2(:.*|\\\\..*)?|h3(:.*|\\\\..*)?|' \
-           'h9(:.*|\\\\..*)?",device=~"loop0|loop1|loop2|sdz"}[4s])' in " ".join(ranges)
+    # each host by its name, or by one of its addresses in `ceph osd metadata` (an operator's Prometheus labels a
+    # target address:port unless relabelled)
+    by_name = 'h1(:.*|\\\\..*)?|h2(:.*|\\\\..*)?|h3(:.*|\\\\..*)?|h9(:.*|\\\\..*)?|'
+    by_address = '10\\\\.9\\\\.9\\\\.9(:.*)?|198\\\\.18\\\\.0\\\\.1(:.*)?|198\\\\.18\\\\.0\\\\.2(:.*)?|198\\\\.18\\\\.0\\\\.3(:.*)?'
+    assert f'irate(node_disk_written_bytes_total{{instance=~"{by_name}{by_address}",device=~"loop0|loop1|loop2|sdz"}}' \
+           '[4s])' in " ".join(ranges)
     # the drives' limits, one instant query for the same devices. The answer is another lab's, whose loop1 and loop2
     # were throttled, each published by every host (one kernel's devices): here h2's loop1 and h3's loop2
     assert [a.split(" ", 3)[3] for a in asked if "/api/v1/query " in a and pa.LIMIT in a] == \
-        ['cephbench_disk_limit{instance=~"h1(:.*|\\\\..*)?|h2(:.*|\\\\..*)?|h3(:.*|\\\\..*)?|h9(:.*|\\\\..*)?",'
-         'device=~"loop0|loop1|loop2|sdz"}']
+        [f'cephbench_disk_limit{{instance=~"{by_name}{by_address}",device=~"loop0|loop1|loop2|sdz"}}']
     limited = {(d.host, d.device): (d.limit_write_bytes_per_s, d.limit_write_iops) for d in devs
                if d.limit_write_bytes_per_s or d.limit_write_iops}
     assert limited == {("h2", "loop1"): (4 * 2**20, 150), ("h3", "loop2"): (8 * 2**20, None)}, limited

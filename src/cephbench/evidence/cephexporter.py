@@ -27,8 +27,7 @@ from typing import Any, Mapping, Sequence
 
 from ..core.errors import ParseError
 from .counters import read_names
-from .hoststream import address_of
-from .promanswer import Series, instance_host, scrape_intervals
+from .promanswer import Series, host_addresses, host_of, scrape_intervals
 from .source import Ask, Found, Reach, What
 
 CEPH_EXPORTER_PORT = 9926
@@ -73,34 +72,6 @@ class Origin:
     @property
     def shown(self) -> str:
         return f"job {self.job or '?'}, instance {self.instance or '?'}"
-
-
-def instance_address(instance: str) -> str:
-    """An instance label's host part: "10.0.0.1:9926" -> "10.0.0.1", "[fd00::1]:9926" -> "fd00::1"."""
-    if instance.startswith("["):
-        return instance[1:].split("]", 1)[0]
-    return instance.rsplit(":", 1)[0] if instance.count(":") == 1 else instance
-
-
-def host_addresses(metadata: Any) -> dict[str, set[str]]:
-    """`ceph osd metadata` -> host name -> the addresses Ceph names there (public and cluster)."""
-    out: dict[str, set[str]] = {}
-    for m in metadata if isinstance(metadata, list) else []:
-        if isinstance(m, dict) and m.get("hostname"):
-            addrs = out.setdefault(str(m["hostname"]), set())
-            for key in ("front_addr", "back_addr", "hb_front_addr", "hb_back_addr"):
-                if ip := address_of(m.get(key)):
-                    addrs.add(ip)
-    return out
-
-
-def host_of(instance: str, hosts: Mapping[str, set[str]]) -> str | None:
-    """The Ceph host an instance label names, by its name (with a port or a domain) or one of its addresses."""
-    by_name = instance_host(instance, sorted(hosts))
-    if by_name is not None:
-        return by_name
-    addr = instance_address(instance)
-    return next((h for h, addrs in sorted(hosts.items()) if addr in addrs), None)
 
 
 def mgr_instances(services: Mapping[str, str]) -> set[str]:

@@ -132,8 +132,8 @@ def parse_duration_s(text: str) -> float | None:
     return total if not num and total > 0 else None
 
 
-def scrape_intervals(text: str | bytes) -> dict[str, float]:
-    """/api/v1/targets -> each active target's instance label -> its scrape interval in seconds."""
+def _active(text: str | bytes) -> list[Any]:
+    """/api/v1/targets -> its data.activeTargets; ParseError when the answer has none."""
     try:
         doc = json.loads(text)
     except ValueError as exc:
@@ -142,8 +142,13 @@ def scrape_intervals(text: str | bytes) -> dict[str, float]:
     active = data.get("activeTargets") if isinstance(data, dict) else None
     if not isinstance(doc, dict) or doc.get("status") != "success" or not isinstance(active, list):
         raise ParseError("Prometheus targets: the answer has no data.activeTargets")
+    return active
+
+
+def scrape_intervals(text: str | bytes) -> dict[str, float]:
+    """/api/v1/targets -> each active target's instance label -> its scrape interval in seconds."""
     out = {}
-    for t in active:
+    for t in _active(text):
         labels = t.get("labels") if isinstance(t, dict) else None
         inst = labels.get("instance") if isinstance(labels, dict) else None
         s = parse_duration_s(str(t.get("scrapeInterval", ""))) if inst and isinstance(t, dict) else None
@@ -158,6 +163,70 @@ def instance_host(instance: str, hosts: Sequence[str]) -> str | None:
         if instance == h or instance.startswith((f"{h}:", f"{h}.")):
             return h
     return None
+
+
+def instance_address(instance: str) -> str:
+    """An instance label's host part: "10.0.0.1:9100" -> "10.0.0.1", "[fd00::1]:9100" -> "fd00::1"."""
+    if instance.startswith("["):
+        return instance[1:].split("]", 1)[0]
+    return instance.rsplit(":", 1)[0] if instance.count(":") == 1 else instance
+
+
+def host_addresses(metadata: Any) -> dict[str, set[str]]:
+    """`ceph osd metadata` -> host name -> the addresses Ceph names there (public, cluster, heartbeats)."""
+    out: dict[str, set[str]] = {}
+    for m in metadata if isinstance(metadata, list) else []:
+        if isinstance(m, dict) and m.get("hostname"):
+            addrs = out.setdefault(str(m["hostname"]), set())
+            for key in ("front_addr", "back_addr", "hb_front_addr", "hb_back_addr"):
+                if ip := address_of(m.get(key)):
+                    addrs.add(ip)
+    return out
+
+
+def host_of(instance: str, hosts: Mapping[str, Any]) -> str | None:
+    """The host of `hosts` (name -> its addresses) an instance label names: by its name (instance_host), else by
+    one of its addresses, with or without a port."""
+    by_name = instance_host(instance, sorted(hosts))
+    if by_name is not None:
+        return by_name
+    addr = instance_address(instance)
+    return next((h for h, addrs in sorted(hosts.items()) if addr in addrs), None)
+
+
+def named(series: list[Series], hosts: Mapping[str, Any]) -> list[Series]:
+    """`series` with an instance that names a host by one of its addresses relabelled with the host's name, which
+    the readers here match series by."""
+    out = []
+    for s in series:
+        inst = s.labels.get("instance", "")
+        host = host_of(inst, hosts) if inst and instance_host(inst, sorted(hosts)) is None else None
+        out.append(Series({**s.labels, "instance": host}, s.values) if host else s)
+    return out
+
+
+def active_targets(text: str | bytes) -> list[tuple[str, str]]:
+    """/api/v1/targets -> each active target's (job, instance)."""
+    out = []
+    for t in _active(text):
+        labels = t.get("labels") if isinstance(t, dict) else None
+        if isinstance(labels, dict) and labels.get("instance"):
+            out.append((str(labels.get("job", "")), str(labels["instance"])))
+    return sorted(set(out))
+
+
+def targets_line(targets: list[tuple[str, str]], hosts: Mapping[str, Any]) -> str:
+    """One line: which of Prometheus' targets (job, instance) were matched to which Ceph host, and which were not."""
+    by: dict[str, list[str]] = {}
+    unmatched = []
+    for job, inst in targets:
+        host = host_of(inst, hosts)
+        (by.setdefault(host, []) if host else unmatched).append(f"{job or '?'} {inst}")
+    line = "Prometheus' targets matched to the Ceph hosts by name or address: " + (
+        "; ".join(f"{h} ({', '.join(ts)})" for h, ts in sorted(by.items())) or "none")
+    if unmatched:
+        line += f"; not a Ceph host's: {', '.join(unmatched)}"
+    return line
 
 
 def _by(series: list[Series], hosts: Sequence[str], key: str) -> dict[tuple[str, str], list[tuple[float, float]]]:

@@ -12,7 +12,7 @@ import logging
 import time
 import urllib.parse
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Collection, Mapping
 
 from ..core.errors import ParseError
 from ..core.errors import UserError
@@ -104,17 +104,28 @@ def _regex(values: list[str]) -> str:
     return "|".join(_escaped(values))
 
 
+def _instances(hosts: list[str], addrs: Mapping[str, Collection[str]]) -> str:
+    """The instance labels of `hosts` as a PromQL regex: each one's name (with a port or a domain), or one of its
+    addresses (with a port: an operator's Prometheus labels a target by address:port unless relabelled)."""
+    ips = [a for h in hosts for a in addrs.get(h, ())]
+    named = [f"{h}{_HOST_SUFFIX}" for h in _escaped(hosts)]
+    by_ip = [(f"\\\\[{a}\\\\]" if ":" in a else a) + "(:.*)?" for a in _escaped(ips)]
+    return "|".join(named + by_ip)
+
+
 def read_hosts(prom: Prometheus, metadata: Any, hosts: list[str], start: float, end: float
                ) -> tuple[list[DeviceLoad], list[LinkLoad], list[str]]:
     """The devices and links of `hosts` (OSD hosts as `ceph osd metadata` names them) over [start, end], one
     figure a second; notes for what Prometheus does not hold. An answer that fails is a note, not the run's end."""
     targets = watch_targets(metadata)
+    addrs = pa.host_addresses(metadata)
     try:
         intervals = pa.scrape_intervals(prom.get("/api/v1/targets"))
     except (OSError, ParseError) as exc:
         intervals = {}
         log.info("Prometheus %s targets unknown: %s", prom.shown, exc)
-    resolution = {h: s for h in hosts for inst, s in intervals.items() if pa.instance_host(inst, [h]) == h}
+    resolution = {h: s for h in hosts for inst, s in intervals.items()
+                  if pa.host_of(inst, {h: addrs.get(h, set())}) == h}
     slowest = max(resolution.values(), default=1.0)
     # One step a second, as many as whole seconds in the window: a step's rate is that of the last two scrapes
     # before it, which are waited for (one interval, at most MAX_WAIT_S), so the steps together span the window's
@@ -125,7 +136,7 @@ def read_hosts(prom: Prometheus, metadata: Any, hosts: list[str], start: float, 
     if wait > 0:
         time.sleep(wait)
     notes: list[str] = []
-    inst = "|".join(f"{h}{_HOST_SUFFIX}" for h in _escaped(hosts))
+    inst = _instances(hosts, addrs)
     devices = sorted({d.device for h in hosts for d in targets.get(h, ([], []))[0]})
     window = f"{max(4, int(slowest * 4))}s"
     fig = pa.PromFigures(start_unix_s=start, steps=steps, resolution_s=resolution)
@@ -143,6 +154,10 @@ def read_hosts(prom: Prometheus, metadata: Any, hosts: list[str], start: float, 
             fig.limits = prom.query(f'{pa.LIMIT}{{instance=~"{inst}",device=~"{_regex(devices)}"}}', steps[-1])
     except (OSError, ParseError) as exc:
         return [], [], [f"Prometheus at {prom.shown}: the hosts' devices and links were not read: {exc}"]
+    # a series labelled with its host's address is that host's, under its name from here on
+    fig.disk = {m: pa.named(v, addrs) for m, v in fig.disk.items()}
+    fig.net = {m: pa.named(v, addrs) for m, v in fig.net.items()}
+    fig.speed, fig.address_info, fig.limits = (pa.named(v, addrs) for v in (fig.speed, fig.address_info, fig.limits))
     ifaces = pa.metadata_ifaces(metadata)
     devs: list[DeviceLoad] = []
     links: list[LinkLoad] = []
@@ -165,11 +180,14 @@ def read_hosts(prom: Prometheus, metadata: Any, hosts: list[str], start: float, 
     return devs, links, notes
 
 
-def read_host_cpu(prom: Prometheus, hosts: list[str], start: float, end: float) -> tuple[list[HostLoad], list[str]]:
+def read_host_cpu(prom: Prometheus, hosts: list[str], start: float, end: float,
+                  addrs: Mapping[str, Collection[str]] | None = None) -> tuple[list[HostLoad], list[str]]:
     """`hosts`' CPU from node-exporter over [start, end], one figure a second (the steps read_hosts asked, whose wait
-    for the scrapes after the end it follows); a note when it fails."""
+    for the scrapes after the end it follows); a note when it fails. `addrs`: each host's addresses, which its
+    series' instance may name instead."""
     steps = [start + 1 + i for i in range(max(1, round(end - start)))]
-    inst = "|".join(f"{h}{_HOST_SUFFIX}" for h in _escaped(hosts))
+    addrs = addrs or {}
+    inst = _instances(hosts, addrs)
     try:
         intervals = pa.scrape_intervals(prom.get("/api/v1/targets"))
     except (OSError, ParseError):
@@ -181,7 +199,7 @@ def read_host_cpu(prom: Prometheus, hosts: list[str], start: float, end: float) 
         cpus = prom.query(f'count by (instance) ({pa.HOST_CPU}{{instance=~"{inst}",mode="idle"}})', steps[-1])
     except (OSError, ParseError) as exc:
         return [], [f"Prometheus at {prom.shown}: the OSD hosts' CPU was not read: {exc}"]
-    return pa.host_cpu_loads(hosts, busy, cpus, steps), []
+    return pa.host_cpu_loads(hosts, pa.named(busy, addrs), pa.named(cpus, addrs), steps), []
 
 
 def read_osd_cpu(prom: Prometheus, osd_hosts: dict[int, str], start: float, end: float
@@ -272,10 +290,15 @@ class NodeExporter(_Exporter):
 
     def read(self, ask: Ask) -> Found:
         found = Found()
+        addrs = pa.host_addresses(ask.metadata)
         if ask.hosts:
             found.devices, found.links, found.notes = read_hosts(ask.prom, ask.metadata, ask.hosts, ask.start, ask.end)
+            try:
+                found.notes.append(pa.targets_line(pa.active_targets(ask.prom.get("/api/v1/targets")), addrs))
+            except (OSError, ParseError) as exc:
+                log.info("Prometheus %s targets unknown: %s", ask.prom.shown, exc)
         if ask.unwatched:
-            found.hosts, notes = read_host_cpu(ask.prom, ask.unwatched, ask.start, ask.end)
+            found.hosts, notes = read_host_cpu(ask.prom, ask.unwatched, ask.start, ask.end, addrs)
             found.notes += notes
         return found
 
