@@ -2,16 +2,17 @@
 mgr's prometheus module's (port 9283; Reef excludes them unless mgr/prometheus/exclude_perf_counters is false).
 
 Both name a daemon's perf counter `ceph_<section>_<name>` with its daemon in `ceph_daemon`: the mgr module "osd.2",
-ceph-exporter its socket's file name less `.asok` ("ceph-osd.2" in cephadm's layout); a count or a gauge as its value, a latency as `_sum` (seconds) and `_count` (ceph-exporter's DaemonMetricCollector, the mgr
-module's perf counters). Each OSD's series at the test's start and after its end become two `perf dump`s
+ceph-exporter its socket's file name less `.asok` ("ceph-osd.2" in cephadm's layout); a count or a gauge as its
+value, a latency as `_sum` (seconds) and `_count` (ceph-exporter's DaemonMetricCollector, the mgr module's perf
+counters). Each OSD's series at the test's start and after its end become two `perf dump`s
 (`dumps`), which counters.deltas reads as it reads an admin socket's.
 
 Whose a series is: a ceph-exporter runs on the OSD's own host, so its `instance` (or the host part of it, before a
 port or a domain) is that host's name or one of its addresses in `ceph osd metadata`; the mgr module's is the URL
 `ceph mgr services` gives (which may name the host where Prometheus has its address), or any on the module's port
-9283 (cephadm relabels it `ceph_cluster`). A series of `osd.N` from any other instance is
-another cluster's osd.N (one Prometheus may scrape many clusters) and is left out; the note says which series were
-matched to which host, and which were not.
+9283 (cephadm relabels it `ceph_cluster`). A series of `osd.N` from any other instance is another cluster's osd.N
+(one Prometheus may scrape many clusters) and is left out; the note says which series were matched to which host,
+and which were not.
 
 Both serve what they last collected, not what the OSD holds now: ceph-exporter reads the sockets every
 `--stats-period` (5 s by default), the mgr module its reports (mgr_stats_period) every
