@@ -90,6 +90,15 @@ def test_the_mgr_loads_prometheus_only_for_a_monitoring_lab(tmp_path):
     assert "prometheus" in next(x for x in plain if x.startswith("mgr disabled modules"))
 
 
+def test_the_mgr_module_collects_every_scrape_and_serves_the_osds_counters_from_reef_on():
+    # no lab runs ceph-exporter (Debian packages none): from Reef on the module serves the OSDs' counters only with
+    # exclude_perf_counters false (tests/lab/test_exporter_counters.py reads them so)
+    assert mon.mgr_module_options("") == mon.mgr_module_options("pacific") == {
+        "mgr/prometheus/scrape_interval": str(mon.SCRAPE_S)}
+    for release in ("reef", "tentacle"):
+        assert mon.mgr_module_options(release)["mgr/prometheus/exclude_perf_counters"] == "false"
+
+
 def test_a_process_naming_the_labs_monitoring_directory_is_the_labs(tmp_path):
     conf = tmp_path / "ceph.conf"
     ours = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)",
