@@ -220,7 +220,7 @@ def test_a_start_killed_with_sigkill_leaves_nothing_after_down(tmp_path):
     _nothing_left(exe, lb, fsid, down, tmp_path)
 
 
-THROTTLED = 1                   # osd.1, on h2: its drive held by --osd-throttle from the start
+THROTTLED = 1                   # osd.1, on h2: its drive held by `lab throttle`
 TRUTH_SUITE = """
 name: containers-truth
 pools:
@@ -243,10 +243,10 @@ def _group_of(pid: int, controller: str) -> Path:
 
 @pytest.mark.multihost
 def test_a_toolbox_run_on_a_three_host_reef_lab_in_containers_names_the_throttled_drive(tmp_path):
-    """Issue 38's ground truth. `lab up --containers --hosts 3 --release reef --osd-throttle osd.1=8MiB/s`: each
-    daemon's container in its host's network namespace, named as its host, in cephadm's layout; each OSD on its loop
-    device, its process in its drive's blkio group (the throttle) and its host's cpuacct group; `lab status` lists
-    the containers with their limits. The toolbox image, given only the minimal conf and the admin key in /etc/ceph
+    """Issue 38's ground truth. `lab up --containers --hosts 3 --release reef`: each daemon's container in its host's
+    network namespace, named as its host, in cephadm's layout; each OSD on its loop device, its process in its drive's
+    blkio group (`lab throttle osd.1=8MiB/s` holds it) and its host's cpuacct group; `lab status` lists the
+    containers with their limits. The toolbox image, given only the minimal conf and the admin key in /etc/ceph
     and the host's network, is refused with one line while the monitors refuse pool deletion (Ceph's default), then
     runs with --allow-pool-delete: run.json records Reef and mClock, every OSD's counters are read without a socket
     or ssh, and the verdict names osd.1's drive. `lab down` leaves no container, namespace, loop device, group or
@@ -258,10 +258,13 @@ def test_a_toolbox_run_on_a_three_host_reef_lab_in_containers_names_the_throttle
     fsid, topo, record = "", None, None
     try:
         up = run_cli(["lab", "up", "--dir", lab_dir, "--containers", "--hosts", "3", "--release", "reef", "--no-rgw",
-                      "--osd-size", "3GiB", "--osd-throttle", f"osd.{THROTTLED}=8MiB/s", "--cpus", "mgr=1",
-                      "--memory", "osd=2GiB"])
+                      "--osd-size", "3GiB", "--cpus", "mgr=1", "--memory", "osd=2GiB"])
         assert up.returncode == 0, up.stderr[-3000:]
         print(up.stdout)
+        # once it is up: `--osd-throttle` sets the same group's limit at the start, and a start so (osd.1 at 8 MiB/s)
+        # waited 46 s of its 64 s for its last OSD to come up
+        throttled = run_cli(["lab", "throttle", "--dir", lab_dir, f"osd.{THROTTLED}=8MiB/s"])
+        assert throttled.returncode == 0, throttled.stderr
         info = lb.info()
         assert info is not None and info.release == "reef" and info.topology is not None
         print(f"started in {info.startup_s:.1f} s: {info.startup_steps}")
