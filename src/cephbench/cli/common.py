@@ -10,6 +10,7 @@ import os
 import re
 import signal
 import sys
+import threading
 from pathlib import Path
 from typing import TYPE_CHECKING, Iterator
 
@@ -31,6 +32,7 @@ if TYPE_CHECKING:
 # of any it knows, even in "a:b:c"); tabs, carriage returns and other control codes it changes
 _PLAIN = re.compile(r"[ -~\n]*")
 _EMOJI_CODE = re.compile(r":\S*?:")
+_MAKING = threading.RLock()
 
 
 class _LazyConsole:
@@ -47,11 +49,12 @@ class _LazyConsole:
         return sys.stderr if self._stderr else sys.stdout
 
     def _rich(self) -> Console:
-        if self._console is None:
-            from rich.console import Console
-            # piped output (CI logs, `| tee`) gets wide tables instead of rich's 80-column default
-            self._console = Console(stderr=self._stderr, highlight=False, soft_wrap=True,
-                                    width=None if self._stream().isatty() else 160)
+        with _MAKING:           # one Console, however many threads print first (a live display holds to it)
+            if self._console is None:
+                from rich.console import Console
+                # piped output (CI logs, `| tee`) gets wide tables instead of rich's 80-column default
+                self._console = Console(stderr=self._stderr, highlight=False, soft_wrap=True,
+                                        width=None if self._stream().isatty() else 160)
         return self._console
 
     def print(self, *objects, **kwargs) -> None:
