@@ -1,13 +1,18 @@
 """How close is the estimate `validate` and `run` print to the run's real duration?
 
-The seed suites (suites/seed-*.yaml; CEPHBENCH_ESTIMATE_SUITES=a.yaml:b.yaml names others, "none" none) are run
-on the lab (`cephbench run SUITE --lab-dir`: CEPHBENCH_BENCH_LAB, else a lab made in a temporary directory, which
-each suite's lab shapes rebuild), and with them every run directory CEPHBENCH_ESTIMATE_RUNS names (colon-separated,
-runs recorded earlier). For each, the suite in its run.json is expanded again with the current estimate model
-(suite/plan.py expand, then for_cluster for the OSD hosts the run had) and compared with the run's wall time
-(run.json's finished_unix - started_unix), as the ratio estimate/actual. Each group's estimate (its tests') is
-compared with its actual share of the run (its first start to the next group's, the run's end for the last one),
-and the groups that miss most are printed, largest error first: where the model is wrong.
+Cases (CEPHBENCH_ESTIMATE_CASES, comma-separated; default all): `seeds`, the seed suites (suites/seed-*.yaml;
+CEPHBENCH_ESTIMATE_SUITES=a.yaml:b.yaml names others, "none" none) run on the lab (`cephbench run SUITE --lab-dir`:
+CEPHBENCH_BENCH_LAB, else a lab made here, which each suite's lab shapes rebuild); `search`, suites/quick.yaml and
+rados bench searches of concurrency on the one-host lab; `clients`, `clients: auto` on a lab of 3 hosts and 2 client
+hosts; `prometheus`, a run from a toolbox (the conf and key alone, no ssh to the OSD hosts) with the lab's Prometheus
+(`lab up --monitoring`). Every run directory CEPHBENCH_ESTIMATE_RUNS names (colon-separated, runs kept earlier) is
+counted too. For each, the suite in its run.json is planned again with the current estimate model as `run` plans it
+for the hosts the run found (suite/plan.py planned_for) and its expected estimate compared with the run's wall time
+(run.json's finished_unix - started_unix), as the ratio estimate/actual; each search's steps run against its
+expected count; each group's estimate against its actual share of the run, the groups that miss most printed first.
+CEPHBENCH_ESTIMATE_OUT=DIR keeps the runs there; CEPHBENCH_ESTIMATE_FIXTURES=DIR writes each counted run as a
+tests/fixtures/estimates fixture (<run>.run-timings.json). Take it under `flock -x` on a quiet machine: each run's
+line prints the load average.
 
 The runs kept in tests/fixtures/report are printed too, not counted: an older cephbench recorded them (before
 a seq's top-up, a search's 5 s steps and reruns), so their durations are of work the tool no longer does.
@@ -165,10 +170,12 @@ def made_runs(out_dir: Path) -> list[tuple[str, dict, list[dict]]]:
         suites = [] if named == "none" else \
             [Path(x) for x in named.split(":")] if named else sorted(SUITES.glob("seed-*.yaml"))
         lab_dir = os.environ.get("CEPHBENCH_BENCH_LAB") or str(out_dir / "lab")
-        for suite in suites:
-            out.append(_run(cli, suite.stem, [str(suite), "--lab-dir", lab_dir], out_dir))
-        if not os.environ.get("CEPHBENCH_BENCH_LAB") and (out_dir / "lab").exists():
-            Lab(out_dir / "lab").down()
+        try:
+            for suite in suites:
+                out.append(_run(cli, suite.stem, [str(suite), "--lab-dir", lab_dir], out_dir))
+        finally:
+            if not os.environ.get("CEPHBENCH_BENCH_LAB") and (out_dir / "lab").exists():
+                Lab(out_dir / "lab").down()
     return [r for r in out if r is not None]
 
 
