@@ -17,7 +17,7 @@ Two cases: `throttle` as above; `cpu`, the one-host lab's 4 KiB writes (CPU-boun
 trial), without a known limit. Each run also prints where the rule before issue 36 (no noise, no reruns) would have
 put the knee from the same steps. CEPHBENCH_KNEE_NOISE_RUNS (default 5), CEPHBENCH_KNEE_NOISE_CASES=throttle,cpu,
 CEPHBENCH_KNEE_NOISE_REPEATS=3 (each step run 3 times: `auto: {repeats: 3}`) and CEPHBENCH_KNEE_NOISE_BURN=0 (no
-burner) change it.
+burner) change it; CEPHBENCH_KNEE_NOISE_KEEP=DIR keeps each case's run directories under DIR/<case>/.
 """
 
 from __future__ import annotations
@@ -163,6 +163,9 @@ def case(name: str, env: dict[str, str], runs: int) -> None:
             burner.kill()
             burner.wait()
         subprocess.run([*CLI, "lab", "down", "--dir", str(lab_dir)], env=env, capture_output=True)
+        if keep := os.environ.get("CEPHBENCH_KNEE_NOISE_KEEP"):      # the run directories, for fixtures
+            for run in d.glob("run*"):
+                shutil.copytree(run, Path(keep) / name / run.name, dirs_exist_ok=True)
         shutil.rmtree(d, ignore_errors=True)
 
 

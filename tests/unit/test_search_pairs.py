@@ -3,18 +3,19 @@ drivers/search.py): the rule on its own, then on real rados bench runs of the on
 bench knee_noise's cpu case, whose machine's spare CPU drifted between the runs."""
 
 import math
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
 from cephbench.analysis.curves import curves, knee, steps
 from cephbench.core import loadsearch
-from cephbench.core.loadsearch import StepFigures, change, judge, paired, pairs_extra_s
+from cephbench.core.loadsearch import StepFigures, change, judge, paired, pairs_extra_s, repeats_noise
 from cephbench.core.results import Result, Search, Test
 from cephbench.drivers.base import Outcome
 from cephbench.drivers.rados_bench import parse
 from cephbench.drivers.rounds import in_rounds, round_suffix
-from cephbench.drivers.search import Searches
+from cephbench.drivers.search import Searches, figures
 
 
 def drifting(a: float, b: float, loads: tuple[int, int], per_run: float, runs: int = 6):
@@ -118,3 +119,28 @@ def test_a_step_that_seems_not_to_pay_runs_again_by_turns_with_the_one_before():
                for o in outs]
     (c,) = curves(results)
     assert [s.by_turns for s in steps(c)] == [6, 6] and knee(c).state == "knee" and knee(c).point.load == 1
+
+
+@pytest.mark.parametrize("run, once_gain, turns_gain", [
+    # B1 4.69 -> 5.11 MiB/s, then the machine slowed by a quarter: A2 3.54, B2 4.02, A3 3.77, B3 4.30
+    ("run2", 0.09, 0.17),
+    # 6.03 and 6.11, then the third pair a quarter slower: 4.26, 4.60
+    ("run5", 0.01, 0.14),
+])
+def test_real_runs_by_turns_of_a_drifting_machine_pay_where_one_run_each_could_not_tell(run, once_gain, turns_gain):
+    """bench knee_noise's cpu case (the one-host lab's 4 KiB writes beside a CPU burner, 2026-12-06): 32 and 64 in
+    flight, each run's rados bench output as cephbench kept it (raw/<test>/rados-bench-write[-round31|34]-i0.txt)."""
+    d = FIXTURES / "search_pairs" / f"ceph16.2.15_onehost_write_4K_t32_t64_{run}"
+    ms = {(load, s): parse((d / f"t{load}{s}.txt").read_text(), "write")
+          for load in (32, 64) for s in ("", "-round31", "-round34")}
+    seq = tuple((load, ms[load, s].bytes_per_s, ms[load, s].latency.mean_ns)
+                for s in ("", "-round31", "-round34") for load in (32, 64))
+    a, b = (figures(load, ms[load, ""]) for load in (32, 64))
+    once = change(a, b)
+    assert once.gain == pytest.approx(once_gain, abs=0.005) and once.verdict == "unclear"
+    both = change(a, replace(b, pair=seq))
+    assert both.gain == pytest.approx(turns_gain, abs=0.005) and both.verdict == "pays"
+    # the same runs taken as each load's repeats (their spread the step's noise, as `auto: {repeats: 3}` takes it)
+    # carry the drift as noise: wider than by turns
+    assert both.noise < max(repeats_noise([s[1] for s in seq if s[0] == 32]),
+                            repeats_noise([s[1] for s in seq if s[0] == 64]))
