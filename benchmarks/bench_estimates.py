@@ -255,7 +255,8 @@ def compare(runs: list[tuple[str, dict, list[dict]]], what: str) -> dict[str, fl
         clients = len(meta.get("clients") or {}) if waits_for_client_hosts(suite) else None
         hosts, here = cluster_of(meta)
         ready = bool(results) and min(r["started_unix"] for r in results) - meta["started_unix"] < LAB_REBUILD_S
-        tests = planned_for(suite, hosts, here, clients, ready)
+        # a run without the lab's ssh (a toolbox's conf and key alone) reached none of the OSD hosts
+        tests = planned_for(suite, hosts, here, clients, ready, watched=None if meta.get("lab_topology") else [])
         ran = {tid: min(rs, key=lambda r: r["started_unix"]) for tid, rs in planned(results, tests).items()}
         # every test `run` counted: a search's steps past its stop are skipped results, counted at their chance
         todo = [t for t in tests if t.id in ran]
@@ -307,6 +308,7 @@ def write_fixture(name: str, meta: dict, results: list[dict], to: Path) -> None:
                     "the 2-core VM): each result's start, length, skipped or not, and its reruns after a stall; the "
                     "run's start and end from run.json",
            "suite": meta["suite"], "osd_hosts": hosts, "here": here, "clients": len(meta.get("clients") or {}),
+           "ssh_reached": bool(meta.get("lab_topology")),
            "started_unix": meta["started_unix"], "finished_unix": meta["finished_unix"],
            "tests": [{"id": r["test"]["id"], "started_unix": r["started_unix"], "duration_s": r.get("duration_s"),
                       "skipped": r.get("status") == "skipped", "reruns": _reruns(r)} for r in results]}

@@ -4,8 +4,9 @@ same rules and bounds the evidence readers wait by, for the run's scrape interva
 
 from cephbench.evidence import cephexporter, prometheus
 from cephbench.suite.config import parse_suite
-from cephbench.suite.plan import (EXPORTER_STATS_PERIOD_S, EXPORTER_WAIT_MAX_S, NODE_WAIT_MAX_S, PROMETHEUS_QUERIES_S,
-                                  expand, for_cluster, prometheus_test_s, validate_estimates)
+from cephbench.suite.plan import (EXPORTER_STATS_PERIOD_S, EXPORTER_WAIT_MAX_S, NODE_WAIT_MAX_S, POST_TEST_S,
+                                  WATCH_REMOTE_S, expand, for_cluster, prometheus_test_s,
+                                  validate_estimates)
 
 
 def test_the_waits_are_the_evidence_readers_own():
@@ -15,12 +16,12 @@ def test_the_waits_are_the_evidence_readers_own():
 
 
 def test_a_test_waits_one_scrape_or_the_exporters_period_and_a_scrape_bounded_as_the_readers_bound_it():
-    # the lab's 1 s scrapes; cephadm's 10 s: node-exporter's wait is bounded at 5 s
-    assert prometheus_test_s(1.0) == 1.25 + PROMETHEUS_QUERIES_S
-    assert prometheus_test_s(10.0) == NODE_WAIT_MAX_S + 0.25 + PROMETHEUS_QUERIES_S
+    # the lab's 1 s scrapes: the test's own end covers the wait; cephadm's 10 s: node-exporter's wait, bounded at 5 s
+    assert prometheus_test_s(1.0) == 0.0
+    assert prometheus_test_s(10.0) == NODE_WAIT_MAX_S + 0.25 - POST_TEST_S
     # a ceph-exporter's counters: its stats period and a scrape (at most 30 s)
-    assert prometheus_test_s(10.0, exporter=True) == 15.0 + PROMETHEUS_QUERIES_S
-    assert prometheus_test_s(60.0, exporter=True) == EXPORTER_WAIT_MAX_S + PROMETHEUS_QUERIES_S
+    assert prometheus_test_s(10.0, exporter=True) == 15.0 - POST_TEST_S
+    assert prometheus_test_s(60.0, exporter=True) == EXPORTER_WAIT_MAX_S - POST_TEST_S
 
 
 def test_each_test_on_the_cluster_carries_it_and_validate_counts_it_for_a_suite_that_names_prometheus():
@@ -28,8 +29,11 @@ def test_each_test_on_the_cluster_carries_it_and_validate_counts_it_for_a_suite_
             "workloads": [{"type": "rados_bench", "pool": "p", "modes": ["write"], "object_size": "4KiB",
                            "concurrency": 16, "duration": "6s"}]}
     plain = expand(parse_suite(data, "t")).tests
-    read = for_cluster(plain, ["h1"], "here", prometheus_s=prometheus_test_s(1.0))
-    assert read[0].est_duration_s - for_cluster(plain, ["h1"], "here")[0].est_duration_s == prometheus_test_s(1.0)
+    read = for_cluster(plain, ["h1"], "here", prometheus_s=prometheus_test_s(10.0))
+    assert read[0].est_duration_s - for_cluster(plain, ["h1"], "here")[0].est_duration_s == prometheus_test_s(10.0)
+    # a toolbox: ssh reaches none of the OSD hosts, which are not watched
+    assert for_cluster(plain, ["h1"], "here", watched=[])[0].est_duration_s == \
+        for_cluster(plain, ["h1"], "here")[0].est_duration_s - WATCH_REMOTE_S
     with_prom = expand(parse_suite({**data, "settings": {"prometheus": "http://prom:9090"}}, "t"))
     without = expand(parse_suite(data, "t"))
     for (_, a), (_, b) in zip(validate_estimates(with_prom), validate_estimates(without)):

@@ -119,7 +119,19 @@ def _estimated_for(cluster: Cluster, suite: Suite, todo: list[Test]) -> list[Tes
     from ..cluster.osd_hosts import osd_hosts
     refs = osd_hosts(cluster, suite.settings.ssh)
     here = next((r.name for r in refs if r.address is None), socket.gethostname())
-    return for_cluster(todo, [r.name for r in refs], here, suite.settings.drop_caches, _prometheus_s(suite))
+    # the hosts ssh may reach: named in settings.ssh, or by a name this machine resolves (a toolbox resolves none)
+    watched = [r.name for r in refs if r.address is not None and (r.name in suite.settings.ssh.hosts
+                                                                   or _resolves(r.address))]
+    return for_cluster(todo, [r.name for r in refs], here, suite.settings.drop_caches, _prometheus_s(suite), watched)
+
+
+def _resolves(address: str) -> bool:
+    import socket
+    try:
+        socket.getaddrinfo(address, None)
+        return True
+    except OSError:
+        return False
 
 
 def _prometheus_s(suite: Suite) -> float:
