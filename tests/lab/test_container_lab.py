@@ -178,6 +178,8 @@ def test_a_reef_lab_in_containers_in_cephadms_layout_with_limits_runs_suites_and
             r.evidence.osds
         # the toolbox's PID namespace hides the OSDs' processes: said, not guessed
         assert any("CPU not read" in n for n in r.evidence.notes), r.evidence.notes
+        # ... and the host's busy CPU time is not put on other processes: the daemons' share of it is not seen
+        assert r.analysis is not None and "other processes" not in r.analysis.model_dump_json(), r.analysis
     finally:
         down = _down(lb, d)
     _nothing_left(exe, lb, fsid, down, tmp_path)

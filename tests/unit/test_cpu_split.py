@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from cephbench.analysis.cpusplit import held_daemons, split, whose
+from cephbench.analysis.cpusplit import held_daemons, not_alone, split, whose
 from cephbench.analysis.rules import from_evidence
 from cephbench.core.results import Result
 from cephbench.evidence.hoststream import container_of, daemon_cpu, daemon_name, parse_stream
@@ -162,3 +162,23 @@ def test_rounds_of_a_window_keep_whose_the_cpu_was():
     vm = next(h for h in both if h.host == "vm")
     assert split(vm, both, r.evidence.cpu).cores(vm.cpu_s) == pytest.approx(
         split(r.hosts[0], r.hosts, r.evidence.cpu).cores(r.hosts[0].cpu_s))
+
+
+def test_a_watch_that_sees_no_daemon_on_an_osd_host_does_not_call_their_cpu_other_processes():
+    """The toolbox image run in a PID namespace of its own (podman without --pid host, a Rook toolbox pod) reads the
+    host's CPUs but none of the Ceph daemons' processes: their CPU time is not split, nor called other processes'
+    (before: "the cluster was not measured alone: other processes used 0.71 of vm's 2 cores")."""
+    r = Result.model_validate(json.loads((FIX / "ceph18.2.7_toolbox_in_container.jsonl").read_text()
+                                         .splitlines()[-1]))
+    (host,) = r.hosts
+    assert host.role == "client and OSD host" and not host.processes
+    s = split(host, r.hosts, r.evidence.cpu)
+    assert s is not None and s.daemons_unseen
+    bottleneck, sentence, line = whose(host, r.hosts, r.evidence.cpu)
+    assert bottleneck == "CPU" and "whose CPU time it was: not measured: no Ceph daemon's process was seen on vm" \
+        in sentence and "--pid host" in sentence
+    assert line is not None and "the rest 0.71 not split" in line and "other processes" not in line
+    assert not_alone(r.hosts, r.evidence.cpu) == []
+    # a client host that runs no daemon keeps its split: its other processes are another tenant's
+    client = host.model_copy(update={"role": "client"})
+    assert not split(client, [client], r.evidence.cpu).daemons_unseen

@@ -41,6 +41,9 @@ class Split:
     tools_s: float = 0.0
     others_s: float = 0.0
     others_on: list[tuple[str, float]] = field(default_factory=list)   # a contained host's other processes
+    # an OSD host whose watch saw no Ceph daemon: a watch inside a container's own PID namespace (a toolbox without
+    # --pid host) sees the host's CPUs but not the daemons' processes, so their time would read as other processes'
+    daemons_unseen: bool = False
 
     @property
     def daemons_s(self) -> float:
@@ -60,6 +63,10 @@ class Split:
 
     def line(self) -> str:
         h = self.host
+        if self.daemons_unseen:
+            return (f"CPU of {h.host} over {self.wall_s:.1f} s ({h.cpus} CPUs, {self.cores(self.busy_s):.2f} cores "
+                    f"busy): client tools {self.cores(self.tools_s):.2f} cores, the rest "
+                    f"{self.cores(self.busy_s - self.tools_s):.2f} not split: {UNSEEN.format(host=h.host)}")
         top = sorted(self.daemons, key=lambda d: -d.cpu_s)
         named = ", ".join(f"{d.who}{'' if d.host in (None, h.host) else f' on {d.host}'} {self.cores(d.cpu_s):.2f}"
                           for d in top[:TOP_DAEMONS]) + (", …" if len(top) > TOP_DAEMONS else "")
@@ -68,6 +75,11 @@ class Split:
                 f"cores busy): Ceph daemons {self.cores(self.daemons_s):.2f} cores" + (f" ({named})" if named else "")
                 + f", client tools {self.cores(self.tools_s):.2f}, other processes {self.cores(self.others_s):.2f}"
                 + (f" (of them on {on})" if on else "") + "; /proc/PID/stat and the host's CPU over the same readings")
+
+
+UNSEEN = ("no Ceph daemon's process was seen on {host}, an OSD host (a watch in a container's own PID namespace "
+          "sees the host's CPUs but not its processes: run the toolbox with --pid host, or give cephbench ssh to the "
+          "host)")
 
 
 def _tools(host: str, cpu: list[ProcessCpu]) -> float:
@@ -97,6 +109,7 @@ def split(host: HostLoad, hosts: list[HostLoad], cpu: list[ProcessCpu]) -> Split
             out.others_on.append((part.host, inner.others_s * k))
     known = out.daemons_s + out.tools_s + sum(s for _, s in out.others_on)
     out.others_s = sum(s for _, s in out.others_on) + max(0.0, out.busy_s - known)
+    out.daemons_unseen = host.role != "client" and not out.daemons and not out.others_on
     return out
 
 
@@ -108,6 +121,9 @@ def whose(host: HostLoad, hosts: list[HostLoad], cpu: list[ProcessCpu]) -> tuple
     s = split(host, hosts, cpu)
     if s is None:
         return "CPU", f"measured: {busy} (whose CPU time it was: not measured)", None
+    if s.daemons_unseen:
+        return "CPU", f"measured: {busy} (whose CPU time it was: not measured: {UNSEEN.format(host=host.host)})", \
+            s.line()
     name, top = s.parts()[0]
     sentence = f"measured: {busy}, most of it {name} ({s.cores(top):.2f} of {host.cpus} cores)"
     if not s.alone():
@@ -121,6 +137,8 @@ def whose_part(host: HostLoad, hosts: list[HostLoad], cpu: list[ProcessCpu]) -> 
     s = split(host, hosts, cpu)
     if s is None:
         return " (whose CPU time it was: not measured)", None
+    if s.daemons_unseen:
+        return f" (whose CPU time it was: not measured: {UNSEEN.format(host=host.host)})", s.line()
     name, top = s.parts()[0]
     alone = "" if s.alone() else f"; other processes {s.cores(s.others_s):.2f}: the cluster was not measured alone"
     return f" (most of it {name}, {s.cores(top):.2f} of {host.cpus} cores{alone})", s.line()
@@ -131,7 +149,7 @@ def not_alone(hosts: list[HostLoad], cpu: list[ProcessCpu]) -> list[Split]:
     once (a lab host that is a cgroup of a watched machine is in the machine's split, by name), the most first."""
     machines = {h.machine for h in hosts if h.source == "proc-stat" and h.machine}
     tops = [h for h in hosts if not (h.source == "cpuacct" and h.machine in machines)]
-    got = [s for h in tops if (s := split(h, hosts, cpu)) is not None and not s.alone()]
+    got = [s for h in tops if (s := split(h, hosts, cpu)) is not None and not s.daemons_unseen and not s.alone()]
     return sorted(got, key=lambda s: -s.others_s / (s.host.cpus * s.wall_s))
 
 
