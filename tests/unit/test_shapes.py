@@ -10,7 +10,7 @@ import pytest
 
 from cephbench.suite.config import parse_suite, read_yaml
 from cephbench.lab.throttle import DriveLimit, DriveRef
-from cephbench.suite.plan import LAB_REBUILD_S, VARIANT_SWITCH_S, expand
+from cephbench.suite.plan import VARIANT_SWITCH_S, expand, rebuild_s
 from cephbench.cluster.recovery import how_to_remove
 from cephbench.core.resources import Resource
 from cephbench.suite.shape_plan import (LabBuild, build_of, on_release, rebuilds, restore_commands, shape_classes, step,
@@ -184,9 +184,12 @@ def test_the_plan_runs_one_build_after_another_and_interleaves_within_a_build():
         ("backfills", k4, 1), ("backfills", k4, 2), ("backfills", m4, 1), ("backfills", m4, 2)]
     # each build's first test carries one rebuild in the estimate; a change of variant within a build a switch
     extra = [t.est_duration_s - plan.tests[-1].est_duration_s for t in plan.tests]
-    assert [round(e, 3) for e in extra[:3]] == [LAB_REBUILD_S + VARIANT_SWITCH_S, VARIANT_SWITCH_S, 0.0]
-    assert round(extra[8], 3) == LAB_REBUILD_S + VARIANT_SWITCH_S
-    assert round(extra[12], 3) == LAB_REBUILD_S + VARIANT_SWITCH_S
+    # (a rebuild of the 3-host build: its 3 OSDs' start, suite/plan.py rebuild_s)
+    rebuild = round(rebuild_s(shape("{hosts: 3, public_net: 200mbit}")) + VARIANT_SWITCH_S, 3)
+    assert [round(e, 3) for e in extra[:3]] == [rebuild, VARIANT_SWITCH_S, 0.0]
+    assert round(extra[8], 3) == rebuild
+    # backfills runs on the user's lab, whose build the plan does not know: LAB_REBUILD_S
+    assert round(extra[12], 3) == round(rebuild_s(None) + VARIANT_SWITCH_S, 3)
 
 
 def test_without_shapes_the_plan_is_unchanged():
@@ -255,7 +258,8 @@ def test_releases_take_turns_repeat_by_repeat_and_each_turn_is_a_rebuild():
     turns = [["pacific", "reef", "tentacle"], ["tentacle", "reef", "pacific"], ["pacific", "reef", "tentacle"]]
     assert order == [(r, v, size) for r, names in enumerate(turns, 1) for v in names for size in (k4, m4)]
     assert len({t.id for t in plan.tests}) == len(plan.tests)
-    rebuilt = [t for t in plan.tests if t.est_duration_s - plan.tests[-1].est_duration_s >= LAB_REBUILD_S]
+    one_osd = rebuild_s(shape("{osds: 1, release: reef}"))     # the lab down and up again with its one OSD
+    rebuilt = [t for t in plan.tests if t.est_duration_s - plan.tests[-1].est_duration_s >= one_osd]
     assert len(rebuilt) == 9              # every (repeat, release) block starts with one
 
 
