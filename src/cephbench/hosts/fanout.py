@@ -233,6 +233,10 @@ def _wait_ready(wrappers: list[_Wrapper], timeout_s: float) -> None:
                 w.ready_s = time.monotonic() - w.spawned
                 waiting.remove(w)
             elif w.proc.poll() is not None:
+                # read again: what it wrote between the read above and its exit is its last word (ssh's error)
+                text = w.text()
+                if ready_line(text) is not None:
+                    continue
                 raise OperationFailed(f"host {w.where}: could not start the tool (exit code {w.proc.returncode}): "
                                       f"{_last_line(text)}")
         if waiting and time.monotonic() > deadline:
