@@ -8,7 +8,7 @@ as they do later.
 
 import signal
 
-from .core.interrupts import caused_by_interrupt, exit_interrupted
+from .core.interrupts import caused_by_interrupt, exit_interrupted, redeliver_swallowed_interrupts
 
 
 def _stop(signum, frame):  # noqa: ARG001
@@ -17,6 +17,7 @@ def _stop(signum, frame):  # noqa: ARG001
 
 def main() -> None:
     signal.signal(signal.SIGTERM, _stop)
+    redeliver_swallowed_interrupts()
     try:
         from .cli import main as cli_main
     except BaseException as exc:  # noqa: BLE001 - anything an interrupt cut short

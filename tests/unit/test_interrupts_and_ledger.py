@@ -1,6 +1,9 @@
 """Signals held during a cluster change, and the ledger that remembers what to remove."""
 
 import json
+import subprocess
+import sys
+import textwrap
 import os
 import signal
 
@@ -126,3 +129,28 @@ def test_a_cleanup_that_was_not_interrupted_takes_two_ctrl_cs_to_skip():
                                         "cleaned up"]
     assert _cleanup_after(False, 2) == ["cleaning up goes on (Ctrl-C again to skip it)", "still cleaning up",
                                         "cleanup skipped"]
+
+
+def test_an_interrupt_python_cannot_raise_where_it_lands_is_sent_again_not_lost():
+    # CI at 7067a77: a SIGINT that landed while pydantic-core built a deferred validator was printed as "Exception
+    # ignored in: 'Path'" with a traceback, and the command ran on; a finalizer is the same door
+    script = textwrap.dedent("""
+        import sys
+        import time
+        from cephbench.core.interrupts import redeliver_swallowed_interrupts
+        if sys.argv[1] == "hooked":
+            redeliver_swallowed_interrupts()
+        class Finalized:
+            def __del__(self):
+                raise KeyboardInterrupt
+        try:
+            Finalized()
+            time.sleep(2)    # the work the command would go on with
+            print("ran on")
+        except KeyboardInterrupt:
+            print("interrupted")
+    """)
+    hooked = subprocess.run([sys.executable, "-c", script, "hooked"], capture_output=True, text=True, timeout=60)
+    assert hooked.stdout.strip() == "interrupted" and hooked.stderr == "", hooked
+    bare = subprocess.run([sys.executable, "-c", script, "bare"], capture_output=True, text=True, timeout=60)
+    assert bare.stdout.strip() == "ran on" and "Exception ignored" in bare.stderr, bare

@@ -47,6 +47,24 @@ def exit_interrupted() -> NoReturn:
     os._exit(130)
 
 
+def redeliver_swallowed_interrupts() -> None:
+    """An interrupt raised where Python cannot raise it (a finalizer; pydantic-core building a validator while a
+    deferred model is first used, reported as "Exception ignored in: 'Path'") is printed as a traceback and then
+    lost: the command runs on as if never asked to stop. It is sent again instead, so it lands at the next point
+    where Python can raise it, as one line and exit 130."""
+    def hook(unraisable) -> None:
+        if unraisable.exc_type is not None and issubclass(unraisable.exc_type, KeyboardInterrupt):
+            # from another thread, a moment later: raised here, in the hook, it would be swallowed again
+            try:
+                # a real signal to the main thread, so a blocking call there (a sleep, a wait on ceph) is cut short too
+                threading.Timer(0.005, signal.pthread_kill, (threading.main_thread().ident, signal.SIGINT)).start()
+            except RuntimeError:  # the interpreter is shutting down: there is nothing left to stop
+                pass
+            return
+        sys.__unraisablehook__(unraisable)
+    sys.unraisablehook = hook
+
+
 def sigterm_interrupts() -> object:
     """Make SIGTERM raise Interrupted; returns the previous handler (None off the main thread)."""
     try:
