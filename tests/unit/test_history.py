@@ -6,6 +6,7 @@ import json
 import re
 import shutil
 import subprocess
+from pathlib import Path
 
 import pytest
 
@@ -145,6 +146,10 @@ def test_cli_history_bad_inputs(tmp_path, catalog):
     res = cli(tmp_path, "history")
     assert res.returncode == 0 and "no runs catalogued yet" in res.stdout
     assert not (tmp_path / "cli.sqlite").exists()                 # looking creates no catalog
+    # a --db typed by hand that names nothing is a mistake, not an empty history
+    for missing in (tmp_path / "nope.sqlite", Path("/nonexistent/h.db")):
+        err = _one_line_exit_2(cli(tmp_path, "history", "--db", str(missing), "list"))
+        assert "--db" in err and str(missing) in err and not missing.exists()
     assert "not a date" in _one_line_exit_2(cli(tmp_path, "history", "--since", "yesterday"))
     with open(runs[0] / "results.jsonl", "a") as f:
         f.write("{not json\n")

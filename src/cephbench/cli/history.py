@@ -133,6 +133,12 @@ def history_list(ctx: click.Context, **filters) -> None:
     try:
         h = History.open(ctx.obj["db"], create=False)
     except NoCatalog as exc:            # nothing catalogued yet: nothing to list, and no file made by looking
+        if ctx.obj["db"] is not None:
+            # a path the user typed that names nothing is a mistake (a typo, a mount not there), not an empty history
+            raise UserError(f"{ctx.obj['db']} does not exist: no catalog there",
+                            "give the path of a catalog that 'cephbench run', 'import' or 'history add' wrote, or "
+                            "leave --db out for the default ($CEPHBENCH_HISTORY, else $XDG_DATA_HOME/cephbench/"
+                            "history.sqlite)", where="--db") from None
         out.print(exc.one_line(), markup=False)
         return
     with h:
