@@ -53,3 +53,18 @@ def test_the_live_line_names_the_operations_of_the_running_test():
     ev.current = a_test("012-rbd-randread-4KiB-qd16", "fio_rbd", "randread")
     ev.live(ev.current, None, 2787.0)
     assert ev._render().plain.endswith("  2,787 IOPS")
+
+
+def test_the_eta_drops_the_steps_a_search_skipped():
+    # a search that stopped early yields its later steps as skipped results that never started: their estimate was
+    # still counted as time to come
+    ev, _ = events()
+    first, second = (Test(id=f"00{i}-t", index=i, workload="w", kind="rados_bench", group="g1", params={},
+                          est_duration_s=5.0) for i in (1, 2))
+    assert ev.remaining_s() == 10.0
+    ev.test_started(first)
+    ev.test_finished(Result(test=first, status="ok", started_unix=time.time(), duration_s=5.0))
+    assert ev.remaining_s() == 5.0
+    ev.test_finished(Result(test=second, status="skipped", started_unix=time.time(), duration_s=0.0,
+                            error="past the knee"))
+    assert ev.remaining_s() == 0.0

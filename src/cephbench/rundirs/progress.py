@@ -35,6 +35,7 @@ class ConsoleEvents:
         self.ops: float | None = None
         self._live: Live | None = None
         self._begun: dict[str, float] = {}      # plan test id -> when it (its first part) started
+        self._ended: set[str] = set()            # plan tests with a result, started or not (a search's skipped steps)
 
     def _whole(self, test: Test) -> str:
         return test.params.get("part_of") or test.id
@@ -42,7 +43,7 @@ class ConsoleEvents:
     def remaining_s(self) -> float:
         """The plan tests not started, and what the estimate leaves of the current one (none once it overran)."""
         now = time.monotonic()
-        left = sum(est for tid, est in self._est.items() if tid not in self._begun)
+        left = sum(est for tid, est in self._est.items() if tid not in self._begun and tid not in self._ended)
         if self.current is not None:
             whole = self._whole(self.current)
             left += max(self._est.get(whole, 0.0) - (now - self._begun.get(whole, now)), 0.0)
@@ -96,6 +97,7 @@ class ConsoleEvents:
 
     def test_finished(self, result: Result) -> None:
         self.current = None   # first: the live display redraws from another thread at any moment
+        self._ended.add(self._whole(result.test))   # a step past where its search stopped never starts: its time is not to come
         self.done += 1
         m = result.measurement
         fig = result_figures(result) if m else (result.error or "")
