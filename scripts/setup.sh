@@ -9,12 +9,15 @@ cd "$(dirname "$0")/.."
 # namespaces, loop devices, FileStore's file systems); mmdebstrap: labs on other Ceph releases (lab up --release);
 # prometheus, prometheus-node-exporter, prometheus-process-exporter: the lab's monitoring stack (lab up --monitoring)
 # podman, runc: the toolbox image (make image) and its test; runc because crun fails on a cgroup v1 host
+# qemu-utils, qemu-block-extra: the qemu_rbd kind (qemu-nbd and QEMU's rbd driver), where its fio runs; a client
+# install leaves them out (docs/suites.md says what a client host running qemu_rbd needs)
 # `--client` (make install): an admin node or a client host that only runs cephbench against a cluster gets the client
 # tools alone (ceph, rados, rbd, librados for Python, fio, iperf3, ssh) and cephbench without its test extras: no Ceph
 # daemons, no Prometheus, no browser. Everything else here is what a lab and the test suite need.
 CLIENT_PACKAGES=(ceph-common python3-rados fio iperf3 openssh-client python3-venv golang-go)
 LAB_PACKAGES=(ceph-mon ceph-mgr ceph-osd radosgw iproute2 chromium openssh-server btrfs-progs xfsprogs e2fsprogs
-              util-linux mmdebstrap prometheus prometheus-node-exporter prometheus-process-exporter podman runc)
+              util-linux mmdebstrap prometheus prometheus-node-exporter prometheus-process-exporter podman runc
+              qemu-utils qemu-block-extra)
 mode=lab; print=""
 for arg in "$@"; do
   case "$arg" in

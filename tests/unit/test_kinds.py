@@ -199,7 +199,7 @@ def test_a_kind_accepting_clients_without_its_client_hook_is_caught():
 
 
 def test_the_preflight_hooks_are_the_drivers_own():
-    assert set(PREFLIGHT) == {"rbd_bench", "fio_rbd", "rgw", "disk_baseline", "net_baseline"}
+    assert set(PREFLIGHT) == {"rbd_bench", "fio_rbd", "qemu_rbd", "rgw", "disk_baseline", "net_baseline"}
 
 
 def test_kind_modules_import_no_driver_and_no_config():
@@ -220,4 +220,4 @@ def test_kinds_are_in_report_order_by_level_then_as_registered():
     levels = [LEVEL_ORDER.index(k.level) for k in KINDS.values()]
     assert levels == sorted(levels)
     assert list(KINDS) == ["disk_baseline", "net_baseline", "rados_bench", "fio_rados", "rados_load_gen", "osd_bench",
-                           "rbd_bench", "fio_rbd", "rgw"]
+                           "rbd_bench", "fio_rbd", "qemu_rbd", "rgw"]

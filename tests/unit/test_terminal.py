@@ -80,7 +80,8 @@ def table(text: str, title: str) -> list[str]:
 def test_every_kind_names_its_operations_in_one_mapping():
     assert {k: ops_unit(k) for k in KINDS} == {
         "disk_baseline": "IOPS", "net_baseline": None, "rados_bench": "objects/s", "fio_rados": "IOPS",
-        "rados_load_gen": "IOPS", "osd_bench": "IOPS", "rbd_bench": "IOPS", "fio_rbd": "IOPS", "rgw": "req/s"}
+        "rados_load_gen": "IOPS", "osd_bench": "IOPS", "rbd_bench": "IOPS", "fio_rbd": "IOPS", "qemu_rbd": "IOPS",
+        "rgw": "req/s"}
     assert ops_unit("imported_tool") == "ops/s"
 
 

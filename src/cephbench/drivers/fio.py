@@ -24,7 +24,7 @@ from ..core.errors import ParseError
 from ..core.figures import array, checked, count, mapping, number
 
 PERCENTILES = BIN_PERCENTILES
-ENGINES = {"libaio": "libaio", "rados": "rados", "rbd": "rbd"}
+ENGINES = {"libaio": "libaio", "rados": "rados", "rbd": "rbd", "nbd": "nbd"}
 
 
 @dataclass(frozen=True)
@@ -41,7 +41,7 @@ class FioJob:
     ramp_s: float | None = None
     size: int | None = None
     direct: bool = True
-    engine: Literal["libaio", "rados", "rbd"] = "libaio"
+    engine: Literal["libaio", "rados", "rbd", "nbd"] = "libaio"
     options: dict[str, Any] = field(default_factory=dict)
     rwmixread: int | None = None
     time_based: bool = False

@@ -19,7 +19,8 @@ from __future__ import annotations
 from types import ModuleType
 from typing import Any, Mapping
 
-from . import disk_baseline, fio_rados, fio_rbd, net_baseline, osd_bench, rados_bench, rados_load_gen, rbd_bench, rgw
+from . import (disk_baseline, fio_rados, fio_rbd, net_baseline, osd_bench, qemu_rbd, rados_bench, rados_load_gen,
+               rbd_bench, rgw)
 from .kind import DIRECTION_ORDER, LEVEL_ORDER, Direction, Kind, Layout, Level, Needs
 
 __all__ = ["DIRECTION_ORDER", "LEVEL_ORDER", "Direction", "Kind", "Layout", "Level", "Needs", "KINDS", "PLUGINS",
@@ -27,8 +28,8 @@ __all__ = ["DIRECTION_ORDER", "LEVEL_ORDER", "Direction", "Kind", "Layout", "Lev
            "kinds_where", "level_of", "ops_unit"]
 
 # the registry, one name per kind, in the order the suite schema lists its types and preflight checks them
-PLUGINS: tuple[ModuleType, ...] = (rados_bench, osd_bench, fio_rados, rados_load_gen, rbd_bench, fio_rbd, rgw,
-                                   disk_baseline, net_baseline)
+PLUGINS: tuple[ModuleType, ...] = (rados_bench, osd_bench, fio_rados, rados_load_gen, rbd_bench, fio_rbd, qemu_rbd,
+                                   rgw, disk_baseline, net_baseline)
 
 # in report order: by level, then as registered (the terminal's tables follow it)
 KINDS: dict[str, Kind] = {p.KIND.name: p.KIND
