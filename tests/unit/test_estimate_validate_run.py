@@ -11,7 +11,7 @@ from clirun import cephbench
 from conftest import FIXTURES, REPO
 from cephbench.cli.common import estimate_text
 from cephbench.suite.config import load_suite
-from cephbench.suite.plan import estimate, expand, for_cluster
+from cephbench.suite.plan import Room, capacity_cut, estimate, expand, for_cluster
 
 
 @pytest.mark.parametrize("run, where", [("ceph16.2.15_quick_onehost", "every OSD on this machine"),
@@ -23,8 +23,11 @@ def test_validate_prints_the_estimate_run_prints_for_the_hosts_it_finds(run, whe
     suite = REPO / "suites" / "quick.yaml"
     # what `run` prints ("about ..."): launch.prepare's tests for the cluster's hosts (launch._estimated_for), their
     # estimate in cli.run's words; quick.yaml's search of fio's queue depth makes it a range
-    run_est = estimate_text(estimate(for_cluster(expand(load_suite(suite)).tests, hosts, client)))
-    assert run_est.startswith("about ") and "if every search stops after 3 loads" in run_est, run_est
+    pg, osds = meta["cluster"]["status"]["pgmap"], meta["cluster"]["status"]["osdmap"]["num_osds"]
+    tests = for_cluster(expand(load_suite(suite)).tests, hosts, client)
+    run_est = estimate_text(estimate(capacity_cut(tests, load_suite(suite), Room(pg["bytes_total"], pg["bytes_used"],
+                                                                                   osds))))
+    assert run_est.startswith("about ") and "if every search runs to its max" in run_est, run_est
     res = cephbench("validate", suite)
     assert res.returncode == 0, res.stderr
     last = res.stdout.strip().splitlines()[-1]

@@ -245,14 +245,14 @@ def main(verbose: int) -> None:
 
 
 def estimate_text(e: Estimate) -> str:
-    """An estimate as validate and run both print it: `about 4m10s`, and where a search may stop early, the run
-    when every search stops as early as it can and when every one runs to its max."""
-    from ..core.loadsearch import MIN_POINTS
+    """An estimate as validate and run both print it: `about 4m10s`, and where a search may stop early, the least
+    the run can take (plan.least_s: each search as short as it can be) and its length when every search runs to its
+    max."""
     from ..report.format import seconds
     if not e.ranged:
         return f"about {seconds(e.expected_s)}"
-    return (f"about {seconds(e.expected_s)} ({seconds(e.shortest_s)} if every search stops after {MIN_POINTS} "
-            f"loads, {seconds(e.longest_s)} if every one runs to its max)")
+    return (f"about {seconds(e.expected_s)} (at least {seconds(e.shortest_s)}, {seconds(e.longest_s)} if every "
+            "search runs to its max)")
 
 
 def _print_plan_warnings(plan: Plan) -> None:

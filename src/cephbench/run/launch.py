@@ -37,7 +37,7 @@ from ..drivers.rgw.admin import BucketSweep, remove_user
 from ..core.errors import OperationFailed, ParseError, UserError
 from ..hosts.local import LocalHost, local_facts
 from ..lab import Lab, default_lab_dir
-from ..suite.plan import Plan, expand, waits_for_client_hosts
+from ..suite.plan import Plan, Room, expand, waits_for_client_hosts
 from ..drivers.disk_baseline import remove_disk_file
 from ..cluster.marker import read_runs
 from ..core.releases import cluster_release
@@ -115,14 +115,25 @@ def _estimated_for(cluster: Cluster, suite: Suite, todo: list[Test]) -> list[Tes
     does not reach."""
     import socket
 
-    from ..suite.plan import for_cluster
+    from ..suite.plan import capacity_cut, for_cluster
     from ..cluster.osd_hosts import osd_hosts
     refs = osd_hosts(cluster, suite.settings.ssh)
     here = next((r.name for r in refs if r.address is None), socket.gethostname())
     # the hosts ssh may reach: named in settings.ssh, or by a name this machine resolves (a toolbox resolves none)
     watched = [r.name for r in refs if r.address is not None and (r.name in suite.settings.ssh.hosts
                                                                    or _resolves(r.address))]
-    return for_cluster(todo, [r.name for r in refs], here, suite.settings.drop_caches, _prometheus_s(suite), watched)
+    tests = for_cluster(todo, [r.name for r in refs], here, suite.settings.drop_caches, _prometheus_s(suite), watched)
+    return capacity_cut(tests, suite, _room(cluster))
+
+
+def _room(cluster: Cluster) -> Room | None:
+    """The cluster's raw space and OSDs, which the capacity guard shares among the writes (plan.capacity_cut)."""
+    try:
+        total, used = cluster.raw_capacity(patience_s=0.0)
+        return Room(total, used, len(cluster.osd_ids()))
+    except (OperationFailed, UserError, TimeoutError) as exc:
+        log.debug("raw capacity unknown, no write counted as cut by the capacity guard: %s", exc)
+        return None
 
 
 def _resolves(address: str) -> bool:
