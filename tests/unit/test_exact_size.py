@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from cephbench.analysis.verdict import _short
 from cephbench.lab.throttle import DriveLimit, DriveRef, ThrottleSpec
-from cephbench.suite.shape_plan import throttle_text
 from cephbench.core.units import exact_size, parse_size
 
 EXACT = [(1, "1B"), (512, "512B"), (1000, "1000B"), (4096, "4KiB"), (1536 * 1024, "1536KiB"),
@@ -25,5 +24,5 @@ def test_a_lab_flag_gives_bare_bytes_when_no_unit_divides():
     for n, text in EXACT:
         assert exact_size(n, byte_unit="") == (text[:-1] if text.endswith("B") and not text.endswith("iB") else text)
     limit = ThrottleSpec(DriveRef(1), DriveLimit(bytes_per_s=8 * 2**20, iops=200))
-    assert throttle_text(limit) == "osd.1=8MiB/s,200iops"
-    assert throttle_text(ThrottleSpec(DriveRef(2, "db"), DriveLimit(bytes_per_s=1000))) == "osd.2.db=1000/s"
+    assert limit.text() == "osd.1=8MiB/s,200iops"
+    assert ThrottleSpec(DriveRef(2, "db"), DriveLimit(bytes_per_s=1000)).text() == "osd.2.db=1000/s"

@@ -248,19 +248,16 @@ def test_bad_cpu_specs_are_one_line_naming_the_flag(call, values, where, words):
 
 
 def test_a_cpu_spec_the_lab_cannot_hold_is_refused():
-    from cephbench.lab.multihost import spec_from_flags
-    flags = {"--osd-throttle": None, "--db-device": None, "--objectstore": None, "--fs": None}
-    assert "the lab has no such OSD" in refusal(spec_from_flags, 3, 1, 0, None, None, None,
-                                                 {**flags, "--cpu-limit": ["osd.3=0.1"]}, where="--cpu-limit")
-    assert "the lab has no such host" in refusal(spec_from_flags, 3, 1, 0, None, None, None,
-                                                  {**flags, "--host-load": ["h4=1"]}, where="--host-load")
-    assert "describes a multi-host lab" in refusal(spec_from_flags, None, 1, 0, None, None, None,
-                                                    {**flags, "--host-load": ["h2=1"]}, where="--host-load")
-    assert "it has no client hosts" in refusal(spec_from_flags, 3, 1, 0, None, None, None,
-                                               {**flags, "--host-load": ["c1=1"]}, where="--host-load")
+    from cephbench.lab.multihost import multi_host, parse_values
+
+    def shape(hosts, clients=0, **given):
+        return multi_host(parse_values({"hosts": hosts, "clients": clients, **given}))
+    assert "the lab has no such OSD" in refusal(shape, 3, cpu_limit=["osd.3=0.1"], where="--cpu-limit")
+    assert "the lab has no such host" in refusal(shape, 3, host_load=["h4=1"], where="--host-load")
+    assert "describes a multi-host lab" in refusal(shape, None, host_load=["h2=1"], where="--host-load")
+    assert "it has no client hosts (--clients)" in refusal(shape, 3, host_load=["c1=1"], where="--host-load")
     # a client host's neighbour, on a lab that has one
-    assert spec_from_flags(3, 1, 1, None, None, None, {**flags, "--host-load": ["c1=0.5"]}).cpu_quotas() == {
-        "load.c1": 50000}
+    assert shape(3, 1, host_load=["c1=0.5"]).cpu_quotas() == {"load.c1": 50000}
 
 
 def test_the_plan_records_a_cpu_group_per_limit_and_per_neighbour_before_they_are_made(tmp_path):

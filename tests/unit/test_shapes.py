@@ -8,13 +8,12 @@ import json
 
 import pytest
 
-from cephbench.suite.config import parse_suite, read_yaml
+from cephbench.suite.config import LabShape, parse_suite, read_yaml
 from cephbench.lab.throttle import DriveLimit, DriveRef
 from cephbench.suite.plan import VARIANT_SWITCH_S, expand, rebuild_s
 from cephbench.cluster.recovery import how_to_remove
 from cephbench.core.resources import Resource
-from cephbench.suite.shape_plan import (LabBuild, build_of, on_release, rebuilds, restore_commands, shape_classes, step,
-                                  steps)
+from cephbench.suite.shape_plan import LabBuild, on_release, rebuilds, restore_commands, shape_classes, step, steps
 from clirun import cephbench
 
 W = "workloads:\n  - {type: rados_bench, modes: [write], duration: 2s}\n"
@@ -65,6 +64,16 @@ BAD = [
     ("{name: a, lab: {hosts: 3, client_net: 100mbit}}",
      "variants[0].lab.client_net: client_net shapes the client hosts' links, and this lab has none "
      "(add clients N (e.g. clients 2))"),
+    ("{name: a, lab: {hosts: 0}}", "variants[0].lab.hosts: hosts must be 1 to 253, got 0 (e.g. hosts 3)"),
+    ("{name: a, lab: {osds: 0}}", "variants[0].lab.osds: osds must be at least 1, got 0"),
+    ("{name: a, lab: {hosts: 3, cluster_net: 100mbit/2parsecs}}",
+     "variants[0].lab.cluster_net: delay '2parsecs' is not a number with a unit (us, ms or s) (write e.g. 0.2ms or "
+     "1ms)"),
+    ("{name: a, lab: {hosts: 3, cpu_limit: {osd.3: 0.5}}}",
+     "variants[0].lab.cpu_limit: osd.3: the lab has no such OSD (its OSDs are osd.0 to osd.2)"),
+    ("{name: a, lab: {hosts: 3, host_load: {c1: 1}}}",
+     "variants[0].lab.host_load: c1: the lab has no such host (its OSD hosts are h1 to h3, and it has no client "
+     "hosts (clients))"),
     ("{sweep: {who: osd, name: osd_max_backfills, values: [1, 2]}, lab: {hosts: 3}}",
      "variants[0].sweep: a sweep names its variants itself (NAME=VALUE); give name, options and lab, or a sweep, "
      "not both"),
@@ -96,10 +105,83 @@ def test_a_lab_shape_on_a_cluster_that_is_not_a_lab_is_refused_before_anything(t
     assert not out.exists()
 
 
+def test_a_bad_lab_up_flag_is_refused_in_the_flags_words_by_the_same_checks():
+    from cephbench.core.errors import UserError
+    from cephbench.lab.multihost import multi_host, parse_values
+    for given, line in [
+        ({"hosts": 0}, "--hosts: --hosts must be 1 to 253, got 0 (e.g. --hosts 3)"),
+        ({"public_net": "1gbit"}, "--public-net: --public-net describes a multi-host lab (add --hosts N (e.g. --hosts "
+                                  "3))"),
+        ({"hosts": 3, "osd_throttle": ["osd.1.db=8MiB/s"]},
+         "--osd-throttle: osd.1.db: osd.1 has no separate WAL/DB device (start the lab with --db-device, or throttle "
+         "its data drive (osd.N))"),
+        ({"hosts": 3, "fs": "xfs"}, "--fs: BlueStore uses its drive raw, with no file system, so --fs xfs has no "
+                                    "meaning (use --objectstore filestore --fs ..., or leave out --fs)")]:
+        with pytest.raises(UserError) as e:
+            multi_host(parse_values(given))
+        assert e.value.one_line() == line
+
+
+# ---- a shape is parsed once, when the suite is read ---------------------------------------------------------
+
+def test_a_shape_is_typed_when_the_suite_is_read_and_never_parsed_again(monkeypatch):
+    """Issue 37: the lab takes the variant's build as it is; variant_specs() parses nothing (it used to turn the
+    `lab:` mapping back into `lab up` flags and parse them again, 30 times for seed-han-2012 before it started)."""
+    from cephbench.lab import cpulimit, multihost, rates, throttle
+    from cephbench.lab.rates import LinkShape
+    suite = parse_suite(read_yaml(SUITE.replace("osd.1: 8MiB/s", "osd.1: '8MiB/s,200iops'"), "t"), "t")
+    lab = suite.variants[2].lab
+    assert lab.public_net == LinkShape(200 * 10**6)
+    assert [(str(t.drive), t.limit) for t in lab.osd_throttle] == [("osd.1", DriveLimit(8 * 2**20, 200))]
+
+    def parsed_again(*_a, **_k):
+        raise AssertionError("a shape parsed after the suite was read")
+    for module, name in ((rates, "parse_link"), (throttle, "parse_throttle_specs"), (multihost, "parse_value"),
+                         (multihost, "multi_host"), (cpulimit, "parse_cpu_limits")):
+        monkeypatch.setattr(module, name, parsed_again)
+    specs = {v.name: v.lab for v in suite.variant_specs()}
+    assert specs["slow"] is lab.build and specs["slow"].multi.public == LinkShape(200 * 10**6)
+    expand(suite)
+
+
+def test_a_shape_is_written_back_as_a_suite_gives_it_and_reads_back_the_same():
+    """run.json keeps the suite as its models dump it, and a resumed run reads that again."""
+    text = SUITE.replace("{hosts: 3, public_net: 200mbit}", "{hosts: 3, public_net: 0.2gbit/200us, osd_size: 4096MiB, "
+                         "cpu_limit: {osd.2: 0.08}, host_load: {h2: 1.5}, cluster_net: unshaped, db_device: 2GiB}")
+    suite = parse_suite(read_yaml(text, "t"), "t")
+    dumped = suite.model_dump(mode="json")
+    assert {k: v for k, v in dumped["variants"][0]["lab"].items() if v is not None} == {
+        "hosts": 3, "osds_per_host": 1, "clients": 0, "osd_size": "4GiB", "public_net": "200mbit/200us",
+        "cluster_net": "unshaped", "cpu_limit": {"osd.2": 0.08}, "host_load": {"h2": 1.5}, "db_device": "2GiB",
+        "objectstore": "bluestore", "rgw": True}
+    assert dumped["variants"][2]["lab"]["osd_throttle"] == {"osd.1": "8MiB/s"}
+    again = parse_suite(json.loads(json.dumps(dumped)), "run.json suite")
+    assert [v.lab for v in again.variant_specs()] == [v.lab for v in suite.variant_specs()]
+    assert again.model_dump(mode="json") == dumped
+
+
+def test_lab_up_flags_and_a_suite_shape_make_the_same_spec_and_a_running_labs_record_gives_it_back():
+    from cephbench.lab.multihost import multi_host, parse_values, spec_from_topology, topology_json
+    from cephbench.lab.netns import plan
+    b = shape("{hosts: 3, clients: 1, public_net: 1gbit/0.2ms, cluster_net: 100mbit, client_net: 50mbit, "
+              "objectstore: filestore, fs: ext4, db_device: 2GiB, osd_throttle: {osd.1: 8MiB/s, osd.0.db: 200iops}, "
+              "cpu_limit: {osd.2: 0.5}, host_load: {c1: 1}}")
+    flags = parse_values({"hosts": 3, "clients": 1, "public_net": "1gbit/0.2ms", "cluster_net": "100mbit",
+                          "client_net": "50mbit", "objectstore": "filestore", "fs": "ext4", "db_device": "2GiB",
+                          "osd_throttle": ("osd.1=8MiB/s", "osd.0.db=200iops"), "cpu_limit": ("osd.2=0.5",),
+                          "host_load": ("c1=1",)})
+    m = b.multi
+    assert multi_host(flags) == m
+    topo = plan("ab12cd", 1, m.hosts, m.public, m.cluster, m.separate_cluster, m.clients, m.client)
+    recorded = json.loads(json.dumps(topology_json(m, topo, True, {}, None)))
+    assert spec_from_topology(recorded, m.throttles) == LabBuild.from_json(b.to_json()).multi
+    assert LabBuild.from_json(b.to_json()).multi == m.__class__.from_json(m.to_json())
+
+
 # ---- which change takes the lab from one build to the next -------------------------------------------------
 
 def shape(text: str) -> LabBuild:
-    return build_of(read_yaml(text, "t"), "variants[0].lab")
+    return LabShape.model_validate(read_yaml(text, "t")).build
 
 
 BASE = shape("{hosts: 3, public_net: 200mbit}")

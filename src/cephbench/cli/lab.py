@@ -89,20 +89,20 @@ def lab_up(lab_dir: Path | None, osds: int | None, osd_size: str, no_rgw: bool, 
            fs: str | None, release: str | None, monitoring: bool, containers: bool, cpus: tuple[str, ...],
            memory: tuple[str, ...]) -> None:
     """Start a lab cluster and wait until it is healthy."""
-    from ..lab.multihost import size_flag as _size_option, spec_from_flags
+    from ..lab.multihost import multi_host, parse_values
     lb = _lab(lab_dir)
-    size = _size_option(osd_size, "--osd-size")
+    shape = parse_values({"hosts": hosts, "osds_per_host": osds_per_host, "clients": clients, "osds": osds,
+                          "osd_size": osd_size, "public_net": public_net, "cluster_net": cluster_net,
+                          "client_net": client_net, "osd_throttle": osd_throttle, "cpu_limit": cpu_limit,
+                          "host_load": host_load, "db_device": db_device, "objectstore": objectstore, "fs": fs})
+    size = shape["osd_size"]
     if (cpus or memory) and not containers:
         raise UserError(f"{'--cpus' if cpus else '--memory'} limits a container: it needs --containers",
                         "add --containers", where="--cpus" if cpus else "--memory")
     if containers and monitoring:
         # not done yet in containers: said rather than something else started
         raise UserError("a lab in containers has no monitoring stack yet", "drop --monitoring", where="--monitoring")
-    drive_flags = {"--osd-throttle": list(osd_throttle) or None, "--db-device": db_device,
-                   "--objectstore": objectstore if objectstore != "bluestore" else None, "--fs": fs,
-                   "--cpu-limit": list(cpu_limit) or None, "--host-load": list(host_load) or None}
-    multi = spec_from_flags(hosts, osds_per_host, clients, public_net, cluster_net, osds,
-                             {"--client-net": client_net, **drive_flags})
+    multi = multi_host(shape)
     if lb.started() and lb.is_running():
         _print_lab_status(lb)
         raise UserError(f"a lab is already running in {lb.dir}", f"stop it with 'cephbench lab down --dir {lb.dir}'")

@@ -107,14 +107,14 @@ def run(suite_path: Path | None, out_dir: Path | None, resume_dir: Path | None, 
 
 def _print_shape_steps(keeper, todo: list) -> None:
     """Each lab shape a dry run would enter, in order, and what each costs: a rebuild, a throttle, nothing."""
-    from ..suite.shape_plan import rebuilds, steps, throttle_text
+    from ..suite.shape_plan import rebuilds, steps
     entered = [name for name, _ in groupby(t.variant for t in todo if t.variant is not None)]
     plan = steps(keeper.original, keeper.current, [(n, keeper.want(n)) for n in entered])
     out.print(f"lab {keeper.lab.dir}: {rebuilds(plan)} rebuild(s) "
               f"and {sum(1 for _, st in plan if st.kind == 'throttle')} throttle change(s):")
     for name, st in plan:
         what = {"none": "as it is", "throttle": "throttled: " + " ".join(
-                    [throttle_text(t) for t in st.set] + [f"{r} unthrottled" for r in st.clear]),
+                    [t.text() for t in st.set] + [f"{r} unthrottled" for r in st.clear]),
                 "rebuild": "rebuilt: lab up " + " ".join(st.build.up_flags() if st.build else []),
                 "up": "started: lab up " + " ".join(st.build.up_flags() if st.build else []),
                 "down": "taken down (the run started it)"}[st.kind]

@@ -17,9 +17,10 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass
-from typing import Callable, Iterable, Sequence, TypeVar
+from typing import Callable, Iterable, Mapping, Sequence, TypeVar
 
 from ..core.errors import UserError
+from .shapekeys import FLAGS, Names
 
 PERIOD_US = 100_000            # the CFS period the lab's quotas are set over (Linux's default)
 MIN_CORES = 0.01               # below it a daemon does not answer its heartbeats: marked down, not slow
@@ -66,7 +67,9 @@ class HostLoadSpec:
         return f"{self.host}={self.cores:g}"
 
 
-def _pairs(values: Sequence[str] | str, where: str, example: str) -> list[tuple[str, str]]:
+def _pairs(values: Sequence[str] | str | Mapping[str, object], where: str, example: str) -> list[tuple[str, str]]:
+    if isinstance(values, Mapping):         # a suite's {osd.2: 0.08}
+        return [(str(k), str(v)) for k, v in values.items()]
     if isinstance(values, str):
         values = [values]
     out = []
@@ -91,7 +94,7 @@ def _cores(value: str, name: str, where: str, example: str, high: float) -> floa
     return cores
 
 
-def _specs(values: Sequence[str] | str, where: str, example: str, name_re: re.Pattern, what: str, twice: str,
+def _specs(values: Sequence[str] | str | Mapping[str, object], where: str, example: str, name_re: re.Pattern, what: str, twice: str,
            make: Callable[[str, float], T]) -> tuple[T, ...]:
     out: list[T] = []
     names: list[str] = []
@@ -105,25 +108,26 @@ def _specs(values: Sequence[str] | str, where: str, example: str, name_re: re.Pa
     return tuple(out)
 
 
-def parse_cpu_limits(values: Sequence[str] | str, where: str = "--cpu-limit") -> tuple[CpuLimitSpec, ...]:
+def parse_cpu_limits(values: Sequence[str] | str | Mapping[str, object], where: str = "--cpu-limit") -> tuple[CpuLimitSpec, ...]:
     return _specs(values, where, "osd.2=0.08 (8 % of a core)", _DAEMON_RE, "an OSD", "limited", CpuLimitSpec)
 
 
-def parse_host_loads(values: Sequence[str] | str, where: str = "--host-load") -> tuple[HostLoadSpec, ...]:
+def parse_host_loads(values: Sequence[str] | str | Mapping[str, object], where: str = "--host-load") -> tuple[HostLoadSpec, ...]:
     return _specs(values, where, "h2=1.5 (1.5 cores busy on h2)", _HOST_RE, "a host of the lab (hN, cN)", "loaded",
                   HostLoadSpec)
 
 
 def check_cpu_specs(limits: Iterable[CpuLimitSpec], loads: Iterable[HostLoadSpec], osds: int, hosts: int,
-                    clients: int = 0) -> None:
-    """Refuse an OSD or host the lab does not have (OSD hosts h1..hN, client hosts c1..cC)."""
+                    clients: int = 0, names: Names = FLAGS) -> None:
+    """Refuse an OSD or host the lab does not have (OSD hosts h1..hN, client hosts c1..cC), named as `names` says
+    (`lab up`'s flags, or a suite's keys)."""
     for s in limits:
         if int(s.daemon.split(".")[1]) >= osds:
             raise UserError(f"{s.daemon}: the lab has no such OSD", f"its OSDs are osd.0 to osd.{osds - 1}",
-                            where="--cpu-limit")
+                            where=names["cpu_limit"])
     for h in loads:
         most = hosts if h.host[0] == "h" else clients
         if not 1 <= int(h.host[1:]) <= most:
             have = f"its OSD hosts are h1 to h{hosts}" + (f" and its client hosts c1 to c{clients}" if clients else
-                                                          ", and it has no client hosts (--clients)")
-            raise UserError(f"{h.host}: the lab has no such host", have, where="--host-load")
+                                                          f", and it has no client hosts ({names['clients']})")
+            raise UserError(f"{h.host}: the lab has no such host", have, where=names["host_load"])

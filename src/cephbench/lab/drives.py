@@ -34,6 +34,7 @@ from ..core.errors import OperationFailed, UserError
 from ..hosts.local import CommandResult, LocalHost
 from . import cgroups, monitoring
 from .cpulimit import PERIOD_US
+from .shapekeys import FLAGS, Names
 from .throttle import DriveLimit, DriveRef, ThrottleSpec
 
 log = logging.getLogger(__name__)
@@ -84,24 +85,24 @@ class StoreChoice:
     notes: tuple[str, ...] = ()
 
 
-def check_objectstore(objectstore: str, fs: str | None) -> StoreChoice:
+def check_objectstore(objectstore: str, fs: str | None, names: Names = FLAGS) -> StoreChoice:
     """Refuse an object store / file system pair that cannot work here, in one line saying why.
 
     Checked with Ceph 16.2.15 on this kind of machine (`ceph-osd --mkfs` and a start up to `load_pgs`):
     FileStore works on xfs; on ext4 with shorter object names; on btrfs only as an experimental feature.
     """
+    store, on = names["objectstore"], names["fs"]       # `lab up`'s flags, or a suite's keys
     if objectstore not in OBJECTSTORES:
-        raise UserError(f"unknown object store {objectstore!r}", "write bluestore or filestore",
-                        where="--objectstore")
+        raise UserError(f"unknown object store {objectstore!r}", "write bluestore or filestore", where=store)
     if objectstore == "bluestore":
         if fs is not None:
-            raise UserError(f"BlueStore uses its drive raw, with no file system, so --fs {fs} has no meaning",
-                            "use --objectstore filestore --fs ..., or leave out --fs", where="--fs")
+            raise UserError(f"BlueStore uses its drive raw, with no file system, so {on} {fs} has no meaning",
+                            f"use {store} filestore {on} ..., or leave out {on}", where=on)
         return StoreChoice("bluestore", None)
     fs = DEFAULT_FILESTORE_FS if fs is None else fs
     if fs not in FILESYSTEMS:
         why = _NO_FS_WHY.get(fs, "it is not one FileStore was checked on")
-        raise UserError(f"FileStore cannot run on {fs} here: {why}", "use --fs xfs, ext4 or btrfs", where="--fs")
+        raise UserError(f"FileStore cannot run on {fs} here: {why}", f"use {on} xfs, ext4 or btrfs", where=on)
     recipe = FILESYSTEMS[fs]
     return StoreChoice("filestore", fs, (recipe.note,) if recipe.note else ())
 

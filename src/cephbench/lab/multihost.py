@@ -12,6 +12,7 @@ and settings.ssh.hosts maps it to the host's address.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any, Mapping, Sequence
 
 from ..core.errors import UserError
 from ..core.units import parse_size
@@ -19,7 +20,8 @@ from .cpulimit import CpuLimitSpec, HostLoadSpec, check_cpu_specs, parse_cpu_lim
 from .drives import LabDrives, StoreChoice, check_objectstore
 from .netns import MAX_HOSTS, Topology
 from .rates import LinkShape, parse_link
-from .throttle import ThrottleSpec, check_drives, parse_throttle_specs
+from .shapekeys import FLAGS, Names
+from .throttle import DriveLimit, ThrottleSpec, check_drives, drive_ref, parse_throttle_specs
 
 MON, MGR, RGW = "mon.a", "mgr.x", "client.rgw.lab"
 MAX_OSDS_PER_HOST = 16
@@ -27,7 +29,9 @@ MAX_OSDS_PER_HOST = 16
 
 @dataclass(frozen=True)
 class MultiHostSpec:
-    """`lab up --hosts N --osds-per-host K --clients C --public-net ... --cluster-net ... --client-net ...`."""
+    """`lab up --hosts N --osds-per-host K --clients C --public-net ... --cluster-net ... --client-net ...`, or a
+    suite's `lab:` shape: made from what a person gave by `multi_host` (checked, each refusal named as its source
+    names it), and from what a lab or a run recorded by `from_json`."""
 
     hosts: int
     osds_per_host: int = 1
@@ -47,19 +51,36 @@ class MultiHostSpec:
         return {**{s.daemon: s.quota_us for s in self.cpu_limits},
                 **{f"load.{h.host}": h.quota_us for h in self.host_loads}}
 
-    def __post_init__(self) -> None:
-        if not 1 <= self.hosts <= MAX_HOSTS:
-            raise UserError(f"--hosts must be 1 to {MAX_HOSTS}, got {self.hosts}", "e.g. --hosts 3",
-                            where="--hosts")
-        if not 1 <= self.osds_per_host <= MAX_OSDS_PER_HOST:
-            raise UserError(f"--osds-per-host must be 1 to {MAX_OSDS_PER_HOST}, got {self.osds_per_host}",
-                            where="--osds-per-host")
-        if not 0 <= self.clients <= MAX_HOSTS - self.hosts:
-            raise UserError(f"--clients must be 0 to {MAX_HOSTS - self.hosts}, got {self.clients}",
-                            where="--clients")
-        if self.client is not None and not self.clients:
-            raise UserError("--client-net shapes the client hosts' links, and this lab has none",
-                            "add --clients N (e.g. --clients 2)", where="--client-net")
+    def to_json(self) -> dict[str, Any]:
+        """The spec as run.json's `lab_shapes` and a run's ledger record it (from_json reads it back)."""
+        return {"hosts": self.hosts, "osds_per_host": self.osds_per_host, "clients": self.clients,
+                "public": self.public.to_json() if self.public else None,
+                "cluster": self.cluster.to_json() if self.cluster else None,
+                "separate_cluster": self.separate_cluster, "client": self.client.to_json() if self.client else None,
+                "objectstore": self.store.objectstore, "fs": self.store.fs, "db_device_bytes": self.db_size_bytes,
+                "throttles": {str(t.drive): t.limit.to_json() for t in self.throttles},
+                **({"cpu_limits": {c.daemon: c.cores for c in self.cpu_limits}} if self.cpu_limits else {}),
+                **({"host_loads": {h.host: h.cores for h in self.host_loads}} if self.host_loads else {})}
+
+    @classmethod
+    def from_json(cls, m: Mapping[str, Any]) -> MultiHostSpec:
+        """A spec recorded by to_json (or a running lab's lab.json: spec_from_topology), made by multi_host as
+        a spec given is."""
+        link = lambda x: LinkShape.from_json(x) if x else None      # noqa: E731
+        spec = multi_host({
+            "hosts": int(m["hosts"]), "osds_per_host": int(m["osds_per_host"]), "clients": int(m["clients"]),
+            "public_net": link(m.get("public")),
+            "cluster_net": link(m.get("cluster")) or (UNSHAPED if m.get("separate_cluster") else None),
+            "client_net": link(m.get("client")), "objectstore": m.get("objectstore"), "fs": m.get("fs"),
+            "db_device": m.get("db_device_bytes"),
+            "osd_throttle": tuple(sorted((ThrottleSpec(drive_ref(name), DriveLimit.from_json(lim))
+                                          for name, lim in (m.get("throttles") or {}).items()),
+                                         key=lambda t: t.drive)),
+            "cpu_limit": tuple(CpuLimitSpec(d, float(c)) for d, c in sorted((m.get("cpu_limits") or {}).items())),
+            "host_load": tuple(HostLoadSpec(h, float(c)) for h, c in sorted((m.get("host_loads") or {}).items()))})
+        if spec is None:
+            raise ValueError(f"{dict(m)!r} describes no multi-host lab")
+        return spec
 
     @property
     def osds(self) -> int:
@@ -121,10 +142,18 @@ def topology_json(spec: MultiHostSpec, topo: Topology, rgw: bool, ssh: dict, dri
             "drives": drives_json(drives) if drives else None, "ssh": ssh}
 
 
-def spec_from_topology(topology: dict) -> MultiHostSpec:
-    """The placement of a lab that is running, from its lab.json (shapes are in `networks`, not needed here)."""
+def spec_from_topology(topology: Mapping[str, Any], throttles: Sequence[ThrottleSpec] = ()) -> MultiHostSpec:
+    """The spec of a lab that is running, from its lab.json's `topology` (topology_json) and the throttles its
+    drives record holds now (`lab throttle` changes them without a rebuild)."""
+    nets = {n["kind"]: n for n in topology.get("networks", [])}
     sp = topology["spec"]
-    return MultiHostSpec(int(sp["hosts"]), int(sp["osds_per_host"]), int(sp["clients"]))
+    return MultiHostSpec.from_json({
+        **sp, "public": nets.get("public", {}).get("shape"), "cluster": nets.get("cluster", {}).get("shape"),
+        "separate_cluster": "cluster" in nets and not nets["cluster"].get("shape"),
+        "client": topology.get("client_link"), "objectstore": topology.get("objectstore"), "fs": topology.get("fs"),
+        "db_device_bytes": topology.get("db_device_bytes"),
+        "throttles": {str(t.drive): t.limit.to_json() for t in throttles},
+        "cpu_limits": topology.get("cpu_limits"), "host_loads": topology.get("host_loads")})
 
 
 def drives_json(record: LabDrives) -> dict:
@@ -137,40 +166,90 @@ def drives_json(record: LabDrives) -> dict:
     return {"kind": kinds[0] if len(kinds) == 1 else "mixed", "fallback": record.fallback, "osds": osds}
 
 
-def spec_from_flags(hosts: int | None, osds_per_host: int, clients: int, public_net: str | None,
-                    cluster_net: str | None, osds: int | None, drive_flags: dict) -> MultiHostSpec | None:
-    """`lab up`'s flags (and a suite's lab shape, whose keys are those flags) -> the multi-host lab they describe;
-    None for the one-host loopback lab (no --hosts, or --hosts 1 alone). A bad value is a UserError naming its
-    flag (`where`), which a suite turns into its YAML key."""
-    multi_flags = {"--public-net": public_net, "--cluster-net": cluster_net,
-                   "--clients": clients or None, "--osds-per-host": osds_per_host if osds_per_host != 1 else None,
-                   **drive_flags}
+# ---- a shape as a person gives it ----------------------------------------------------------------------------
+
+UNSHAPED = "unshaped"       # --cluster-net unshaped: a cluster network of its own, not shaped
+# the values that describe a multi-host lab, in the order a refusal names the first one given without --hosts
+_MULTI_ONLY = ("public_net", "cluster_net", "clients", "osds_per_host", "client_net", "osd_throttle", "db_device",
+               "objectstore", "fs", "cpu_limit", "host_load")
+_DEFAULTS = {"osds_per_host": 1, "clients": 0, "objectstore": "bluestore"}
+
+
+def parse_value(key: str, raw: Any, names: Names = FLAGS) -> Any:
+    """One value of a shape as given (a flag's text or texts, a suite's scalar or mapping) -> its typed value: a
+    LinkShape (cluster_net: or UNSHAPED), ThrottleSpecs, CpuLimitSpecs, HostLoadSpecs, bytes; the others as they
+    are. A bad value is a UserError at `names[key]` (its flag, or its suite key)."""
+    where = names[key]
+    if key in ("public_net", "client_net") or (key == "cluster_net" and str(raw).strip().lower() != UNSHAPED):
+        return parse_link(str(raw), where)
+    parser = {"cluster_net": lambda _v, _w: UNSHAPED, "osd_throttle": parse_throttle_specs,
+              "cpu_limit": parse_cpu_limits, "host_load": parse_host_loads, "db_device": size_flag,
+              "osd_size": size_flag, "release": lab_release}.get(key)
+    if parser is None:
+        return raw
+    if key in ("osd_throttle", "cpu_limit", "host_load") and not raw:
+        return ()
+    return parser(raw if isinstance(raw, (str, int, Mapping)) else list(raw), where)
+
+
+def parse_values(given: Mapping[str, Any], names: Names = FLAGS) -> dict[str, Any]:
+    """parse_value for each value given (None: not given)."""
+    return {k: parse_value(k, v, names) for k, v in given.items() if v is not None}
+
+
+def multi_host(values: Mapping[str, Any], names: Names = FLAGS) -> MultiHostSpec | None:
+    """A shape's typed values (parse_value's, keyed as `names` is; missing or None: not given) -> the multi-host
+    lab they describe, checked as a whole; None for the one-host loopback lab (no hosts, or one host alone). A
+    refusal names the flag or the suite key it is about, from `names` (`where` too)."""
+    def given(key: str) -> bool:
+        v = values.get(key)
+        return v is not None and v != () and v != _DEFAULTS.get(key)
+    hosts = values.get("hosts")
     if hosts is None:
-        given = [k for k, v in multi_flags.items() if v is not None]
-        if given:
-            raise UserError(f"{given[0]} describes a multi-host lab", "add --hosts N (e.g. --hosts 3)",
-                            where=given[0])
+        first = next((k for k in _MULTI_ONLY if given(k)), None)
+        if first is not None:
+            raise UserError(f"{names[first]} describes a multi-host lab",
+                            f"add {names['hosts']} N (e.g. {names['hosts']} 3)", where=names[first])
         return None
-    if osds is not None:
-        raise UserError("--osds is for the one-host lab; a multi-host lab has --hosts x --osds-per-host OSDs",
-                        "give --osds-per-host instead", where="--osds")
-    if hosts == 1 and all(v is None for v in multi_flags.values()):
+    if values.get("osds") is not None:
+        raise UserError(f"{names['osds']} is for the one-host lab; a multi-host lab has {names['hosts']} x "
+                        f"{names['osds_per_host']} OSDs", f"give {names['osds_per_host']} instead",
+                        where=names["osds"])
+    if hosts == 1 and not any(given(k) for k in _MULTI_ONLY):
         return None
-    public = parse_link(public_net, "--public-net") if public_net else None
-    unshaped = (cluster_net or "").strip().lower() == "unshaped"
-    cluster = parse_link(cluster_net, "--cluster-net") if cluster_net and not unshaped else None
-    store = check_objectstore(drive_flags["--objectstore"] or "bluestore", drive_flags["--fs"])
-    db_size = size_flag(drive_flags["--db-device"], "--db-device") if drive_flags["--db-device"] else None
-    throttles = parse_throttle_specs(list(drive_flags["--osd-throttle"])) if drive_flags["--osd-throttle"] else ()
-    client = parse_link(drive_flags["--client-net"], "--client-net") if drive_flags.get("--client-net") else None
-    cpu_limits = parse_cpu_limits(list(drive_flags["--cpu-limit"])) if drive_flags.get("--cpu-limit") else ()
-    host_loads = parse_host_loads(list(drive_flags["--host-load"])) if drive_flags.get("--host-load") else ()
-    spec = MultiHostSpec(hosts, osds_per_host, clients, public, cluster, separate_cluster=unshaped, store=store,
-                         db_size_bytes=db_size, throttles=throttles, client=client, cpu_limits=cpu_limits,
-                         host_loads=host_loads)
-    check_drives([t.drive for t in throttles], range(spec.osds), range(spec.osds) if db_size else ())
-    check_cpu_specs(cpu_limits, host_loads, spec.osds, spec.hosts, spec.clients)
+    osds_per_host, clients = values.get("osds_per_host", 1), values.get("clients", 0)
+    cluster, client = values.get("cluster_net"), values.get("client_net")
+    store = check_objectstore(values.get("objectstore") or "bluestore", values.get("fs"), names)
+    if not 1 <= hosts <= MAX_HOSTS:
+        raise UserError(f"{names['hosts']} must be 1 to {MAX_HOSTS}, got {hosts}", f"e.g. {names['hosts']} 3",
+                        where=names["hosts"])
+    if not 1 <= osds_per_host <= MAX_OSDS_PER_HOST:
+        raise UserError(f"{names['osds_per_host']} must be 1 to {MAX_OSDS_PER_HOST}, got {osds_per_host}",
+                        where=names["osds_per_host"])
+    if not 0 <= clients <= MAX_HOSTS - hosts:
+        raise UserError(f"{names['clients']} must be 0 to {MAX_HOSTS - hosts}, got {clients}", where=names["clients"])
+    if client is not None and not clients:
+        raise UserError(f"{names['client_net']} shapes the client hosts' links, and this lab has none",
+                        f"add {names['clients']} N (e.g. {names['clients']} 2)", where=names["client_net"])
+    spec = MultiHostSpec(hosts, osds_per_host, clients, values.get("public_net"),
+                         cluster if cluster != UNSHAPED else None, cluster == UNSHAPED, client, store,
+                         values.get("db_device"), tuple(values.get("osd_throttle") or ()),
+                         tuple(values.get("cpu_limit") or ()), tuple(values.get("host_load") or ()))
+    check_drives([t.drive for t in spec.throttles], range(spec.osds), range(spec.osds) if spec.db_size_bytes else (),
+                 where=names["osd_throttle"], db_device=names["db_device"])
+    check_cpu_specs(spec.cpu_limits, spec.host_loads, spec.osds, spec.hosts, spec.clients, names)
     return spec
+
+
+def lab_release(name: object, where: str) -> str:
+    """A release `lab up --release` offers and a lab can run."""
+    from . import roots         # here: its package versions and builds are for a lab of another release only
+    rel = roots.release(str(name), where=where)
+    if rel.no_lab:
+        raise UserError(f"a lab of {rel.name} is not yet supported: {rel.no_lab}",
+                        f"choose one of {', '.join(n for n, r in roots.RELEASES.items() if not r.no_lab)}",
+                        where=where)
+    return rel.name
 
 
 def size_flag(value: str | int, flag: str) -> int:

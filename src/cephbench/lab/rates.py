@@ -43,6 +43,12 @@ class LinkShape:
     def from_json(cls, data: dict) -> LinkShape:
         return cls(int(data["rate_bits_per_s"]), float(data.get("delay_s", 0.0)))
 
+    def text(self) -> str:
+        """`RATE[/DELAY]` as `--public-net` and a suite's `public_net` take it, e.g. `200mbit/200us`."""
+        rate = next((f"{self.rate_bits_per_s // f}{u}" for u, f in (("gbit", 10**9), ("mbit", 10**6), ("kbit", 10**3))
+                     if self.rate_bits_per_s % f == 0), f"{self.rate_bits_per_s}bit")
+        return rate + (f"/{self.delay_s * 1e6:g}us" if self.delay_s else "")
+
 
 def parse_rate(text: str, where: str = "--public-net") -> int:
     """`100mbit` -> 100_000_000 (bits per second)."""

@@ -20,10 +20,10 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Iterable, Sequence
+from typing import Iterable, Mapping, Sequence
 
 from ..core.errors import UserError
-from ..core.units import parse_size
+from ..core.units import exact_size, parse_size
 
 ROLES = ("data", "db")
 # Below these an OSD's heartbeats and a 4 MiB object write take tens of seconds: the OSD is marked down, not slow.
@@ -67,6 +67,15 @@ class ThrottleSpec:
     drive: DriveRef
     limit: DriveLimit
 
+    def text(self) -> str:
+        """`osd.1=8MiB/s,200iops`: what `--osd-throttle` and `lab throttle` take."""
+        return f"{self.drive}=" + self.limit_text()
+
+    def limit_text(self) -> str:
+        """`8MiB/s,200iops`: a suite's `osd_throttle: {osd.1: ...}` value."""
+        return ",".join(([f"{exact_size(self.limit.bytes_per_s, byte_unit='')}/s"] if self.limit.bytes_per_s else [])
+                        + ([f"{self.limit.iops}iops"] if self.limit.iops else []))
+
 
 def parse_byte_rate(text: str, where: str = "--osd-throttle") -> int:
     """`50MiB/s` -> 52428800 (bytes per second): a size as suites write it (units.parse_size), per second."""
@@ -107,16 +116,25 @@ def _parse_ref(name: str, where: str) -> DriveRef:
     return DriveRef(int(m.group(1)), "db" if m.group(2) else "data")
 
 
+def drive_ref(name: str) -> DriveRef:
+    """A drive as a record names it (`osd.1`, `osd.1.db`: str(DriveRef))."""
+    return _parse_ref(name, "a lab's record")
+
+
 def _tokens(values: Sequence[str] | str) -> list[str]:
     if isinstance(values, str):
         values = [values]
     return [t for v in values for t in re.split(r"[,\s]+", v) if t]
 
 
-def parse_throttle_specs(values: Sequence[str] | str, where: str = "--osd-throttle") -> tuple[ThrottleSpec, ...]:
-    """Every spec in the flag values given, in order; a drive named twice is refused."""
+def parse_throttle_specs(values: Sequence[str] | str | Mapping[str, str], where: str = "--osd-throttle"
+                         ) -> tuple[ThrottleSpec, ...]:
+    """Every spec in the flag values given (or a suite's mapping, drive -> `RATE[,IOPS]`), in order; a drive named
+    twice is refused."""
     groups: list[tuple[str, list[str]]] = []
-    for tok in _tokens(values):
+    if isinstance(values, Mapping):
+        groups = [(str(name), _tokens(str(v))) for name, v in values.items()]
+    for tok in [] if isinstance(values, Mapping) else _tokens(values):
         if "=" in tok:
             name, _, first = tok.partition("=")
             groups.append((name, [first] if first else []))
@@ -163,8 +181,9 @@ def parse_drive_refs(values: Sequence[str] | str, where: str = "lab throttle --c
 
 
 def check_drives(refs: Iterable[DriveRef], osd_ids: Iterable[int], db_osd_ids: Iterable[int] = (),
-                 where: str = "--osd-throttle") -> None:
-    """Refuse a drive the lab does not have: an OSD id outside `osd_ids`, or `.db` of an OSD without a DB device."""
+                 where: str = "--osd-throttle", db_device: str = "--db-device") -> None:
+    """Refuse a drive the lab does not have: an OSD id outside `osd_ids`, or `.db` of an OSD without a DB device
+    (`db_device`: how the refusal names the DB device's own flag or key)."""
     osds, dbs = sorted(set(osd_ids)), set(db_osd_ids)
     for ref in refs:
         if ref.osd not in osds:
@@ -172,4 +191,4 @@ def check_drives(refs: Iterable[DriveRef], osd_ids: Iterable[int], db_osd_ids: I
             raise UserError(f"{ref}: the lab has no osd.{ref.osd}", f"its OSDs are {have}", where=where)
         if ref.role == "db" and ref.osd not in dbs:
             raise UserError(f"{ref}: osd.{ref.osd} has no separate WAL/DB device",
-                            "start the lab with --db-device, or throttle its data drive (osd.N)", where=where)
+                            f"start the lab with {db_device}, or throttle its data drive (osd.N)", where=where)

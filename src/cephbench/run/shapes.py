@@ -20,11 +20,9 @@ from ..core.interrupts import held
 from ..lab import Lab
 from ..lab import drives as lab_drives
 from ..lab import labdir
-from ..lab.drives import check_objectstore
-from ..lab.multihost import MultiHostSpec
-from ..lab.rates import LinkShape
+from ..lab.multihost import spec_from_topology
 from ..lab.throttle import ThrottleSpec
-from ..suite.shape_plan import LabBuild, Step, on_release, step, throttle_text
+from ..suite.shape_plan import LabBuild, Step, on_release, step
 
 log = logging.getLogger(__name__)
 
@@ -61,20 +59,11 @@ def build_of_lab(lab: Lab, whole: bool = False) -> LabBuild | None:
     info = lab.info() if lab.started() and running and not (whole and len(running) < len(daemons)) else None
     if info is None:
         return None
-    topo = info.topology
-    if topo is None:
+    if info.topology is None:
         return LabBuild(None, info.osds, info.osd_size_bytes, info.rgw, info.release)
-    nets = {n["kind"]: n for n in topo.get("networks", [])}
-    shape = lambda d: LinkShape.from_json(d) if d else None     # noqa: E731
     record = lab.drives()
-    throttles = tuple(ThrottleSpec(d.ref, d.limit) for d in (record.drives if record else []) if d.limit)
-    sp = topo["spec"]
-    spec = MultiHostSpec(int(sp["hosts"]), int(sp["osds_per_host"]), int(sp["clients"]),
-                         shape(nets.get("public", {}).get("shape")),
-                         shape(nets.get("cluster", {}).get("shape")),
-                         "cluster" in nets and not nets["cluster"].get("shape"), shape(topo.get("client_link")),
-                         check_objectstore(topo.get("objectstore") or "bluestore", topo.get("fs")),
-                         topo.get("db_device_bytes"), tuple(sorted(throttles, key=lambda t: t.drive)))
+    spec = spec_from_topology(info.topology, [ThrottleSpec(d.ref, d.limit) for d in (record.drives if record else [])
+                                              if d.limit])
     return LabBuild(spec, spec.osds, info.osd_size_bytes, info.rgw, info.release)
 
 
@@ -162,7 +151,7 @@ class Keeper:
                 planned.append(" ".join(["cephbench lab up", d, *s.build.up_flags()]))
             if s.kind == "throttle":
                 planned += [f"cephbench lab throttle {d} --clear {ref}" for ref in s.clear]
-                planned += [f"cephbench lab throttle {d} {throttle_text(t)}" for t in s.set]
+                planned += [f"cephbench lab throttle {d} {t.text()}" for t in s.set]
         else:
             apply_step(self.lab, s, self.say)
         self.current = s.build
@@ -202,7 +191,7 @@ def _throttle(lab: Lab, s: Step) -> None:
         lab_drives.clear_throttle(record, ref, where="lab shape")
     for t in s.set:
         lab_drives.apply_throttle(record, t, where="lab shape")
-    log.info("lab shape: throttles %s", " ".join(throttle_text(t) for t in s.set) or "cleared")
+    log.info("lab shape: throttles %s", " ".join(t.text() for t in s.set) or "cleared")
 
 
 def restore_recorded(name: str) -> None:

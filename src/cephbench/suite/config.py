@@ -9,19 +9,21 @@ import difflib
 import re
 import typing
 from pathlib import Path
-from typing import Annotated, Any, Literal, Mapping, Union
+from typing import Annotated, Any, Callable, Literal, Mapping, Union
 
 import yaml
-from pydantic import (BaseModel, BeforeValidator, ConfigDict, Discriminator, Field, StrictBool, StrictFloat,
-                      StrictInt, Tag, ValidationError, field_validator, model_validator)
+from pydantic_core import PydanticCustomError
+from pydantic import (AfterValidator, BaseModel, BeforeValidator, ConfigDict, Discriminator, Field, PlainSerializer,
+                      PrivateAttr, StrictBool, StrictFloat, StrictInt, Tag, ValidationError, ValidationInfo,
+                      field_validator, model_validator)
 
 from ..core.errors import UserError
 from ..core.names import shown_url, without_credentials
-from ..core.units import MAX_INT, shown
+from ..core.units import MAX_INT, exact_size, shown
 from ..kinds import KINDS, WORKLOAD_MODELS
 from ..kinds.schema import SWEEP_TAG, Auto, Duration, PositiveInt, RbdWorkload, Size, Strict as _Strict
 from ..core.userfiles import read_bytes
-from .shape_plan import build_of, pool_room
+from .shape_plan import LabBuild, pool_room
 from ..core.variant_plan import OptionSpec, VariantSpec
 from ..core.settings import Settings, SshSettings     # the run's settings: the schema takes them as they are
 
@@ -227,27 +229,74 @@ class VariantSweep(_Strict):
     values: list[OptionValue] = Field(min_length=1)
 
 
+LAB_SHAPE_ERROR = "lab_shape"       # pydantic's type of a lab shape's refusal: _message repeats it as it is
+
+
+def _parsed(v: Any, info: ValidationInfo) -> Any:
+    """A lab shape's value parsed once, as the suite is read, by `lab up`'s own parser for its key
+    (multihost.parse_value): a LinkShape, ThrottleSpecs, bytes, ...; a refusal at this key's YAML path, in the words
+    of the suite's keys."""
+    from ..lab.multihost import parse_value        # here: a suite without lab shapes imports none of the lab
+    from ..lab.shapekeys import KEYS
+    try:
+        return parse_value(str(info.field_name), v, KEYS) if v is not None else None
+    except UserError as exc:       # said as `lab up` says it, and as it is (it names the part of the value it means)
+        raise PydanticCustomError(LAB_SHAPE_ERROR, UserError(exc.message, exc.hint).one_line()) from None
+
+
+def _written(text: Callable[[Any], Any]) -> PlainSerializer:
+    """A parsed value as the suite would give it (run.json's suite, and a resumed run's comparison of two suites)."""
+    return PlainSerializer(text, when_used="unless-none")
+
+
+_PARSED = AfterValidator(_parsed)
+_LINK_TEXT = _written(lambda v: v if isinstance(v, str) else v.text())        # a LinkShape, or unshaped
+_SIZE_TEXT = _written(exact_size)
+
+
 class LabShape(_Strict):
-    """A variant's lab shape: the keys are `cephbench lab up`'s flags (shape_plan.SHAPE_FLAGS), checked by the same
-    parsers when the suite is read."""
+    """A variant's lab shape: the keys are `cephbench lab up`'s flags (lab/shapekeys.py), each value parsed by that
+    flag's own parser as the suite is read, and the whole checked into the build the lab takes as it is (`build`)."""
     # as `lab up` refuses an empty flag: '' is no rate or release (it read as none, the host's own release)
     model_config = ConfigDict(str_min_length=1)
     hosts: StrictInt | None = None
     osds_per_host: StrictInt = 1
     clients: StrictInt = 0
     osds: StrictInt | None = None               # the one-host lab's OSDs (no hosts)
-    osd_size: Union[StrictInt, str] | None = None
-    public_net: str | None = None
-    cluster_net: str | None = None              # RATE[/DELAY] or unshaped
-    client_net: str | None = None
-    osd_throttle: dict[str, str] | None = None  # {osd.1: 8MiB/s, osd.2.db: "20MiB/s,200iops"}
-    cpu_limit: dict[str, Union[StrictFloat, StrictInt, str]] | None = None   # {osd.2: 0.08}: cores
-    host_load: dict[str, Union[StrictFloat, StrictInt, str]] | None = None   # {h2: 1.5}: cores burnt beside
-    db_device: Union[StrictInt, str] | None = None
+    osd_size: Annotated[Union[StrictInt, str] | None, _PARSED, _SIZE_TEXT] = None
+    public_net: Annotated[str | None, _PARSED, _LINK_TEXT] = None
+    cluster_net: Annotated[str | None, _PARSED, _LINK_TEXT] = None      # RATE[/DELAY] or unshaped
+    client_net: Annotated[str | None, _PARSED, _LINK_TEXT] = None
+    # {osd.1: 8MiB/s, osd.2.db: "20MiB/s,200iops"}
+    osd_throttle: Annotated[dict[str, str] | None, _PARSED,
+                            _written(lambda specs: {str(t.drive): t.limit_text() for t in specs})] = None
+    # {osd.2: 0.08}: cores
+    cpu_limit: Annotated[dict[str, Union[StrictFloat, StrictInt, str]] | None, _PARSED,
+                         _written(lambda specs: {s.daemon: s.cores for s in specs})] = None
+    # {h2: 1.5}: cores burnt beside
+    host_load: Annotated[dict[str, Union[StrictFloat, StrictInt, str]] | None, _PARSED,
+                         _written(lambda specs: {s.host: s.cores for s in specs})] = None
+    db_device: Annotated[Union[StrictInt, str] | None, _PARSED, _SIZE_TEXT] = None
     objectstore: Literal["bluestore", "filestore"] = "bluestore"
     fs: str | None = None
     rgw: StrictBool = True
-    release: str | None = None                  # pacific, reef, tentacle (none: the release of the lab as found)
+    release: Annotated[str | None, _PARSED] = None      # pacific, reef, tentacle (none: the lab's as found)
+    _build: LabBuild | None = PrivateAttr(None)
+
+    @model_validator(mode="after")
+    def _whole(self) -> "LabShape":
+        from ..lab.shapekeys import KEYS
+        try:
+            self._build = LabBuild.of({k: getattr(self, k) for k in KEYS}, KEYS)
+        except UserError as exc:
+            raise ValueError(exc.one_line()) from None      # "public_net: ...": at that key's YAML path
+        return self
+
+    @property
+    def build(self) -> LabBuild:
+        """The build this shape describes, made once as the suite was read."""
+        assert self._build is not None
+        return self._build
 
 
 class Variant(_Strict):
@@ -308,16 +357,8 @@ class Suite(_Strict):
                 out.append(VariantSpec(str(v.name), tuple(OptionSpec(o.who, o.name, o.value,
                                                                      f"variants[{i}].options[{j}]")
                                                           for j, o in enumerate(v.options)), f"variants[{i}]",
-                                       lab=build_of(v.lab.model_dump(exclude_unset=True), f"variants[{i}].lab")
-                                       if v.lab is not None else None))
+                                       lab=v.lab.build if v.lab is not None else None))
         return out
-
-    def _checked_specs(self) -> list[VariantSpec]:
-        """variant_specs() inside a validator: a lab shape `lab up` would refuse is a ValueError at its YAML path."""
-        try:
-            return self.variant_specs()
-        except UserError as exc:
-            raise ValueError(f"{exc.where}: {exc.message}" + (f" ({exc.hint})" if exc.hint else "")) from None
 
     @model_validator(mode="after")
     def _variants_distinct(self) -> "Suite":
@@ -337,7 +378,7 @@ class Suite(_Strict):
                     raise ValueError(f"variants[{i}].options[{j}]: {o.name} for {o.who} is set twice in this variant "
                                      f"(first as options[{keys[(o.who, o.name)]}]); keep one")
                 keys[(o.who, o.name)] = j
-        for spec in self._checked_specs():
+        for spec in self.variant_specs():
             where = spec.path + (f".sweep.values[{spec.sweep_index}]" if spec.sweep_index is not None else ".name")
             if spec.name in seen:
                 raise ValueError(f"{where}: variant {spec.name!r} is given twice (first as {seen[spec.name]}); give "
@@ -347,7 +388,7 @@ class Suite(_Strict):
 
     @model_validator(mode="after")
     def _workload_variants_exist(self) -> "Suite":
-        names = [spec.name for spec in self._checked_specs()]
+        names = [spec.name for spec in self.variant_specs()]
         for i, w in enumerate(self.workloads):
             for j, v in enumerate(w.variants or []):
                 if v not in names:
@@ -358,8 +399,8 @@ class Suite(_Strict):
 
     @model_validator(mode="after")
     def _shapes_fit(self) -> "Suite":
-        """Every lab shape is one `lab up` would start, and holds every pool profile the workloads run under it."""
-        for spec in self._checked_specs():
+        """Every lab shape (one `lab up` would start: LabShape) holds every pool profile the workloads run under it."""
+        for spec in self.variant_specs():
             used = [p for p in dict.fromkeys(p for w in self.workloads if w.variants is None or spec.name in w.variants
                                              for p in getattr(w, "pool", [])) if p in self.pools]
             for p in used if spec.lab is not None else []:
@@ -433,10 +474,10 @@ class Suite(_Strict):
 
     @model_validator(mode="after")
     def _bounded_load(self) -> "Suite":
-        limits = {"concurrency": self.settings.max_in_flight, "iodepth": self.settings.max_in_flight,
-                  "io_threads": self.settings.max_in_flight, "numjobs": self.settings.max_in_flight,
-                  "instances": self.settings.max_instances}
         for i, w in enumerate(self.workloads):
+            # its kind's load parameters bound by max_in_flight each, its processes by max_instances
+            limits = {**{key: self.settings.max_in_flight for key in w.descriptor.load_params},
+                      "instances": self.settings.max_instances}
             for key, limit in limits.items():
                 values = getattr(w, key, None)
                 where = f"workloads[{i}].{key}"
@@ -550,6 +591,8 @@ def _message(err: dict[str, Any], loc: tuple[Any, ...] = ()) -> str:
         return f"unknown key{_did_you_mean(key, keys)}; the keys here are {', '.join(keys)}"
     if kind == "missing":
         return "required key is missing"
+    if kind == LAB_SHAPE_ERROR:
+        return msg
     if kind == "union_tag_invalid":
         tag = ctx.get("tag", value.get("type") if isinstance(value, dict) else None)
         tags = [t for t in re.findall(r"'([^']*)'", str(ctx.get("expected_tags", ""))) if t != EXISTING_TAG] \

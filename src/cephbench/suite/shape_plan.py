@@ -1,6 +1,7 @@
-"""Lab shapes as data, before any lab is touched: a variant's `lab:` key read with `lab up`'s own parsers, the
-build it describes, which change takes the lab from one build to the next (nothing, `lab throttle`, or a rebuild),
-and the order a suite's variants run in so that the lab is rebuilt as seldom as possible.
+"""Lab shapes as data, before any lab is touched: the build a variant's `lab:` key describes (its values parsed
+once, when the suite is read, by `lab up`'s own parsers: config.LabShape), which change takes the lab from one build
+to the next (nothing, `lab throttle`, or a rebuild), and the order a suite's variants run in so that the lab is
+rebuilt as seldom as possible.
 
 Everything here is pure: run/shapes.py rebuilds and throttles the lab.
 """
@@ -9,7 +10,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any, Sequence
+from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
 from ..core.errors import UserError
 from ..core.units import exact_size
@@ -18,18 +19,12 @@ from ..core.units import exact_size
 # every `validate` of one) needs none of the lab's modules
 if TYPE_CHECKING:
     from ..lab.multihost import MultiHostSpec
-    from ..lab.rates import LinkShape
+    from ..lab.shapekeys import Names
     from ..lab.throttle import DriveLimit, DriveRef, ThrottleSpec
 
 DEFAULT_OSDS = 3                    # `lab up`'s defaults, which a shape's missing keys take
 DEFAULT_OSD_SIZE = 10 * 1024**3
-# a suite's lab-shape key -> the `lab up` flag it stands for (the errors of those parsers name the flag)
-SHAPE_FLAGS = {"hosts": "--hosts", "osds_per_host": "--osds-per-host", "clients": "--clients",
-               "public_net": "--public-net", "cluster_net": "--cluster-net", "client_net": "--client-net",
-               "osd_throttle": "--osd-throttle", "db_device": "--db-device", "objectstore": "--objectstore",
-               "fs": "--fs", "osds": "--osds", "osd_size": "--osd-size", "rgw": "--no-rgw", "release": "--release",
-               "cpu_limit": "--cpu-limit", "host_load": "--host-load"}
-_KEY_OF_FLAG = {flag: key for key, flag in SHAPE_FLAGS.items()}
+MIN_OSD_SIZE = 2 * 1024**3          # BlueStore's least (lab.up refuses less too)
 
 
 @dataclass(frozen=True)
@@ -63,39 +58,36 @@ class LabBuild:
             ThrottleSpec(ref, lim) for ref, lim in sorted(throttles.items()))))
 
     def to_json(self) -> dict[str, Any]:
-        m = self.multi
-        multi = None if m is None else {
-            "hosts": m.hosts, "osds_per_host": m.osds_per_host, "clients": m.clients,
-            "public": m.public.to_json() if m.public else None, "cluster": m.cluster.to_json() if m.cluster else None,
-            "separate_cluster": m.separate_cluster, "client": m.client.to_json() if m.client else None,
-            "objectstore": m.store.objectstore, "fs": m.store.fs, "db_device_bytes": m.db_size_bytes,
-            "throttles": {str(t.drive): t.limit.to_json() for t in m.throttles},
-            **({"cpu_limits": {c.daemon: c.cores for c in m.cpu_limits}} if m.cpu_limits else {}),
-            **({"host_loads": {h.host: h.cores for h in m.host_loads}} if m.host_loads else {})}
-        return {"osds": self.osds, "osd_size_bytes": self.osd_size_bytes, "rgw": self.rgw, "multi": multi,
+        return {"osds": self.osds, "osd_size_bytes": self.osd_size_bytes, "rgw": self.rgw,
+                "multi": self.multi.to_json() if self.multi is not None else None,
                 **({"release": self.release} if self.release else {})}
 
     @classmethod
     def from_json(cls, d: dict[str, Any]) -> "LabBuild":
-        from ..lab.cpulimit import CpuLimitSpec, HostLoadSpec
-        from ..lab.drives import check_objectstore
         from ..lab.multihost import MultiHostSpec
-        from ..lab.rates import LinkShape
-        from ..lab.throttle import DriveLimit, ThrottleSpec
-        m = d.get("multi")
         release = str(d.get("release") or "")
-        if m is None:
+        if d.get("multi") is None:
             return cls(None, int(d["osds"]), int(d["osd_size_bytes"]), bool(d["rgw"]), release)
-        link = lambda x: LinkShape.from_json(x) if x else None      # noqa: E731
-        spec = MultiHostSpec(
-            int(m["hosts"]), int(m["osds_per_host"]), int(m["clients"]), link(m.get("public")),
-            link(m.get("cluster")), bool(m.get("separate_cluster")), link(m.get("client")),
-            check_objectstore(m.get("objectstore") or "bluestore", m.get("fs")), m.get("db_device_bytes"),
-            tuple(ThrottleSpec(_ref(name), DriveLimit.from_json(lim))
-                  for name, lim in sorted((m.get("throttles") or {}).items())),
-            tuple(CpuLimitSpec(d, float(c)) for d, c in sorted((m.get("cpu_limits") or {}).items())),
-            tuple(HostLoadSpec(h, float(c)) for h, c in sorted((m.get("host_loads") or {}).items())))
+        spec = MultiHostSpec.from_json(d["multi"])
         return cls(spec, spec.osds, int(d["osd_size_bytes"]), bool(d["rgw"]), release)
+
+    @classmethod
+    def of(cls, values: Mapping[str, Any], names: Names) -> "LabBuild":
+        """A shape's typed values (multihost.parse_value's, keyed as `names` is) -> the build, checked as a whole;
+        a UserError names the key or flag it is about (`where`: names[key])."""
+        from ..lab.multihost import multi_host
+        multi = multi_host(values, names)
+        size, osds = values.get("osd_size"), values.get("osds")
+        size = DEFAULT_OSD_SIZE if size is None else size
+        if size < MIN_OSD_SIZE:
+            raise UserError(f"{names['osd_size']} must be at least 2GiB for BlueStore, got {exact_size(size)}",
+                            where=names["osd_size"])
+        if osds is not None and osds < 1:
+            raise UserError(f"{names['osds']} must be at least 1, got {osds}", where=names["osds"])
+        rgw, release = values.get("rgw", True) is not False, values.get("release") or ""
+        if multi is None:
+            return cls(None, DEFAULT_OSDS if osds is None else osds, size, rgw, release)
+        return cls(multi, multi.osds, size, rgw, release)
 
     def up_flags(self) -> list[str]:
         """The `cephbench lab up` flags that start this build."""
@@ -108,14 +100,14 @@ class LabBuild:
         out += ["--hosts", str(m.hosts)]
         out += ["--osds-per-host", str(m.osds_per_host)] if m.osds_per_host != 1 else []
         out += ["--clients", str(m.clients)] if m.clients else []
-        out += ["--public-net", _link_flag(m.public)] if m.public else []
-        out += ["--cluster-net", _link_flag(m.cluster)] if m.cluster else (
+        out += ["--public-net", m.public.text()] if m.public else []
+        out += ["--cluster-net", m.cluster.text()] if m.cluster else (
             ["--cluster-net", "unshaped"] if m.separate_cluster else [])
-        out += ["--client-net", _link_flag(m.client)] if m.client else []
+        out += ["--client-net", m.client.text()] if m.client else []
         out += ["--objectstore", m.store.objectstore] if m.store.objectstore != "bluestore" else []
         out += ["--fs", m.store.fs] if m.store.fs else []
         out += ["--db-device", _size(m.db_size_bytes)] if m.db_size_bytes else []
-        out += [x for t in m.throttles for x in ("--osd-throttle", throttle_text(t))]
+        out += [x for t in m.throttles for x in ("--osd-throttle", t.text())]
         out += [x for c in m.cpu_limits for x in ("--cpu-limit", c.text())]
         out += [x for h in m.host_loads for x in ("--host-load", h.text())]
         return out
@@ -132,25 +124,6 @@ def _size(n: int) -> str:
     return exact_size(n, byte_unit="")
 
 
-def _link_flag(shape: LinkShape) -> str:
-    rate = next((f"{shape.rate_bits_per_s // f}{u}" for u, f in (("gbit", 10**9), ("mbit", 10**6), ("kbit", 10**3))
-                 if shape.rate_bits_per_s % f == 0), f"{shape.rate_bits_per_s}bit")
-    return rate + (f"/{shape.delay_s * 1e6:g}us" if shape.delay_s else "")
-
-
-def throttle_text(t: ThrottleSpec) -> str:
-    """`osd.1=8MiB/s,200iops`: what `lab throttle` takes."""
-    parts = ([f"{_size(t.limit.bytes_per_s)}/s"] if t.limit.bytes_per_s else []) + (
-        [f"{t.limit.iops}iops"] if t.limit.iops else [])
-    return f"{t.drive}=" + ",".join(parts)
-
-
-def _ref(name: str) -> DriveRef:
-    from ..lab.throttle import DriveRef
-    osd, _, role = name.removeprefix("osd.").partition(".")
-    return DriveRef(int(osd), role or "data")
-
-
 def restore_commands(record: str) -> list[str]:
     """What a person types to put back the lab a `lab-shape` ledger record names (shapes.Keeper.record)."""
     d = json.loads(record)
@@ -158,60 +131,6 @@ def restore_commands(record: str) -> list[str]:
     if not d.get("original"):
         return [down]
     return [down, " ".join(["cephbench lab up --dir", d["dir"], *LabBuild.from_json(d["original"]).up_flags()])]
-
-
-# ---- a suite's `lab:` key ------------------------------------------------------------------------
-
-def build_of(shape: dict[str, Any], path: str) -> LabBuild:
-    """A variant's `lab:` mapping (its keys are `lab up`'s flags) -> the build; UserError naming the YAML path of
-    the bad key (`variants[0].lab.public_net`) with the same message `lab up` gives for that flag."""
-    from ..lab.multihost import size_flag, spec_from_flags
-
-    def text(key: str) -> str | None:
-        v = shape.get(key)
-        return None if v is None else str(v)
-    throttle = shape.get("osd_throttle")
-    throttle_values = None if not throttle else [f"{k}={v}" for k, v in throttle.items()]
-    cpu_values = {key: [f"{k}={v}" for k, v in shape[key].items()] if shape.get(key) else None
-                  for key in ("cpu_limit", "host_load")}
-    try:
-        multi = spec_from_flags(
-            shape.get("hosts"), int(shape.get("osds_per_host") or 1), int(shape.get("clients") or 0),
-            text("public_net"), text("cluster_net"), shape.get("osds"),
-            {"--client-net": text("client_net"), "--osd-throttle": throttle_values,
-             "--db-device": shape.get("db_device"),
-             "--objectstore": text("objectstore") if text("objectstore") != "bluestore" else None,
-             "--fs": text("fs"), "--cpu-limit": cpu_values["cpu_limit"], "--host-load": cpu_values["host_load"]})
-        size = size_flag(shape["osd_size"], "--osd-size") if shape.get("osd_size") is not None else DEFAULT_OSD_SIZE
-    except UserError as exc:
-        key = _KEY_OF_FLAG.get(exc.where, "")
-        raise UserError(_as_keys(exc.message), _as_keys(exc.hint), where=f"{path}.{key}" if key else path) from None
-    if size < 2 * 1024**3:
-        raise UserError(f"osd_size must be at least 2GiB for BlueStore, got {shape['osd_size']}",
-                        where=f"{path}.osd_size")
-    rgw = shape.get("rgw", True) is not False
-    release = release_of(shape["release"], f"{path}.release") if shape.get("release") is not None else ""
-    if multi is None:
-        return LabBuild(None, int(shape.get("osds") or DEFAULT_OSDS), size, rgw, release)
-    return LabBuild(multi, multi.osds, size, rgw, release)
-
-
-def release_of(name: object, where: str) -> str:
-    """A shape's `release:`: one `lab up --release` offers and a lab can run, or one line at its YAML path."""
-    from ..lab import roots
-    rel = roots.release(str(name), where=where)
-    if rel.no_lab:
-        raise UserError(f"a lab of {rel.name} is not yet supported: {rel.no_lab}",
-                        f"choose one of {', '.join(n for n, r in roots.RELEASES.items() if not r.no_lab)}",
-                        where=where)
-    return rel.name
-
-
-def _as_keys(text: str) -> str:
-    """`lab up`'s words for a suite: each flag named by its key (--public-net -> public_net)."""
-    for key, flag in sorted(SHAPE_FLAGS.items(), key=lambda kv: -len(kv[1])):
-        text = text.replace(flag, key)
-    return text
 
 
 def pool_room(build: LabBuild, profile: dict[str, Any]) -> tuple[int, str] | None:
