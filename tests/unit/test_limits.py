@@ -7,7 +7,7 @@ from cephbench.core.errors import UserError
 from cephbench.cluster.limits import Limits, check
 from cephbench.suite.plan import expand
 
-LAB = Limits(max_object_size=128 * 1024**2, max_pg_per_osd=250, osds_in=3, pg_copies=195)
+LAB = Limits(osd_max_object_size=128 * 1024**2, max_pg_per_osd=250, osds_in=3, pg_copies=195)
 
 
 def refused(data):

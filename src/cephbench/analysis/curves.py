@@ -18,15 +18,13 @@ import math
 from dataclasses import dataclass, field, replace
 from typing import Any, Iterable, Literal, Sequence
 
-from ..kinds import KINDS, level_of
-from ..core.loadsearch import (LOAD_PARAMS, MIN_POINTS, NOISE_FLOOR, PAIR_KEY, STEP_RUNS_KEY, judge, noise, paired,
+from ..kinds import KINDS, LEAD_LOADS, LOAD_NAMES, LOAD_PARAMS, level_of, op_size_of
+from ..core.loadsearch import (MIN_POINTS, NOISE_FLOOR, PAIR_KEY, STEP_RUNS_KEY, judge, noise, paired,
                                past_warmup, per_doubling, repeats_noise)
 from ..core.results import Result, is_mon_silence, steady_state
 from ..core.units import format_size
 from ..core import stats
 
-LOAD_NAMES = {"concurrency": "t", "iodepth": "qd", "io_threads": "threads", "numjobs": "jobs",
-              "instances": "instances", "clients": "clients"}
 # parameters that never tell two curves apart: how long a test ran is not what it measured
 NOT_A_DIMENSION = ("duration_s",)
 
@@ -121,7 +119,7 @@ def load_of(params: dict[str, Any]) -> tuple[int, str] | None:
         n *= v
         # a load of one per process or instance goes without saying; one client host does not: the load came from
         # there, not from this machine (and a search of client hosts starts there)
-        if v != 1 or k in ("concurrency", "iodepth", "io_threads", "clients"):
+        if v != 1 or k in LEAD_LOADS:
             parts.append(f"{LOAD_NAMES[k]}={v}")
     return n, " ".join(parts) or "1"
 
@@ -134,7 +132,7 @@ def curve_key(r: Result) -> str:
 def _title(r: Result) -> str:
     """"write 4KiB (rados)": the operation, its size and the suite's workload name."""
     p = r.test.params
-    size = p.get("block_size") or p.get("io_size") or p.get("object_size")
+    size = op_size_of(r.test.kind, p)
     op = str(p.get("phase") or (r.measurement.op if r.measurement else ""))
     bits = [op, format_size(size) if isinstance(size, int) else None, f"({r.test.workload})"]
     if r.test.variant is not None:
@@ -216,8 +214,7 @@ def curves(results: Iterable[Result]) -> list[Curve]:
         groups.setdefault(curve_key(r), []).append(r)
     out = []
     for key, rs in _split_equal_loads(groups).items():
-        size = rs[0].measurement.op_size_bytes or rs[0].test.params.get("block_size") \
-            or rs[0].test.params.get("object_size")
+        size = rs[0].measurement.op_size_bytes or op_size_of(rs[0].test.kind, rs[0].test.params)
         # operations that move no data (RGW stat, list, delete) are counted in ops whatever their objects' size
         in_ops = any(r.measurement.ops_per_s for r in rs) and (not size or size < MIB
                                                                or not all(r.measurement.bytes_per_s for r in rs))

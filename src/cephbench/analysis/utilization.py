@@ -35,6 +35,7 @@ import statistics
 from dataclasses import dataclass
 
 from ..core.results import DeviceLoad, Evidence, HostLoad, LinkLoad, OsdCounters, Result
+from ..kinds import in_flight_per_process
 from ..evidence.hoststream import NOT_WATCHED, WHAT_WATCHES
 from .slowstore import device_kind
 from .model import MIB
@@ -214,10 +215,10 @@ def cpu_finding(h: HostLoad) -> Finding:
 
 
 def in_flight(result: Result) -> int | None:
-    """Ops the test kept in flight: per process (concurrency, io_threads, iodepth × numjobs) × processes."""
+    """Ops the test kept in flight: per process (its kind's load parameters, kinds.in_flight_per_process) ×
+    processes."""
     p = result.test.params
-    per = p.get("concurrency") or p.get("io_threads") or (
-        int(p["iodepth"]) * int(p.get("numjobs") or 1) if p.get("iodepth") else None)
+    per = in_flight_per_process(result.test.kind, p)
     if not per:
         return None
     m = result.measurement

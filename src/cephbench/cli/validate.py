@@ -8,6 +8,7 @@ import click
 
 from ..suite.config import Suite, load_suite
 from ..suite.plan import SEARCH_GOES_ON, Plan, expand, step_run_s, validate_estimates, waits_for_client_hosts
+from ..kinds import DISK_BASELINE
 from ..kinds.schema import Auto
 from ..report.format import seconds
 from ..core import loadsearch
@@ -35,7 +36,7 @@ def _print_plan(plan: Plan, suite: Suite) -> None:
         # what the suite left unset says nothing; pool_profile is the pool's whole definition, named by `pool`
         p = {k: v for k, v in t.params.items() if k != "pool_profile" and v is not None}
         shown = " ".join(_plan_param(k, v) for k, v in p.items())
-        why = dd_added and t.kind == "disk_baseline" and p.get("pattern") == "dd"
+        why = dd_added and t.kind == DISK_BASELINE and p.get("pattern") == "dd"
         out.print(f"{t.id:<48} {shown}" + ("  (not listed: always runs first, it writes the file the other "
                                            "patterns read)" if why else ""), markup=False)
     # the workloads whose search of client hosts goes up to the lab's every one, which only the run learns

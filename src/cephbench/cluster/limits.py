@@ -23,7 +23,7 @@ from ..core.units import format_size
 
 @dataclass(frozen=True)
 class Limits:
-    max_object_size: int | None
+    osd_max_object_size: int | None
     max_pg_per_osd: int | None
     osds_in: int
     pg_copies: int                      # PGs × size of the pools already there
@@ -60,16 +60,16 @@ def _where(suite: Suite, test: Test, key: str) -> str:
 
 def check(suite: Suite, tests: list[Test], limits: Limits) -> None:
     """Refuse the first test or pool the cluster would refuse."""
-    if limits.max_object_size:
+    if limits.osd_max_object_size:
         for t in tests:
             # the sizes of the objects its tool writes, as its kind names them (RBD's image objects are the image's
             # own: none)
             for key in KINDS[t.kind].object_size_params if t.kind in KINDS else ():
                 size = t.params.get(key)
-                if size and size > limits.max_object_size:
+                if size and size > limits.osd_max_object_size:
                     raise UserError(f"{format_size(size)} objects are larger than the OSDs accept "
-                                    f"(osd_max_object_size {format_size(limits.max_object_size)})",
-                                    f"use at most {format_size(limits.max_object_size)}",
+                                    f"(osd_max_object_size {format_size(limits.osd_max_object_size)})",
+                                    f"use at most {format_size(limits.osd_max_object_size)}",
                                     where=_where(suite, t, key))
     if limits.max_pg_per_osd and limits.osds_in:
         allowed = limits.max_pg_per_osd * limits.osds_in

@@ -15,10 +15,6 @@ from typing import Literal, Sequence
 
 from .results import Search, SearchStop
 
-# the parameters that set how much load a test puts on the cluster: their product is the operations in flight (a
-# curve's load), and a search doubles one of them
-LOAD_PARAMS: tuple[str, ...] = ("concurrency", "iodepth", "io_threads", "numjobs", "instances", "clients")
-
 GROWTH_MIN = 0.10            # throughput gain per doubling of load that still counts as room
 LATENCY_GROWTH_MAX = 2.0     # latency factor per doubling of load past which load only queues
 MIN_POINTS = 3               # loads a curve needs before it can bend

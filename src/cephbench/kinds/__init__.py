@@ -21,11 +21,13 @@ from typing import Any, Mapping
 
 from . import (disk_baseline, fio_rados, fio_rbd, net_baseline, osd_bench, qemu_rbd, rados_bench, rados_load_gen,
                rbd_bench, rgw)
+from ..core.units import format_size
 from .kind import DIRECTION_ORDER, LEVEL_ORDER, Direction, Kind, Layout, Level, Needs
 
 __all__ = ["DIRECTION_ORDER", "LEVEL_ORDER", "Direction", "Kind", "Layout", "Level", "Needs", "KINDS", "PLUGINS",
            "WORKLOAD_KINDS", "WORKLOAD_MODELS", "DISK_BASELINE", "NET_BASELINE", "client_needs", "direction_of",
-           "kinds_where", "level_of", "ops_unit"]
+           "kinds_where", "level_of", "ops_unit", "LOAD_PARAMS", "SIZE_PARAMS", "load_of", "op_size_of",
+           "object_size_of", "in_flight_per_process", "LOAD_NAMES", "LEAD_LOADS", "shown_of"]
 
 # the registry, one name per kind, in the order the suite schema lists its types and preflight checks them
 PLUGINS: tuple[ModuleType, ...] = (rados_bench, osd_bench, fio_rados, rados_load_gen, rbd_bench, fio_rbd, qemu_rbd,
@@ -77,3 +79,74 @@ def level_of(kind: str) -> Level | None:
 def kinds_where(**flags: bool) -> frozenset[str]:
     """Kinds whose descriptor fields equal the given values, e.g. kinds_where(modelled=True)."""
     return frozenset(k.name for k in KINDS.values() if all(getattr(k, f) == v for f, v in flags.items()))
+
+
+# ---- a test's parameters by their role, as its kind declares them (kind.py) ----------------------------------------
+# A kind the registry does not know (a run directory of an older cephbench) is read as any registered kind would be,
+# in registration order: its parameters still have the names one of them gives them.
+
+def _declaring(kind: str) -> list[Kind]:
+    k = KINDS.get(kind)
+    return [k] if k is not None else [p.KIND for p in PLUGINS]
+
+
+def _ordered(names: Any) -> tuple[str, ...]:
+    return tuple(dict.fromkeys(names))
+
+
+# the parameters that set how much load a test puts on the cluster: their product is the operations in flight (a
+# curve's load), and a search doubles one of them; instances (processes) and clients (hosts) are every kind's
+LOAD_PARAMS: tuple[str, ...] = _ordered([*(n for p in PLUGINS for n in p.KIND.load_params), "instances", "clients"])
+# how a curve names each (t=16, qd=32, jobs=2); and the loads it names even at one (a load of one per process goes
+# without saying, but not the one a kind's load is)
+LOAD_NAMES: Mapping[str, str] = {**{n: t for p in PLUGINS for n, t in p.KIND.load_params.items()},
+                                 "instances": "instances", "clients": "clients"}
+LEAD_LOADS: frozenset[str] = frozenset({*(p.KIND.load_param for p in PLUGINS if p.KIND.load_param), "clients"})
+# the parameters that are sizes in bytes, whichever kind's
+SIZE_PARAMS: tuple[str, ...] = _ordered(n for p in PLUGINS for n in p.KIND.size_params)
+
+
+def _first(params: Mapping[str, Any], names: Any) -> Any:
+    return next((params[n] for n in names if n is not None and params.get(n) is not None), None)
+
+
+def load_of(kind: str, params: Mapping[str, Any]) -> Any:
+    """A test's load (its kind's first load parameter: concurrency, iodepth, io_threads); None: it has none."""
+    return _first(params, (k.load_param for k in _declaring(kind)))
+
+
+def op_size_of(kind: str, params: Mapping[str, Any]) -> Any:
+    """The size of one of a test's operations, as its parameters give it; None: not one size."""
+    return _first(params, (k.op_size_param for k in _declaring(kind)))
+
+
+def object_size_of(kind: str, params: Mapping[str, Any]) -> Any:
+    """The size of the objects a test writes (kind.object_size_param); None: not one size."""
+    return _first(params, (k.object_size_param for k in _declaring(kind)))
+
+
+def in_flight_per_process(kind: str, params: Mapping[str, Any]) -> int | None:
+    """Operations one process of a test keeps in flight: the product of its kind's load parameters (iodepth ×
+    numjobs); None when its load is not given."""
+    for k in _declaring(kind):
+        lead = params.get(k.load_param) if k.load_param else None
+        if lead:
+            n = int(lead)
+            for extra in list(k.load_params)[1:]:
+                n *= int(params.get(extra) or 1)
+            return n
+    return None
+
+
+def shown_of(kind: str, params: Mapping[str, Any]) -> list[str]:
+    """The parameters a table's params column shows (kind.shown_params), each as the table writes it: sizes as
+    sizes, the load as "t=16" or "qd=32"."""
+    declaring = _declaring(kind)
+    out = []
+    for key in _ordered(n for k in declaring for n in k.shown_params):
+        if key in params:
+            v = params[key]
+            tag = next((k.load_tag for k in declaring if k.load_param == key and k.load_tag), None)
+            out.append(format_size(v) if any(key in k.size_params for k in declaring) else
+                       f"{tag}={v}" if tag else str(v))
+    return out

@@ -12,7 +12,10 @@ from .schema import ClientWorkload, Duration, PositiveInt, Searchable, Size, Swe
 
 KIND = Kind("fio_rados", "RADOS", "fio (rados engine)", "fio", "rw", dict(RW_DIRECTIONS), modelled=True,
             group_setup_s=3.0, steady_phases=frozenset(RW_DIRECTIONS), search_param="iodepth",
-            searches_clients=True, object_size_params=("block_size",))     # rados engine: one object per block
+            searches_clients=True, object_size_params=("block_size",),
+            load_params={"iodepth": "qd"}, load_tag="qd", op_size_param="block_size", object_size_param="block_size",
+            size_params=("block_size",), id_params=("block_size", "iodepth"), shown_params=("block_size", "iodepth"),
+            swept_charts=("block_size", "iodepth"))     # rados engine: one object per block
 DRIVER = "fio_rados"
 
 

@@ -12,7 +12,11 @@ from .schema import Duration, PositiveInt, Ramp, RbdWorkload, Searchable, Size, 
 
 KIND = Kind("fio_rbd", "RBD", "fio (rbd)", "fio", "rw", {**RW_DIRECTIONS, "randrw": "mixed"}, modelled=True,
             group_setup_s=6.0, steady_phases=frozenset({"read", "write", "randread", "randwrite", "randrw"}),
-            search_param="iodepth", searches_clients=True)
+            search_param="iodepth", searches_clients=True,
+            load_params={"iodepth": "qd", "numjobs": "jobs"}, load_tag="qd", op_size_param="block_size",
+            object_size_param="object_size", size_params=("object_size", "block_size"),
+            id_params=("object_size", "block_size", "iodepth"), shown_params=("object_size", "block_size", "iodepth"),
+            swept_charts=("object_size", "block_size", "iodepth"))
 DRIVER = "fio_rbd"
 
 

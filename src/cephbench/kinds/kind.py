@@ -10,6 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Callable, Literal, Mapping
 
+from ..core.units import format_size
+
 Direction = Literal["read", "write", "mixed", "metadata"]
 Level = Literal["Baselines", "RADOS", "OSD", "RBD", "RGW"]
 Layout = Literal["baseline", "rados", "fio", "osd", "rgw"]   # the report table a kind's results go into
@@ -62,6 +64,24 @@ class Kind:
     existing_pools: bool = False
     # how a swept field of its own names its value in test ids, where the plan's common table has no rule for it
     labels: Mapping[str, Callable[[Any], str]] = field(default_factory=dict)
+    # its writes run for their time and leave their objects: the capacity guard may shorten them (suite/plan.py)
+    capacity_cut: bool = False
+    pool_per_instance: bool = False             # its driver makes a pool for each instance of a group (estimate)
+    # Its parameters by role, so that the core (the plan, the search, the analysis, the report, the export) reads a
+    # test's parameters through its kind and never names one (tests/unit/test_kind_names.py):
+    # the parameters whose product is one process's operations in flight (iodepth x numjobs), each with its name in
+    # a curve's load ("qd=32 jobs=2"); the first is its load, the figure a search doubles where it searches
+    # (search_param) and the tables' "in flight"
+    load_params: Mapping[str, str] = field(default_factory=dict)
+    load_tag: str = ""                          # its load in test ids ("t16", "qd32") and tables ("t=16")
+    op_size_param: str | None = None            # the size of one operation, in bytes; None: no one size
+    # the size of the objects its tests write (RADOS objects, RBD's objects, S3's), or of the blocks an OSD or a
+    # disk writes as such: the export's object_size column
+    object_size_param: str | None = None
+    size_params: tuple[str, ...] = ()           # parameters in bytes: ids, tables and charts show them as sizes
+    id_params: tuple[str, ...] = ()             # parameters its test ids name even when not swept
+    shown_params: tuple[str, ...] = ()          # parameters the terminal's params column shows, in this order
+    swept_charts: tuple[str, ...] = ()          # parameters the HTML report draws throughput against, when swept
 
     def direction(self, phase: str | None) -> Direction | None:
         return self.directions.get(str(phase)) if phase is not None else None
@@ -73,6 +93,20 @@ class Kind:
 
     def read_phases(self) -> frozenset[str]:
         return frozenset(p for p, d in self.directions.items() if d in ("read", "mixed"))
+
+    @property
+    def load_param(self) -> str | None:
+        return next(iter(self.load_params), None)
+
+    def label(self, key: str, value: Any) -> str | None:
+        """How a parameter of its own names its value in a test id; None: not one the kind formats."""
+        if key in self.labels:
+            return self.labels[key](value)
+        if key in self.size_params:
+            return format_size(value)
+        if key == self.load_param and self.load_tag:
+            return f"{self.load_tag}{value}"
+        return None
 
 
 @dataclass(frozen=True)

@@ -12,7 +12,9 @@ from .schema import PositiveInt, Size, Sweep, WorkloadModel
 
 # osd bench writes block_size blocks straight into the OSD's object store and reports them as "iops"
 KIND = Kind("osd_bench", "OSD", "ceph tell osd.N bench", "osd", None, {"write": "write"}, modelled=True,
-            ceiling_source=True, repeat_within_test=True, default_test_s=0.5)
+            ceiling_source=True, repeat_within_test=True, default_test_s=0.5,
+            op_size_param="block_size", object_size_param="block_size", size_params=("total", "block_size"),
+            id_params=("block_size",), shown_params=("block_size", "total"), swept_charts=("block_size",))
 DRIVER = "osd_bench"
 
 

@@ -21,7 +21,11 @@ CacheMode = Literal["none", "writeback", "writethrough", "directsync", "unsafe"]
 KIND = Kind("qemu_rbd", "RBD", "fio (qemu-nbd, QEMU's rbd driver)", "fio", "rw", {**RW_DIRECTIONS, "randrw": "mixed"},
             modelled=True, group_setup_s=6.0, test_overhead_s=2.0,
             steady_phases=frozenset({"read", "write", "randread", "randwrite", "randrw"}),
-            search_param="iodepth", searches_clients=True, labels={"cache": lambda v: f"cache-{v}"})
+            search_param="iodepth", searches_clients=True, labels={"cache": lambda v: f"cache-{v}"},
+            load_params={"iodepth": "qd", "numjobs": "jobs"}, load_tag="qd", op_size_param="block_size",
+            object_size_param="object_size", size_params=("object_size", "block_size"),
+            id_params=("object_size", "block_size", "iodepth"), shown_params=("object_size", "block_size", "iodepth"),
+            swept_charts=("object_size", "block_size", "iodepth"))
 DRIVER = "qemu_rbd"
 
 

@@ -96,7 +96,11 @@ KIND = Kind("rados_bench", "RADOS", "rados bench", "rados", "modes", {"write": "
             modelled=True, group_setup_s=3.0, exhaustible_reads=frozenset({"seq"}), ops_name="objects/s",
             steady_phases=frozenset({"write", "rand"}), rados_rates=True,
             read_write_ratio=seq_write_ratio, read_topup_s=topup_estimate_s, search_param="concurrency", searches_clients=True,
-            object_size_params=("object_size",), existing_pools=True)
+            object_size_params=("object_size",), existing_pools=True, capacity_cut=True, pool_per_instance=True,
+            load_params={"concurrency": "t"}, load_tag="t", op_size_param="object_size",
+            object_size_param="object_size",
+            size_params=("object_size",), id_params=("object_size", "concurrency"),
+            shown_params=("object_size", "concurrency"), swept_charts=("object_size", "concurrency"))
 DRIVER = "rados_bench"
 
 

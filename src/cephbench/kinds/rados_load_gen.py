@@ -22,7 +22,9 @@ PHASE = "mixed"
 KIND = Kind("rados_load_gen", "RADOS", "rados load-gen", "fio", None, {PHASE: "mixed"}, group_setup_s=3.0,
             steady_phases=frozenset({PHASE}), only_phase=PHASE,
             object_size_params=("min_object_size", "max_object_size"),
-            labels={"target_throughput": lambda v: f"{format_size(v)}ps", "read_percent": lambda v: f"read{v}"})
+            labels={"target_throughput": lambda v: f"{format_size(v)}ps", "read_percent": lambda v: f"read{v}"},
+            load_params={"concurrency": "t"}, load_tag="t", id_params=("concurrency",), shown_params=("concurrency",),
+            swept_charts=("concurrency",))
 DRIVER = "rados_load_gen"
 
 

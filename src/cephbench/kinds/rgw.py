@@ -16,7 +16,11 @@ KIND = Kind("rgw", "RGW", "RGW (cephbench-loadgen)", "rgw", "op",
              "mixed": "mixed"}, group_setup_s=4.0, test_overhead_s=1.0, ops_name="req/s",   # S3 or Swift requests
             # delete uses up its keys: it does not run in rounds
             rgw_model=True, steady_phases=frozenset({"put", "get", "stat", "list", "mixed"}),
-            search_param="concurrency", searches_clients=True)
+            search_param="concurrency", searches_clients=True,
+            load_params={"concurrency": "t"}, load_tag="t", op_size_param="object_size",
+            object_size_param="object_size",
+            size_params=("object_size",), id_params=("object_size", "concurrency"),
+            shown_params=("object_size", "concurrency"), swept_charts=("object_size", "concurrency"))
 DRIVER = "rgw"
 
 

@@ -12,7 +12,7 @@ from typing import Annotated, Any, ClassVar, Literal, Union
 from pydantic import (BeforeValidator, Discriminator, Field, SerializerFunctionWrapHandler,
                       Tag, field_validator, model_serializer, model_validator)
 
-from ..core.loadsearch import DEFAULT_MAX, LOAD_PARAMS, is_power_of_two
+from ..core.loadsearch import DEFAULT_MAX, is_power_of_two
 from ..core.units import parse_duration, parse_size
 from .kind import Kind
 from ..core.settings import Strict      # the base of every model of a suite's
@@ -192,7 +192,8 @@ class WorkloadModel(Strict):
         if not isinstance(data, dict):
             return data
         mine = searched(cls.descriptor)
-        autos = [key for key, v in data.items() if key in LOAD_PARAMS and is_auto(v)]
+        loads = {n for k in _descriptors(WorkloadModel) for n in k.load_params} | {"instances", "clients"}
+        autos = [key for key, v in data.items() if key in loads and is_auto(v)]
         for key in autos:
             if key not in mine:
                 able = ", ".join(f"{k.name} ({' or '.join(searched(k))})" for k in _descriptors(WorkloadModel)

@@ -11,7 +11,7 @@ from ..analysis.compare import MetricDelta
 from ..analysis.variants import GroupKey
 from ..core.results import LatencyBreakdown, Result, Sample
 from ..core.units import format_size
-from ..kinds import ops_unit
+from ..kinds import SIZE_PARAMS, ops_unit
 from . import svg
 from .clients import clients_of
 from .format import iops, mib_s, pct
@@ -130,7 +130,7 @@ def sweep(results: Sequence[Result], param: str) -> str | None:
     xs = sorted({x for pts in points.values() for x, _ in pts})
     if len(xs) < 2:
         return None
-    log = param in ("object_size", "block_size", "io_size") or max(xs) / max(min(xs), 1) >= 16
+    log = param in SIZE_PARAMS or max(xs) / max(min(xs), 1) >= 16
     if log and xs[0] <= 0:
         log = False
     lines = _lines([(k, sorted(pts)) for k, pts in list(points.items())[:MAX_LINES]], marker=True)
@@ -202,7 +202,7 @@ def _varying(results: Sequence[Result]) -> set[str]:
 
 
 def _short(key: str, v) -> str:
-    if key in ("object_size", "block_size", "io_size", "total", "image_size") and isinstance(v, (int, float)):
+    if (key in SIZE_PARAMS or key == "image_size") and isinstance(v, (int, float)):
         return format_size(v)
     if isinstance(v, float) and math.isfinite(v) and v == int(v):
         return str(int(v))

@@ -12,7 +12,6 @@ from . import charts, variants
 from .curves import report_curves
 from .sections import KEY_HEADERS, ReportData, Section
 
-SWEEP_PARAMS = ("object_size", "block_size", "concurrency", "iodepth", "instances")
 EVIDENCE_LEVELS = ("RADOS", "RBD", "RGW", "OSD")     # levels whose results carry Ceph's and the hosts' evidence
 BREAKDOWN_LEVELS = ("RADOS", "RBD", "RGW")           # client latency split by the OSDs' counters
 
@@ -42,7 +41,9 @@ def section_charts(section: Section) -> list[Chart]:
         svg = charts.timeseries(rs)
         if svg:
             out.append(Chart(f"ts-{section.level}-{name}", f"{name}: {charts.timeseries_caption(rs)} over time", svg))
-        for param in SWEEP_PARAMS:
+        # what each kind's throughput is drawn against (kind.swept_charts), and its processes
+        kinds = [KINDS[k] for k in dict.fromkeys(r.test.kind for r in rs) if k in KINDS]
+        for param in dict.fromkeys([*(p for k in kinds for p in k.swept_charts), "instances"]):
             svg = charts.sweep(rs, param)
             if svg:
                 out.append(Chart(f"sweep-{section.level}-{name}-{param}",

@@ -11,7 +11,7 @@ from itertools import groupby
 from typing import Any, Callable
 
 from ..analysis.variants import VariantsView, view as variants_view
-from ..kinds import KINDS, LEVEL_ORDER as KIND_LEVELS, level_of
+from ..kinds import KINDS, LEVEL_ORDER as KIND_LEVELS, level_of, load_of, object_size_of, op_size_of
 from ..core.results import CorruptLine, Result, RunDir
 from ..core.units import format_size
 from .clients import clients_of, spread_line
@@ -56,6 +56,17 @@ def _p(r: Result, key: str, fmt: Callable[[Any], str] = str) -> str:
     return "-" if v is None else fmt(v)
 
 
+def _load(r: Result) -> str:
+    """The test's load as its kind names it (concurrency, iodepth, io_threads)."""
+    v = load_of(r.test.kind, r.test.params)
+    return "-" if v is None else str(v)
+
+
+def _object_size(r: Result) -> str:
+    v = object_size_of(r.test.kind, r.test.params)
+    return "-" if v is None else _size(v)
+
+
 def _size(v: Any) -> str:
     return format_size(v) if isinstance(v, (int, float)) else str(v)
 
@@ -89,10 +100,10 @@ def _rados_table(title: str, rs: list[Result]) -> Table:
     for r in rs:
         m = r.measurement
         if m is None:
-            rows.append([r.test.id, _p(r, "phase"), _p(r, "object_size", _size), _p(r, "concurrency"),
+            rows.append([r.test.id, _p(r, "phase"), _object_size(r), _load(r),
                          _p(r, "instances"), *["-"] * 13, r.status])
             continue
-        rows.append([r.test.id, _p(r, "phase"), _p(r, "object_size", _size), _p(r, "concurrency"),
+        rows.append([r.test.id, _p(r, "phase"), _object_size(r), _load(r),
                      _p(r, "instances"), f"{m.duration_s:.2f}", iops(m.ops_total), mib_s(m.bytes_per_s),
                      mib_s(m.bytes_per_s_stddev), mib_s(m.bytes_per_s_max), mib_s(m.bytes_per_s_min),
                      iops(m.ops_per_s), ms(m.latency.mean_ns), ms(m.latency.stddev_ns), ms(m.latency.max_ns),
@@ -107,8 +118,8 @@ def _fio_like_table(title: str, rs: list[Result]) -> Table:
     rows = []
     for r in rs:
         m = r.measurement
-        bs = r.test.params.get("block_size") or r.test.params.get("io_size") or r.test.params.get("object_size")
-        depth = r.test.params.get("iodepth") or r.test.params.get("io_threads") or r.test.params.get("concurrency")
+        bs = op_size_of(r.test.kind, r.test.params) or object_size_of(r.test.kind, r.test.params)
+        depth = load_of(r.test.kind, r.test.params)
         if m is None:
             rows.append([r.test.id, _p(r, "phase"), _size(bs) if bs else "-", str(depth or "-"), *["-"] * 11,
                          r.status])
@@ -126,7 +137,7 @@ def _rgw_table(title: str, rs: list[Result]) -> Table:
     for r in rs:
         m = r.measurement
         errors = sum((m.extra.get("errors_by_kind") or {}).values()) if m else None
-        rows.append([r.test.id, _p(r, "protocol"), _p(r, "phase"), _p(r, "object_size", _size), _p(r, "concurrency"),
+        rows.append([r.test.id, _p(r, "protocol"), _p(r, "phase"), _object_size(r), _load(r),
                      iops(m.ops_per_s) if m else "-", result_mib_s(r), _pctl(r, "50"),
                      _pctl(r, "90"), _pctl(r, "99"), _pctl(r, "99.9"), ms(m.latency.max_ns) if m else "-",
                      "-" if errors is None else str(errors), host_cpu(r), _status(r)])
@@ -142,7 +153,8 @@ def _osd_tables(rs: list[Result]) -> list[Table]:
         rows = [[name, mib_s(v.get("bytes_per_s")), _osd_spread(v), str(v.get("repeats", 1)), _osd_gap(v),
                  iops(v.get("ops_per_s")), seconds(v.get("duration_s")), "SLOW" if name in slow else ""]
                 for name, v in sorted(per.items(), key=lambda kv: _osd_number(kv[0]))]
-        title = (f"{r.test.id}: ceph tell osd.N bench {_p(r, 'total', _size)} in {_p(r, 'block_size', _size)} writes")
+        block = op_size_of(r.test.kind, r.test.params)
+        title = f"{r.test.id}: ceph tell osd.N bench {_p(r, 'total', _size)} in {_size(block or '-')} writes"
         t = Table(title, ["OSD", "median MiB/s", "spread MiB/s (min–max)", "repeats", "vs other OSDs", "IOPS",
                           "time per bench", "slow?"], rows,
                   notes=[_osd_rule(m)] if m else [r.error or ""])

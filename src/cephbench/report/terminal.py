@@ -14,7 +14,7 @@ from typing import Callable
 from rich.console import Console
 from rich.table import Table
 
-from ..kinds import KINDS, ops_unit
+from ..kinds import KINDS, ops_unit, shown_of
 from ..core.results import Result
 from ..core.units import format_size
 from .baseline import BASELINE_KINDS, print_baselines
@@ -26,22 +26,12 @@ from .verdict import slow_osds, verdict
 
 
 def _params(r: Result) -> str:
+    """The pool, the parameters its kind shows (kind.shown_params), and its processes when more than one."""
     p = r.test.params
-    bits = []
-    for key in ("pool", "object_size", "block_size", "total", "concurrency", "iodepth", "instances"):
-        if key in p:
-            v = p[key]
-            if key in ("object_size", "block_size", "total"):
-                v = format_size(v)
-            elif key == "concurrency":
-                v = f"t={v}"
-            elif key == "iodepth":
-                v = f"qd={v}"
-            elif key == "instances":
-                if v == 1:
-                    continue
-                v = f"x{v}"
-            bits.append(str(v))
+    bits = [str(p["pool"])] if "pool" in p else []
+    bits += shown_of(r.test.kind, p)
+    if "instances" in p and p["instances"] != 1:
+        bits.append(f"x{p['instances']}")
     return " ".join(bits)
 
 

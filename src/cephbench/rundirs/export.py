@@ -20,6 +20,7 @@ from typing import Any, Callable
 from ..core.errors import UserError
 from ..core.identity import identity
 from ..core.results import Result, RunDir
+from ..kinds import load_of, object_size_of
 
 FORMATS = ("csv", "json", "openmetrics", "grafana-annotations")
 
@@ -31,9 +32,6 @@ COLUMNS = (
     "efficiency", "ceiling_bytes_per_s", "ceiling_ops_per_s", "bottleneck", "warnings", "error",
 )
 
-# the I/O size of a test under the name each kind gives it; the operations in flight of one client process
-_SIZE_KEYS = ("object_size", "block_size", "io_size")
-_DEPTH_KEYS = ("concurrency", "iodepth", "io_threads", "streams")
 
 
 @dataclass(frozen=True)
@@ -82,10 +80,6 @@ def pool_profile(params: dict[str, Any]) -> str:
     return str(prof.get("type", ""))
 
 
-def _first(params: dict[str, Any], keys: tuple[str, ...]) -> Any:
-    return next((params[k] for k in keys if params.get(k) is not None), None)
-
-
 def _finite(v: float | None) -> float | None:
     return v if v is not None and math.isfinite(v) else None
 
@@ -101,7 +95,7 @@ def record(meta: dict[str, Any], run_name: str, r: Result) -> dict[str, Any]:
     a = r.analysis
     lat = m.latency if m else None
     ident = identity(r, meta)      # the variant is the test's, never a parameter
-    size = _first(p, _SIZE_KEYS)
+    size = object_size_of(r.test.kind, p)       # kind.object_size_param: RBD's is its image's, as always
     if size is None and m is not None:
         size = m.object_size_bytes or m.op_size_bytes
     rec: dict[str, Any] = {
@@ -117,7 +111,7 @@ def record(meta: dict[str, Any], run_name: str, r: Result) -> dict[str, Any]:
         "variant": ident.get("variant"),
         "release": ident.get("release"),
         "object_size_bytes": size,
-        "concurrency": _first(p, _DEPTH_KEYS),
+        "concurrency": depth if (depth := load_of(r.test.kind, p)) is not None else p.get("streams"),
         "instances": p.get("instances"),
         "started_unix": r.started_unix,
         "duration_s": m.duration_s if m else r.duration_s,

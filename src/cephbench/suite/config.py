@@ -474,10 +474,10 @@ class Suite(_Strict):
 
     @model_validator(mode="after")
     def _bounded_load(self) -> "Suite":
-        limits = {"concurrency": self.settings.max_in_flight, "iodepth": self.settings.max_in_flight,
-                  "io_threads": self.settings.max_in_flight, "numjobs": self.settings.max_in_flight,
-                  "instances": self.settings.max_instances}
         for i, w in enumerate(self.workloads):
+            # its kind's load parameters bound by max_in_flight each, its processes by max_instances
+            limits = {**{key: self.settings.max_in_flight for key in w.descriptor.load_params},
+                      "instances": self.settings.max_instances}
             for key, limit in limits.items():
                 values = getattr(w, key, None)
                 where = f"workloads[{i}].{key}"

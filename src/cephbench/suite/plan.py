@@ -15,7 +15,7 @@ from typing import Any
 
 from .config import Suite
 from ..core.errors import UserError
-from ..kinds import KINDS, Kind, disk_baseline, net_baseline
+from ..kinds import KINDS, Kind, disk_baseline, kinds_where, load_of, net_baseline, object_size_of
 from ..kinds.schema import AUTO, Auto, searched
 from ..core import loadsearch
 from ..core.results import Search, Test
@@ -24,8 +24,6 @@ from .shape_plan import LabBuild, shape_classes
 from ..core.variant_plan import variant_order
 
 _FIXED = {"name", "type", "repeat", "variants"}
-_SIZE_KEYS = {"object_size", "block_size", "total", "io_size"}
-_ALWAYS_LABEL = {"object_size", "block_size", "concurrency", "iodepth", "io_size", "io_threads"}
 ASSUMED_OSDS = 3            # the estimate of a per-OSD test when the cluster is not known yet (validate)
 RUN_OVERHEAD_S = 5.0        # preflight, the cluster's facts for run.json, and the report at the end
 VARIANT_SWITCH_S = 2.0      # `ceph config set` of a variant's options and every daemon reporting them
@@ -184,7 +182,7 @@ def warnings(plan: Plan) -> list[str]:
             if read.search is not None:         # the steps of one search read alike: said once
                 said.add(read.params["phase"])
             w, r = write.params["duration_s"], read.params["duration_s"]
-            size = read.params.get("object_size")
+            size = object_size_of(read.kind, read.params)
             ratio = kind.read_write_ratio(size)
             if w < ratio * r:
                 what = f"{format_size(size)} " if size else ""
@@ -266,10 +264,10 @@ def for_cluster(tests: list[Test], osd_hosts: list[str], here: str, drop_caches:
         if t.group not in seen_groups and not remote and t.kind not in POOL_PER_INSTANCE_KINDS:
             est = max(est - (1 - LOCAL_SETUP_SHARE) * kind.group_setup_s, 0.0)
         seen_groups.add(t.group)
-        if t.kind == "net_baseline" and p.get("hosts") == net_baseline.OSD_HOSTS:
+        if t.kind == net_baseline.KIND.name and p.get("hosts") == net_baseline.OSD_HOSTS:
             parts = len(net_baseline.patterns(names, p["streams"]))
             est = parts * (p["duration_s"] + (NET_PART_REMOTE_S if remote else NET_PART_LOCAL_S))
-        elif t.kind == "disk_baseline" and remote:
+        elif t.kind == disk_baseline.KIND.name and remote:
             est += DISK_STEP_REMOTE_S * est / max(float(p.get("runtime_s") or 1.0), 1.0)
         else:
             if _drops_before(t, drop_caches):
@@ -322,7 +320,7 @@ OSD_BENCH_BYTES_PER_S = 400 * 1024**2     # an unthrottled lab OSD's bench of `t
 # seed-argonaut-bobtail-now on Pacific, raw used 0.36 at each group's first write after one that wrote 4.6 GiB, 0.05
 # before any had); a rebuilt lab starts with FRESH_OSD_USED_BYTES per OSD (BlueStore's own: 870 MiB and 1.16 GiB
 # raw used on the labs of 3 and 4 OSDs just up).
-CAPACITY_CUT_KINDS = frozenset({"rados_bench"})
+CAPACITY_CUT_KINDS = kinds_where(capacity_cut=True)
 WRITE_HALF_SIZE_BYTES = 256 * 1024
 FRESH_OSD_USED_BYTES = 290 * 1024**2
 GUARD_MARGIN = 0.8
@@ -417,7 +415,7 @@ def capacity_cut(tests: list[Test], suite: Suite, room: Room | None) -> list[Tes
                        and int(tests[j].params[t.search.param]) >= int(t.params[t.search.param])) \
                 if t.search is not None else 1
             share = max(0.0, total * limit - used - before - written) * GUARD_MARGIN / max(left, 1)
-            rate = write_rate_raw(int(t.params.get("object_size") or 0), rates, _links_bound(t, shape))
+            rate = write_rate_raw(int(object_size_of(t.kind, t.params) or 0), rates, _links_bound(t, shape))
             took = min(float(d), share / rate) if rate > 0 else float(d)
             written += run_share(t) * took * rate
             if took < d:
@@ -436,8 +434,8 @@ def _topup_after_cut(seq: Test, planned_s: float, took_s: float) -> Test:
     kind = KINDS[seq.kind]
     if kind.read_topup_s is None or seq.params.get("duration_s") is None:
         return seq
-    size, seq_s = int(seq.params.get("object_size") or 0), float(seq.params["duration_s"])
-    load = seq.params.get("concurrency")
+    size, seq_s = int(object_size_of(seq.kind, seq.params) or 0), float(seq.params["duration_s"])
+    load = load_of(seq.kind, seq.params)
     load = load if isinstance(load, int) else 16
     extra = kind.read_topup_s(size, load, took_s, seq_s) - kind.read_topup_s(size, load, planned_s, seq_s)
     return seq.model_copy(update={"est_duration_s": seq.est_duration_s + extra}) if extra else seq
@@ -505,7 +503,7 @@ def _test_estimate(kind: Kind, params: dict[str, Any], first_of_group: bool,
 # the one-host lab and on 3 OSD hosts alike (12 groups), 3.6-5.3 s for 8 (seed-argonaut-bobtail-now, 6 groups): not
 # the 3 s a group the kind's set-up says.
 POOL_SETUP_S = 0.5
-POOL_PER_INSTANCE_KINDS = frozenset({"rados_bench"})
+POOL_PER_INSTANCE_KINDS = kinds_where(pool_per_instance=True)
 
 
 def group_setup_s(kind: Kind, params: dict[str, Any]) -> float:
@@ -541,14 +539,10 @@ def waits_for_client_hosts(suite: Suite) -> bool:
 
 
 def _label(kind: Kind, key: str, value: Any) -> str:
-    if key in kind.labels:
-        return kind.labels[key](value)
-    if key in _SIZE_KEYS:
-        return format_size(value)
-    if key in ("concurrency", "io_threads"):
-        return f"t{value}"
-    if key == "iodepth":
-        return f"qd{value}"
+    """A parameter's value in a test id: as its kind names it (kind.label), else by the rules every kind shares."""
+    own = kind.label(key, value)
+    if own is not None:
+        return own
     if key == "instances":
         return f"x{value}"
     if key == "clients":
@@ -706,7 +700,7 @@ def expand(suite: Suite, client_hosts: int | None = None) -> Plan:
                         if params.get("clients") is None:
                             params.pop("clients", None)      # this machine alone: the parameters of every run before
                         labels = [_label(kind, k, params_base[k]) for k in dims
-                                  if k in _ALWAYS_LABEL or len(data[k]) > 1]
+                                  if k in kind.id_params or len(data[k]) > 1]
                         if search is not None:
                             labels.append(_label(kind, search.param, load))
                         named_phase = [str(phase)] if phase_field else []      # only_phase: not in ids
@@ -774,8 +768,8 @@ def _count_topup(kind: Kind, tests: list[Test], group: str) -> None:
     if write is None or at is None or None in (write.params.get("duration_s"), tests[at].params.get("duration_s")):
         return
     seq = tests[at]
-    load = seq.params.get("concurrency")
-    extra = kind.read_topup_s(int(seq.params.get("object_size") or 0), load if isinstance(load, int) else 16,
+    load = load_of(seq.kind, seq.params)
+    extra = kind.read_topup_s(int(object_size_of(seq.kind, seq.params) or 0), load if isinstance(load, int) else 16,
                              float(write.params["duration_s"]), float(seq.params["duration_s"]))
     if extra:
         tests[at] = seq.model_copy(update={"est_duration_s": seq.est_duration_s + extra})

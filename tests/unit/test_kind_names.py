@@ -1,0 +1,174 @@
+"""Issue 37: a kind owns its names. Outside its own modules nothing names a kind or one of its tool's parameters:
+the core (the plan, the search, the analysis, the report, the export) reads a test's parameters by their role,
+through the kind's descriptor (kinds/kind.py: load_params, op_size_param, object_size_param, size_params, id_params,
+shown_params, swept_charts; kinds/__init__.py: load_of, op_size_of, ...).
+
+What is scanned: every module of src/cephbench, its string constants (whole: `params["iodepth"]`, `"rados_bench"`;
+a sentence that mentions a name in a message or a docstring is not a use of it) and its attribute names
+(`w.iodepth`).
+
+What counts as a kind's name: its registered name, except `rgw`, which is also the RGW daemon's name the lab, the
+evidence and the analysis use for the daemon. What counts as a tool parameter: a field a kind's suite model declares
+itself (not one a base in kinds/schema.py gives every kind of that base: name, repeat, clients; RBD's images,
+image_size, prefill, which are the RBD level's, read by its shared image driver), and object_size,
+except the words that are also the core's own vocabulary (GENERIC). The set is printed by
+test_the_scanned_names_are_the_tools_own.
+
+Who may name them: the kind's modules (kinds/<kind>.py, drivers/<its DRIVER>.py or drivers/<its DRIVER>/, and the
+driver helpers of KIND_HELPERS), and the foreign formats, whose own vocabulary these are (FOREIGN: rundirs/importer.py
+reads raw tool output, rundirs/cbt*.py CBT's YAML).
+"""
+
+from __future__ import annotations
+
+import ast
+from collections import defaultdict
+from pathlib import Path
+
+from cephbench import kinds
+from cephbench.kinds import schema
+
+SRC = Path(__file__).resolve().parents[2] / "src" / "cephbench"
+
+# words that name a kind's parameter and also something of the core's own, in every kind or in no kind at all
+GENERIC = {
+    "duration",     # every kind's test length (the plan turns it into duration_s)
+    "instances",    # processes of one test: every client kind's, and Measurement.instances
+    "op",           # Measurement.op: the operation a tool reported
+    "ops",          # a phase length in operations; also a tool's counts everywhere
+    "objects",      # objects written: the RADOS word
+    "rate",         # a rate of anything
+    "total",        # a total of anything
+    "client",       # a host's role (client host), everywhere
+    "pool",         # the pool a test's objects go to: every cluster kind's, and Ceph's word
+}
+
+# a base's field that is a tool's parameter all the same: rados bench's -O, RGW's and fio's object sizes, which
+# the RBD kinds' base gives their images too
+RBD_TOOL = {"object_size"}
+
+# the kind names that are words of the core too
+GENERIC_KINDS = {"rgw"}
+
+# driver modules that are more than one kind's, or one kind's beside its DRIVER, and the kinds they serve
+KIND_HELPERS: dict[str, str] = {
+    "drivers/fio.py": "fio's job files and parser: fio_rados, fio_rbd, qemu_rbd and the disk baseline",
+    "drivers/fio_run.py": "fio's runs on RBD images: fio_rbd and qemu_rbd",
+    "drivers/rbd_bench_tool.py": "rbd bench's command and parser: rbd_bench",
+    "drivers/rbd_images.py": "the images of the RBD kinds' base (kinds/schema.py RbdWorkload): rbd_bench, fio_rbd, "
+                             "qemu_rbd",
+}
+
+# names that are a module's own for good, each with why; checked as NOT_YET is (an entry must still occur)
+ITS_OWN: dict[tuple[str, str], str] = {
+    ("kinds/schema.py", "object_size"): "RbdWorkload declares it: the object size of the RBD kinds' images",
+    ("rundirs/export.py", "concurrency"): "a column and a label of the export (docs/exports.md), which its readers "
+                                          "parse: the test's load, whatever its kind calls it",
+    ("rundirs/export.py", "object_size"): "a label of the export (docs/exports.md), its objects' size",
+}
+
+# the foreign formats: their input's vocabulary is the tools' own
+FOREIGN = ("rundirs/importer.py", "rundirs/cbt.py")
+
+# Where the core still names a kind or a tool parameter, each (file, name) with why it is left. This table only
+# shrinks: an entry that no longer occurs fails the test, as does a name in a file that is not here.
+NOT_YET: dict[tuple[str, str], str] = {
+    ("report/baseline.py", "block_size"): "the disk baseline's table reads the keys its driver writes in "
+                                          "measurement.extra: the kind's table, not yet declared by the kind",
+    ("report/baseline.py", "iodepth"): "the same",
+    ("report/charts.py", "slow_threshold"): "osd bench's chart per OSD reads its driver's measurement.extra",
+    ("report/sections.py", "slow_threshold"): "osd bench's table per OSD reads its driver's measurement.extra",
+    ("report/sections.py", "protocol"): "RGW's table (layout rgw) names its protocol column: a kind's own "
+                                        "columns beyond size and load are not declared yet",
+}
+
+
+def tool_parameters() -> set[str]:
+    bases = set()
+    for base in (schema.WorkloadModel, schema.ClientWorkload, schema.RbdWorkload):
+        bases |= set(base.model_fields)
+    own = {f for p in kinds.PLUGINS if p.MODEL is not None for f in p.MODEL.model_fields}
+    return (own - bases - {"type"} - GENERIC) | RBD_TOOL
+
+
+def kind_names() -> set[str]:
+    return set(kinds.KINDS) - GENERIC_KINDS
+
+
+def own_modules() -> set[str]:
+    """Every kind's own modules, relative to src/cephbench: its kind module, its driver (module or package), and
+    the driver helpers of KIND_HELPERS; and the foreign formats."""
+    out = {*KIND_HELPERS, *FOREIGN}
+    for p in kinds.PLUGINS:
+        out.add(f"kinds/{p.__name__.rsplit('.', 1)[-1]}.py")
+        driver = SRC / "drivers" / p.DRIVER
+        out |= ({str(f.relative_to(SRC)) for f in driver.rglob("*.py")} if driver.is_dir()
+                else {f"drivers/{p.DRIVER}.py"})
+    return out
+
+
+def names_used(path: Path, names: set[str]) -> list[tuple[int, str]]:
+    out = []
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value in names:
+            out.append((node.lineno, node.value))
+        elif isinstance(node, ast.Attribute) and node.attr in names:
+            out.append((node.lineno, node.attr))
+    return out
+
+
+def found() -> dict[tuple[str, str], list[int]]:
+    names = tool_parameters() | kind_names()
+    own = own_modules()
+    hits: dict[tuple[str, str], list[int]] = defaultdict(list)
+    for path in sorted(SRC.rglob("*.py")):
+        rel = str(path.relative_to(SRC))
+        if rel in own:
+            continue
+        for line, name in names_used(path, names):
+            hits[(rel, name)].append(line)
+    return hits
+
+
+def test_nothing_outside_a_kind_names_it_or_its_tools_parameters():
+    hits = found()
+    new = sorted(f"src/cephbench/{f}:{line}: {name}" for (f, name), lines in hits.items()
+                 if (f, name) not in NOT_YET and (f, name) not in ITS_OWN for line in lines)
+    assert not new, ("a kind's name or its tool's parameter outside its modules; read it through its descriptor "
+                     "(kinds/kind.py, kinds/__init__.py: load_of, op_size_of, ...):\n" + "\n".join(new))
+    gone = sorted(f"{f}: {name}" for f, name in [*NOT_YET, *ITS_OWN] if (f, name) not in hits)
+    assert not gone, "no longer named there: remove from NOT_YET or ITS_OWN:\n" + "\n".join(gone)
+
+
+def test_the_scanned_names_are_the_tools_own():
+    params = tool_parameters()
+    # the ones the issue names, and none of the generic words
+    assert {"concurrency", "iodepth", "io_threads", "numjobs", "block_size", "io_size", "object_size"} <= params
+    assert not params & GENERIC
+    assert {"rados_bench", "osd_bench", "fio_rbd", "disk_baseline"} <= kind_names()
+    print(sorted(params))
+
+
+def test_the_scan_sees_a_constant_and_an_attribute(tmp_path):
+    f = tmp_path / "m.py"
+    f.write_text('"""iodepth in a sentence is no use of it."""\nx = p["iodepth"] + w.numjobs + len("numjobs x")\n')
+    assert names_used(f, {"iodepth", "numjobs"}) == [(2, "iodepth"), (2, "numjobs")] or \
+        sorted(names_used(f, {"iodepth", "numjobs"})) == [(2, "iodepth"), (2, "numjobs")]
+
+
+def test_every_module_named_as_a_kinds_exists():
+    missing = sorted(m for m in own_modules() if not (SRC / m).is_file())
+    assert not missing, missing
+
+
+def test_a_kinds_roles_name_its_own_fields():
+    """What a kind declares by role is a field of its model (or, for a kind no suite names, nothing), and the load a
+    search doubles is its load."""
+    for p in kinds.PLUGINS:
+        k = p.KIND
+        assert k.search_param in (None, k.load_param), k.name
+        declared = {*k.load_params, k.op_size_param, k.object_size_param, *k.size_params, *k.id_params,
+                    *k.shown_params, *k.swept_charts} - {None}
+        fields = set(p.MODEL.model_fields) if p.MODEL is not None else set()
+        assert declared <= fields, (k.name, sorted(declared - fields))
+        assert k.load_tag or not k.load_params, k.name
