@@ -10,9 +10,7 @@ from ..analysis.curves import Curve, Knee, Point, doubling_text, in_flight, knee
 from ..core.loadsearch import GROWTH_MIN
 from ..kinds import ops_unit
 from ..core.results import Result
-from . import svg
-from .format import iops, mib_s, ms
-from .sections import Table
+from .format import Table, iops, mib_s, ms
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -115,6 +113,7 @@ def chart(lines: Sequence[Overlaid]) -> str | None:
     its load, the knee ringed."""
     if not lines:
         return None
+    from . import svg       # the charts' (the HTML report's), not the terminal's
     first = lines[0].curve
     drawn: list[svg.Line] = []
     for i, o in enumerate(lines):
