@@ -12,7 +12,7 @@ and settings.ssh.hosts maps it to the host's address.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Mapping, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 from ..core.errors import UserError
 from ..core.units import parse_size
@@ -176,20 +176,15 @@ _DEFAULTS = {"osds_per_host": 1, "clients": 0, "objectstore": "bluestore"}
 
 
 def parse_value(key: str, raw: Any, names: Names = FLAGS) -> Any:
-    """One value of a shape as given (a flag's text or texts, a suite's scalar or mapping) -> its typed value: a
-    LinkShape (cluster_net: or UNSHAPED), ThrottleSpecs, CpuLimitSpecs, HostLoadSpecs, bytes; the others as they
-    are. A bad value is a UserError at `names[key]` (its flag, or its suite key)."""
-    where = names[key]
-    if key in ("public_net", "client_net") or (key == "cluster_net" and str(raw).strip().lower() != UNSHAPED):
-        return parse_link(str(raw), where)
-    parser = {"cluster_net": lambda _v, _w: UNSHAPED, "osd_throttle": parse_throttle_specs,
-              "cpu_limit": parse_cpu_limits, "host_load": parse_host_loads, "db_device": size_flag,
-              "osd_size": size_flag, "release": lab_release}.get(key)
+    """One value of a shape as given (a flag's text, a repeated flag's texts, a suite's scalar or mapping) -> its
+    typed value (_PARSERS: a LinkShape, ThrottleSpecs, CpuLimitSpecs, HostLoadSpecs, bytes, a release's name; the
+    others as they are). A bad value is a UserError at `names[key]` (its flag, or its suite key)."""
+    parser = _PARSERS.get(key)
     if parser is None:
         return raw
-    if key in ("osd_throttle", "cpu_limit", "host_load") and not raw:
-        return ()
-    return parser(raw if isinstance(raw, (str, int, Mapping)) else list(raw), where)
+    if key in ("osd_throttle", "cpu_limit", "host_load"):      # several specs: flags repeated, a suite's mapping
+        return parser(raw if isinstance(raw, (str, Mapping)) else list(raw), names[key]) if raw else ()
+    return parser(raw, names[key])
 
 
 def parse_values(given: Mapping[str, Any], names: Names = FLAGS) -> dict[str, Any]:
@@ -257,3 +252,17 @@ def size_flag(value: str | int, flag: str) -> int:
         return parse_size(value)
     except ValueError as exc:
         raise UserError(str(exc), where=flag) from None
+
+
+def _link(text: object, where: str) -> LinkShape:
+    return parse_link(str(text), where)
+
+
+def _cluster_link(text: object, where: str) -> LinkShape | str:
+    return UNSHAPED if str(text).strip().lower() == UNSHAPED else _link(text, where)
+
+
+_PARSERS: dict[str, Callable[[Any, str], Any]] = {
+    "public_net": _link, "cluster_net": _cluster_link, "client_net": _link, "osd_throttle": parse_throttle_specs,
+    "cpu_limit": parse_cpu_limits, "host_load": parse_host_loads, "db_device": size_flag, "osd_size": size_flag,
+    "release": lab_release}
