@@ -78,8 +78,6 @@ NOT_YET: dict[tuple[str, str], str] = {
     ("report/baseline.py", "iodepth"): "the same",
     ("report/charts.py", "slow_threshold"): "osd bench's chart per OSD reads its driver's measurement.extra",
     ("report/sections.py", "slow_threshold"): "osd bench's table per OSD reads its driver's measurement.extra",
-    ("report/sections.py", "protocol"): "RGW's table (layout rgw) names its protocol column: a kind's own "
-                                        "columns beyond size and load are not declared yet",
 }
 
 
@@ -168,7 +166,7 @@ def test_a_kinds_roles_name_its_own_fields():
         k = p.KIND
         assert k.search_param in (None, k.load_param), k.name
         declared = {*k.load_params, k.op_size_param, k.object_size_param, *k.size_params, *k.id_params,
-                    *k.shown_params, *k.swept_charts} - {None}
+                    *k.shown_params, *k.swept_charts, *k.table_params} - {None}
         fields = set(p.MODEL.model_fields) if p.MODEL is not None else set()
         assert declared <= fields, (k.name, sorted(declared - fields))
         assert k.load_tag or not k.load_params, k.name

@@ -2,7 +2,9 @@
 read kinds through this registry and never name one.
 
 A kind module (kinds/<name>.py) holds:
-- KIND: its descriptor (kind.py: level, report table, phase field, direction of each phase, estimate figures);
+- KIND: its descriptor (kind.py: level, report table, phase field, direction of each phase, estimate figures, and
+  its parameters by role: its load, its op size, its ids', tables' and charts' parameters, which the core reads
+  through load_of, op_size_of, ... below and never by name: tests/unit/test_kind_names.py);
 - MODEL: its suite schema model (a pydantic model on a base of schema.py), None for a kind no suite names (the
   baselines, which the suite's `baseline:` section makes);
 - needs(params): what its tool needs on a client host, for a kind whose model accepts `clients:`;

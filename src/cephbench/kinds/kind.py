@@ -82,6 +82,7 @@ class Kind:
     id_params: tuple[str, ...] = ()             # parameters its test ids name even when not swept
     shown_params: tuple[str, ...] = ()          # parameters the terminal's params column shows, in this order
     swept_charts: tuple[str, ...] = ()          # parameters the HTML report draws throughput against, when swept
+    table_params: tuple[str, ...] = ()          # columns of its own in its report table, after the test's id
 
     def direction(self, phase: str | None) -> Direction | None:
         return self.directions.get(str(phase)) if phase is not None else None

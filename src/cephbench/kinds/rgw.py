@@ -20,7 +20,8 @@ KIND = Kind("rgw", "RGW", "RGW (cephbench-loadgen)", "rgw", "op",
             load_params={"concurrency": "t"}, load_tag="t", op_size_param="object_size",
             object_size_param="object_size",
             size_params=("object_size",), id_params=("object_size", "concurrency"),
-            shown_params=("object_size", "concurrency"), swept_charts=("object_size", "concurrency"))
+            shown_params=("object_size", "concurrency"), swept_charts=("object_size", "concurrency"),
+            table_params=("protocol",))
 DRIVER = "rgw"
 
 

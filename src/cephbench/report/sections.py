@@ -131,13 +131,15 @@ def _fio_like_table(title: str, rs: list[Result]) -> Table:
 
 
 def _rgw_table(title: str, rs: list[Result]) -> Table:
-    headers = ["test", "protocol", "op", "object size", "in flight", "req/s", "MiB/s", "p50 (ms)", "p90 (ms)",
-               "p99 (ms)", "p99.9 (ms)", "max (ms)", "errors", "host CPU busy", "status"]
+    # the kind's own columns after the test's (kind.table_params: RGW's protocol)
+    own = [p for k in dict.fromkeys(r.test.kind for r in rs) if k in KINDS for p in KINDS[k].table_params]
+    headers = ["test", *(p.replace("_", " ") for p in own), "op", "object size", "in flight", "req/s", "MiB/s",
+               "p50 (ms)", "p90 (ms)", "p99 (ms)", "p99.9 (ms)", "max (ms)", "errors", "host CPU busy", "status"]
     rows = []
     for r in rs:
         m = r.measurement
         errors = sum((m.extra.get("errors_by_kind") or {}).values()) if m else None
-        rows.append([r.test.id, _p(r, "protocol"), _p(r, "phase"), _object_size(r), _load(r),
+        rows.append([r.test.id, *(_p(r, p) for p in own), _p(r, "phase"), _object_size(r), _load(r),
                      iops(m.ops_per_s) if m else "-", result_mib_s(r), _pctl(r, "50"),
                      _pctl(r, "90"), _pctl(r, "99"), _pctl(r, "99.9"), ms(m.latency.max_ns) if m else "-",
                      "-" if errors is None else str(errors), host_cpu(r), _status(r)])
