@@ -1,18 +1,20 @@
-"""Issue 37: a kind owns its names. Outside its own modules nothing names a kind or one of its tool's parameters:
-the core (the plan, the search, the analysis, the report, the export) reads a test's parameters by their role,
-through the kind's descriptor (kinds/kind.py: load_params, op_size_param, object_size_param, size_params, id_params,
-shown_params, swept_charts; kinds/__init__.py: load_of, op_size_of, ...).
+"""Issue 37: a kind owns its names. Outside its own modules nothing names a kind, one of its tool's parameters or
+one of its resources: the core (the plan, the search, the analysis, the report, the export) reads a test's
+parameters by their role, through the kind's descriptor (kinds/kind.py: load_params, op_size_param,
+object_size_param, size_params, id_params, shown_params, swept_charts, table_params; kinds/__init__.py: load_of,
+op_size_of, ...).
 
 What is scanned: every module of src/cephbench, its string constants (whole: `params["iodepth"]`, `"rados_bench"`;
 a sentence that mentions a name in a message or a docstring is not a use of it) and its attribute names
-(`w.iodepth`).
+(`w.iodepth`). A constant that holds a name (recovery.py's DISK_FILE) counts where it is written, not where used.
 
 What counts as a kind's name: its registered name, except `rgw`, which is also the RGW daemon's name the lab, the
 evidence and the analysis use for the daemon. What counts as a tool parameter: a field a kind's suite model declares
 itself (not one a base in kinds/schema.py gives every kind of that base: name, repeat, clients; RBD's images,
-image_size, prefill, which are the RBD level's, read by its shared image driver), and object_size,
-except the words that are also the core's own vocabulary (GENERIC). The set is printed by
-test_the_scanned_names_are_the_tools_own.
+image_size, prefill, which are the RBD level's, read by its shared image driver), and object_size (RBD_TOOL), less
+the words that are also the core's own vocabulary (GENERIC); test_the_scanned_names_are_the_tools_own prints the
+set. What counts as a kind's resource: a ledger kind (core/resources.py) its descriptor declares its own
+(kind.resources: rbd-image, rgw-user, disk-file, ...; pools, ec profiles and processes are every kind's).
 
 Who may name them: the kind's modules (kinds/<kind>.py, drivers/<its DRIVER>.py or drivers/<its DRIVER>/, and the
 driver helpers of KIND_HELPERS), and the foreign formats, whose own vocabulary these are (FOREIGN: rundirs/importer.py
@@ -26,6 +28,7 @@ from collections import defaultdict
 from pathlib import Path
 
 from cephbench import kinds
+from cephbench.core.resources import KINDS as LEDGER_KINDS
 from cephbench.kinds import schema
 
 SRC = Path(__file__).resolve().parents[2] / "src" / "cephbench"
@@ -70,9 +73,32 @@ ITS_OWN: dict[tuple[str, str], str] = {
 # the foreign formats: their input's vocabulary is the tools' own
 FOREIGN = ("rundirs/importer.py", "rundirs/cbt.py")
 
-# Where the core still names a kind or a tool parameter, each (file, name) with why it is left. This table only
-# shrinks: an entry that no longer occurs fails the test, as does a name in a file that is not here.
+# a kind's resources are removed, proved and ordered by tables of the core's that name each ledger kind; issue 37's
+# "a kind's resources are declared by the kind" (creation, removal and a killed run's cleanup read that declaration)
+# moves them into the kinds
+_LEDGER = "the ledger's list of every kind of resource"
+_CLEANUP = "a killed run's cleanup names it: its proof of ownership, its remover, its place in the order"
+_REMOVER = "the run's removal of what its drivers left: one remover per ledger kind"
+
+# Where the core still names a kind, a tool parameter or a kind's resource, each (file, name) with why it is left.
+# This table only shrinks: an entry that no longer occurs fails the test, as does a name in a file that is not here.
 NOT_YET: dict[tuple[str, str], str] = {
+    ("core/resources.py", "disk-file"): _LEDGER,
+    ("core/resources.py", "rados-namespace"): _LEDGER,
+    ("core/resources.py", "rbd-image"): _LEDGER,
+    ("core/resources.py", "rbd-mapping"): _LEDGER,
+    ("core/resources.py", "rgw-buckets"): _LEDGER,
+    ("core/resources.py", "rgw-user"): _LEDGER,
+    ("cluster/recovery.py", "disk-file"): _CLEANUP,
+    ("cluster/recovery.py", "rados-namespace"): _CLEANUP,
+    ("cluster/recovery.py", "rbd-image"): _CLEANUP,
+    ("cluster/recovery.py", "rbd-mapping"): _CLEANUP,
+    ("cluster/recovery.py", "rgw-buckets"): _CLEANUP,
+    ("cluster/recovery.py", "rgw-user"): _CLEANUP,
+    ("run/launch.py", "rbd-image"): _REMOVER,
+    ("run/launch.py", "rbd-mapping"): _REMOVER,
+    ("run/launch.py", "rgw-buckets"): _REMOVER,
+    ("run/launch.py", "rgw-user"): _REMOVER,
     ("report/baseline.py", "block_size"): "the disk baseline's table reads the keys its driver writes in "
                                           "measurement.extra: the kind's table, not yet declared by the kind",
     ("report/baseline.py", "iodepth"): "the same",
@@ -91,6 +117,11 @@ def tool_parameters() -> set[str]:
 
 def kind_names() -> set[str]:
     return set(kinds.KINDS) - GENERIC_KINDS
+
+
+def resource_names() -> set[str]:
+    """The ledger kinds a kind declares its own (kind.resources: rbd-image, rgw-user, disk-file, ...)."""
+    return {r for k in kinds.KINDS.values() for r in k.resources}
 
 
 def own_modules() -> set[str]:
@@ -116,7 +147,7 @@ def names_used(path: Path, names: set[str]) -> list[tuple[int, str]]:
 
 
 def found() -> dict[tuple[str, str], list[int]]:
-    names = tool_parameters() | kind_names()
+    names = tool_parameters() | kind_names() | resource_names()
     own = own_modules()
     hits: dict[tuple[str, str], list[int]] = defaultdict(list)
     for path in sorted(SRC.rglob("*.py")):
@@ -144,6 +175,7 @@ def test_the_scanned_names_are_the_tools_own():
     assert {"concurrency", "iodepth", "io_threads", "numjobs", "block_size", "io_size", "object_size"} <= params
     assert not params & GENERIC
     assert {"rados_bench", "osd_bench", "fio_rbd", "disk_baseline"} <= kind_names()
+    assert {"rbd-image", "rgw-user", "disk-file"} <= resource_names()
     print(sorted(params))
 
 
@@ -170,3 +202,4 @@ def test_a_kinds_roles_name_its_own_fields():
         fields = set(p.MODEL.model_fields) if p.MODEL is not None else set()
         assert declared <= fields, (k.name, sorted(declared - fields))
         assert k.load_tag or not k.load_params, k.name
+        assert set(k.resources) <= set(LEDGER_KINDS), (k.name, k.resources)

@@ -10,7 +10,7 @@ from ..core.results import Test
 from .kind import RW_DIRECTIONS, Kind
 
 KIND = Kind("disk_baseline", "Baselines", "Disk baseline", "baseline", None, dict(RW_DIRECTIONS),
-            ceiling_source=True, cluster=False, test_overhead_s=1.0)
+            ceiling_source=True, cluster=False, test_overhead_s=1.0, resources=("disk-file",))
 DRIVER = "disk_baseline"
 MODEL = None
 

@@ -16,7 +16,7 @@ KIND = Kind("fio_rbd", "RBD", "fio (rbd)", "fio", "rw", {**RW_DIRECTIONS, "randr
             load_params={"iodepth": "qd", "numjobs": "jobs"}, load_tag="qd", op_size_param="block_size",
             object_size_param="object_size", size_params=("object_size", "block_size"),
             id_params=("object_size", "block_size", "iodepth"), shown_params=("object_size", "block_size", "iodepth"),
-            swept_charts=("object_size", "block_size", "iodepth"))
+            swept_charts=("object_size", "block_size", "iodepth"), resources=("rbd-image", "rbd-mapping"))
 DRIVER = "fio_rbd"
 
 

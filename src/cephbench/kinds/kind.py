@@ -83,6 +83,9 @@ class Kind:
     shown_params: tuple[str, ...] = ()          # parameters the terminal's params column shows, in this order
     swept_charts: tuple[str, ...] = ()          # parameters the HTML report draws throughput against, when swept
     table_params: tuple[str, ...] = ()          # columns of its own in its report table, after the test's id
+    # the ledger kinds (core/resources.py) of what its driver makes on the cluster or a host that no kind of another
+    # level makes (pools, ec profiles and processes are every kind's): its images, users, buckets, files
+    resources: tuple[str, ...] = ()
 
     def direction(self, phase: str | None) -> Direction | None:
         return self.directions.get(str(phase)) if phase is not None else None

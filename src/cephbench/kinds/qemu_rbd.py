@@ -25,7 +25,7 @@ KIND = Kind("qemu_rbd", "RBD", "fio (qemu-nbd, QEMU's rbd driver)", "fio", "rw",
             load_params={"iodepth": "qd", "numjobs": "jobs"}, load_tag="qd", op_size_param="block_size",
             object_size_param="object_size", size_params=("object_size", "block_size"),
             id_params=("object_size", "block_size", "iodepth"), shown_params=("object_size", "block_size", "iodepth"),
-            swept_charts=("object_size", "block_size", "iodepth"))
+            swept_charts=("object_size", "block_size", "iodepth"), resources=("rbd-image",))
 DRIVER = "qemu_rbd"
 
 

@@ -97,6 +97,7 @@ KIND = Kind("rados_bench", "RADOS", "rados bench", "rados", "modes", {"write": "
             steady_phases=frozenset({"write", "rand"}), rados_rates=True,
             read_write_ratio=seq_write_ratio, read_topup_s=topup_estimate_s, search_param="concurrency", searches_clients=True,
             object_size_params=("object_size",), existing_pools=True, capacity_cut=True, pool_per_instance=True,
+            resources=("rados-namespace",),     # its objects in an existing pool: a namespace of the run's own
             load_params={"concurrency": "t"}, load_tag="t", op_size_param="object_size",
             object_size_param="object_size",
             size_params=("object_size",), id_params=("object_size", "concurrency"),

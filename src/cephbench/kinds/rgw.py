@@ -21,7 +21,7 @@ KIND = Kind("rgw", "RGW", "RGW (cephbench-loadgen)", "rgw", "op",
             object_size_param="object_size",
             size_params=("object_size",), id_params=("object_size", "concurrency"),
             shown_params=("object_size", "concurrency"), swept_charts=("object_size", "concurrency"),
-            table_params=("protocol",))
+            table_params=("protocol",), resources=("rgw-user", "rgw-buckets"))
 DRIVER = "rgw"
 
 
