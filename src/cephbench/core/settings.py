@@ -47,7 +47,7 @@ class Settings(Strict):
     watch_osd_hosts: bool = True            # CPU of OSD hosts other than this one, over ssh, during every test
     osd_counters: bool = True               # every OSD's perf counters (admin socket) at each test's start and end
     other_load: bool = True                 # other clients' I/O (pools not ours), before and after each test
-    ssh: SshSettings = SshSettings()
+    ssh: SshSettings = Field(default_factory=SshSettings)     # its validator built with the suite's, not at import
     cold_reads: Literal["none", "restart-lab-osds"] = "none"
     max_raw_used: float = Field(0.75, gt=0, le=0.95)
     set_noscrub: bool = True
