@@ -135,7 +135,7 @@ def start(ctx: DriverContext, e: Export) -> None:
             return
         if e.proc.poll() is not None:
             raise _refusal(e, _last_line(e.log_path))
-        time.sleep(0.05)
+        time.sleep(0.05 if e.ref.address is None else 0.3)     # there: an ssh round trip a look
     raise _refusal(e, f"its socket {e.socket} did not appear in {START_TIMEOUT_S:.0f} s ({_last_line(e.log_path)})")
 
 
@@ -181,6 +181,7 @@ class Exports:
     (for the result, beside fio's)."""
     sockets: dict[str | None, list[str]] = field(default_factory=dict)
     commands: list[str] = field(default_factory=list)
+    logs: list[Path] = field(default_factory=list)      # each qemu-nbd's output (raw/)
 
     def of(self, client: Any) -> list[str]:
         return self.sockets[client.name if client is not None else None]
@@ -210,6 +211,7 @@ def exported(ctx: DriverContext, test: Test, name: str, images: rbd_images.Image
                 exports.append(Export(ref, argv, sock, pid_file, out / f"qemu-nbd-img{j}.txt"))
             out_.sockets[client.name if client else None] = [e.socket for e in exports]
             out_.commands += [(f"on {ref.name}: " if not here else "") + shlex.join(e.argv) for e in exports]
+            out_.logs += [e.log_path for e in exports]
             if ctx.dry_run:
                 ctx.planned.append(f"mkdir -m 0700 {work}")
                 ctx.planned.extend(out_.commands[-len(exports):])
@@ -247,6 +249,8 @@ def run_group(ctx: DriverContext, group: list[Test], todo: set[str]) -> Iterator
                                           parse, timeout, tool=tool, notes=list(notes), warnings=warnings)
                 if outcome is not None:
                     outcome.commands[:0] = exports.commands
+                    outcome.raw += [str(f.relative_to(ctx.rundir.path)) for f in exports.logs
+                                    if ctx.rundir and f.is_file()]
                 return outcome
 
             outcome = in_rounds(test, one_round)
