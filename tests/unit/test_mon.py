@@ -30,7 +30,10 @@ def _load(name: str) -> dict:
 
 @pytest.mark.parametrize("case", _load("argv_to_mon_command")["cases"], ids=lambda c: " ".join(c["argv"]))
 def test_argv_maps_as_the_ceph_cli_maps_it(case):
-    assert mon_command_for(case["argv"]) == case["mon_command"]
+    # `target` is the CLI's routing of a mgr command (`pg ls-by-pool`) to the mgr; cephbench sends every command
+    # to the mon, which forwards a mgr command (the lab answered `pg ls-by-pool` so, Ceph 16.2.15)
+    expected = {k: v for k, v in case["mon_command"].items() if k != "target"}
+    assert mon_command_for(case["argv"]) == expected
 
 
 def test_every_signature_matches_the_monitors_own():

@@ -28,6 +28,18 @@ POOL_DELETE_HINT = ("run with --allow-pool-delete, which sets it for the run and
 CONNECT_TIMEOUT_S = 10     # --connect-timeout, whole seconds as librados takes them
 
 
+def unclean_pgs(pg_ls: Any) -> dict[str, int]:
+    """The states of the PGs that are not active+clean, counted, from `ceph pg ls-by-pool POOL -f json` (a list
+    before Octopus' form, {"pg_stats": [...]} since)."""
+    stats = pg_ls.get("pg_stats", []) if isinstance(pg_ls, dict) else pg_ls
+    counts: dict[str, int] = {}
+    for pg in stats or []:
+        state = str(pg.get("state", "unknown"))
+        if state != "active+clean":
+            counts[state] = counts.get(state, 0) + 1
+    return counts
+
+
 @dataclass(frozen=True)
 class Target:
     """How a client reaches a cluster: Ceph's own --conf, --keyring and --id."""
@@ -296,7 +308,9 @@ class Cluster:
         """Remove a pool; one that does not exist (any more, or yet) is not an error (the mon says so, rc 0)."""
         self.ceph_ok("osd", "pool", "delete", name, name, "--yes-i-really-really-mean-it")
 
-    def wait_active_clean(self, timeout_s: float = 300) -> None:
+    def wait_active_clean(self, timeout_s: float = 300, pool: str | None = None) -> None:
+        """Every PG active+clean; with `pool`, that pool's: a pool just made is ready when its own PGs are, and
+        when they are not, the error names its PGs' states rather than blaming it for another pool's."""
         deadline = time.monotonic() + timeout_s
         while True:
             pgmap = self.status().get("pgmap", {})
@@ -304,7 +318,16 @@ class Cluster:
             clean = sum(s["count"] for s in pgmap.get("pgs_by_state", []) if s["state_name"] == "active+clean")
             if clean == total:
                 return
+            unclean = None
+            if pool is not None:      # the cluster is not all clean: is the pool? (one more mon call, only then)
+                unclean = unclean_pgs(self.ceph_json("pg", "ls-by-pool", pool))
+                if not unclean:
+                    return
             if time.monotonic() > deadline:
-                raise OperationFailed(f"PGs not active+clean after {timeout_s:.0f} s ({clean}/{total})")
+                if unclean is None:
+                    raise OperationFailed(f"PGs not active+clean after {timeout_s:.0f} s ({clean}/{total})")
+                states = ", ".join(f"{n} {state}" for state, n in sorted(unclean.items(), key=lambda kv: -kv[1]))
+                raise OperationFailed(f"{sum(unclean.values())} of its PGs not active+clean after {timeout_s:.0f} s "
+                                      f"({states}); `ceph pg ls-by-pool {pool}` and `ceph health detail` say why")
             time.sleep(0.25)
 

@@ -89,7 +89,7 @@ def create_pool(ctx: DriverContext, name: str, profile: dict[str, Any], applicat
     # made goes with it; but never left in flight.
     (tagged,) = c.send(enable)
     try:
-        c.wait_active_clean(timeout_s=300)
+        c.wait_active_clean(timeout_s=300, pool=name)
     except OperationFailed as exc:
         raise OperationFailed(f"pool {name}: {exc}") from exc
     finally:

@@ -48,6 +48,7 @@ osd set-backfillfull-ratio | ratio:float
 osd set-nearfull-ratio | ratio:float
 osd pool ls | detail:detail?
 osd pool stats | pool_name?
+pg ls-by-pool | poolstr states*
 osd pool create | pool pg_num:int? pgp_num:int? pool_type:replicated/erasure? erasure_code_profile? rule? \
     expected_num_objects:int? size:int? pg_num_min:int? pg_num_max:int? autoscale_mode:on/off/warn? bulk:bool? \
     target_size_bytes:int? target_size_ratio:float?
