@@ -27,7 +27,7 @@ import contextlib
 from contextlib import ExitStack
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
-from typing import Callable
+from typing import Any, Callable
 
 from ..core.capacity import df_capacity
 from ..core import interrupts
@@ -750,17 +750,19 @@ class Lab:
             all_ds = [mon_d, self._daemon(MGR), *osd_ds]
             if rgw:
                 # Not earlier: a read RGW sends while no OSD is up waits for the client's next objecter tick
-                # (5 s) before it is sent again.
-                progress("starting RGW (beast)")
+                # (5 s) before it is sent again. The user is made beside RGW's start (radosgw-admin reads and writes
+                # the pools, not RGW): the two making the default zone at once is a race RGW's code settles (each
+                # reads the other's on EEXIST)
+                progress("starting RGW (beast) and creating the S3/Swift user")
+                user = pool.submit(self._create_rgw_user,
+                                   ctr.rgw_admin(self) if ctr else ["radosgw-admin", "--conf", str(self.conf)])
                 self._start(RGW, ["radosgw", "-n", RGW])
                 rgw_d = self._daemon(RGW)
                 all_ds.append(rgw_d)
                 dm.wait_for(lambda: (self._rgw_answers(info.rgw_endpoint or ""), self._pgs_state(mon)), "RGW to answer HTTP", all_ds,
                             self._pid, progress, starting=[rgw_d])
                 steps.mark("rgw answers")
-                progress("creating the S3/Swift user; waiting for HEALTH_OK and all PGs active+clean")
-                user = pool.submit(self._create_rgw_user,
-                                   ctr.rgw_admin(self) if ctr else ["radosgw-admin", "--conf", str(self.conf)])
+                progress("waiting for HEALTH_OK and all PGs active+clean")
             else:
                 progress("waiting for HEALTH_OK and all PGs active+clean")
             dm.wait_for(lambda: self._healthy(mon), "the cluster to become healthy", all_ds, self._pid,
@@ -769,9 +771,13 @@ class Lab:
             if rgw:
                 user.result()
                 steps.mark("rgw user")
-            # RGW reaches `ceph versions` through the mgr's service map, a moment after it answers HTTP
-            dm.wait_for(lambda: self._versions(mon, info, rgw), "every daemon's version", all_ds, self._pid,
+            # RGW reaches `ceph versions` through the mgr's service map, up to a mgr tick after it answers HTTP (0.6 s
+            # of a 2.7 s start): its version comes from its own admin socket, and a run that records the cluster's
+            # versions waits for RGW there (whole_versions)
+            rgw_asok = ((ctr.sockets if ctr else self.dir / "run") / f"ceph-{RGW}.asok") if rgw else None
+            dm.wait_for(lambda: self._versions(mon, info, rgw_asok), "every daemon's version", all_ds, self._pid,
                         progress)
+            steps.mark("versions")
             self._start_host_loads(progress)
             if self._monitoring:
                 info.monitoring = self._start_monitoring(progress, all_ds)
@@ -902,10 +908,37 @@ class Lab:
                        "swift_user": f"{LAB_USER}:swift", "swift_key": secret}, f, indent=2)
 
     @staticmethod
-    def _versions(mon: LabMon, info: LabInfo, rgw: bool) -> tuple[bool, str]:
-        info.versions = mon.json("versions")
-        kinds = ("mon", "mgr", "osd", *(("rgw",) if rgw else ()))
-        return all(k in info.versions for k in kinds), ", ".join(sorted(info.versions))
+    def _versions(mon: LabMon, info: LabInfo, rgw_asok: Path | None) -> tuple[bool, str]:
+        """`ceph versions`, with RGW's (`rgw_asok`: the lab has one) from its admin socket while the mgr's service map
+        has not brought it there yet: the same words, as the daemon makes both (`ceph --version`'s)."""
+        versions = mon.json("versions")
+        if rgw_asok is not None and "rgw" not in versions:
+            try:
+                said = asok_command(rgw_asok, "version", timeout_s=2)
+                git = asok_command(rgw_asok, "git_version", timeout_s=2)
+                version = (f"ceph version {said['version']} ({git['git_version']}) {said['release']} "
+                           f"({said['release_type']})")
+            except (AsokError, KeyError, TypeError):
+                return False, f"{', '.join(sorted(versions))}; RGW's admin socket not answering yet"
+            versions["rgw"] = {version: 1}
+            overall = versions.setdefault("overall", {})
+            overall[version] = overall.get(version, 0) + 1
+        info.versions = versions
+        kinds = ("mon", "mgr", "osd", *(("rgw",) if rgw_asok is not None else ()))
+        return all(k in versions for k in kinds), ", ".join(sorted(versions))
+
+    def whole_versions(self, read: Callable[[], Any], versions: Any, patience_s: float = 10.0) -> Any:
+        """`ceph versions` (`versions`, as first read; `read()` reads it again) once it names every kind of daemon this
+        lab runs: `up` returns before RGW reaches it through the mgr's service map (a mgr tick, up to 1 s), and the
+        facts a run records must be whole. After `patience_s` (an RGW that never registers), as it is."""
+        info = self.info()
+        kinds = ("mon", "mgr", "osd", *(("rgw",) if info is not None and info.rgw else ()))
+        deadline = time.monotonic() + patience_s
+        while (isinstance(versions, dict) and "error" not in versions and not all(k in versions for k in kinds)
+               and time.monotonic() < deadline):
+            time.sleep(0.1)
+            versions = read()
+        return versions
 
     @staticmethod
     def _osds_up(mon: LabMon, want: int) -> tuple[bool, str]:

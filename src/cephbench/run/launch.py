@@ -350,7 +350,7 @@ def prepare(request: RunRequest, say: Callable[[str], None] = lambda _m: None) -
             if client_facts:
                 rundir.update_meta(clients={n: f.to_json() for n, f in client_facts.items()})
         elif not request.dry_run:
-            facts = RunFacts(cluster.facts(), local_facts())
+            facts = RunFacts(_cluster_facts(cluster, lb), local_facts())
             rundir = RunDir.create(run_dir_path(suite.name, request.out_dir), {
                 "cephbench_version": __version__, "run_ids": [run_id], "suite_name": suite.name,
                 "suite": as_given.model_dump(mode="json"), "plan": [t.model_dump() for t in plan.tests],
@@ -788,10 +788,25 @@ def _part_prepared(prep: Prepared, tests: list[Test], events: RunEvents) -> Prep
     client_facts = preflight_clients(LocalHost(), clients, tests, suite.settings.ssh, prep.target.id, req.force,
                                      events.note) if clients else {}
     # the rebuilt lab has its own hosts, OSDs and devices: each result is analysed with its own build's
-    facts = record_part(prep.rundir, keeper, tests, topo, cluster.facts(), prep.facts) \
+    facts = record_part(prep.rundir, keeper, tests, topo, _cluster_facts(cluster, prep.lab), prep.facts) \
         if prep.rundir is not None else prep.facts
     return replace(prep, suite=suite, plan=replace(prep.plan, suite=suite), todo=tests, cluster=cluster,
                    status=status, clients=clients, client_facts=client_facts, loadgen_paths={}, facts=facts)
+
+
+def _cluster_facts(cluster: Cluster, lb: Lab | None) -> dict[str, Any]:
+    """What run.json records of the cluster; of a lab, once `ceph versions` names every daemon it runs (its RGW's
+    reaches it a moment after `lab up` returns)."""
+    facts = cluster.facts()
+
+    def versions() -> Any:
+        try:
+            return cluster.ceph_json("versions")
+        except OperationFailed as exc:      # as facts() records a fact it cannot read
+            return {"error": str(exc)}
+    if lb is not None:
+        facts["versions"] = lb.whole_versions(versions, facts.get("versions"))
+    return facts
 
 
 def record_part(rundir: RunDir, keeper: Keeper, tests: list[Test], topo: dict[str, Any] | None,
