@@ -341,8 +341,9 @@ def write_fixture(name: str, meta: dict, results: list[dict], to: Path) -> None:
     when = time.strftime("%Y-%m-%d %H:%M", time.gmtime(meta["started_unix"]))
     doc = {"about": f"{name} run on the lab by benchmarks/bench_estimates.py ({when} UTC; cephbench at {commit} with "
                     f"its working tree when written, Ceph {release.get('version', '?')} {release.get('name', '')}, "
-                    "the 2-core VM): each result's start, length, skipped or not, and its reruns after a stall; the "
-                    "run's start and end from run.json",
+                    "the 2-core VM): each result's start, length, skipped or not, its reruns after a stall and "
+                    "whether it was measured again in pairs; the cluster's raw space and OSDs at the run's start "
+                    "(`ceph status`), the run's start and end, from run.json",
            "suite": meta["suite"], "osd_hosts": hosts, "here": here, "clients": len(meta.get("clients") or {}),
            "ssh_reached": bool(meta.get("lab_topology")),
            "raw_bytes": ({"total": room.total_raw, "used": room.used_raw, "osds": room.osds}

@@ -6,7 +6,8 @@ measured again in pairs, its start and end; the about line says the cephbench an
 suites with their lab shapes (rebuilds, throttles, FileStore, 4 client hosts, three releases whose writes the capacity
 guard cut), the quick suite with its searches of fio's queue depth, searches of rados bench's concurrency whose 1 MiB
 steps the capacity guard cut, a `clients: auto` suite on 2 client hosts, and a run from a toolbox (no ssh) with the
-lab's Prometheus. A run with searches is held to its range and to the estimate of the course its searches took
+lab's Prometheus (twice). seed-bobtail-2012 and the second toolbox run were recorded after the model that counts the
+capacity guard's cuts was made from the others (bench estimates: 1.124 and 0.884). A run with searches is held to its range and to the estimate of the course its searches took
 (plan.as_run_s): how far a search goes is not known before it runs."""
 
 import json
