@@ -16,8 +16,8 @@ the words that are also the core's own vocabulary (GENERIC); test_the_scanned_na
 set. What counts as a kind's resource: a ledger kind (core/resources.py) its descriptor declares its own
 (kind.resources: rbd-image, rgw-user, disk-file, ...; pools, ec profiles and processes are every kind's).
 
-Who may name them: the kind's modules (kinds/<kind>.py, drivers/<its DRIVER>.py or drivers/<its DRIVER>/, and the
-driver helpers of KIND_HELPERS), and the foreign formats, whose own vocabulary these are (FOREIGN: rundirs/importer.py
+Who may name them: the kind's modules (kinds/<kind>.py, drivers/<its DRIVER>.py or drivers/<its DRIVER>/,
+report/<kind>.py where its report has tables of its own, and the helpers of KIND_HELPERS), and the foreign formats, whose own vocabulary these are (FOREIGN: rundirs/importer.py
 reads raw tool output, rundirs/cbt*.py CBT's YAML).
 """
 
@@ -60,6 +60,8 @@ KIND_HELPERS: dict[str, str] = {
     "drivers/rbd_bench_tool.py": "rbd bench's command and parser: rbd_bench",
     "drivers/rbd_images.py": "the images of the RBD kinds' base (kinds/schema.py RbdWorkload): rbd_bench, fio_rbd, "
                              "qemu_rbd",
+    "report/baseline.py": "the baselines' tables (disk_baseline, net_baseline): they read the keys their drivers "
+                          "write in measurement.extra",
 }
 
 # names that are a module's own for good, each with why; checked as NOT_YET is (an entry must still occur)
@@ -99,11 +101,6 @@ NOT_YET: dict[tuple[str, str], str] = {
     ("run/launch.py", "rbd-mapping"): _REMOVER,
     ("run/launch.py", "rgw-buckets"): _REMOVER,
     ("run/launch.py", "rgw-user"): _REMOVER,
-    ("report/baseline.py", "block_size"): "the disk baseline's table reads the keys its driver writes in "
-                                          "measurement.extra: the kind's table, not yet declared by the kind",
-    ("report/baseline.py", "iodepth"): "the same",
-    ("report/charts.py", "slow_threshold"): "osd bench's chart per OSD reads its driver's measurement.extra",
-    ("report/sections.py", "slow_threshold"): "osd bench's table per OSD reads its driver's measurement.extra",
 }
 
 
@@ -129,7 +126,10 @@ def own_modules() -> set[str]:
     the driver helpers of KIND_HELPERS; and the foreign formats."""
     out = {*KIND_HELPERS, *FOREIGN}
     for p in kinds.PLUGINS:
-        out.add(f"kinds/{p.__name__.rsplit('.', 1)[-1]}.py")
+        name = p.__name__.rsplit(".", 1)[-1]
+        out.add(f"kinds/{name}.py")
+        if (SRC / "report" / f"{name}.py").is_file():       # its own tables and charts (report/osd_bench.py)
+            out.add(f"report/{name}.py")
         driver = SRC / "drivers" / p.DRIVER
         out |= ({str(f.relative_to(SRC)) for f in driver.rglob("*.py")} if driver.is_dir()
                 else {f"drivers/{p.DRIVER}.py"})

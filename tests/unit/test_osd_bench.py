@@ -7,7 +7,7 @@ from cephbench.core.errors import ParseError
 from cephbench.drivers import osd_bench
 from cephbench.core.errors import UserError
 from cephbench.suite.plan import expand
-from cephbench.report.sections import _osd_tables
+from cephbench.report.osd_bench import osd_tables as _osd_tables
 from cephbench.report.verdict import slow_osds
 from cephbench.core.results import Measurement, Result, Test
 

@@ -188,7 +188,8 @@ def test_osd_bars_mark_slow_osds_and_draw_median_and_threshold():
     per = {f"osd.{k}": {"bytes_per_s": m.bytes_per_s * (0.5 if k in (3, 11) else 1.0)} for k in range(16)}
     m.extra.update(per_osd=per, slow_osds=["osd.3", "osd.11"], median_bytes_per_s=m.bytes_per_s, slow_threshold=0.2)
     t = Test(id="osd", index=1, workload="osd", kind="osd_bench", group="g", params={})
-    root = parse_svg(charts.osd_bars(Result(test=t, status="ok", started_unix=0, duration_s=1, measurement=m)))
+    from cephbench.report.osd_bench import osd_bars
+    root = parse_svg(osd_bars(Result(test=t, status="ok", started_unix=0, duration_s=1, measurement=m)))
     bars = [r for r in root.iter(f"{SVG_NS}rect") if r.find(f"{SVG_NS}title") is not None]
     assert [r.find(f"{SVG_NS}title").text.split(":")[0] for r in bars] == [f"osd.{k}" for k in range(16)]
     assert [r.get("fill") for r in bars].count(charts.SLOW) == 2

@@ -154,24 +154,6 @@ def percentiles(results: Sequence[Result]) -> str | None:
                           _legend(lines), "latency percentiles", panel_height=240)
 
 
-def osd_bars(result: Result) -> str | None:
-    """OSD bench per OSD (MiB/s), slow OSDs in red, the median and the slow threshold as lines."""
-    m = result.measurement
-    per = (m.extra.get("per_osd") or {}) if m else {}
-    if not per:
-        return None
-    names = sorted(per, key=lambda n: (0, int(n.split(".")[-1]), "") if n.split(".")[-1].isdigit() else (1, 0, n))
-    slow = set(m.extra.get("slow_osds", []))
-    values = [per[n]["bytes_per_s"] / MIB for n in names]
-    median = (m.extra.get("median_bytes_per_s") or 0) / MIB
-    thr = m.extra.get("slow_threshold", 0.2)
-    refs = [svg.RefLine(median, f"median {median:.0f} MiB/s", "#555555"),
-            svg.RefLine(median * (1 - thr), f"slow below {median * (1 - thr):.0f} MiB/s", SLOW, "5 3")]
-    legend = [svg.LegendItem("slow OSD", SLOW, shape="box")] if slow else []
-    return svg.bar_chart(names, values, [SLOW if n in slow else NORMAL for n in names], "MiB/s", refs,
-                         "OSD bench per OSD", legend)
-
-
 def client_bars(result: Result) -> str | None:
     """Each client's bandwidth (MiB/s; its kind's operations per second for operations that move no data) over the
     common window, a client flagged for imbalance in red, the clients' median as a line."""

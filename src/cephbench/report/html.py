@@ -8,7 +8,7 @@ from jinja2 import Environment, PackageLoader, select_autoescape
 
 from ..kinds import KINDS
 from ..core.results import Result
-from . import charts, variants
+from . import charts, osd_bench, variants
 from .curves import report_curves
 from .sections import KEY_HEADERS, ReportData, Section
 
@@ -53,7 +53,7 @@ def section_charts(section: Section) -> list[Chart]:
             out.append(Chart(f"pct-{section.level}-{name}", f"{name}: latency percentiles", svg))
         for r in rs:
             if KINDS.get(r.test.kind) is not None and KINDS[r.test.kind].layout == "osd":
-                svg = charts.osd_bars(r)
+                svg = osd_bench.osd_bars(r)
                 if svg:
                     out.append(Chart(f"osd-{r.test.id}", f"{r.test.id}: OSD bench per OSD", svg))
             svg = charts.client_bars(r)

@@ -18,6 +18,7 @@ from .clients import clients_of, spread_line
 from .cpu import cpu_table
 from .format import Table, host_cpu, iops, mib_s, ms, pct, result_figures, result_mib_s, seconds, span
 from .gap import Facts, Gap, gap_of
+from .osd_bench import osd_tables
 from .verdict import VerdictLine, slow_osds, verdict
 
 LEVEL_ORDER = [*KIND_LEVELS, "Other"]      # "Other": results of a kind this cephbench does not know (a newer run)
@@ -146,53 +147,6 @@ def _rgw_table(title: str, rs: list[Result]) -> Table:
     return Table(title, headers, rows)
 
 
-def _osd_tables(rs: list[Result]) -> list[Table]:
-    out = []
-    for r in rs:
-        m = r.measurement
-        per = (m.extra.get("per_osd") or {}) if m else {}
-        slow = set(m.extra.get("slow_osds", [])) if m else set()
-        rows = [[name, mib_s(v.get("bytes_per_s")), _osd_spread(v), str(v.get("repeats", 1)), _osd_gap(v),
-                 iops(v.get("ops_per_s")), seconds(v.get("duration_s")), "SLOW" if name in slow else ""]
-                for name, v in sorted(per.items(), key=lambda kv: _osd_number(kv[0]))]
-        block = op_size_of(r.test.kind, r.test.params)
-        title = f"{r.test.id}: ceph tell osd.N bench {_p(r, 'total', _size)} in {_size(block or '-')} writes"
-        t = Table(title, ["OSD", "median MiB/s", "spread MiB/s (min–max)", "repeats", "vs other OSDs", "IOPS",
-                          "time per bench", "slow?"], rows,
-                  notes=[_osd_rule(m)] if m else [r.error or ""])
-        out.append(t)
-    return out
-
-
-def _osd_number(name: str) -> tuple[int, str]:
-    n = name.rsplit(".", 1)[-1]
-    return (int(n), "") if n.isdigit() else (1 << 30, name)
-
-
-def _osd_spread(v: dict[str, Any]) -> str:
-    lo, hi = v.get("bytes_per_s_min"), v.get("bytes_per_s_max")
-    return "-" if lo is None or hi is None else f"{mib_s(lo)}–{mib_s(hi)}"
-
-
-def _osd_gap(v: dict[str, Any]) -> str:
-    """Its median against the other OSDs' median, and the Mann-Whitney p of its repeats against theirs."""
-    below = v.get("below_others")
-    if below is None:
-        return "-"
-    p = v.get("p_value")
-    return f"{-below:+.0%}, p {'n/a' if p is None else f'{p:.2g}'}"
-
-
-def _osd_rule(m: Any) -> str:
-    x = m.extra
-    thr = f"{x.get('slow_threshold', 0.2):.0%}"
-    if "slow_test" not in x:      # a run from before OSD bench was repeated
-        return f"median {mib_s(x.get('median_bytes_per_s'))} MiB/s; slow = more than {thr} below the median"
-    return (f"median OSD {mib_s(x.get('median_bytes_per_s'))} MiB/s; each OSD benched {x.get('repeat')} times, "
-            f"round-robin; slow = median more than {thr} below the other OSDs' median, and "
-            f"{x['slow_test']}: p < {x.get('slow_alpha', 0.05):g}")
-
-
 def _baseline_hosts(r: Result) -> str:
     """Where a baseline figure came from: the disk baseline's hosts, or the network's sender -> receivers."""
     p = r.test.params
@@ -229,7 +183,7 @@ def level_tables(rs: list[Result]) -> list[Table]:
         if layout == "baseline":
             baselines += g
         elif layout == "osd":
-            tables += _osd_tables(g)
+            tables += osd_tables(g)
         elif layout == "rgw":
             tables.append(_rgw_table(title, g))
         elif layout == "rados":
