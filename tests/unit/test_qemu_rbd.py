@@ -97,3 +97,13 @@ def test_this_machine_without_qemu_nbd_is_refused_in_one_line_before_anything_is
     line = exc.value.one_line()
     assert line.startswith("workload vm: qemu-nbd is not installed on this machine")
     assert "qemu-utils qemu-block-extra" in line and "\n" not in line
+
+
+def test_fios_parser_reads_its_nbd_engine_as_it_reads_librbd():
+    """Real output of a qemu_rbd run (tests/fixtures/README.md): fio's nbd engine writes the json+ its rbd engine does."""
+    from cephbench.drivers.fio import parse_fio_json, to_measurement
+    text = (Path(__file__).parents[1] / "fixtures" / "fio" /
+            "fio3.33_qemu7.2_ceph16.2.15_nbd_randread_4K_qd16.json").read_text()
+    m = to_measurement(parse_fio_json(text), "randread", tool="fio nbd (qemu-nbd)")
+    assert round(m.ops_per_s) == 2505 and m.op_size_bytes == 4096
+    assert m.latency.percentiles_ns["50"] < m.latency.percentiles_ns["99"]
