@@ -5,8 +5,8 @@ object_size_param, size_params, id_params, shown_params, swept_charts, table_par
 op_size_of, ...).
 
 What is scanned: every module of src/cephbench, its string constants (whole: `params["iodepth"]`, `"rados_bench"`;
-a sentence that mentions a name in a message or a docstring is not a use of it) and its attribute names
-(`w.iodepth`). A constant that holds a name (recovery.py's DISK_FILE) counts where it is written, not where used.
+a sentence that mentions a name in a message or a docstring is not a use of it), its attribute names (`w.iodepth`)
+and its keyword arguments' (`f(iodepth=4)`); a function's own argument is a local name, not a use. A constant that holds a name (recovery.py's DISK_FILE) counts where it is written, not where used.
 
 What counts as a kind's name: its registered name, except `rgw`, which is also the RGW daemon's name the lab, the
 evidence and the analysis use for the daemon. What counts as a tool parameter: a field a kind's suite model declares
@@ -143,6 +143,8 @@ def names_used(path: Path, names: set[str]) -> list[tuple[int, str]]:
             out.append((node.lineno, node.value))
         elif isinstance(node, ast.Attribute) and node.attr in names:
             out.append((node.lineno, node.attr))
+        elif isinstance(node, ast.keyword) and node.arg in names:
+            out.append((node.value.lineno, node.arg))
     return out
 
 
@@ -181,9 +183,10 @@ def test_the_scanned_names_are_the_tools_own():
 
 def test_the_scan_sees_a_constant_and_an_attribute(tmp_path):
     f = tmp_path / "m.py"
-    f.write_text('"""iodepth in a sentence is no use of it."""\nx = p["iodepth"] + w.numjobs + len("numjobs x")\n')
-    assert names_used(f, {"iodepth", "numjobs"}) == [(2, "iodepth"), (2, "numjobs")] or \
-        sorted(names_used(f, {"iodepth", "numjobs"})) == [(2, "iodepth"), (2, "numjobs")]
+    f.write_text('"""iodepth in a sentence is no use of it."""\nx = p["iodepth"] + w.numjobs + len("numjobs x")\n'
+                 'def g(block_size):\n    return h(io_size=block_size)\n')
+    assert sorted(names_used(f, {"iodepth", "numjobs", "block_size", "io_size"})) == [
+        (2, "iodepth"), (2, "numjobs"), (4, "io_size")]
 
 
 def test_every_module_named_as_a_kinds_exists():
