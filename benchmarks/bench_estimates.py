@@ -275,6 +275,8 @@ def compare(runs: list[tuple[str, dict, list[dict]]], what: str, as_run: dict[st
     for name, meta, results in runs:
         if meta.get("interrupted") or not meta.get("finished_unix"):
             continue
+        # runs of one case kept from several benches (CEPHBENCH_ESTIMATE_RUNS) each keep their own ratio
+        name = next(n for n in (name, *(f"{name}-{i}" for i in range(2, 100))) if n not in ratios)
         suite = parse_suite(_auto(meta["suite"]), name)
         # the run plans a search of client hosts up to the lab's every one with their number (launch.prepare)
         clients = len(meta.get("clients") or {}) if waits_for_client_hosts(suite) else None

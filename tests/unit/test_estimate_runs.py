@@ -6,8 +6,10 @@ measured again in pairs, its start and end; the about line says the cephbench an
 suites with their lab shapes (rebuilds, throttles, FileStore, 4 client hosts, three releases whose writes the capacity
 guard cut), the quick suite with its searches of fio's queue depth, searches of rados bench's concurrency whose 1 MiB
 steps the capacity guard cut, a `clients: auto` suite on 2 client hosts, and a run from a toolbox (no ssh) with the
-lab's Prometheus (twice). seed-bobtail-2012 and the second toolbox run were recorded after the model that counts the
-capacity guard's cuts was made from the others (bench estimates: 1.124 and 0.884). A run with searches is held to its range and to the estimate of the course its searches took
+lab's Prometheus. seed-bobtail-2012 and the second runs (*-2) were recorded after the model that counts the capacity
+guard's cuts was made from the others (bench estimates: bobtail 1.124, argonaut 1.129, the toolbox 0.884, the quick
+suite 1.067 (its searches' course 1.133), rados bench's searches 1.315 (their course 1.124, every step run to its max,
+none measured again in pairs)). A run with searches is held to its range and to the estimate of the course its searches took
 (plan.as_run_s): how far a search goes is not known before it runs."""
 
 import json
