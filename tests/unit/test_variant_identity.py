@@ -196,3 +196,16 @@ def test_the_variants_view_names_each_variants_release(tmp_path):
     v = view(run.results)
     assert v is not None and v.releases == (("pacific", "pacific"), ("reef", "reef"))
     assert [round(c.delta.delta_pct) for t in v.tests() for c in t.changes] == [50]
+
+
+def test_rbd_tests_are_grouped_by_the_size_they_read_not_their_images_objects():
+    # a real fio_rbd test's parameters (the quick suite on the 3-host lab): objects of 4 MiB, reads of 4 KiB; a 64
+    # KiB read of the same image was put in the 4 KiB read's group, both named 4 MiB
+    from cephbench.analysis.variants import group_of
+    from cephbench.core.results import Result, Test
+    line = next(ln for ln in (FIXTURES / "report" / "ceph16.2.15_quick_multihost3.results.jsonl").read_text()
+                .splitlines() if '"kind": "fio_rbd"' in ln or '"kind":"fio_rbd"' in ln)
+    small = Result.model_validate_json(line).test
+    large = small.model_copy(update={"params": {**small.params, "block_size": 65536}})
+    assert small.params["object_size"] == 4 * 2**20
+    assert group_of(small)[2] == small.params["block_size"] == 4096 and group_of(large)[2] == 65536

@@ -36,8 +36,9 @@ def base_label(test: Test) -> str:
 
 def op_size(test: Test, m: Measurement | None = None) -> int | None:
     # an imported rados bench result names its op size apart when it is not its objects' (rundirs/importer.py)
-    # and the objects' size before the op's, as always: an RBD kind's is its image's (issue 37 keeps it; a bug?)
-    for v in (test.params.get("op_size"), object_size_of(test.kind, test.params), op_size_of(test.kind, test.params)):
+    # and the op's size before the objects': an RBD kind's objects are its image's (4 MiB), and a 4 KiB and a
+    # 64 KiB randread of one image were one group, named 4 MiB
+    for v in (test.params.get("op_size"), op_size_of(test.kind, test.params), object_size_of(test.kind, test.params)):
         if isinstance(v, (int, float)) and not isinstance(v, bool):
             return int(v)
     return int(m.op_size_bytes) if m is not None and m.op_size_bytes else None

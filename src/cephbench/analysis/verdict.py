@@ -32,8 +32,8 @@ def op_of(result: Result) -> str | None:
 
 def op_size_of(result: Result) -> int | None:
     m, p = result.measurement, result.test.params
-    # the objects' size before the op's, as always: an RBD kind's is its image's (issue 37 keeps it; a bug?)
-    for v in (m.op_size_bytes if m else None, object_size_of(result.test.kind, p), params_op_size(result.test.kind, p)):
+    # the op's size before the objects': an RBD kind's objects are its image's (4 MiB), not what a 4 KiB read moves
+    for v in (m.op_size_bytes if m else None, params_op_size(result.test.kind, p), object_size_of(result.test.kind, p)):
         if v:
             return int(v)
     return None
