@@ -74,8 +74,10 @@ def test_a_client_without_qemu_nbd_is_refused_in_one_line():
     assert "qemu-nbd" in needs.tools and needs.engines == ("nbd",)
     client = Client("c1", HostRef("c1", "10.0.0.5"))
     with pytest.raises(UserError) as exc:
-        read_findings(client, "cephbench-missing qemu-nbd\n")
+        read_findings(client, "cephbench-missing qemu-nbd\n", needs)
     assert exc.value.one_line().startswith("clients: qemu-nbd is not installed on client c1")
+    # the package that holds it, not a package named as the tool (there is no qemu-nbd package)
+    assert "apt-get install qemu-utils qemu-block-extra" in exc.value.one_line()
 
 
 class _NoQemu:

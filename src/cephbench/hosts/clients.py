@@ -214,7 +214,7 @@ def check_script(needs: Needs, client_id: str | None) -> str:
     return "\n".join(lines)
 
 
-def read_findings(client: Client, text: str) -> dict[str, str]:
+def read_findings(client: Client, text: str, needs: Needs = Needs()) -> dict[str, str]:
     """The check script's output -> versions; a missing tool, engine or key -> one UserError naming the client."""
     versions: dict[str, str] = {}
     where = client.where
@@ -222,7 +222,7 @@ def read_findings(client: Client, text: str) -> dict[str, str]:
         kind, _, rest = line.strip().partition(" ")
         if kind == "cephbench-missing":
             raise UserError(f"{rest} is not installed on client {client.ref.where}",
-                            f"install it there (Debian: apt-get install {'ceph-common' if rest in ('rados', 'rbd') else rest})",
+                            f"install it there (Debian: apt-get install {needs.package_of(rest)})",
                             where=where)
         if kind == "cephbench-noengine":
             pkg = {"rbd": "fio built with librbd (Debian's fio package has it)",
@@ -256,7 +256,7 @@ def preflight_clients(local: LocalHost, clients: Sequence[Client], tests: Sequen
             raise UserError(f"client {c.ref.where} cannot be reached over ssh: {res.error_text()}",
                             "cephbench needs password-less ssh to every client: check the name and settings.ssh "
                             "(user, port, identity_file, hosts: {name: address})", where=c.where)
-        facts = ClientFacts(c.name, c.ref.address, versions=read_findings(c, res.stdout))
+        facts = ClientFacts(c.name, c.ref.address, versions=read_findings(c, res.stdout, needs[c.name]))
         try:
             facts.clock = measure_clock(local, c.ref, ssh)
         except OperationFailed as exc:

@@ -120,11 +120,18 @@ class Needs:
     engines: tuple[str, ...] = ()
     key: bool = True
     loadgen: bool = False
+    # the Debian packages of a tool whose package is not named as it is (tool, packages)
+    packages: tuple[tuple[str, str], ...] = (("rados", "ceph-common"), ("rbd", "ceph-common"))
 
     def __or__(self, other: "Needs") -> "Needs":
         return Needs(tuple(dict.fromkeys(self.tools + other.tools)),
                      tuple(dict.fromkeys(self.engines + other.engines)),
-                     self.key or other.key, self.loadgen or other.loadgen)
+                     self.key or other.key, self.loadgen or other.loadgen,
+                     tuple(dict.fromkeys(self.packages + other.packages)))
+
+    def package_of(self, tool: str) -> str:
+        """What to apt-get install for a tool that is missing."""
+        return dict(self.packages).get(tool, tool)
 
 
 # fio's (and the disk baseline's) rw values

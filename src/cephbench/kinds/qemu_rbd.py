@@ -49,7 +49,8 @@ class QemuRbd(RbdWorkload):
 
 def needs(params: Mapping[str, Any]) -> Needs:
     # qemu-nbd: Debian's qemu-utils; its rbd driver is qemu-block-extra (a missing driver fails the export, named)
-    return Needs(tools=("fio", "qemu-nbd"), engines=("nbd",), loadgen=True)
+    return Needs(tools=("fio", "qemu-nbd"), engines=("nbd",), loadgen=True,
+                 packages=(*Needs().packages, ("qemu-nbd", "qemu-utils qemu-block-extra")))
 
 
 MODEL = QemuRbd
