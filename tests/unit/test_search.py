@@ -18,7 +18,7 @@ from cephbench.core.errors import UserError
 from cephbench.kinds import KINDS
 from cephbench.core import loadsearch
 from cephbench.core.loadsearch import GROWTH_MIN, LATENCY_GROWTH_MAX, StepFigures, loads, stop
-from cephbench.suite.plan import STALL_RERUN_SHARE, estimate, expand, pairs_s, step_run_s
+from cephbench.suite.plan import STALL_RERUN_SHARE, estimate, expand, group_setup_s, pairs_s, step_run_s
 from cephbench.core.results import Result, Search
 
 FIXTURES = Path(__file__).parent.parent / "fixtures" / "curves"
@@ -43,7 +43,7 @@ def test_auto_is_every_load_a_search_may_reach_each_a_test_of_one_group():
     swept = expand(suite(modes=["write", "rand"], concurrency=loads(256), duration="5s"))
     reruns = STALL_RERUN_SHARE * sum(step_run_s(t) for t in plan.tests) + pairs_s(plan.tests, 1.0)  # expected
     assert estimate(plan.tests).longest_s - reruns == pytest.approx(      # less the sweep's other groups' set-up
-        swept.est_duration_s - (len(loads(256)) - 1) * KINDS["rados_bench"].group_setup_s)
+        swept.est_duration_s - (len(loads(256)) - 1) * group_setup_s(KINDS["rados_bench"], plan.tests[0].params))
     assert estimate(plan.tests).longest_s >= 18 * 2
     # the expected run (plan.run_share) lies between a search stopped after its first loads and one at its max
     assert estimate(plan.tests).shortest_s < plan.est_duration_s < estimate(plan.tests).longest_s
