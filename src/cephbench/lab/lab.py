@@ -786,8 +786,8 @@ class Lab:
                 progress("waiting for HEALTH_OK and all PGs active+clean")
             else:
                 progress("waiting for HEALTH_OK and all PGs active+clean")
-            dm.wait_for(lambda: self._healthy(mon), "the cluster to become healthy", all_ds, self._pid,
-                        progress)
+            dm.wait_for(lambda: self._healthy(mon, flush_osds=osds), "the cluster to become healthy", all_ds,
+                        self._pid, progress)
             steps.mark("healthy")
             if ctr is None:
                 self._mgr_priority_back()
@@ -985,11 +985,14 @@ class Lab:
             return mon.json("status")
 
     @staticmethod
-    def _healthy(mon: LabMon) -> tuple[bool, str]:
+    def _healthy(mon: LabMon, flush_osds: int = 0) -> tuple[bool, str]:
         """All PGs of all pools active+clean, and no health check but the accepted ones.
 
         PG states reach `ceph status` through the mgr: until it is active, and has heard from the OSDs, the
-        pgmap is empty and its health has no PG warnings. So the PGs to expect come from the osdmap."""
+        pgmap is empty and its health has no PG warnings. So the PGs to expect come from the osdmap.
+        `flush_osds`: while not healthy, OSDs 0..N-1 send their PG stats to the mgr now (`flush_pg_stats`, as
+        Ceph's own test harness does before it reads PG states), not at their next report (1 s): PGs clean on the
+        OSDs reached `ceph status` up to 1.7 s later, two 1 s timers behind."""
         st = mon.json("status")
         pools = mon.json("osd dump").get("pools", [])
         want = sum(int(p.get("pg_num", 0)) for p in pools)
@@ -1004,7 +1007,12 @@ class Lab:
         state = (f"{clean}/{want} PGs active+clean" + ("" if mgr_up else ", no mgr active yet")
                  + ("" if counted or not mgr_up else ", `ceph df` has not counted every OSD yet")
                  + "".join(f"; {k}: {m}" for k, m in sorted(checks.items())))
-        return mgr_up and counted and not checks and clean == want == pgmap.get("num_pgs", 0), state
+        done = mgr_up and counted and not checks and clean == want == pgmap.get("num_pgs", 0)
+        if not done and mgr_up:
+            for osd in range(flush_osds):
+                with contextlib.suppress(OperationFailed):      # an OSD still starting: its own report comes
+                    mon.osd_command(osd, "flush_pg_stats")
+        return done, state
 
     @staticmethod
     def _pgs_state(mon: LabMon) -> str:

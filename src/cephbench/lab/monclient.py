@@ -78,5 +78,13 @@ class LabMon:
             raise OperationFailed(f"lab: '{prefix}' failed: {outs.strip() or os.strerror(-ret)}")
         return out
 
+    def osd_command(self, osd: int, prefix: str, **args: Any) -> bytes:
+        """One command to OSD `osd` (as `ceph tell osd.N` sends it), over the same connection."""
+        ret, out, outs = self._client.osd_command(osd, json.dumps({"prefix": prefix, **args}), b"",
+                                                  timeout=self.SLICE_S)
+        if ret != 0:
+            raise OperationFailed(f"lab: '{prefix}' to osd.{osd} failed: {outs.strip() or os.strerror(-ret)}")
+        return out
+
     def json(self, prefix: str, **args: Any) -> Any:
         return json.loads(self.command(prefix, format="json", **args) or b"null")
