@@ -206,12 +206,14 @@ def _log_sizes(daemons: Sequence[Daemon]) -> tuple[int, ...]:
 
 def wait_for(check: Callable[[], tuple[bool, str]], what: str, daemons: Sequence[Daemon],
              pids: Callable[[Daemon], int | None], progress: Callable[[str], None] = lambda msg: None,
-             starting: Sequence[Daemon] = (), stall_s: float = STALL_S, overall_s: float = OVERALL_S) -> None:
+             starting: Sequence[Daemon] = (), stall_s: float = STALL_S, overall_s: float = OVERALL_S,
+             poll_max_s: float = 0.25) -> None:
     """Wait until `check()` returns (True, _), following the daemons it depends on.
 
     `check` returns (done, state): `state` is what it saw (e.g. "2/3 up"); a new state counts as progress, and
     so does a new line in the log of a daemon in `starting`. `pids(daemon)` is the daemon's PID, or None when
-    it has not started (yet): a daemon whose PID is known and no longer runs fails the wait at once.
+    it has not started (yet): a daemon whose PID is known and no longer runs fails the wait at once. `check` runs
+    every 50 ms at first, then less often, up to every `poll_max_s`.
     """
     start = last_progress = time.monotonic()
     last_state, last_logs = "", _log_sizes(starting)
@@ -237,7 +239,7 @@ def wait_for(check: Callable[[], tuple[bool, str]], what: str, daemons: Sequence
             progress(f"still waiting for {what} ({now - start:.0f} s{', ' + state if state else ''})")
             next_note = now + 15.0
         time.sleep(delay)
-        delay = min(delay * 1.5, 0.25)
+        delay = min(delay * 1.5, poll_max_s)
 
 
 def stop(pids: Sequence[tuple[str, int]], conf: Path, grace_s: float) -> None:

@@ -80,6 +80,9 @@ RUNNING = ".running"        # run/<pid>.running: a command of the start (an OSD'
 # the mgr's niceness while the lab starts (bench lab, one-host, alternated: up 2.43 -> 2.2 s median, and none of its
 # 5 starts waited 1.5 s more for the mgr, as 1 in 2 or 3 plain starts did); 0 again once the lab is healthy
 MGR_START_NICE = -10
+# the last waits of a start look every 0.1 s at most, not 0.25 s: each is a few mon commands of a ms or two, and a
+# step seen done 0.2 s late was 0.2 s of a 2 s start
+START_POLL_S = 0.1
 
 
 @dataclass
@@ -765,7 +768,7 @@ class Lab:
             osd_ds = [self._daemon(f"osd.{i}") for i in range(osds)]
             progress(f"waiting for {osds} OSD(s) to come up")
             dm.wait_for(lambda: self._osds_up(mon, osds), f"{osds} OSD(s) to come up", [mon_d, *osd_ds],
-                        self._pid, progress, starting=osd_ds)
+                        self._pid, progress, starting=osd_ds, poll_max_s=START_POLL_S)
             steps.mark("osds up")
             all_ds = [mon_d, self._daemon(MGR), *osd_ds]
             if rgw:
@@ -781,13 +784,13 @@ class Lab:
                 rgw_d = self._daemon(RGW)
                 all_ds.append(rgw_d)
                 dm.wait_for(lambda: (self._rgw_answers(info.rgw_endpoint or ""), self._pgs_state(mon)), "RGW to answer HTTP", all_ds,
-                            self._pid, progress, starting=[rgw_d])
+                            self._pid, progress, starting=[rgw_d], poll_max_s=START_POLL_S)
                 steps.mark("rgw answers")
                 progress("waiting for HEALTH_OK and all PGs active+clean")
             else:
                 progress("waiting for HEALTH_OK and all PGs active+clean")
             dm.wait_for(lambda: self._healthy(mon, flush_osds=osds), "the cluster to become healthy", all_ds,
-                        self._pid, progress)
+                        self._pid, progress, poll_max_s=START_POLL_S)
             steps.mark("healthy")
             if ctr is None:
                 self._mgr_priority_back()
