@@ -51,3 +51,21 @@ def test_a_write_counts_the_objects_its_summaries_say_it_made():
     assert made is not None and made > 0
     assert objects_written(texts[:1] + ["  sec Cur ops   started  finished\n    1      16        20         4\n"]) is None
     assert objects_written([]) is None
+
+
+def test_the_guard_waits_while_raw_used_falls_and_not_after():
+    # seed-bobtail-2012 on the default lab: the 4 MiB write after a group's removal found 10.2 GiB of 12 GiB used
+    # (the removed pool's PGs not yet deleted) and was refused; `ceph df` fell for tens of seconds after
+    from cephbench.cluster.safety import Freeing
+    gib = 2**30
+    f = Freeing(quiet_s=3.0, max_s=90.0)
+    assert f.goes_on(int(10.2 * gib), 0.0)
+    assert f.goes_on(int(10.2 * gib), 2.0)            # a stats period with no report yet
+    assert f.goes_on(int(8.0 * gib), 4.0)             # falling: go on
+    assert f.goes_on(int(8.1 * gib), 6.0)             # up a little (a write elsewhere), within quiet_s of the fall
+    assert not f.goes_on(int(8.0 * gib), 7.5)         # no new low for 3.5 s: the space is what it is
+    g = Freeing(quiet_s=3.0, max_s=10.0)
+    assert all(g.goes_on(int((10 - t / 10) * gib), t) for t in range(10))     # falling all along, until max_s
+    assert not g.goes_on(9 * gib, 10.0)
+    h = Freeing(quiet_s=3.0)
+    assert h.goes_on(5 * gib, 100.0) and not h.goes_on(5 * gib, 103.0)      # nothing freed: one quiet_s, no more

@@ -122,6 +122,7 @@ class CapacityBudget:
     max_raw_used: float
     reserved_by_others: int = 0
     unseen: int = 0                 # of used_raw: this run's writes that `ceph df` does not count yet
+    waited_s: float = 0.0           # how long the guard waited for the cluster to free space before this reading
 
     @property
     def allowed_raw(self) -> int:
@@ -165,6 +166,30 @@ class UnseenWrites:
             return 0
         grown = max(0, used_now - min(before for _, _, before in self.writes))
         return max(0, sum(raw for _, raw, _ in self.writes) - grown)
+
+
+@dataclass
+class Freeing:
+    """Whether the cluster is still freeing space: Ceph frees a removed pool's space as its OSDs delete its PGs,
+    which takes tens of seconds after `ceph osd pool delete` returns (Reef and Tentacle slower than Pacific), so a
+    write that follows a group's removal found the room of the pool just removed still used and was refused. The
+    guard waits while `ceph df`'s raw used keeps falling, and gives up once it has not fallen for `quiet_s` (at
+    least two stats periods: `ceph df` moves once a period) or after `max_s`."""
+
+    quiet_s: float
+    max_s: float = 90.0
+    started: float = 0.0
+    last_fall: float = 0.0
+    least_used: int | None = None
+
+    def goes_on(self, used_raw: int, now: float) -> bool:
+        if self.least_used is None:
+            self.started = self.last_fall = now
+            self.least_used = used_raw
+            return True
+        if used_raw < self.least_used:
+            self.least_used, self.last_fall = used_raw, now
+        return now - self.started < self.max_s and now - self.last_fall < self.quiet_s
 
 
 def settle_seconds(mgr_stats_period_s: float) -> float:

@@ -12,7 +12,7 @@ import logging
 import os
 import shlex
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from operator import attrgetter
 from pathlib import Path
 from typing import Any, Callable, Iterator, Protocol, Sequence, TypeVar
@@ -47,7 +47,7 @@ from ..cluster.osd_hosts import osd_hosts
 from ..cluster.recovery import process_resource, process_start_ticks, stop_process_group
 from ..core.resources import Ledger, Resource
 from ..core.results import Evidence, Measurement, RunDir, SearchStop, Test
-from ..cluster.safety import CapacityBudget, UnseenWrites, drop_caches_local, settle_seconds
+from ..cluster.safety import CapacityBudget, Freeing, UnseenWrites, drop_caches_local, settle_seconds
 
 log = logging.getLogger(__name__)
 R = TypeVar("R")
@@ -200,10 +200,26 @@ class RunContext:
             self.reservation.unseen = UnseenWrites(settle_seconds(period))
         return self.reservation.unseen
 
-    def reserve_write(self, amplification: float) -> tuple[int, CapacityBudget]:
-        """Client bytes the next write may add, reserved in the run's marker. Runs that start together both
-        reserve, then both look again: if the reservations together pass the limit, each shrinks to what is left
-        beside the others' (never more than alone: two runs cannot overfill the cluster between them)."""
+    def reserve_write(self, amplification: float, wanted: int = 0) -> tuple[int, CapacityBudget]:
+        """Client bytes the next write may add, reserved in the run's marker. With `wanted` (the least the write
+        needs) and less room than that, wait while the cluster is still freeing space (a pool just removed:
+        cluster/safety.py Freeing) before saying how much there is."""
+        granted, budget = self._reserve_write(amplification)
+        if wanted <= granted or self.dry_run:
+            return granted, budget
+        freeing = Freeing(quiet_s=max(self._unseen_writes().settle_s, 3.0))
+        t0 = time.monotonic()
+        while freeing.goes_on(budget.used_raw - budget.reserved_by_others - budget.unseen, time.monotonic()):
+            time.sleep(1.0)
+            granted, budget = self._reserve_write(amplification)
+            if granted >= wanted:
+                break
+        return granted, replace(budget, waited_s=time.monotonic() - t0)
+
+    def _reserve_write(self, amplification: float) -> tuple[int, CapacityBudget]:
+        """Runs that start together both reserve, then both look again: if the reservations together pass the
+        limit, each shrinks to what is left beside the others' (never more than alone: two runs cannot overfill
+        the cluster between them)."""
         settle = self._unseen_writes().settle_s
         budget = self.budget()
         granted = budget.client_bytes(amplification)

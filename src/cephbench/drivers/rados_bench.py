@@ -516,9 +516,10 @@ def run_group(ctx, group, todo):
         made = objects_written([r.stdout for r in results]) if results else None
         return None if made is None else int(made * size * amplification(profile))
 
-    def room(where):
-        """Objects each instance may still write under the capacity guard (reserved until ctx.write_ended)."""
-        client_bytes, budget = ctx.reserve_write(amplification(profile))
+    def room(where, least_objects: int = 0):
+        """Objects each instance may still write under the capacity guard (reserved until ctx.write_ended);
+        with less room than `least_objects` each, it waits while the cluster is still freeing space."""
+        client_bytes, budget = ctx.reserve_write(amplification(profile), wanted=least_objects * size * len(where))
         return client_bytes // size // len(where), budget
 
     def commands_of(where, mode: str, duration_s: int, max_objects: int | None, concurrency: int,
@@ -632,9 +633,15 @@ def run_group(ctx, group, todo):
                 max_objects = None
                 where = places(test)
                 if mode == "write" and not ctx.dry_run:
-                    per_instance, budget = room(where)
                     # a search's write leaves room for every step it may still run: this one takes its share
-                    per_instance //= searches.steps_left(test, group)
+                    steps_left = searches.steps_left(test, group)
+                    per_instance, budget = room(where, test.params["concurrency"] * steps_left)
+                    per_instance //= steps_left
+                    if budget.waited_s >= 1.0:
+                        notes.append(f"capacity guard: waited {budget.waited_s:.0f} s while the cluster freed space "
+                                     f"(raw used falling: a removed pool's PGs being deleted) before this write"
+                                     + (" had room" if per_instance >= test.params["concurrency"] else
+                                        "; it did not free enough"))
                     if per_instance < test.params["concurrency"]:
                         ctx.reserve(0)
                         msg = (f"capacity guard: writing would take the cluster past {budget.max_raw_used:.0%} raw "
