@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 import re
+import shlex
 import urllib.parse
 
 _SAFE = re.compile(r"[^A-Za-z0-9_.-]+")
@@ -54,3 +55,24 @@ def without_credentials(text: str, urls: tuple[str, ...] = ()) -> str:
             for form in (url, repr(url)[1:-1]):
                 text = text.replace(form, shown_url(url))
     return _URL_WITH_USER.sub(r"\1***@", text)
+
+
+# flags whose value is a secret in the commands cephbench runs (radosgw-admin's keys, a password)
+SECRET_FLAGS = ("--secret-key", "--secret", "--access-key", "--key", "--password", "--pass")
+
+
+def shown_argv(argv: list[str]) -> str:
+    """A command as a log may show it: the value of each secret flag (`--secret-key S` or `--secret-key=S`) as
+    ***, and every URL without its credentials."""
+    shown: list[str] = []
+    hide = False
+    for word in argv:
+        flag, eq, _ = word.partition("=")
+        if hide:
+            shown.append("***")
+        elif eq and flag in SECRET_FLAGS:
+            shown.append(f"{flag}=***")
+        else:
+            shown.append(word)
+        hide = not hide and word in SECRET_FLAGS
+    return without_credentials(shlex.join(shown))

@@ -16,13 +16,13 @@ from __future__ import annotations
 import logging
 import os
 import re
-import shlex
 import signal
 import subprocess
 import time
 from dataclasses import dataclass
 from typing import IO, Callable, Sequence
 
+from ..core.names import shown_argv
 from ..core.settings import SshSettings
 from ..core.errors import OperationFailed, UserError
 from .local import OUTPUT_HINT, STOP_GRACE_S, CommandResult, LocalHost, Spawn, open_output, read_output
@@ -199,7 +199,7 @@ def _spawn(local: LocalHost, pl: Placement, ssh: SshSettings, at_path: dict[str,
            grace_s: float) -> _Wrapper:
     argv = wrapper_argv(pl, ssh, at_path, grace_s)
     pl.spawn.output.parent.mkdir(parents=True, exist_ok=True)
-    log.debug("start on %s: %s", pl.host.where, shlex.join(argv))
+    log.debug("start on %s: %s", pl.host.where, shown_argv(argv))
     # a local tool gets its environment directly; a remote one through `env` lines on stdin, never on a
     # command line
     env = local._env(pl.spawn.env if pl.host.address is None else None)

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Callable, Mapping, Sequence
 
 from ..core.errors import UserError
+from ..core.names import shown_argv
 from ..core.userfiles import open_output, read_output
 
 log = logging.getLogger(__name__)
@@ -81,7 +82,7 @@ class LocalHost:
     ) -> CommandResult:
         argv = [str(a) for a in argv]
         full_env = self._env(env)
-        log.debug("run: %s", shlex.join(argv))
+        log.debug("run: %s", shown_argv(argv))
         start = time.monotonic()
         try:
             # A new session so that a timeout kills the whole process group,
@@ -124,7 +125,7 @@ class LocalHost:
         """Start a long-running command in the background, output to a file."""
         argv = [str(a) for a in argv]
         full_env = self._env(env)
-        log.debug("start: %s", shlex.join(argv))
+        log.debug("start: %s", shown_argv(argv))
         with open_output(stdout_path, OUTPUT_HINT) as out:
             return subprocess.Popen(
                 argv, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
@@ -200,7 +201,7 @@ def run_together(
         for sp in spawns:
             sp.output.parent.mkdir(parents=True, exist_ok=True)
             argv = [str(a) for a in sp.argv]
-            log.debug("start: %s", shlex.join(argv))
+            log.debug("start: %s", shown_argv(argv))
             with open_output(sp.output, OUTPUT_HINT) as out:
                 try:
                     p = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
