@@ -375,7 +375,10 @@ class Lab:
     def _mgr_priority_back(self) -> None:
         """The mgr's processes (its session: the wrappers of a root or a host too) and each of their threads at the
         priority the other daemons have: a benchmark meets the mgr as Ceph runs it."""
-        pid = self._pid(self._daemon(MGR))
+        # only the mgr this object started, still running (its PID, an unreaped child, cannot be another's): never
+        # a pid file's, which may name a process that is no longer the lab's
+        proc = self._started.get(MGR)
+        pid = proc.pid if proc is not None and proc.poll() is None else None
         for member in dm.group_members(pid) if pid is not None else ():
             try:
                 tasks = os.listdir(f"/proc/{member}/task")
