@@ -113,8 +113,9 @@ def test_clients_route_to_the_public_network_and_this_machine_only_when_the_load
 @pytest.mark.parametrize("args", [([], [], []), (["loop0", "loop1"], ["198.18.0.1"], ["198.18.0.254"])])
 def test_the_watch_takes_its_targets_as_words(args):
     argv = watch_argv(*args)
-    assert argv[:2] == ["sh", "-c"] and argv[3:] == ["watch", *(" ".join(a) for a in args), ""]
-    assert watch_argv(*args, daemons=True)[-1] == "1"       # and its Ceph daemons listed
+    assert argv[:2] == ["sh", "-c"] and argv[3:] == ["watch", *(" ".join(a) for a in args), "", "1"]
+    assert watch_argv(*args, daemons=True)[-2] == "1"       # and its Ceph daemons listed
+    assert watch_argv(*args, held=False)[-1] == ""          # not held by its input: runs until killed
 
 
 def test_a_host_whose_watch_never_started_is_not_watched_not_a_device_without_diskstats(tmp_path):

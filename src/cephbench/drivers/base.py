@@ -34,7 +34,7 @@ from ..evidence.source import CEPH_TELL, Ask, Reach, What
 from ..evidence.sources import window_sources
 from ..kinds import KINDS, direction_of
 from ..hosts.fanout import Placement, TimedResult, run_started_together
-from ..hosts.local import CommandResult, LocalHost, Spawn, run_together, stop_group
+from ..hosts.local import CommandResult, LocalHost, Spawn, run_together
 from ..evidence.osdread import OsdReader, OsdReading
 from ..evidence.sockpaths import options_set
 from ..evidence.counters import osd_evidence
@@ -513,8 +513,7 @@ class RunContext:
         try:
             return run(tick, lambda pids: tools.extend(self._record_processes(pids)))
         finally:
-            for w in watchers:
-                stop_group(w.proc)
+            hostwatch.stop(watchers)
             for r in tools + watcher_res:
                 self.ledger.forget(r)      # ended (or killed) by now: nothing of theirs is left
 

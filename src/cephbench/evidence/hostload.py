@@ -101,6 +101,10 @@ def boot_id(path: Path = Path("/proc/sys/kernel/random/boot_id")) -> str | None:
 # read by evidence/hoststream.py: first each address's interface and sysfs speed, the lab's shaped speeds, each
 # device's cgroup throttles; then in every round a "t <ns>" line and the devices' /proc/diskstats and interfaces'
 # /proc/net/dev lines (one awk for both, and none when nothing is wanted).
+# $5: its standard input holds it open. A watch killed at a test's end lost the seconds since its last reading (up to
+# one, of a test of a few): a lab test's 3 rounds of 1 s once kept 2 device samples of the 3 the window held. At the
+# end of its input (watch.stop closes it, here or through ssh) it takes a last reading, unless its last is under
+# 0.3 s old (an interval that short is noise, not a rate: /proc/stat counts in 10 ms ticks), and exits.
 WATCH_SH = r'''D=$1; A=$2; R=$3; I=
 nproc
 sp() { s=$(cat "/sys/class/net/$1/speed" 2>/dev/null); echo "${s:--1}"; }
@@ -132,23 +136,28 @@ if [ "$4" = 1 ]; then
 fi
 if [ -n "$CEPHBENCH_CPUACCT" ]; then u="$CEPHBENCH_CPUACCT/cpuacct.usage"; c='echo "cpuacct $(date +%s%N) $(cat "$u")"'
 else c='head -n 1 /proc/stat'; fi
-while echo "t $(date +%s%N)" && eval "$c"; do
+r() { L=$(date +%s%N); echo "t $L" && eval "$c" || exit 0
   for p in $P; do { read -r l < "/proc/$p/stat"; } 2>/dev/null && echo "p $l"; done
   for d in $G; do s=; while read -r k v; do s="$s $k=$v"; done < "$d/cpu.stat"; echo "cg $d$s"; done
   [ -n "$D$A$R" ] && awk -v d=" $D " -v i=" $I " 'FNR == 1 { f++ }
     f == 1 && index(d, " " $3 " ") { print "disk " $0 }
     f == 2 && /:/ { n = $0; sub(/:.*/, "", n); gsub(/ /, "", n); if (index(i, " " n " ")) print "net " $0 }' \
-    /proc/diskstats /proc/net/dev 2>/dev/null
-  sleep 1; done'''
+    /proc/diskstats /proc/net/dev 2>/dev/null; }
+E=; S=
+if [ "$5" = 1 ]; then exec 3<&0; trap 'E=1; [ -n "$S" ] && kill $S 2>/dev/null' USR1
+  { cat <&3 > /dev/null 2>&1; kill -USR1 $$ 2>/dev/null; } & fi
+while :; do r; [ -n "$E" ] && break; sleep 1 & S=$!; wait $S; S=; [ -n "$E" ] && break; done
+[ $(($(date +%s%N) - L)) -ge 300000000 ] && r; exit 0'''
 
 
-def watch_argv(devices: list[str], addresses: list[str], routes: list[str], daemons: bool = False) -> list[str]:
+def watch_argv(devices: list[str], addresses: list[str], routes: list[str], daemons: bool = False,
+               held: bool = True) -> list[str]:
     """The remote command of a host's watch: WATCH_SH with the devices and addresses it is to follow; `daemons`:
     list the host's Ceph daemons (its cgroup's processes on a lab host, else every process named ceph-osd,
     ceph-mon, ceph-mgr, ceph-mds or radosgw) with their cgroups and CPU limits, and read their CPU and their
-    cgroups' CFS throttling every round."""
+    cgroups' CFS throttling every round; `held`: its standard input holds it (watch.stop closes it)."""
     return ["sh", "-c", WATCH_SH, "watch", " ".join(devices), " ".join(addresses), " ".join(routes),
-            "1" if daemons else ""]
+            "1" if daemons else "", "1" if held else ""]
 
 
 _NPROC_RE = re.compile(r"\s*[1-9][0-9]{0,5}\s*")     # what nproc prints

@@ -9,15 +9,17 @@ adds the devices and links only.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import subprocess
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from ..core.settings import SshSettings
 from .hostload import load_from_stream, watch_argv
-from ..hosts.local import LocalHost
+from ..hosts.local import LocalHost, stop_group
 from ..core.names import safe_name
 from ..hosts.remote import HostRef
 from ..core.results import DeviceLoad, HostLoad, LinkLoad, ProcessCpu
@@ -86,9 +88,27 @@ def plans(metadata: Any, osd_hosts: list[HostRef], clients: list[HostRef], here:
 
 
 def start(local: LocalHost, plans_: list[WatchPlan], ssh: SshSettings, raw: Path) -> list[Watcher]:
-    """Start every plan's watch; its stream goes to raw/host-<name>-watch.txt."""
-    return [Watcher(p, local.start(p.argv(ssh), stdout_path=path), path)
+    """Start every plan's watch, held by its standard input (`stop`); its stream goes to
+    raw/host-<name>-watch.txt."""
+    return [Watcher(p, local.start(p.argv(ssh), stdout_path=path, held=True), path)
             for p in plans_ for path in [raw / f"host-{safe_name(p.host.name)}-watch.txt"]]
+
+
+STOP_GRACE_S = 1.0      # a watch told to stop takes its last reading and ends in milliseconds, over ssh too
+
+
+def stop(watchers: list[Watcher]) -> None:
+    """Every watch told to end at once (its input closed: it takes a last reading, WATCH_SH), then given
+    STOP_GRACE_S in all to do so; one that has not ended by then is killed with its process group."""
+    for w in watchers:
+        if w.proc.stdin is not None:
+            with contextlib.suppress(OSError):
+                w.proc.stdin.close()
+    deadline = time.monotonic() + STOP_GRACE_S
+    for w in watchers:
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            w.proc.wait(timeout=max(0.0, deadline - time.monotonic()))
+        stop_group(w.proc)
 
 
 def not_watched(host: str, text: str, stream: HostStream) -> str | None:

@@ -121,14 +121,16 @@ class LocalHost:
         *,
         stdout_path: Path,
         env: Mapping[str, str] | None = None,
+        held: bool = False,
     ) -> subprocess.Popen[bytes]:
-        """Start a long-running command in the background, output to a file."""
+        """Start a long-running command in the background, output to a file; `held`: its standard input a pipe
+        of ours, whose end tells it to finish (closing `proc.stdin`)."""
         argv = [str(a) for a in argv]
         full_env = self._env(env)
         log.debug("start: %s", shown_argv(argv))
         with open_output(stdout_path, OUTPUT_HINT) as out:
             return subprocess.Popen(
-                argv, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
+                argv, stdin=subprocess.PIPE if held else subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
                 env=full_env, start_new_session=True,
             )
 

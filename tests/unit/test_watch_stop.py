@@ -1,0 +1,65 @@
+"""A host's watch (WATCH_SH, run here by sh as it runs on a host) ends when told, with a reading of the test's last
+moments, and leaves nothing behind."""
+
+import time
+from pathlib import Path
+
+import pytest
+
+from cephbench.evidence import watch as hostwatch
+from cephbench.evidence.hostload import watch_argv
+from cephbench.evidence.hoststream import parse_stream
+from cephbench.hosts.local import LocalHost
+
+
+def _watch(tmp_path, held=True):
+    out = tmp_path / "watch.txt"
+    proc = LocalHost().start(watch_argv([], ["127.0.0.1"], [], held=held), stdout_path=out, held=held)
+    return hostwatch.Watcher(None, proc, out), out     # type: ignore[arg-type]
+
+
+def _times(out):
+    return [t for t, _ in parse_stream(out.read_text()).nets]
+
+
+def _alive(pgid):
+    """Whether its process group has a member still running (a killed child's zombie waits for init to reap it)."""
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            f = stat.read_text().rsplit(")", 1)[1].split()
+        except (OSError, IndexError):
+            continue
+        if int(f[2]) == pgid and f[0] != "Z":
+            return True
+    return False
+
+
+@pytest.mark.parametrize("after_s", [0.6, 1.5])
+def test_a_stopped_watch_reads_the_moment_it_was_stopped_and_ends(tmp_path, after_s):
+    w, out = _watch(tmp_path)
+    time.sleep(after_s)
+    stopped = time.time_ns()
+    hostwatch.stop([w])
+    took = (time.time_ns() - stopped) / 1e9
+    times = _times(out)
+    # killed, it would have ended at its last reading of each second: the one at 0 and, for 1.5 s, one near 1 s
+    assert len(times) == (2 if after_s < 1 else 3), times
+    assert abs(times[-1] - stopped) / 1e9 < 0.25, (times, stopped)
+    assert w.proc.returncode == 0 and took < hostwatch.STOP_GRACE_S, (w.proc.returncode, took)
+    assert not _alive(w.proc.pid)               # its reader of stdin and its sleep too
+
+
+def test_a_reading_only_just_taken_is_not_taken_again(tmp_path):
+    """An interval of a few milliseconds is no rate: a stop right after a reading adds none."""
+    w, out = _watch(tmp_path)
+    time.sleep(0.1)
+    hostwatch.stop([w])
+    assert len(_times(out)) == 1 and w.proc.returncode == 0
+
+
+def test_a_watch_not_held_by_its_input_runs_until_killed(tmp_path):
+    w, out = _watch(tmp_path, held=False)
+    time.sleep(1.2)
+    assert w.proc.poll() is None                # /dev/null's end does not stop it
+    hostwatch.stop([w])                         # killed after the grace
+    assert w.proc.returncode == -9 and not _alive(w.proc.pid)
