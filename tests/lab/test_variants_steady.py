@@ -27,6 +27,10 @@ def test_a_write_runs_in_rounds_until_steady_and_says_so(lab, cephbench_env, tmp
     assert st.reached and st.reached_after_s <= 30 and st.range <= 0.9, st
     assert r.measurement.bytes_per_s == sum(x.bytes_per_s for x in st.rounds[-3:]) / 3
     assert any(n.startswith("steady state reached after") for n in r.notes), r.notes
+    # and each round's evidence: its host's stream and its OSDs' counters, none written over by the next round's
+    raw = tmp_path / "run" / "raw" / r.test.id
+    for name in ("host-*-watch.txt", "osd-perf-dump-end.json.gz"):
+        assert len(list(raw.glob(name)) + list(raw.glob(f"run*/{name}"))) == len(st.rounds), sorted(raw.rglob("*"))
 
 
 def test_a_steady_write_s_evidence_covers_the_window_not_its_last_round(lab, cephbench_env, tmp_path):
@@ -74,8 +78,9 @@ def test_fio_rbd_runs_in_rounds_of_its_duration_through_the_core_loop(lab, cephb
     assert r.measurement.bytes_per_s == sum(x.bytes_per_s for x in st.rounds[-3:]) / 3
     assert any(n.startswith("steady state reached after") and "the figure is the last 3 rounds" in n
                for n in r.notes), r.notes
-    for i in range(1, len(st.rounds) + 1):      # each round's fio output in a directory of its own
+    for i in range(1, len(st.rounds) + 1):      # each round's fio output in a directory of its own, and its evidence
         assert any(f"/round{i}/fio.json" in p for p in r.raw), r.raw
+        assert list((tmp_path / "run" / "raw" / r.test.id / f"round{i}").glob("host-*-watch.txt")), i
     assert r.hosts, "the window's host loads"
 
 

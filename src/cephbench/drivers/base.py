@@ -362,7 +362,8 @@ class RunContext:
         hosts = self._all_osd_hosts()
         role = "controller" if clients else "client"
         cpu = CpuSampler(role=f"{role} and OSD host" if any(h.address is None for h in hosts) else role)
-        watchers = self._watch(test, hosts, clients)
+        raw = self._evidence_dir(test, outputs)
+        watchers = self._watch(raw, hosts, clients)
         # recorded now: once a watcher has ended, its start time (part of the tag) can no longer be read
         watcher_res = self._record_processes([w.proc.pid for w in watchers])
         # polled: a monitor that does not answer must not hold up the tools' loop (core/poll.py)
@@ -409,8 +410,8 @@ class RunContext:
             window_notes = self._counters_from_window(before, after, osds, *window) if self.settings.prometheus \
                 else []
             reader = self._reader()
-            self._keep_raw(test, "osd-perf-dump-start.json.gz", before.dumps)
-            self._keep_raw(test, "osd-perf-dump-end.json.gz", after.dumps)
+            self._keep_raw(raw, "osd-perf-dump-start.json.gz", before.dumps)
+            self._keep_raw(raw, "osd-perf-dump-end.json.gz", after.dumps)
             counted = osd_evidence((before.dumps, before.errors), (after.dumps, after.errors),
                                    {n: ref.name for ref, ns in osds.items() for n in ns}, reader.schema,
                                    {**before.sources, **after.sources})
@@ -425,7 +426,7 @@ class RunContext:
                     cpu_notes += found.notes
                     unread = {n: h for n, h in unread.items() if n not in found.cpu_s}
             evidence.notes += cpu_notes
-            self._keep_raw(test, "osd-proc-stat.json.gz", {"start": before.stats, "end": after.stats})
+            self._keep_raw(raw, "osd-proc-stat.json.gz", {"start": before.stats, "end": after.stats})
             evidence.settings = {f"osd.{n}": capping_settings(cfg)
                                  for n, cfg in sorted((reader.config or {}).items())}
         if others is not None:
@@ -536,11 +537,30 @@ class RunContext:
         loads = [load for load in [cpu.summary(), *hostwatch.collect(watchers, []).hosts] if load is not None]
         return results, Seen(hosts=loads, evidence=None)    # a baseline reads no cluster: no evidence, no watch
 
-    def _keep_raw(self, test: Test, name: str, doc: Any) -> None:
+    def _evidence_dir(self, test: Test, outputs: list[Path]) -> Path | None:
+        """Where one run of a test's tools keeps what was watched (the hosts' streams, the OSDs' counters): beside
+        the tools' output when that is a directory of its own (a round's, raw/<test>/round<n>/), else the test's
+        raw directory; one that holds an earlier run's already (a search step run again, a steady round whose output
+        only a suffix tells apart) gets a directory of its own under it, run2/, run3/, ..., so none is written over.
+        None without a run directory."""
+        if self.rundir is None:
+            return None
+        base = self.rundir.raw_dir(test.id)
+        raw = self.rundir.path / "raw"
+        parents = {o.parent for o in outputs}
+        own = parents.pop() if len(parents) == 1 else base
+        name = own.relative_to(raw).as_posix() if own != base and own.is_relative_to(base) else test.id
+        found, n = self.rundir.raw_dir(name), 1
+        while (found / "osd-perf-dump-start.json.gz").exists() or any(found.glob("host-*-watch.txt")):
+            n += 1
+            found = self.rundir.raw_dir(f"{name}/run{n}")
+        return found
+
+    def _keep_raw(self, raw: Path | None, name: str, doc: Any) -> None:
         """A reading as it came, beside the tools' output (gzip: a perf dump is ~40 KB per OSD)."""
-        if self.rundir is not None and doc:
+        if raw is not None and self.rundir is not None and doc:
             text = json.dumps(doc)      # whole: json.dump's many small writes through gzip cost ten times more
-            write_file(self.rundir.raw_dir(test.id) / name, gzip.compress(text.encode(), mtime=0),
+            write_file(raw / name, gzip.compress(text.encode(), mtime=0),
                        "give the run a directory of regular files you may write", within=self.rundir.path,
                        sync=False)
 
@@ -605,10 +625,10 @@ class RunContext:
     def _process_resource(pid: int) -> Resource:
         return process_resource(pid)
 
-    def _watch(self, test: Test, hosts: list[HostRef], clients: list[HostRef]) -> list[hostwatch.Watcher]:
+    def _watch(self, raw: Path | None, hosts: list[HostRef], clients: list[HostRef]) -> list[hostwatch.Watcher]:
         """One watch per OSD host and client host (over ssh), and this machine's own (a local process) for its
-        devices and links; their streams are kept as raw output."""
-        if self.rundir is None:
+        devices and links; their streams are kept as raw output, in `raw`."""
+        if raw is None:
             return []
         remote_ok = self.host.which("ssh") is not None
         if not remote_ok and any(h.address is not None for h in hosts + clients):
@@ -616,7 +636,7 @@ class RunContext:
         osd_hosts = [h for h in hosts if h.address is None or (remote_ok and self.settings.watch_osd_hosts)]
         plans = hostwatch.plans(self._metadata(), osd_hosts, clients if remote_ok else [], this_host(),
                                 here_is_client=not clients)
-        return hostwatch.start(self.host, plans, self.settings.ssh, self.rundir.raw_dir(test.id))
+        return hostwatch.start(self.host, plans, self.settings.ssh, raw)
 
     def _all_osd_hosts(self) -> list[HostRef]:
         """Every host with an OSD, once per run; a cluster that will not say gives none."""
