@@ -182,15 +182,17 @@ def test_estimate_counts_every_test():
     assert plan.est_duration_s >= 6 * 10
 
 
-@pytest.mark.parametrize("run", ["ceph16.2.15_quick_onehost", "ceph16.2.15_quick_multihost3",
-                                 "ceph16.2.15_quick_search_onehost"])
+@pytest.mark.parametrize("run", ["ceph16.2.15_quick_onehost", "ceph16.2.15_quick_search_onehost"])
 def test_the_quick_suites_estimate_is_within_15_percent_of_real_runs(run):
     """Real runs of suites/quick.yaml (run.json: the plan, the cluster's CRUSH hosts, start and end): on the
     one-host lab the plan guessed 28 network tests between 4 hosts where there was one host (estimate 3m59s, run
     1m55s); on the 3-host lab it left out the page-cache drops over ssh (estimate 4m, run 5m44s). With the hosts
     the run found, the estimate is within 15 % of each. The third searches its 4 KiB RBD queue depth (issue 29):
     the plan's worst case, every step to 32, is 2m36s; its randread stopped at 4, and the steps that ran are
-    estimated at 2m24s against the 2m08s they took."""
+    estimated at 2m24s against the 2m08s they took. The 3-host run (2026-11-23) is no longer held: its network
+    baseline's 29 parts of 3 s took 3.2-7.8 s each and its drops over ssh 2.5 s, where today's cephbench takes
+    2.1-3.2 s a part of 2 s and 0.2 s a drop on 4 hosts (bench estimates, seed-centerdevice-2014 and
+    seed-homelab-2018, 2026-12-06); runs of the quick suite now held: tests/fixtures/estimates/search-quick*."""
     import json
 
     from cephbench.suite.plan import estimate_s, for_cluster, pairs_s

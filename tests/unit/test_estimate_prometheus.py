@@ -4,7 +4,7 @@ same rules and bounds the evidence readers wait by, for the run's scrape interva
 
 from cephbench.evidence import cephexporter, prometheus
 from cephbench.suite.config import parse_suite
-from cephbench.suite.plan import (EXPORTER_STATS_PERIOD_S, EXPORTER_WAIT_MAX_S, NODE_WAIT_MAX_S, POST_TEST_S,
+from cephbench.suite.plan import (EXPORTER_STATS_PERIOD_S, EXPORTER_WAIT_MAX_S, NODE_WAIT_MAX_S,
                                   WATCH_REMOTE_S, expand, for_cluster, prometheus_test_s,
                                   validate_estimates)
 
@@ -16,12 +16,12 @@ def test_the_waits_are_the_evidence_readers_own():
 
 
 def test_a_test_waits_one_scrape_or_the_exporters_period_and_a_scrape_bounded_as_the_readers_bound_it():
-    # the lab's 1 s scrapes: the test's own end covers the wait; cephadm's 10 s: node-exporter's wait, bounded at 5 s
-    assert prometheus_test_s(1.0) == 0.0
-    assert prometheus_test_s(10.0) == NODE_WAIT_MAX_S + 0.25 - POST_TEST_S
+    # the lab's 1 s scrapes: one scrape and 0.25 s; cephadm's 10 s: node-exporter's wait, bounded at 5 s
+    assert prometheus_test_s(1.0) == 1.25
+    assert prometheus_test_s(10.0) == NODE_WAIT_MAX_S + 0.25
     # a ceph-exporter's counters: its stats period and a scrape (at most 30 s)
-    assert prometheus_test_s(10.0, exporter=True) == 15.0 - POST_TEST_S
-    assert prometheus_test_s(60.0, exporter=True) == EXPORTER_WAIT_MAX_S - POST_TEST_S
+    assert prometheus_test_s(10.0, exporter=True) == 15.0
+    assert prometheus_test_s(60.0, exporter=True) == EXPORTER_WAIT_MAX_S
 
 
 def test_each_test_on_the_cluster_carries_it_and_validate_counts_it_for_a_suite_that_names_prometheus():

@@ -10,7 +10,7 @@ import pytest
 
 from cephbench.suite.config import parse_suite
 from cephbench.core.errors import UserError
-from cephbench.suite.plan import VARIANT_SWITCH_S, expand
+from cephbench.suite.plan import RUN_OVERHEAD_S, VARIANT_SWITCH_S, expand
 from cephbench.core.results import Test
 from cephbench.core.variant_plan import (Restore, checked_value, needs_restart, previous_value, restore_argv, switch,
                                     variant_order)
@@ -79,7 +79,7 @@ def test_every_group_runs_under_every_variant_turning_round_from_block_to_block(
     assert a.params == b.params and a.match_key() != b.match_key()
     # a change of variant is in the estimate, once per change: a b | b a | a b | b a changes 5 times
     plain = expand(suite())
-    assert plan.est_duration_s - 2 * plain.est_duration_s + 5.0 == pytest.approx(5 * VARIANT_SWITCH_S)
+    assert plan.est_duration_s - 2 * plain.est_duration_s + RUN_OVERHEAD_S == pytest.approx(5 * VARIANT_SWITCH_S)
 
 
 def test_variant_order_alternates():

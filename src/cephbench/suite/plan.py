@@ -15,7 +15,8 @@ from typing import Any
 
 from .config import Suite
 from ..core.errors import UserError
-from ..kinds import KINDS, Kind, disk_baseline, kinds_where, load_of, net_baseline, object_size_of
+from ..kinds import (KINDS, Kind, disk_baseline, in_flight_per_process, kinds_where, load_of, net_baseline,
+                     object_size_of)
 from ..kinds.schema import AUTO, Auto, searched
 from ..core import loadsearch
 from ..core.results import Search, Test
@@ -25,7 +26,15 @@ from ..core.variant_plan import variant_order
 
 _FIXED = {"name", "type", "repeat", "variants"}
 ASSUMED_OSDS = 3            # the estimate of a per-OSD test when the cluster is not known yet (validate)
-RUN_OVERHEAD_S = 5.0        # preflight, the cluster's facts for run.json, and the report at the end
+# A run's own start and end around its groups (preflight, the cluster's facts for run.json, the report): measured
+# (bench estimates, 2026-12-06) 0.5-1.7 s from the run's start to its first test and from its last test's end to its
+# own, a group's pool or images made and removed in them, on the one-host lab (the quick suite, rados bench's
+# searches, a toolbox with Prometheus) and on 3 OSD hosts (`clients: auto`)
+RUN_OVERHEAD_S = 1.0
+# ... and a run that shapes the lab puts it back as the user had it at its end (down, when the run started it):
+# seed-homelab-2018 and seed-centerdevice-2014 (4 OSD hosts) 2.9 and 2.7 s from their last test's end to the run's,
+# seed-argonaut-bobtail-now and seed-bobtail-2012 (3 OSDs) 4.2-4.4 and 3.6 s
+LAB_PUT_BACK_S = 3.0
 VARIANT_SWITCH_S = 2.0      # `ceph config set` of a variant's options and every daemon reporting them
 LAB_REBUILD_S = 10.0        # a lab shape whose build is not known: the lab down and up again (3 OSDs)
 # A lab shape's rebuild, per OSD it starts (each made, started and waited for; 2 shared cores), and per FileStore OSD
@@ -193,36 +202,43 @@ def warnings(plan: Plan) -> list[str]:
     return out
 
 
-# What the plan cannot know before the cluster names its hosts, measured on the lab (the quick suite on the one-host
-# lab and on the 3-host lab, the 2-core dev VM under other sessions' load): dropping the page cache before a read
-# costs about 1 s here and 2.5 s more over ssh, on every other OSD host at once; a network baseline's test between
-# hosts about 1.5 s beyond its duration (servers started over ssh), 0.1 s on loopback; a disk baseline's fio step
-# 0.6 s more on another host. A group's set-up (pools, images, users: kinds.group_setup_s, measured with OSDs on
-# other hosts) took about half of it with every OSD on this machine. A test on the cluster's hosts is watched over
-# ssh on each (its devices, links, CPU, OSDs' counters: started before it, read after): 0.5 s more per other OSD
-# host (bench estimates, the seed suites on 3 and 4 hosts: their tests ran 1.2-7.6 s past their duration, median,
-# against 0.4-1.4 s on the one-host lab).
+# What the plan cannot know before the cluster names its hosts, measured on the lab with the cephbench of
+# 2026-12-06 21:00 (bench estimates, the 2-core VM, load average 1.7-7.6; each test's start, its tool's start and end
+# in its raw output and its watches' first and last readings). A test on the cluster's hosts is watched over ssh on
+# each other OSD host (its devices, links, CPU, OSDs' counters: started before it, read after), all at once: 0.15 s a
+# host (seed-homelab-2018 on 4 OSD hosts: fio's RBD writes 0.8-2.1 s past their duration, median 1.1, against 0.5
+# on the one-host lab). Dropping the page cache before a read costs 0.3 s here (the quick suite's fio randread on the
+# one-host lab 0.5-0.8 s past its duration, its randwrite 0.4-0.5 s, median; rados bench's rand after a write 0.3 s,
+# median) and 0.2 s more over ssh, every other OSD host at once (seed-homelab-2018's reads and randrw 1.0-2.8 s
+# past, median 1.3, its writes 1.1; `clients: auto` on 3 hosts: its 4 KiB rand's tool began 0.73-0.79 s into the
+# test, its 4 KiB write's 1.0-1.7 s, the capacity guard's reservation in it). The 2.5 s a drop over ssh and 0.5 s a
+# host counted before were made from the seed suites as the cephbench of 13:00 ran them (tests 1.2-7.6 s past their
+# duration, median). A network baseline's part between hosts ran 0.14-0.15 s past its duration (a pair),
+# 1.1 s (one host to 3), 0.5 s (3 to one) (seed-centerdevice-2014, 16 parts, mean 0.4), 0.1 s on loopback; a disk
+# baseline's fio step 0.6 s more on another host. A group's set-up (pools, images, users: kinds.group_setup_s,
+# measured with OSDs on other hosts) took about half of it with every OSD on this machine.
 LOCAL_SETUP_SHARE = 0.5
-READ_PREP_LOCAL_S = 1.0
+READ_PREP_LOCAL_S = 0.3
 # ... and after a read of the same group (a search's read steps, a read phase after another) next to nothing: its
 # `sync` has nothing to write back (bench estimates, the steps of 6 searches of reads on the one-host lab: rados
 # bench's rand 1.5 s and fio's randread 0.6 s shorter past their duration than their group's writes' steps, median)
 READ_PREP_AFTER_READ_LOCAL_S = 0.1
-READ_PREP_REMOTE_S = 2.5
-NET_PART_REMOTE_S = 1.5
+READ_PREP_REMOTE_S = 0.2
+NET_PART_REMOTE_S = 0.4
 NET_PART_LOCAL_S = 0.1
 DISK_STEP_REMOTE_S = 0.6
-WATCH_REMOTE_S = 0.5
+WATCH_REMOTE_S = 0.15
 # A run that reads its evidence from Prometheus (settings.prometheus, --prometheus) waits after each test for the
 # scrape that covers its last second (evidence/prometheus.py: node-exporter's interval, at most NODE_WAIT_MAX_S, and
 # 0.25 s), and where a ceph-exporter serves the OSDs' counters, for its stats period and a scrape more
-# (evidence/cephexporter.py, at most EXPORTER_WAIT_MAX_S); the test's own end (its OSDs' counters through `ceph tell`,
-# its figures) takes POST_TEST_S of that wait. Measured (bench estimates, a toolbox run on the lab's 1 s scrapes, load
-# 2.8): its tests ran 1.0 s past their duration with their pools' set-up, against 2.3-4.5 s watched over ssh.
+# (evidence/cephexporter.py, at most EXPORTER_WAIT_MAX_S). The wait follows the tools' end and comes before the
+# OSDs' counters are read again (drivers/base.py _watched), so nothing of the test's own end overlaps it. Measured
+# (bench estimates, two toolbox runs on the lab's 1 s scrapes, 3 OSD hosts): fio's RBD tests ran 2.8-3.0 s past their
+# duration, 1.8-1.9 s more than the same on 3 hosts watched over ssh (`clients: auto`, 1.0-1.1 s), and 4 KiB rados
+# bench writes 1.4-2.5 s past theirs against 1.7-2.0 s: the wait of 1.25 s and its queries.
 NODE_WAIT_MAX_S = 5.0
 EXPORTER_WAIT_MAX_S = 30.0
 EXPORTER_STATS_PERIOD_S = 5.0
-POST_TEST_S = 1.25
 ASSUMED_SCRAPE_S = 10.0     # validate, which knows no Prometheus: cephadm's scrape interval
 
 
@@ -232,7 +248,7 @@ def prometheus_test_s(scrape_s: float = ASSUMED_SCRAPE_S, exporter: bool = False
     wait = min(NODE_WAIT_MAX_S, scrape_s) + 0.25
     if exporter:
         wait = max(wait, min(EXPORTER_WAIT_MAX_S, EXPORTER_STATS_PERIOD_S + scrape_s))
-    return max(wait - POST_TEST_S, 0.0)
+    return wait
 
 
 def _drops_before(test: Test, drop_caches: bool) -> bool:
@@ -262,11 +278,14 @@ def for_cluster(tests: list[Test], osd_hosts: list[str], here: str, drop_caches:
     for t in tests:
         kind, p, est = KINDS[t.kind], t.params, t.est_duration_s
         if t.group not in seen_groups and not remote and t.kind not in POOL_PER_INSTANCE_KINDS:
-            est = max(est - (1 - LOCAL_SETUP_SHARE) * kind.group_setup_s, 0.0)
+            est = max(est - (1 - LOCAL_SETUP_SHARE) * group_setup_s(kind, p), 0.0)
         seen_groups.add(t.group)
         if t.kind == net_baseline.KIND.name and p.get("hosts") == net_baseline.OSD_HOSTS:
             parts = len(net_baseline.patterns(names, p["streams"]))
             est = parts * (p["duration_s"] + (NET_PART_REMOTE_S if remote else NET_PART_LOCAL_S))
+        elif t.kind == net_baseline.KIND.name and isinstance(p.get("hosts"), list):
+            # one part of a baseline between the hosts it names
+            est = p["duration_s"] + (NET_PART_REMOTE_S if set(p["hosts"]) - {here} else NET_PART_LOCAL_S)
         elif t.kind == disk_baseline.KIND.name and remote:
             est += DISK_STEP_REMOTE_S * est / max(float(p.get("runtime_s") or 1.0), 1.0)
         else:
@@ -305,7 +324,11 @@ def validate_estimates(plan: Plan) -> list[tuple[str, Estimate]]:
             (f"{ASSUMED_OSDS} OSD hosts over ssh", cluster_estimate(plan, remote, HERE, prom))]
 
 
-OSD_BENCH_BYTES_PER_S = 400 * 1024**2     # an unthrottled lab OSD's bench of `total` bytes
+# An unthrottled lab OSD's bench of `total` bytes. On the one-host lab (its OSDs on files) it is the host's page
+# cache's and disk's: the quick suite's 9 benches of 256 MiB took 14.0 s at 190-370 MiB/s an OSD (2026-12-06 21:10,
+# load 7.6; estimated 11.3 s), 3.4 and 4.1 s in two runs before (2.4-3.0 GiB/s in a run of 2026-11-26); the
+# multi-host lab's loop devices 175 MiB/s (its quick suite, 2026-11-23). No one rate holds them; 400 MiB/s lies between.
+OSD_BENCH_BYTES_PER_S = 400 * 1024**2
 
 
 # The capacity guard (drivers/rados_bench.py) lets a rados bench write add what fits below settings.max_raw_used, less
@@ -324,6 +347,14 @@ CAPACITY_CUT_KINDS = kinds_where(capacity_cut=True)
 WRITE_HALF_SIZE_BYTES = 256 * 1024
 FRESH_OSD_USED_BYTES = 290 * 1024**2
 GUARD_MARGIN = 0.8
+# A write with less room than the least it asks for waits while the cluster frees the space of the pools removed
+# before it (cluster/safety.py Freeing: while `ceph df`'s raw used falls, at most FREEING_MAX_S), and writes into what
+# was freed. Measured (e204d4d, the lab on Pacific, 3 x 4 GiB OSDs): 5.4 GiB written and its pool removed just before,
+# the write waited 2 s; Reef and Tentacle free it more slowly, which the plan does not tell apart. The guard looks
+# again once a second (FREEING_POLL_S).
+FREE_BYTES_PER_S = 2.7 * 1024**3
+FREEING_POLL_S = 1.0
+FREEING_MAX_S = 90.0
 
 
 @dataclass(frozen=True)
@@ -414,13 +445,25 @@ def capacity_cut(tests: list[Test], suite: Suite, room: Room | None) -> list[Tes
             left = sum(1 for j in idx if tests[j].search is not None and tests[j].params.get("phase") == "write"
                        and int(tests[j].params[t.search.param]) >= int(t.params[t.search.param])) \
                 if t.search is not None else 1
-            share = max(0.0, total * limit - used - before - written) * GUARD_MARGIN / max(left, 1)
-            rate = write_rate_raw(int(object_size_of(t.kind, t.params) or 0), rates, _links_bound(t, shape))
+            size = int(object_size_of(t.kind, t.params) or 0)
+            room = max(0.0, total * limit - used - before - written) * GUARD_MARGIN
+            # the least the write asks for (a load of objects for each step its search may still run, on every
+            # client host and instance); with less room, the guard waits while the group before's space is freed
+            least = _in_flight_bytes(t) * left * _copies(t.params)
+            waited = 0.0
+            if room < least and before > 0:
+                freed = min(before, (least - room) / GUARD_MARGIN)
+                waited = min(FREEING_MAX_S, FREEING_POLL_S + freed / FREE_BYTES_PER_S)
+                before -= freed
+                room += freed * GUARD_MARGIN
+            share = room / max(left, 1)
+            rate = write_rate_raw(size, rates, _links_bound(t, shape))
             took = min(float(d), share / rate) if rate > 0 else float(d)
             written += run_share(t) * took * rate
-            if took < d:
+            if took < d or waited:
                 repeats = t.search.repeats if t.search is not None else 1
-                out[i] = out[i].model_copy(update={"est_duration_s": out[i].est_duration_s - (d - took) * repeats})
+                out[i] = out[i].model_copy(update={"est_duration_s": out[i].est_duration_s - (d - took) * repeats
+                                                   + waited})
                 cut_write = (float(d), took)
             else:
                 cut_write = None
@@ -494,8 +537,11 @@ def _test_estimate(kind: Kind, params: dict[str, Any], first_of_group: bool,
                                                  for r in rates)
     elif run is None:
         run = kind.default_test_s
-    return float(run) + kind.test_overhead_s + \
-        (group_setup_s(kind, params) + _prefill_s(params, osd_rates) if first_of_group else 0.0)
+    if not first_of_group:
+        return float(run) + kind.test_overhead_s
+    prefill = _prefill_s(params, osd_rates)
+    setup = IMAGES_SETUP_S + PREFILL_START_S + prefill if prefill else group_setup_s(kind, params)
+    return float(run) + kind.test_overhead_s + setup
 
 
 # rados bench's driver makes a pool for each instance of a group and removes them at its end: measured (bench
@@ -506,10 +552,22 @@ POOL_SETUP_S = 0.5
 POOL_PER_INSTANCE_KINDS = kinds_where(pool_per_instance=True)
 
 
+# A group of images not prefilled (`prefill: false`) is its pool and images made and removed: measured (bench
+# estimates, seed-homelab-2018 on 4 OSD hosts, 2026-12-06 21:17, load 5.8) 0.7-1.3 s from a group's last test to the
+# next one's first, the variant's throttles set between them; not the kind's set-up, which holds an unthrottled
+# prefill. A prefill a throttle bounds (_prefill_s) is that and the prefill's own start besides its bytes: the 6 groups
+# of 256 MiB images there took 1.6-4.0 s (median 2.5) more than their bytes at their slowest OSD's throttle.
+IMAGES_SETUP_S = 1.3
+PREFILL_START_S = 1.2
+
+
 def group_setup_s(kind: Kind, params: dict[str, Any]) -> float:
-    """A group's set-up and removal: its pools for a kind that makes one per instance, else the kind's."""
+    """A group's set-up and removal: its pools for a kind that makes one per instance; a kind's images not
+    prefilled, IMAGES_SETUP_S; else the kind's."""
     if kind.name in POOL_PER_INSTANCE_KINDS:
         return POOL_SETUP_S * int(params.get("instances") or 1)
+    if params.get("prefill") is False:
+        return min(kind.group_setup_s, IMAGES_SETUP_S)
     return kind.group_setup_s
 
 
@@ -642,8 +700,11 @@ def expand(suite: Suite, client_hosts: int | None = None) -> Plan:
         if specs else [[None]]
     shaped = any(v.lab is not None for v in specs)
     shapes = {v.name: v.lab for v in specs}
+    options = {v.name: v.options for v in specs}
+    put_back = LAB_PUT_BACK_S if shaped else 0.0     # at the run's end; counted with the first block's rebuild
     for variants, only_repeat in build_blocks(suite, classes):
-        rebuild = rebuild_s(shapes.get(variants[0]) if variants[0] else None) if shaped else 0.0    # one a block
+        rebuild = rebuild_s(shapes.get(variants[0]) if variants[0] else None) + put_back if shaped else 0.0
+        put_back = 0.0
         for w in ceiling_sources_first(suite.workloads):
             data = w.model_dump()
             kind = KINDS[data["type"]]
@@ -674,7 +735,8 @@ def expand(suite: Suite, client_hosts: int | None = None) -> Plan:
                 for rep, variant in order:
                     group_no += 1
                     group = f"g{group_no:03d}"
-                    switch_s = (VARIANT_SWITCH_S if variant != last_variant else 0.0) + rebuild
+                    switch_s = (_switch_s(options.get(last_variant), options.get(variant))
+                                if variant != last_variant else 0.0) + rebuild
                     rebuild = 0.0
                     last_variant = variant
                     for pi, (phase, load) in enumerate(steps):
@@ -721,9 +783,18 @@ def expand(suite: Suite, client_hosts: int | None = None) -> Plan:
                             variant=variant,
                             search=search,
                         ))
+                    _count_drain(tests, group, shapes.get(variant))
                     _count_topup(kind, tests, group)
                 block += len(reps) if only_repeat is None else 0
     return Plan(suite=suite, tests=tests)
+
+
+def _switch_s(before: tuple | None, after: tuple | None) -> float:
+    """From one variant to the next in one lab build: their options set (and the ones before put back) and every
+    daemon reporting them, VARIANT_SWITCH_S; between variants without options (the lab's throttles alone, set
+    through its cgroups: seed-homelab-2018's groups on 4 hosts were 0.7-1.3 s apart with their set-up) next to
+    nothing."""
+    return VARIANT_SWITCH_S if before or after else 0.0
 
 
 def first_build_ready(tests: list[Test], build: LabBuild | None = None) -> list[Test]:
@@ -754,6 +825,34 @@ def planned_for(suite: Suite, osd_hosts: list[str], here: str, client_hosts: int
         first = next((t.variant for t in tests if t.variant is not None), None)
         tests = first_build_ready(tests, {v.name: v.lab for v in suite.variant_specs()}.get(first))
     return tests
+
+
+def _count_drain(tests: list[Test], group: str, shape: LabBuild | None) -> None:
+    """A write the capacity model knows the rate of (CAPACITY_CUT_KINDS) stops starting operations at its duration
+    and waits for those in flight: on a lab shape whose links or throttles bound it, their bytes (every instance's
+    load of objects, on each client host) at the write's rate (write_rate_raw over its copies). Measured (bench
+    estimates, seed-han-2012: 4 MiB objects, 16 in flight, over 200 Mbit/s links and drives throttled to 15 MiB/s)
+    its writes of 12 s ran 13.9-16.3 s, 1.9-4.3 s past the tool's start and its run (drained 1.5-3.0 s here)."""
+    m = shape.multi if shape is not None else None
+    rates = _osd_rates(shape)
+    if not rates or not (shape.throttles or (m is not None and (m.public or m.cluster or m.client))):
+        return      # nothing bounds it: a fraction of a second, in the kind's overhead
+    for i, t in enumerate(tests):
+        if t.group != group or t.kind not in CAPACITY_CUT_KINDS or KINDS[t.kind].direction(
+                t.params.get("phase")) != "write" or t.params.get("duration_s") is None:
+            continue
+        in_flight = _in_flight_bytes(t)
+        rate = write_rate_raw(int(object_size_of(t.kind, t.params) or 0), rates, _links_bound(t, shape)) / \
+            _copies(t.params)
+        if in_flight and rate > 0:
+            repeats = t.search.repeats if t.search is not None else 1
+            tests[i] = t.model_copy(update={"est_duration_s": t.est_duration_s + repeats * in_flight / rate})
+
+
+def _in_flight_bytes(test: Test) -> int:
+    """Client bytes a write keeps in flight: each process's load of objects, on every instance and client host."""
+    return (in_flight_per_process(test.kind, test.params) or 0) * int(object_size_of(test.kind, test.params) or 0) * \
+        int(test.params.get("instances") or 1) * max(int(test.params.get("clients") or 1), 1)
 
 
 def _count_topup(kind: Kind, tests: list[Test], group: str) -> None:
