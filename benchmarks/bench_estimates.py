@@ -242,6 +242,14 @@ def main() -> None:
                      "its longest")
 
 
+def roots_built(meta: dict) -> frozenset[str]:
+    """The releases whose roots were built while the run ran (their manifests' build time in its window): the run
+    paid for them (plan.ROOT_BUILD_S)."""
+    from cephbench.lab import roots
+    start, end = meta["started_unix"], meta.get("finished_unix") or 0.0
+    return frozenset(r.release for r in roots.list_roots() if start <= r.built_unix <= end)
+
+
 def cluster_of(meta: dict) -> tuple[list[str], str]:
     """The OSD hosts the run found and this machine's name, as `run` took them for its estimate
     (launch._estimated_for): the CRUSH hosts with OSDs, and the client's host name; a run recorded without the
@@ -284,7 +292,7 @@ def compare(runs: list[tuple[str, dict, list[dict]]], what: str, as_run: dict[st
         ready = bool(results) and min(r["started_unix"] for r in results) - meta["started_unix"] < LAB_REBUILD_S
         # a run without the lab's ssh (a toolbox's conf and key alone) reached none of the OSD hosts
         tests = planned_for(suite, hosts, here, clients, ready, watched=None if meta.get("lab_topology") else [],
-                            room=room_of(meta))
+                            room=room_of(meta), unbuilt=roots_built(meta))
         ran = {tid: min(rs, key=lambda r: r["started_unix"]) for tid, rs in planned(results, tests).items()}
         # every test `run` counted: a search's steps past its stop are skipped results, counted at their chance
         todo = [t for t in tests if t.id in ran]
@@ -347,7 +355,7 @@ def write_fixture(name: str, meta: dict, results: list[dict], to: Path) -> None:
                     "whether it was measured again in pairs; the cluster's raw space and OSDs at the run's start "
                     "(`ceph status`), the run's start and end, from run.json",
            "suite": meta["suite"], "osd_hosts": hosts, "here": here, "clients": len(meta.get("clients") or {}),
-           "ssh_reached": bool(meta.get("lab_topology")),
+           "ssh_reached": bool(meta.get("lab_topology")), "roots_built": sorted(roots_built(meta)),
            "raw_bytes": ({"total": room.total_raw, "used": room.used_raw, "osds": room.osds}
                          if (room := room_of(meta)) is not None else None),
            "started_unix": meta["started_unix"], "finished_unix": meta["finished_unix"],

@@ -1,12 +1,14 @@
 """What a run waits for beside its tools, in the estimate (issue 36 item 4): a write with less room than it asks for
-waits while the cluster frees the space of the group before (cluster/safety.py Freeing), and a write on a lab shape
-whose links or throttles bound it waits at its end for the operations it has in flight."""
+waits while the cluster frees the space of the group before (cluster/safety.py Freeing), a write on a lab shape
+whose links or throttles bound it waits at its end for the operations it has in flight, and a lab shape of a release
+whose root this machine has not built waits for its build."""
 
 import pytest
 
+from cephbench.suite import plan
 from cephbench.suite.config import parse_suite
-from cephbench.suite.plan import (FREE_BYTES_PER_S, FREEING_POLL_S, GUARD_MARGIN, Room, capacity_cut, expand,
-                                  write_rate_raw)
+from cephbench.suite.plan import (FREE_BYTES_PER_S, FREEING_POLL_S, GUARD_MARGIN, ROOT_BUILD_S, Room, capacity_cut,
+                                  expand, unbuilt_roots, write_rate_raw)
 
 GiB = 1024**3
 MiB = 1024**2
@@ -54,3 +56,28 @@ def test_a_write_waits_for_its_operations_in_flight_where_a_shape_bounds_its_rat
     # unshaped links and drives: nothing counted past the kind's overhead; nor without a shape
     assert u.est_duration_s - plain.est_duration_s == pytest.approx(t.est_duration_s - plain.est_duration_s
                                                                     - 16 * 4 * MiB / rate)
+
+
+RELEASES = {"name": "t", "pools": {"p": {"type": "replicated", "size": 1, "pg_num": 8}},
+            "variants": [{"name": "pacific", "lab": {"osds": 1, "release": "pacific"}},
+                         {"name": "reef", "lab": {"osds": 1, "release": "reef"}}],
+            "workloads": [{"type": "rados_bench", "pool": "p", "modes": ["write"], "object_size": "4KiB",
+                           "duration": "2s", "repeat": 2}]}
+
+
+def test_a_release_whose_root_is_not_built_counts_its_build_once(tmp_path, monkeypatch):
+    suite = parse_suite(RELEASES, "t")
+    built = expand(suite, unbuilt=frozenset()).tests
+    first = expand(suite, unbuilt=frozenset({"reef"})).tests
+    extra = [a.est_duration_s - b.est_duration_s for a, b in zip(first, built)]
+    # the releases take turns repeat by repeat (pacific reef | reef pacific): reef's first block builds its root
+    assert [t.variant for t in built] == ["pacific", "reef", "reef", "pacific"]
+    assert extra == [0.0, ROOT_BUILD_S, 0.0, 0.0]
+    # by default the machine's cache says: a release of the machine's own Ceph has none to build, another's root
+    # is built unless cached
+    monkeypatch.setenv("CEPHBENCH_ROOTS_DIR", str(tmp_path))
+    monkeypatch.setattr(plan, "_own_release", lambda: "pacific")
+    assert unbuilt_roots(suite) == {"reef"}
+    assert expand(suite).tests == first
+    monkeypatch.setattr(plan, "_own_release", lambda: "")
+    assert unbuilt_roots(suite) == {"pacific", "reef"}

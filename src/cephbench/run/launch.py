@@ -123,7 +123,7 @@ def _estimated_for(cluster: Cluster, suite: Suite, todo: list[Test]) -> list[Tes
     watched = [r.name for r in refs if r.address is not None and (r.name in suite.settings.ssh.hosts
                                                                    or _resolves(r.address))]
     tests = for_cluster(todo, [r.name for r in refs], here, suite.settings.drop_caches, _prometheus_s(suite), watched)
-    return capacity_cut(tests, suite, _room(cluster))
+    return capacity_cut(tests, suite, _room(cluster), remote=any(r.address is not None for r in refs))
 
 
 def _room(cluster: Cluster) -> Room | None:

@@ -8,8 +8,11 @@ tests of one group, run in order on the same pool and objects.
 
 from __future__ import annotations
 
+import functools
 import itertools
 import math
+import shutil
+import subprocess
 from dataclasses import dataclass
 from typing import Any
 
@@ -305,7 +308,7 @@ def cluster_estimate(plan: Plan, osd_hosts: list[str], here: str, prometheus_s: 
     """The estimate `run` prints ("about ..."), for the OSD hosts it found and the room it found on them:
     for_cluster's tests, capacity_cut's writes, estimate's sums."""
     tests = for_cluster(plan.tests, osd_hosts, here, plan.suite.settings.drop_caches, prometheus_s)
-    return estimate(capacity_cut(tests, plan.suite, room))
+    return estimate(capacity_cut(tests, plan.suite, room, remote=bool(set(osd_hosts) - {here})))
 
 
 HERE = "this machine"
@@ -347,6 +350,12 @@ CAPACITY_CUT_KINDS = kinds_where(capacity_cut=True)
 WRITE_HALF_SIZE_BYTES = 256 * 1024
 FRESH_OSD_USED_BYTES = 290 * 1024**2
 GUARD_MARGIN = 0.8
+# OSDs on other hosts write at their drives' rate, not this host's page cache's: on the multi-host lab (loop devices
+# with direct I/O) a toolbox run's 12 s of 4 MiB objects at 3 copies ran 103 MiB/s (2026-12-06 21:35, load 7.2), 310
+# MiB/s raw, and no run of it (3, at load 2.8-7.2) was stopped by the guard where 400 MiB/s an OSD said it would be
+# after 5.7 s. Those 310 MiB/s are this rule's at 110 MiB/s an OSD. (A real cluster of other hosts has the room no
+# write fills; a lab shape's writes are bound by its links or throttles in every seed suite.)
+REMOTE_OSD_BYTES_PER_S = 110 * 1024**2
 # A write with less room than the least it asks for waits while the cluster frees the space of the pools removed
 # before it (cluster/safety.py Freeing: while `ceph df`'s raw used falls, at most FREEING_MAX_S), and writes into what
 # was freed. Measured (e204d4d, the lab on Pacific, 3 x 4 GiB OSDs): 5.4 GiB written and its pool removed just before,
@@ -406,16 +415,17 @@ def _links_bound(test: Test, shape: LabBuild | None) -> tuple[float, float] | No
     return bound, copies
 
 
-def capacity_cut(tests: list[Test], suite: Suite, room: Room | None) -> list[Test]:
+def capacity_cut(tests: list[Test], suite: Suite, room: Room | None, remote: bool = False) -> list[Test]:
     """The tests with each rados bench write that the capacity guard stops early counted at the time it takes to
     fill its share of the room (and the seq after it with the top-up that its fewer objects need); `room`: the
-    cluster as the run found it (None: not known, no write cut), a variant with a lab shape in its own build's."""
+    cluster as the run found it (None: not known, no write cut), a variant with a lab shape in its own build's;
+    `remote`: its OSDs are on other hosts (REMOTE_OSD_BYTES_PER_S each)."""
     shapes = {v.name: v.lab for v in suite.variant_specs()}
     limit = suite.settings.max_raw_used
     out = list(tests)
     build: str | None = None
-    total, used, rates = (room.total_raw, room.used_raw, [float(OSD_BENCH_BYTES_PER_S)] * room.osds) \
-        if room is not None else (0, 0, [])
+    each = float(REMOTE_OSD_BYTES_PER_S if remote else OSD_BENCH_BYTES_PER_S)
+    total, used, rates = (room.total_raw, room.used_raw, [each] * room.osds) if room is not None else (0, 0, [])
     before = 0.0            # raw bytes the group before wrote, not freed yet
     groups: dict[str, list[int]] = {}
     for i, t in enumerate(tests):
@@ -676,7 +686,7 @@ def ceiling_sources_first(workloads: list[Any]) -> list[Any]:
     return sorted(workloads, key=lambda w: not KINDS[w.type].ceiling_source)
 
 
-def expand(suite: Suite, client_hosts: int | None = None) -> Plan:
+def expand(suite: Suite, client_hosts: int | None = None, unbuilt: frozenset[str] | None = None) -> Plan:
     """Baselines, then every workload's groups; with variants, each group once per variant, the variants' order
     turning round from one block to the next (variant_plan.variant_order: A B | B A | ...). With lab shapes, the
     variants of one lab build (shape_plan.shape_classes) run all their groups before the next build's: a rebuild
@@ -684,10 +694,12 @@ def expand(suite: Suite, client_hosts: int | None = None) -> Plan:
     take turns repeat by repeat (build_blocks: by default when they differ in release).
 
     `client_hosts`: the client hosts the run has, where the suite does not list them (`clients: lab`): a search
-    of them without a max goes up to every one (waits_for_client_hosts).
+    of them without a max goes up to every one (waits_for_client_hosts). `unbuilt`: the releases whose roots the
+    run builds at their first build (ROOT_BUILD_S each; None: those of this machine's cache, unbuilt_roots).
 
     A plan of more than MAX_TESTS tests is refused before any is made (check_size)."""
     client_hosts = client_hosts or client_hosts_of(suite)
+    to_build = set(unbuilt_roots(suite) if unbuilt is None else unbuilt)
     check_size(suite, client_hosts)
     tests: list[Test] = baseline_tests(suite)
     group_no = 0
@@ -703,8 +715,12 @@ def expand(suite: Suite, client_hosts: int | None = None) -> Plan:
     options = {v.name: v.options for v in specs}
     put_back = LAB_PUT_BACK_S if shaped else 0.0     # at the run's end; counted with the first block's rebuild
     for variants, only_repeat in build_blocks(suite, classes):
-        rebuild = rebuild_s(shapes.get(variants[0]) if variants[0] else None) + put_back if shaped else 0.0
+        lab = shapes.get(variants[0]) if variants[0] else None
+        rebuild = rebuild_s(lab) + put_back if shaped else 0.0
         put_back = 0.0
+        if lab is not None and lab.release in to_build:         # its root built once, before its first block
+            rebuild += ROOT_BUILD_S
+            to_build.discard(lab.release)
         for w in ceiling_sources_first(suite.workloads):
             data = w.model_dump()
             kind = KINDS[data["type"]]
@@ -797,6 +813,38 @@ def _switch_s(before: tuple | None, after: tuple | None) -> float:
     return VARIANT_SWITCH_S if before or after else 0.0
 
 
+# A lab shape of a release other than this machine's own Ceph runs from a root built once and cached
+# (lab/roots.py); a run whose release has none builds it before that build's first group. Measured
+# (seed-argonaut-bobtail-now, 2026-12-06 21:35, load 6-7, the machine's first run of those releases): reef's root
+# built in 70.3 s, tentacle's in 64.2 s (their manifests' build_s); the gap before each build's first group 98.4 and
+# 93.4 s, against 11.2-14.0 s with the roots cached (the runs before): 86 and 81 s more.
+ROOT_BUILD_S = 83.0
+
+
+def unbuilt_roots(suite: Suite) -> frozenset[str]:
+    """The releases of the suite's lab shapes that run from a root this machine has not built yet: neither the
+    release of its own Ceph nor one in its roots cache (lab/roots.py roots_dir)."""
+    wanted = {v.lab.release for v in suite.variant_specs() if v.lab is not None and v.lab.release}
+    if not wanted:
+        return frozenset()
+    from ..lab import roots      # here: a suite without releases imports nothing of the lab
+    own = _own_release()
+    return frozenset(r for r in wanted if r != own and roots.read_root(roots.roots_dir() / r) is None)
+
+
+@functools.lru_cache(maxsize=1)
+def _own_release() -> str:
+    """The release of this machine's own Ceph daemons ('' when it has none), as the lab reads it."""
+    from ..core.releases import release_of_version
+    if shutil.which("ceph-osd") is None:
+        return ""
+    try:
+        done = subprocess.run(["ceph-osd", "--version"], capture_output=True, text=True, timeout=30, check=False)
+    except (OSError, subprocess.TimeoutExpired):
+        return ""
+    return release_of_version(done.stdout) if done.returncode == 0 else ""
+
+
 def first_build_ready(tests: list[Test], build: LabBuild | None = None) -> list[Test]:
     """The tests' estimates when the lab already runs in the first variant's build (`build`; None: not known) as the
     run starts (the run made it so before it printed its estimate, or found it so): expand counts a rebuild at every
@@ -812,15 +860,15 @@ def first_build_ready(tests: list[Test], build: LabBuild | None = None) -> list[
 
 def planned_for(suite: Suite, osd_hosts: list[str], here: str, client_hosts: int | None = None,
                 build_ready: bool = False, scrape_s: float = 1.0, watched: list[str] | None = None,
-                room: Room | None = None) -> list[Test]:
+                room: Room | None = None, unbuilt: frozenset[str] = frozenset()) -> list[Test]:
     """The suite's tests as `run` estimates them for a cluster of these OSD hosts (launch.prepare: the plan for the
     lab's client hosts, for_cluster, capacity_cut for the cluster's `room`, and first_build_ready when the lab
     already runs in the first variant's build): what bench estimates and the unit tests hold recorded runs against
-    (with the lab's Prometheus, `scrape_s`)."""
+    (with the lab's Prometheus, `scrape_s`; `unbuilt`: the releases whose roots the run built)."""
     prom = prometheus_test_s(scrape_s) if suite.settings.prometheus is not None else 0.0
-    tests = for_cluster(expand(suite, client_hosts or None).tests, osd_hosts, here, suite.settings.drop_caches, prom,
-                        watched)
-    tests = capacity_cut(tests, suite, room)
+    tests = for_cluster(expand(suite, client_hosts or None, unbuilt).tests, osd_hosts, here,
+                        suite.settings.drop_caches, prom, watched)
+    tests = capacity_cut(tests, suite, room, remote=bool(set(osd_hosts) - {here}))
     if build_ready:
         first = next((t.variant for t in tests if t.variant is not None), None)
         tests = first_build_ready(tests, {v.name: v.lab for v in suite.variant_specs()}.get(first))
