@@ -13,7 +13,7 @@ import statistics
 from dataclasses import dataclass
 from typing import Literal, Sequence
 
-from .results import Search, SearchStop
+from .planned import Search, SearchStop
 
 GROWTH_MIN = 0.10            # throughput gain per doubling of load that still counts as room
 LATENCY_GROWTH_MAX = 2.0     # latency factor per doubling of load past which load only queues

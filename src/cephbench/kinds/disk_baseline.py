@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from ..core.results import Test
+from ..core.planned import Test
 from .kind import RW_DIRECTIONS, Kind
 
 KIND = Kind("disk_baseline", "Baselines", "Disk baseline", "baseline", None, dict(RW_DIRECTIONS),

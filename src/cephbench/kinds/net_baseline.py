@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
-from ..core.results import Test
+from ..core.planned import Test
 from .kind import Kind
 
 KIND = Kind("net_baseline", "Baselines", "Network baseline", "baseline", None, {"send": "write"},

@@ -4,10 +4,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from .labdir import default_lab_dir
-
 if TYPE_CHECKING:
     from .lab import Lab, LabInfo
+    from .labdir import default_lab_dir
 
 __all__ = ["Lab", "LabInfo", "default_lab_dir"]
 
@@ -18,4 +17,7 @@ def __getattr__(name: str) -> object:
     if name in ("Lab", "LabInfo"):
         from . import lab
         return getattr(lab, name)
+    if name == "default_lab_dir":      # the lab directory's marker and lock (labdir.py): not a shape's either
+        from .labdir import default_lab_dir
+        return default_lab_dir
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

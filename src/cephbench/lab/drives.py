@@ -34,7 +34,8 @@ from ..core.errors import OperationFailed, UserError
 from ..hosts.local import CommandResult, LocalHost
 from . import cgroups, monitoring
 from .cpulimit import PERIOD_US
-from .shapekeys import FLAGS, Names
+# the stores a shape may ask for are checked in stores.py (validate reads shapes without this module); named here too
+from .stores import DEFAULT_FILESTORE_FS, FILESYSTEMS, OBJECTSTORES, FsRecipe, StoreChoice, check_objectstore  # noqa: F401
 from .throttle import DriveLimit, DriveRef, ThrottleSpec
 
 log = logging.getLogger(__name__)
@@ -42,69 +43,7 @@ log = logging.getLogger(__name__)
 RECORD_NAME = "drives.json"
 LOOP_CONTROL = Path("/dev/loop-control")
 COMMAND_TIMEOUT_S = 60.0
-OBJECTSTORES = ("bluestore", "filestore")
-DEFAULT_FILESTORE_FS = "xfs"
 FILESTORE_JOURNAL_BYTES = 1024**3       # the journal file in the OSD's data dir, when there is no DB device
-
-
-@dataclass(frozen=True)
-class FsRecipe:
-    """How FileStore wants a file system made and mounted (ceph-disk's choices, which Ceph documented)."""
-
-    mkfs: tuple[str, ...]
-    mount_options: str
-    package: str
-    conf: tuple[str, ...] = ()          # ceph.conf lines (for [osd]) FileStore needs on it
-    note: str = ""                      # what the user should know
-
-
-FILESYSTEMS: dict[str, FsRecipe] = {
-    # -i size=2048: inodes large enough to hold FileStore's xattrs inline.
-    "xfs": FsRecipe(("mkfs.xfs", "-q", "-f", "-i", "size=2048"), "rw,noatime,inode64", "xfsprogs"),
-    # ext4 xattrs hold at most ~4 KiB per inode: Ceph's default 2048-character object names do not fit, so
-    # an OSD on ext4 refuses to start ("backend (filestore) is unable to support max object name[space] len").
-    "ext4": FsRecipe(("mkfs.ext4", "-q", "-F"), "rw,noatime,user_xattr", "e2fsprogs",
-                     ("osd max object name len = 256", "osd max object namespace len = 64"),
-                     "ext4: object names are limited to 256 characters, as Ceph requires on ext4"),
-    # Pacific refuses btrfs ("deprecated btrfs support is not enabled") unless it is enabled by name.
-    "btrfs": FsRecipe(("mkfs.btrfs", "-q", "-f"), "rw,noatime,user_subvol_rm_allowed", "btrfs-progs",
-                      ("enable experimental unrecoverable data corrupting features = btrfs",),
-                      "btrfs: Pacific's FileStore runs on it only as an experimental feature, enabled for this lab"),
-}
-_NO_FS_WHY = {
-    "zfs": "Debian's ceph-osd is built without ZFS support and this kernel has no zfs module",
-    "ext3": "FileStore needs large xattrs and syncfs; use ext4",
-    "ext2": "FileStore needs a journaling file system; use ext4",
-}
-
-
-@dataclass(frozen=True)
-class StoreChoice:
-    objectstore: str
-    fs: str | None                      # None for BlueStore, which uses the raw drive
-    notes: tuple[str, ...] = ()
-
-
-def check_objectstore(objectstore: str, fs: str | None, names: Names = FLAGS) -> StoreChoice:
-    """Refuse an object store / file system pair that cannot work here, in one line saying why.
-
-    Checked with Ceph 16.2.15 on this kind of machine (`ceph-osd --mkfs` and a start up to `load_pgs`):
-    FileStore works on xfs; on ext4 with shorter object names; on btrfs only as an experimental feature.
-    """
-    store, on = names["objectstore"], names["fs"]       # `lab up`'s flags, or a suite's keys
-    if objectstore not in OBJECTSTORES:
-        raise UserError(f"unknown object store {objectstore!r}", "write bluestore or filestore", where=store)
-    if objectstore == "bluestore":
-        if fs is not None:
-            raise UserError(f"BlueStore uses its drive raw, with no file system, so {on} {fs} has no meaning",
-                            f"use {store} filestore {on} ..., or leave out {on}", where=on)
-        return StoreChoice("bluestore", None)
-    fs = DEFAULT_FILESTORE_FS if fs is None else fs
-    if fs not in FILESYSTEMS:
-        why = _NO_FS_WHY.get(fs, "it is not one FileStore was checked on")
-        raise UserError(f"FileStore cannot run on {fs} here: {why}", f"use {on} xfs, ext4 or btrfs", where=on)
-    recipe = FILESYSTEMS[fs]
-    return StoreChoice("filestore", fs, (recipe.note,) if recipe.note else ())
 
 
 def objectstore_conf(choice: StoreChoice, journal_size_bytes: int = FILESTORE_JOURNAL_BYTES) -> str:

@@ -36,8 +36,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Mapping
 
-from ..core.results import DEVICE_LIMIT_FIELDS as LIMIT_FIELDS
-from ..core.results import DEVICE_LIMIT_METRIC as LIMIT
 from .daemons import MONITORING_DIR
 from .throttle import DriveLimit
 
@@ -147,6 +145,8 @@ def limits_textfile(limits: Mapping[str, DriveLimit]) -> str:
     in the text format the textfile collector reads. A throttled device is held before the block layer counts it
     busy, so no node-exporter series shows its limit: the lab says what its drives are, as speed.prom says what its
     links are."""
+    # here: the results' models are no cost of the modules that import this one (validate's reading of lab shapes)
+    from ..core.results import DEVICE_LIMIT_FIELDS as LIMIT_FIELDS, DEVICE_LIMIT_METRIC as LIMIT
     lines = [f"# HELP {LIMIT} a cgroup throttle on the device, the most it may do (the lab's drive)",
              f"# TYPE {LIMIT} gauge"]
     for device, limit in sorted(limits.items()):

@@ -12,16 +12,19 @@ and settings.ssh.hosts maps it to the host's address.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
 
 from ..core.errors import UserError
 from ..core.units import parse_size
 from .cpulimit import CpuLimitSpec, HostLoadSpec, check_cpu_specs, parse_cpu_limits, parse_host_loads
-from .drives import LabDrives, StoreChoice, check_objectstore
-from .netns import MAX_HOSTS, Topology
 from .rates import LinkShape, parse_link
-from .shapekeys import FLAGS, Names
+from .shapekeys import FLAGS, MAX_HOSTS, Names
+from .stores import StoreChoice, check_objectstore
 from .throttle import DriveLimit, ThrottleSpec, check_drives, drive_ref, parse_throttle_specs
+
+if TYPE_CHECKING:       # the lab's drives and namespaces themselves: not what a plan (or `validate`) needs to import
+    from .drives import LabDrives
+    from .netns import Topology
 
 MON, MGR, RGW = "mon.a", "mgr.x", "client.rgw.lab"
 MAX_OSDS_PER_HOST = 16

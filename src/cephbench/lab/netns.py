@@ -37,11 +37,11 @@ from typing import Iterator, Sequence
 from ..core.errors import OperationFailed, UserError
 from ..hosts.local import CommandResult, LocalHost
 from .rates import LinkShape, tbf_burst_bytes, tc_delay, tc_rate
+from .shapekeys import MAX_HOSTS        # the address plan's bound on hosts
 
 PUBLIC_BASE = ipaddress.IPv4Network("198.18.0.0/16")
 CLUSTER_BASE = ipaddress.IPv4Network("198.19.0.0/16")
 SLOTS = 256                      # one /24 of each base per lab
-MAX_HOSTS = 253                  # .1 .. .253; .254 is cephbench's address on the public bridge
 GATEWAY_HOST = 254
 IFNAMSIZ = 15                    # the kernel's limit on a link name (16 bytes with the NUL)
 LAB_ID_RE = re.compile(r"[a-z0-9]{1,6}")

@@ -18,3 +18,6 @@ FLAGS: Names = {
     "host_load": "--host-load", "db_device": "--db-device", "objectstore": "--objectstore", "fs": "--fs",
     "rgw": "--no-rgw", "release": "--release"}
 KEYS: Names = {key: key for key in FLAGS}
+# the most hosts (OSD and client hosts together) a lab may have: .1 .. .253 of its networks (netns.py's address plan;
+# .254 is cephbench's address on the public bridge)
+MAX_HOSTS = 253

@@ -22,7 +22,7 @@ from ..kinds import (KINDS, Kind, disk_baseline, in_flight_per_process, kinds_wh
                      object_size_of)
 from ..kinds.schema import AUTO, Auto, searched
 from ..core import loadsearch
-from ..core.results import Search, Test
+from ..core.planned import Search, Test
 from ..core.units import format_size
 from .shape_plan import LabBuild, shape_classes
 from ..core.variant_plan import variant_order
