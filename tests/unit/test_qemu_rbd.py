@@ -109,3 +109,78 @@ def test_fios_parser_reads_its_nbd_engine_as_it_reads_librbd():
     m = to_measurement(parse_fio_json(text), "randread", tool="fio nbd (qemu-nbd)")
     assert round(m.ops_per_s) == 2505 and m.op_size_bytes == 4096
     assert m.latency.percentiles_ns["50"] < m.latency.percentiles_ns["99"]
+
+
+# ---- qemu-nbd's CPU is the client's -------------------------------------------------------------------------------
+
+def _reading_ctx():
+    from types import SimpleNamespace
+
+    from cephbench.core.settings import Settings
+    from cephbench.hosts.local import LocalHost
+    return SimpleNamespace(host=LocalHost(), settings=Settings())
+
+
+def test_an_exports_cpu_is_read_by_its_pid_here_and_from_its_pid_file_there(tmp_path):
+    """A real process's /proc/PID/stat, read as qemu_rbd reads an export's: by its PID here, by the PID its pid file
+    holds on a client host (here with no ssh: the same command)."""
+    import subprocess
+    import sys
+    busy = subprocess.Popen([sys.executable, "-c", "import time\nt = time.process_time()\n"
+                             "while time.process_time() - t < 0.3: pass\ntime.sleep(30)"])
+    try:
+        e = qemu_rbd.Export(HostRef("h", None), ["qemu-nbd"], "/tmp/s.sock", None, tmp_path / "log", proc=busy)
+        e.first = qemu_rbd.cpu_reading(_reading_ctx(), e)
+        assert e.first is not None and e.first.pid == busy.pid
+        import time
+        time.sleep(0.6)
+        pid_file = tmp_path / "img0.pid"
+        pid_file.write_text(f"{busy.pid}\n")
+        there = qemu_rbd.Export(HostRef("h", None), ["qemu-nbd"], "/tmp/s.sock", str(pid_file), tmp_path / "log",
+                                proc=busy)
+        e.last = qemu_rbd.cpu_reading(_reading_ctx(), there)
+        assert e.last is not None and e.last.start_ticks == e.first.start_ticks
+        assert 0.0 <= e.cpu_s() < 5.0
+        gone = qemu_rbd.Export(HostRef("h", None), ["qemu-nbd"], "/tmp/s.sock", str(tmp_path / "none.pid"),
+                               tmp_path / "log", proc=busy)
+        assert qemu_rbd.cpu_reading(_reading_ctx(), gone) is None      # no pid file: not read, no traceback
+    finally:
+        busy.kill()
+        busy.wait()
+
+
+def _outcome(cpu):
+    from cephbench.core.results import Evidence
+    from cephbench.drivers.base import Outcome
+    from cephbench.evidence.rounds import Seen
+    return Outcome(_tests()[0], 0.0, 5.0, seen=Seen(evidence=Evidence(cpu=cpu)))
+
+
+def _export(first: int, last: int, start: int = 777):
+    from cephbench.evidence.proccpu import ProcTimes
+    e = qemu_rbd.Export(HostRef("h", None), ["qemu-nbd"], "/tmp/s.sock", None, Path("/nonexistent"))
+    e.first, e.last = ProcTimes(41, 777, first, 100), ProcTimes(41, start, last, 100)
+    return e
+
+
+def test_the_clients_cpu_per_op_counts_its_qemu_nbd_exports():
+    from cephbench.core.results import ProcessCpu
+    from cephbench.evidence.proccpu import HERE
+    osd = ProcessCpu.of("osd.0", 4.0, 1000, 4096000, HERE, "h")
+    out = _outcome([osd, ProcessCpu.of("client", 1.0, 1000, 4096000, HERE, "h")])
+    qemu_rbd.with_exports_cpu(out, qemu_rbd.Exports(exports=[_export(10, 60), _export(0, 100)]))
+    client = out.seen.evidence.cpu[1]
+    assert client.who == "client" and client.cpu_s == 2.5 and client.cpu_ms_per_op == 2.5
+    assert client.ops == 1000 and client.source == HERE and out.seen.evidence.cpu[0] == osd
+    assert out.seen.evidence.notes == ["the client's CPU counts its 2 qemu-nbd export(s)' 1.50 s beside fio's"]
+
+
+def test_an_export_not_read_at_both_ends_leaves_the_client_fios_alone_and_says_so():
+    from cephbench.core.results import ProcessCpu
+    from cephbench.evidence.proccpu import HERE
+    out = _outcome([ProcessCpu.of("client", 1.0, 1000, None, HERE, "h")])
+    restarted = _export(10, 60, start=999)      # another process by the PID at the end
+    qemu_rbd.with_exports_cpu(out, qemu_rbd.Exports(exports=[_export(0, 10), restarted]))
+    assert out.seen.evidence.cpu[0].cpu_s == 1.0
+    assert out.seen.evidence.notes == ["the client's CPU per op is fio's alone: its qemu-nbd exports' CPU was "
+                                       "not read"]

@@ -21,17 +21,18 @@ the client (`remote_conf`), and the id arrives in CEPH_ARGS (fio_run.client_env)
 from __future__ import annotations
 
 import time
-from dataclasses import replace
+from contextlib import contextmanager
+from dataclasses import dataclass, field, replace
 from typing import Iterator
 
 from .pools import create_pool, remove_pool
 from ..core.results import Measurement, Test
 from ..cluster.safety import amplification
-from .base import DriverContext, Outcome, now, run_group_timeout, safe_name, started_tests
-from .search import Searches
+from . import lifecycle
+from .base import DriverContext, Outcome, now, run_group_timeout, safe_name
 from .fio import FioJob
 from .fio_run import FioRun, measure_fio
-from .rounds import in_rounds
+from .lifecycle import Hooks, Step
 
 DATA_SET_BYTES = 256 * 1024**2    # objects per group: this much data, within MIN..MAX objects
 MIN_OBJECTS = 16
@@ -80,61 +81,74 @@ def _place(client) -> str | None:
     return client.name if client is not None else None
 
 
+@dataclass
+class Objects:
+    """A group's pool and the objects its tests write and read there (the same at every step of a search)."""
+    pool: str
+    objects: int        # per client host (or here); 0: not even the deepest step's fit under the capacity guard
+    depth: int          # the deepest step's iodepth
+    filled: set[str | None] = field(default_factory=set)    # where every object is written in full (None: here)
+
+
+class FioRados(Hooks[Objects]):
+    @contextmanager
+    def resources(self, ctx: DriverContext, group: list[Test]) -> Iterator[Objects]:
+        first = group[0].params
+        pool = create_pool(ctx, ctx.name(group[0].group), first["pool_profile"])
+        try:
+            budget = None if ctx.dry_run else ctx.budget().client_bytes(amplification(first["pool_profile"]))
+            # each client host writes objects of its own; a search of them (`clients: auto`) leaves room for its
+            # largest step
+            most = len(ctx.clients_of_group(group))
+            if budget is not None and most:
+                budget //= most
+            # a search (iodepth: auto) runs on the same objects at every step: as many as its deepest step needs
+            depth = max(t.params["iodepth"] for t in group)
+            yield Objects(pool, object_count(first["block_size"], depth, budget), depth)
+        finally:
+            remove_pool(ctx, pool)
+
+    def prepare(self, step: Step[Objects]) -> Outcome | None:
+        """No objects: the capacity guard's error. Before a read: every object written in full where no write of
+        the group did so (not recorded)."""
+        ctx, test, res = step.ctx, step.test, step.res
+        if res.objects == 0:
+            return Outcome(test, step.started[0], 0.0, error=f"capacity guard: not even {res.depth} objects of "
+                           f"{test.params['block_size']} bytes fit below {ctx.settings.max_raw_used:.0%} raw used")
+        if "read" not in test.params["phase"]:
+            return None
+        unfilled = [c for c in step.clients or [None] if _place(c) not in res.filled]
+        if unfilled:
+            hosts = [c for c in unfilled if c is not None]
+            prep = _prepare_write(ctx, test, res.pool, res.objects, hosts)
+            if prep is not None and prep.error:
+                return Outcome(test, step.started[0], time.monotonic() - step.started[1], commands=prep.commands,
+                               raw=prep.raw, error=f"writing the objects to read failed: {prep.error}")
+            res.filled.update(_place(c) for c in unfilled)
+            whose = f" of {', '.join(c.name for c in hosts)}" if hosts else ""
+            step.notes.append(f"all {res.objects} objects{whose} were written in full before this read (not "
+                              "recorded): no earlier write in the group covered them")
+        return None
+
+    def one_round(self, step: Step[Objects], n: int) -> Outcome | None:
+        return _run(step.ctx, step.test, step.res.pool, step.res.objects, step.test.params["phase"], step.started,
+                    list(step.notes), step.clients, name=step.name(n) if n else None)
+
+    def finish(self, step: Step[Objects], outcome: Outcome) -> None:
+        res, m, clients = step.res, outcome.measurement, step.clients
+        if step.test.params["phase"] == "write" and m is not None:      # each host that wrote all its objects
+            parts = (m.instances or [m]) if clients else [m]      # one client host: the result is its own
+            res.filled.update(p.host if clients else None for p in parts if (p.ops_total or 0) >= res.objects)
+        outcome.notes.append(f"{res.objects} objects of {step.test.params['block_size']} bytes"
+                             + (" on each client host" if clients else ""))
+
+
+HOOKS = FioRados()
+
+
 def run_group(ctx: DriverContext, group: list[Test], todo: set[str]) -> Iterator[Outcome]:
-    if not any(t.id in todo for t in group):
-        return
-    first = group[0].params
-    gid = group[0].group
-    pool = create_pool(ctx, ctx.name(gid), first["pool_profile"])
-    try:
-        budget = None if ctx.dry_run else ctx.budget().client_bytes(amplification(first["pool_profile"]))
-        # each client host writes objects of its own; a search of them (`clients: auto`) leaves room for its
-        # largest step
-        most = len(ctx.clients_of_group(group))
-        if budget is not None and most:
-            budget //= most
-        # a search (iodepth: auto) runs on the same objects at every step: as many as its deepest step needs
-        depth = max(t.params["iodepth"] for t in group)
-        objects = object_count(first["block_size"], depth, budget)
-        filled: set[str | None] = set()     # where every object is written in full (None: here), for the reads
-        searches = Searches()
-        for test, started in started_tests(ctx, group, todo, searches.over):
-            phase = test.params["phase"]
-            clients = ctx.clients_of(test)
-            notes: list[str] = []
-            if objects == 0:
-                yield Outcome(test, started[0], 0.0, error=f"capacity guard: not even {depth} objects "
-                              f"of {first['block_size']} bytes fit below {ctx.settings.max_raw_used:.0%} raw used")
-                continue
-            if "read" in phase:
-                unfilled = [c for c in clients or [None] if _place(c) not in filled]
-                if unfilled:
-                    hosts = [c for c in unfilled if c is not None]
-                    prep = _prepare_write(ctx, test, pool, objects, hosts)
-                    if prep is not None and prep.error:
-                        yield Outcome(test, started[0], time.monotonic() - started[1], commands=prep.commands,
-                                      raw=prep.raw, error=f"writing the objects to read failed: {prep.error}")
-                        continue
-                    filled.update(_place(c) for c in unfilled)
-                    whose = f" of {', '.join(c.name for c in hosts)}" if hosts else ""
-                    notes.append(f"all {objects} objects{whose} were written in full before this read (not "
-                                 "recorded): no earlier write in the group covered them")
-                notes += ctx.prepare_reads()
-            outcome = in_rounds(test, lambda n, test=test, phase=phase, notes=notes: _run(
-                ctx, test, pool, objects, phase, started, list(notes), clients,
-                name=f"{test.id}/round{n}" if n else None))
-            if outcome is None:
-                continue
-            m = outcome.measurement
-            if phase == "write" and m is not None:      # each host that wrote all its objects
-                parts = (m.instances or [m]) if clients else [m]      # one client host: the result is its own
-                filled.update(p.host if clients else None for p in parts if (p.ops_total or 0) >= objects)
-            outcome.notes.append(f"{objects} objects of {test.params['block_size']} bytes"
-                                 + (" on each client host" if clients else ""))
-            yield searches.after(outcome)
-        yield from searches.skipped_in(group, todo)
-    finally:
-        remove_pool(ctx, pool)
+    """The group's pool and objects; its tests in order, each read finding its objects written (drivers/lifecycle.py)."""
+    return lifecycle.run_group(HOOKS, ctx, group, todo)
 
 
 def _run(ctx: DriverContext, test: Test, pool: str, objects: int, phase: str, started: tuple[float, float],

@@ -9,29 +9,29 @@ With `clients:` (librbd only: krbd maps into this machine's kernel, and prefligh
 has its own `images` images, created and prefilled from here once per group, and runs one fio on them; the fios
 start together and are merged exactly (fio_run.measure_fio, drivers/instances.py), each client kept as an instance.
 A search of the hosts (`clients: auto`) makes the images of its largest step's hosts once; each step runs on its own.
+
+The group's lifecycle is the core's (drivers/lifecycle.py) through fio_run.FioOnImages; this module says only how
+krbd differs and each image's job.
 """
 
 from __future__ import annotations
 
-from typing import Iterator
+from contextlib import AbstractContextManager
+from typing import Any, Iterator
 
 from ..core.errors import UserError
-from ..core.results import Measurement, Test
-from . import rbd_images
+from ..core.results import Test
+from . import lifecycle, rbd_images
 from .rbd_images import preflight  # noqa: F401 - its hook: the images' checks (drivers/registry.py)
-from .base import DriverContext, Outcome, now, run_group_timeout
+from .base import DriverContext, Outcome
 from .fio import FioJob
-from .fio_run import FioRun, measure_fio
-from .rounds import in_rounds
-from .search import Searches
+from .fio_run import FioOnImages, image_job_options
+from .lifecycle import Step
 
 
 def jobs_for(test: Test, images: rbd_images.Images, client_id: str | None, krbd: bool) -> list[FioJob]:
     """One fio job per image (each cloned numjobs times), all running together."""
-    p = test.params
-    common = dict(rw=p["phase"], bs=p["block_size"], iodepth=p["iodepth"], numjobs=p["numjobs"],
-                  runtime_s=p["duration_s"], ramp_s=p["ramp"] or None, time_based=True, direct=True,
-                  rwmixread=p["rwmixread"] if p["phase"] == "randrw" else None)
+    common = image_job_options(test, direct=True)
     jobs = []
     for i, name in enumerate(images.names):
         if krbd:
@@ -42,49 +42,36 @@ def jobs_for(test: Test, images: rbd_images.Images, client_id: str | None, krbd:
     return jobs
 
 
+def _krbd(test: Test) -> bool:
+    return test.params["client"] == "krbd"
+
+
+class FioRbd(FioOnImages):
+    def unavailable(self, ctx: DriverContext, group: list[Test]) -> str | None:
+        return rbd_images.krbd_unavailable(ctx) if _krbd(group[0]) else None
+
+    def resources(self, ctx: DriverContext, group: list[Test]) -> AbstractContextManager[rbd_images.Images]:
+        krbd = _krbd(group[0])
+        owners = ctx.clients_of_group(group)
+        if krbd and owners:        # preflight refuses it; never run krbd anywhere but here
+            raise UserError("krbd maps images into this machine's kernel only; it does not run on client hosts",
+                            where=f"workload {group[0].workload}: clients")
+        return rbd_images.group_images(ctx, group, krbd=krbd, owners=[c.name for c in owners])
+
+    def tool(self, test: Test) -> str:
+        return "fio krbd" if _krbd(test) else "fio rbd"
+
+    def described(self, test: Test) -> dict[str, Any]:
+        p = test.params
+        return {"client": "krbd" if _krbd(test) else "librbd", "iodepth": p["iodepth"], "numjobs": p["numjobs"]}
+
+    def jobs(self, step: Step[rbd_images.Images], client: Any, there: Any) -> list[FioJob]:
+        images = step.res.of(client.name) if client else step.res
+        return jobs_for(step.test, images, step.ctx.target.id, _krbd(step.test))
+
+
+HOOKS = FioRbd()
+
+
 def run_group(ctx: DriverContext, group: list[Test], todo: set[str]) -> Iterator[Outcome]:
-    if not any(t.id in todo for t in group):
-        return
-    first = group[0].params
-    krbd = first["client"] == "krbd"
-    if krbd:
-        why = rbd_images.krbd_unavailable(ctx)
-        if why:
-            ctx.events.note(why)
-            for t in group:
-                if t.id in todo:
-                    started, _ = now()
-                    yield Outcome(t, started, 0.0, error=why, skipped=True)
-            return
-    tool = "fio krbd" if krbd else "fio rbd"
-    # every client host of the group (a search of them, `clients: auto`: its largest step's), each with images of
-    # its own, made and prefilled once; each test runs on its own hosts
-    owners = ctx.clients_of_group(group)
-    if krbd and owners:        # preflight refuses it; never run krbd anywhere but here
-        raise UserError("krbd maps images into this machine's kernel only; it does not run on client hosts",
-                        where=f"workload {group[0].workload}: clients")
-    searches = Searches()      # iodepth: auto, clients: auto
-    with rbd_images.group_images(ctx, group, krbd=krbd, owners=[c.name for c in owners]) as images:
-        for test, started, notes, warnings in rbd_images.tests_to_run(ctx, group, todo, images, searches.over):
-            p = test.params
-            clients = ctx.clients_of(test)
-            described = {"client": "krbd" if krbd else "librbd", "iodepth": p["iodepth"], "numjobs": p["numjobs"]}
-
-            def parse(run: FioRun, client, p=p, described=described) -> Measurement:
-                m = run.measurement(p["phase"], tool, keep_bins=client is not None)
-                m.extra.update({**(images.of(client.name) if client else images).describe(), **described})
-                return m
-
-            def one_round(n: int, test=test, p=p, parse=parse, clients=clients) -> Outcome | None:
-                return measure_fio(ctx, test, started, f"{test.id}/round{n}" if n else test.id, clients,
-                                   lambda c: jobs_for(test, images.of(c.name) if c else images, ctx.target.id, krbd),
-                                   parse, run_group_timeout(p["duration_s"] + p["ramp"]), tool=tool,
-                                   notes=list(notes), warnings=warnings)
-
-            outcome = in_rounds(test, one_round)
-            if outcome is not None:
-                if clients and outcome.measurement is not None:     # the step's hosts' images
-                    outcome.measurement.extra.update({**images.of(*(c.name for c in clients)).describe(),
-                                                      **described})
-                yield searches.after(outcome)
-        yield from searches.skipped_in(group, todo)
+    return lifecycle.run_group(HOOKS, ctx, group, todo)

@@ -2,7 +2,9 @@
 json+ output and its per-second bandwidth/IOPS logs (`log_avg_msec=1000`) made into one Measurement.
 
 fio.py builds the command line and aggregates jobs by merged latency bins; this
-module adds the per-second series, read from the logs fio writes next to the JSON.
+module adds the per-second series, read from the logs fio writes next to the JSON, runs one fio here or on each
+client host (`measure_fio`), and holds the lifecycle's hooks fio on a group's RBD images shares (`FioOnImages`:
+fio_rbd, qemu_rbd).
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ import re
 import shlex
 import tempfile
 from collections import defaultdict
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, replace
 from pathlib import Path, PurePosixPath
 from typing import Any, Callable, Sequence
@@ -25,10 +28,12 @@ from ..core.resources import Resource
 from ..core.results import Measurement, Sample, Test, steady_state
 from ..core.userfiles import read_output
 from ..core.errors import ParseError
-from .base import DriverContext, Outcome, safe_name
+from .base import DriverContext, Outcome, run_group_timeout, safe_name
 from ..core.figures import count, number
 from .fio import FioJob, fio_argv, parse_fio_json, to_measurement
 from .instances import instances_outcome, measure_instances, run_instances
+from .lifecycle import Step
+from .rbd_images import Images, OnImages
 
 log = logging.getLogger(__name__)
 
@@ -244,3 +249,60 @@ def bring_back(ctx: DriverContext, runs: list[ClientRun], dirs: list[Resource]) 
             except OperationFailed as exc:      # the ledger keeps it: the run's final cleanup tries again
                 log.warning("%s", exc)
     return errors
+
+
+# ---- fio on a group's RBD images: the hooks fio_rbd and qemu_rbd share ------------------------------------------
+
+class FioOnImages(OnImages):
+    """One fio per test (here, or one per client host on its own images) on the group's images (rbd_images.OnImages),
+    once or in rounds, its figures described with the images it ran on. A kind says its tool's name, what its
+    measurement records of its client (`described`), each client's jobs (`jobs`), and what a round needs running
+    beside fio (`round_setup`: qemu-nbd's exports, started before fio and stopped after it, `round_ended`)."""
+
+    def tool(self, test: Test) -> str:
+        raise NotImplementedError
+
+    def described(self, test: Test) -> dict[str, Any]:
+        raise NotImplementedError
+
+    def jobs(self, step: Step[Images], client: Any, there: Any) -> list[FioJob]:
+        """The fio jobs of `client` (None: this machine); `there`: what round_setup yielded."""
+        raise NotImplementedError
+
+    def round_setup(self, step: Step[Images], name: str, timeout_s: float) -> AbstractContextManager[Any]:
+        return nullcontext()
+
+    def round_ended(self, step: Step[Images], outcome: Outcome, there: Any) -> None:
+        """What the round's setup adds to its outcome (its commands, its output) once it is undone."""
+
+    def one_round(self, step: Step[Images], n: int) -> Outcome | None:
+        test, images, p = step.test, step.res, step.test.params
+        tool, described = self.tool(test), self.described(test)
+        name = step.name(n)
+        timeout = run_group_timeout(p["duration_s"] + p["ramp"])
+
+        def parse(run: FioRun, client: Any) -> Measurement:
+            m = run.measurement(p["phase"], tool, keep_bins=client is not None)
+            m.extra.update({**(images.of(client.name) if client else images).describe(), **described})
+            return m
+
+        with self.round_setup(step, name, timeout) as there:
+            outcome = measure_fio(step.ctx, test, step.started, name, step.clients,
+                                  lambda c: self.jobs(step, c, there), parse, timeout, tool=tool,
+                                  notes=list(step.notes), warnings=step.warnings)
+        if outcome is not None and there is not None:
+            self.round_ended(step, outcome, there)
+        return outcome
+
+    def finish(self, step: Step[Images], outcome: Outcome) -> None:
+        if step.clients and outcome.measurement is not None:     # the step's hosts' images
+            outcome.measurement.extra.update({**step.res.of(*(c.name for c in step.clients)).describe(),
+                                              **self.described(step.test)})
+
+
+def image_job_options(test: Test, direct: bool) -> dict[str, Any]:
+    """What every fio job on an image of the test shares: its phase, sizes, depth, clones, time and mix."""
+    p = test.params
+    return dict(rw=p["phase"], bs=p["block_size"], iodepth=p["iodepth"], numjobs=p["numjobs"],
+                runtime_s=p["duration_s"], ramp_s=p["ramp"] or None, time_based=True, direct=direct,
+                rwmixread=p["rwmixread"] if p["phase"] == "randrw" else None)

@@ -34,7 +34,9 @@ from ..core.stats import ALPHA, mann_whitney, min_p
 from ..core.results import Measurement, Test
 from ..core.errors import ParseError
 from ..core.figures import checked, count, mapping, number
-from .base import DriverContext, Outcome, now
+from . import lifecycle
+from .base import DriverContext, Outcome
+from .lifecycle import Hooks, Step
 
 # at most 20 digits: a 64-bit count (and int() refuses strings of more than 4300 digits)
 _LIMIT_RE = re.compile(r"'count' values greater than (\d{1,20})(?!\d)")
@@ -170,17 +172,17 @@ def summarise(per_osd: dict[str, list[Measurement]], repeat: int, threshold: flo
     return m, notes
 
 
-def run_group(ctx: DriverContext, group: list[Test], todo: set[str]) -> Iterator[Outcome]:
-    for test in group:
-        if test.id not in todo:
-            continue
-        started, t0 = now()
-        ctx.events.test_started(test)
+class OsdBench(Hooks[None]):
+    """No resources: each test is every OSD's bench in rounds, run once (drivers/lifecycle.py)."""
+
+    def one_round(self, step: Step[None], n: int) -> Outcome | None:
+        ctx, test = step.ctx, step.test
+        started, t0 = step.started
         total, bs, repeat = test.params["total"], test.params["block_size"], test.params.get("repeat", 1)
         if ctx.dry_run:
             ctx.planned.append(" ".join(argv(ctx.target.client_args(), 0, total, bs)).replace("osd.0", "osd.N")
                                + f"   # {repeat} round(s), every OSD once per round")
-            continue
+            return None
         osds = ctx.cluster.osd_ids()
         per_osd: dict[str, list[Measurement]] = {}
         totals = {osd: total for osd in osds}     # lowered per OSD once it states its small-block limit
@@ -208,9 +210,15 @@ def run_group(ctx: DriverContext, group: list[Test], todo: set[str]) -> Iterator
             per_osd.setdefault(f"osd.{osd}", []).append(m)
             ctx.events.live(test, m.bytes_per_s, m.ops_per_s)
         if not per_osd:
-            yield Outcome(test, started, time.monotonic() - t0, error="; ".join(errors) or "no OSDs",
-                          commands=commands, raw=raw, notes=notes)
-            continue
+            return Outcome(test, started, time.monotonic() - t0, error="; ".join(errors) or "no OSDs",
+                           commands=commands, raw=raw, notes=notes)
         m, slow_notes = summarise(per_osd, repeat, test.params["slow_threshold"], bs)
-        yield Outcome(test, started, time.monotonic() - t0, measurement=m, commands=commands, raw=raw,
-                      notes=notes + slow_notes + errors, error=None)
+        return Outcome(test, started, time.monotonic() - t0, measurement=m, commands=commands, raw=raw,
+                       notes=notes + slow_notes + errors, error=None)
+
+
+HOOKS = OsdBench()
+
+
+def run_group(ctx: DriverContext, group: list[Test], todo: set[str]) -> Iterator[Outcome]:
+    return lifecycle.run_group(HOOKS, ctx, group, todo)

@@ -1,8 +1,9 @@
 """fio through QEMU's rbd driver: each image of the group exported by a qemu-nbd of its own (`--cache` the test's
 QEMU cache mode) on a unix socket, read and written by fio's nbd engine (libnbd, in userspace: no kernel nbd).
 
-The images are rbd_images' (created and prefilled once per group, one set per client host with `clients:`). Each
-round of a test starts its exports, runs fio_run.measure_fio against their sockets and stops them: a cache mode is
+The images are rbd_images' (created and prefilled once per group, one set per client host with `clients:`), the
+group's lifecycle the core's (drivers/lifecycle.py) through fio_run.FioOnImages. Each round of a test starts its
+exports (its `round_setup`), runs fio_run.measure_fio against their sockets and stops them: a cache mode is
 the export's, and a VM's disk starts with a cold rbd cache too. The sockets live in a work directory made through
 the ledger (hosts/remote_dirs.py: /tmp/cephbench-<run>-nbd-..., short enough for a socket's 108 bytes), here or on
 each client host.
@@ -11,6 +12,10 @@ A qemu-nbd is a process the run started: here it enters the ledger by PID and st
 record_process, as a tool does), and is stopped by it on every exit path; on a client host the ssh that carries it
 enters the ledger so, the qemu-nbd there writes its PID into the work directory and is stopped by that PID, and
 `timeout` bounds it should the run be killed with -9. Its argv names the conf and keyring by path, never a key.
+
+A qemu-nbd's CPU is the client's, as a VM's QEMU is: its /proc/PID/stat is read once it listens and just before it is
+stopped (here by its PID, on a client host by the PID it wrote), and what it spent is added to the client's CPU per
+op beside fio's (`with_exports_cpu`), so that a host's CPU split files it under client tools, not other processes.
 """
 
 from __future__ import annotations
@@ -21,7 +26,7 @@ import shlex
 import signal
 import subprocess
 import time
-from contextlib import ExitStack, contextmanager
+from contextlib import AbstractContextManager, ExitStack, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterator, Sequence
@@ -29,17 +34,17 @@ from typing import Any, Callable, Iterator, Sequence
 from ..cluster.ceph import Cluster, Target
 from ..core.errors import OperationFailed, UserError
 from ..core.interrupts import held
-from ..core.results import Measurement, Test
+from ..core.results import ProcessCpu, Test
+from ..evidence.proccpu import ProcTimes, parse_reading
 from ..core.settings import Settings
 from ..core.userfiles import read_output
 from ..hosts.remote import HostRef, this_host
 from ..hosts.remote_dirs import dir_path, make_dir
-from . import rbd_images
-from .base import DriverContext, Outcome, run_group_timeout, safe_name
+from . import lifecycle, rbd_images
+from .base import DriverContext, Outcome, safe_name
 from .fio import FioJob
-from .fio_run import FioRun, measure_fio
-from .rounds import in_rounds
-from .search import Searches
+from .fio_run import FioOnImages, image_job_options
+from .lifecycle import Step
 
 log = logging.getLogger(__name__)
 
@@ -80,10 +85,7 @@ def nbd_uri(socket: str) -> str:
 
 def jobs_for(test: Test, sockets: Sequence[str]) -> list[FioJob]:
     """One fio job per exported image (each cloned numjobs times, each clone a connection of its own)."""
-    p = test.params
-    common = dict(rw=p["phase"], bs=p["block_size"], iodepth=p["iodepth"], numjobs=p["numjobs"],
-                  runtime_s=p["duration_s"], ramp_s=p["ramp"] or None, time_based=True, direct=False,
-                  rwmixread=p["rwmixread"] if p["phase"] == "randrw" else None)
+    common = image_job_options(test, direct=False)
     return [FioJob(name=f"img{i}", engine="nbd", options={"uri": nbd_uri(s)}, **common)
             for i, s in enumerate(sockets)]
 
@@ -98,6 +100,32 @@ class Export:
     log_path: Path
     proc: subprocess.Popen[bytes] | None = None
     forget: Callable[[], None] | None = field(default=None, repr=False)
+    first: ProcTimes | None = None      # its CPU time once it listens, and just before it is stopped
+    last: ProcTimes | None = None
+
+    def cpu_s(self) -> float | None:
+        """What it spent serving the round (None: not read at both ends, or another process by then)."""
+        a, b = self.first, self.last
+        if a is None or b is None or a.pid != b.pid or a.start_ticks != b.start_ticks:
+            return None
+        return max(0, b.ticks - a.ticks) / b.clk_tck
+
+
+# its CPU time: "CLK_TCK <its /proc/PID/stat line>" (proccpu.parse_reading), its PID given or read from its pid file
+_CPU_READING = 'p=${1:-$(cat "$2")} && echo "$(getconf CLK_TCK) $(cat /proc/$p/stat)"'
+
+
+def cpu_reading(ctx: DriverContext, e: Export) -> ProcTimes | None:
+    """The export's qemu-nbd's CPU time now (here by its PID; on a client host by the PID it wrote), or None when
+    it cannot be read: its CPU then stays other processes'."""
+    pid = "" if e.pid_file is not None or e.proc is None else str(e.proc.pid)
+    argv = ["sh", "-c", _CPU_READING, "sh", pid, e.pid_file or ""]
+    res = ctx.host.run(argv if e.ref.address is None else e.ref.argv(argv, ctx.settings.ssh), timeout_s=30)
+    got = parse_reading(res.stdout.strip()) if res.ok else res.error_text()
+    if isinstance(got, str):
+        log.info("qemu-nbd's CPU on %s not read: %s", e.ref.name, got)
+        return None
+    return got
 
 
 def _last_line(path: Path) -> str:
@@ -132,6 +160,7 @@ def start(ctx: DriverContext, e: Export) -> None:
     deadline = time.monotonic() + START_TIMEOUT_S + (0 if e.ref.address is None else 10)
     while time.monotonic() < deadline:
         if _listening(ctx, e):
+            e.first = cpu_reading(ctx, e)
             return
         if e.proc.poll() is not None:
             raise _refusal(e, _last_line(e.log_path))
@@ -151,6 +180,8 @@ def stop(ctx: DriverContext, e: Export) -> None:
     host that PID is the one the qemu-nbd there wrote; the ssh carrying it then ends by itself (killed if not)."""
     p = e.proc
     if p is not None and p.poll() is None:
+        if e.first is not None:
+            e.last = cpu_reading(ctx, e)
         if e.pid_file is not None:
             res = ctx.host.run(e.ref.argv(["cat", e.pid_file], ctx.settings.ssh), timeout_s=30)
             pid = res.stdout.strip()
@@ -182,9 +213,15 @@ class Exports:
     sockets: dict[str | None, list[str]] = field(default_factory=dict)
     commands: list[str] = field(default_factory=list)
     logs: list[Path] = field(default_factory=list)      # each qemu-nbd's output (raw/)
+    exports: list[Export] = field(default_factory=list)
 
     def of(self, client: Any) -> list[str]:
         return self.sockets[client.name if client is not None else None]
+
+    def cpu_s(self) -> float | None:
+        """Every export's CPU over the round, when each was read at both ends."""
+        each = [e.cpu_s() for e in self.exports]
+        return None if not each or None in each else sum(c for c in each if c is not None)
 
 
 @contextmanager
@@ -212,6 +249,7 @@ def exported(ctx: DriverContext, test: Test, name: str, images: rbd_images.Image
             out_.sockets[client.name if client else None] = [e.socket for e in exports]
             out_.commands += [(f"on {ref.name}: " if not here else "") + shlex.join(e.argv) for e in exports]
             out_.logs += [e.log_path for e in exports]
+            out_.exports += exports
             if ctx.dry_run:
                 ctx.planned.append(f"mkdir -m 0700 {work}")
                 ctx.planned.extend(out_.commands[-len(exports):])
@@ -224,42 +262,55 @@ def exported(ctx: DriverContext, test: Test, name: str, images: rbd_images.Image
         yield out_
 
 
-def run_group(ctx: DriverContext, group: list[Test], todo: set[str]) -> Iterator[Outcome]:
-    if not any(t.id in todo for t in group):
+class QemuRbd(FioOnImages):
+    """fio_run.FioOnImages, each round beside its exports."""
+
+    def tool(self, test: Test) -> str:
+        return "fio nbd (qemu-nbd)"
+
+    def described(self, test: Test) -> dict[str, Any]:
+        p = test.params
+        return {"client": "qemu-nbd", "cache": p["cache"], "iodepth": p["iodepth"], "numjobs": p["numjobs"]}
+
+    def round_setup(self, step: Step[rbd_images.Images], name: str, timeout_s: float) -> AbstractContextManager[Any]:
+        return exported(step.ctx, step.test, name, step.res, step.clients, step.test.params["cache"], timeout_s + 60)
+
+    def jobs(self, step: Step[rbd_images.Images], client: Any, there: Exports) -> list[FioJob]:
+        return jobs_for(step.test, there.of(client))
+
+    def round_ended(self, step: Step[rbd_images.Images], outcome: Outcome, there: Exports) -> None:
+        ctx = step.ctx
+        outcome.commands[:0] = there.commands
+        outcome.raw += [str(f.relative_to(ctx.rundir.path)) for f in there.logs if ctx.rundir and f.is_file()]
+        with_exports_cpu(outcome, there)
+
+
+def with_exports_cpu(outcome: Outcome, there: Exports) -> None:
+    """The client's CPU per op counts its qemu-nbd exports' beside fio's: a VM's QEMU is the client's as fio is (a
+    host's CPU split, analysis/cpusplit.py, then files it under client tools, not other processes). Said in the
+    evidence's notes; when an export was not read at both ends, the client's figure is fio's alone, and says so."""
+    evidence = outcome.seen.evidence if outcome.seen is not None else None
+    if evidence is None or not there.exports:
         return
-    tool = "fio nbd (qemu-nbd)"
-    owners = ctx.clients_of_group(group)
-    searches = Searches()      # iodepth: auto, clients: auto
-    with rbd_images.group_images(ctx, group, owners=[c.name for c in owners]) as images:
-        for test, started, notes, warnings in rbd_images.tests_to_run(ctx, group, todo, images, searches.over):
-            p = test.params
-            clients = ctx.clients_of(test)
-            described = {"client": "qemu-nbd", "cache": p["cache"], "iodepth": p["iodepth"], "numjobs": p["numjobs"]}
+    clients = [i for i, c in enumerate(evidence.cpu) if c.who == "client"]
+    nbd_s = there.cpu_s()
+    if nbd_s is None or not clients:
+        evidence.notes.append("the client's CPU per op is fio's alone: its qemu-nbd exports' CPU was not read"
+                              if clients else "qemu-nbd's CPU not counted: the client's CPU was not read")
+        return
+    c = evidence.cpu[clients[0]]
+    evidence.cpu[clients[0]] = c.model_copy(update=ProcessCpu.of(
+        c.who, c.cpu_s + nbd_s, c.ops, c.bytes, c.source, c.host, c.pid).model_dump(
+            include={"cpu_s", "cpu_ms_per_op", "cpu_s_per_gib"}))
+    evidence.notes.append(f"the client's CPU counts its {len(there.exports)} qemu-nbd export(s)' {nbd_s:.2f} s "
+                          "beside fio's")
 
-            def parse(run: FioRun, client, p=p, described=described) -> Measurement:
-                m = run.measurement(p["phase"], tool, keep_bins=client is not None)
-                m.extra.update({**(images.of(client.name) if client else images).describe(), **described})
-                return m
 
-            def one_round(n: int, test=test, p=p, parse=parse, clients=clients) -> Outcome | None:
-                name = f"{test.id}/round{n}" if n else test.id
-                timeout = run_group_timeout(p["duration_s"] + p["ramp"])
-                with exported(ctx, test, name, images, clients, p["cache"], timeout + 60) as exports:
-                    outcome = measure_fio(ctx, test, started, name, clients, lambda c: jobs_for(test, exports.of(c)),
-                                          parse, timeout, tool=tool, notes=list(notes), warnings=warnings)
-                if outcome is not None:
-                    outcome.commands[:0] = exports.commands
-                    outcome.raw += [str(f.relative_to(ctx.rundir.path)) for f in exports.logs
-                                    if ctx.rundir and f.is_file()]
-                return outcome
+HOOKS = QemuRbd()
 
-            outcome = in_rounds(test, one_round)
-            if outcome is not None:
-                if clients and outcome.measurement is not None:     # the step's hosts' images
-                    outcome.measurement.extra.update({**images.of(*(c.name for c in clients)).describe(),
-                                                      **described})
-                yield searches.after(outcome)
-        yield from searches.skipped_in(group, todo)
+
+def run_group(ctx: DriverContext, group: list[Test], todo: set[str]) -> Iterator[Outcome]:
+    return lifecycle.run_group(HOOKS, ctx, group, todo)
 
 
 def preflight(cluster: Cluster, tests: list[Test], settings: Settings) -> None:

@@ -22,19 +22,20 @@ from __future__ import annotations
 
 import re
 import statistics
-import time
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Iterator
 
 from ..core.errors import ParseError
-from .base import Outcome, RunContext, run_group_timeout, started_tests
+from . import lifecycle
+from .base import DriverContext, Outcome, run_group_timeout
 from ..core.figures import checked, count
 from .instances import measure_instances
 from .pools import create_pool, remove_pool
-from .rounds import RoundsEnd, in_rounds, round_suffix
+from .lifecycle import Hooks, Step, write_room
+from .rounds import round_suffix
 from ..cluster.safety import amplification
 from ..core.results import Latency, Measurement, Sample, Test
-from ..core.units import format_size
 from ..hosts.local import CommandResult, Spawn
 
 MIB = 1024 * 1024
@@ -167,64 +168,61 @@ def command(test: Test, pool: str) -> LoadGenCommand:
                           min_op_size=p["min_op_size"], max_op_size=p["max_op_size"], max_backlog=p.get("max_backlog"))
 
 
-def run_group(ctx: RunContext, group: list[Test], todo: set[str]) -> Iterator[Outcome]:
+class RadosLoadGen(Hooks[str]):
     """A pool for the group; each test, once or in rounds, from this machine or one load-gen per client host.
     Each run makes its own objects and removes them at its end; one cut short leaves them to the pool's removal.
     Never a pool cephbench did not create (the kind's existing_pools is False): load-gen opens the pool itself, so
     -N does not reach its objects, named at random in the default namespace, which a run cut short would leave
     among the owner's."""
-    if not any(t.id in todo for t in group):
-        return
-    clients = ctx.clients_of(group[0])
-    pool = create_pool(ctx, ctx.name(group[0].group), group[0].params["pool_profile"])
-    try:
-        for test, started in started_tests(ctx, group, todo):
-            notes = ctx.prepare_reads()
-            outcome = in_rounds(test, lambda n, test=test, started=started, notes=notes: _measure(
-                ctx, test, started, pool, clients, list(notes), n))
-            if outcome is not None:
-                yield outcome
-    finally:
-        remove_pool(ctx, pool)
+
+    @contextmanager
+    def resources(self, ctx: DriverContext, group: list[Test]) -> Iterator[str]:
+        pool = create_pool(ctx, ctx.name(group[0].group), group[0].params["pool_profile"])
+        try:
+            yield pool
+        finally:
+            remove_pool(ctx, pool)
+
+    def one_round(self, step: Step[str], n: int) -> Outcome | None:
+        """Round n (0: no rounds) of one load-gen here, or one on each client host started at one instant; merged.
+        None in a dry run. Refused when what it may write does not fit under the capacity guard."""
+        ctx, test, clients = step.ctx, step.test, step.clients
+        notes = list(step.notes)
+        cmd = command(test, step.res)
+        where = clients or [None]
+        amp = amplification(test.params["pool_profile"])
+        bound = cmd.written_bound() * len(where)
+        refused, _ = write_room(step, n, amp, bound, TOOL,
+                                "lower target_throughput, duration, or objects x max_object_size")
+        if refused is not None:
+            return refused
+        raw_dir = ctx.rundir.raw_dir(test.id) if ctx.rundir else None
+        args = ctx.target.remote_client_args() if clients else ctx.target.client_args()
+        spawns = [(c, Spawn(cmd.argv(args), raw_dir / f"rados-load-gen{'-' + c.name if c else ''}"
+                            f"{round_suffix(n)}.txt" if raw_dir else None)) for c in where]
+
+        def parse_one(i: int, r: CommandResult) -> Measurement:
+            m = parse(r.stdout)
+            m.extra.update({"target_bytes_per_s": cmd.target_bytes_per_s, "read_percent": cmd.read_percent})
+            return m
+
+        try:
+            outcome = measure_instances(ctx, test, step.started, spawns, run_group_timeout(cmd.duration_s),
+                                        parse_one, tool=TOOL, latency="mean-max", notes=notes)
+        finally:
+            if not ctx.dry_run:
+                ctx.write_ended(int(bound * amp))
+        m = outcome.measurement if outcome is not None else None
+        target = cmd.target_bytes_per_s * len(where)
+        if m is not None and m.bytes_per_s is not None and m.bytes_per_s < BELOW_TARGET * target:
+            outcome.notes.append(f"below its target: {m.bytes_per_s / MIB:.2f} MiB/s of the {target / MIB:.2f} "
+                                 f"MiB/s asked (the cluster, concurrency {cmd.max_ops} or the backlog limit held it "
+                                 "back)")
+        return outcome
 
 
-def _measure(ctx: RunContext, test: Test, started: tuple[float, float], pool: str, clients: list,
-             notes: list[str], n: int) -> Outcome | None:
-    """Round n (0: no rounds) of one load-gen here, or one on each client host started at one instant; merged.
-    None in a dry run. Refused when what it may write does not fit under the capacity guard."""
-    cmd = command(test, pool)
-    where = clients or [None]
-    amp = amplification(test.params["pool_profile"])
-    bound = cmd.written_bound() * len(where)
-    if not ctx.dry_run:
-        granted, budget = ctx.reserve_write(amp)
-        if bound > granted:
-            ctx.reserve(0)
-            msg = (f"capacity guard: rados load-gen may write {format_size(bound)}, more than the "
-                   f"{format_size(granted)} left below {ctx.settings.max_raw_used:.0%} raw used ({budget.describe()})")
-            if n > 1:       # the rounds so far are the measurement
-                raise RoundsEnd(msg)
-            return Outcome(test, started[0], time.monotonic() - started[1], notes=notes,
-                           error=f"{msg}; lower target_throughput, duration, or objects x max_object_size")
-    raw_dir = ctx.rundir.raw_dir(test.id) if ctx.rundir else None
-    args = ctx.target.remote_client_args() if clients else ctx.target.client_args()
-    spawns = [(c, Spawn(cmd.argv(args), raw_dir / f"rados-load-gen{'-' + c.name if c else ''}{round_suffix(n)}.txt"
-                        if raw_dir else None)) for c in where]
+HOOKS = RadosLoadGen()
 
-    def parse_one(i: int, r: CommandResult) -> Measurement:
-        m = parse(r.stdout)
-        m.extra.update({"target_bytes_per_s": cmd.target_bytes_per_s, "read_percent": cmd.read_percent})
-        return m
 
-    try:
-        outcome = measure_instances(ctx, test, started, spawns, run_group_timeout(cmd.duration_s), parse_one,
-                                    tool=TOOL, latency="mean-max", notes=notes)
-    finally:
-        if not ctx.dry_run:
-            ctx.write_ended(int(bound * amp))
-    m = outcome.measurement if outcome is not None else None
-    target = cmd.target_bytes_per_s * len(where)
-    if m is not None and m.bytes_per_s is not None and m.bytes_per_s < BELOW_TARGET * target:
-        outcome.notes.append(f"below its target: {m.bytes_per_s / MIB:.2f} MiB/s of the {target / MIB:.2f} MiB/s "
-                             f"asked (the cluster, concurrency {cmd.max_ops} or the backlog limit held it back)")
-    return outcome
+def run_group(ctx: DriverContext, group: list[Test], todo: set[str]) -> Iterator[Outcome]:
+    return lifecycle.run_group(HOOKS, ctx, group, todo)

@@ -1,7 +1,7 @@
 """The rbd_bench workload: each io_type of a group in turn on the group's images, with `rbd bench`.
 
-The images (created, prefilled, removed) are rbd_images.py's; the tool's command line and parser are
-rbd_bench_tool.py's.
+The images (created, prefilled, removed) are rbd_images.py's, the group's lifecycle the core's (drivers/lifecycle.py:
+its hooks `RbdBench`); the tool's command line and parser are rbd_bench_tool.py's.
 
 With `clients:`, every client host has its own `images` images (as fio_rbd's clients do: they never write the
 same blocks), created and prefilled from here once per group, and runs one rbd bench per image of its own; all
@@ -16,12 +16,12 @@ from typing import Iterator
 
 from ..hosts.local import CommandResult, Spawn
 from ..core.results import Measurement, Test
-from . import rbd_images
+from . import lifecycle, rbd_images
 from .rbd_images import preflight  # noqa: F401 - its hook: the images' checks (drivers/registry.py)
 from .base import DriverContext, Outcome, run_group_timeout
 from .instances import measure_instances
-from .rounds import in_rounds, round_suffix
-from .search import Searches
+from .lifecycle import Step
+from .rounds import round_suffix
 from .rbd_bench_tool import RbdBenchCommand, live_figures, parse
 
 TIMEOUT_RC = 124                     # what `timeout` returns when it had to stop the command
@@ -31,35 +31,31 @@ def _accept(duration_bound: bool):
     return lambda r: r.ok or (duration_bound and r.returncode == TIMEOUT_RC and not r.timed_out)
 
 
-def run_group(ctx: DriverContext, group: list[Test], todo: set[str]) -> Iterator[Outcome]:
-    """Images for the group, prefilled when asked; then each io_type in order on the same images."""
-    if not any(t.id in todo for t in group):
-        return
-    # every client host of the group (a search of them, `clients: auto`: its largest step's), each with images of
-    # its own, made and prefilled once; each test runs on its own hosts
-    owners = ctx.clients_of_group(group)
-    searches = Searches()       # clients: auto
-    with rbd_images.group_images(ctx, group, owners=[c.name for c in owners]) as images:
-        for test, started, notes, warnings in rbd_images.tests_to_run(ctx, group, todo, images, searches.over):
-            p = test.params
-            clients = ctx.clients_of(test)
-            duration = p.get("duration_s")
-            timeout = run_group_timeout(duration or p["io_total"] / rbd_images.PREFILL_MIN_BYTES_PER_S)
-            def one_round(n: int, test=test, timeout=timeout, notes=notes, warnings=warnings,
-                          clients=clients) -> Outcome | None:
-                # rbd bench stopped by SIGINT at a duration's end: the next round must find the image free
-                waited = rbd_images.wait_unwatched(ctx, images) if n > 1 else []
-                return _measure(ctx, test, started, images, clients, timeout, notes + waited, warnings,
-                                suffix=round_suffix(n))
+class RbdBench(rbd_images.OnImages):
+    """rbd_images.OnImages: one rbd bench per image, here or on each client host's own."""
 
-            outcome = in_rounds(test, one_round)
-            if outcome is None:
-                continue
-            later = any(t.id in todo for t in group[group.index(test) + 1:])
-            if duration is not None and later:   # stopped by SIGINT: let the next test find the image free
-                outcome.notes += rbd_images.wait_unwatched(ctx, images)
-            yield searches.after(outcome)
-        yield from searches.skipped_in(group, todo)
+    def one_round(self, step: Step[rbd_images.Images], n: int) -> Outcome | None:
+        p = step.test.params
+        duration = p.get("duration_s")
+        timeout = run_group_timeout(duration or p["io_total"] / rbd_images.PREFILL_MIN_BYTES_PER_S)
+        # rbd bench stopped by SIGINT at a duration's end: the next round must find the image free
+        waited = rbd_images.wait_unwatched(step.ctx, step.res) if n > 1 else []
+        return _measure(step.ctx, step.test, step.started, step.res, step.clients, timeout, step.notes + waited,
+                        step.warnings, suffix=round_suffix(n))
+
+    def finish(self, step: Step[rbd_images.Images], outcome: Outcome) -> None:
+        if step.test.params.get("duration_s") is not None and step.later:
+            # stopped by SIGINT: let the next test find the image free
+            outcome.notes += rbd_images.wait_unwatched(step.ctx, step.res)
+
+
+HOOKS = RbdBench()
+
+
+def run_group(ctx: DriverContext, group: list[Test], todo: set[str]) -> Iterator[Outcome]:
+    """Images for the group, prefilled when asked; then each io_type in order on the same images
+    (drivers/lifecycle.py)."""
+    return lifecycle.run_group(HOOKS, ctx, group, todo)
 
 
 def _spawns(ctx: DriverContext, test: Test, specs: list[str], labels: list[str], client_args: list[str],

@@ -10,25 +10,25 @@ from __future__ import annotations
 import json
 import logging
 import time
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterator, Sequence
+from typing import Any, Iterator, Sequence
 
 from ..cluster.ceph import Cluster
 from ..core.settings import Settings
 from ..core.errors import OperationFailed, UserError
 from ..hosts.local import CommandResult, Spawn
 from ..core.interrupts import held
-from ..kinds import direction_of
 from .pools import create_pool, remove_pool
 from ..core.resources import Resource
 from ..core.results import Test
 from ..cluster.safety import CapacityBudget, amplification
 from ..core.units import format_size
 from . import rbd_bench_tool   # rbd bench is the prefill tool
-from .base import DriverContext, run_group_timeout, safe_name, started_tests
+from .base import DriverContext, run_group_timeout, safe_name
 from .instances import run_instances
+from .lifecycle import Hooks, Step, reads
 
 log = logging.getLogger(__name__)
 
@@ -87,20 +87,19 @@ def group_images(ctx: DriverContext, group: list[Test], krbd: bool = False,
         remove_images(ctx, images)
 
 
-def tests_to_run(ctx: DriverContext, group: list[Test], todo: set[str], images: Images,
-                 skip: Callable[[Test], object] | None = None
-                 ) -> Iterator[tuple[Test, tuple[float, float], list[str], list[str]]]:
-    """Each test still to do, started: (test, start times, notes so far: prefill, cold reads; warnings: the read
-    guard). `skip`: as started_tests'."""
-    for test, started in started_tests(ctx, group, todo, skip):
-        notes = list(images.notes)
-        if _reads(test):
-            notes += ctx.prepare_reads()
-        yield test, started, notes, read_guard_warnings(test, images)
+class OnImages(Hooks[Images]):
+    """The lifecycle's hooks every RBD kind shares (drivers/lifecycle.py): the group's images, made, prefilled and
+    removed once (one set per client host of the group: a search of them, `clients: auto`, its largest step's), the
+    prefill's note on every test, and the read guard's warning. A kind adds its run (`one_round`)."""
 
+    def resources(self, ctx: DriverContext, group: list[Test]) -> AbstractContextManager[Images]:
+        return group_images(ctx, group, owners=[c.name for c in ctx.clients_of_group(group)])
 
-def _reads(test: Test) -> bool:
-    return direction_of(test.kind, test.params["phase"]) in ("read", "mixed")
+    def notes(self, res: Images) -> list[str]:
+        return list(res.notes)
+
+    def warnings(self, step: Step[Images]) -> list[str]:
+        return read_guard_warnings(step.test, step.res)
 
 
 def rbd_argv(ctx: DriverContext, *args: str) -> list[str]:
@@ -258,7 +257,7 @@ def prefill(ctx: DriverContext, test: Test, images: Images) -> None:
 
 def read_guard_warnings(test: Test, images: Images) -> list[str]:
     """A read on images that were not prefilled runs only when the suite asked for it, and is flagged."""
-    if _reads(test) and not images.prefilled:
+    if reads(test) and not images.prefilled:
         return ["NOT PREFILLED: this read ran on images that were never fully written (read_unprefilled: true); "
                 "unallocated extents are answered without touching the disks, so the figures are too high"]
     return []

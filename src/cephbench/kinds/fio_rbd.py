@@ -4,10 +4,8 @@ from __future__ import annotations
 
 from typing import Any, ClassVar, Literal, Mapping
 
-from pydantic import Field, model_validator
-
 from .kind import RW_DIRECTIONS, Kind, Needs
-from .schema import Duration, PositiveInt, Ramp, RbdWorkload, Searchable, Size, Sweep, steady_rounds_fit
+from .schema import FioRbdWorkload, Sweep
 
 
 KIND = Kind("fio_rbd", "RBD", "fio (rbd)", "fio", "rw", {**RW_DIRECTIONS, "randrw": "mixed"}, modelled=True,
@@ -20,22 +18,10 @@ KIND = Kind("fio_rbd", "RBD", "fio (rbd)", "fio", "rw", {**RW_DIRECTIONS, "randr
 DRIVER = "fio_rbd"
 
 
-class FioRbd(RbdWorkload):
+class FioRbd(FioRbdWorkload):
     descriptor: ClassVar[Kind] = KIND
     type: Literal["fio_rbd"]
-    rw: Sweep(Literal["read", "write", "randread", "randwrite", "randrw"]) = ["randwrite", "randread"]
-    block_size: Sweep(Size) = [4096]
-    iodepth: Searchable(PositiveInt) = [32]
-    numjobs: Sweep(PositiveInt) = [1]      # fio jobs per image
-    rwmixread: int = Field(50, ge=0, le=100)
-    duration: Sweep(Duration) = [30.0]
-    ramp: Ramp = 0.0
     client: Sweep(Literal["librbd", "krbd"]) = ["librbd"]   # krbd: rbd map + fio libaio on /dev/rbdN
-
-    @model_validator(mode="after")
-    def _steady_rounds_fit(self) -> "FioRbd":
-        steady_rounds_fit(self.steady_state, self.duration)
-        return self
 
 
 def needs(params: Mapping[str, Any]) -> Needs:

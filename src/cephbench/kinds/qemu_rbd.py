@@ -11,10 +11,8 @@ from __future__ import annotations
 
 from typing import Any, ClassVar, Literal, Mapping
 
-from pydantic import Field, model_validator
-
 from .kind import RW_DIRECTIONS, Kind, Needs
-from .schema import Duration, PositiveInt, Ramp, RbdWorkload, Searchable, Size, Sweep, steady_rounds_fit
+from .schema import FioRbdWorkload, Sweep
 
 CacheMode = Literal["none", "writeback", "writethrough", "directsync", "unsafe"]
 
@@ -29,22 +27,12 @@ KIND = Kind("qemu_rbd", "RBD", "fio (qemu-nbd, QEMU's rbd driver)", "fio", "rw",
 DRIVER = "qemu_rbd"
 
 
-class QemuRbd(RbdWorkload):
+class QemuRbd(FioRbdWorkload):
+    """fio's fields on RBD (each of numjobs' clones a connection of its own to its image's qemu-nbd), and the
+    export's cache mode."""
     descriptor: ClassVar[Kind] = KIND
     type: Literal["qemu_rbd"]
-    rw: Sweep(Literal["read", "write", "randread", "randwrite", "randrw"]) = ["randwrite", "randread"]
-    block_size: Sweep(Size) = [4096]
-    iodepth: Searchable(PositiveInt) = [32]
-    numjobs: Sweep(PositiveInt) = [1]      # fio jobs per image, each its own connection to the image's qemu-nbd
-    rwmixread: int = Field(50, ge=0, le=100)
-    duration: Sweep(Duration) = [30.0]
-    ramp: Ramp = 0.0
     cache: Sweep(CacheMode) = ["none"]      # QEMU's cache mode of the image (qemu-nbd --cache)
-
-    @model_validator(mode="after")
-    def _steady_rounds_fit(self) -> "QemuRbd":
-        steady_rounds_fit(self.steady_state, self.duration)
-        return self
 
 
 def needs(params: Mapping[str, Any]) -> Needs:

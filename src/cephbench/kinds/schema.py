@@ -1,5 +1,5 @@
 """The parts of the suite schema every kind's model is made of: field types (sizes, durations, counts, sweeps)
-and the workload bases (a workload, one that runs on clients, one on RBD images).
+and the workload bases (a workload, one that runs on clients, one on RBD images, fio on RBD images).
 
 A kind's model (its module in kinds/) subclasses a base here and names its descriptor in `descriptor`, which the
 bases' checks read. suite/config.py builds the suite from the registered models.
@@ -267,6 +267,23 @@ class RbdWorkload(ClientWorkload):
             raise ValueError(f"{reads[0]} on images that were not prefilled reads unallocated space and measures "
                              "nothing real: set prefill: true, or read_unprefilled: true to run it anyway "
                              "(flagged in the results)")
+        return self
+
+
+class FioRbdWorkload(RbdWorkload):
+    """fio on the group's RBD images, however it reaches them (librbd, krbd, a qemu-nbd export): its phases, block
+    size, depth, clones per image, mix, duration and warm-up, and steady-state rounds that fit its max."""
+    rw: Sweep(Literal["read", "write", "randread", "randwrite", "randrw"]) = ["randwrite", "randread"]
+    block_size: Sweep(Size) = [4096]
+    iodepth: Searchable(PositiveInt) = [32]
+    numjobs: Sweep(PositiveInt) = [1]      # fio jobs per image
+    rwmixread: int = Field(50, ge=0, le=100)
+    duration: Sweep(Duration) = [30.0]
+    ramp: Ramp = 0.0
+
+    @model_validator(mode="after")
+    def _steady_rounds_fit(self) -> "FioRbdWorkload":
+        steady_rounds_fit(self.steady_state, self.duration)
         return self
 
 
