@@ -11,6 +11,7 @@ import pytest
 
 from cephbench.core.interrupts import Interrupted, held, sigterm_interrupts
 from cephbench.core.resources import Ledger, Resource
+from cephbench.kinds import LEDGER_KINDS
 
 
 def test_ctrl_c_inside_held_arrives_after_the_block():
@@ -44,7 +45,7 @@ def test_held_without_signals_changes_nothing():
 
 def test_ledger_file_follows_add_release_and_forget(tmp_path):
     path = tmp_path / "resources.json"
-    ledger = Ledger(path)
+    ledger = Ledger(path, kinds=LEDGER_KINDS)      # a run's: the kinds' resources too (an RGW user)
     removed = []
     ledger.add(Resource("pool", "cephbench-x-g001"), lambda: removed.append("pool"))
     ledger.add(Resource("rgw-user", "cephbench-x"), lambda: removed.append("user"))

@@ -6,15 +6,17 @@ op_size_of, ...).
 
 What is scanned: every module of src/cephbench, its string constants (whole: `params["iodepth"]`, `"rados_bench"`;
 a sentence that mentions a name in a message or a docstring is not a use of it), its attribute names (`w.iodepth`)
-and its keyword arguments' (`f(iodepth=4)`); a function's own argument is a local name, not a use. A constant that holds a name (recovery.py's DISK_FILE) counts where it is written, not where used.
+and its keyword arguments' (`f(iodepth=4)`); a function's own argument is a local name, not a use. A constant that
+holds a name (kinds/rbd_images.py's RBD_IMAGE) counts where it is written, not where used.
 
 What counts as a kind's name: its registered name, except `rgw`, which is also the RGW daemon's name the lab, the
 evidence and the analysis use for the daemon. What counts as a tool parameter: a field a kind's suite model declares
 itself (not one a base in kinds/schema.py gives every kind of that base: name, repeat, clients; RBD's images,
 image_size, prefill, which are the RBD level's, read by its shared image driver), and object_size (RBD_TOOL), less
 the words that are also the core's own vocabulary (GENERIC); test_the_scanned_names_are_the_tools_own prints the
-set. What counts as a kind's resource: a ledger kind (core/resources.py) its descriptor declares its own
-(kind.resources: rbd-image, rgw-user, disk-file, ...; pools, ec profiles and processes are every kind's).
+set. What counts as a kind's resource: the ledger name of a resource type its descriptor declares (kind.resources:
+rbd-image, rgw-user, disk-file, ...; pools, ec profiles, processes and work directories are the core's,
+core/resources.py KINDS).
 
 Who may name them: the kind's modules (kinds/<kind>.py, drivers/<its DRIVER>.py or drivers/<its DRIVER>/,
 report/<kind>.py where its report has tables of its own, and the helpers of KIND_HELPERS), and the foreign formats, whose own vocabulary these are (FOREIGN: rundirs/importer.py
@@ -28,7 +30,7 @@ from collections import defaultdict
 from pathlib import Path
 
 from cephbench import kinds
-from cephbench.core.resources import KINDS as LEDGER_KINDS
+from cephbench.core.resources import KINDS as CORE_LEDGER_KINDS
 from cephbench.kinds import schema
 
 SRC = Path(__file__).resolve().parents[2] / "src" / "cephbench"
@@ -53,8 +55,10 @@ RBD_TOOL = {"object_size"}
 # the kind names that are words of the core too
 GENERIC_KINDS = {"rgw"}
 
-# driver modules that are more than one kind's, or one kind's beside its DRIVER, and the kinds they serve
+# modules that are more than one kind's, or one kind's beside its kind module and its DRIVER, and the kinds they serve
 KIND_HELPERS: dict[str, str] = {
+    "kinds/rbd_images.py": "the RBD kinds' images and krbd mappings, declared once: rbd_bench, fio_rbd, qemu_rbd",
+    "drivers/rados_namespace.py": "the run's namespace in an existing pool: rados_bench (its existing_pools)",
     "drivers/fio.py": "fio's job files and parser: fio_rados, fio_rbd, qemu_rbd and the disk baseline",
     "drivers/fio_run.py": "fio's runs on RBD images: fio_rbd and qemu_rbd",
     "drivers/rbd_bench_tool.py": "rbd bench's command and parser: rbd_bench",
@@ -75,33 +79,11 @@ ITS_OWN: dict[tuple[str, str], str] = {
 # the foreign formats: their input's vocabulary is the tools' own
 FOREIGN = ("rundirs/importer.py", "rundirs/cbt.py")
 
-# a kind's resources are removed, proved and ordered by tables of the core's that name each ledger kind; issue 37's
-# "a kind's resources are declared by the kind" (creation, removal and a killed run's cleanup read that declaration)
-# moves them into the kinds
-_LEDGER = "the ledger's list of every kind of resource"
-_CLEANUP = "a killed run's cleanup names it: its proof of ownership, its remover, its place in the order"
-_REMOVER = "the run's removal of what its drivers left: one remover per ledger kind"
-
 # Where the core still names a kind, a tool parameter or a kind's resource, each (file, name) with why it is left.
 # This table only shrinks: an entry that no longer occurs fails the test, as does a name in a file that is not here.
-NOT_YET: dict[tuple[str, str], str] = {
-    ("core/resources.py", "disk-file"): _LEDGER,
-    ("core/resources.py", "rados-namespace"): _LEDGER,
-    ("core/resources.py", "rbd-image"): _LEDGER,
-    ("core/resources.py", "rbd-mapping"): _LEDGER,
-    ("core/resources.py", "rgw-buckets"): _LEDGER,
-    ("core/resources.py", "rgw-user"): _LEDGER,
-    ("cluster/recovery.py", "disk-file"): _CLEANUP,
-    ("cluster/recovery.py", "rados-namespace"): _CLEANUP,
-    ("cluster/recovery.py", "rbd-image"): _CLEANUP,
-    ("cluster/recovery.py", "rbd-mapping"): _CLEANUP,
-    ("cluster/recovery.py", "rgw-buckets"): _CLEANUP,
-    ("cluster/recovery.py", "rgw-user"): _CLEANUP,
-    ("run/launch.py", "rbd-image"): _REMOVER,
-    ("run/launch.py", "rbd-mapping"): _REMOVER,
-    ("run/launch.py", "rgw-buckets"): _REMOVER,
-    ("run/launch.py", "rgw-user"): _REMOVER,
-}
+# Empty: a kind's resources are declared by the kind (kinds/kind.py ResourceType), and the ledger, the run's removal
+# and a killed run's cleanup read that declaration (tests/unit/test_resource_types.py).
+NOT_YET: dict[tuple[str, str], str] = {}
 
 
 def tool_parameters() -> set[str]:
@@ -117,8 +99,8 @@ def kind_names() -> set[str]:
 
 
 def resource_names() -> set[str]:
-    """The ledger kinds a kind declares its own (kind.resources: rbd-image, rgw-user, disk-file, ...)."""
-    return {r for k in kinds.KINDS.values() for r in k.resources}
+    """The ledger names of the resource types the kinds declare (kind.resources: rbd-image, rgw-user, ...)."""
+    return {r.name for k in kinds.KINDS.values() for r in k.resources}
 
 
 def own_modules() -> set[str]:
@@ -205,4 +187,5 @@ def test_a_kinds_roles_name_its_own_fields():
         fields = set(p.MODEL.model_fields) if p.MODEL is not None else set()
         assert declared <= fields, (k.name, sorted(declared - fields))
         assert k.load_tag or not k.load_params, k.name
-        assert set(k.resources) <= set(LEDGER_KINDS), (k.name, k.resources)
+        # a kind's resources are its own: none is a kind of entry the core makes for every kind
+        assert not {r.name for r in k.resources} & set(CORE_LEDGER_KINDS), (k.name, k.resources)

@@ -21,6 +21,7 @@ from cephbench.cluster.recovery import (PROOFS, RUN_ENV, Ownership, RunLock, pro
 from cephbench.core.errors import OperationFailed, UserError
 from cephbench.core.resources import CONFIG_OPTION, KINDS, Ledger, Resource
 from cephbench.core.stale import flag_history
+from cephbench.kinds import LEDGER_KINDS, RESOURCE_TYPES
 from cephbench.drivers.base import RunContext
 from cephbench.lab import labdir
 from cephbench.run import launch
@@ -30,21 +31,24 @@ SRC = Path(__file__).resolve().parents[2] / "src" / "cephbench"
 
 
 def test_every_kind_the_ledger_knows_has_a_proof_and_a_remover():
+    # the core's own kinds each a proof here; a kind's resources theirs by their declaration (kinds/kind.py)
     assert set(PROOFS) == set(KINDS), set(KINDS) ^ set(PROOFS)
+    assert LEDGER_KINDS == {*KINDS, *RESOURCE_TYPES} and not set(KINDS) & set(RESOURCE_TYPES)
+    assert [k for k in LEDGER_KINDS if recovery.proof_of(k) is None] == []
     ctx = RunContext(cluster=Cluster(Target(Path("/dev/null"), None, None)), run_id="recovery", rundir=None,
                      ledger=Ledger(None), settings=Settings())
-    assert set(launch.removers(ctx)) == set(KINDS)
+    assert set(launch.removers(ctx)) == set(LEDGER_KINDS)
     # every kind the code makes entries of, by literal or by name, is one the ledger knows
     literals = {m for p in SRC.rglob("*.py") for m in re.findall(r'Resource\(\s*"([a-z-]+)"', p.read_text())}
     from cephbench.hosts.clients import REMOTE_FILE
     from cephbench.hosts.remote_dirs import REMOTE_DIR
     from cephbench.run.shapes import LAB_SHAPE
-    named = {REMOTE_FILE, REMOTE_DIR, LAB_SHAPE, CONFIG_OPTION, launch.SSH_CONTROL, recovery.DISK_FILE,
-             recovery.RADOS_NAMESPACE}
+    named = {REMOTE_FILE, REMOTE_DIR, LAB_SHAPE, CONFIG_OPTION, launch.SSH_CONTROL}
     assert literals | named <= set(KINDS), (literals | named) - set(KINDS)
-    # a new kind without a proof cannot enter a ledger
-    with pytest.raises(ValueError, match="not a ledger kind"):
-        Ledger(None).add(Resource("snapshot", "cephbench-abc123-s"), lambda: None)
+    # a new kind without a proof cannot enter a ledger, nor a kind's resource one not given the kinds' declarations
+    for ledger, kind in ((Ledger(None, kinds=LEDGER_KINDS), "snapshot"), (Ledger(None), "rbd-image")):
+        with pytest.raises(ValueError, match="not a ledger kind"):
+            ledger.add(Resource(kind, "cephbench-abc123-s"), lambda: None)
 
 
 def test_a_kind_without_a_proof_is_refused(monkeypatch):

@@ -1,13 +1,15 @@
 """What a run that died (kill -9, a crash, a lost machine) left behind, removed from its run directory alone.
 
 A live run removes what it made through the closures of its ledger. Those die with the process; what survives is
-resources.json, which names every resource before it is created. Each kind of resource has a remover here that
-needs only that name and the run's target, so `cephbench cleanup RUN_DIR` and `cephbench run --resume RUN_DIR`
-can finish the dead run's cleanup. Nothing is removed or undone without its proof that the run made it (`PROOFS`,
-one check per ledger kind, `Ownership`): a hand-edited, copied or old resources.json must not reach what is the
-user's. Tool processes are stopped by the PIDs the run recorded, and only when the process with that PID is still the
-one the run started (its start time, command line and the run's id in its environment), never by name. A run still
-alive (a copy of its directory) is never cleaned (`RunLock`, `Ownership.alive`).
+resources.json, which names every resource before it is created. Each kind of resource has a remover that needs
+only that name and the run's target (run/launch.py removers: the core's, and each kind's resources' as their
+declaration names it, kinds/kind.py ResourceType), so `cephbench cleanup RUN_DIR` and `cephbench run --resume
+RUN_DIR` can finish the dead run's cleanup. Nothing is removed or undone without its proof that the run made it
+(`PROOFS`, one check per ledger kind of the core's; a kind's resource by its name, where its declaration says the
+name is; `Ownership`): a hand-edited, copied or old resources.json must not reach what is the user's. Tool processes
+are stopped by the PIDs the run recorded, and only when the process with that PID is still the one the run started
+(its start time, command line and the run's id in its environment), never by name. A run still alive (a copy of its
+directory) is never cleaned (`RunLock`, `Ownership.alive`).
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ from ..core.results import MAX_RUN_JSON_BYTES
 from ..core.userfiles import read_bytes
 from . import marker
 from ..core.resources import CONFIG_OPTION, Refusal, Refused, Resource, Undone, remote_file_parts, state_of
+from ..kinds import resource_type
 
 REMOTE_FILE_KIND = "remote-file"      # clients.REMOTE_FILE (recovery sits below clients)
 REMOTE_DIR_KIND = "remote-dir"        # remote_dirs.REMOTE_DIR
@@ -37,9 +40,6 @@ REMOTE_DIR_KIND = "remote-dir"        # remote_dirs.REMOTE_DIR
 log = logging.getLogger(__name__)
 
 LOCK_NAME = ".running"
-DISK_FILE = "disk-file"         # ledger kind: a disk baseline's test file, "<address or localhost>:<path>"
-# ledger kind: the run's RADOS namespace in a pool it did not create (pools.own_namespace), "<pool>/<namespace>"
-RADOS_NAMESPACE = "rados-namespace"
 
 
 # ---- processes: recorded as "<pid>:<start time in clock ticks since boot>" ---------------------------------
@@ -225,23 +225,14 @@ def how_to_remove(r: Resource) -> str:
     if r.kind == "lab-shape":
         from ..suite.shape_plan import restore_commands
         return " && ".join(restore_commands(r.name))     # one command: up only after down worked
-    if r.kind == RADOS_NAMESPACE:
-        pool, ns = r.name.rsplit("/", 1)
-        base = f"rados -p {pool} -N {ns}"
-        return f"{base} cleanup --prefix benchmark_data; {base} ls | xargs -r {base} rm  (the pool stays)"
-    if r.kind == DISK_FILE:
-        address, path = remote_file_parts(r.name)
-        return (f"{'' if address == 'localhost' else f'ssh {address} '}rm -f {path} {path}.pid  (once the fio "
-                "writing it has ended)")
+    declared = resource_type(r.kind)
+    if declared is not None:
+        return declared.by_hand(r.name)
     return {
         "process": f"kill -- -{r.name.partition(':')[0]}  (only if that process is still cephbench's tool)",
         "osd-flags": "; ".join(f"ceph osd unset {f}" for f in r.name.split(",") if f and f != "none"),
         "pool": f"ceph osd pool delete {r.name} {r.name} --yes-i-really-really-mean-it",
         "ec-profile": f"ceph osd erasure-code-profile rm {r.name}",
-        "rbd-image": f"rbd rm {r.name}",
-        "rbd-mapping": f"rbd unmap {r.name}",
-        "rgw-user": f"radosgw-admin user rm --uid {r.name} --purge-data",
-        "rgw-buckets": f"radosgw-admin bucket rm --bucket NAME --purge-objects  (each bucket named {r.name})",
         "config-key": f"ceph config-key rm {r.name}",
         "ssh-control": f"rm -rf {r.name}  (its ssh masters exit by themselves a minute after their last use)",
         "remote-file": "ssh {0} rm -f {1}".format(*remote_file_parts(r.name)),
@@ -253,7 +244,6 @@ def how_to_remove(r: Resource) -> str:
 
 # a run's own copy of cephbench-loadgen on a client host (clients.REMOTE_DIR/cephbench-<run id>-loadgen-<sha>)
 _LOADGEN_COPY = re.compile(r"/\.cache/cephbench/bin/(cephbench-[0-9A-Za-z]+-loadgen-[0-9a-f]+)$")
-_BY_PREFIX = ("pool", "ec-profile", "rgw-user", "rgw-buckets")
 
 
 def mapped_image(dev: str) -> str | None:
@@ -338,13 +328,15 @@ def _is_cephbench(pid: int) -> bool:
                for a in (process_cmdline(pid, 0) or [])[:3])
 
 
-def _cluster_kind(kind: str) -> bool:
-    return kind in CLUSTER_KINDS
+def on_cluster(kind: str) -> bool:
+    """An entry of this ledger kind lives on the cluster: only on the cluster the run ran on (its fsid) is it the
+    run's. The core's kinds by CLUSTER_KINDS, a kind's resources by their declaration."""
+    declared = resource_type(kind)
+    return declared.on_cluster if declared is not None else kind in CLUSTER_KINDS
 
 
-# ledger kinds that live on the cluster: only on the cluster the run ran on (its fsid)
-CLUSTER_KINDS = ("pool", "ec-profile", "rbd-image", "rgw-user", "rgw-buckets", "config-key", RADOS_NAMESPACE,
-                 "osd-flags", CONFIG_OPTION)
+# the core's ledger kinds that live on the cluster
+CLUSTER_KINDS = ("pool", "ec-profile", "config-key", "osd-flags", CONFIG_OPTION)
 
 
 @dataclass(frozen=True)
@@ -393,11 +385,11 @@ class Ownership:
         run = state_of(r).get("run")
         if run is not None and run not in self.run_ids:
             return f"the entry was made by run {run}, not this run (run ids {', '.join(self.run_ids)})"
-        if _cluster_kind(r.kind):
+        if on_cluster(r.kind):
             why = self.wrong_cluster()
             if why:
                 return why
-        proof = PROOFS.get(r.kind)
+        proof = proof_of(r.kind)
         if self.live and proof in (Ownership._process, Ownership._flags, Ownership._option, Ownership._lab_shape):
             return None
         if proof is None:
@@ -405,21 +397,25 @@ class Ownership:
         return proof(self, r)
 
     def _named(self, r: Resource) -> str | None:
+        """Its name carries one of the run's ids, and that run's marker names no other run directory: a pool, an
+        EC profile, a work directory, and every kind's resource, whose declaration says which name that is."""
         name = r.name
-        if r.kind in ("rbd-image", RADOS_NAMESPACE):
-            name = r.name.rsplit("/", 1)[-1]
-        elif r.kind == "rbd-mapping":
+        declared = resource_type(r.kind)
+        if declared is not None and declared.maps_image:
             image = self.image_of(r.name)
             if image is None:
                 return None             # nothing mapped there: the remover finds nothing to do
             name = image
-        elif r.kind in (REMOTE_DIR_KIND, DISK_FILE):
+        elif declared is not None:
+            name = declared.owned_name(r.name)
+        elif r.kind == REMOTE_DIR_KIND:
             path = remote_file_parts(r.name)[1]
-            if r.kind == REMOTE_DIR_KIND and not re.fullmatch(r"/tmp/cephbench-[A-Za-z0-9_.-]+", path):
+            if not re.fullmatch(r"/tmp/cephbench-[A-Za-z0-9_.-]+", path):
                 return f"{path!r} is not a work directory cephbench makes (/tmp/cephbench-<run id>-...)"
             name = path.rsplit("/", 1)[-1]
         run = self._run_of(name)
-        if run is None or (r.kind == DISK_FILE and name != f"cephbench-{run}-baseline.dat"):
+        if run is None or (declared is not None and declared.only_name is not None and
+                           name != declared.only_name(run)):
             return f"{name!r} is not named cephbench-<run id>-... for this run (run ids {', '.join(self.run_ids)})"
         return self._marker_says(run)
 
@@ -564,10 +560,9 @@ class Ownership:
         return None
 
 
-# the proof each ledger kind must carry (resources.KINDS: a kind without one here is refused)
+# the proof each of the core's ledger kinds must carry (resources.KINDS: a kind without one here is refused)
 PROOFS: dict[str, Callable[[Ownership, Resource], str | None]] = {
-    **{k: Ownership._named for k in ("pool", "ec-profile", "rgw-user", "rgw-buckets", "rbd-image", "rbd-mapping",
-                                     REMOTE_DIR_KIND, DISK_FILE, RADOS_NAMESPACE)},
+    **{k: Ownership._named for k in ("pool", "ec-profile", REMOTE_DIR_KIND)},
     "config-key": Ownership._marker_key,
     REMOTE_FILE_KIND: Ownership._loadgen_copy,
     "ssh-control": Ownership._ssh_control,
@@ -578,6 +573,13 @@ PROOFS: dict[str, Callable[[Ownership, Resource], str | None]] = {
 }
 
 
+def proof_of(kind: str) -> Callable[[Ownership, Resource], str | None] | None:
+    """The proof an entry of this ledger kind must carry: a kind's resource its name, as its declaration says (a
+    kind's resources are named for the run, kinds/kind.py ResourceType); the core's own its entry in PROOFS; None
+    for a kind cephbench does not know, which is refused."""
+    return Ownership._named if resource_type(kind) is not None else PROOFS.get(kind)
+
+
 def allows_pool_delete(r: Resource) -> bool:
     """A ledger entry of --allow-pool-delete (run/pooldelete.py): the option that lets the run's pools be deleted."""
     if r.kind != CONFIG_OPTION:
@@ -586,9 +588,19 @@ def allows_pool_delete(r: Resource) -> bool:
     return Restore.decode(r.name).name == POOL_DELETE_OPTION
 
 
-# the order a dead run's leftovers go in: processes first (they may still be writing), flags last
-_ORDER = ["process", "ssh-control", "remote-file", "remote-dir", DISK_FILE, "rbd-mapping", "rgw-buckets", "rgw-user",
-          "rbd-image", RADOS_NAMESPACE, "pool", "ec-profile", "osd-flags", CONFIG_OPTION, "config-key", "lab-shape"]
+# the order a dead run's leftovers go in: processes first (they may still be writing), then the run's work
+# directories, what the kinds made (KINDS_OWN: in their declared order, a mapping before its image), pools, flags last
+KINDS_OWN = "(what the kinds made)"
+_ORDER = ["process", "ssh-control", "remote-file", "remote-dir", KINDS_OWN, "pool", "ec-profile", "osd-flags",
+          CONFIG_OPTION, "config-key", "lab-shape"]
+
+
+def removal_place(kind: str) -> tuple[int, int]:
+    """Where an entry of this ledger kind goes in a dead run's removal; one cephbench does not know goes last."""
+    declared = resource_type(kind)
+    if declared is not None:
+        return _ORDER.index(KINDS_OWN), declared.order
+    return (_ORDER.index(kind) if kind in _ORDER else len(_ORDER)), 0
 
 
 def remove_leftovers(rundir: Path, table: dict[str, Remover], note: Callable[[str], None] = lambda _m: None,
@@ -608,12 +620,12 @@ def remove_leftovers(rundir: Path, table: dict[str, Remover], note: Callable[[st
     refused = [(r, Refusal(why)) for r in left for why in [owned.refusal(r) if owned else None] if why]
     mine = [r for r in left if r not in {r for r, _ in refused}]
     pools = {r.name for r in mine if r.kind == "pool"}
-    # an image in a pool the run made goes with that pool: `rbd rm` would first wait out the watch of the
-    # client killed with the run (30 s)
+    # what is named "<pool>/..." in a pool the run made goes with that pool, where its declaration says so: `rbd rm`
+    # of an image would first wait out the watch of the client killed with the run (30 s)
     with_pool = {r: Resource("pool", r.name.split("/", 1)[0]) for r in mine
-                 if r.kind == "rbd-image" and r.name.split("/", 1)[0] in pools}
-    ordered = sorted((r for r in mine if r not in with_pool),
-                     key=lambda r: _ORDER.index(r.kind) if r.kind in _ORDER else len(_ORDER))
+                 for declared in [resource_type(r.kind)]
+                 if declared is not None and declared.goes_with_pool and r.name.split("/", 1)[0] in pools}
+    ordered = sorted((r for r in mine if r not in with_pool), key=lambda r: removal_place(r.kind))
     done: list[Resource] = []
     failed: list[tuple[Resource, str]] = []
     for attempt in range(passes):

@@ -10,7 +10,7 @@ import json
 import logging
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
+from typing import Callable, Collection
 
 log = logging.getLogger(__name__)
 
@@ -47,11 +47,13 @@ class Undone(Exception):
 # (variant_plan.Restore), enough for `cephbench cleanup` to put it back after the run died
 CONFIG_OPTION = "config-option"
 
-# Every kind of entry a ledger takes. Each has its proof of ownership in cluster/recovery.py (PROOFS), checked before
-# anything is removed or undone; a ledger refuses a kind not listed here, so a new kind cannot skip its proof
-# (tests/unit/test_recovery_proofs.py holds the two lists together).
-KINDS = ("process", "ssh-control", "remote-file", "remote-dir", "disk-file", "rbd-mapping", "rgw-buckets", "rgw-user",
-         "rbd-image", "rados-namespace", "pool", "ec-profile", "osd-flags", CONFIG_OPTION, "lab-shape", "config-key")
+# The kinds of entry the core makes for every kind of test. Each has its proof of ownership in cluster/recovery.py
+# (PROOFS), checked before anything is removed or undone. What a kind of test makes beside them (its images, users,
+# files) its kind module declares with its proof (kinds/kind.py ResourceType), and a run's ledger is given both
+# (kinds.LEDGER_KINDS). A ledger refuses a kind of entry it was not given, so a new one cannot skip its proof
+# (tests/unit/test_recovery_proofs.py holds the lists together).
+KINDS = ("process", "ssh-control", "remote-file", "remote-dir", "pool", "ec-profile", "osd-flags", CONFIG_OPTION,
+         "lab-shape", "config-key")
 
 
 def state_of(r: Resource) -> dict:
@@ -75,8 +77,12 @@ def remote_file_parts(name: str) -> tuple[str, str]:
 
 class Ledger:
     def __init__(self, path: Path | None = None, outer: "Ledger | None" = None,
-                 guard: Callable[[Resource], str | None] | None = None, run_id: str | None = None) -> None:
+                 guard: Callable[[Resource], str | None] | None = None, run_id: str | None = None,
+                 kinds: Collection[str] = KINDS) -> None:
         self._path = path
+        # the kinds of entry it takes, each with a proof of ownership: the core's own, and for a run's ledger the
+        # kinds' declared resources too (kinds.LEDGER_KINDS, which this layer cannot read)
+        self._kinds = frozenset(kinds)
         # stamped on every entry's state: the run that made it (an entry copied from another run's ledger says so)
         self._run_id = run_id
         # why a resource may not be removed (not named for this run), or None: checked before every removal
@@ -87,8 +93,9 @@ class Ledger:
         self._outer = outer
 
     def add(self, resource: Resource, remove: Callable[[], None]) -> None:
-        if resource.kind not in KINDS:
-            raise ValueError(f"{resource.kind!r} is not a ledger kind with a proof of ownership (resources.KINDS)")
+        if resource.kind not in self._kinds:
+            raise ValueError(f"{resource.kind!r} is not a ledger kind with a proof of ownership that this ledger was "
+                             "given (resources.KINDS; a kind's resources: kinds.LEDGER_KINDS)")
         if self._run_id is not None and "run" not in state_of(resource):
             resource = with_state(resource, run=self._run_id)
         self._items.append((resource, remove))

@@ -27,7 +27,6 @@ from typing import Any, Callable, Iterator
 from ..core.settings import SshSettings
 from ..core.errors import OperationFailed, UserError
 from ..core.interrupts import held
-from ..cluster.recovery import DISK_FILE
 from ..core.resources import Ledger, Resource, remote_file_parts
 from ..hosts.local import CommandResult, LocalHost, Spawn, run_together
 from ..hosts.remote import HostRef, host_ref, run_on_all, unreachable
@@ -40,7 +39,7 @@ from ..evidence.rounds import Seen
 from ..core.errors import ParseError
 from ..core.figures import array, count, mapping
 from .base import BaselineWatch, DriverContext, Outcome
-from ..kinds.disk_baseline import PATTERNS, Pattern, steps_for      # the plan of a disk baseline
+from ..kinds.disk_baseline import DISK_FILE, PATTERNS, Pattern, steps_for      # the plan of a disk baseline
 from .fio import FioJob, fio_argv, parse_fio_json, to_measurement
 from .osd_devices import OsdDevice, check as osd_device_check
 
@@ -973,7 +972,7 @@ def run_group(ctx: DriverContext, group: list[Test], todo: set[str]) -> Iterator
         where = "; ".join(f"{ref.name if ref else 'this host'}: {', '.join(p)}" for ref, p in per_host)
         ctx.planned.append(f"fio direct I/O test files in {where} (removed after)")
         return
-    name = f"cephbench-{ctx.run_id}-baseline.dat"
+    name = DISK_FILE.only_name(ctx.run_id)      # the one name its proof of ownership accepts
     try:
         targets = with_lab_drives(check_targets(per_host, first["size"], first.get("allow_raw_device", False), name,
                                                 ctx.host, ssh), first, ctx.target)
@@ -992,12 +991,17 @@ def run_group(ctx: DriverContext, group: list[Test], todo: set[str]) -> Iterator
 def enter_files(ledger: Ledger, targets: list[DiskTarget], host: LocalHost, ssh: SshSettings) -> list[Resource]:
     """Each test file enters the ledger before fio writes it: a run killed with -9 leaves its name in
     resources.json, and `cephbench cleanup` stops that fio and removes the file."""
-    files = [Resource(DISK_FILE, f"{t.ref.address if t.ref and t.ref.address else 'localhost'}:{t.file}")
+    files = [Resource(DISK_FILE.name, f"{t.ref.address if t.ref and t.ref.address else 'localhost'}:{t.file}")
              for t in targets if not t.raw]
     with held():
         for r in files:
             ledger.add(r, lambda name=r.name: remove_disk_file(host, ssh, name))
     return files
+
+
+def remove_file_entry(ctx: DriverContext, entry: Resource) -> None:
+    """DISK_FILE's remover (kinds/disk_baseline.py): its ledger entry names the host and the file."""
+    remove_disk_file(ctx.host, ctx.settings.ssh, entry.name)
 
 
 def remove_disk_file(host: LocalHost, ssh: SshSettings, name: str) -> None:

@@ -2,8 +2,7 @@
 
 A pool the suite names as existing (`pools: {p: {existing: NAME}}`) is used as it is: never created, changed or
 deleted. Its type and size are read at preflight (resolve_existing), and the run's objects go in a RADOS namespace
-of the run's own name (own_namespace), so that what the run wrote, and only that, is removed, even after a kill -9
-cut a write short (rados bench then leaves no record of its objects).
+of the run's own name (drivers/rados_namespace.py: the resource of the kinds whose objects may go there).
 """
 
 from __future__ import annotations
@@ -14,10 +13,8 @@ from typing import Any, Sequence
 from ..cluster.ceph import Cluster
 from .base import DriverContext
 from ..core.errors import OperationFailed, PermissionDenied, UserError
-from ..hosts.local import LocalHost
 from ..core.interrupts import held
 from ..hosts.mon import MonReply
-from ..cluster.recovery import RADOS_NAMESPACE
 from ..core.resources import Resource
 from ..core.results import Test
 
@@ -105,11 +102,10 @@ def _register_pool(ctx: DriverContext, name: str) -> None:
 
 
 def remove_pool(ctx: DriverContext, name: str) -> None:
-    """Remove a pool this run created (and its EC profile) now, not at the end of the run; in an existing pool,
-    the run's namespaces in it."""
+    """Remove a pool this run created (and its EC profile) now, not at the end of the run; an existing pool is
+    never removed (the run's namespace in it: drivers/rados_namespace.py release_namespaces)."""
     for r in reversed(ctx.ledger.pending()):
-        if (r.kind in ("pool", "ec-profile") and r.name in (name, f"{name}-ec")) or \
-                (r.kind == RADOS_NAMESPACE and r.name.rsplit("/", 1)[0] == name):
+        if r.kind in ("pool", "ec-profile") and r.name in (name, f"{name}-ec"):
             ctx.ledger.release_one(r)
 
 
@@ -144,41 +140,3 @@ def _profile_of(cluster: Cluster, d: dict[str, Any]) -> dict[str, Any]:
                 "allow_ec_overwrites": "ec_overwrites" in str(d.get("flags_names", ""))}
     return {"type": "replicated", "size": int(d.get("size") or 3), "min_size": d.get("min_size"),
             "pg_num": int(d.get("pg_num") or 0)}
-
-
-def own_namespace(ctx: DriverContext, pool: str, profile: dict[str, Any], name: str) -> str | None:
-    """In an existing pool, the RADOS namespace `name` (the run's) that the group's objects go in, in the ledger
-    before anything is written there; None in a pool of the run's own (deleted whole)."""
-    if not profile.get("existing"):
-        return None
-    args = ctx.target.client_args()
-    ctx.ledger.add(Resource(RADOS_NAMESPACE, f"{pool}/{name}"),
-                   lambda: ctx.change(namespace_argv([], pool, name, "cleanup", "--prefix", "benchmark_data"),
-                                      lambda: remove_namespace(ctx.host, args, pool, name)))
-    return name
-
-
-def namespace_argv(client_args: list[str], pool: str, namespace: str, *args: str) -> list[str]:
-    return ["rados", *client_args, "-p", pool, "-N", namespace, *args]
-
-
-def remove_namespace(host: LocalHost, client_args: list[str], pool: str, namespace: str) -> None:
-    """Every object in the run's namespace of a pool it did not create: rados bench's data objects (removed in
-    parallel by its own cleanup), then what else is there (its runs' metadata objects). A pool that is gone took
-    them with it."""
-    res = host.run(namespace_argv(client_args, pool, namespace, "cleanup", "--prefix", "benchmark_data"),
-                   timeout_s=900)
-    if not res.ok and "No such file or directory" in res.stderr and "error opening pool" in res.stderr:
-        return
-    _check(res, f"rados -p {pool} -N {namespace} cleanup")
-    listed = host.run(namespace_argv(client_args, pool, namespace, "ls"), timeout_s=300)
-    _check(listed, f"rados -p {pool} -N {namespace} ls")
-    names = [n for n in listed.stdout.splitlines() if n]
-    for i in range(0, len(names), 200):
-        _check(host.run(namespace_argv(client_args, pool, namespace, "rm", *names[i:i + 200]), timeout_s=300),
-               f"rados -p {pool} -N {namespace} rm")
-
-
-def _check(res: Any, what: str) -> None:
-    if not res.ok:
-        raise OperationFailed(f"{what} failed: {(res.stderr or res.stdout).strip()[-300:]}")

@@ -70,7 +70,7 @@ class RadosBenchCommand:
     no_cleanup: bool = True
     max_objects: int | None = None
     reuse: bool = False         # write the run name's objects again from the first, under their names (--reuse-bench)
-    namespace: str | None = None    # the run's own, in a pool it did not create (pools.own_namespace)
+    namespace: str | None = None    # the run's own, in a pool it did not create (rados_namespace.own_namespace)
 
     def argv(self, client_args: list[str]) -> list[str]:
         if self.mode not in ("write", "seq", "rand"):
@@ -472,7 +472,8 @@ def _without_steady(test):
 def run_group(ctx, group, todo):
     """Write, then seq/rand reads of what was written, on fresh pools; one Outcome per test in `todo`."""
     from ..hosts.local import Spawn
-    from .pools import create_pool, own_namespace, remove_pool
+    from .pools import create_pool, remove_pool
+    from .rados_namespace import own_namespace, release_namespaces
     from ..cluster.safety import amplification
     from ..hosts.fanout import failure
     from .base import Outcome, client_notes, now, run_group_timeout
@@ -740,4 +741,5 @@ def run_group(ctx, group, todo):
             yield searches.after(outcome)
     finally:
         for p in dict.fromkeys(pools):
+            release_namespaces(ctx, p)
             remove_pool(ctx, p)

@@ -25,6 +25,7 @@ from ..core.resources import Resource
 from ..core.results import Test
 from ..cluster.safety import CapacityBudget, amplification
 from ..core.units import format_size
+from ..kinds.rbd_images import RBD_IMAGE, RBD_MAPPING
 from . import rbd_bench_tool   # rbd bench is the prefill tool
 from .base import DriverContext, run_group_timeout, safe_name
 from .instances import run_instances
@@ -169,9 +170,19 @@ def unmap_device(ctx: DriverContext, dev: str) -> None:
     _check(ctx.host.run(rbd_argv(ctx, "unmap", dev), timeout_s=120), f"rbd unmap {dev}")
 
 
+def remove_image(ctx: DriverContext, entry: Resource) -> None:
+    """RBD_IMAGE's remover (kinds/rbd_images.py): its ledger entry names the image."""
+    remove_image_spec(ctx, entry.name)
+
+
+def remove_mapping(ctx: DriverContext, entry: Resource) -> None:
+    """RBD_MAPPING's remover (kinds/rbd_images.py): its ledger entry names the device."""
+    unmap_device(ctx, entry.name)
+
+
 def _register_image(ctx: DriverContext, spec: str) -> None:
     argv = rbd_argv(ctx, "rm", "--no-progress", spec)
-    ctx.ledger.add(Resource("rbd-image", spec), lambda: ctx.change(argv, lambda: remove_image_spec(ctx, spec)))
+    ctx.ledger.add(Resource(RBD_IMAGE.name, spec), lambda: ctx.change(argv, lambda: remove_image_spec(ctx, spec)))
 
 
 WATCH_EXPIRY_S = 45.0   # a client that died without closing its image is dropped after osd_client_watch_timeout (30 s)
@@ -212,10 +223,11 @@ def remove_images(ctx: DriverContext, images: Images) -> None:
     gone, which counts as removed.
     """
     mine = [r for r in reversed(ctx.ledger.pending())
-            if (r.kind == "rbd-mapping" and r.name in images.devices) or (r.kind == "rbd-image" and r.name in images.specs)]
+            if (r.kind == RBD_MAPPING.name and r.name in images.devices) or
+            (r.kind == RBD_IMAGE.name and r.name in images.specs)]
     failed = []
     for r in mine:
-        if r.kind == "rbd-image" and r.name.split("/", 1)[0] in images.pools:
+        if r.kind == RBD_IMAGE.name and r.name.split("/", 1)[0] in images.pools:
             failed.append(r)
             continue
         try:
@@ -226,7 +238,7 @@ def remove_images(ctx: DriverContext, images: Images) -> None:
     for p in reversed(images.pools):
         remove_pool(ctx, p)
     for r in failed:
-        if r.kind == "rbd-image":
+        if r.kind == RBD_IMAGE.name:
             ctx.ledger.release_one(r)
 
 
@@ -292,7 +304,7 @@ def map_images(ctx: DriverContext, images: Images) -> None:
         with held():    # the device is known only when `rbd map` returns: an interrupt must not cut it short
             res = _check(ctx.host.run(argv, timeout_s=120), f"rbd map {spec}")
         dev = res.stdout.strip().splitlines()[-1].strip()
-        ctx.ledger.add(Resource("rbd-mapping", dev), lambda dev=dev: unmap_device(ctx, dev))
+        ctx.ledger.add(Resource(RBD_MAPPING.name, dev), lambda dev=dev: unmap_device(ctx, dev))
         images.devices.append(dev)
 
 

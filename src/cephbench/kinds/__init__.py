@@ -8,6 +8,9 @@ A kind module (kinds/<name>.py) holds:
 - MODEL: its suite schema model (a pydantic model on a base of schema.py), None for a kind no suite names (the
   baselines, which the suite's `baseline:` section makes);
 - needs(params): what its tool needs on a client host, for a kind whose model accepts `clients:`;
+- in KIND.resources, what its driver makes that the core does not make for every kind (kind.py ResourceType: its
+  ledger name, proof of ownership, remover and order), each declared once in a kind's module and read by the
+  ledger, the run's removal and a killed run's cleanup through RESOURCE_TYPES below;
 - DRIVER: its module under drivers/, whose hooks are run_group(ctx, group, todo) and, if its tests need a check
   against the cluster before anything is created, preflight(cluster, tests, settings); drivers/registry.py loads
   them (drivers import this package, so this package names its drivers rather than importing them).
@@ -23,10 +26,12 @@ from typing import Any, Mapping
 
 from . import (disk_baseline, fio_rados, fio_rbd, net_baseline, osd_bench, qemu_rbd, rados_bench, rados_load_gen,
                rbd_bench, rgw)
+from ..core import resources as ledger
 from ..core.units import format_size
-from .kind import DIRECTION_ORDER, LEVEL_ORDER, Direction, Kind, Layout, Level, Needs
+from .kind import DIRECTION_ORDER, LEVEL_ORDER, Direction, Kind, Layout, Level, Needs, ResourceType
 
 __all__ = ["DIRECTION_ORDER", "LEVEL_ORDER", "Direction", "Kind", "Layout", "Level", "Needs", "KINDS", "PLUGINS",
+           "ResourceType", "RESOURCE_TYPES", "LEDGER_KINDS", "resource_type",
            "WORKLOAD_KINDS", "WORKLOAD_MODELS", "DISK_BASELINE", "NET_BASELINE", "client_needs", "direction_of",
            "kinds_where", "level_of", "ops_unit", "LOAD_PARAMS", "SIZE_PARAMS", "load_of", "op_size_of",
            "object_size_of", "in_flight_per_process", "LOAD_NAMES", "LEAD_LOADS", "shown_of"]
@@ -42,6 +47,18 @@ PLUGIN_OF: Mapping[str, ModuleType] = {p.KIND.name: p for p in PLUGINS}
 
 WORKLOAD_KINDS: tuple[str, ...] = tuple(k for k in KINDS if KINDS[k].level != "Baselines")
 WORKLOAD_MODELS: tuple[Any, ...] = tuple(p.MODEL for p in PLUGINS if p.MODEL is not None)
+
+# what the kinds make, by ledger name: each kind's declaration (KIND.resources), one per name however many kinds
+# make it (the RBD kinds' images: kinds/rbd_images.py)
+RESOURCE_TYPES: dict[str, ResourceType] = {r.name: r for p in PLUGINS for r in p.KIND.resources}
+# every kind of entry a run's ledger takes: the core's own (core/resources.py KINDS) and the kinds'
+LEDGER_KINDS: frozenset[str] = frozenset({*ledger.KINDS, *RESOURCE_TYPES})
+
+
+def resource_type(name: str) -> ResourceType | None:
+    """The declaration of a ledger kind some kind makes; None for the core's own (a pool, a process) or none."""
+    return RESOURCE_TYPES.get(name)
+
 
 # the baselines are not suite workloads: the model reads their figures by name
 DISK_BASELINE, NET_BASELINE = disk_baseline.KIND.name, net_baseline.KIND.name

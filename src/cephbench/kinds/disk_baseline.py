@@ -6,11 +6,24 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from ..core.resources import remote_file_parts
 from ..core.planned import Test
-from .kind import RW_DIRECTIONS, Kind
+from .kind import RW_DIRECTIONS, Kind, ResourceType
 
+
+def _disk_file_by_hand(name: str) -> str:
+    address, path = remote_file_parts(name)
+    return (f"{'' if address == 'localhost' else f'ssh {address} '}rm -f {path} {path}.pid  (once the fio writing it "
+            "has ended)")
+
+
+# a test file on a host, "<address or localhost>:<path>", with fio's PID file beside it: always named
+# cephbench-<run id>-baseline.dat
+DISK_FILE = ResourceType("disk-file", "disk_baseline:remove_file_entry", _disk_file_by_hand,
+                         owned_name=lambda name: remote_file_parts(name)[1].rsplit("/", 1)[-1],
+                         only_name=lambda run: f"cephbench-{run}-baseline.dat", on_cluster=False)
 KIND = Kind("disk_baseline", "Baselines", "Disk baseline", "baseline", None, dict(RW_DIRECTIONS),
-            ceiling_source=True, cluster=False, test_overhead_s=1.0, resources=("disk-file",))
+            ceiling_source=True, cluster=False, test_overhead_s=1.0, resources=(DISK_FILE,))
 DRIVER = "disk_baseline"
 MODEL = None
 

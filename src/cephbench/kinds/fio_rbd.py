@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any, ClassVar, Literal, Mapping
 
 from .kind import RW_DIRECTIONS, Kind, Needs
+from .rbd_images import RBD_IMAGE, RBD_MAPPING
 from .schema import FioRbdWorkload, Sweep
 
 
@@ -14,7 +15,7 @@ KIND = Kind("fio_rbd", "RBD", "fio (rbd)", "fio", "rw", {**RW_DIRECTIONS, "randr
             load_params={"iodepth": "qd", "numjobs": "jobs"}, load_tag="qd", op_size_param="block_size",
             object_size_param="object_size", size_params=("object_size", "block_size"),
             id_params=("object_size", "block_size", "iodepth"), shown_params=("object_size", "block_size", "iodepth"),
-            swept_charts=("object_size", "block_size", "iodepth"), resources=("rbd-image", "rbd-mapping"))
+            swept_charts=("object_size", "block_size", "iodepth"), resources=(RBD_IMAGE, RBD_MAPPING))
 DRIVER = "fio_rbd"
 
 

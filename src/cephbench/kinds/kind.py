@@ -83,9 +83,10 @@ class Kind:
     shown_params: tuple[str, ...] = ()          # parameters the terminal's params column shows, in this order
     swept_charts: tuple[str, ...] = ()          # parameters the HTML report draws throughput against, when swept
     table_params: tuple[str, ...] = ()          # columns of its own in its report table, after the test's id
-    # the ledger kinds (core/resources.py) of what its driver makes on the cluster or a host that no kind of another
-    # level makes (pools, ec profiles and processes are every kind's): its images, users, buckets, files
-    resources: tuple[str, ...] = ()
+    # what its driver makes on the cluster or a host that the core does not make for every kind (pools, ec
+    # profiles, processes, work directories are the core's, core/resources.py KINDS): its images, users, buckets,
+    # files, each declared once (ResourceType below) and shared by the kinds that make it
+    resources: tuple["ResourceType", ...] = ()
 
     def direction(self, phase: str | None) -> Direction | None:
         return self.directions.get(str(phase)) if phase is not None else None
@@ -111,6 +112,45 @@ class Kind:
         if key == self.load_param and self.load_tag:
             return f"{self.load_tag}{value}"
         return None
+
+
+def _whole(name: str) -> str:
+    return name
+
+
+@dataclass(frozen=True)
+class ResourceType:
+    """A kind of thing a kind's driver makes, declared once, in the modules of the kinds that make it (their
+    KIND.resources): what its ledger entries are called, how one is proved to be the run's, how it is removed and
+    in which order. Everything else reads this declaration through the kinds' registry (kinds.RESOURCE_TYPES):
+    the run's ledger admits its entries (kinds.LEDGER_KINDS), the run's removal of what a dead part of it left and
+    a killed run's `cephbench cleanup` remove them by `remover` (run/launch.py removers, through
+    drivers/registry.py remover_of), and cluster/recovery.py proves each the run's, checks the cluster's fsid for
+    it and orders it by this declaration. The core names none (tests/unit/test_kind_names.py)."""
+
+    name: str                               # its ledger kind: resources.json's "kind" of each entry
+    # "<module under drivers/>:<function>": the function (ctx: DriverContext, entry: core.resources.Resource) that
+    # removes it knowing only its ledger entry, and accepts what is gone already; named, not imported, as a kind
+    # names its DRIVER (kinds import no driver)
+    remover: str
+    by_hand: Callable[[str], str]           # its ledger name -> the command a person runs to remove it
+    # The proof of ownership (cluster/recovery.py Ownership._named) reads the name that must read
+    # cephbench-<run id>-... for one of the run's ids, whose marker on the cluster names no other run directory:
+    # its ledger name -> that name (the image of "<pool>/<image>", the file of "<host>:<path>")
+    owned_name: Callable[[str], str] = _whole
+    # run id -> the one name a run gives it (the disk baseline's file): another, even with the run's id, is refused
+    only_name: Callable[[str], str] | None = None
+    # its ledger name is a krbd device (/dev/rbdN), which carries no name: the name proved is the image's mapped
+    # there now (sysfs), and a device with nothing mapped is nothing to remove
+    maps_image: bool = False
+    on_cluster: bool = True                 # on the cluster: removed only from the cluster the run ran on (fsid)
+    # named "<pool>/...": when that pool is the run's too, a killed run's cleanup removes the pool, which takes it
+    # with it (`rbd rm` of an image would first wait out the watch of the client killed with the run)
+    goes_with_pool: bool = False
+    # its place among what the kinds made, which a killed run's cleanup removes after the run's processes and work
+    # directories and before its pools: lower first, so what uses another goes before it (a mapping before its
+    # image, the buckets before their user)
+    order: int = 0
 
 
 @dataclass(frozen=True)

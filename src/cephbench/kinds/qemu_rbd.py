@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import Any, ClassVar, Literal, Mapping
 
 from .kind import RW_DIRECTIONS, Kind, Needs
+from .rbd_images import RBD_IMAGE
 from .schema import FioRbdWorkload, Sweep
 
 CacheMode = Literal["none", "writeback", "writethrough", "directsync", "unsafe"]
@@ -23,7 +24,7 @@ KIND = Kind("qemu_rbd", "RBD", "fio (qemu-nbd, QEMU's rbd driver)", "fio", "rw",
             load_params={"iodepth": "qd", "numjobs": "jobs"}, load_tag="qd", op_size_param="block_size",
             object_size_param="object_size", size_params=("object_size", "block_size"),
             id_params=("object_size", "block_size", "iodepth"), shown_params=("object_size", "block_size", "iodepth"),
-            swept_charts=("object_size", "block_size", "iodepth"), resources=("rbd-image",))
+            swept_charts=("object_size", "block_size", "iodepth"), resources=(RBD_IMAGE,))
 DRIVER = "qemu_rbd"
 
 

@@ -9,8 +9,20 @@ from typing import Annotated, Any, ClassVar, Literal, Mapping, Union
 
 from pydantic import BeforeValidator, Field, field_validator, model_validator
 
-from .kind import Kind, Needs
+from .kind import Kind, Needs, ResourceType
 from .schema import ClientWorkload, PositiveInt, Searchable, Size, Sweep, steady_rounds_fit, whole_seconds
+
+
+def _namespace_by_hand(name: str) -> str:
+    pool, ns = name.rsplit("/", 1)
+    base = f"rados -p {pool} -N {ns}"
+    return f"{base} cleanup --prefix benchmark_data; {base} ls | xargs -r {base} rm  (the pool stays)"
+
+
+# the run's RADOS namespace in a pool it did not create (`existing:`), "<pool>/<namespace>": every object in it is
+# the run's, removed whole, and the pool stays (drivers/rados_namespace.py)
+RADOS_NAMESPACE = ResourceType("rados-namespace", "rados_namespace:remove_namespace_entry", _namespace_by_hand,
+                               owned_name=lambda name: name.rsplit("/", 1)[-1], order=1)
 
 
 # A seq reads each object its write made once, so it lasts (objects written) / (objects read per second): the
@@ -97,7 +109,7 @@ KIND = Kind("rados_bench", "RADOS", "rados bench", "rados", "modes", {"write": "
             steady_phases=frozenset({"write", "rand"}), rados_rates=True,
             read_write_ratio=seq_write_ratio, read_topup_s=topup_estimate_s, search_param="concurrency", searches_clients=True,
             object_size_params=("object_size",), existing_pools=True, capacity_cut=True, pool_per_instance=True,
-            resources=("rados-namespace",),     # its objects in an existing pool: a namespace of the run's own
+            resources=(RADOS_NAMESPACE,),     # its objects in an existing pool: a namespace of the run's own
             load_params={"concurrency": "t"}, load_tag="t", op_size_param="object_size",
             object_size_param="object_size",
             size_params=("object_size",), id_params=("object_size", "concurrency"),

@@ -7,6 +7,7 @@ from typing import Any, ClassVar, Literal, Mapping
 from pydantic import Field, model_validator
 
 from .kind import Kind, Needs
+from .rbd_images import RBD_IMAGE
 from .schema import Duration, PositiveInt, RbdWorkload, Size, Sweep, steady_rounds_fit
 
 
@@ -18,7 +19,7 @@ KIND = Kind("rbd_bench", "RBD", "rbd bench", "fio", "io_type", {"write": "write"
             searches_clients=True, load_params={"io_threads": "threads"}, load_tag="t", op_size_param="io_size",
             object_size_param="object_size", size_params=("object_size", "io_size"),
             id_params=("object_size", "io_size", "io_threads"), shown_params=("object_size",),
-            swept_charts=("object_size",), resources=("rbd-image",))
+            swept_charts=("object_size",), resources=(RBD_IMAGE,))
 DRIVER = "rbd_bench"
 
 

@@ -6,10 +6,17 @@ from typing import Annotated, Any, ClassVar, Literal, Mapping
 
 from pydantic import Field, field_validator, model_validator
 
-from .kind import Kind, Needs
+from .kind import Kind, Needs, ResourceType
 from .schema import (ClientWorkload, Duration, PositiveInt, Ramp, Searchable, Size, Sweep, is_auto,
                      steady_rounds_fit)
 
+# the run's RGW user, cephbench-<run id>-rgw, removed with everything it owns
+RGW_USER = ResourceType("rgw-user", "rgw.admin:remove_user_entry",
+                        lambda uid: f"radosgw-admin user rm --uid {uid} --purge-data", order=1)
+# the buckets loadgen makes under one prefix with keys the user gave ("<prefix>*", the prefix cephbench-<run id>-...)
+RGW_BUCKETS = ResourceType("rgw-buckets", "rgw.admin:remove_buckets_entry",
+                           lambda name: f"radosgw-admin bucket rm --bucket NAME --purge-objects  (each bucket named "
+                                        f"{name})")
 
 KIND = Kind("rgw", "RGW", "RGW (cephbench-loadgen)", "rgw", "op",
             {"put": "write", "get": "read", "stat": "metadata", "list": "metadata", "delete": "metadata",
@@ -21,7 +28,7 @@ KIND = Kind("rgw", "RGW", "RGW (cephbench-loadgen)", "rgw", "op",
             object_size_param="object_size",
             size_params=("object_size",), id_params=("object_size", "concurrency"),
             shown_params=("object_size", "concurrency"), swept_charts=("object_size", "concurrency"),
-            table_params=("protocol",), resources=("rgw-user", "rgw-buckets"))
+            table_params=("protocol",), resources=(RGW_USER, RGW_BUCKETS))
 DRIVER = "rgw"
 
 

@@ -22,7 +22,7 @@ from .. import __version__
 from ..analysis import RunFacts
 from ..cluster import marker
 from . import pooldelete
-from ..kinds import level_of
+from ..kinds import KINDS, LEDGER_KINDS, RESOURCE_TYPES, level_of
 from ..hosts.clients import (REMOTE_FILE, Client, ClientFacts, clients_of, deploy_loadgen, needs_of, preflight_clients,
                              remove_remote_file)
 from ..suite.clients import resolve_clients
@@ -31,19 +31,16 @@ from ..suite.config import (PROMETHEUS_ENV, Settings, SshSettings, Suite, load_s
                             with_prometheus)
 from ..evidence.prometheus import Prometheus
 from ..drivers.base import ClientHosts, RunContext
-from ..drivers.rbd_images import remove_image_spec, unmap_device
-from ..drivers.pools import remove_namespace, resolve_existing
-from ..drivers.rgw.admin import BucketSweep, remove_user
+from ..drivers.pools import resolve_existing
+from ..drivers.registry import remover_of
 from ..core.errors import OperationFailed, ParseError, UserError
 from ..hosts.local import LocalHost, local_facts
 from ..lab import Lab, default_lab_dir
 from ..suite.plan import Plan, Room, expand, waits_for_client_hosts
-from ..drivers.disk_baseline import remove_disk_file
 from ..cluster.marker import read_runs
 from ..core.releases import cluster_release
-from ..cluster.recovery import (CLUSTER_KINDS, DISK_FILE, RADOS_NAMESPACE, RUN_ENV, Ownership, Refusal, Remover,
-                                RunLock, how_to_remove, leftovers, remove_leftovers, save as save_leftovers,
-                                stop_process_group)
+from ..cluster.recovery import (RUN_ENV, Ownership, Refusal, Remover, RunLock, how_to_remove, leftovers, on_cluster,
+                                remove_leftovers, save as save_leftovers, stop_process_group)
 from ..hosts.remote import control_dir, remove_control_dir, ssh_master
 from ..core.resources import CONFIG_OPTION, Ledger, Refused, Resource, Undone, state_of
 from ..core.stale import flag_history, option_history
@@ -393,7 +390,8 @@ def prepare_baseline(what: str, tests: list[Test], out_dir: Path | None) -> Prep
 
 def removers(ctx: RunContext, dead: Sequence[Resource] = ()) -> dict[str, Remover]:
     """How each kind of resource is removed knowing only its name (ctx: a RunContext for the run's target;
-    `dead`: what the dead run left, whose own marker does not keep its scrub flags set)."""
+    `dead`: what the dead run left, whose own marker does not keep its scrub flags set): the core's own here, each
+    kind's resources by the remover their declaration names (kinds.RESOURCE_TYPES, kinds/kind.py ResourceType)."""
     dead_runs = [r.name.removeprefix(marker.PREFIX) for r in dead
                  if r.kind == "config-key" and r.name.startswith(marker.PREFIX)]
     driver = ctx.for_driver()       # what the drivers' own removers are given, as in a run
@@ -450,23 +448,22 @@ def removers(ctx: RunContext, dead: Sequence[Resource] = ()) -> dict[str, Remove
     def process(r: Resource) -> None:
         stop_process_group(r.name)
 
+    def declared(name: str) -> Remover:
+        remove = remover_of(RESOURCE_TYPES[name])
+        return lambda r: remove(driver, r)
+
     return {
         "process": process,
         "osd-flags": flags,
         "pool": lambda r: ctx.cluster.delete_pool(r.name),
         "ec-profile": lambda r: ctx.cluster.delete_ec_profile(r.name),
-        "rbd-image": lambda r: remove_image_spec(driver, r.name),
-        "rbd-mapping": lambda r: unmap_device(driver, r.name),
-        "rgw-user": lambda r: remove_user(driver, r.name),
-        "rgw-buckets": lambda r: BucketSweep(driver, r.name.rstrip("*")).remove(),
         "config-key": lambda r: ctx.cluster.ceph_ok("config-key", "rm", r.name),
         REMOTE_FILE: lambda r: remove_remote_file(LocalHost(), ctx.settings.ssh, r.name),
         REMOTE_DIR: lambda r: remove_dir(LocalHost(), ctx.settings.ssh, r.name),
         SSH_CONTROL: lambda r: remove_control_dir(Path(r.name)),
-        DISK_FILE: lambda r: remove_disk_file(ctx.host, ctx.settings.ssh, r.name),
         CONFIG_OPTION: option,
-        RADOS_NAMESPACE: lambda r: remove_namespace(ctx.host, ctx.target.client_args(), *r.name.rsplit("/", 1)),
         LAB_SHAPE: lambda r: restore_shape(r.name),
+        **{name: declared(name) for name in RESOURCE_TYPES},
     }
 
 
@@ -531,10 +528,15 @@ def check_cleanable(run_dir: Path, owned: Ownership, left: Sequence[Resource]) -
     if alive:
         raise UserError(f"{run_dir}: {alive}; nothing was removed", "wait for it to end (a run cleans up after "
                         "itself), or stop it with Ctrl-C")
-    wrong = owned.wrong_cluster() if any(r.kind in CLUSTER_KINDS for r in left) else None
+    wrong = owned.wrong_cluster() if any(on_cluster(r.kind) for r in left) else None
     if wrong:
         raise UserError(f"{run_dir}: {wrong}: nothing was removed from it, resources.json is as it was",
                         "give -c the ceph.conf of the cluster the run ran on", where="--conf")
+
+
+def _clusterless() -> set[str]:
+    """The ledger kinds of what the kinds that run against no cluster make (the disk baseline's test files)."""
+    return {r.name for k in KINDS.values() if not k.cluster for r in k.resources}
 
 
 def recorded_settings(meta: dict) -> Settings:
@@ -559,7 +561,7 @@ def cleanup(run_dir: Path, request: RunRequest, say: Callable[[str], None]
         left = leftovers(rundir.path)
         if not left:
             return [], []
-        if conf is None and all(r.kind in (DISK_FILE, "process", SSH_CONTROL, REMOTE_FILE) for r in left):
+        if conf is None and all(r.kind in ("process", SSH_CONTROL, REMOTE_FILE, *_clusterless()) for r in left):
             # `cephbench baseline`: its test files, fio, iperf3 servers and ssh connections, no cluster to reach
             ctx = RunContext(cluster=Cluster(Target(Path(os.devnull), None, None)), run_id="recovery", rundir=None,
                              ledger=Ledger(None), settings=Settings())
@@ -640,6 +642,13 @@ def start(prep: Prepared, events: RunEvents) -> RunSummary:
     return summary
 
 
+def run_ledger(path: Path | None, run_id: str, outer: Ledger | None = None) -> Ledger:
+    """A run's ledger: it takes the core's kinds of entry and the kinds' declared resources (kinds.LEDGER_KINDS),
+    and proves each entry the run's before removing it, as a killed run's cleanup would (Ownership, live)."""
+    return Ledger(path, outer=outer, guard=Ownership((run_id,), live=True).refusal, run_id=run_id,
+                  kinds=LEDGER_KINDS)
+
+
 def _run_part(prep: Prepared, events: RunEvents, outer: Ledger | None = None,
               on_variant: VariantHook | None = None) -> RunSummary:
     """The tests of prep.todo against prep.cluster: the whole run, or one lab build's part of it (`outer`: the
@@ -649,8 +658,8 @@ def _run_part(prep: Prepared, events: RunEvents, outer: Ledger | None = None,
     # tool reuses it
     with ssh_master(prep.suite.settings.ssh) as ssh:
         ctx = RunContext(cluster=prep.cluster, run_id=prep.run_id, rundir=prep.rundir,
-                         ledger=Ledger(prep.rundir.path / "resources.json" if prep.rundir else None, outer=outer,
-                                       guard=Ownership((prep.run_id,), live=True).refusal, run_id=prep.run_id),
+                         ledger=run_ledger(prep.rundir.path / "resources.json" if prep.rundir else None,
+                                           prep.run_id, outer),
                          settings=prep.suite.settings.model_copy(update={"ssh": ssh}), dry_run=req.dry_run,
                          events=events, restart_lab_osds=prep.lab.restart_osds
                          if prep.lab is not None and prep.target.is_lab else None,
