@@ -196,19 +196,27 @@ def write_file(path: Path, data: str | bytes, hint: str, where: str = "", within
     return target
 
 
+def _open_file(path: Path, flags: int, hint: str, where: str, within: Path | None) -> int:
+    """`path` opened for writing with `flags` besides, never through a last link nor blocking on a FIFO, and refused
+    unless the open descriptor is a regular file's; its descriptor."""
+    target = writable(path, hint, where, within)
+    try:
+        fd = os.open(target, os.O_WRONLY | flags | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, 0o666)
+    except OSError as exc:
+        raise _refuse(path, f"cannot be written: {exc.strerror}", hint, where) from None
+    kind = not_a_file(os.fstat(fd).st_mode)
+    if kind is not None:
+        os.close(fd)
+        raise _refuse(path, f"is {kind}, not a file: not written", hint, where)
+    return fd
+
+
 def open_output(path: Path, hint: str, where: str = "", within: Path | None = None) -> IO[bytes]:
     """A new or regular file, emptied and open for a stream that cannot be one whole text (a tool's output while it
     runs, handed to it as its stdout); opened without following a last link or blocking, checked on the open
     descriptor."""
-    target = writable(path, hint, where, within)
+    fd = _open_file(path, os.O_CREAT, hint, where, within)
     try:
-        fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, 0o666)
-    except OSError as exc:
-        raise _refuse(path, f"cannot be written: {exc.strerror}", hint, where) from None
-    try:
-        kind = not_a_file(os.fstat(fd).st_mode)
-        if kind is not None:
-            raise _refuse(path, f"is {kind}, not a file: not written", hint, where)
         os.ftruncate(fd, 0)
         os.set_blocking(fd, True)
     except BaseException:
@@ -220,16 +228,8 @@ def open_output(path: Path, hint: str, where: str = "", within: Path | None = No
 def append_file(path: Path, data: bytes, hint: str, where: str = "", within: Path | None = None) -> None:
     """Append to a new or regular file (results.jsonl, a line at a time, synced: nothing lost on a crash); opened
     without following a last link or blocking, and checked on the open descriptor."""
-    target = writable(path, hint, where, within)
+    fd = _open_file(path, os.O_APPEND | os.O_CREAT, hint, where, within)
     try:
-        fd = os.open(target, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC,
-                     0o666)
-    except OSError as exc:
-        raise _refuse(path, f"cannot be written: {exc.strerror}", hint, where) from None
-    try:
-        kind = not_a_file(os.fstat(fd).st_mode)
-        if kind is not None:
-            raise _refuse(path, f"is {kind}, not a file: not written", hint, where)
         view = memoryview(data)
         while view:
             view = view[os.write(fd, view):]
