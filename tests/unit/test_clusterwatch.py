@@ -226,3 +226,30 @@ def test_a_poll_waits_briefly_and_hands_over_a_late_reading_or_its_failure_later
     with pytest.raises(OSError, match="mon gone"):
         p()                                           # a call that comes back in time is handed over at once
     assert Poll(lambda: 7)() == 7
+
+
+def test_a_bounded_write_is_judged_by_its_rise_only_once_the_cluster_is_past_its_bound(monkeypatch):
+    """A rados bench write stops by itself at the objects the guard's room allowed it (a fifth of the room left
+    free). Where a second of its writing is more than that fifth (a small room, a fast write), the rule "stop a
+    second before the limit" stopped it near its end, before rados bench recorded what it wrote, and the reads after
+    it failed (seed-bobtail-2012 on a 3 x 4 GiB lab: 3 of 48 tests, exit 1). While the cluster is within the write's
+    bound its rise is the write's own and ends there; past the bound it is judged as any rise."""
+    clock = Clock()
+    monkeypatch.setattr("cephbench.evidence.clusterwatch.time.monotonic", clock)
+    # 4 % a second towards a bound of 70.5 % under a limit of 73.5 %: at 70 % its rise passes the limit
+    rising = [0.50 + 0.04 * t for t in range(1, 6)] + [0.70, 0.70]
+
+    def run(bounded_until, fractions):
+        feed = iter([at_fraction(f) for f in fractions])
+        w = ClusterWatch(lambda: next(feed), 0.735, writing=True, rate_window_s=1.0, bounded_until=bounded_until)
+        for _ in fractions:
+            clock.t += 1.0
+            w.sample()
+        return w
+    assert run(None, rising).stopped_for_capacity             # unbounded: 70 % + 4 %/s, stopped as before
+    assert not run(0.705, rising).stopped_for_capacity        # bounded at 70.5 %: its own rise, it ends there
+    # past its bound (another client writes beside it), the rise is judged again: stopped before the limit
+    past = run(0.60, rising)
+    assert past.stopped_for_capacity and past.stop_reason.startswith("capacity guard: the cluster reached 70.0%")
+    # and a bound at or past the limit exempts nothing
+    assert run(0.735, rising).stopped_for_capacity

@@ -120,6 +120,9 @@ class Reservation:
     """The capacity guard's own state: this run's writes `ceph df` may not count yet, and the write in progress."""
     unseen: UnseenWrites | None = None
     writing: tuple[int, int] = (0, 0)       # raw bytes reserved, df's used when reserved
+    # the raw use (a share of the cluster's raw bytes) the reserved write may take the cluster to: what was used and
+    # counted when it was reserved (others' reservations, this run's unseen writes) and the reservation; None: none
+    writing_until: float | None = None
 
 
 @dataclass
@@ -231,6 +234,8 @@ class RunContext:
             budget = again
         self.reservation.writing = (int(granted * amplification),
                                     budget.used_raw - budget.reserved_by_others - budget.unseen)
+        self.reservation.writing_until = ((budget.used_raw + int(granted * amplification)) / budget.total_raw
+                                          if budget.total_raw > 0 else None)
         return granted, budget
 
     def write_ended(self, written_raw: int | None = None) -> None:
@@ -241,6 +246,7 @@ class RunContext:
         if written_raw is not None:
             raw = min(raw, max(0, written_raw))
         self.reservation.writing = (0, 0)
+        self.reservation.writing_until = None
         unseen = self.reservation.unseen
         settle = unseen.settle_s if unseen is not None else 0.0
         self.reserve(0, unseen=(raw, time.time() + settle))
@@ -370,9 +376,12 @@ class RunContext:
         writing = direction_of(test.kind, test.params.get("phase")) in ("write", "mixed")
         # the capacity guard's rate spans the cluster's stats periods (mgr_stats_period, read once a run): `ceph df`
         # counts writes in lumps, and one lump is not a second's rise
+        # a kind the guard cuts (capacity_cut) stops by itself at the write it reserved, within the limit
+        bounded = self.reservation.writing_until if getattr(KINDS.get(test.kind), "capacity_cut", False) else None
         watch = ClusterWatch(Poll(self.cluster.status), self.settings.max_raw_used, writing=writing,
                              conf=self.target.conf,
-                             rate_window_s=self._unseen_writes().settle_s if writing else DEFAULT_RATE_WINDOW_S)
+                             rate_window_s=self._unseen_writes().settle_s if writing else DEFAULT_RATE_WINDOW_S,
+                             bounded_until=bounded if writing else None)
         others = (OtherLoadSampler(self.cluster, self.name() + "-", through_rgw=getattr(KINDS.get(test.kind), "layout", None) == "rgw")
                   if self.settings.other_load else None)
 

@@ -134,6 +134,9 @@ class ClusterWatch:
     silences: list[tuple[float, float, bool]] = field(default_factory=list)   # (from, to, to the end) in test s
     rate_window_s: float = DEFAULT_RATE_WINDOW_S    # the capacity guard's rate is over this window (growth_over_window)
     raw_readings: list[tuple[float, float]] = field(default_factory=list)     # (test second answered, raw use)
+    # a write that stops by itself once it has written what it reserved (rados bench's --max-objects from the
+    # guard's room, which leaves a fifth of it free): the raw use it may take the cluster to; None: not bounded
+    bounded_until: float | None = None
 
     def sample(self) -> None:
         if self.conf is not None and not self.conf.exists() and self.stop_reason is None:
@@ -182,7 +185,12 @@ class ClusterWatch:
             # stop a second early: the next reading comes a second later, and raw use grows meanwhile; the rate
             # is over a window that spans the cluster's stats periods, so one lump of `ceph df` is not a rate
             rising = growth_over_window(self.raw_readings, self.rate_window_s)
-            if o.raw_used + rising >= self.max_raw_used:
+            # a bounded write's own rise ends at its bound, below the limit: while the cluster is within it, a
+            # second's rise past the limit is the write's, which stops first (the guard once stopped such writes
+            # a second early near their end, where a small room's fifth is less than a second of writing, and
+            # the reads after had nothing to read); beyond it the rise is someone else's too, and judged
+            ours = self.bounded_until is not None and o.raw_used <= self.bounded_until < self.max_raw_used
+            if o.raw_used + rising >= self.max_raw_used and not ours:
                 self.stop_reason = (f"capacity guard: the cluster reached {o.raw_used:.1%} raw used, "
                                     f"{rising:.1%} a second over the last {self.rate_window_s:g} s (limit "
                                     f"{self.max_raw_used:.0%}, counting every client's writes), so the write was "
