@@ -9,6 +9,7 @@ from pathlib import Path
 
 
 from cephbench.lab.daemons import process_alive as _pid_alive
+from cephbench.lab.lab import mgr_bytecode_env
 
 from labcli import CLI, cli_here
 
@@ -47,6 +48,18 @@ def test_up_on_a_running_lab_says_so(lab):
     res = cli_here(["lab", "up", "--dir", str(lab.dir)])
     assert res.returncode == 2
     assert "already running" in res.stderr and "Traceback" not in res.stderr
+
+
+def test_the_mgr_keeps_its_modules_bytecode_in_the_users_cache(lab):
+    """The mgr of a lab on the host's Ceph compiles its modules once, into the user's cache, not at each start
+    (Debian ships them as source alone, where only root may write): its environment names the cache, with no
+    caller's PYTHONDONTWRITEBYTECODE, and the cache holds mgr_module.py's bytecode."""
+    pid = int((lab.dir / "run" / "mgr.x.pid").read_text())
+    env = dict(kv.split("=", 1) for kv in Path(f"/proc/{pid}/environ").read_text().split("\0") if "=" in kv)
+    assert env.get("PYTHONPYCACHEPREFIX") == mgr_bytecode_env()["PYTHONPYCACHEPREFIX"]
+    cache = Path(env["PYTHONPYCACHEPREFIX"])
+    assert not env.get("PYTHONDONTWRITEBYTECODE")
+    assert list((cache / "usr/share/ceph/mgr").glob("mgr_module.cpython-*.pyc"))      # a prefix has no __pycache__
 
 
 def test_bad_lab_input(tmp_path):

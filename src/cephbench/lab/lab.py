@@ -80,6 +80,22 @@ RUNNING = ".running"        # run/<pid>.running: a command of the start (an OSD'
 # the mgr's niceness while the lab starts (bench lab, one-host, alternated: up 2.43 -> 2.2 s median, and none of its
 # 5 starts waited 1.5 s more for the mgr, as 1 in 2 or 3 plain starts did); 0 again once the lab is healthy
 MGR_START_NICE = -10
+# Where the host's mgr keeps its modules' bytecode (PYTHONPYCACHEPREFIX): Ceph's packages ship the modules as source
+# alone, in a directory only root may write, so each mgr start compiled them again, in each module's subinterpreter
+# (mgr_module.py in all eleven): part of what a lab's start waited for. CEPHBENCH_MGR_BYTECODE_DIR (tests) overrides.
+MGR_BYTECODE_DIR = "mgr-bytecode"
+
+
+def mgr_bytecode_env() -> dict[str, str]:
+    """The environment a lab's mgr on the host's Ceph starts with: its modules' bytecode written once, to the user's
+    cache, and read by every later start (Python checks each against its source's time and size, so a package
+    upgrade compiles again). A caller's PYTHONDONTWRITEBYTECODE is the caller's: not the mgr's (empty: unset)."""
+    env = os.environ.get("CEPHBENCH_MGR_BYTECODE_DIR")
+    where = Path(env) if env else Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "cephbench" / \
+        MGR_BYTECODE_DIR
+    return {"PYTHONPYCACHEPREFIX": str(where.absolute()), "PYTHONDONTWRITEBYTECODE": ""}
+
+
 # the last waits of a start look every 0.1 s at most, not 0.25 s: each is a few mon commands of a ms or two, and a
 # step seen done 0.2 s late was 0.2 s of a 2 s start
 START_POLL_S = 0.1
@@ -349,16 +365,18 @@ class Lab:
                 # container's socket)
                 argv = [*argv, "--admin-socket", f"{info.osd_sockets}/$cluster-$name.asok"]
         argv = self._ceph_argv([*argv, "--conf", str(self.conf), "-f"] if ceph else list(argv))
+        env: dict[str, str] | None = None
         if name == MGR and ceph:
             # the mgr first: up (2 cores) waits for it to load its Python modules (1.5-3 s of CPU) beside the OSDs'
             # mkfs and start; back to the OSDs' priority once the lab is healthy (_mgr_priority_back)
             argv = ["nice", "-n", str(MGR_START_NICE), *argv]
-        env = None
+            if self._in_root() is None:
+                env = mgr_bytecode_env()
         multi = self._multi() if on_host else None
         if multi is not None:
             host = daemon_host(multi[0], name)
             argv = netns.exec_argv(multi[1].host(host).netns, argv)
-            env = {"NODE_NAME": host}
+            env = {**(env or {}), "NODE_NAME": host}
             # outside the namespace's command: the process joins its groups, then enters its network
             argv = cgroups.join_argv(self._groups(name, host), argv)
         # The daemon writes its PID file first (a SIGKILL of this process right after the fork cannot leave it
