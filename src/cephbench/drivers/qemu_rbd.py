@@ -128,6 +128,17 @@ def cpu_reading(ctx: DriverContext, e: Export) -> ProcTimes | None:
     return got
 
 
+def _first_reading(ctx: DriverContext, e: Export, tries: int = 10) -> ProcTimes | None:
+    """The export's CPU once it listens: on a client host read again for a moment while its pid file is not there
+    yet (a qemu-nbd may listen before it writes it)."""
+    for _ in range(tries if e.pid_file is not None else 1):
+        got = cpu_reading(ctx, e)
+        if got is not None:
+            return got
+        time.sleep(0.2)
+    return None
+
+
 def _last_line(path: Path) -> str:
     try:
         lines = [ln.strip() for ln in read_output(path).splitlines() if ln.strip()]
@@ -160,7 +171,7 @@ def start(ctx: DriverContext, e: Export) -> None:
     deadline = time.monotonic() + START_TIMEOUT_S + (0 if e.ref.address is None else 10)
     while time.monotonic() < deadline:
         if _listening(ctx, e):
-            e.first = cpu_reading(ctx, e)
+            e.first = _first_reading(ctx, e)
             return
         if e.proc.poll() is not None:
             raise _refusal(e, _last_line(e.log_path))
