@@ -51,3 +51,17 @@ def test_small_objects_and_a_shapes_links_bound_the_rate_and_a_write_from_client
     cut = capacity_cut(expand(bare).tests, bare, Room(12 * GiB, GiB, 3))
     assert cut[0].est_duration_s < expand(bare).tests[0].est_duration_s - 5
     assert estimate(cut).expected_s < estimate(expand(bare).tests).expected_s
+
+
+def test_a_write_on_all_the_client_hosts_is_planned_not_a_traceback():
+    """`clients: all` (the suite's every client host) reached int('all') in the capacity cut's in-flight bytes and
+    in a shape's client links: `cephbench run` of such a suite on a cluster with little room was a traceback (CI at
+    d5d3239: four multi-host lab tests). With a shape its client hosts count; without one, a host."""
+    clients = {"clients": ["c1", "c2"]}
+    for shape in ({}, {"variants": [{"name": "v", "lab": {"hosts": 3, "clients": 2, "client_net": "200mbit"}}]}):
+        suite = _suite({"modes": ["write"], "object_size": "4MiB", "concurrency": 16, "duration": "20s",
+                        "clients": "all"}, **clients, **shape)
+        tests = expand(suite).tests
+        assert tests and all(t.params["clients"] == "all" for t in tests)
+        cut = capacity_cut(tests, suite, Room(12 * GiB, 10 * GiB, 3))
+        assert all(c.est_duration_s <= t.est_duration_s for c, t in zip(cut, tests))

@@ -63,3 +63,14 @@ def test_a_watch_not_held_by_its_input_runs_until_killed(tmp_path):
     assert w.proc.poll() is None                # /dev/null's end does not stop it
     hostwatch.stop([w])                         # killed after the grace
     assert w.proc.returncode == -9 and not _alive(w.proc.pid)
+
+
+def test_a_watch_whose_input_ends_without_the_word_runs_on(tmp_path):
+    """A remote shell that gives its commands no input (an SSH server that does not forward it): the end of input
+    alone does not stop the watch after one reading; it runs until stopped, then is killed after the grace."""
+    out = tmp_path / "watch.txt"
+    proc = LocalHost().start(watch_argv([], ["127.0.0.1"], []), stdout_path=out)     # /dev/null for its input
+    time.sleep(1.3)
+    assert proc.poll() is None and len(_times(out)) == 2
+    hostwatch.stop([hostwatch.Watcher(None, proc, out)])     # type: ignore[arg-type]
+    assert proc.returncode == -9 and not _alive(proc.pid)

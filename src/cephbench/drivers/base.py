@@ -10,6 +10,7 @@ import gzip
 import json
 import logging
 import os
+import re
 import shlex
 import time
 from dataclasses import dataclass, field, replace
@@ -114,6 +115,8 @@ class ClientHosts:
     at_paths: dict[str, str] = field(default_factory=dict)     # client -> cephbench-loadgen there (the start barrier)
     load_here: bool = True      # some test's load comes from this machine (not every one from client hosts)
 
+
+_ROUND_DIR = re.compile(r"round[0-9]+")     # drivers/rounds.py: a round's raw directory
 
 @dataclass
 class Reservation:
@@ -547,18 +550,19 @@ class RunContext:
         return results, Seen(hosts=loads, evidence=None)    # a baseline reads no cluster: no evidence, no watch
 
     def _evidence_dir(self, test: Test, outputs: list[Path]) -> Path | None:
-        """Where one run of a test's tools keeps what was watched (the hosts' streams, the OSDs' counters): beside
-        the tools' output when that is a directory of its own (a round's, raw/<test>/round<n>/), else the test's
-        raw directory; one that holds an earlier run's already (a search step run again, a steady round whose output
+        """Where one run of a test's tools keeps what was watched (the hosts' streams, the OSDs' counters): in the
+        round's directory when its tools' output is in one (raw/<test>/round<n>/, a client's below it), else in the
+        test's raw directory; one that holds an earlier run's already (a search step run again, a steady round whose output
         only a suffix tells apart) gets a directory of its own under it, run2/, run3/, ..., so none is written over.
         None without a run directory."""
         if self.rundir is None:
             return None
         base = self.rundir.raw_dir(test.id)
-        raw = self.rundir.path / "raw"
-        parents = {o.parent for o in outputs}
-        own = parents.pop() if len(parents) == 1 else base
-        name = own.relative_to(raw).as_posix() if own != base and own.is_relative_to(base) else test.id
+        # a round's directory, whatever lies below it (a client's outputs: raw/<test>/[roundN/]<client>/)
+        rounds = {o.relative_to(base).parts[0] for o in outputs
+                  if o.is_relative_to(base) and len(o.relative_to(base).parts) > 1}
+        own = rounds.pop() if len(rounds) == 1 else None
+        name = f"{test.id}/{own}" if own is not None and _ROUND_DIR.fullmatch(own) else test.id
         found, n = self.rundir.raw_dir(name), 1
         while (found / "osd-perf-dump-start.json.gz").exists() or any(found.glob("host-*-watch.txt")):
             n += 1

@@ -101,10 +101,11 @@ def boot_id(path: Path = Path("/proc/sys/kernel/random/boot_id")) -> str | None:
 # read by evidence/hoststream.py: first each address's interface and sysfs speed, the lab's shaped speeds, each
 # device's cgroup throttles; then in every round a "t <ns>" line and the devices' /proc/diskstats and interfaces'
 # /proc/net/dev lines (one awk for both, and none when nothing is wanted).
-# $5: its standard input holds it open. A watch killed at a test's end lost the seconds since its last reading (up to
-# one, of a test of a few): a lab test's 3 rounds of 1 s once kept 2 device samples of the 3 the window held. At the
-# end of its input (watch.stop closes it, here or through ssh) it takes a last reading, unless its last is under
-# 0.3 s old (an interval that short is noise, not a rate: /proc/stat counts in 10 ms ticks), and exits.
+# $5: it listens on its standard input. A watch killed at a test's end lost the seconds since its last reading (up
+# to one, of a test of a few): a lab test's 3 rounds of 1 s once kept 2 device samples of the 3 the window held. Told
+# "stop" there (watch.stop, here or through ssh) it takes a last reading, unless its last is under 0.3 s old (an
+# interval that short is noise, not a rate: /proc/stat counts in 10 ms ticks), and exits. An input that ends without
+# the word (a remote shell that gives its commands none) changes nothing: it runs until it is killed, as before.
 WATCH_SH = r'''D=$1; A=$2; R=$3; I=
 nproc
 sp() { s=$(cat "/sys/class/net/$1/speed" 2>/dev/null); echo "${s:--1}"; }
@@ -145,7 +146,7 @@ r() { L=$(date +%s%N); echo "t $L" && eval "$c" || exit 0
     /proc/diskstats /proc/net/dev 2>/dev/null; }
 E=; S=
 if [ "$5" = 1 ]; then exec 3<&0; trap 'E=1; [ -n "$S" ] && kill $S 2>/dev/null' USR1
-  { cat <&3 > /dev/null 2>&1; kill -USR1 $$ 2>/dev/null; } & fi
+  { read -r x <&3 && [ "$x" = stop ] && kill -USR1 $$; } 2>/dev/null & fi
 while :; do r; [ -n "$E" ] && break; sleep 1 & S=$!; wait $S; S=; [ -n "$E" ] && break; done
 [ $(($(date +%s%N) - L)) -ge 300000000 ] && r; exit 0'''
 

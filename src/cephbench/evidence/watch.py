@@ -98,10 +98,14 @@ STOP_GRACE_S = 1.0      # a watch told to stop takes its last reading and ends i
 
 
 def stop(watchers: list[Watcher]) -> None:
-    """Every watch told to end at once (its input closed: it takes a last reading, WATCH_SH), then given
-    STOP_GRACE_S in all to do so; one that has not ended by then is killed with its process group."""
+    """Every watch told to end at once ("stop" on its input: it takes a last reading, WATCH_SH), then given
+    STOP_GRACE_S in all to do so; one that has not ended by then (its remote shell gave it no input) is killed with
+    its process group."""
     for w in watchers:
         if w.proc.stdin is not None:
+            with contextlib.suppress(OSError):
+                w.proc.stdin.write(b"stop\n")
+                w.proc.stdin.flush()
             with contextlib.suppress(OSError):
                 w.proc.stdin.close()
     deadline = time.monotonic() + STOP_GRACE_S

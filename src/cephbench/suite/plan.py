@@ -404,7 +404,7 @@ def _links_bound(test: Test, shape: LabBuild | None) -> tuple[float, float] | No
     bound = math.inf
     per_client = m.client or m.public
     if clients and per_client is not None:
-        bound = min(bound, int(clients) * per_client.rate_bits_per_s / 8)
+        bound = min(bound, _client_hosts(test, shape) * per_client.rate_bits_per_s / 8)
     elif clients and per_client is None:
         return None
     if m.public is not None:
@@ -459,7 +459,7 @@ def capacity_cut(tests: list[Test], suite: Suite, room: Room | None, remote: boo
             room = max(0.0, total * limit - used - before - written) * GUARD_MARGIN
             # the least the write asks for (a load of objects for each step its search may still run, on every
             # client host and instance); with less room, the guard waits while the group before's space is freed
-            least = _in_flight_bytes(t) * left * _copies(t.params)
+            least = _in_flight_bytes(t, shape) * left * _copies(t.params)
             waited = 0.0
             if room < least and before > 0:
                 freed = min(before, (least - room) / GUARD_MARGIN)
@@ -889,7 +889,7 @@ def _count_drain(tests: list[Test], group: str, shape: LabBuild | None) -> None:
         if t.group != group or t.kind not in CAPACITY_CUT_KINDS or KINDS[t.kind].direction(
                 t.params.get("phase")) != "write" or t.params.get("duration_s") is None:
             continue
-        in_flight = _in_flight_bytes(t)
+        in_flight = _in_flight_bytes(t, shape)
         rate = write_rate_raw(int(object_size_of(t.kind, t.params) or 0), rates, _links_bound(t, shape)) / \
             _copies(t.params)
         if in_flight and rate > 0:
@@ -897,10 +897,20 @@ def _count_drain(tests: list[Test], group: str, shape: LabBuild | None) -> None:
             tests[i] = t.model_copy(update={"est_duration_s": t.est_duration_s + repeats * in_flight / rate})
 
 
-def _in_flight_bytes(test: Test) -> int:
+def _client_hosts(test: Test, shape: LabBuild | None) -> int:
+    """How many client hosts a test runs on: its `clients:` count; `all`, the lab shape's client hosts where one
+    says (else one: the plan does not know the suite's list here); none, this machine alone (1)."""
+    count = test.params.get("clients")
+    if count == "all":
+        m = shape.multi if shape is not None else None
+        return max(m.clients if m is not None else 1, 1)
+    return max(int(count or 1), 1)
+
+
+def _in_flight_bytes(test: Test, shape: LabBuild | None = None) -> int:
     """Client bytes a write keeps in flight: each process's load of objects, on every instance and client host."""
     return (in_flight_per_process(test.kind, test.params) or 0) * int(object_size_of(test.kind, test.params) or 0) * \
-        int(test.params.get("instances") or 1) * max(int(test.params.get("clients") or 1), 1)
+        int(test.params.get("instances") or 1) * _client_hosts(test, shape)
 
 
 def _count_topup(kind: Kind, tests: list[Test], group: str) -> None:
