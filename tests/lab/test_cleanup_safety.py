@@ -8,7 +8,6 @@ import os
 import shutil
 import signal
 import subprocess
-import tempfile
 import time
 from pathlib import Path
 
@@ -316,7 +315,8 @@ def test_a_copy_of_a_live_run_directory_is_never_cleaned(lab, mon_json, cephbenc
         [run_id] = json.loads((copy / "run.json").read_text())["run_ids"]
         assert f"run {run_id} is being run right now by process {proc.pid}" in line, line
         # and without that either (its file unlinked): the run's marker names a live process of this host
-        (Path(tempfile.gettempdir()) / f"cephbench-runs-{os.getuid()}" / f"{run_id}.lock").unlink()
+        from cephbench.cluster.recovery import run_locks_dir
+        (run_locks_dir() / f"{run_id}.lock").unlink()
         res = run_cli(["cleanup", copy], cephbench_env)
         assert res.returncode == 2, res.stdout + res.stderr
         [line] = res.stderr.splitlines()

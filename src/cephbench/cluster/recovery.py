@@ -84,6 +84,15 @@ def stop_process_group(tag: str, grace_s: float = 2.0) -> bool:
 
 # ---- the run directory lock: a live run holds it --------------------------------------------------------------
 
+def run_locks_dir() -> Path:
+    """Where the locks of run ids live: the user's runtime directory (XDG_RUNTIME_DIR, /run/user/UID) when the session
+    has one, else the temporary directory; one per user either way."""
+    runtime = os.environ.get("XDG_RUNTIME_DIR", "")
+    if runtime and os.path.isabs(runtime) and os.path.isdir(runtime):
+        return Path(runtime) / "cephbench-run-locks"
+    return Path(tempfile.gettempdir()) / f"cephbench-runs-{os.getuid()}"
+
+
 @dataclass
 class RunLock:
     """Held (flock) by the process running a run directory, for its whole life; the kernel drops it when the
@@ -113,7 +122,7 @@ class RunLock:
             # resume says why
             ids = []
         ids = ids if isinstance(ids, list) else []
-        base = Path(tempfile.gettempdir()) / f"cephbench-runs-{os.getuid()}"
+        base = run_locks_dir()
         for run_id in [i for i in ids if isinstance(i, str) and re.fullmatch(r"[0-9A-Za-z]{1,32}", i)]:
             try:
                 base.mkdir(mode=0o700, exist_ok=True)
