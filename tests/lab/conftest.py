@@ -96,10 +96,10 @@ ONE_HOST_COST_S = {
 # the shares together keep the CPUs about half busy: `make test-lab` prints the phase's share).
 # test_ground_truth_devices includes its knee search on throttled drives (23 s in V; 39-56 s alone on a busy VM).
 GROUND_TRUTH_COST_S = {
-    "test_ground_truth.py": 150, "test_clients_ground_truth.py": 123, "test_seed_han.py": 117,
-    "test_ground_truth_devices.py": 37, "test_seed_homelab.py": 17, "test_osd_bench.py": 10,
-    # measured alone on the shared VM (not in a share yet): three labs of 3 hosts, a 6 s write each
-    "test_ground_truth_cpu.py": 90,
+    # fresh-clone run at 8e2c2a3 (2026-12-07), three shares at once
+    "test_ground_truth.py": 237, "test_clients_ground_truth.py": 147, "test_seed_han.py": 161,
+    "test_ground_truth_devices.py": 131, "test_seed_homelab.py": 34, "test_osd_bench.py": 85,
+    "test_ground_truth_cpu.py": 76,
 }
 
 
