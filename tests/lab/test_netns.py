@@ -77,11 +77,19 @@ def test_shaped_link_carries_its_rate_both_ways_and_leaves_nothing(tmp_path):
         assert netns.Topology.load(tmp_path / "topology.json") == topo
         h1, h2 = topo.hosts
         gw = topo.network("public").gateway
-        rates = {"h1->h2": iperf(h2.netns, h1.netns, h2.address()),
+        paths = {"h1->h2": (h2.netns, h1.netns, h2.address(), False),
                  # h1 to cephbench's own address crosses only h1's namespace end: its sending side
-                 "h1->root": iperf(None, h1.netns, gw),
+                 "h1->root": (None, h1.netns, gw, False),
                  # and back only h1's root end: its receiving side
-                 "root->h1": iperf(None, h1.netns, gw, reverse=True)}
+                 "root->h1": (None, h1.netns, gw, True)}
+        rates = {}
+        for k, (server_ns, client_ns, address, reverse) in paths.items():
+            # the best of up to three: a busy machine only slows TCP (86 of 100 Mbit/s at load 14, twice in fresh-clone
+            # runs), and a link that carries more than its rate is unshaped however often it is measured
+            for _ in range(3):
+                rates[k] = max(rates.get(k, 0.0), iperf(server_ns, client_ns, address, reverse=reverse))
+                if rates[k] >= 0.9 * RATE:
+                    break
         print(f"RESULT netns_iperf rate=100mbit created_s={created_s:.3f} "
               + " ".join(f"{k}={v / 1e6:.1f}Mbit/s" for k, v in rates.items()))
         for k, v in rates.items():
