@@ -55,3 +55,24 @@ def test_link_bytes_per_second_from_net_dev():
 def test_link_speed_the_kernel_may_not_report(text, bits):
     # the dev VM's eth0 reads -1 and its lo an EINVAL: both "unknown", never 0 or a traceback
     assert parse_link_speed(text) == bits
+
+
+def test_a_watch_stopped_mid_second_makes_no_short_second():
+    """A real WATCH_SH stream (this VM, Linux 6.18: dd writing to vda, the watch told `stop` 2.55 s in): its last
+    reading came 0.47 s after the one before. That interval's rate, counted as a second like the others, made a
+    second that never was; it joins the interval before it, and every byte between the first and last reading is
+    still counted."""
+    from cephbench.evidence.hoststream import WantedAddress, WantedDevice, loads, parse_stream
+    stream = parse_stream((FIX.parent / "hostwatch" / "linux6.18_watch_stopped_mid_second.txt").read_text())
+    stamps = [t for t, _ in stream.disks]
+    assert len(stamps) == 4 and (stamps[-1] - stamps[-2]) / 1e9 < 0.5 < (stamps[-2] - stamps[-3]) / 1e9
+    [dev], [link], notes = loads("vm", stream, [WantedDevice("vda", (0,), "data")],
+                                 [WantedAddress("127.0.0.1", "public")])
+    assert notes == ["link vm lo: the kernel does not report its speed"]
+    spans = [(stamps[1] - stamps[0]) / 1e9, (stamps[3] - stamps[1]) / 1e9]
+    assert len(dev.write_bytes_per_s) == len(dev.busy) == len(link.rx_bytes_per_s) == 2
+    first, last = stream.disks[0][1]["vda"], stream.disks[-1][1]["vda"]
+    written = (last.write_sectors - first.write_sectors) * 512
+    assert sum(r * s for r, s in zip(dev.write_bytes_per_s, spans)) == pytest.approx(written)
+    first_net, last_net = stream.nets[0][1]["lo"], stream.nets[-1][1]["lo"]
+    assert sum(r * s for r, s in zip(link.rx_bytes_per_s, spans)) == pytest.approx(last_net.rx_bytes - first_net.rx_bytes)

@@ -9,11 +9,13 @@ Requests are counted twice: as completed (after the block layer merged neighbour
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Sequence
+from typing import Sequence, TypeVar
 
 from cephbench.core.results import DeviceLoad, LinkLoad
 
 _SECTOR = 512
+T = TypeVar("T")
+SHORT_LAST_S = 0.75      # a last interval shorter than this joins the one before it (whole_seconds)
 
 
 @dataclass(frozen=True)
@@ -66,11 +68,23 @@ def parse_link_speed(text: str) -> float | None:
     return float(t) * 1e6 if t.isdigit() and int(t) > 0 else None
 
 
+
+
+def whole_seconds(held: list[tuple[int, T]]) -> list[tuple[int, T]]:
+    """Readings (ns, counters) whose intervals each stand for a second of the series: a watch told to stop takes a
+    last reading (hostload.WATCH_SH) 0.3-1 s after the one before, and that short interval's rate, counted as a
+    second like the others, made a second that never was (a series' sum and its busy seconds overstate the test's
+    last moments). Its bytes are kept: the reading before it is left out, so the last interval spans both."""
+    if len(held) >= 3 and (held[-1][0] - held[-2][0]) / 1e9 < SHORT_LAST_S:
+        return held[:-2] + held[-1:]
+    return held
+
+
 def device_load(host: str, device: str, readings: Sequence[tuple[int, dict[str, DiskCounters]]],
                 osds: list[int] | None = None, role: str = "data") -> DeviceLoad | None:
     """The device's load per interval between consecutive readings (ns, parsed diskstats); None when fewer than two
     readings hold the device (a file-backed OSD has no device of its own: the caller notes it)."""
-    held = [(t, d[device]) for t, d in readings if device in d]
+    held = whole_seconds([(t, d[device]) for t, d in readings if device in d])
     if len(held) < 2:
         return None
     load = DeviceLoad(host=host, device=device, osds=list(osds or []), role=role, start_unix_s=held[0][0] / 1e9)
@@ -93,7 +107,7 @@ def device_load(host: str, device: str, readings: Sequence[tuple[int, dict[str, 
 def link_load(host: str, iface: str, readings: Sequence[tuple[int, dict[str, NetCounters]]], network: str = "public",
               speed_bits_per_s: float | None = None, speed_source: str | None = None) -> LinkLoad | None:
     """The link's rx/tx bytes/s per interval between consecutive readings; None when fewer than two hold it."""
-    held = [(t, d[iface]) for t, d in readings if iface in d]
+    held = whole_seconds([(t, d[iface]) for t, d in readings if iface in d])
     if len(held) < 2:
         return None
     load = LinkLoad(host=host, iface=iface, network=network, speed_bits_per_s=speed_bits_per_s,
