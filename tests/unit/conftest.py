@@ -1,8 +1,15 @@
 import os
 import shutil
 import tempfile
+from pathlib import Path
 
 import pytest
+
+# The test modules' `from conftest import FIXTURES, REPO` gets whichever conftest pytest imported last under that
+# name, and for tests/unit that is this one, not tests/conftest.py: without these, `pytest tests/unit` failed to
+# collect 40 modules (ImportError: cannot import name 'FIXTURES'). The same values as tests/conftest.py's.
+FIXTURES = Path(__file__).parent.parent / "fixtures"
+REPO = Path(__file__).resolve().parent.parent.parent
 
 
 @pytest.fixture(autouse=True, scope="session")
