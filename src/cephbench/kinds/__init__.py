@@ -33,8 +33,8 @@ from .kind import DIRECTION_ORDER, LEVEL_ORDER, Direction, Kind, Layout, Level, 
 __all__ = ["DIRECTION_ORDER", "LEVEL_ORDER", "Direction", "Kind", "Layout", "Level", "Needs", "KINDS", "PLUGINS",
            "ResourceType", "RESOURCE_TYPES", "LEDGER_KINDS", "resource_type",
            "WORKLOAD_KINDS", "WORKLOAD_MODELS", "DISK_BASELINE", "NET_BASELINE", "client_needs", "direction_of",
-           "kinds_where", "level_of", "ops_unit", "LOAD_PARAMS", "SIZE_PARAMS", "load_of", "op_size_of",
-           "object_size_of", "in_flight_per_process", "LOAD_NAMES", "LEAD_LOADS", "shown_of"]
+           "kinds_where", "level_of", "ops_unit", "LOAD_PARAMS", "SIZE_PARAMS", "load_of", "concurrency_of",
+           "op_size_of", "object_size_of", "in_flight_per_process", "LOAD_NAMES", "LEAD_LOADS", "shown_of"]
 
 # the registry, one name per kind, in the order the suite schema lists its types and preflight checks them
 PLUGINS: tuple[ModuleType, ...] = (rados_bench, osd_bench, fio_rados, rados_load_gen, rbd_bench, fio_rbd, qemu_rbd,
@@ -132,6 +132,14 @@ def _first(params: Mapping[str, Any], names: Any) -> Any:
 def load_of(kind: str, params: Mapping[str, Any]) -> Any:
     """A test's load (its kind's first load parameter: concurrency, iodepth, io_threads); None: it has none."""
     return _first(params, (k.load_param for k in _declaring(kind)))
+
+
+def concurrency_of(kind: str, params: Mapping[str, Any]) -> Any:
+    """What a test runs at once: its load, else the streams of a kind that has none (kind.parallel_param: the
+    network baseline's iperf3 streams, whichever kind's test names them, as the export always read them); None:
+    neither."""
+    load = load_of(kind, params)
+    return load if load is not None else _first(params, (k.parallel_param for k in KINDS.values()))
 
 
 def op_size_of(kind: str, params: Mapping[str, Any]) -> Any:

@@ -20,7 +20,7 @@ from typing import Any, Callable
 from ..core.errors import UserError
 from ..core.identity import identity
 from ..core.results import Result, RunDir
-from ..kinds import load_of, object_size_of
+from ..kinds import concurrency_of, object_size_of
 
 FORMATS = ("csv", "json", "openmetrics", "grafana-annotations")
 
@@ -111,7 +111,7 @@ def record(meta: dict[str, Any], run_name: str, r: Result) -> dict[str, Any]:
         "variant": ident.get("variant"),
         "release": ident.get("release"),
         "object_size_bytes": size,
-        "concurrency": depth if (depth := load_of(r.test.kind, p)) is not None else p.get("streams"),
+        "concurrency": concurrency_of(r.test.kind, p),
         "instances": p.get("instances"),
         "started_unix": r.started_unix,
         "duration_s": m.duration_s if m else r.duration_s,

@@ -284,13 +284,13 @@ def for_cluster(tests: list[Test], osd_hosts: list[str], here: str, drop_caches:
             est = max(est - (1 - LOCAL_SETUP_SHARE) * group_setup_s(kind, p), 0.0)
         seen_groups.add(t.group)
         if t.kind == net_baseline.KIND.name and p.get("hosts") == net_baseline.OSD_HOSTS:
-            parts = len(net_baseline.patterns(names, p["streams"]))
+            parts = net_baseline.parts(names, p)
             est = parts * (p["duration_s"] + (NET_PART_REMOTE_S if remote else NET_PART_LOCAL_S))
         elif t.kind == net_baseline.KIND.name and isinstance(p.get("hosts"), list):
             # one part of a baseline between the hosts it names
             est = p["duration_s"] + (NET_PART_REMOTE_S if set(p["hosts"]) - {here} else NET_PART_LOCAL_S)
         elif t.kind == disk_baseline.KIND.name and remote:
-            est += DISK_STEP_REMOTE_S * est / max(float(p.get("runtime_s") or 1.0), 1.0)
+            est += DISK_STEP_REMOTE_S * est / disk_baseline.runtime_of(p)
         else:
             if _drops_before(t, drop_caches):
                 after_read = prev is not None and prev.group == t.group and _drops_before(prev, drop_caches)
@@ -625,16 +625,9 @@ def baseline_tests(suite: Suite) -> list[Test]:
     b = suite.baseline
     tests: list[Test] = []
     if b is not None and b.disks is not None:
-        d = b.disks
-        n = disk_baseline.estimated_paths(d.paths, d.hosts)
-        tests += disk_baseline.make_tests(
-            d.patterns or disk_baseline.DEFAULT_PATTERNS,
-            {"paths": d.paths, "hosts": d.hosts, "size": d.size, "runtime_s": d.runtime,
-             "allow_raw_device": d.allow_raw_device},
-            start_index=len(tests) + 1, est_scopes=n + (n > 1))
+        tests += disk_baseline.section_tests(b.disks, start_index=len(tests) + 1)
     if b is not None and b.network is not None:
-        nw = b.network
-        tests += net_baseline.make_tests(nw.hosts, nw.streams, nw.duration, nw.port, start_index=len(tests) + 1)
+        tests += net_baseline.section_tests(b.network, start_index=len(tests) + 1)
     return tests
 
 
