@@ -6,7 +6,9 @@ A kind module (kinds/<name>.py) holds:
   its parameters by role: its load, its op size, its ids', tables' and charts' parameters, which the core reads
   through load_of, op_size_of, ... below and never by name: tests/unit/test_kind_names.py);
 - MODEL: its suite schema model (a pydantic model on a base of schema.py), None for a kind no suite names (the
-  baselines, which the suite's `baseline:` section makes);
+  baselines, which the suite's `baseline:` section makes), and then params_model(): the model of its tests'
+  parameters (schema.KindParams; a kind with a MODEL has it made from that, schema.test_params_model), which each
+  of its Tests carries (core/planned.py Params, through PARAMS_OF below);
 - needs(params): what its tool needs on a client host, for a kind whose model accepts `clients:`;
 - in KIND.resources, what its driver makes that the core does not make for every kind (kind.py ResourceType: its
   ledger name, proof of ownership, remover and order), each declared once in a kind's module and read by the
@@ -27,8 +29,10 @@ from typing import Any, Mapping
 from . import (disk_baseline, fio_rados, fio_rbd, net_baseline, osd_bench, qemu_rbd, rados_bench, rados_load_gen,
                rbd_bench, rgw)
 from ..core import resources as ledger
+from ..core.planned import PARAMS_OF
 from ..core.units import format_size
 from .kind import DIRECTION_ORDER, LEVEL_ORDER, Direction, Kind, Layout, Level, Needs, ResourceType
+from .schema import test_params_model
 
 __all__ = ["DIRECTION_ORDER", "LEVEL_ORDER", "Direction", "Kind", "Layout", "Level", "Needs", "KINDS", "PLUGINS",
            "ResourceType", "RESOURCE_TYPES", "LEDGER_KINDS", "resource_type",
@@ -47,6 +51,12 @@ PLUGIN_OF: Mapping[str, ModuleType] = {p.KIND.name: p for p in PLUGINS}
 
 WORKLOAD_KINDS: tuple[str, ...] = tuple(k for k in KINDS if KINDS[k].level != "Baselines")
 WORKLOAD_MODELS: tuple[Any, ...] = tuple(p.MODEL for p in PLUGINS if p.MODEL is not None)
+
+# each kind's model of one test's parameters, which every Test made from here on carries (core/planned.py Params):
+# made when first needed: from its suite model (schema.test_params_model), or by its module's params_model where no
+# suite names it (the baselines)
+PARAMS_OF.update({p.KIND.name: p.params_model if p.MODEL is None else (lambda p=p: test_params_model(p.MODEL))
+                  for p in PLUGINS})
 
 # what the kinds make, by ledger name: each kind's declaration (KIND.resources), one per name however many kinds
 # make it (the RBD kinds' images: kinds/rbd_images.py)

@@ -4,11 +4,12 @@ name); hooks in drivers/disk_baseline.py."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 from ..core.resources import remote_file_parts
 from ..core.planned import Test
 from .kind import RW_DIRECTIONS, Kind, ResourceType
+from .schema import KindParams
 
 
 def _disk_file_by_hand(name: str) -> str:
@@ -28,6 +29,23 @@ KIND = Kind("disk_baseline", "Baselines", "Disk baseline", "baseline", None, dic
             own_params=("runtime_s", "allow_raw_device"))
 DRIVER = "disk_baseline"
 MODEL = None
+
+
+def params_model() -> type[KindParams]:
+    """The model of one test's parameters, made when a test of this kind is first made (core/planned.py PARAMS_OF:
+    two models' classes cost every start that imports the kinds about 8 M instructions, issue 39)."""
+    class DiskBaselineParams(KindParams):
+        """One test's parameters (make_tests): its pattern (PATTERNS), the paths and hosts it measures, the size of its
+        test files and each fio step's seconds."""
+        descriptor: ClassVar[Kind] = KIND
+        pattern: str | None = None
+        paths: list[str] | dict[str, list[str]] | str | None = None       # "lab-osds": the lab's OSD directories
+        hosts: list[str] | str | None = None
+        size: int | None = None
+        runtime_s: float | None = None
+        allow_raw_device: bool | None = None
+
+    return DiskBaselineParams
 
 KIB, MIB = 1024, 1024**2
 SEQ_IODEPTH = 16

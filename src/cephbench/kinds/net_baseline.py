@@ -4,10 +4,11 @@ drivers/iperf.py."""
 from __future__ import annotations
 
 import statistics
-from typing import TYPE_CHECKING, Any, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, ClassVar, Mapping, Sequence
 
 from ..core.planned import Test
 from .kind import Kind
+from .schema import KindParams
 
 if TYPE_CHECKING:      # the results' models are not imported with the kinds (issue 39: validate needs neither)
     from ..core.results import Result
@@ -19,6 +20,25 @@ KIND = Kind("net_baseline", "Baselines", "Network baseline", "baseline", None, {
             own_params=("sender", "senders", "receivers", "streams"), parallel_param="streams")
 DRIVER = "iperf"
 MODEL = None
+
+
+def params_model() -> type[KindParams]:
+    """The model of one test's parameters, made when a test of this kind is first made (core/planned.py PARAMS_OF:
+    two models' classes cost every start that imports the kinds about 8 M instructions, issue 39)."""
+    class NetBaselineParams(KindParams):
+        """One test's parameters (make_tests): a pattern between named hosts (`osd-hosts`: one test standing for all
+        of them until the run names them), its streams, length and iperf3 port."""
+        descriptor: ClassVar[Kind] = KIND
+        pattern: str | None = None
+        network: str | None = None                  # "cluster": over the OSD hosts' cluster network
+        sender: str | None = None
+        senders: list[str] | None = None            # many-to-one
+        receivers: list[str] | None = None
+        streams: int | None = None
+        hosts: list[str] | str | None = None
+        port: int | None = None
+
+    return NetBaselineParams
 
 OSD_HOSTS = "osd-hosts"     # the hosts keyword: this machine and every OSD host
 EST_OSD_HOSTS = 3           # OSD hosts the plan's duration assumes before the cluster names them

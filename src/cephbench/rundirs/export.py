@@ -137,7 +137,7 @@ def records(meta: dict[str, Any], results: list[Result], run_name: str = "") -> 
 
 def to_json(meta: dict[str, Any], results: list[Result], run_name: str = "") -> str:
     """A JSON list of records, each with the test's full parameters under "params" (for CI)."""
-    out = [{**rec, "params": r.test.params} for rec, r in zip(records(meta, results, run_name), results)]
+    out = [{**rec, "params": dict(r.test.params)} for rec, r in zip(records(meta, results, run_name), results)]
     return json.dumps(out, indent=2, default=str) + "\n"
 
 
