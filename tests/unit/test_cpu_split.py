@@ -117,7 +117,8 @@ def test_a_container_is_read_from_its_cgroup_path(path, cid):
 
 def test_busy_cpus_beside_another_cause_are_named_with_whose_they_were():
     r = result("load_h2_4KiB")
-    r.test.params["concurrency"] = 1          # the same evidence as one op in flight: latency, the CPUs said beside
+    r.test = r.test.with_params({**r.test.params, "concurrency": 1})   # the same evidence as one op in flight:
+    # latency, the CPUs said beside
     v = verdict(r)
     assert v.bottleneck == "latency (1 op in flight)"
     assert ("the CPUs of vm were 100% busy (most of it other processes, 1.13 of 2 cores; other processes 1.13: the "

@@ -9,6 +9,10 @@ a sentence that mentions a name in a message or a docstring is not a use of it),
 and its keyword arguments' (`f(iodepth=4)`); a function's own argument is a local name, not a use. A constant that
 holds a name (kinds/rbd_images.py's RBD_IMAGE) counts where it is written, not where used.
 
+A kind no suite workload names (the baselines: MODEL None) declares its tests' own parameters on its descriptor
+(kind.own_params: iperf3's sender, senders, receivers and streams; the disk baseline's runtime_s and
+allow_raw_device), which count as its tool's parameters too.
+
 What counts as a kind's name: its registered name, except `rgw`, which is also the RGW daemon's name the lab, the
 evidence and the analysis use for the daemon. What counts as a tool parameter: a field a kind's suite model declares
 itself (not one a base in kinds/schema.py gives every kind of that base: name, repeat, clients; RBD's images,
@@ -91,7 +95,9 @@ def tool_parameters() -> set[str]:
     for base in (schema.WorkloadModel, schema.ClientWorkload, schema.RbdWorkload):
         bases |= set(base.model_fields)
     own = {f for p in kinds.PLUGINS if p.MODEL is not None for f in p.MODEL.model_fields}
-    return (own - bases - {"type"} - GENERIC) | RBD_TOOL
+    # a kind no suite workload names (the baselines) declares its tests' own parameters on its descriptor
+    declared = {n for p in kinds.PLUGINS for n in p.KIND.own_params}
+    return (own - bases - {"type"} - GENERIC) | RBD_TOOL | declared
 
 
 def kind_names() -> set[str]:
@@ -157,6 +163,8 @@ def test_the_scanned_names_are_the_tools_own():
     params = tool_parameters()
     # the ones the issue names, and none of the generic words
     assert {"concurrency", "iodepth", "io_threads", "numjobs", "block_size", "io_size", "object_size"} <= params
+    # and the baselines' own (iperf3's streams and routes, the disk baseline's fio runtime)
+    assert {"streams", "sender", "senders", "receivers", "runtime_s", "allow_raw_device"} <= params
     assert not params & GENERIC
     assert {"rados_bench", "osd_bench", "fio_rbd", "disk_baseline"} <= kind_names()
     assert {"rbd-image", "rgw-user", "disk-file"} <= resource_names()
@@ -186,6 +194,11 @@ def test_a_kinds_roles_name_its_own_fields():
                     *k.shown_params, *k.swept_charts, *k.table_params} - {None}
         fields = set(p.MODEL.model_fields) if p.MODEL is not None else set()
         assert declared <= fields, (k.name, sorted(declared - fields))
+        # own_params are for a kind without a model (a model's fields are its own already); what it runs at once is
+        # one of them
+        assert not (k.own_params and p.MODEL is not None), k.name
+        assert k.parallel_param in (None, *k.own_params), k.name
+        assert not (k.parallel_param and k.load_params), k.name
         assert k.load_tag or not k.load_params, k.name
         # a kind's resources are its own: none is a kind of entry the core makes for every kind
         assert not {r.name for r in k.resources} & set(CORE_LEDGER_KINDS), (k.name, k.resources)

@@ -60,7 +60,7 @@ def test_another_client_in_the_same_pool_is_still_named_by_what_it_wrote():
 def test_a_pool_the_run_did_not_name_existing_is_left_as_it_was():
     o = sampled("df", ALONE_S)
     r = result("alone", o)
-    r.test.params["pool_profile"] = {"type": "replicated", "size": 3}
+    r.test = r.test.with_params({**r.test.params, "pool_profile": {"type": "replicated", "size": 3}})
     own_ops_out(r)
     assert r.evidence.other_load == o
 

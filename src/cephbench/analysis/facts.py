@@ -11,7 +11,7 @@ from typing import Any
 
 from ..core.results import Result
 from ..hosts.remote import addr_ips
-from ..kinds import DISK_BASELINE, NET_BASELINE, level_of
+from ..kinds import DISK_BASELINE, NET_BASELINE, level_of, net_baseline
 from .disks import usable
 from .model import MIB, ClusterFacts, DiskFigures
 
@@ -96,43 +96,12 @@ def disk_figures(disk: list[Result], osd_bench: list[Result]) -> DiskFigures | N
     return None
 
 
-def network_figures(net: list[Result], client: str | None) -> dict[str, Any]:
-    """Client send (one-to-many when measured), client receive (many-to-one when measured: reads come from every
-    OSD host at once), per-host rate (median over ordered pairs, each at its best stream count), the cluster
-    network's per-host rate (median of its pairs, when measured), loopback or not."""
-    ok = [r for r in net if r.status == "ok" and r.measurement and r.measurement.bytes_per_s]
-    if not ok:
-        return {}
-    pairs = [r for r in ok if r.test.params.get("pattern") == "pair" and r.test.params.get("network") != "cluster"]
-    cluster_pairs = [r for r in ok if r.test.params.get("pattern") == "pair"
-                     and r.test.params.get("network") == "cluster"]
-    fan = [r for r in ok if r.test.params.get("pattern") == "one-to-many"]
-    fan_in = [r for r in ok if r.test.params.get("pattern") == "many-to-one"]
-    loop = all(r.measurement.extra.get("loopback") for r in ok)
-    hosts = ok[0].test.params.get("hosts") or []
-    named = {r.test.params.get("sender") for r in ok} | {h for r in ok for h in r.test.params.get("receivers") or []}
-    # a client host of the suite is measured in patterns of its own (net_baseline.patterns), never among `hosts`
-    me = client if client in hosts or client in named else (hosts[0] if hosts else None)
-    best = lambda rs: max((r.measurement.bytes_per_s for r in rs), default=None)  # noqa: E731
-    tx = best([r for r in fan if r.test.params.get("sender") == me]) or \
-        best([r for r in pairs if r.test.params.get("sender") == me])
-    rx = best([r for r in fan_in if r.test.params.get("receivers") == [me]]) or \
-        best([r for r in pairs if me in r.test.params.get("receivers", [])])
-    best_pair: dict[tuple[str, str], float] = {}          # each ordered pair at its best stream count
-    for r in pairs:
-        key = (r.test.params.get("sender"), (r.test.params.get("receivers") or [""])[0])
-        best_pair[key] = max(best_pair.get(key, 0.0), r.measurement.bytes_per_s)
-    per_host = statistics.median(best_pair.values()) if best_pair else None
-    cluster = statistics.median(r.measurement.bytes_per_s for r in cluster_pairs) if cluster_pairs else None
-    return {"tx": tx, "rx": rx, "per_host": per_host, "cluster_per_host": cluster, "loopback": loop}
-
-
 def facts_from_run(cluster: dict[str, Any], results: list[Result], client_hostname: str | None = None,
                    cpus: int | None = None) -> ClusterFacts | None:
     md = _osd_metadata(cluster)
     own, unused = usable([r for r in results if r.test.kind == DISK_BASELINE])
     disk = disk_figures(own, [r for r in results if level_of(r.test.kind) == "OSD"])
-    net = network_figures([r for r in results if r.test.kind == NET_BASELINE], client_hostname)
+    net = net_baseline.network_figures([r for r in results if r.test.kind == NET_BASELINE], client_hostname)
     if disk is None and not net and not unused:
         return None
     osds = len(md) or int(((cluster.get("status") or {}).get("osdmap") or {}).get("num_osds", 0) or 0)
@@ -197,7 +166,7 @@ def client_hosts(result: Result) -> list[str]:
 def with_clients(facts: ClusterFacts, net: list[Result], clients: list[str]) -> ClusterFacts:
     """The facts of a test whose load came from `clients`: that many clients, each with the send and receive rate
     the network baseline measured for it (their mean: clients × mean is their sum); unmeasured: no client term."""
-    figures = [network_figures(net, c) for c in clients]
+    figures = [net_baseline.network_figures(net, c) for c in clients]
     tx = [f["tx"] for f in figures if f.get("tx")]
     rx = [f["rx"] for f in figures if f.get("rx")]
     return replace(facts, clients=len(clients), client_on_osd_host=False,

@@ -98,7 +98,7 @@ def facts_of(result: Result, efficiency: float | None, b: LatencyBreakdown | Non
     # which of cAdvisor's series were taken for which daemon is what was collected, said as is
     lines += [note if note.startswith(cadvisor.MATCHED) else f"not collected: {note}" for note in ev.notes]
 
-    direction = direction_of(result.test.kind, result.test.params.get("phase"), m.op if m else None)
+    direction = direction_of(result.test.kind, result.test.params.phase, m.op if m else None)
     slow = slow_store(ev.osds, ev.devices, latency_s, result.hosts, ev.links) if direction == "write" else None
     held = at_throttle(devices)
     if slow is not None:

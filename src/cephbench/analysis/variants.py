@@ -45,7 +45,7 @@ def op_size(test: Test, m: Measurement | None = None) -> int | None:
 
 
 def operation(test: Test, m: Measurement | None = None) -> str:
-    phase = test.params.get("phase")
+    phase = test.params.phase
     return str(phase) if phase is not None else (m.op if m is not None else "-")
 
 
@@ -54,7 +54,7 @@ def headline(first: Samples) -> Metric:
     reference repeats have no bandwidth."""
     r = first.results[0]
     m = r.measurement
-    if direction_of(r.test.kind, r.test.params.get("phase"), m.op if m else None) == "metadata":
+    if direction_of(r.test.kind, r.test.params.phase, m.op if m else None) == "metadata":
         return OPS
     bw = first.values(BANDWIDTH)
     return BANDWIDTH if bw and len(bw) == len(first.results) and min(bw) > 0 else OPS

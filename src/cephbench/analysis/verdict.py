@@ -25,7 +25,7 @@ OSD_BENCH_MISSING = ("no disk baseline measured one disk alone in this run, and 
 
 def op_of(result: Result) -> str | None:
     """write or read, or None for mixed and metadata operations, which the model does not cover."""
-    d = direction_of(result.test.kind, result.test.params.get("phase"),
+    d = direction_of(result.test.kind, result.test.params.phase,
                      result.measurement.op if result.measurement else None)
     return d if d in ("read", "write") else None
 
@@ -73,7 +73,7 @@ def analyse(result: Result, facts: ClusterFacts | None, rados: list[Result] | No
     if facts is None and ev is None:
         return Analysis(bottleneck="unknown", reason=f"{label}: no ceiling (no disk or network baseline in this "
                                                       "run: add a baseline section to the suite)")
-    pool = Pool.from_profile(result.test.params.get("pool_profile"))
+    pool = Pool.from_profile(result.test.params.pool_profile)
     c = ceiling(facts, op, size, pool) if facts is not None else Ceiling(op=op, op_size=size, terms=[],
                                                                           bottleneck="unknown")
     watched = max(result.hosts, key=lambda h: h.cpu_busy_median, default=None)
@@ -110,7 +110,7 @@ def _analyse_rgw(result: Result, facts: ClusterFacts | None, rados: list[Result]
     if op is None or size is None:
         return None                   # stat, list, delete, mixed: metadata, which the model does not cover
     piece = min(size, rgw.STRIPE)
-    given = result.test.params.get("pool_profile")
+    given = result.test.params.pool_profile
     data_pool = Pool.from_profile(given) if given else rgw.rgw_pool(cluster, rgw.DATA_POOL)
     index_pool = rgw.rgw_pool(cluster, rgw.INDEX_POOL) or data_pool
     pool = data_pool or Pool(size=3)
@@ -120,7 +120,7 @@ def _analyse_rgw(result: Result, facts: ClusterFacts | None, rados: list[Result]
         # (either unknown: nothing to compare)
         out = []
         for r in rados:
-            prof = r.test.params.get("pool_profile")
+            prof = r.test.params.pool_profile
             on = Pool.from_profile(prof) if prof else None
             if (counted(r) and r.test.variant == result.test.variant and (like is None or on is None or on == like)
                     and (o := op_of(r)) and (n := op_size_of(r))):

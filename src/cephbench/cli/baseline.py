@@ -42,7 +42,7 @@ def baseline_disk(paths: tuple[Path, ...], size: str, runtime: str, patterns: tu
                   allow_raw_device: bool, out_dir: Path | None) -> None:
     """fio on each PATH alone, then on all at once: dd-equivalent, sequential 1/4 MiB, random 4 KiB qd 1/32."""
     from ..drivers import disk_baseline
-    from ..kinds.disk_baseline import DEFAULT_PATTERNS, PATTERNS, make_tests
+    from ..kinds.disk_baseline import DEFAULT_PATTERNS, PATTERNS, make_tests, test_params
     nbytes, secs = _size_option(size, "--size"), _duration_option(runtime, "--runtime")
     unknown = [p for p in patterns if p not in PATTERNS]
     if unknown:
@@ -50,8 +50,7 @@ def baseline_disk(paths: tuple[Path, ...], size: str, runtime: str, patterns: tu
                         where="--pattern")
     targets = disk_baseline.check_paths(list(paths), nbytes, allow_raw_device, ".cephbench-preflight.dat")
     tests = make_tests(list(patterns) or DEFAULT_PATTERNS,
-                                     {"paths": [str(p) for p in paths], "size": nbytes, "runtime_s": secs,
-                                      "allow_raw_device": allow_raw_device})
+                       test_params([str(p) for p in paths], nbytes, secs, allow_raw_device))
     _run_baseline("disk", tests, out_dir, f"disk baseline of {len(targets)} path(s), {format_size(nbytes)} test "
                   f"files, {seconds(secs)} per step")
 

@@ -376,7 +376,7 @@ class RunContext:
         # recorded now: once a watcher has ended, its start time (part of the tag) can no longer be read
         watcher_res = self._record_processes([w.proc.pid for w in watchers])
         # polled: a monitor that does not answer must not hold up the tools' loop (core/poll.py)
-        writing = direction_of(test.kind, test.params.get("phase")) in ("write", "mixed")
+        writing = direction_of(test.kind, test.params.phase) in ("write", "mixed")
         # the capacity guard's rate spans the cluster's stats periods (mgr_stats_period, read once a run): `ceph df`
         # counts writes in lumps, and one lump is not a second's rise
         # a kind the guard cuts (capacity_cut) stops by itself at the write it reserved, within the limit

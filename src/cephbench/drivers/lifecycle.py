@@ -36,7 +36,7 @@ R = TypeVar("R")
 
 def reads(test: Test) -> bool:
     """Whether the test's phase reads (a read or a mix): its caches are dropped first, its data must be there."""
-    return direction_of(test.kind, test.params.get("phase")) in ("read", "mixed")
+    return direction_of(test.kind, test.params.phase) in ("read", "mixed")
 
 
 @dataclass

@@ -115,7 +115,7 @@ def resolve_existing(cluster: Cluster, tests: Sequence[Test]) -> list[Test]:
     """The tests with each existing pool's profile as the cluster has it (type, size or k+m, pg_num: what the
     capacity guard and the model read), beside its name; UserError (exit 2) for a pool that does not exist."""
     wanted = {t.params["pool"]: t.params["pool_profile"]["existing"] for t in tests
-              if isinstance(t.params.get("pool_profile"), dict) and t.params["pool_profile"].get("existing")}
+              if isinstance(t.params.pool_profile, dict) and t.params["pool_profile"].get("existing")}
     if not wanted:
         return list(tests)
     detail = {str(p.get("pool_name")): p for p in cluster.ceph_json("osd", "pool", "ls", "detail") or []}
@@ -126,7 +126,7 @@ def resolve_existing(cluster: Cluster, tests: Sequence[Test]) -> list[Test]:
                             "name a pool 'ceph osd pool ls' lists, or remove existing to have cephbench create one",
                             where=f"pools.{key}.existing")
         profiles[key] = {**_profile_of(cluster, detail[name]), "existing": name}
-    return [t.model_copy(update={"params": {**t.params, "pool_profile": profiles[t.params["pool"]]}})
+    return [t.with_params({**t.params, "pool_profile": profiles[t.params["pool"]]})
             if t.params.get("pool") in profiles else t for t in tests]
 
 

@@ -466,7 +466,7 @@ def read_sources(readers: Sequence[P], writers: Sequence[P]) -> list[P]:
 
 def _without_steady(test):
     """A write run only for the reads that remain (not recorded) runs once, not in rounds."""
-    return test.model_copy(update={"params": {k: v for k, v in test.params.items() if k != "steady_state"}})
+    return test.with_params({k: v for k, v in test.params.items() if k != "steady_state"})
 
 
 def run_group(ctx, group, todo):

@@ -6,7 +6,9 @@ A kind module (kinds/<name>.py) holds:
   its parameters by role: its load, its op size, its ids', tables' and charts' parameters, which the core reads
   through load_of, op_size_of, ... below and never by name: tests/unit/test_kind_names.py);
 - MODEL: its suite schema model (a pydantic model on a base of schema.py), None for a kind no suite names (the
-  baselines, which the suite's `baseline:` section makes);
+  baselines, which the suite's `baseline:` section makes), and then params_model(): the model of its tests'
+  parameters (schema.KindParams; a kind with a MODEL has it made from that, schema.test_params_model), which each
+  of its Tests carries (core/planned.py Params, through PARAMS_OF below);
 - needs(params): what its tool needs on a client host, for a kind whose model accepts `clients:`;
 - in KIND.resources, what its driver makes that the core does not make for every kind (kind.py ResourceType: its
   ledger name, proof of ownership, remover and order), each declared once in a kind's module and read by the
@@ -27,14 +29,16 @@ from typing import Any, Mapping
 from . import (disk_baseline, fio_rados, fio_rbd, net_baseline, osd_bench, qemu_rbd, rados_bench, rados_load_gen,
                rbd_bench, rgw)
 from ..core import resources as ledger
+from ..core.planned import PARAMS_OF
 from ..core.units import format_size
 from .kind import DIRECTION_ORDER, LEVEL_ORDER, Direction, Kind, Layout, Level, Needs, ResourceType
+from .schema import test_params_model
 
 __all__ = ["DIRECTION_ORDER", "LEVEL_ORDER", "Direction", "Kind", "Layout", "Level", "Needs", "KINDS", "PLUGINS",
            "ResourceType", "RESOURCE_TYPES", "LEDGER_KINDS", "resource_type",
            "WORKLOAD_KINDS", "WORKLOAD_MODELS", "DISK_BASELINE", "NET_BASELINE", "client_needs", "direction_of",
-           "kinds_where", "level_of", "ops_unit", "LOAD_PARAMS", "SIZE_PARAMS", "load_of", "op_size_of",
-           "object_size_of", "in_flight_per_process", "LOAD_NAMES", "LEAD_LOADS", "shown_of"]
+           "kinds_where", "level_of", "ops_unit", "LOAD_PARAMS", "SIZE_PARAMS", "load_of", "concurrency_of",
+           "op_size_of", "object_size_of", "in_flight_per_process", "LOAD_NAMES", "LEAD_LOADS", "shown_of"]
 
 # the registry, one name per kind, in the order the suite schema lists its types and preflight checks them
 PLUGINS: tuple[ModuleType, ...] = (rados_bench, osd_bench, fio_rados, rados_load_gen, rbd_bench, fio_rbd, qemu_rbd,
@@ -47,6 +51,12 @@ PLUGIN_OF: Mapping[str, ModuleType] = {p.KIND.name: p for p in PLUGINS}
 
 WORKLOAD_KINDS: tuple[str, ...] = tuple(k for k in KINDS if KINDS[k].level != "Baselines")
 WORKLOAD_MODELS: tuple[Any, ...] = tuple(p.MODEL for p in PLUGINS if p.MODEL is not None)
+
+# each kind's model of one test's parameters, which every Test made from here on carries (core/planned.py Params):
+# made when first needed: from its suite model (schema.test_params_model), or by its module's params_model where no
+# suite names it (the baselines)
+PARAMS_OF.update({p.KIND.name: p.params_model if p.MODEL is None else (lambda p=p: test_params_model(p.MODEL))
+                  for p in PLUGINS})
 
 # what the kinds make, by ledger name: each kind's declaration (KIND.resources), one per name however many kinds
 # make it (the RBD kinds' images: kinds/rbd_images.py)
@@ -132,6 +142,14 @@ def _first(params: Mapping[str, Any], names: Any) -> Any:
 def load_of(kind: str, params: Mapping[str, Any]) -> Any:
     """A test's load (its kind's first load parameter: concurrency, iodepth, io_threads); None: it has none."""
     return _first(params, (k.load_param for k in _declaring(kind)))
+
+
+def concurrency_of(kind: str, params: Mapping[str, Any]) -> Any:
+    """What a test runs at once: its load, else the streams of a kind that has none (kind.parallel_param: the
+    network baseline's iperf3 streams, whichever kind's test names them, as the export always read them); None:
+    neither."""
+    load = load_of(kind, params)
+    return load if load is not None else _first(params, (k.parallel_param for k in KINDS.values()))
 
 
 def op_size_of(kind: str, params: Mapping[str, Any]) -> Any:

@@ -83,6 +83,12 @@ class Kind:
     shown_params: tuple[str, ...] = ()          # parameters the terminal's params column shows, in this order
     swept_charts: tuple[str, ...] = ()          # parameters the HTML report draws throughput against, when swept
     table_params: tuple[str, ...] = ()          # columns of its own in its report table, after the test's id
+    # the parameters of a kind no suite workload model declares (the baselines: MODEL None), which its plan puts in
+    # its tests: only its modules name them, as a model's fields are (tests/unit/test_kind_names.py)
+    own_params: tuple[str, ...] = ()
+    # a kind without a load (load_params) whose tests run this many streams at once (iperf3's -P): the export's
+    # concurrency column (kinds.concurrency_of)
+    parallel_param: str | None = None
     # what its driver makes on the cluster or a host that the core does not make for every kind (pools, ec
     # profiles, processes, work directories are the core's, core/resources.py KINDS): its images, users, buckets,
     # files, each declared once (ResourceType below) and shared by the kinds that make it

@@ -3,15 +3,42 @@ drivers/iperf.py."""
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+import statistics
+from typing import TYPE_CHECKING, Any, ClassVar, Mapping, Sequence
 
 from ..core.planned import Test
 from .kind import Kind
+from .schema import KindParams
+
+if TYPE_CHECKING:      # the results' models are not imported with the kinds (issue 39: validate needs neither)
+    from ..core.results import Result
 
 KIND = Kind("net_baseline", "Baselines", "Network baseline", "baseline", None, {"send": "write"},
-            ceiling_source=True, cluster=False, test_overhead_s=1.5, ops_counted=False)
+            ceiling_source=True, cluster=False, test_overhead_s=1.5, ops_counted=False,
+            # `pattern`, `hosts`, `network` and `port` are words of the core too (the disk baseline's patterns, the
+            # lab's hosts and networks): not its own
+            own_params=("sender", "senders", "receivers", "streams"), parallel_param="streams")
 DRIVER = "iperf"
 MODEL = None
+
+
+def params_model() -> type[KindParams]:
+    """The model of one test's parameters, made when a test of this kind is first made (core/planned.py PARAMS_OF:
+    two models' classes cost every start that imports the kinds about 8 M instructions, issue 39)."""
+    class NetBaselineParams(KindParams):
+        """One test's parameters (make_tests): a pattern between named hosts (`osd-hosts`: one test standing for all
+        of them until the run names them), its streams, length and iperf3 port."""
+        descriptor: ClassVar[Kind] = KIND
+        pattern: str | None = None
+        network: str | None = None                  # "cluster": over the OSD hosts' cluster network
+        sender: str | None = None
+        senders: list[str] | None = None            # many-to-one
+        receivers: list[str] | None = None
+        streams: int | None = None
+        hosts: list[str] | str | None = None
+        port: int | None = None
+
+    return NetBaselineParams
 
 OSD_HOSTS = "osd-hosts"     # the hosts keyword: this machine and every OSD host
 EST_OSD_HOSTS = 3           # OSD hosts the plan's duration assumes before the cluster names them
@@ -66,6 +93,24 @@ def _label(p: dict[str, Any]) -> str:
     return f"{p['sender']}-to-all"
 
 
+def route(params: Mapping[str, Any]) -> str | None:
+    """"sender -> receivers" of a test of its own (whatever the kind a run directory names); None: not one."""
+    if "sender" in params or "senders" in params:
+        return f"{params.get('sender') or ', '.join(params['senders'])} -> {', '.join(params.get('receivers') or [])}"
+    return None
+
+
+def parts(hosts: list[str], params: dict[str, Any]) -> int:
+    """How many tests (patterns) a baseline between `hosts` makes with a test's streams (the plan's estimate of
+    `osd-hosts` once the run names them)."""
+    return len(patterns(hosts, params["streams"]))
+
+
+def section_tests(section: Any, start_index: int) -> list[Test]:
+    """The tests of a suite's baseline.network section (suite/config.py NetBaselineConfig)."""
+    return make_tests(section.hosts, section.streams, section.duration, section.port, start_index=start_index)
+
+
 def make_tests(hosts: list[str] | str, streams: int, duration_s: float, port: int | None, start_index: int = 1,
                group: str = "b002", workload: str = "baseline-net", part_of: str | None = None,
                cluster: Sequence[str] = (), clients: Sequence[str] = (), first_is_client: bool = True
@@ -88,3 +133,37 @@ def make_tests(hosts: list[str] | str, streams: int, duration_s: float, port: in
                                              **({"part_of": part_of} if part_of else {})},
                         est_duration_s=duration_s + 1))
     return out
+
+
+# ---- what its results tell the model ---------------------------------------------------------
+
+def network_figures(net: list["Result"], client: str | None) -> dict[str, Any]:
+    """Client send (one-to-many when measured), client receive (many-to-one when measured: reads come from every
+    OSD host at once), per-host rate (median over ordered pairs, each at its best stream count), the cluster
+    network's per-host rate (median of its pairs, when measured), loopback or not: the figures the efficiency model
+    reads (analysis/facts.py), from its tests' own parameters."""
+    ok = [r for r in net if r.status == "ok" and r.measurement and r.measurement.bytes_per_s]
+    if not ok:
+        return {}
+    pairs = [r for r in ok if r.test.params.get("pattern") == "pair" and r.test.params.get("network") != "cluster"]
+    cluster_pairs = [r for r in ok if r.test.params.get("pattern") == "pair"
+                     and r.test.params.get("network") == "cluster"]
+    fan = [r for r in ok if r.test.params.get("pattern") == "one-to-many"]
+    fan_in = [r for r in ok if r.test.params.get("pattern") == "many-to-one"]
+    loop = all(r.measurement.extra.get("loopback") for r in ok)
+    hosts = ok[0].test.params.get("hosts") or []
+    named = {r.test.params.get("sender") for r in ok} | {h for r in ok for h in r.test.params.get("receivers") or []}
+    # a client host of the suite is measured in patterns of its own (patterns above), never among `hosts`
+    me = client if client in hosts or client in named else (hosts[0] if hosts else None)
+    best = lambda rs: max((r.measurement.bytes_per_s for r in rs), default=None)  # noqa: E731
+    tx = best([r for r in fan if r.test.params.get("sender") == me]) or \
+        best([r for r in pairs if r.test.params.get("sender") == me])
+    rx = best([r for r in fan_in if r.test.params.get("receivers") == [me]]) or \
+        best([r for r in pairs if me in r.test.params.get("receivers", [])])
+    best_pair: dict[tuple[str, str], float] = {}          # each ordered pair at its best stream count
+    for r in pairs:
+        key = (r.test.params.get("sender"), (r.test.params.get("receivers") or [""])[0])
+        best_pair[key] = max(best_pair.get(key, 0.0), r.measurement.bytes_per_s)
+    per_host = statistics.median(best_pair.values()) if best_pair else None
+    cluster = statistics.median(r.measurement.bytes_per_s for r in cluster_pairs) if cluster_pairs else None
+    return {"tx": tx, "rx": rx, "per_host": per_host, "cluster_per_host": cluster, "loopback": loop}

@@ -7,12 +7,14 @@ bases' checks read. suite/config.py builds the suite from the registered models.
 
 from __future__ import annotations
 
-from typing import Annotated, Any, ClassVar, Literal, Union
+import types
+from typing import Annotated, Any, ClassVar, Literal, Union, get_args, get_origin
 
 from pydantic import (BeforeValidator, Discriminator, Field, SerializerFunctionWrapHandler,
-                      Tag, field_validator, model_serializer, model_validator)
+                      Tag, create_model, field_validator, model_serializer, model_validator)
 
 from ..core.loadsearch import DEFAULT_MAX, is_power_of_two
+from ..core.planned import Params
 from ..core.units import parse_duration, parse_size
 from .kind import Kind
 from ..core.settings import Strict      # the base of every model of a suite's
@@ -301,3 +303,65 @@ def _descriptors(base: type[WorkloadModel]) -> list[Kind]:
             out.append(m.descriptor)
         out += [k for k in _descriptors(m) if k not in out]
     return out
+
+
+# ---- a test's parameters, typed ----------------------------------------------------------------------------------
+
+class KindParams(Params):
+    """The parameters of one test of a kind (core/planned.py Params), read by role as its descriptor names them:
+    its load, the size of one op and of its objects in bytes (None: it has none, or the test does not give it)."""
+    descriptor: ClassVar[Kind]
+
+    def _role(self, name: str | None) -> Any:
+        return getattr(self, name, None) if name is not None else None
+
+    @property
+    def load(self) -> Any:
+        return self._role(self.descriptor.load_param)
+
+    @property
+    def op_bytes(self) -> Any:
+        return self._role(self.descriptor.op_size_param)
+
+    @property
+    def object_bytes(self) -> Any:
+        return self._role(self.descriptor.object_size_param)
+
+
+def _bare(t: Any) -> Any:
+    return get_args(t)[0] if get_origin(t) is Annotated else t
+
+
+def _element(annotation: Any) -> Any:
+    """A sweep's element type, in a sweep or in a union with one (a search, None); None: no sweep."""
+    t = _bare(annotation)
+    if get_origin(t) is list:
+        return get_args(t)[0]
+    if get_origin(t) in (Union, types.UnionType):
+        return next((e for arm in get_args(t) if (e := _element(arm)) is not None), None)
+    return None
+
+
+def one_value(annotation: Any) -> Any:
+    """The type of one value of a suite model's field, as one test has it: a sweep's element (a search's too: the
+    plan gives each step one load), the field's own type otherwise."""
+    element = _element(annotation)
+    return annotation if element is None else element
+
+
+# a suite model's fields that are not a test's parameters, or are under another name: the plan's own (suite/plan.py
+# _FIXED), and `duration`, which it gives as duration_s (Params); the phase field's value is `phase`
+NOT_A_TEST_PARAM = frozenset({"name", "type", "variants", "duration"})
+
+
+def test_params_model(model: type[WorkloadModel]) -> type[KindParams]:
+    """The model of one test's parameters of a kind: each field of its suite model as one value (one_value), none
+    required (a run directory of an older cephbench may lack one); keys the model does not declare are kept as
+    given (Params). Made from the suite model, so that a field added there is typed here too."""
+    kind = model.descriptor
+    skip = NOT_A_TEST_PARAM | {kind.phase_field}
+    fields: dict[str, Any] = {name: (one_value(f.annotation) | None, None)
+                              for name, f in model.model_fields.items() if name not in skip}
+    made = create_model(f"{model.__name__}Params", __base__=KindParams, **fields)
+    made.descriptor = kind
+    return made

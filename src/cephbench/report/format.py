@@ -70,7 +70,7 @@ def result_mib_s(r: "Result") -> str:
     """A result's MiB/s; "-" for metadata operations (stat, list, delete), which move no data."""
     from ..kinds import direction_of
     m = r.measurement
-    if m is None or direction_of(r.test.kind, r.test.params.get("phase"), m.op) == "metadata":
+    if m is None or direction_of(r.test.kind, r.test.params.phase, m.op) == "metadata":
         return "-"
     return mib_s(m.bytes_per_s)
 

@@ -120,7 +120,7 @@ def _terms(result: Result, f: ClusterFacts, op: str, size: int) -> list[Term] | 
     if level_of(result.test.kind) == "OSD":
         c = osd_bench_ceiling(f, size)
     elif result.test.kind in MODELLED:
-        c = ceiling(f, op, size, Pool.from_profile(result.test.params.get("pool_profile")))  # type: ignore[arg-type]
+        c = ceiling(f, op, size, Pool.from_profile(result.test.params.pool_profile))  # type: ignore[arg-type]
     else:
         return None
     if not c.bytes_per_s or a is None or not a.ceiling_bytes_per_s or \

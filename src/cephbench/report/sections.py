@@ -11,7 +11,7 @@ from itertools import groupby
 from typing import Any, Callable
 
 from ..analysis.variants import VariantsView, view as variants_view
-from ..kinds import KINDS, LEVEL_ORDER as KIND_LEVELS, level_of, load_of, object_size_of, op_size_of
+from ..kinds import KINDS, LEVEL_ORDER as KIND_LEVELS, level_of, load_of, net_baseline, object_size_of, op_size_of
 from ..core.results import CorruptLine, Result, RunDir
 from ..core.units import format_size
 from .clients import clients_of, spread_line
@@ -149,9 +149,9 @@ def _rgw_table(title: str, rs: list[Result]) -> Table:
 
 def _baseline_hosts(r: Result) -> str:
     """Where a baseline figure came from: the disk baseline's hosts, or the network's sender -> receivers."""
-    p = r.test.params
-    if "sender" in p or "senders" in p:
-        return f"{p.get('sender') or ', '.join(p['senders'])} -> {', '.join(p.get('receivers') or [])}"
+    route = net_baseline.route(r.test.params)
+    if route is not None:
+        return route
     return ", ".join((r.measurement.extra.get("hosts") if r.measurement else None) or []) or "-"
 
 

@@ -79,14 +79,14 @@ class VerdictLine:
 
 
 def _direction(r: Result) -> str | None:
-    return direction_of(r.test.kind, r.test.params.get("phase"), r.measurement.op if r.measurement else None)
+    return direction_of(r.test.kind, r.test.params.phase, r.measurement.op if r.measurement else None)
 
 
 def _key(r: Result) -> tuple[str, str, str | None] | None:
     level, direction = level_of(r.test.kind), _direction(r)
     if level is None or level in ("Baselines", "OSD") or direction is None:
         return None
-    op = str(r.test.params.get("phase") or r.measurement.op) if direction == "metadata" else None
+    op = str(r.test.params.phase or r.measurement.op) if direction == "metadata" else None
     return level, direction, op
 
 

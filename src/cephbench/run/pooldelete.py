@@ -92,7 +92,7 @@ def _local_value(cluster: Cluster, daemon: str) -> str | None:
 def creates_pools(tests: Iterable[Test]) -> bool:
     """Whether any of these tests makes a pool (and must delete it): a pool profile that does not name an
     existing pool."""
-    return any(isinstance(p, dict) and not p.get("existing") for p in (t.params.get("pool_profile") for t in tests))
+    return any(isinstance(p, dict) and not p.get("existing") for p in (t.params.pool_profile for t in tests))
 
 
 def preflight(cluster: Cluster, tests: list[Test], allow: bool) -> None:

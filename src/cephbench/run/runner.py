@@ -69,7 +69,7 @@ def pending_tests(plan: Plan, done: list[Result]) -> list[Test]:
     stands for tests known only at run time (a network baseline between `osd-hosts`) is done once one of them is
     (`part_of`): a resumed run keeps what it measured rather than measure it twice."""
     finished = {(r.test.id, r.test.match_key()) for r in done}
-    parts = {r.test.params.get("part_of") for r in done}
+    parts = {r.test.params.part_of for r in done}
     return [t for t in plan.tests if (t.id, t.match_key()) not in finished and t.id not in parts]
 
 
@@ -86,14 +86,14 @@ def own_ops_out(result: Result) -> None:
     of it after the test's own (its tool's totals) are taken out (issue 35: every such result was marked as loaded by
     other clients, and the report had no cluster results)."""
     ev, m = result.evidence, result.measurement
-    profile = result.test.params.get("pool_profile")
+    profile = result.test.params.pool_profile
     if ev is None or ev.other_load is None or m is None or not isinstance(profile, dict) or not profile.get("existing"):
         return
     duration = m.duration_s or 0.0
     nbytes = m.bytes_total if m.bytes_total is not None else (m.bytes_per_s or 0.0) * duration
     ops = m.ops_total if m.ops_total is not None else (m.ops_per_s or 0.0) * duration
     pool = ev.other_load.by_pool.get(str(profile["existing"]), {})
-    direction = direction_of(result.test.kind, result.test.params.get("phase"), m.op)
+    direction = direction_of(result.test.kind, result.test.params.phase, m.op)
     if direction == "write":
         read_share = 0.0
     elif direction == "read":
@@ -119,7 +119,7 @@ def preflight(cluster: Cluster, plan: Plan, force: bool, allow_pool_delete: bool
     shaped = {v.name for v in plan.suite.variant_specs() if v.lab is not None}
     hosts = replica_hosts(cluster)
     for t in plan.tests:
-        profile = t.params.get("pool_profile")
+        profile = t.params.pool_profile
         if profile and not profile.get("existing") and t.variant not in shaped:    # a lab shape's: suite/config.py
             # an RBD image's metadata beside an EC data pool: a replicated pool the suite may not name
             meta = (t.params.get("metadata_profile") or DEFAULT_METADATA_PROFILE
@@ -424,7 +424,7 @@ def _run_group(driver, ctx: RunContext, group: list[Test], todo: set[str],
         failed: list[str] = []
         at_start = others_in_force(ctx)
         for outcome in driver(ctx.for_driver(), group, todo):
-            reported.update({outcome.test.id, outcome.test.params.get("part_of") or outcome.test.id})
+            reported.update({outcome.test.id, outcome.test.params.part_of or outcome.test.id})
             result = to_result(outcome)
             at_start = with_others(result, at_start, others_in_force(ctx))
             seen = outcome.seen     # what its tool runs saw (a test in rounds: its window's)

@@ -20,7 +20,7 @@ from typing import Any, Callable
 from ..core.errors import UserError
 from ..core.identity import identity
 from ..core.results import Result, RunDir
-from ..kinds import load_of, object_size_of
+from ..kinds import concurrency_of, object_size_of
 
 FORMATS = ("csv", "json", "openmetrics", "grafana-annotations")
 
@@ -111,7 +111,7 @@ def record(meta: dict[str, Any], run_name: str, r: Result) -> dict[str, Any]:
         "variant": ident.get("variant"),
         "release": ident.get("release"),
         "object_size_bytes": size,
-        "concurrency": depth if (depth := load_of(r.test.kind, p)) is not None else p.get("streams"),
+        "concurrency": concurrency_of(r.test.kind, p),
         "instances": p.get("instances"),
         "started_unix": r.started_unix,
         "duration_s": m.duration_s if m else r.duration_s,
@@ -137,7 +137,7 @@ def records(meta: dict[str, Any], results: list[Result], run_name: str = "") -> 
 
 def to_json(meta: dict[str, Any], results: list[Result], run_name: str = "") -> str:
     """A JSON list of records, each with the test's full parameters under "params" (for CI)."""
-    out = [{**rec, "params": r.test.params} for rec, r in zip(records(meta, results, run_name), results)]
+    out = [{**rec, "params": dict(r.test.params)} for rec, r in zip(records(meta, results, run_name), results)]
     return json.dumps(out, indent=2, default=str) + "\n"
 
 

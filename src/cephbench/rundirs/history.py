@@ -372,7 +372,7 @@ class History:
                 self.conn.execute(
                     "INSERT INTO results VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
                     (path, r.test.id, test_label(r.test), r.test.match_key(), r.test.kind,
-                     json.dumps(r.test.params, sort_keys=True, default=str), r.test.repeat, r.status,
+                     json.dumps(dict(r.test.params), sort_keys=True, default=str), r.test.repeat, r.status,
                      *(vals.get(m) for m in METRIC_NAMES), json.dumps(identity(r, meta), sort_keys=True)))
         return len(results), bad
 

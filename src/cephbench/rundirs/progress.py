@@ -38,7 +38,7 @@ class ConsoleEvents:
         self._ended: set[str] = set()            # plan tests with a result, started or not (a search's skipped steps)
 
     def _whole(self, test: Test) -> str:
-        return test.params.get("part_of") or test.id
+        return test.params.part_of or test.id
 
     def remaining_s(self) -> float:
         """The plan tests not started, and what the estimate leaves of the current one (none once it overran)."""

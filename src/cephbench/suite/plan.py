@@ -79,7 +79,7 @@ STALL_RERUN_SHARE = 0.07
 def step_run_s(test: Test) -> float:
     """One run of a search step again: its tool's run and overhead, each of its repeats (not its group's set-up)."""
     repeats = test.search.repeats if test.search is not None else 1
-    return (float(test.params.get("duration_s") or 0) + KINDS[test.kind].test_overhead_s) * repeats
+    return (float(test.params.duration_s or 0) + KINDS[test.kind].test_overhead_s) * repeats
 
 
 def run_share(test: Test, goes_on: float = SEARCH_GOES_ON) -> float:
@@ -144,7 +144,7 @@ def _searches(tests: list[Test]) -> list[list[Test]]:
     out: dict[tuple[str, str], list[Test]] = {}
     for t in tests:
         if t.search is not None:
-            out.setdefault((t.group, str(t.params.get("phase"))), []).append(t)
+            out.setdefault((t.group, str(t.params.phase)), []).append(t)
     return [sorted(steps, key=lambda t: int(t.params[t.search.param]) if t.search else 0) for steps in out.values()]
 
 
@@ -186,14 +186,14 @@ def warnings(plan: Plan) -> list[str]:
         groups.setdefault(t.group, []).append(t)
     for tests in groups.values():
         kind = KINDS[tests[0].kind]
-        write = next((t for t in tests if kind.direction(t.params.get("phase")) == "write"), None)
+        write = next((t for t in tests if kind.direction(t.params.phase) == "write"), None)
         said: set[str] = set()
-        for read in (t for t in tests if t.params.get("phase") in kind.exhaustible_reads):
-            if write is None or kind.read_write_ratio is None or read.params["phase"] in said:
+        for read in (t for t in tests if t.params.phase in kind.exhaustible_reads):
+            if write is None or kind.read_write_ratio is None or read.params.phase in said:
                 continue
             if read.search is not None:         # the steps of one search read alike: said once
-                said.add(read.params["phase"])
-            w, r = write.params["duration_s"], read.params["duration_s"]
+                said.add(read.params.phase)
+            w, r = write.params.duration_s, read.params.duration_s
             size = object_size_of(read.kind, read.params)
             ratio = kind.read_write_ratio(size)
             if w < ratio * r:
@@ -258,7 +258,7 @@ def _drops_before(test: Test, drop_caches: bool) -> bool:
     """The page caches are dropped before this test: a read phase (the drivers' prepare_reads), not a kind that
     has one somewhere."""
     kind = KINDS[test.kind]
-    return drop_caches and kind.reads_cluster and kind.direction(test.params.get("phase")) in ("read", "mixed")
+    return drop_caches and kind.reads_cluster and kind.direction(test.params.phase) in ("read", "mixed")
 
 
 def drops_caches(plan: Plan) -> bool:
@@ -284,13 +284,13 @@ def for_cluster(tests: list[Test], osd_hosts: list[str], here: str, drop_caches:
             est = max(est - (1 - LOCAL_SETUP_SHARE) * group_setup_s(kind, p), 0.0)
         seen_groups.add(t.group)
         if t.kind == net_baseline.KIND.name and p.get("hosts") == net_baseline.OSD_HOSTS:
-            parts = len(net_baseline.patterns(names, p["streams"]))
+            parts = net_baseline.parts(names, p)
             est = parts * (p["duration_s"] + (NET_PART_REMOTE_S if remote else NET_PART_LOCAL_S))
         elif t.kind == net_baseline.KIND.name and isinstance(p.get("hosts"), list):
             # one part of a baseline between the hosts it names
             est = p["duration_s"] + (NET_PART_REMOTE_S if set(p["hosts"]) - {here} else NET_PART_LOCAL_S)
         elif t.kind == disk_baseline.KIND.name and remote:
-            est += DISK_STEP_REMOTE_S * est / max(float(p.get("runtime_s") or 1.0), 1.0)
+            est += DISK_STEP_REMOTE_S * est / disk_baseline.runtime_of(p)
         else:
             if _drops_before(t, drop_caches):
                 after_read = prev is not None and prev.group == t.group and _drops_before(prev, drop_caches)
@@ -446,13 +446,13 @@ def capacity_cut(tests: list[Test], suite: Suite, room: Room | None, remote: boo
         cut_write: tuple[float, float] | None = None      # (its duration, the time it is expected to write)
         for i in idx:
             t = tests[i]
-            d = t.params.get("duration_s")
-            if t.params.get("phase") != "write" or d is None or t.params.get("steady_state"):
-                if cut_write is not None and t.params.get("phase") in KINDS[t.kind].exhaustible_reads:
+            d = t.params.duration_s
+            if t.params.phase != "write" or d is None or t.params.get("steady_state"):
+                if cut_write is not None and t.params.phase in KINDS[t.kind].exhaustible_reads:
                     out[i] = _topup_after_cut(out[i], *cut_write)
                     cut_write = None
                 continue
-            left = sum(1 for j in idx if tests[j].search is not None and tests[j].params.get("phase") == "write"
+            left = sum(1 for j in idx if tests[j].search is not None and tests[j].params.phase == "write"
                        and int(tests[j].params[t.search.param]) >= int(t.params[t.search.param])) \
                 if t.search is not None else 1
             size = int(object_size_of(t.kind, t.params) or 0)
@@ -485,9 +485,9 @@ def _topup_after_cut(seq: Test, planned_s: float, took_s: float) -> Test:
     """A seq after a write the capacity guard cut: the top-up its fewer objects need (kinds' read_topup_s) instead of
     the one expand counted for the whole write."""
     kind = KINDS[seq.kind]
-    if kind.read_topup_s is None or seq.params.get("duration_s") is None:
+    if kind.read_topup_s is None or seq.params.duration_s is None:
         return seq
-    size, seq_s = int(object_size_of(seq.kind, seq.params) or 0), float(seq.params["duration_s"])
+    size, seq_s = int(object_size_of(seq.kind, seq.params) or 0), float(seq.params.duration_s)
     load = load_of(seq.kind, seq.params)
     load = load if isinstance(load, int) else 16
     extra = kind.read_topup_s(size, load, took_s, seq_s) - kind.read_topup_s(size, load, planned_s, seq_s)
@@ -625,16 +625,9 @@ def baseline_tests(suite: Suite) -> list[Test]:
     b = suite.baseline
     tests: list[Test] = []
     if b is not None and b.disks is not None:
-        d = b.disks
-        n = disk_baseline.estimated_paths(d.paths, d.hosts)
-        tests += disk_baseline.make_tests(
-            d.patterns or disk_baseline.DEFAULT_PATTERNS,
-            {"paths": d.paths, "hosts": d.hosts, "size": d.size, "runtime_s": d.runtime,
-             "allow_raw_device": d.allow_raw_device},
-            start_index=len(tests) + 1, est_scopes=n + (n > 1))
+        tests += disk_baseline.section_tests(b.disks, start_index=len(tests) + 1)
     if b is not None and b.network is not None:
-        nw = b.network
-        tests += net_baseline.make_tests(nw.hosts, nw.streams, nw.duration, nw.port, start_index=len(tests) + 1)
+        tests += net_baseline.section_tests(b.network, start_index=len(tests) + 1)
     return tests
 
 
@@ -887,7 +880,7 @@ def _count_drain(tests: list[Test], group: str, shape: LabBuild | None) -> None:
         return      # nothing bounds it: a fraction of a second, in the kind's overhead
     for i, t in enumerate(tests):
         if t.group != group or t.kind not in CAPACITY_CUT_KINDS or KINDS[t.kind].direction(
-                t.params.get("phase")) != "write" or t.params.get("duration_s") is None:
+                t.params.phase) != "write" or t.params.duration_s is None:
             continue
         in_flight = _in_flight_bytes(t, shape)
         rate = write_rate_raw(int(object_size_of(t.kind, t.params) or 0), rates, _links_bound(t, shape)) / \
@@ -920,14 +913,14 @@ def _count_topup(kind: Kind, tests: list[Test], group: str) -> None:
     if kind.read_topup_s is None:
         return
     mine = [i for i, t in enumerate(tests) if t.group == group]
-    write = next((tests[i] for i in mine if tests[i].params.get("phase") == "write"), None)
-    at = next((i for i in mine if tests[i].params.get("phase") in kind.exhaustible_reads), None)
-    if write is None or at is None or None in (write.params.get("duration_s"), tests[at].params.get("duration_s")):
+    write = next((tests[i] for i in mine if tests[i].params.phase == "write"), None)
+    at = next((i for i in mine if tests[i].params.phase in kind.exhaustible_reads), None)
+    if write is None or at is None or None in (write.params.duration_s, tests[at].params.duration_s):
         return
     seq = tests[at]
     load = load_of(seq.kind, seq.params)
     extra = kind.read_topup_s(int(object_size_of(seq.kind, seq.params) or 0), load if isinstance(load, int) else 16,
-                             float(write.params["duration_s"]), float(seq.params["duration_s"]))
+                             float(write.params.duration_s), float(seq.params.duration_s))
     if extra:
         tests[at] = seq.model_copy(update={"est_duration_s": seq.est_duration_s + extra})
 
