@@ -212,7 +212,7 @@ def test_two_runs_with_allow_pool_delete_share_it_and_the_last_one_puts_it_back(
 
     with pool_delete_off(mon_json, cephbench_env):
         before = state(mon_json)
-        a = start("a", 6)
+        a = start("a", 15)
         b = None
         try:
             deadline = time.monotonic() + 60
@@ -220,6 +220,14 @@ def test_two_runs_with_allow_pool_delete_share_it_and_the_last_one_puts_it_back(
                 time.sleep(0.2)
             assert a.poll() is None, a.communicate()
             b = start("b", 20)
+            # B is past the option (its tool runs) while A still runs: at load 18 B's start took longer than A's 6 s
+            # write, A put the option back before B had looked, and the test saw no overlap (fresh-clone run, 8e2c2a3)
+            ledger = tmp_path / "b" / "resources.json"
+            deadline = time.monotonic() + 120
+            while time.monotonic() < deadline and b.poll() is None and not (
+                    ledger.exists() and '"process"' in ledger.read_text()):
+                time.sleep(0.2)
+            assert a.poll() is None, "run A ended before B's tool started: the test did not overlap them"
             out, err = a.communicate(timeout=300)
             assert a.returncode == 0, out + err
             assert b.poll() is None, "run B ended before A: the test did not overlap them"
