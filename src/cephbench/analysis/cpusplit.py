@@ -27,6 +27,7 @@ from ..core.results import HostLoad, ProcessCpu
 CADVISOR = "cAdvisor's container series in Prometheus"      # evidence/cadvisor.py's SOURCE: the same words
 
 HELD_THROTTLED = 0.5     # of its CFS periods a daemon's group was throttled in: held by its limit
+ALONE_WORDS = "the cluster was not measured alone"
 ALONE_SHARE = 0.10       # other processes' CPU time, of the host's CPUs' time, above which the cluster was not alone
 TOP_DAEMONS = 4          # daemons named in the split's line
 MIN_PERIODS = 10         # CFS periods a daemon must have run in for its throttled share to count (1 s of them)
@@ -140,7 +141,9 @@ def whose_part(host: HostLoad, hosts: list[HostLoad], cpu: list[ProcessCpu]) -> 
     if s.daemons_unseen:
         return f" (whose CPU time it was: not measured: {UNSEEN.format(host=host.host)})", s.line()
     name, top = s.parts()[0]
-    alone = "" if s.alone() else f"; other processes {s.cores(s.others_s):.2f}: the cluster was not measured alone"
+    # where the other processes ran, as a verdict of CPU alone says (alone_part): a "cannot tell" said only "other
+    # processes 0.95" with 0.53 of them on h2, the neighbour's host
+    alone = "" if s.alone() else f"; other processes {s.cores(s.others_s):.2f}{_where(s)}: {ALONE_WORDS}"
     return f" (most of it {name}, {s.cores(top):.2f} of {host.cpus} cores{alone})", s.line()
 
 
@@ -157,10 +160,14 @@ def alone_part(s: Split) -> str:
     """"the cluster was not measured alone: other processes used 1.13 of vm's 2 cores (56% of its CPU time, 0.26
     of them on h2)"."""
     h = s.host
+    return (f"{ALONE_WORDS}: other processes used {s.cores(s.others_s):.2f} of {h.host}'s "
+            f"{h.cpus} cores ({s.others_s / (h.cpus * s.wall_s):.0%} of its CPU time{_where(s)})")
+
+
+def _where(s: Split) -> str:
+    """", 0.26 of them on h2": the host of a watched machine's lab hosts whose other processes used the most."""
     on = max(s.others_on, key=lambda p: p[1], default=None)
-    where = f", {s.cores(on[1]):.2f} of them on {on[0]}" if on is not None and on[1] > 0 else ""
-    return (f"the cluster was not measured alone: other processes used {s.cores(s.others_s):.2f} of {h.host}'s "
-            f"{h.cpus} cores ({s.others_s / (h.cpus * s.wall_s):.0%} of its CPU time{where})")
+    return f", {s.cores(on[1]):.2f} of them on {on[0]}" if on is not None and on[1] > 0 else ""
 
 
 @dataclass(frozen=True)

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 from ..core.results import Evidence, LatencyBreakdown, Result
 from .breakdown import attribution
-from .cpusplit import alone_part, not_alone
+from .cpusplit import ALONE_WORDS, alone_part, not_alone
 from .model import Ceiling, mibs
 from . import rules_ceiling, rules_evidence
 from .rules_ceiling import CeilingFacts, binding_term, busy_host_cpu, small_ops
@@ -49,7 +49,7 @@ CEILING_RULES: tuple[CeilingRule, ...] = (
     binding_term,
 )
 
-ALONE = "the cluster was not measured alone"
+ALONE = ALONE_WORDS
 
 
 def first_evidence_rule(f: EvidenceFacts) -> tuple[EvidenceRule, EvidenceVerdict]:
