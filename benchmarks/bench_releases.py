@@ -11,7 +11,6 @@ A release whose root cannot be built here is reported and skipped. CEPHBENCH_BEN
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import subprocess
 import sys
@@ -19,7 +18,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from common import result_line
+from common import each_release, result_line
 
 REPO = Path(__file__).resolve().parent.parent
 CLI = [sys.executable, "-m", "cephbench.cli"]
@@ -63,9 +62,7 @@ def one(release: str, env: dict[str, str]) -> dict | None:
 
 
 def main() -> None:
-    env = {k: v for k, v in os.environ.items() if k not in ("CEPH_CONF", "CEPH_KEYRING")}
-    picked = os.environ.get("CEPHBENCH_BENCH_RELEASES", "pacific,reef,tentacle").split(",")
-    done = [x for x in (one(r, env) for r in picked) if x is not None]
+    done = each_release(one)
     if not done:
         print("no release's lab started", flush=True)
         return

@@ -9,10 +9,22 @@ import statistics
 import tempfile
 import time
 from pathlib import Path
-from typing import Iterator
+from typing import Callable, Iterator, TypeVar
 
 from cephbench.cluster.ceph import Cluster
 from cephbench.lab import Lab
+
+
+T = TypeVar("T")
+
+
+def each_release(one: Callable[[str, dict[str, str]], T | None]) -> list[T]:
+    """`one(release, env)` for each release CEPHBENCH_BENCH_RELEASES names (default pacific,reef,tentacle), in an
+    environment without CEPH_CONF and CEPH_KEYRING (each makes its own lab); those whose lab did not start (None)
+    left out."""
+    env = {k: v for k, v in os.environ.items() if k not in ("CEPH_CONF", "CEPH_KEYRING")}
+    picked = os.environ.get("CEPHBENCH_BENCH_RELEASES", "pacific,reef,tentacle").split(",")
+    return [x for x in (one(r, env) for r in picked) if x is not None]
 
 
 def result_line(name: str, **figures: object) -> None:

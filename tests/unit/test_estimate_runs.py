@@ -55,8 +55,9 @@ SUPERSEDED = {"seed-homelab-2018": "seed-homelab-2018-2"}
 # before): a write short of room waits while the cluster frees the groups before's space, where it was refused.
 # Its 4 MiB writes at 32 in flight, refused in the runs before (0 s), waited 25 and 26 s on Reef and Tentacle and
 # wrote 7 s; on Pacific its 4 MiB writes ran 20 s and 13 s where the model, counting the group before's bytes as
-# still used, cuts them to 6 and 4 s. How fast each release frees a removed pool's space (Pacific: GiBs within the
-# 4-6 s between groups; Reef and Tentacle: tens of seconds) is not in the model. seed-bobtail-2012-2 (22:01, load 9 at
+# still used, cuts them to 6 and 4 s. Not how fast a release frees a removed pool's space: `make bench NAME=freeing`
+# (2026-12-07) saw 2-3 GiB freed in one step 2.7-4.4 s after the removal on all three releases; what held Reef's and
+# Tentacle's writes 25 s is not known yet. seed-bobtail-2012-2 (22:01, load 9 at
 # its end, 3 of its 48 tests failed by the guard) took 1134 s, estimated 850 s (0.750), the same way: its writes of
 # 128 KiB and 4 MiB took 8.9-22.2 s with their start where the model cuts their 20 s to 2.5-16.4 s. Counting the
 # group before's bytes as freed puts them at 0.87 and 0.82 and the runs before the guard's change at 1.19-1.20.
