@@ -76,9 +76,11 @@ def test_started_together_on_two_clients_and_here(two_clients, tmp_path):
             assert failure(res) is None and all(r.result.ok for r in res), [r.result for r in res]
             starts = [r.start_unix_s for r in res]
             assert max(starts) - min(starts) < 0.05, starts
-            # the tool's own clock agrees with the marker (same machine: no offset)
+            # the tool's own clock agrees with the marker (same machine: no offset): never before it, and after it by
+            # what starting `sh` and `date` takes; 0.36 s of that at load 18 (fresh-clone run at 23fbd27), while the
+            # markers themselves stayed within 50 ms of each other
             for r in res:
-                assert abs(int(r.result.stdout.split()[0]) / 1e9 - r.start_unix_s) < 0.05, r.result.stdout
+                assert -0.05 < int(r.result.stdout.split()[0]) / 1e9 - r.start_unix_s < 1.0, r.result.stdout
                 assert 0.9 < r.end_unix_s - r.start_unix_s < 3
                 assert "@cephbench" not in r.result.stdout
         assert len(list(Path(ctl).iterdir())) == 2          # a master for c1 and one for c2
