@@ -68,13 +68,11 @@ def parse_link_speed(text: str) -> float | None:
     return float(t) * 1e6 if t.isdigit() and int(t) > 0 else None
 
 
-
-
 def whole_seconds(held: list[tuple[int, T]]) -> list[tuple[int, T]]:
     """Readings (ns, counters) whose intervals each stand for a second of the series: a watch told to stop takes a
     last reading (hostload.WATCH_SH) 0.3-1 s after the one before, and that short interval's rate, counted as a
-    second like the others, made a second that never was (a series' sum and its busy seconds overstate the test's
-    last moments). Its bytes are kept: the reading before it is left out, so the last interval spans both."""
+    second like the others, made a second that never was (the series' mean and busy seconds overweighted the
+    test's last moments). Its bytes are kept: the reading before it is left out, so the last interval spans both."""
     if len(held) >= 3 and (held[-1][0] - held[-2][0]) / 1e9 < SHORT_LAST_S:
         return held[:-2] + held[-1:]
     return held
