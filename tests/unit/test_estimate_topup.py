@@ -49,3 +49,20 @@ def test_a_4KiB_seq_counts_the_topup_measured_by_hand():
     assert 37.6 * 0.85 <= est <= 57.2 * 1.15, est
     write, seq = expand(_suite(8, 8, "4KiB")).tests
     assert seq.est_duration_s == 8 + 1.0 + est
+
+
+def test_a_topup_of_many_instances_gains_less_from_its_writes_in_flight():
+    # seed-argonaut-bobtail-now-4 (8 instances, 20 s writes, 2 s seqs; tests/fixtures/estimates): the top-ups at -t 64
+    # each (512 in flight in all) wrote 1.4-1.5x the objects a second of the writes at -t 2 each (16 in all), and 0.9x
+    # those at -t 32 each (256): the OSDs take no more past a few dozen in flight. Its seqs with their top-ups took
+    # 15.8-22.2 s at -t 2 and 25.6-32.5 s at -t 32 (each 2 s of reading and its cache drops in that)
+    rec = json.loads((FIXTURES / "estimates" / "seed-argonaut-bobtail-now-4.run-timings.json").read_text())
+    took = {t["id"]: t["duration_s"] for t in rec["tests"]}
+    for size in (4096, 128 * 1024):
+        for t in (2, 32):
+            est = 2 + 1.0 + topup_estimate_s(size, t, 20, 2, 8)
+            real = [s for i, s in took.items() if f"-seq-{size // 1024}KiB-t{t}-" in i]
+            assert len(real) == 3 and all(0.75 <= est / s <= 1.25 for s in real), (size, t, est, real)
+    # one instance at -t 16 gains as it did: by the square root of 64 over 16
+    assert topup_estimate_s(4096, 16, 8, 8, 1) == topup_estimate_s(4096, 16, 8, 8)
+    assert topup_estimate_s(4096, 2, 20, 2, 8) > topup_estimate_s(4096, 2, 20, 2, 1)

@@ -42,8 +42,9 @@ class Kind:
     exhaustible_reads: frozenset[str] = frozenset()
     # object size -> how many times such a read's duration its write needs for the read to last (plan.warnings)
     read_write_ratio: Callable[[int | None], int] | None = None
-    # (object size, load, write s, read s) -> seconds its driver writes more before such a read, planned (plan.expand)
-    read_topup_s: Callable[[int, int, float, float], float] | None = None
+    # (object size, load, write s, read s, instances) -> seconds its driver writes more before such a read, planned
+    # (plan.expand)
+    read_topup_s: Callable[[int, int, float, float, int], float] | None = None
     # phases that may run in rounds until steady (a workload's steady_state); none: the kind refuses it
     steady_phases: frozenset[str] = frozenset()
     rados_rates: bool = False                   # its results are the RADOS rates RGW's model builds a ceiling from

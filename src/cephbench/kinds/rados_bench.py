@@ -82,24 +82,31 @@ def topup_concurrency(concurrency: int, object_size: int, objects: int) -> int:
 
 # the estimate of a top-up (plan.expand): rados bench's start and end beyond its writes; and how much faster a write
 # goes at the top-up's writes in flight than at the test's, as the square root of their ratio, at most TOPUP_SPEEDUP_MAX
-# (the lab's OSDs: 4 KiB objects at -t 64 1.75x and 2.2x the -t 16 rate, about 3x the -t 4 rate)
+# (the lab's OSDs: 4 KiB objects at -t 64 1.75x and 2.2x the -t 16 rate, about 3x the -t 4 rate). Counted over all
+# its instances, and no more than TOPUP_SATURATED_IN_FLIGHT in all: past a few dozen the OSDs take no more objects a
+# second (48 puts the runs below and one instance at -t 16, 1.75-2.2x, within a quarter).
+# Measured (seed-argonaut-bobtail-now, 8 instances, 2026-12-07): the top-ups of 4 KiB and 128 KiB objects at -t 64
+# each (512 in flight in all) wrote 1.4-1.5x as many objects a second as their writes at -t 2 each (16 in all), and
+# 0.9x as many as at -t 32 each (256 in all); a 2 s seq with its top-up took 16-22 s and 26-33 s.
 TOPUP_START_S = 1.0
 TOPUP_SPEEDUP_MAX = 3.0
+TOPUP_SATURATED_IN_FLIGHT = 48
 
 
-def topup_estimate_s(object_size: int, concurrency: int, write_s: float, seq_s: float) -> float:
+def topup_estimate_s(object_size: int, concurrency: int, write_s: float, seq_s: float, instances: int = 1) -> float:
     """Seconds a top-up before a seq is expected to take, planned before any rate is known: the objects a seq of
     `seq_s` may read (seq_ratio, a fresh run's) are seq_ratio x seq_s seconds of the write's; the top-up writes them
-    all from the first, at topup_concurrency; none when the `write_s` write leaves enough. Measured: a 2 s seq of
-    4 MiB objects after a 12 s write (15 s of writes wanted) took 25.3 s with its top-up, 14.8 s more than the same
-    seq without one; a 4 KiB top-up for an 8 s seq took 37.6 and 57.2 s (100 s of -t 16 writes wanted)."""
+    all from the first, at topup_concurrency in each of its `instances`; none when the `write_s` write leaves enough.
+    Measured: a 2 s seq of 4 MiB objects after a 12 s write (15 s of writes wanted) took 25.3 s with its top-up, 14.8
+    s more than the same seq without one; a 4 KiB top-up for an 8 s seq took 37.6 and 57.2 s (100 s of -t 16 writes
+    wanted)."""
     ratio = seq_ratio(object_size, None)[0]
     wanted_s = ratio * seq_s
     if wanted_s <= write_s:
         return 0.0
     objects = 10**6     # many: the bound is the top-up's bytes and TOPUP_MAX_CONCURRENCY
-    in_flight = topup_concurrency(concurrency, object_size, objects)
-    speedup = min(TOPUP_SPEEDUP_MAX, math.sqrt(in_flight / max(1, concurrency)))
+    in_flight = min(topup_concurrency(concurrency, object_size, objects) * instances, TOPUP_SATURATED_IN_FLIGHT)
+    speedup = min(TOPUP_SPEEDUP_MAX, math.sqrt(max(1.0, in_flight / max(1, concurrency * instances))))
     return TOPUP_START_S + wanted_s / speedup
 
 

@@ -338,10 +338,11 @@ OSD_BENCH_BYTES_PER_S = 400 * 1024**2
 # a fifth (safety.CapacityBudget.client_bytes's margin), a search's step its share of that among the steps its search
 # may still run (drivers/search.py steps_left); the write stops when it has written that. On a cluster of a few GiB
 # (the lab's) a write of large objects gets there in seconds, and what it takes is its room over its rate, not its
-# duration. The rate: the OSDs' raw bytes per second (each at OSD_BENCH_BYTES_PER_S or its throttle), of which
-# objects of WRITE_HALF_SIZE_BYTES get half (each operation's cost takes the rest). Measured on the lab (2 shared
-# cores, 3 BlueStore OSDs; raw MiB/s of every copy, and this rule's): 4 MiB objects 840-1040 (1130), 1 MiB at 16-256
-# in flight 700-860 (960), 128 KiB 230-520 (400), 64 KiB 180 (240), 4 KiB 12-24 (18). What a group wrote still counts
+# duration. The rate: the OSDs' raw bytes per second (each at WRITE_OSD_BYTES_PER_S, REMOTE_OSD_BYTES_PER_S on other
+# hosts, or its throttle when lower), of which objects of WRITE_HALF_SIZE_BYTES get half (each operation's cost takes
+# the rest). Measured on the lab (2 shared cores, 3 BlueStore OSDs; raw MiB/s of every copy, and this rule's at 400
+# MiB/s an OSD): 4 MiB objects 840-1040 (1130), 1 MiB at 16-256 in flight 700-860 (960), 128 KiB 230-520 (400), 64
+# KiB 180 (240), 4 KiB 12-24 (18); with 8 instances, below (WRITE_OSD_BYTES_PER_S). What a group wrote still counts
 # at the next group's writes (its pools are removed as it ends, and the OSDs free their space over tens of seconds:
 # seed-argonaut-bobtail-now on Pacific, raw used 0.36 at each group's first write after one that wrote 4.6 GiB, 0.05
 # before any had); a rebuilt lab starts with FRESH_OSD_USED_BYTES per OSD (BlueStore's own: 870 MiB and 1.16 GiB
@@ -356,6 +357,13 @@ GUARD_MARGIN = 0.8
 # after 5.7 s. Those 310 MiB/s are this rule's at 110 MiB/s an OSD. (A real cluster of other hosts has the room no
 # write fills; a lab shape's writes are bound by its links or throttles in every seed suite.)
 REMOTE_OSD_BYTES_PER_S = 110 * 1024**2
+# An unthrottled OSD under a rados bench write, on this host or in a lab shape: less than its bench's
+# (OSD_BENCH_BYTES_PER_S: the client, 8 instances of it in the seed suites, shares the 2 cores). Measured
+# (seed-argonaut-bobtail-now, 8 instances, 2026-12-07, load 8-16): the writes the guard cut ran 272-477 MiB/s raw at
+# 4 MiB (this rule's at 400 MiB/s an OSD: 1,130), 200-206 at 128 KiB (400). At 300 every recorded run made since the
+# guard waits for room holds within 0.87-1.15 (tests/unit/test_estimate_runs.py); at 400 the two seed suites whose
+# writes it cuts fell to 0.84-0.87, at 200 the searches of 1 MiB steps rose to 1.17-1.20.
+WRITE_OSD_BYTES_PER_S = 300 * 1024**2
 # A write with less room than the least it asks for waits while the cluster frees the space of the pools removed
 # before it (cluster/safety.py Freeing: while `ceph df`'s raw used falls, at most FREEING_MAX_S), and writes into what
 # was freed. Measured (e204d4d, the lab on Pacific, 3 x 4 GiB OSDs): 5.4 GiB written and its pool removed just before,
@@ -426,7 +434,7 @@ def capacity_cut(tests: list[Test], suite: Suite, room: Room | None, remote: boo
     limit = suite.settings.max_raw_used
     out = list(tests)
     build: str | None = None
-    each = float(REMOTE_OSD_BYTES_PER_S if remote else OSD_BENCH_BYTES_PER_S)
+    each = float(REMOTE_OSD_BYTES_PER_S if remote else WRITE_OSD_BYTES_PER_S)
     total, used, rates = (room.total_raw, room.used_raw, [each] * room.osds) if room is not None else (0, 0, [])
     before = 0.0            # raw bytes the group before wrote, not freed yet
     groups: dict[str, list[int]] = {}
@@ -441,7 +449,7 @@ def capacity_cut(tests: list[Test], suite: Suite, room: Room | None, remote: boo
                 fresh = Room.fresh_lab(n, shape.osd_size_bytes)
                 total, used = fresh.total_raw, fresh.used_raw
                 before = 0.0
-            build, rates = shape.key(), _osd_rates(shape) or rates
+            build, rates = shape.key(), [min(r, each) for r in _osd_rates(shape) or rates]
         if not total or first.kind not in CAPACITY_CUT_KINDS:
             continue
         written = 0.0
@@ -492,7 +500,8 @@ def _topup_after_cut(seq: Test, planned_s: float, took_s: float) -> Test:
     size, seq_s = int(object_size_of(seq.kind, seq.params) or 0), float(seq.params.duration_s)
     load = load_of(seq.kind, seq.params)
     load = load if isinstance(load, int) else 16
-    extra = kind.read_topup_s(size, load, took_s, seq_s) - kind.read_topup_s(size, load, planned_s, seq_s)
+    n = int(seq.params.get("instances") or 1)
+    extra = kind.read_topup_s(size, load, took_s, seq_s, n) - kind.read_topup_s(size, load, planned_s, seq_s, n)
     return seq.model_copy(update={"est_duration_s": seq.est_duration_s + extra}) if extra else seq
 
 
@@ -922,7 +931,8 @@ def _count_topup(kind: Kind, tests: list[Test], group: str) -> None:
     seq = tests[at]
     load = load_of(seq.kind, seq.params)
     extra = kind.read_topup_s(int(object_size_of(seq.kind, seq.params) or 0), load if isinstance(load, int) else 16,
-                             float(write.params.duration_s), float(seq.params.duration_s))
+                             float(write.params.duration_s), float(seq.params.duration_s),
+                             int(seq.params.get("instances") or 1))
     if extra:
         tests[at] = seq.model_copy(update={"est_duration_s": seq.est_duration_s + extra})
 
