@@ -109,7 +109,8 @@ def test_started_together_locally(tmp_path):
     assert [r.result.stdout for r in res] == ["one\n", "two\n", ""]
     assert all(r.result.ok and not r.stopped for r in res)
     starts = [r.start_unix_s for r in res]
-    assert max(starts) - min(starts) < 0.05
+    # each waits for the same instant; under make test's load (12 on 2 cores) one woke 64 ms after the others
+    assert max(starts) - min(starts) < 0.2
     assert res[2].end_unix_s - res[2].start_unix_s == pytest.approx(0.3, abs=0.2)
     assert failure(res) is None
 
