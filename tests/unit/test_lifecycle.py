@@ -198,7 +198,7 @@ def test_a_finish_that_ends_the_group_leaves_its_later_tests_without_an_outcome(
 
 def test_a_searchs_skipped_steps_come_where_they_fall_for_a_kind_that_asks_else_last():
     group = _group(rw=["randwrite", "randread"], iodepth={"auto": {"max": 4}})
-    assert [(t.params["rw"], t.params["iodepth"]) for t in group] == [
+    assert [(t.params["phase"], t.params["iodepth"]) for t in group] == [
         ("randwrite", 1), ("randwrite", 2), ("randwrite", 4), ("randread", 1), ("randread", 2), ("randread", 4)]
     ids = [t.id for t in group]
     ctx = Ctx()
