@@ -156,6 +156,82 @@ def test_the_groups_resources_are_removed_when_a_round_raises():
     assert ctx.log[-1] == ("remove", group[0].group)
 
 
+class Feeding(Recorder):
+    """A kind whose reads read what its write made (rados bench): the write runs again, unrecorded, while a read is
+    to do; a failed write ends the group."""
+
+    def needed(self, test, group, todo):
+        return test.params["phase"] == "randwrite"
+
+    def finish(self, step, outcome):
+        super().finish(step, outcome)
+        return outcome.error is not None and step.test.params["phase"] == "randwrite"
+
+
+STEADY = {"max": "60s", "window": 3, "max_range": 0.5, "max_slope": 0.5}
+
+
+def test_a_test_done_already_that_a_later_one_needs_runs_once_unrecorded():
+    group = _group(rw=["randwrite", "randread"], steady_state=STEADY)
+    w, r = (t.id for t in group)
+    ctx = Ctx()
+    hooks = Feeding(ctx)
+    out = list(lifecycle.run_group(hooks, ctx, group, {r}))
+    assert [o.test.id for o in out] == [r]
+    # announced and finished, but once (not in steady rounds) and without an outcome of its own
+    assert ctx.log[:5] == [("make", group[0].group), ("start", w), ("prepare", w), ("round", f"{w}:0"),
+                           ("finish", w)]
+    assert [(s.test.id, s.recorded) for s in hooks.steps][:2] == [(w, False), (r, True)]
+    assert ("round", f"{r}:1") in ctx.log       # the recorded read runs in its rounds
+    ctx = Ctx()
+    out = list(lifecycle.run_group(Recorder(ctx), ctx, group, {r}))     # a kind that needs nothing of it
+    assert ("start", w) not in ctx.log and [o.test.id for o in out] == [r]
+
+
+def test_a_finish_that_ends_the_group_leaves_its_later_tests_without_an_outcome():
+    group = _group(rw=["randwrite", "randread"])
+    ctx = Ctx()
+    out = list(lifecycle.run_group(Feeding(ctx, fail={group[0].id}), ctx, group, {t.id for t in group}))
+    assert [(o.test.id, o.error) for o in out] == [(group[0].id, "fio failed")]
+    assert ("start", group[1].id) not in ctx.log and ctx.log[-1] == ("remove", group[0].group)
+
+
+def test_a_searchs_skipped_steps_come_where_they_fall_for_a_kind_that_asks_else_last():
+    group = _group(rw=["randwrite", "randread"], iodepth={"auto": {"max": 4}})
+    assert [(t.params["phase"], t.params["iodepth"]) for t in group] == [
+        ("randwrite", 1), ("randwrite", 2), ("randwrite", 4), ("randread", 1), ("randread", 2), ("randread", 4)]
+    ids = [t.id for t in group]
+    ctx = Ctx()
+    out = list(lifecycle.run_group(Recorder(ctx, fail={ids[0]}), ctx, group, set(ids)))
+    assert [o.test.id for o in out] == [ids[0], ids[3], ids[4], ids[5], ids[1], ids[2]]
+
+    class InPlace(Recorder):
+        skips_in_place = True
+    ctx = Ctx()
+    out = list(lifecycle.run_group(InPlace(ctx, fail={ids[0]}), ctx, group, set(ids)))
+    assert [(o.test.id, o.skipped) for o in out] == [(ids[0], False), (ids[1], True), (ids[2], True),
+                                                     (ids[3], False), (ids[4], False), (ids[5], False)]
+    assert ("start", ids[1]) not in ctx.log
+
+
+def test_a_hook_may_stop_its_steps_search_with_a_reason():
+    from cephbench.core.results import SearchStop
+    group = _group(rw=["randwrite"], iodepth={"auto": {"max": 4}})
+    ctx = Ctx()
+
+    class NoRoom(Recorder):
+        def one_round(self, step, n):
+            if step.test.params["iodepth"] < 2:
+                return super().one_round(step, n)
+            why = SearchStop(reason="capacity", text="no room")
+            step.searches.stop(step.test, why)
+            return Outcome(step.test, step.started[0], 0.0, error="not run: no room", skipped=True, search_stop=why)
+    out = list(lifecycle.run_group(NoRoom(ctx), ctx, group, {t.id for t in group}))
+    assert [(o.skipped, o.search_stop and o.search_stop.reason) for o in out] == [
+        (False, None), (True, "capacity"), (True, None)]
+    assert out[2].error == "not run: the search of iodepth stopped at 2 (no room)"
+
+
 class Guarded(Ctx):
     def __init__(self, free: int):
         super().__init__()

@@ -3,31 +3,36 @@ ioengine_ops: the core owns the order, the kind fills in what only it knows.
 
 For a group: nothing when none of its tests is still to do; a kind that cannot run on this machine (`unavailable`:
 krbd without its kernel module) says why once and skips them; its resources, made once for the group
-(`resources`: a context manager, so that they are removed however the group ends). Then each test still to do, in
-order, announced as it starts (a search's steps past where it stopped do not start): the resources' notes
+(`resources`: a context manager, so that they are removed however the group ends; its value may carry what passes
+from one test to the next, e.g. what a write left for the reads). Then each test still to do, in order, and each
+one not to do that a later one needs (`needed`: a write whose objects the reads read, on a resumed run), run but not
+recorded, announced as it starts (a search's steps past where it stopped do not start): the resources' notes
 (`notes`), what must be there first (`prepare`: objects written for a read; an Outcome it returns ends the test),
 the page caches dropped and the OSDs' caches made cold before a phase that reads (`ctx.prepare_reads`, by the
 phase's direction), what makes its figure untrustworthy before it runs (`warnings`: a read of images never
 written), its run once or in rounds until steady (drivers/rounds.in_rounds over the kind's `one_round(step, n)`:
-the command for each client, the run and the parser), what the kind adds to the test's outcome (`finish`), and the
-group's searches told (drivers/search.py); last, a search's steps past its stop, each a skipped result.
+the command for each client, the run and the parser; a test run only for what it makes runs once), what the kind
+adds to the test's outcome (`finish`, which may end the group: a failed write leaves its reads nothing), and the
+group's searches told (drivers/search.py; a hook may stop one through `step.searches`: the capacity guard leaves a
+step no room); a search's steps past its stop are each a skipped result, last or where they fall in the group
+(`skips_in_place`).
 
-The capacity guard's reservation for a round that may write is `write_room`. rados bench's group (a write whose
-objects the reads read, top-ups, a search's room) still runs a loop of its own (drivers/rados_bench.py).
+The capacity guard's reservation for a round that may write is `write_room`; a kind whose write is cut to the room
+(rados bench's --max-objects) reserves through ctx.reserve_write itself.
 """
 
 from __future__ import annotations
 
 import time
 from contextlib import AbstractContextManager, nullcontext
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Generic, Iterator, TypeVar
 
 from ..cluster.safety import CapacityBudget
 from ..core.results import Test
 from ..core.units import format_size
 from ..kinds import direction_of
-from .base import DriverContext, Outcome, now, started_tests
+from .base import DriverContext, Outcome, now
 from .rounds import RoundsEnd, in_rounds
 from .search import Searches
 
@@ -50,6 +55,8 @@ class Step(Generic[R]):
     notes: list[str]                # so far: the resources', the preparation's, the cache drops'
     warnings: list[str]
     later: bool                     # another test of the group is still to do after this one
+    searches: Searches = field(default_factory=Searches)    # the group's: a hook may stop one (Searches.stop)
+    recorded: bool = True           # False: run only for what later tests need (Hooks.needed); no outcome of it
 
     def name(self, n: int) -> str:
         """Round n's raw directory (raw/<name>/): the test's own without rounds (n = 0)."""
@@ -59,6 +66,10 @@ class Step(Generic[R]):
 class Hooks(Generic[R]):
     """What a kind's driver fills in; every hook but `one_round` has a default that does nothing."""
 
+    # a search's steps past its stop, each a skipped result: where they fall in the group (True), or after its
+    # other tests (False)
+    skips_in_place = False
+
     def unavailable(self, ctx: DriverContext, group: list[Test]) -> str | None:
         """Why the group's tests cannot run here (each is then a skipped result saying so), or None."""
         return None
@@ -66,6 +77,11 @@ class Hooks(Generic[R]):
     def resources(self, ctx: DriverContext, group: list[Test]) -> AbstractContextManager[R]:
         """The group's pools, images, objects: made on entry, removed on exit, through the ledger."""
         return nullcontext()    # type: ignore[return-value]
+
+    def needed(self, test: Test, group: list[Test], todo: set[str]) -> bool:
+        """Whether `test`, not to do (its result is there already), runs anyway, unrecorded, for what the group's
+        tests still to do need of it (the objects a write leaves for the reads)."""
+        return False
 
     def notes(self, res: R) -> list[str]:
         """What every test of the group notes about its resources (a prefill)."""
@@ -84,8 +100,10 @@ class Hooks(Generic[R]):
         """Run the test once (n = 0) or its round n of steady_state (drivers/rounds.py); None in a dry run."""
         raise NotImplementedError
 
-    def finish(self, step: Step[R], outcome: Outcome) -> None:
-        """What the kind adds to the test's outcome once its rounds are one (e.g. its step's hosts' images)."""
+    def finish(self, step: Step[R], outcome: Outcome) -> bool | None:
+        """What the kind adds to the test's outcome once its rounds are done (e.g. its step's hosts' images); True
+        ends the group after this test (what the later tests need was not made: they get no outcome)."""
+        return None
 
 
 def run_group(hooks: Hooks[Any], ctx: DriverContext, group: list[Test], todo: set[str]) -> Iterator[Outcome]:
@@ -102,23 +120,42 @@ def run_group(hooks: Hooks[Any], ctx: DriverContext, group: list[Test], todo: se
         return
     searches = Searches()       # the group's searches (concurrency, iodepth, clients: auto)
     with hooks.resources(ctx, group) as res:
-        for test, started in started_tests(ctx, group, todo, searches.over):
-            i = group.index(test)
+        for i, test in enumerate(group):
+            recorded = test.id in todo
+            if not recorded and not hooks.needed(test, group, todo):
+                continue
+            if searches.over(test) is not None:
+                if recorded and hooks.skips_in_place:
+                    yield searches.skipped(test)
+                continue
+            started = now()
+            ctx.events.test_started(test)
             step = Step(ctx, test, res, started, ctx.clients_of(test), hooks.notes(res), [],
-                        later=any(t.id in todo for t in group[i + 1:]))
+                        later=any(t.id in todo for t in group[i + 1:]), searches=searches, recorded=recorded)
             ended = hooks.prepare(step)
             if ended is not None:
-                yield ended
+                if recorded:
+                    yield ended
                 continue
             if reads(test):
                 step.notes += ctx.prepare_reads()
             step.warnings = hooks.warnings(step)
-            outcome = in_rounds(test, lambda n, step=step: hooks.one_round(step, n))
+            outcome = in_rounds(test if recorded else without_steady(test),
+                                lambda n, step=step: hooks.one_round(step, n))
             if outcome is None:
                 continue
-            hooks.finish(step, outcome)
-            yield searches.after(outcome)
-        yield from searches.skipped_in(group, todo)
+            ends = hooks.finish(step, outcome)
+            if recorded:
+                yield searches.after(outcome)
+            if ends:
+                return
+        if not hooks.skips_in_place:
+            yield from searches.skipped_in(group, todo)
+
+
+def without_steady(test: Test) -> Test:
+    """A test run only for what it makes (not recorded) runs once, not in rounds."""
+    return test.with_params({k: v for k, v in test.params.items() if k != "steady_state"})
 
 
 def write_room(step: Step[Any], n: int, amplification: float, bound: int, tool: str, hint: str

@@ -1,4 +1,4 @@
-"""`rados bench`: command builder, parser of its text output, and its group's run.
+"""`rados bench`: command builder, parser of its text output, and its group's hooks (drivers/lifecycle.py).
 
 The parser reads both the current summary ("Average Latency(s):", "Average IOPS:")
 and the old one the seeds show ("Average Latency:", no IOPS lines). rados bench
@@ -12,18 +12,30 @@ import math
 import re
 import statistics
 import time
-from dataclasses import dataclass
-from typing import Sequence, TypeVar
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterator, Sequence, TypeVar
 
 # the top-up's rules are the kind's: the plan's estimate counts a top-up by them too
 from ..kinds.rados_bench import (SEQ_RATIO_MARGIN, TOPUP_MAX_CONCURRENCY, TOPUP_MAX_IN_FLIGHT,  # noqa: F401
                                 TOPUP_SPEEDUP_MAX, TOPUP_START_S, seq_ratio, seq_write_ratio, topup_concurrency,
                                 topup_effect_measured, topup_estimate_s)
+from ..cluster.safety import CapacityBudget, amplification
 from ..core.merge import merge_instances
 from ..core.units import format_size
-from ..core.results import Latency, Measurement, Sample, steady_state
+from ..core.results import Latency, Measurement, Sample, SearchStop, Test, steady_state
 from ..core.errors import ParseError
 from ..core.figures import checked, count, number
+from ..hosts.fanout import failure
+from ..hosts.local import CommandResult, Spawn
+from . import lifecycle
+from .base import DriverContext, Outcome, client_notes, run_group_timeout
+from .instances import run_instances
+from .lifecycle import Hooks, Step
+from .pools import create_pool, remove_pool
+from .rados_namespace import own_namespace, release_namespaces
+from .rounds import RoundsEnd, round_suffix
 
 MIB = 1024 * 1024
 NS = 1e9
@@ -464,111 +476,170 @@ def read_sources(readers: Sequence[P], writers: Sequence[P]) -> list[P]:
     return [r if r in writers else writers[k % len(writers)] for k, r in enumerate(readers)]
 
 
-def _without_steady(test):
-    """A write run only for the reads that remain (not recorded) runs once, not in rounds."""
-    return test.with_params({k: v for k, v in test.params.items() if k != "steady_state"})
+Place = tuple[Any, int]     # an instance's place: its client host (clients.Client; None: this machine), its number
 
 
-def run_group(ctx, group, todo):
-    """Write, then seq/rand reads of what was written, on fresh pools; one Outcome per test in `todo`."""
-    from ..hosts.local import Spawn
-    from .pools import create_pool, remove_pool
-    from .rados_namespace import own_namespace, release_namespaces
-    from ..cluster.safety import amplification
-    from ..hosts.fanout import failure
-    from .base import Outcome, client_notes, now, run_group_timeout
-    from .instances import run_instances
-    from .rounds import RoundsEnd, in_rounds, round_suffix
-    from .search import Searches
-    from ..core.results import SearchStop
+@dataclass
+class LastRound:
+    """What a test's last round left for `finish`: its object limit, its instances' measurements and places, and
+    whether the group ends with it (a failed write leaves the reads nothing)."""
+    max_objects: int | None = None
+    parts: list[Measurement] = field(default_factory=list)
+    where: list[Place] = field(default_factory=list)
+    ends_group: bool = False
 
-    first = group[0].params
-    n = first["instances"]
-    profile = first["pool_profile"]
-    size = first["object_size"]
-    gid = group[0].group
-    pools = [create_pool(ctx, ctx.name(gid, f"i{i}"), profile) for i in range(n)]
-    namespace = own_namespace(ctx, pools[0], profile, ctx.name(gid))     # an existing pool: the run's objects
-    run_names = [ctx.name(gid, f"i{i}") for i in range(n)]
-    client = ctx.target.client_args()
-    remote = ctx.target.remote_client_args()
-    write_cut = False       # rados bench stopped mid-write records no metadata object: seq/rand cannot run
-    fed: list[Fed] = []     # what the last write left each instance, in the order of `writers`
-    write_load = first["concurrency"]     # the last write's operations in flight: a top-up writes as it did
-    searches = Searches()   # the group's searches (concurrency: auto): which steps still run
-    last_write = [t for t in group if t.params["phase"] == "write"][-1]
-    topped: dict[str, tuple[int, int, int, int]] = {}   # a topped-up seq's objects before, after, in flight, instances
 
-    def places(test) -> list:
+@dataclass
+class RadosGroup:
+    """A group's pools and what passes from test to test (the lifecycle's resources value): what the last write
+    left for the reads, and whether the capacity guard cut it."""
+    group: list[Test]
+    pools: list[str]                # one per instance
+    namespace: str | None           # an existing pool: the run's objects (rados_namespace.own_namespace)
+    run_names: list[str]            # this machine's instances' run names
+    client_args: list[str]
+    remote_args: list[str]
+    write_load: int                 # the last write's operations in flight: a top-up writes as it did
+    writers: list[Place] = field(default_factory=list)     # the last write's instances, whose objects the reads read
+    fed: list[Fed] = field(default_factory=list)   # what the last write left each instance, in the order of writers
+    write_cut: bool = False         # rados bench stopped mid-write records no metadata object: seq/rand cannot run
+    topped: dict[str, tuple[int, int, int, int]] = field(default_factory=dict)  # a topped-up seq's objects before,
+                                                                                # after, in flight, instances
+    last: dict[str, LastRound] = field(default_factory=dict)    # test id -> its last round
+
+    @property
+    def gid(self) -> str:
+        return self.group[0].group
+
+    @property
+    def instances(self) -> int:
+        return self.group[0].params["instances"]
+
+    @property
+    def profile(self) -> dict:
+        return self.group[0].params["pool_profile"]
+
+    @property
+    def size(self) -> int:
+        return self.group[0].params["object_size"]
+
+    def places(self, ctx: DriverContext, test: Test) -> list[Place]:
         """A test's instances: N on this machine, or N on each of its client hosts (a search of them, `clients:
         auto`, has more hosts at each step), each with its own run name."""
         clients = ctx.clients_of(test)
+        n = self.instances
         return [(c, i) for c in clients for i in range(n)] if clients else [(None, i) for i in range(n)]
 
-    writers = places(group[0])      # the instances of the last write, whose objects the reads read
-
-    def run_name(place) -> str:
+    def run_name(self, ctx: DriverContext, place: Place) -> str:
         c, i = place
-        return run_names[i] if c is None else ctx.name(gid, c.name, f"i{i}")
+        return self.run_names[i] if c is None else ctx.name(self.gid, c.name, f"i{i}")
 
-    def written_raw(results) -> int | None:
+    def written_raw(self, results: list[CommandResult] | None) -> int | None:
         """Raw bytes a write added, when every instance said how many objects it made (a tighter bound than what
         it was allowed: the next write's room, and other runs', depend on it)."""
         made = objects_written([r.stdout for r in results]) if results else None
-        return None if made is None else int(made * size * amplification(profile))
+        return None if made is None else int(made * self.size * amplification(self.profile))
 
-    def room(where, least_objects: int = 0):
+    def room(self, ctx: DriverContext, where: list[Place], least_objects: int = 0) -> tuple[int, CapacityBudget]:
         """Objects each instance may still write under the capacity guard (reserved until ctx.write_ended);
         with less room than `least_objects` each, it waits while the cluster is still freeing space."""
-        client_bytes, budget = ctx.reserve_write(amplification(profile), wanted=least_objects * size * len(where))
-        return client_bytes // size // len(where), budget
+        client_bytes, budget = ctx.reserve_write(amplification(self.profile),
+                                                 wanted=least_objects * self.size * len(where))
+        return client_bytes // self.size // len(where), budget
 
-    def commands_of(where, mode: str, duration_s: int, max_objects: int | None, concurrency: int,
-                    reuse: bool = False):
-        names = [run_name(p) for p in (where if mode == "write" else read_sources(where, writers))]
-        return [RadosBenchCommand(pool=pools[i], mode=mode, duration_s=duration_s, concurrency=concurrency,
-                                  object_size=size, no_cleanup=True, max_objects=max_objects, reuse=reuse,
-                                  namespace=namespace, run_name=name)
+    def commands(self, ctx: DriverContext, where: list[Place], mode: str, duration_s: int, max_objects: int | None,
+                 concurrency: int, reuse: bool = False) -> list[RadosBenchCommand]:
+        names = [self.run_name(ctx, p) for p in (where if mode == "write" else read_sources(where, self.writers))]
+        return [RadosBenchCommand(pool=self.pools[i], mode=mode, duration_s=duration_s, concurrency=concurrency,
+                                  object_size=self.size, no_cleanup=True, max_objects=max_objects, reuse=reuse,
+                                  namespace=self.namespace, run_name=name)
                 for name, (_, i) in zip(names, where)]
 
-    def spawns_of(where, cmds, raw_dir, stem: str):
-        return [Spawn(cmd.argv(client if c is None else remote), (raw_dir / (
+    def spawns(self, where: list[Place], cmds: list[RadosBenchCommand], raw_dir: Path | None,
+               stem: str) -> list[Spawn]:
+        return [Spawn(cmd.argv(self.client_args if c is None else self.remote_args), (raw_dir / (
             f"{stem}-i{i}.txt" if c is None else f"{stem}-{c.name}-i{i}.txt")) if raw_dir else None)
             for cmd, (c, i) in zip(cmds, where)]
 
-    def run(test, where, spawns, duration_s: float):
-        """(timed per client or None, the tools' results, what the watches saw); results None in a dry run."""
-        ran = run_instances(ctx, test, [(c, sp) for (c, _), sp in zip(where, spawns)], run_group_timeout(duration_s),
-                            live=live_figures)
-        return (None, None, None) if ran is None else (ran.timed, ran.results, ran.seen)
 
-    def top_up(seq) -> list[str]:
+def _run(ctx: DriverContext, test: Test, where: list[Place], spawns: list[Spawn], duration_s: float):
+    """(timed per client or None, the tools' results, what the watches saw); results None in a dry run."""
+    ran = run_instances(ctx, test, [(c, sp) for (c, _), sp in zip(where, spawns)], run_group_timeout(duration_s),
+                        live=live_figures)
+    return (None, None, None) if ran is None else (ran.timed, ran.results, ran.seen)
+
+
+class RadosBench(Hooks[RadosGroup]):
+    """Write, then seq/rand reads of what was written, on fresh pools (one per instance). The reads read what the
+    group's last write left: a write already recorded (a resumed run) runs again, unrecorded, while a read is still
+    to do; a seq whose objects would not last is topped up first; a write the capacity guard cut leaves the reads
+    nothing, and one that failed ends the group. A search's steps past its stop are skipped where they fall."""
+
+    skips_in_place = True
+
+    @contextmanager
+    def resources(self, ctx: DriverContext, group: list[Test]) -> Iterator[RadosGroup]:
+        first = group[0].params
+        gid = group[0].group
+        pools = [create_pool(ctx, ctx.name(gid, f"i{i}"), first["pool_profile"]) for i in range(first["instances"])]
+        namespace = own_namespace(ctx, pools[0], first["pool_profile"], ctx.name(gid))
+        g = RadosGroup(group, pools, namespace, [ctx.name(gid, f"i{i}") for i in range(first["instances"])],
+                       ctx.target.client_args(), ctx.target.remote_client_args(),
+                       write_load=first["concurrency"])
+        g.writers = g.places(ctx, group[0])
+        try:
+            yield g
+        finally:
+            for p in dict.fromkeys(pools):
+                release_namespaces(ctx, p)
+                remove_pool(ctx, p)
+
+    def needed(self, test: Test, group: list[Test], todo: set[str]) -> bool:
+        """A write whose objects the reads still to do read: a write of no search, or the last of a search's steps
+        (the reads that remain read what it leaves)."""
+        return test.params["phase"] == "write" and (
+            test.search is None or test is [t for t in group if t.params["phase"] == "write"][-1])
+
+    def prepare(self, step: Step[RadosGroup]) -> Outcome | None:
+        ctx, test, g = step.ctx, step.test, step.res
+        mode = test.params["phase"]
+        if mode != "write" and g.write_cut:
+            return Outcome(test, step.started[0], 0.0, error=(
+                "the capacity guard stopped the write before rados bench recorded what it wrote, so this "
+                "read has nothing to read; lower the write's duration or raise settings.max_raw_used"))
+        if mode == "seq" and g.fed and not ctx.dry_run:
+            step.notes += self.top_up(step)
+        return None
+
+    def top_up(self, step: Step[RadosGroup]) -> list[str]:
         """Before a seq: when the objects the write left would not last its duration at the pace a seq may read
         them, write them again from the first and more after them (--reuse-bench: the same names, so only the
         new ones take room), up to what the capacity guard allows. An erasure-coded pool refuses a rewrite (rados
         bench's writes are not whole-object writes: EOPNOTSUPP without allow_ec_overwrites), so there the run
         name's objects are written anew under its next prefix, all of them taking room, and the seq reads those.
         Not recorded: the write's figure is its own."""
+        ctx, seq, g = step.ctx, step.test, step.res
+        fed, size = g.fed, g.size
         seq_s = seq.params["duration_s"]
         ratio, whence = seq_ratio(size, ctx.seq_ratios.get(size))
         want, have = seq_objects(fed, seq_s, ratio), min(f.objects for f in fed)
         if want <= have:
             return []
-        extra, budget = room(writers)
-        target, rewrite = topup_target(profile, want, have, extra)
+        extra, budget = g.room(ctx, g.writers)
+        target, rewrite = topup_target(g.profile, want, have, extra)
         if target <= have:
             ctx.reserve(0)
             return [f"objects not topped up before the seq: the capacity guard leaves no room ({budget.describe()})"]
         secs = math.ceil(2 * target / min(f.rate for f in fed)) + 2    # --max-objects ends it, not the time
-        in_flight = topup_concurrency(write_load, size, target)
-        cmds = commands_of(writers, "write", secs, target, in_flight, reuse=rewrite)
-        spawns = spawns_of(writers, cmds, ctx.rundir.raw_dir(seq.id) if ctx.rundir else None,
-                           "rados-bench-topup-write")
+        in_flight = topup_concurrency(g.write_load, size, target)
+        cmds = g.commands(ctx, g.writers, "write", secs, target, in_flight, reuse=rewrite)
+        spawns = g.spawns(g.writers, cmds, ctx.rundir.raw_dir(seq.id) if ctx.rundir else None,
+                          "rados-bench-topup-write")
         results = None
         try:
-            timed, results, seen = run(group[0], writers, spawns, secs)     # not recorded: nor is what it saw
+            timed, results, seen = _run(ctx, g.group[0], g.writers, spawns, secs)   # not recorded: nor what it saw
         finally:
-            ctx.write_ended(written_raw(results))
+            ctx.write_ended(g.written_raw(results))
         if results is None:
             return []
         failed = [r for r in results if not r.ok]
@@ -593,153 +664,130 @@ def run_group(ctx, group, todo):
                 f"rados-bench-topup-write-*) {wrote}")
         if target < want:
             note += f"; the capacity guard allowed {target} of the {want} wanted ({budget.describe()})"
-        topped[seq.id] = (sum(f.objects for f in fed), made * len(fed), in_flight, len(fed))
+        g.topped[seq.id] = (sum(f.objects for f in fed), made * len(fed), in_flight, len(fed))
         # the next seq (a search's next step) finds them: at the write's pace, as many as were made
         fed[:] = [Fed(made, f.seconds * made / f.objects if f.objects else f.seconds) for f in fed]
         return [note]
 
-    try:
-        for test in group:
-            mode = test.params["phase"]
-            if test.id not in todo and mode != "write":
-                continue
-            if mode == "write" and test.id not in todo and not any(t.id in todo for t in group if t is not test):
-                continue
-            record = test.id in todo
-            if mode == "write" and not record and test.search is not None and test is not last_write:
-                continue        # the reads that remain read what the last write leaves
-            if searches.over(test) is not None:
-                if record:
-                    yield searches.skipped(test)
-                continue
-            started, t0 = now()
-            notes: list[str] = []
-            ctx.events.test_started(test)
-            if mode != "write" and write_cut:
-                if record:
-                    yield Outcome(test, started, 0.0, error=(
-                        "the capacity guard stopped the write before rados bench recorded what it wrote, so this "
-                        "read has nothing to read; lower the write's duration or raise settings.max_raw_used"))
-                continue
-            if mode == "seq" and fed and not ctx.dry_run:
-                notes += top_up(test)
-            if mode != "write":
-                notes += ctx.prepare_reads()
-            last: dict = {}     # the last round's instances and its object limit, and whether the group ends
+    def one_round(self, step: Step[RadosGroup], k: int) -> Outcome | None:
+        """One run of the phase's instances (with steady_state, round k of drivers/rounds.py)."""
+        ctx, test, g, notes = step.ctx, step.test, step.res, step.notes
+        mode = test.params["phase"]
+        started, t0 = step.started
+        last = g.last.setdefault(test.id, LastRound())
+        max_objects = None
+        where = g.places(ctx, test)
+        if mode == "write" and not ctx.dry_run:
+            # a search's write leaves room for every step it may still run: this one takes its share
+            steps_left = step.searches.steps_left(test, g.group)
+            per_instance, budget = g.room(ctx, where, test.params["concurrency"] * steps_left)
+            per_instance //= steps_left
+            if budget.waited_s >= 1.0:
+                notes.append(f"capacity guard: waited {budget.waited_s:.0f} s while the cluster freed space "
+                             f"(raw used falling: a removed pool's PGs being deleted) before this write"
+                             + (" had room" if per_instance >= test.params["concurrency"] else
+                                "; it did not free enough"))
+            if per_instance < test.params["concurrency"]:
+                ctx.reserve(0)
+                msg = (f"capacity guard: writing would take the cluster past {budget.max_raw_used:.0%} raw "
+                       f"used ({budget.describe()})")
+                if k > 1:           # the rounds so far are the measurement
+                    raise RoundsEnd(msg)
+                if test.search is not None and g.fed:     # the search's steps so far stand; reads read them
+                    why = SearchStop(reason="capacity", text=msg)
+                    step.searches.stop(test, why)
+                    return Outcome(test, started, time.monotonic() - t0, error=f"not run: {msg}",
+                                   skipped=True, notes=list(notes), search_stop=why)
+                last.ends_group = True
+                return Outcome(test, started, time.monotonic() - t0, error=msg, notes=list(notes))
+            max_objects = int(per_instance)
+        last.max_objects = max_objects
+        cmds = g.commands(ctx, where, mode, int(round(test.params["duration_s"])), max_objects,
+                          test.params["concurrency"])
+        if mode == "write":
+            g.write_load = test.params["concurrency"]
+        raw_dir = ctx.rundir.raw_dir(test.id if step.recorded else f"{g.gid}-prepare-write") if ctx.rundir else None
+        spawns = g.spawns(where, cmds, raw_dir, f"rados-bench-{mode}{round_suffix(k)}")
+        results = None
+        try:
+            timed, results, seen = _run(ctx, test, where, spawns, test.params["duration_s"])
+        finally:
+            if max_objects is not None:
+                ctx.write_ended(g.written_raw(results))
+        if results is None or seen is None:  # dry run
+            return None
+        commands = [r.cmdline for r in results]
+        raw = [str(sp.output.relative_to(ctx.rundir.path)) for sp in spawns]
+        cut = mode == "write" and seen.cluster.stopped_for_capacity
+        g.write_cut = g.write_cut or cut
+        failed = [r for r in results if not r.ok]
+        if failed and not cut:
+            err = f"rados bench {mode} failed: " + (failure(timed) or failed[0].error_text() if timed
+                                                     else failed[0].error_text())
+            last.ends_group = mode == "write"     # reads have nothing to read
+            return Outcome(test, started, time.monotonic() - t0, error=err, commands=commands, raw=raw,
+                           notes=list(notes), seen=seen)
+        try:
+            parts = [parse(r.stdout, mode, cmd.duration_s) if r.ok or not cut
+                     else parse_interrupted(r.stdout, mode, g.size) for r, cmd in zip(results, cmds)]
+        except ParseError as exc:
+            return Outcome(test, started, time.monotonic() - t0, error=str(exc), commands=commands,
+                           raw=raw, notes=list(notes), seen=seen)
+        for part, t in zip(parts, timed or []):
+            part.host, part.start_unix_s, part.end_unix_s = t.host, t.start_unix_s, t.end_unix_s
+        last.parts, last.where = parts, where
+        # latency weighted by each instance's ops: rados bench prints no percentiles
+        m = merge_instances(parts, latency="mean-max")
+        return Outcome(test, started, time.monotonic() - t0, measurement=m, commands=commands, raw=raw,
+                       notes=notes + client_notes(m), seen=seen)
 
-            def one_round(k: int, test=test, mode=mode, record=record, notes=notes, started=started, t0=t0,
-                          last=last) -> Outcome | None:
-                """One run of the phase's instances (with steady_state, round k of drivers/rounds.py)."""
-                nonlocal write_cut, write_load
-                max_objects = None
-                where = places(test)
-                if mode == "write" and not ctx.dry_run:
-                    # a search's write leaves room for every step it may still run: this one takes its share
-                    steps_left = searches.steps_left(test, group)
-                    per_instance, budget = room(where, test.params["concurrency"] * steps_left)
-                    per_instance //= steps_left
-                    if budget.waited_s >= 1.0:
-                        notes.append(f"capacity guard: waited {budget.waited_s:.0f} s while the cluster freed space "
-                                     f"(raw used falling: a removed pool's PGs being deleted) before this write"
-                                     + (" had room" if per_instance >= test.params["concurrency"] else
-                                        "; it did not free enough"))
-                    if per_instance < test.params["concurrency"]:
-                        ctx.reserve(0)
-                        msg = (f"capacity guard: writing would take the cluster past {budget.max_raw_used:.0%} raw "
-                               f"used ({budget.describe()})")
-                        if k > 1:           # the rounds so far are the measurement
-                            raise RoundsEnd(msg)
-                        if test.search is not None and fed:     # the search's steps so far stand; reads read them
-                            why = SearchStop(reason="capacity", text=msg)
-                            searches.stop(test, why)
-                            return Outcome(test, started, time.monotonic() - t0, error=f"not run: {msg}",
-                                           skipped=True, notes=list(notes), search_stop=why)
-                        last["end_group"] = True
-                        return Outcome(test, started, time.monotonic() - t0, error=msg, notes=list(notes))
-                    max_objects = int(per_instance)
-                last["max_objects"] = max_objects
-                cmds = commands_of(where, mode, int(round(test.params["duration_s"])), max_objects,
-                                   test.params["concurrency"])
-                if mode == "write":
-                    write_load = test.params["concurrency"]
-                raw_dir = ctx.rundir.raw_dir(test.id if record else f"{gid}-prepare-write") if ctx.rundir else None
-                spawns = spawns_of(where, cmds, raw_dir, f"rados-bench-{mode}{round_suffix(k)}")
-                results = None
-                try:
-                    timed, results, seen = run(test, where, spawns, test.params["duration_s"])
-                finally:
-                    if max_objects is not None:
-                        ctx.write_ended(written_raw(results))
-                if results is None or seen is None:  # dry run
-                    return None
-                commands = [r.cmdline for r in results]
-                raw = [str(sp.output.relative_to(ctx.rundir.path)) for sp in spawns]
-                cut = mode == "write" and seen.cluster.stopped_for_capacity
-                write_cut = write_cut or cut
-                failed = [r for r in results if not r.ok]
-                if failed and not cut:
-                    err = f"rados bench {mode} failed: " + (failure(timed) or failed[0].error_text() if timed
-                                                             else failed[0].error_text())
-                    last["end_group"] = mode == "write"     # reads have nothing to read
-                    return Outcome(test, started, time.monotonic() - t0, error=err, commands=commands, raw=raw,
-                                   notes=list(notes), seen=seen)
-                try:
-                    parts = [parse(r.stdout, mode, cmd.duration_s) if r.ok or not cut
-                             else parse_interrupted(r.stdout, mode, size) for r, cmd in zip(results, cmds)]
-                except ParseError as exc:
-                    return Outcome(test, started, time.monotonic() - t0, error=str(exc), commands=commands,
-                                   raw=raw, notes=list(notes), seen=seen)
-                for part, t in zip(parts, timed or []):
-                    part.host, part.start_unix_s, part.end_unix_s = t.host, t.start_unix_s, t.end_unix_s
-                last["parts"], last["where"] = parts, where
-                # latency weighted by each instance's ops: rados bench prints no percentiles
-                m = merge_instances(parts, latency="mean-max")
-                return Outcome(test, started, time.monotonic() - t0, measurement=m, commands=commands, raw=raw,
-                               notes=notes + client_notes(m), seen=seen)
+    def finish(self, step: Step[RadosGroup], outcome: Outcome) -> bool:
+        """What a write left for the reads (and a seq learned of how fast it reads them), the capacity guard's cut
+        of a write and a read that ran out of objects (warnings), a top-up's effect on its seq (a note); a failed
+        write ends the group."""
+        ctx, test, g = step.ctx, step.test, step.res
+        last = g.last[test.id]
+        m = outcome.measurement
+        if m is None:
+            return last.ends_group
+        mode, size = test.params["phase"], g.size
+        parts, max_objects = last.parts, last.max_objects
+        warnings: list[str] = []
+        read = [Fed(int(p.ops_total or 0), p.duration_s) for p in parts]
+        n = g.instances
+        if mode != "write" and len(last.where) > len(g.writers):
+            outcome.notes.append(f"read from {len(last.where) // n} client hosts, and the write's search "
+                                 f"wrote from {len(g.writers) // n}: past those, each host read the objects one "
+                                 "of them wrote, in turn")
+        if mode == "write":
+            g.fed, g.writers = read, last.where
+        elif mode == "seq" and g.fed:
+            ratios = [r.rate / f.rate for f, r in zip(g.fed, read) if f.rate > 0]
+            ctx.seq_ratios[size] = max([ctx.seq_ratios.get(size, 0.0), *ratios])
+        fed = g.fed
+        if mode == "write":
+            if max_objects is not None and any((p.ops_total or 0) >= max_objects for p in parts):
+                warnings.append(f"capacity guard: write stopped at {max_objects} objects per instance to stay "
+                                f"below {ctx.settings.max_raw_used:.0%} raw used")
+        elif (short := ran_out(parts, test.params["duration_s"])) is not None:
+            seq_s = test.params["duration_s"]
+            exact = mode == "seq" and fed and all(f.rate > 0 for f in fed)
+            longer = (f"give the write at least {write_seconds_for(fed, read, seq_s)} s (it read "
+                      f"{sum(r.rate for r in read):.0f} objects/s, the write made {sum(f.rate for f in fed):.0f}/s)"
+                      if exact else "give the write a longer duration")
+            warnings.append(f"{mode} ran out of objects after {short:.1f} s of the requested {seq_s:g} s: "
+                            f"it read every object there was; {longer} (duration: {{write: ..., {mode}: ...}})")
+        if not step.recorded:
+            ctx.events.note(f"{g.gid}: wrote objects again for the reads that remain (not recorded)")
+            return False
+        if test.id in g.topped:
+            outcome.notes.append(topup_effect(m, *g.topped[test.id], object_size=size))
+        outcome.warnings = warnings
+        return False
 
-            # with steady_state (write, rand) the phase runs in rounds of its duration until steady (drivers/rounds)
-            outcome = in_rounds(test if record else _without_steady(test), one_round)
-            if outcome is None:
-                continue
-            if outcome.measurement is None:
-                if record:
-                    yield searches.after(outcome)
-                if last.get("end_group"):
-                    return
-                continue
-            m = outcome.measurement
-            parts, max_objects = last["parts"], last["max_objects"]
-            warnings: list[str] = []
-            read = [Fed(int(p.ops_total or 0), p.duration_s) for p in parts]
-            if mode != "write" and len(last["where"]) > len(writers):
-                outcome.notes.append(f"read from {len(last['where']) // n} client hosts, and the write's search "
-                                     f"wrote from {len(writers) // n}: past those, each host read the objects one "
-                                     "of them wrote, in turn")
-            if mode == "write":
-                fed, writers = read, last["where"]
-            elif mode == "seq" and fed:
-                ratios = [r.rate / f.rate for f, r in zip(fed, read) if f.rate > 0]
-                ctx.seq_ratios[size] = max([ctx.seq_ratios.get(size, 0.0), *ratios])
-            if mode == "write":
-                if max_objects is not None and any((p.ops_total or 0) >= max_objects for p in parts):
-                    warnings.append(f"capacity guard: write stopped at {max_objects} objects per instance to stay "
-                                    f"below {ctx.settings.max_raw_used:.0%} raw used")
-            elif (short := ran_out(parts, test.params["duration_s"])) is not None:
-                seq_s = test.params["duration_s"]
-                exact = mode == "seq" and fed and all(f.rate > 0 for f in fed)
-                longer = (f"give the write at least {write_seconds_for(fed, read, seq_s)} s (it read "
-                          f"{sum(r.rate for r in read):.0f} objects/s, the write made {sum(f.rate for f in fed):.0f}/s)"
-                          if exact else "give the write a longer duration")
-                warnings.append(f"{mode} ran out of objects after {short:.1f} s of the requested {seq_s:g} s: "
-                                f"it read every object there was; {longer} (duration: {{write: ..., {mode}: ...}})")
-            if not record:
-                ctx.events.note(f"{gid}: wrote objects again for the reads that remain (not recorded)")
-                continue
-            if test.id in topped:
-                outcome.notes.append(topup_effect(m, *topped[test.id], object_size=size))
-            outcome.warnings = warnings
-            yield searches.after(outcome)
-    finally:
-        for p in dict.fromkeys(pools):
-            release_namespaces(ctx, p)
-            remove_pool(ctx, p)
+
+HOOKS = RadosBench()
+
+
+def run_group(ctx: DriverContext, group: list[Test], todo: set[str]) -> Iterator[Outcome]:
+    return lifecycle.run_group(HOOKS, ctx, group, todo)
