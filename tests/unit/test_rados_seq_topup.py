@@ -159,3 +159,28 @@ def test_an_erasure_coded_pools_top_up_writes_new_objects_for_the_seq_rather_tha
     assert topup_target(rep, 769, 212, 500) == (712, True)
     argv = RadosBenchCommand("p", "write", 48, 64, MIB, "rn", max_objects=769, reuse=False).argv([])
     assert "--reuse-bench" not in argv and argv[-2:] == ["--max-objects", "769"]
+
+
+def test_a_capacity_stop_that_came_as_every_instance_finished_cut_nothing():
+    """seed-bobtail-2012 on FileStore (2026-12-07): the watch stopped the 4 MiB write for capacity (73.4 % raw used,
+    rising) as its 8 instances finished the 61 objects the guard allowed each; every rados bench had printed its
+    summary and written its metadata object, yet the write counted as cut and both seqs of the group failed with
+    "nothing to read". A stop cuts the write only when an instance did not end on its own (SIGINT: no summary)."""
+    from pathlib import Path
+
+    from cephbench.drivers.rados_bench import parse, parse_interrupted, stopped_mid_write
+    from cephbench.evidence.rounds import ClusterSeen, Seen
+    from cephbench.hosts.local import CommandResult
+
+    fixtures = Path(__file__).parents[1] / "fixtures" / "rados_bench"
+    done = (fixtures / "ceph16.2.15_write_4M_t2_max_objects_61_filestore_ext4.txt").read_text()
+    cut = (fixtures / "ceph16.2.15_write_1M_sigint_at_2.5s.txt").read_text()
+    ended = [CommandResult(["rados"], 0, done, "", 15.0) for _ in range(8)]
+    stopped, quiet = Seen(cluster=ClusterSeen(stopped_for_capacity=True)), Seen()
+    assert parse(done, "write", 20).ops_total == 61
+    assert not stopped_mid_write(ended, stopped)
+    interrupted = [*ended[:7], CommandResult(["rados"], -2, cut, "", 2.5)]
+    assert parse_interrupted(cut, "write", 1 << 20).ops_total
+    assert stopped_mid_write(interrupted, stopped)
+    assert not stopped_mid_write(interrupted, quiet)     # a failure of its own, not the guard's
+    assert not stopped_mid_write(ended, None)            # a dry run

@@ -27,6 +27,7 @@ from ..core.units import format_size
 from ..core.results import Latency, Measurement, Sample, SearchStop, Test, steady_state
 from ..core.errors import ParseError
 from ..core.figures import checked, count, number
+from ..evidence.rounds import Seen
 from ..hosts.fanout import failure
 from ..hosts.local import CommandResult, Spawn
 from . import lifecycle
@@ -458,6 +459,15 @@ def write_seconds_for(fed: list[Fed], read: list[Fed], seq_s: float) -> int:
     return max(math.ceil(r.rate * seq_s / f.rate) for f, r in zip(fed, read) if f.rate > 0)
 
 
+def stopped_mid_write(results: Sequence[CommandResult], seen: Seen | None) -> bool:
+    """Whether the capacity guard's stop cut the write short: its watch stopped it and an instance did not end on
+    its own. A stop that came as the last instances finished (the watch's rate said the limit was near) cut nothing:
+    each rados bench wrote its objects and its metadata object, and the reads read them. seed-bobtail-2012 on
+    FileStore (2026-12-07): all 8 instances had written the 61 objects the guard allowed each when the watch stopped
+    the write, and both seqs of the group failed as if it had been cut."""
+    return bool(seen is not None and seen.cluster.stopped_for_capacity and any(not r.ok for r in results))
+
+
 P = TypeVar("P")       # an instance's place: its client host (None: this machine) and its number there
 
 
@@ -643,7 +653,8 @@ class RadosBench(Hooks[RadosGroup]):
         if results is None:
             return []
         failed = [r for r in results if not r.ok]
-        why = ((failure(timed) if timed else None) or failed[0].error_text()) if failed else ""   # timed: clients only
+        why = "the capacity guard stopped the write" if stopped_mid_write(results, seen) else \
+            ((failure(timed) if timed else None) or failed[0].error_text()) if failed else ""   # timed: clients only
         made = 0
         if not failed:
             try:
@@ -651,9 +662,8 @@ class RadosBench(Hooks[RadosGroup]):
                            for r, cmd in zip(results, cmds))
             except ParseError as exc:
                 why = str(exc)
-        if why or (seen is not None and seen.cluster.stopped_for_capacity):
-            return [f"objects not topped up before the seq: {why or 'the capacity guard stopped the write'}; "
-                    f"it reads the {have} the write made"]
+        if why:
+            return [f"objects not topped up before the seq: {why}; it reads the {have} the write made"]
         how, wrote = (("--reuse-bench", f"wrote them again and {made - have} more, {made} in all") if rewrite else
                       ("of new objects under the same run name (an erasure-coded pool refuses rewrites)",
                        f"wrote {made} for the seq to read, {made - have} more than the write made (its own stay "
@@ -718,7 +728,7 @@ class RadosBench(Hooks[RadosGroup]):
             return None
         commands = [r.cmdline for r in results]
         raw = [str(sp.output.relative_to(ctx.rundir.path)) for sp in spawns]
-        cut = mode == "write" and seen.cluster.stopped_for_capacity
+        cut = mode == "write" and stopped_mid_write(results, seen)
         g.write_cut = g.write_cut or cut
         failed = [r for r in results if not r.ok]
         if failed and not cut:
