@@ -138,6 +138,11 @@ def print_whole(console: Console, renderable: RenderableType) -> None:
             _keep_words_whole(renderable)
         least = Width.get(console, console.options.update_width(WIDE), renderable).minimum
         width = max(console.width, least)
+    elif isinstance(renderable, Table) and not renderable.expand:
+        # a table that does not expand is laid out at its natural width in any room as wide or wider: rendered in
+        # WIDE's it is, without measuring it first (rich measures every cell again to lay it out; measuring first was
+        # a third of `show`'s CPU for its tables, issue 39)
+        width = WIDE
     else:
         width = max(console.width, natural_width(console, renderable))
     segments: list[Segment] = []
