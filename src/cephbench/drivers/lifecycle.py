@@ -9,7 +9,7 @@ one not to do that a later one needs (`needed`: a write whose objects the reads 
 recorded, announced as it starts (a search's steps past where it stopped do not start): the resources' notes
 (`notes`), what must be there first (`prepare`: objects written for a read; an Outcome it returns ends the test),
 the page caches dropped and the OSDs' caches made cold before a phase that reads (`ctx.prepare_reads`, by the
-phase's direction), what makes its figure untrustworthy before it runs (`warnings`: a read of images never
+phase's direction; not where the kind's tool writes what it reads in the same run, its `prefills_in_run`), what makes its figure untrustworthy before it runs (`warnings`: a read of images never
 written), its run once or in rounds until steady (drivers/rounds.in_rounds over the kind's `one_round(step, n)`:
 the command for each client, the run and the parser; a test run only for what it makes runs once), what the kind
 adds to the test's outcome (`finish`, which may end the group: a failed write leaves its reads nothing), and the
@@ -31,7 +31,7 @@ from typing import Any, Generic, Iterator, TypeVar
 from ..cluster.safety import CapacityBudget
 from ..core.results import Test
 from ..core.units import format_size
-from ..kinds import direction_of
+from ..kinds import KINDS, direction_of
 from .base import DriverContext, Outcome, now
 from .rounds import RoundsEnd, in_rounds
 from .search import Searches
@@ -40,8 +40,9 @@ R = TypeVar("R")
 
 
 def reads(test: Test) -> bool:
-    """Whether the test's phase reads (a read or a mix): its caches are dropped first, its data must be there."""
-    return direction_of(test.kind, test.params.phase) in ("read", "mixed")
+    """Whether the test's phase reads (a read or a mix) what was there before it: its caches are dropped first,
+    its data must be there. Not a kind whose tool writes what it reads in the same run (its `prefills_in_run`)."""
+    return direction_of(test.kind, test.params.phase) in ("read", "mixed") and not KINDS[test.kind].prefills_in_run
 
 
 @dataclass

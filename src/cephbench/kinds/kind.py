@@ -40,6 +40,9 @@ class Kind:
     ops_name: str = "IOPS"                      # what its operations per second are called in every report
     # read phases that read each object the group's write phase made once, then stop (rados bench seq)
     exhaustible_reads: frozenset[str] = frozenset()
+    # its tool writes what a read phase reads in the same run (RGW's loadgen fills its key space first): the caches
+    # are not dropped before such a phase (a drop would reach nothing it reads), nor counted in its estimate
+    prefills_in_run: bool = False
     # object size -> how many times such a read's duration its write needs for the read to last (plan.warnings)
     read_write_ratio: Callable[[int | None], int] | None = None
     # (object size, load, write s, read s, instances) -> seconds its driver writes more before such a read, planned
@@ -100,8 +103,9 @@ class Kind:
 
     @property
     def reads_cluster(self) -> bool:
-        """Some phase reads data from the cluster: caches are dropped before it."""
-        return self.cluster and any(d in ("read", "mixed") for d in self.directions.values())
+        """Some phase reads data from the cluster that was there before it: caches are dropped before it."""
+        return self.cluster and not self.prefills_in_run and any(d in ("read", "mixed")
+                                                                 for d in self.directions.values())
 
     def read_phases(self) -> frozenset[str]:
         return frozenset(p for p, d in self.directions.items() if d in ("read", "mixed"))

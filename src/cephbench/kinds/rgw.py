@@ -22,7 +22,7 @@ KIND = Kind("rgw", "RGW", "RGW (cephbench-loadgen)", "rgw", "op",
             {"put": "write", "get": "read", "stat": "metadata", "list": "metadata", "delete": "metadata",
              "mixed": "mixed"}, group_setup_s=4.0, test_overhead_s=1.0, ops_name="req/s",   # S3 or Swift requests
             # delete uses up its keys: it does not run in rounds
-            rgw_model=True, steady_phases=frozenset({"put", "get", "stat", "list", "mixed"}),
+            rgw_model=True, steady_phases=frozenset({"put", "get", "stat", "list", "mixed"}), prefills_in_run=True,
             search_param="concurrency", searches_clients=True,
             load_params={"concurrency": "t"}, load_tag="t", op_size_param="object_size",
             object_size_param="object_size",

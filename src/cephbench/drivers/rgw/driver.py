@@ -19,6 +19,7 @@ import shutil
 import time
 from dataclasses import dataclass, replace
 from pathlib import Path
+from contextlib import AbstractContextManager, nullcontext
 from typing import Any, Iterator, Mapping
 
 from ...cluster.ceph import Cluster
@@ -31,10 +32,10 @@ from ...cluster.safety import CapacityBudget
 from ...core.units import format_size
 from ...core.userfiles import read_output, write_file
 from ...core.errors import ParseError
-from ..base import DriverContext, Outcome, client_notes, live_sum, newest_line, run_group_timeout, started_tests
+from .. import lifecycle
+from ..base import DriverContext, Outcome, client_notes, live_sum, newest_line, run_group_timeout
 from ..instances import run_instances
-from ..rounds import in_rounds
-from ..search import Searches
+from ..lifecycle import Hooks, Step
 from .admin import BucketSweep, run_user, sweep_buckets
 from .binary import EXIT_INTERRUPTED, EXIT_USAGE, TOOL, find_loadgen
 from .credentials import ENV_KEYS, Credentials, given_credentials
@@ -401,14 +402,22 @@ def _run_phase(ctx: DriverContext, setup: _GroupSetup, test: Test, started: tupl
                    commands=[r.cmdline for r in results], raw=raw, notes=notes, warnings=warnings, seen=ran.seen)
 
 
+class RgwLoad(Hooks[_GroupSetup]):
+    """One loadgen run per phase (op) and instance on fresh buckets. A search (`concurrency: auto`, `clients: auto`)
+    runs its steps in order, each a phase of its own on its own hosts, and stops where the knee rule says
+    (drivers/search.py). A read phase writes its own key space first, in the same loadgen run (kinds/rgw.py
+    `prefills_in_run`: the core drops no caches before it)."""
+
+    def resources(self, ctx: DriverContext, group: list[Test]) -> AbstractContextManager[_GroupSetup]:
+        # the S3/Swift user a run makes enters the ledger (admin.run_user) and goes with the run's other resources
+        return nullcontext(_setup(ctx, group))
+
+    def one_round(self, step: Step[_GroupSetup], n: int) -> Outcome | None:
+        return _run_phase(step.ctx, step.res, step.test, step.started, n)
+
+
+HOOKS = RgwLoad()
+
+
 def run_group(ctx: DriverContext, group: list[Test], todo: set[str]) -> Iterator[Outcome]:
-    """One loadgen run per phase (op) and instance on fresh buckets; one Outcome per test in `todo`. A search
-    (`concurrency: auto`, `clients: auto`) runs its steps in order, each a phase of its own on its own hosts (a read
-    prefills its own key space), and stops where the knee rule says (drivers/search.py)."""
-    setup = _setup(ctx, group)
-    searches = Searches()
-    for test, started in started_tests(ctx, group, todo, searches.over):
-        outcome = in_rounds(test, lambda n, test=test, started=started: _run_phase(ctx, setup, test, started, n))
-        if outcome is not None:
-            yield searches.after(outcome)
-    yield from searches.skipped_in(group, todo)
+    return lifecycle.run_group(HOOKS, ctx, group, todo)
