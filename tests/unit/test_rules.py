@@ -89,6 +89,25 @@ def test_scheduler_limit_names_mclocks_client_limit_it_reached():
     assert v.sentence.startswith("measured: osd.0 served ")
 
 
+def test_scheduler_limit_names_a_limit_served_short_only_when_the_osds_queue_held_the_ops():
+    # CI of 055229e: the one-OSD Reef lab beside make test's other work served 78 of the 94 ops/s the limit allows
+    # (83 %), the breakdown 149.6 of 201.8 ms in the OSD's queue; the verdict said "unknown"
+    from cephbench.core.results import LatencyBreakdown
+
+    r = reef_result(78, CUSTOM)
+    assert scheduler_limit(facts(r, rotational={0: True})) is None           # no breakdown: 83 % is not enough
+    queued = LatencyBreakdown(client_s=0.2018, network_s=0.0013, queue_s=0.1496, commit_s=0.0528)
+    v = decides(scheduler_limit, facts_of(r, None, queued, set(client_hosts(r)), {0: True}))
+    assert v.bottleneck == "OSD scheduler (mClock client limit)"
+    assert v.sentence == ("measured: osd.0 served 83% of the client ops its mClock client limit allows, its ops "
+                          "74% of their latency in its queue")
+    # a queue that held a quarter of the latency does not make 83 % a cap; nor does any queue make 60 % one
+    light = queued.model_copy(update={"queue_s": 0.05})
+    assert scheduler_limit(facts_of(r, None, light, set(client_hosts(r)), {0: True})) is None
+    low = reef_result(56, CUSTOM)
+    assert scheduler_limit(facts_of(low, None, queued, set(client_hosts(low)), {0: True})) is None
+
+
 @pytest.mark.parametrize("test_id,bottleneck", [("011-rados-rand-4MiB-t16", "disk vm:vda"),
                                                ("010-rados-seq-4MiB-t16", "disk vm:vda or CPU: cannot tell")])
 def test_device_busy_names_a_busy_device_or_it_beside_busy_cpus(test_id, bottleneck):

@@ -17,7 +17,7 @@ from ..kinds import direction_of, ops_unit
 from .breakdown import describe, largest_part
 from .cpusplit import Held, held_daemons, whose, whose_part
 from .model import CPU_BUSY, MIB
-from .scheduler import NAME as SCHEDULER, NEAR_CAP, SchedulerCap, scheduler_cap
+from .scheduler import NAME as SCHEDULER, NEAR_CAP, QUEUED, QUEUED_NEAR_CAP, SchedulerCap, scheduler_cap
 from .slowstore import SlowStore, slow_store
 from .utilization import (DEVICE_BUSY, LATENCY_BOUND_BELOW, LINK_NEAR, NEAR_SHARE, Finding, counters_origin,
                           cpu_finding, device_finding, in_flight, link_finding, little_line, missing_evidence,
@@ -243,11 +243,18 @@ def other_clients(f: EvidenceFacts) -> EvidenceVerdict | None:
 
 
 def scheduler_limit(f: EvidenceFacts) -> EvidenceVerdict | None:
-    """An OSD served ≥ 85 % of the client ops its mClock client limit allows → the OSD scheduler."""
-    if f.sched is None or f.sched.share < NEAR_CAP:
+    """An OSD served ≥ 85 % of the client ops its mClock client limit allows, or ≥ 70 % while the ops waited in the
+    OSD's queue for half their latency or more (the limit holding them there) → the OSD scheduler."""
+    s = f.sched
+    if s is None:
         return None
-    return f.verdict(SCHEDULER, f"measured: osd.{f.sched.osd} served {f.sched.share:.0%} of the client ops its "
-                                f"mClock client limit allows")
+    b = f.breakdown
+    queued = b.queue_s / b.client_s if b is not None and b.queue_s is not None and b.client_s else None
+    if s.share < NEAR_CAP and not (s.share >= QUEUED_NEAR_CAP and queued is not None and queued >= QUEUED):
+        return None
+    held = "" if s.share >= NEAR_CAP else f", its ops {queued:.0%} of their latency in its queue"
+    return f.verdict(SCHEDULER, f"measured: osd.{s.osd} served {s.share:.0%} of the client ops its "
+                                f"mClock client limit allows{held}")
 
 
 def device_busy(f: EvidenceFacts) -> EvidenceVerdict | None:
