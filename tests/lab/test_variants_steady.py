@@ -52,9 +52,11 @@ def test_a_steady_write_s_evidence_covers_the_window_not_its_last_round(lab, cep
     op_w = sum(o.op_w or 0 for o in r.evidence.osds)        # each write is one op_w on its primary OSD
     # a few more: rados bench's metadata object per round, the mgr's own writes
     assert ops <= op_w <= ops * 1.05 + 30, (op_w, ops, last)
-    # the host's CPU seconds and the OSDs' devices cover the window's rounds too, one second at least each
+    # the host's CPU seconds and the OSDs' devices cover the window's rounds too, not the last alone: a device's
+    # series counts whole seconds (procfs.whole_seconds joins a round's short last interval to the one before), and
+    # under make test's CPUs three one-second rounds left two of them (CI of 9e802bb)
     assert all(len(h.cpu_busy_series) >= 3 for h in r.hosts), r.hosts
-    assert all(len(d.busy) >= 3 for d in r.evidence.devices), r.evidence.devices
+    assert all(len(d.busy) >= 2 for d in r.evidence.devices), r.evidence.devices
 
 
 FIO_STEADY = """
