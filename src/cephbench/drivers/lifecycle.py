@@ -31,7 +31,7 @@ from typing import Any, Generic, Iterator, TypeVar
 from ..cluster.safety import CapacityBudget
 from ..core.results import Test
 from ..core.units import format_size
-from ..kinds import KINDS, direction_of
+from ..kinds import KINDS
 from .base import DriverContext, Outcome, now
 from .rounds import RoundsEnd, in_rounds
 from .search import Searches
@@ -40,9 +40,9 @@ R = TypeVar("R")
 
 
 def reads(test: Test) -> bool:
-    """Whether the test's phase reads (a read or a mix) what was there before it: its caches are dropped first,
-    its data must be there. Not a kind whose tool writes what it reads in the same run (its `prefills_in_run`)."""
-    return direction_of(test.kind, test.params.phase) in ("read", "mixed") and not KINDS[test.kind].prefills_in_run
+    """Whether the test reads what was there before it (Kind.drops_caches_before: a read or a mix, not of a kind
+    whose tool writes what it reads in the same run): its caches are dropped first, its data must be there."""
+    return KINDS[test.kind].drops_caches_before(test.params.phase)
 
 
 @dataclass

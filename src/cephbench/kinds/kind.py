@@ -107,6 +107,11 @@ class Kind:
         return self.cluster and not self.prefills_in_run and any(d in ("read", "mixed")
                                                                  for d in self.directions.values())
 
+    def drops_caches_before(self, phase: str | None) -> bool:
+        """The page caches are dropped before this phase (the drivers' lifecycle, and the plan's estimate of it): a
+        read or a mix of a kind whose reads read what was there before them."""
+        return self.reads_cluster and self.direction(phase) in ("read", "mixed")
+
     def read_phases(self) -> frozenset[str]:
         return frozenset(p for p, d in self.directions.items() if d in ("read", "mixed"))
 

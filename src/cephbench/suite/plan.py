@@ -255,10 +255,9 @@ def prometheus_test_s(scrape_s: float = ASSUMED_SCRAPE_S, exporter: bool = False
 
 
 def _drops_before(test: Test, drop_caches: bool) -> bool:
-    """The page caches are dropped before this test: a read phase (the drivers' prepare_reads) of a kind whose
-    reads read what was there before them (reads_cluster), not a kind that has one somewhere."""
-    kind = KINDS[test.kind]
-    return drop_caches and kind.reads_cluster and kind.direction(test.params.phase) in ("read", "mixed")
+    """The page caches are dropped before this test (Kind.drops_caches_before), not before any test of a kind that
+    reads somewhere."""
+    return drop_caches and KINDS[test.kind].drops_caches_before(test.params.phase)
 
 
 def drops_caches(plan: Plan) -> bool:

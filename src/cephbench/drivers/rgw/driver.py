@@ -17,9 +17,9 @@ import logging
 import re
 import shutil
 import time
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, replace
 from pathlib import Path
-from contextlib import AbstractContextManager, nullcontext
 from typing import Any, Iterator, Mapping
 
 from ...cluster.ceph import Cluster
