@@ -100,14 +100,78 @@ def test_argv_io_total_and_duration():
     assert argv[-3:] == ["--io-total", f"{16 * MIB}B", "p/i"]
     assert "--rw-mix-read" in argv and argv[argv.index("--io-size") + 1] == "4096B"
     d = RbdBenchCommand(spec="p/i", io_type="write", io_size=4096, io_threads=8, duration_s=10).argv([])
-    assert d[:2] == ["timeout", "--signal=INT"] and "--rw-mix-read" not in d
-    assert d[d.index("rbd") - 1] == "11"            # 10 s plus the startup allowance
-    # on a client host the end of the duration must exit 0: the start barrier stops the others at a non-zero exit
-    e = RbdBenchCommand(spec="p/i", io_type="write", io_size=4096, io_threads=8, duration_s=10,
-                        duration_end_ok=True).argv([])
-    assert e[:2] == ["sh", "-c"] and e[3:] == d
-    for rc, want in ((124, 0), (0, 0), (130, 130), (1, 1)):
-        assert subprocess.run([*e[:3], "sh", "-c", f"exit {rc}"]).returncode == want
+    assert d[:2] == ["sh", "-c"] and d[3:5] == ["sh", "10"] and d[5] == "rbd" and "--rw-mix-read" not in d
+
+
+# A program in rbd bench's place, to time the wrapper: it opens "the image" for OPEN_S, prints the header, counts
+# until SIGINT (caught, as rbd bench does: register_async_signal_handler_oneshot), then prints a summary naming how
+# long after its header the signal came and every SIGINT it got.
+OPEN_S = 1.5
+BENCH = f"""
+import signal, sys, time
+sys.argv[1:2] == ["fail"] and sys.exit(3)
+got = []
+signal.signal(signal.SIGINT, lambda *_: got.append(time.monotonic()))
+time.sleep({OPEN_S})
+start = time.monotonic()
+print("bench  type write io_size 4096 io_threads 1 bytes 1 pattern random", flush=True)
+while not got:
+    time.sleep(0.02)
+time.sleep(0.3)
+print(f"elapsed: {{got[0] - start:.2f}}   sigints: {{len(got)}}", flush=True)
+"""
+
+
+def _bench(duration_s: float, *args: str) -> subprocess.Popen:
+    import sys
+    argv = RbdBenchCommand(spec="p/i", io_type="write", io_size=4096, io_threads=1, duration_s=duration_s).argv([])
+    return subprocess.Popen([*argv[:5], sys.executable, "-c", BENCH, *args], stdout=subprocess.PIPE, text=True,
+                            start_new_session=True)
+
+
+def _group_gone(pgid: int) -> bool:
+    """No process of the group runs (an exited one not yet reaped by init is gone)."""
+    import os
+    states = [_state(d) for d in os.listdir("/proc") if d.isdigit()]
+    return all(s is None or s[1] != pgid or s[0] == "Z" for s in states)
+
+
+def _state(pid: str) -> tuple[str, int] | None:
+    try:
+        fields = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()
+        return fields[0], int(fields[2])
+    except (OSError, IndexError, ValueError):
+        return None
+
+
+def test_a_duration_counts_from_the_header_not_from_the_start():
+    p = _bench(1.0)
+    out, _ = p.communicate(timeout=30)
+    assert p.returncode == 0
+    lines = out.splitlines()
+    assert lines[0].startswith("bench  type write")
+    elapsed, sigints = float(lines[-1].split()[1]), int(lines[-1].split()[3])
+    # the whole second after the header, though opening took 1.5 s; one SIGINT, not two
+    assert 1.0 <= elapsed < 1.0 + OPEN_S and sigints == 1
+    assert _group_gone(p.pid)        # no timer, no sleep left behind
+
+
+def test_a_stop_sent_to_the_group_reaches_the_bench_once_and_its_summary_is_passed_on():
+    import os
+    import signal
+    import time
+    p = _bench(30.0)
+    time.sleep(OPEN_S + 0.5)
+    os.killpg(p.pid, signal.SIGINT)
+    out, _ = p.communicate(timeout=30)
+    assert p.returncode == 0 and out.splitlines()[-1].split()[2:] == ["sigints:", "1"]
+    assert _group_gone(p.pid)
+
+
+def test_a_bench_that_fails_before_its_header_fails_with_its_own_status():
+    p = _bench(1.0, "fail")
+    out, _ = p.communicate(timeout=30)
+    assert (p.returncode, out) == (3, "")
 
 def test_argv_refuses_bad_combinations():
     with pytest.raises(ValueError):

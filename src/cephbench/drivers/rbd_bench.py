@@ -24,13 +24,6 @@ from .lifecycle import Step
 from .rounds import round_suffix
 from .rbd_bench_tool import RbdBenchCommand, live_figures, parse
 
-TIMEOUT_RC = 124                     # what `timeout` returns when it had to stop the command
-
-
-def _accept(duration_bound: bool):
-    return lambda r: r.ok or (duration_bound and r.returncode == TIMEOUT_RC and not r.timed_out)
-
-
 class RbdBench(rbd_images.OnImages):
     """rbd_images.OnImages: one rbd bench per image, here or on each client host's own."""
 
@@ -59,17 +52,14 @@ def run_group(ctx: DriverContext, group: list[Test], todo: set[str]) -> Iterator
 
 
 def _spawns(ctx: DriverContext, test: Test, specs: list[str], labels: list[str], client_args: list[str],
-            on_client: bool = False, suffix: str = "") -> list[Spawn]:
-    """One rbd bench per image, its output in raw/<test>/rbd-bench-<phase>-<label><suffix>.txt.
-    `on_client`: a duration's end is exit 0, for the start barrier counts a client whose timeout returned 124 as
-    failed and stops the others."""
+            suffix: str = "") -> list[Spawn]:
+    """One rbd bench per image, its output in raw/<test>/rbd-bench-<phase>-<label><suffix>.txt."""
     p = test.params
     duration = p.get("duration_s")
     raw_dir = ctx.rundir.raw_dir(test.id) if ctx.rundir else None
     cmds = [RbdBenchCommand(spec=s, io_type=p["phase"], io_size=p["io_size"], io_threads=p["io_threads"],
                             io_pattern=p["io_pattern"], rw_mix_read=p["rw_mix_read"],
-                            io_total=None if duration else p["io_total"], duration_s=duration,
-                            duration_end_ok=on_client)
+                            io_total=None if duration else p["io_total"], duration_s=duration)
             for s in specs]
     return [Spawn(c.argv(client_args), raw_dir / f"rbd-bench-{p['phase']}-{label}{suffix}.txt" if raw_dir
                   else None) for c, label in zip(cmds, labels)]
@@ -86,8 +76,7 @@ def _measure(ctx: DriverContext, test: Test, started: tuple[float, float], image
     else:
         where = [(None, spec, f"img{i}") for i, spec in enumerate(images.specs)]
     spawns = _spawns(ctx, test, [s for _, s, _ in where], [label for *_, label in where],
-                     ctx.target.remote_client_args() if clients else ctx.target.client_args(), on_client=bool(clients),
-                     suffix=suffix)
+                     ctx.target.remote_client_args() if clients else ctx.target.client_args(), suffix=suffix)
 
     def parse_one(i: int, r: CommandResult) -> Measurement:
         m = parse(r.stdout)
@@ -98,8 +87,7 @@ def _measure(ctx: DriverContext, test: Test, started: tuple[float, float], image
     # rbd bench reports no latency to merge: mean-max merges none
     outcome = measure_instances(ctx, test, started, [(c, sp) for (c, _, _), sp in zip(where, spawns)], timeout_s,
                                 parse_one, tool=f"rbd bench {test.params['phase']}", latency="mean-max", notes=notes,
-                                warnings=warnings, live=live_figures,
-                                accept=_accept(test.params.get("duration_s") is not None))
+                                warnings=warnings, live=live_figures)
     if outcome is not None and outcome.measurement is not None:       # the images this test ran on
         outcome.measurement.extra.update((images.of(*(c.name for c in clients)) if clients else images).describe())
     return outcome
