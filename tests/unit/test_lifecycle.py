@@ -283,3 +283,22 @@ def test_the_capacity_guard_refuses_a_round_that_may_write_more_than_the_room_le
         write_room(_step(ctx), 2, 3.0, 2**31, "tool", "lower it")
     ctx.dry_run = True
     assert write_room(_step(ctx), 0, 3.0, 2**40, "tool", "lower it") == (None, None)
+
+
+def test_a_rounds_end_with_no_run_to_stand_is_the_tests_error_and_the_group_goes_on():
+    # a hook refusing a later round before any counted (a steady test's first round, or a kind's own RoundsEnd):
+    # the refusal is that test's error, the next test still runs and the resources are removed
+    group = _group(rw=["randwrite", "randread"])
+    w, r = (t.id for t in group)
+    ctx = Ctx()
+
+    class Refusing(Recorder):
+        def one_round(self, step, n):
+            if step.test.id == w:
+                raise RoundsEnd("capacity guard: fio may write 5 GiB, more than the 1 GiB left")
+            return super().one_round(step, n)
+
+    out = list(lifecycle.run_group(Refusing(ctx), ctx, group, {w, r}))
+    assert [o.test.id for o in out] == [w, r]
+    assert out[0].error.startswith("capacity guard: fio may write") and out[0].measurement is None
+    assert out[1].error is None and ctx.log[-1] == ("remove", group[0].group)

@@ -436,3 +436,30 @@ def test_repeats_per_step_when_asked_run_each_step_and_its_noise_is_their_spread
     with pytest.raises(UserError):
         parse_suite({"name": "t", "workloads": [{"type": "rados_bench", "concurrency": {"auto": {"repeats": 0}}}]},
                     "s.yaml")
+
+
+def test_a_repeat_or_a_rerun_the_capacity_guard_leaves_no_room_ends_the_step_with_the_runs_so_far():
+    """The guard refuses a write after the step's first run (drivers/lifecycle.write_room raises RoundsEnd for a
+    later round): the runs made stand, said, and nothing escapes the step."""
+    from cephbench.drivers.rounds import RoundsEnd, in_rounds
+    plan = expand(suite(modes=["write"], concurrency={"auto": {"max": 8, "repeats": 3}}))
+    test = plan.tests[1]
+    ms = [rados_measurement("ceph16.2.15_write_4K.txt"), rados_measurement("ceph16.2.15_write_4M.txt"),
+          rados_measurement("ceph16.2.15_write_64K_22s_dated.txt")]
+
+    def guarded(first_refused: int, measurements):
+        def one_round(n):
+            if n >= first_refused:
+                raise RoundsEnd("capacity guard: rados bench may write 1 GiB, more than the 0 B left")
+            return Outcome(test, 0.0, 1.0, measurement=measurements[min(n, len(measurements) - 1)], raw=[f"r{n}"])
+        return one_round
+
+    # the second repeat (round 3) is refused: the first run is the step's figure
+    out = in_rounds(test, guarded(3, ms))
+    assert out.error is None and out.raw == ["r0"] and out.measurement.bytes_per_s == ms[0].bytes_per_s
+    assert "run 2 was not made: capacity guard" in out.notes[-1]
+    # a run that stalls and whose run again is refused stands, said (the 22 s write stalls: six seconds of nothing)
+    once = expand(suite(modes=["write"], concurrency={"auto": {"max": 8}})).tests[1]
+    out = in_rounds(once, guarded(1, [ms[2]]))
+    assert out.error is None and out.measurement is ms[2]
+    assert any("not run again after a stall: capacity guard" in n for n in out.notes)

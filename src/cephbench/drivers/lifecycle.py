@@ -141,8 +141,12 @@ def run_group(hooks: Hooks[Any], ctx: DriverContext, group: list[Test], todo: se
             if reads(test):
                 step.notes += ctx.prepare_reads()
             step.warnings = hooks.warnings(step)
-            outcome = in_rounds(test if recorded else without_steady(test),
-                                lambda n, step=step: hooks.one_round(step, n))
+            try:
+                outcome = in_rounds(test if recorded else without_steady(test),
+                                    lambda n, step=step: hooks.one_round(step, n))
+            except RoundsEnd as exc:      # a later round's refusal with no run before it to stand: the test's error
+                outcome = Outcome(test, started[0], time.monotonic() - started[1], notes=list(step.notes),
+                                  error=str(exc))
             if outcome is None:
                 continue
             ends = hooks.finish(step, outcome)

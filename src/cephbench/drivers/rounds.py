@@ -64,7 +64,11 @@ def _unstalled(test: Test, one_round: Callable[[int], Outcome | None]) -> Outcom
         if out is None or out.measurement is None or out.error or (why := stalled(test, out.measurement)) is None:
             break
         said.append(f"run {n} stalled ({why})")
-        again = one_round(n)
+        try:
+            again = one_round(n)
+        except RoundsEnd as exc:          # the capacity guard leaves the run again no room: the stalled run stands
+            out.notes.append(f"a search step was not run again after a stall: {exc}")
+            break
         if again is None:
             return None
         ran.append(again)
@@ -88,15 +92,22 @@ def _repeated(test: Test, one_round: Callable[[int], Outcome | None], repeats: i
     run again while it stalls (_unstalled): the figure is the median run's (the lower middle of an even count, a real run as a repeat's median is), each run's
     throughput kept in its measurement's extra (loadsearch.STEP_RUNS_KEY) for the step's noise, their spread."""
     runs: list[Outcome] = []
+    ended = ""
     for n in range(repeats):
         # each run is run again while it stalls, its reruns numbered after it (-round<n·(STALL_RERUNS+1)+k>)
-        out = _unstalled(test, lambda k, n=n: one_round(n * (loadsearch.STALL_RERUNS + 1) + k))
+        try:
+            out = _unstalled(test, lambda k, n=n: one_round(n * (loadsearch.STALL_RERUNS + 1) + k))
+        except RoundsEnd as exc:          # the capacity guard leaves a later run no room: the runs so far stand
+            if not runs:
+                raise
+            ended = f"; run {len(runs) + 1} was not made: {exc}"
+            break
         if out is None:
             return None
         if out.measurement is None or out.error:
             if not runs:
                 return out
-            out = None
+            ended = f"; run {len(runs) + 1} failed"
             break
         runs.append(out)
     key = "bytes_per_s" if runs[0].measurement and runs[0].measurement.bytes_per_s else "ops_per_s"
@@ -107,8 +118,7 @@ def _repeated(test: Test, one_round: Callable[[int], Outcome | None], repeats: i
     mid.measurement.extra[loadsearch.STEP_RUNS_KEY] = [figure(o) for o in runs]
     unit, scale = ("MiB/s", MIB) if key == "bytes_per_s" else ("ops/s", 1.0)
     mid.notes.append(f"search step run {len(runs)} times ({', '.join(f'{figure(o) / scale:,.1f}' for o in runs)} "
-                     f"{unit}): the figure is the median run's, the step's noise their spread"
-                     + (f"; run {len(runs) + 1} failed" if len(runs) < repeats else ""))
+                     f"{unit}): the figure is the median run's, the step's noise their spread" + ended)
     mid.commands = [c for o in runs for c in o.commands]
     mid.raw = [r for o in runs for r in o.raw]
     return mid
