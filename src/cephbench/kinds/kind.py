@@ -48,6 +48,10 @@ class Kind:
     # (object size, load, write s, read s, instances) -> seconds its driver writes more before such a read, planned
     # (plan.expand)
     read_topup_s: Callable[[int, int, float, float, int], float] | None = None
+    # (a test's params, the seconds it measures: its duration, else None) -> the seconds its tool runs (the plan's
+    # estimate; None: the duration, else default_test_s): RGW's loadgen warms up, fills a read's key space first
+    # and deletes what it wrote at its end, around the phase it measures
+    tool_s: Callable[[Mapping[str, Any], float | None], float] | None = None
     # phases that may run in rounds until steady (a workload's steady_state); none: the kind refuses it
     steady_phases: frozenset[str] = frozenset()
     rados_rates: bool = False                   # its results are the RADOS rates RGW's model builds a ceiling from

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from typing import Annotated, Any, ClassVar, Literal, Mapping
 
 from pydantic import Field, field_validator, model_validator
@@ -18,9 +19,44 @@ RGW_BUCKETS = ResourceType("rgw-buckets", "rgw.admin:remove_buckets_entry",
                            lambda name: f"radosgw-admin bucket rm --bucket NAME --purge-objects  (each bucket named "
                                         f"{name})")
 
+# What loadgen spends on the lab's RGW around the phase it measures (bench estimates, suites/rgw.yaml on the
+# one-host lab, 2026-12-07, 35 tests; the quick suite's rgw group in 3 runs): a read phase filled its key space
+# first, 1000 objects of 4 KiB in 2.2-3.1 s and 200 of 4 MiB in 9.3-10.1 s; each phase deleted what it had written
+# at its end, 1000 objects in 2-3.4 s with its start; a put's last operations in flight ended after its duration
+# (64 of 4 MiB: 3 s); an ops-bound phase ran 190 PUTs, 250 DELETEs and 1000 GETs a second. A group's buckets came
+# and went in 0.1-0.3 s between tests, not the 4 s counted before (an estimate 0.79 of the run's 939 s).
+RGW_OBJECTS_PER_S = 400.0               # objects written by a prefill, or deleted at a phase's end, a second
+RGW_PUT_BYTES_PER_S = 90 * 1024**2      # bytes a second of PUTs: a prefill's, and a put's last in flight
+RGW_OPS_PER_S = {"get": 1000.0, "stat": 1000.0, "list": 1000.0}     # an ops-bound phase's; else RGW_OPS_PER_S_WRITE
+RGW_OPS_PER_S_WRITE = 200.0
+RGW_TEST_START_S = 0.3                  # loadgen's start and its buckets'
+
+
+def tool_s(params: Mapping[str, Any], measured_s: float | None) -> float:
+    """The seconds a test's loadgen runs: its warm-up, the phase it measures (a duration, or its ops at the lab's
+    rates), a read's prefill of its key space, a put's operations still in flight at its end, and the deletion of
+    what the phase wrote; each instance has a key space of its own (`objects`), all at the one RGW's rates."""
+    op, n, size = params["phase"], int(params.get("instances") or 1), int(params["object_size"])
+    objects = int(params["objects"]) * n
+    per_object = 1 / RGW_OBJECTS_PER_S + size / RGW_PUT_BYTES_PER_S
+    ops = params.get("ops")
+    if measured_s is None and ops:
+        measured_s = int(ops) * n / RGW_OPS_PER_S.get(op, RGW_OPS_PER_S_WRITE) \
+            + (int(ops) * n * size / RGW_PUT_BYTES_PER_S if op == "put" else 0.0)
+    run = float(params.get("warmup") or 0.0) + float(measured_s or KIND.default_test_s)
+    if op == "put":     # its keys at random: those it wrote; then its last operations in flight
+        written = objects if not (ops and params.get("duration_s") is None) else \
+            objects * (1 - math.exp(-int(ops) * n / objects))
+        return run + written / RGW_OBJECTS_PER_S + int(params["concurrency"]) * n * size / RGW_PUT_BYTES_PER_S
+    prefill = objects * per_object
+    deleted = 0 if op == "delete" else objects       # delete uses up the key space it filled
+    return run + prefill + deleted / RGW_OBJECTS_PER_S
+
+
 KIND = Kind("rgw", "RGW", "RGW (cephbench-loadgen)", "rgw", "op",
             {"put": "write", "get": "read", "stat": "metadata", "list": "metadata", "delete": "metadata",
-             "mixed": "mixed"}, group_setup_s=4.0, test_overhead_s=1.0, ops_name="req/s",   # S3 or Swift requests
+             "mixed": "mixed"}, group_setup_s=0.5, test_overhead_s=RGW_TEST_START_S, ops_name="req/s",   # S3 or Swift
+            tool_s=tool_s,
             # delete uses up its keys: it does not run in rounds
             rgw_model=True, steady_phases=frozenset({"put", "get", "stat", "list", "mixed"}), prefills_in_run=True,
             search_param="concurrency", searches_clients=True,

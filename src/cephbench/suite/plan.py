@@ -14,7 +14,7 @@ import math
 import shutil
 import subprocess
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Mapping
 
 from .config import Suite
 from ..core.errors import UserError
@@ -79,7 +79,16 @@ STALL_RERUN_SHARE = 0.07
 def step_run_s(test: Test) -> float:
     """One run of a search step again: its tool's run and overhead, each of its repeats (not its group's set-up)."""
     repeats = test.search.repeats if test.search is not None else 1
-    return (float(test.params.duration_s or 0) + KINDS[test.kind].test_overhead_s) * repeats
+    kind = KINDS[test.kind]
+    return (_tool_s(kind, test.params, test.params.duration_s) + kind.test_overhead_s) * repeats
+
+
+def _tool_s(kind: Kind, params: Mapping[str, Any], measured_s: float | None) -> float:
+    """The seconds a test's tool runs, for the seconds it measures (None: no duration of its own): the kind's own
+    account (Kind.tool_s) where it has one, else those seconds, else the kind's default."""
+    if kind.tool_s is not None:
+        return kind.tool_s(params, measured_s)
+    return float(measured_s if measured_s is not None else kind.default_test_s)
 
 
 def run_share(test: Test, goes_on: float = SEARCH_GOES_ON) -> float:
@@ -555,8 +564,8 @@ def _test_estimate(kind: Kind, params: dict[str, Any], first_of_group: bool,
         rates = osd_rates or [float(OSD_BENCH_BYTES_PER_S)] * ASSUMED_OSDS
         run = int(params.get("repeat", 1)) * sum(kind.default_test_s + float(params.get("total", 0)) / r
                                                  for r in rates)
-    elif run is None:
-        run = kind.default_test_s
+    else:
+        run = _tool_s(kind, params, run)
     if not first_of_group:
         return float(run) + kind.test_overhead_s
     prefill = _prefill_s(params, osd_rates)
