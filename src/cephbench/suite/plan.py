@@ -570,6 +570,10 @@ def _test_estimate(kind: Kind, params: dict[str, Any], first_of_group: bool,
         return float(run) + kind.test_overhead_s
     prefill = _prefill_s(params, osd_rates)
     setup = IMAGES_SETUP_S + PREFILL_START_S + prefill if prefill else group_setup_s(kind, params)
+    if not prefill and params.get("prefill") and params.get("image_size"):
+        # unthrottled, a large image's prefill passes the kind's set-up: its raw bytes at the lab's rate
+        raw = float(params.get("images") or 1) * float(params["image_size"]) * _copies(params)
+        setup = max(setup, IMAGES_SETUP_S + PREFILL_START_S + raw / PREFILL_RAW_BYTES_PER_S)
     return float(run) + kind.test_overhead_s + setup
 
 
@@ -588,6 +592,10 @@ POOL_PER_INSTANCE_KINDS = kinds_where(pool_per_instance=True)
 # of 256 MiB images there took 1.6-4.0 s (median 2.5) more than their bytes at their slowest OSD's throttle.
 IMAGES_SETUP_S = 1.3
 PREFILL_START_S = 1.2
+# An unthrottled prefill's raw bytes a second (bench estimates, suites/vm-disk.yaml on the one-host lab, 2026-12-07:
+# 1 GiB images on 3 replicas in 11.5-12.9 s, 240-270 MiB/s raw; suites/rbd.yaml's on 2 and 3 replicas and EC 2+1 in
+# 3.6-8.2 s): the slower, for a group of large images set up longer than the kind's set-up says
+PREFILL_RAW_BYTES_PER_S = 256 * 1024**2
 
 
 def group_setup_s(kind: Kind, params: dict[str, Any]) -> float:
