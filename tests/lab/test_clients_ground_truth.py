@@ -1,7 +1,8 @@
 """Ground truth of many clients (issue 15, the CenterDevice lesson as a test), on conftest's `clients_lab`: client
 hosts c1 and c2 whose links alone are shaped to R = 200 Mbit/s, the OSD hosts' links unshaped.
 
-- The network baseline measures each client against every OSD host at once, started together: R, not more.
+- The network baseline measures each client against every OSD host at once, started together, over the flows'
+  window: R, not more.
 - One client reads 4 MiB objects at about R, and the verdict names the client network.
 - Two clients read at about 2R: per-client instances (hosts, start and end), merged over their common window, the
   start spread recorded, and the report's per-client table shows both.
@@ -69,7 +70,9 @@ def test_one_client_reads_its_link_and_two_clients_read_twice_that(clients_lab, 
         (fan_in,) = [r for r in net if r["test"]["params"].get("receivers") == [c]]
         got = fan_in["measurement"]["bytes_per_s"]
         print(f"\nevery OSD host -> {c} at once: {got / MIB:.1f} MiB/s (its link: {R / MIB:.1f} MiB/s of TCP)")
-        assert abs(got - R) <= 0.12 * R, fan_in["measurement"]      # started together: a staggered start read +25%
+        # over the flows' window: their own rates summed read up to +13 % (one flow's handshake queues behind the
+        # others' data), a staggered start +25 %
+        assert abs(got - R) <= 0.07 * R, fan_in["measurement"]
     seq = {r["test"]["params"]["clients"]: r for r in by_kind(results, "rados_bench", phase="seq")}
     one, two = seq[1], seq[2]
     for n, r in seq.items():

@@ -138,6 +138,36 @@ def test_many_to_one_sums_senders():
     assert m.extra["per_sender_bits_per_s"] == {"h1": a.extra["bits_per_s"], "h2": b.extra["bits_per_s"]}
 
 
+FAN_IN_TCP_BYTES_PER_S = 200e6 / 8 * 1448 / 1514      # what TCP carries of the fixture's 200 Mbit/s tbf link
+
+
+def fan_in_flows() -> tuple[list, list]:
+    from cephbench.hosts.fanout import split_markers
+    parts, spans = [], []
+    for h in ("h1", "h2", "h3"):
+        text, start_ns, end_ns, rc = split_markers(read(f"fan-in-3-to-1-200mbit/iperf3-client-{h}-to-c1.json"))
+        assert rc == 0 and start_ns and end_ns
+        parts.append(parse_iperf_json(text))
+        spans.append((start_ns / 1e9, end_ns / 1e9))
+    return parts, spans
+
+
+def test_a_fan_in_is_what_the_link_carried_over_the_flows_window_not_the_sum_of_their_rates():
+    parts, spans = fan_in_flows()
+    summed = aggregate(parts, ["h1", "h2", "h3"], "per_sender_bits_per_s")
+    assert summed.bytes_per_s > 1.10 * FAN_IN_TCP_BYTES_PER_S            # the old figure: the link read 11 % fast
+    m = aggregate(parts, ["h1", "h2", "h3"], "per_sender_bits_per_s", spans)
+    assert abs(m.bytes_per_s / FAN_IN_TCP_BYTES_PER_S - 1) < 0.03
+    assert m.bytes_total == sum(p.bytes_total for p in parts)
+    assert m.duration_s == pytest.approx(m.bytes_total / m.bytes_per_s)
+    assert 0.08 < m.extra["start_spread_s"] < 0.1                   # h1's flow began late: its handshake queued
+    assert m.extra["overlap_s"] < min(p.duration_s for p in parts) < m.duration_s
+    assert m.extra["sum_of_flow_bits_per_s"] == summed.extra["bits_per_s"]
+    assert m.extra["per_sender_bits_per_s"]["h1"] == parts[0].extra["bits_per_s"]
+    # a client whose wrapper gave no times: the sum, as without any
+    assert aggregate(parts, ["h1", "h2", "h3"], spans=[*spans[:2], None]).bytes_per_s == summed.bytes_per_s
+
+
 def test_osd_hosts_is_one_test_until_the_run_names_the_hosts():
     (t,) = make_tests("osd-hosts", 4, 3.0, None, start_index=7)
     assert t.id == "007-baseline-net-osd-hosts" and t.params["hosts"] == "osd-hosts"
