@@ -15,7 +15,6 @@ from __future__ import annotations
 import json
 import logging
 import os
-import secrets
 import shutil
 import signal
 import socket
@@ -940,19 +939,27 @@ class Lab:
 
     def _create_rgw_user(self, radosgw_admin: list[str]) -> None:
         """The lab's S3/Swift user, its keys in rgw-user.json (0600); `radosgw_admin`: the command here, or in a
-        container of the release's image (containers.py)."""
-        access, secret = secrets.token_hex(10).upper(), secrets.token_hex(20)
-        # One radosgw-admin (~1 s each) makes the user, its S3 key and the Swift subuser, whose key is then the
-        # same secret.
-        self._check(self._run([*radosgw_admin, "-n", "client.admin", "user", "create", "--uid", LAB_USER,
-                               "--display-name", "cephbench lab user", "--access-key", access, "--secret-key", secret,
-                               "--subuser", f"{LAB_USER}:swift", "--access", "full"], dm.OVERALL_S, "radosgw-admin"),
-                    "radosgw-admin user create")
+        container of the release's image (containers.py). radosgw-admin makes the keys and prints them: keys given on
+        its command line would be in every `ps` while it runs."""
+        # One radosgw-admin (~1 s each) makes the user, its S3 key and the Swift subuser with its key.
+        res = self._check(self._run([*radosgw_admin, "-n", "client.admin", "user", "create", "--uid", LAB_USER,
+                                     "--display-name", "cephbench lab user", "--subuser", f"{LAB_USER}:swift",
+                                     "--access", "full"], dm.OVERALL_S, "radosgw-admin"),
+                          "radosgw-admin user create")
+        try:
+            made = json.loads(res.stdout[res.stdout.index("{"):])
+            (s3,) = [k for k in made["keys"] if k["user"] == LAB_USER]
+            (swift,) = [k for k in made["swift_keys"] if k["user"] == f"{LAB_USER}:swift"]
+            keys = {"s3_access_key": str(s3["access_key"]), "s3_secret_key": str(s3["secret_key"]),
+                    "swift_key": str(swift["secret_key"])}
+        except (ValueError, KeyError, TypeError) as exc:    # no secret in the message: the output is not quoted
+            raise OperationFailed(f"lab: radosgw-admin user create printed no user with an S3 and a Swift key "
+                                  f"({type(exc).__name__}; logs in {self.dir / 'log'})") from None
         path = self.dir / "rgw-user.json"
         fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
         with os.fdopen(fd, "w") as f:
-            json.dump({"uid": LAB_USER, "s3_access_key": access, "s3_secret_key": secret,
-                       "swift_user": f"{LAB_USER}:swift", "swift_key": secret}, f, indent=2)
+            json.dump({"uid": LAB_USER, "s3_access_key": keys["s3_access_key"], "s3_secret_key": keys["s3_secret_key"],
+                       "swift_user": f"{LAB_USER}:swift", "swift_key": keys["swift_key"]}, f, indent=2)
 
     @staticmethod
     def _versions(mon: LabMon, info: LabInfo, rgw_asok: Path | None) -> tuple[bool, str]:
