@@ -58,7 +58,8 @@ def test_one_to_many_sums_receivers():
 
 def test_builders():
     assert client_argv("10.0.0.2", 5300, 10, 4) == ["iperf3", "-c", "10.0.0.2", "-p", "5300", "-t", "10", "-P", "4",
-                                                   "-J", "--connect-timeout", "3000"]
+                                                   "-J", "--get-server-output", "--connect-timeout", "3000"]
+    assert server_argv(5300, 90)[-4:] == ["-i", "0.1", "-f", "k"]     # the receiver's intervals, exact to a Kbit/s
     assert server_argv(5300, 90)[:3] == ["timeout", "90", "iperf3"] and "--one-off" in server_argv(5300, 90)
     remote = NetHost("n2", "10.0.0.2", False)
     assert remote.wrap(["iperf3", "-s"])[0] == "ssh" and remote.wrap(["x"])[-2:] == ["n2", "x"]
@@ -141,29 +142,61 @@ def test_many_to_one_sums_senders():
 FAN_IN_TCP_BYTES_PER_S = 200e6 / 8 * 1448 / 1514      # what TCP carries of the fixture's 200 Mbit/s tbf link
 
 
-def fan_in_flows() -> tuple[list, list]:
+def fan_in_flows(where: str, receiver: str) -> tuple[list, list]:
     from cephbench.hosts.fanout import split_markers
     parts, spans = [], []
     for h in ("h1", "h2", "h3"):
-        text, start_ns, end_ns, rc = split_markers(read(f"fan-in-3-to-1-200mbit/iperf3-client-{h}-to-c1.json"))
+        text, start_ns, end_ns, rc = split_markers(read(f"{where}/iperf3-client-{h}-to-{receiver}.json"))
         assert rc == 0 and start_ns and end_ns
         parts.append(parse_iperf_json(text))
         spans.append((start_ns / 1e9, end_ns / 1e9))
     return parts, spans
 
 
-def test_a_fan_in_is_what_the_link_carried_over_the_flows_window_not_the_sum_of_their_rates():
-    parts, spans = fan_in_flows()
+def test_a_receivers_intervals_are_read_from_its_report_and_add_up_to_what_iperf3_says_it_received():
+    parts, _ = fan_in_flows("fan-in-server-intervals/to-c1", "c1")
+    for p in parts:
+        rows = p.extra["received_intervals"]
+        assert rows[0][0] == 0 and all(a[1] == b[0] for a, b in zip(rows, rows[1:]))      # one after the other
+        assert rows[-1][1] == pytest.approx(p.duration_s, abs=0.01)                       # to the summary's end
+        bits = sum((b - a) * rate for a, b, rate in rows)
+        assert bits == pytest.approx(p.bytes_total * 8, rel=0.03)
+    assert "received_intervals" not in parse_iperf_json(read("iperf3.12_loopback_1stream.json")).extra
+
+
+def test_flows_into_a_shared_link_are_summed_over_the_seconds_they_shared_it():
+    parts, spans = fan_in_flows("fan-in-server-intervals/to-c1", "c1")        # c1's link (200 Mbit/s) the limit
+    summed = aggregate(parts, ["h1", "h2", "h3"], "per_sender_bits_per_s")
+    assert summed.bytes_per_s > 1.07 * FAN_IN_TCP_BYTES_PER_S            # the old figure: the flows' own rates
+    m = aggregate(parts, ["h1", "h2", "h3"], "per_sender_bits_per_s", spans)
+    assert m.extra["figure"] == "common window"
+    assert abs(m.bytes_per_s / FAN_IN_TCP_BYTES_PER_S - 1) < 0.03
+    assert m.duration_s == pytest.approx(m.extra["overlap_s"]) and m.extra["overlap_s"] < min(p.duration_s
+                                                                                            for p in parts)
+    assert m.extra["sum_of_flow_bits_per_s"] == summed.extra["bits_per_s"]
+    assert m.bytes_total == sum(p.bytes_total for p in parts)
+    assert m.extra["per_sender_bits_per_s"]["h1"] == parts[0].extra["bits_per_s"]
+
+
+def test_flows_each_held_by_its_sender_are_summed_not_cut_by_the_seconds_one_ran_alone():
+    # the lab's hosts shaped to 200 Mbit/s, this machine on the bridge unshaped: the senders are the limit (3R)
+    parts, spans = fan_in_flows("fan-in-server-intervals/to-vm", "vm")
+    m = aggregate(parts, ["h1", "h2", "h3"], "per_sender_bits_per_s", spans)
+    assert m.extra["figure"] == "common window"
+    assert m.bytes_per_s == pytest.approx(m.extra["sum_of_flow_bits_per_s"] / 8, rel=0.02)
+    assert 0.9 * 3 * FAN_IN_TCP_BYTES_PER_S < m.bytes_per_s < 1.03 * 3 * FAN_IN_TCP_BYTES_PER_S
+
+
+def test_without_receivers_intervals_a_fan_in_is_its_bytes_over_the_flows_whole_window():
+    parts, spans = fan_in_flows("fan-in-3-to-1-200mbit", "c1")        # captured before servers reported intervals
     summed = aggregate(parts, ["h1", "h2", "h3"], "per_sender_bits_per_s")
     assert summed.bytes_per_s > 1.10 * FAN_IN_TCP_BYTES_PER_S            # the old figure: the link read 11 % fast
     m = aggregate(parts, ["h1", "h2", "h3"], "per_sender_bits_per_s", spans)
+    assert m.extra["figure"] == "whole window"
     assert abs(m.bytes_per_s / FAN_IN_TCP_BYTES_PER_S - 1) < 0.03
-    assert m.bytes_total == sum(p.bytes_total for p in parts)
     assert m.duration_s == pytest.approx(m.bytes_total / m.bytes_per_s)
     assert 0.08 < m.extra["start_spread_s"] < 0.1                   # h1's flow began late: its handshake queued
     assert m.extra["overlap_s"] < min(p.duration_s for p in parts) < m.duration_s
-    assert m.extra["sum_of_flow_bits_per_s"] == summed.extra["bits_per_s"]
-    assert m.extra["per_sender_bits_per_s"]["h1"] == parts[0].extra["bits_per_s"]
     # a client whose wrapper gave no times: the sum, as without any
     assert aggregate(parts, ["h1", "h2", "h3"], spans=[*spans[:2], None]).bytes_per_s == summed.bytes_per_s
 

@@ -20,6 +20,7 @@ from __future__ import annotations
 import ipaddress
 import json
 import logging
+import re
 import socket
 import subprocess
 import time
@@ -45,6 +46,8 @@ from ..lab.chroot import InRoot
 log = logging.getLogger(__name__)
 
 SERVER_START_TIMEOUT_S = 10
+# how often a server reports what it received: flows sharing a link are summed over the seconds they shared it
+RECEIVED_INTERVAL_S = 0.1
 CONNECT_TIMEOUT_MS = 3000
 # an interval shorter than this share of the longest is one iperf3 cut short (its last, when the test ended)
 FULL_INTERVAL_SHARE = 0.95
@@ -146,14 +149,40 @@ def cluster_hosts(cluster: Any, ssh: SshSettings, host: LocalHost | None = None,
 # ---- command builders ---------------------------------------------------------------------
 
 def server_argv(port: int, limit_s: float, bind: str | None = None) -> list[str]:
-    """One test, then exit; `timeout` makes sure a remote server never outlives the run."""
+    """One test, then exit; `timeout` makes sure a remote server never outlives the run. Its report of what it
+    received every RECEIVED_INTERVAL_S, rates in Kbit/s (exact to a Kbit; the transfer column is rounded), reaches
+    the client's JSON (`--get-server-output`): flows sharing a link are summed over the seconds they shared it."""
     return ["timeout", str(int(limit_s)), "iperf3", "-s", "-p", str(port), "--one-off", "--forceflush",
-            *(["-B", bind] if bind else [])]
+            "-i", f"{RECEIVED_INTERVAL_S:g}", "-f", "k", *(["-B", bind] if bind else [])]
 
 
 def client_argv(address: str, port: int, duration_s: float, streams: int, bind: str | None = None) -> list[str]:
     return ["iperf3", "-c", address, "-p", str(port), "-t", f"{duration_s:g}", "-P", str(streams), "-J",
-            "--connect-timeout", str(CONNECT_TIMEOUT_MS), *(["-B", bind] if bind else [])]
+            "--get-server-output", "--connect-timeout", str(CONNECT_TIMEOUT_MS), *(["-B", bind] if bind else [])]
+
+
+# `[  5]   0.10-0.20   sec  2.38 MBytes  200217 Kbits/sec` (one stream) or `[SUM] ...` (several)
+_INTERVAL = re.compile(r"^\[\s*(SUM|\d+)\]\s+(\d+(?:\.\d+)?)-(\d+(?:\.\d+)?)\s+sec\s+\S+\s+\S+\s+"
+                       r"(\d+(?:\.\d+)?)\s+([KMGT]?)bits/sec\s*$")
+_RATE_UNIT = {"": 1.0, "K": 1e3, "M": 1e6, "G": 1e9, "T": 1e12}
+
+
+def received_intervals(text: str) -> list[list[float]]:
+    """A server's text report -> what it received in each interval: [start_s, end_s, bits_per_s], from its own
+    start, the streams' sum where there are several; the summary after the last interval left out."""
+    rows: dict[str, list[list[float]]] = {"SUM": [], "one": []}
+    headers = 0
+    for line in text.splitlines():
+        if line.startswith("[ ID]"):
+            headers += 1
+            if headers > 1:         # the summary's table: whole-test figures, not intervals
+                break
+            continue
+        m = _INTERVAL.match(line.strip())
+        if m:
+            rows["SUM" if m[1] == "SUM" else "one"].append(
+                [float(m[2]), float(m[3]), float(m[4]) * _RATE_UNIT[m[5]]])
+    return rows["SUM"] or rows["one"]
 
 
 # ---- parser -----------------------------------------------------------------------------------
@@ -211,6 +240,8 @@ def parse_iperf_json(text: str) -> Measurement:
                  "streams": streams, "stream_count": len(streams),
                  "local": hosts["local_host"], "remote": hosts["remote_host"], "version": started.get("version")}
         bytes_total = number(recv.get("bytes", 0), "end.sum_received.bytes")
+        if isinstance(data.get("server_output_text"), str):
+            extra["received_intervals"] = received_intervals(data["server_output_text"])
     except KeyError as exc:
         raise ParseError(f"iperf3 JSON without the expected field {exc}") from exc
     return checked(Measurement(tool="iperf3", op="send", duration_s=duration, bytes_total=bytes_total,
@@ -398,11 +429,12 @@ def run(tests: list[Test], hosts: list[NetHost], rundir: RunDir | None, host: Lo
                         "loopback": all(h.local or ipaddress.ip_address(h.address).is_loopback
                                         for pair in pairs for h in pair)})
         notes = []
-        if m.extra.get("overlap_s") is not None and m.extra["overlap_s"] < OVERLAP_SHARE * m.duration_s:
+        if m.extra.get("figure") == "whole window" and m.extra["overlap_s"] < OVERLAP_SHARE * m.duration_s:
             notes.append(f"the {len(parts)} flows ran together for {m.extra['overlap_s']:.2f} s of the "
-                         f"{m.duration_s:.2f} s they took (their starts {m.extra['start_spread_s']:.2f} s apart): "
-                         "the figure is what the link carried over all of it, low if one flow alone cannot fill "
-                         "the link; a longer `duration` makes the difference small")
+                         f"{m.duration_s:.2f} s they took (their starts {m.extra['start_spread_s']:.2f} s apart), and "
+                         "not every receiver reported its intervals: the figure is what the link carried over all of "
+                         "it, low if one flow alone cannot fill the link; a longer `duration` makes the difference "
+                         "small")
         if m.extra["loopback"]:
             notes.append("loopback: sender and receiver are this host; the figure is memory and CPU, not a NIC")
         yield Outcome(test, t_started, time.monotonic() - t0, measurement=m, commands=commands, raw=raw,
@@ -417,31 +449,47 @@ def _on_cluster(h: NetHost) -> NetHost:
 
 def aggregate(parts: list[Measurement], names: list[str], per: str = "per_receiver_bits_per_s",
               spans: Sequence[Span] | None = None) -> Measurement:
-    """Several iperf3 clients at once over one link (one sender to several receivers, or several to one): the
-    bytes received, and each flow's own figure under `per`, by the name of the host at its other end.
+    """Several iperf3 clients at once over one link (one sender to several receivers, or several to one): what
+    they moved together, and each flow's own figure under `per`, by the name of the host at its other end.
 
-    With every client's `spans` (its process's start and end on this machine's clock) the figure is the bytes all
-    flows moved over the window from the first one's first byte to the last one's last, each flow's data placed
-    before its process ended (iperf3 exits once its receiver has reported). Summing each flow's own rate instead
-    counts the time a flow had the link to itself once for every flow: started at one instant, a flow whose
-    handshake queued behind the others' data began 60 ms late, and three flows into a 200 Mbit/s link read 8 %
-    above it (13 % on a busy machine). Without spans, the sum of the flows' rates."""
+    Flows started at one instant do not run over the same seconds: a flow whose handshake queued behind the
+    others' data began 60-100 ms late. Summing each flow's own rate counts the time one flow had the link to
+    itself once for every flow (three flows into a 200 Mbit/s link read 8-13 % above it). With every client's
+    `spans` (its process's start and end on this machine's clock; its data placed before its end, as iperf3 exits
+    once its receiver has reported):
+    - with each receiver's report of every interval (`received_intervals`), the flows' rates summed over their
+      common window, the seconds all of them ran: the link's figure whether it was the limit or the senders were;
+    - without them, the bytes of all flows over their whole window, first byte to last: right when the shared link
+      was the limit, low by the time one flow ran alone when it was not.
+    Without spans, the sum of the flows' rates."""
     bits = sum(p.extra["bits_per_s"] for p in parts)
     bytes_total = sum(p.bytes_total or 0 for p in parts)
     duration, timing = max(p.duration_s for p in parts), {}
     if spans is not None and len(spans) == len(parts) and all(sp is not None for sp in spans):
         ends = [sp[1] for sp in spans]                 # type: ignore[index]
         starts = [e - p.duration_s for e, p in zip(ends, parts)]
-        duration = max(ends) - min(starts)
-        bits = bytes_total * 8 / duration
-        timing = {"overlap_s": max(min(ends) - max(starts), 0.0), "start_spread_s": max(starts) - min(starts),
-                  "sum_of_flow_bits_per_s": sum(p.extra["bits_per_s"] for p in parts)}
+        lo, hi = max(starts), min(ends)
+        timing = {"overlap_s": max(hi - lo, 0.0), "start_spread_s": lo - min(starts),
+                  "sum_of_flow_bits_per_s": bits}
+        reports = [p.extra.get("received_intervals") for p in parts]
+        if hi - lo >= RECEIVED_INTERVAL_S * 2 and all(reports):
+            bits = sum(_bits_within(rep, start, lo, hi) for rep, start in zip(reports, starts)) / (hi - lo)
+            duration, timing["figure"] = hi - lo, "common window"
+        else:
+            duration = max(ends) - min(starts)
+            bits, timing["figure"] = bytes_total * 8 / duration, "whole window"
     return Measurement(tool="iperf3", op="send", duration_s=duration, bytes_total=bytes_total, bytes_per_s=bits / 8,
                        instances=parts,
                        extra={"bits_per_s": bits, "sender_bits_per_s": sum(p.extra["sender_bits_per_s"] for p in parts),
                               "retransmits": sum(p.extra.get("retransmits") or 0 for p in parts),
                               per: {n: p.extra["bits_per_s"] for n, p in zip(names, parts)},
                               "stream_count": sum(p.extra["stream_count"] for p in parts), **timing})
+
+
+def _bits_within(report: list[list[float]], start: float, lo: float, hi: float) -> float:
+    """The bits a receiver's report (intervals from its flow's `start`) puts between lo and hi, each interval's
+    rate over the part of it inside."""
+    return sum(rate * max(min(start + b, hi) - max(start + a, lo), 0.0) for a, b, rate in report)
 
 
 def _hosts(params: dict[str, Any], cluster: Any, ssh: SshSettings, host: LocalHost | None = None) -> list[NetHost]:
