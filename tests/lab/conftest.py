@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import signal
 import subprocess
 import tempfile
 import time
@@ -29,6 +30,9 @@ LABS = ("lab", "clients_lab", "multihost_lab")      # the session's labs, in the
 _STOP: dict[str, Callable[[], None]] = {}           # lab fixture -> how to stop it, while it runs
 _CPU_KEY = pytest.StashKey[Path]()                   # the session's cpuacct group (CEPHBENCH_TEST_CPU=1)
 _CPU_AT_KEY = pytest.StashKey[int | None]()          # ... its usage when a test's setup began
+_RUNS_KEY = pytest.StashKey[set[int]]()              # the cephbench commands this process ran, as a test's call began
+# a cephbench command a failed test leaves running gets SIGINT, as a user's Ctrl-C, and this long to clean up
+LEFT_RUNNING_GRACE_S = 90
 
 
 def _session_lab(name: str, reuse_env: str, prefix: str, up: Callable[[Lab], object]) -> Iterator[Lab]:
@@ -185,12 +189,61 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
     item.stash[_CPU_AT_KEY] = _cpu_ns(item)
 
 
+def _cephbench_children() -> dict[int, str]:
+    """The cephbench commands this test process started that have not been reaped: PID -> command line."""
+    out = {}
+    for d in Path("/proc").iterdir():
+        if not d.name.isdigit():
+            continue
+        try:
+            if int((d / "stat").read_text().rsplit(")", 1)[1].split()[1]) != os.getpid():
+                continue
+            cmd = (d / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+        except (OSError, ValueError, IndexError):
+            continue
+        if "cephbench.cli" in cmd or "cephbench.entry" in cmd or "/bin/cephbench " in cmd:
+            out[int(d.name)] = cmd
+    return out
+
+
+def _stop_left_running(pids: dict[int, str]) -> list[str]:
+    """Stop the cephbench commands a failed test left running, each by its PID: SIGINT, as Ctrl-C (it removes what
+    it made), then SIGKILL after LEFT_RUNNING_GRACE_S. A run a test's timeout gave up on (a hang) otherwise went on
+    holding its marker and the scrub flags on the lab, and failed the tests after it."""
+    said = []
+    for pid, cmd in pids.items():
+        os.kill(pid, signal.SIGINT)
+        deadline, how = time.monotonic() + LEFT_RUNNING_GRACE_S, "ended after SIGINT"
+        while os.waitpid(pid, os.WNOHANG) == (0, 0):
+            if time.monotonic() > deadline:
+                os.kill(pid, signal.SIGKILL)
+                os.waitpid(pid, 0)
+                how = f"killed: no end {LEFT_RUNNING_GRACE_S} s after SIGINT"
+                break
+            time.sleep(0.2)
+        said.append(f"PID {pid} ({cmd.strip()[:200]}): {how}")
+    return said
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_call(item: pytest.Item):
+    item.stash[_RUNS_KEY] = set(_cephbench_children())
+    yield
+
+
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
     # the teardown report is the last, and junit XML takes its properties
     if call.when == "teardown" and (now := _cpu_ns(item)) is not None and item.stash.get(_CPU_AT_KEY, None) is not None:
         item.user_properties.append(("cpu_s", f"{(now - item.stash[_CPU_AT_KEY]) / 1e9:.2f}"))
-    yield
+    outcome = yield
+    report = outcome.get_result()
+    if call.when == "call" and report.failed:
+        before = item.stash.get(_RUNS_KEY, set())
+        left = {pid: cmd for pid, cmd in _cephbench_children().items() if pid not in before}
+        if left:
+            report.sections.append(("cephbench left running by the failed test, stopped",
+                                    "\n".join(_stop_left_running(left))))
 
 
 def pytest_runtest_teardown(item: pytest.Item, nextitem: pytest.Item | None) -> None:

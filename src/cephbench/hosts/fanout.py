@@ -25,7 +25,8 @@ from typing import IO, Callable, Sequence
 from ..core.names import shown_argv
 from ..core.settings import SshSettings
 from ..core.errors import OperationFailed, UserError
-from .local import OUTPUT_HINT, STOP_GRACE_S, CommandResult, LocalHost, Spawn, open_output, read_output
+from .local import (OUTPUT_HINT, STOP_GRACE_S, CommandResult, LocalHost, Spawn, exited, open_output, read_output,
+                    reap)
 from .remote import HostRef
 
 log = logging.getLogger(__name__)
@@ -171,7 +172,7 @@ class _Wrapper:
         """Now: the local group (the wrapper, or the ssh that carries it: the remote wrapper then sees its stdin
         end and stops its tool), and a local tool's own group."""
         groups = [self.proc.pid]
-        if self.placement.host.address is None and self.proc.poll() is None:
+        if self.placement.host.address is None and not exited(self.proc):
             groups.append(tool_pid(self.text()) or self.proc.pid)
         for pgid in groups:
             try:
@@ -179,7 +180,7 @@ class _Wrapper:
             except ProcessLookupError:
                 pass
         self.close()
-        self.proc.wait()
+        reap(self.proc)
 
     def text(self) -> str:
         return read_output(self.placement.spawn.output)
@@ -232,7 +233,7 @@ def _wait_ready(wrappers: list[_Wrapper], timeout_s: float) -> None:
             if ready_line(text) is not None:
                 w.ready_s = time.monotonic() - w.spawned
                 waiting.remove(w)
-            elif w.proc.poll() is not None:
+            elif exited(w.proc):
                 # read again: what it wrote between the read above and its exit is its last word (ssh's error)
                 text = w.text()
                 if ready_line(text) is not None:
@@ -279,7 +280,7 @@ def run_started_together(
         timed_out = _wait_all(wrappers, timeout_s, tick, tick_interval_s, grace_s)
         results = []
         for w in wrappers:
-            rc = w.proc.wait()
+            rc = reap(w.proc)
             w.close()
             tool_text, start_ns, end_ns, _ = split_markers(w.text())
             off = w.placement.offset_ns
@@ -292,7 +293,7 @@ def run_started_together(
         return results
     except BaseException:
         for w in wrappers:
-            if w.proc.poll() is None:
+            if not exited(w.proc):
                 w.kill()
             w.close()
         raise
@@ -306,17 +307,17 @@ def _wait_all(wrappers: list[_Wrapper], timeout_s: float, tick: Callable[[], boo
 
     def stop_all(now: float) -> float:
         for w in wrappers:
-            if w.proc.poll() is None and not w.stopped:
+            if not exited(w.proc) and not w.stopped:
                 w.stopped = True
                 w.send("stop")
         # the wrappers kill their tools after the grace; ours is the backstop for a host that stopped answering
         return min(deadline, now + grace_s + 5)
 
-    while [w.proc.poll() for w in wrappers].count(None):      # poll each: a list, not a short-circuit any()
+    while [exited(w.proc) for w in wrappers].count(False):      # ask each: a list, not a short-circuit any()
         now = time.monotonic()
         if now > deadline:
             for w in wrappers:
-                if w.proc.poll() is None:
+                if not exited(w.proc):
                     w.kill()
             return True
         if any(w.proc.returncode not in (None, 0) and not w.stopped for w in wrappers):

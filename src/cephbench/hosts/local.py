@@ -155,11 +155,49 @@ def _kill_group(proc: subprocess.Popen[str]) -> None:
         pass
 
 
+# Popen's poll() and wait() take a lock of Popen's own before they ask the kernel: poll() answers "running" while the
+# lock is held, wait() blocks on it for as long as it is. A run stopped by Ctrl-C hung in wait() for 12 minutes with
+# its fio already exited (a zombie nobody reaped; no other thread held the lock, so it had been left held). What
+# waits for a process cephbench started asks the kernel too (waitid without reaping), and reaps it itself when
+# Popen cannot; a reap through Popen waits at most REAP_S for that lock.
+REAP_S = 2.0
+
+
+def exited(p: subprocess.Popen) -> bool:
+    """Whether `p` has ended (it is then reaped): Popen's word, else the kernel's."""
+    if p.poll() is not None:
+        return True
+    try:
+        if os.waitid(os.P_PID, p.pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is None:
+            return False
+    except ChildProcessError:
+        pass                # reaped in the meantime (by Popen, whose returncode then says so)
+    reap(p)
+    return True
+
+
+def reap(p: subprocess.Popen, timeout_s: float = REAP_S) -> int:
+    """`p`'s exit code, once it has ended or been killed: Popen's wait for at most `timeout_s`, then the kernel's
+    (a blocking waitpid: call it on a process that has ended or will, as a SIGKILLed one will)."""
+    try:
+        return p.wait(timeout=timeout_s)
+    except subprocess.TimeoutExpired:
+        pass
+    try:
+        _, status = os.waitpid(p.pid, 0)
+        p.returncode = os.waitstatus_to_exitcode(status)
+    except ChildProcessError:       # Popen reaped it after all
+        if p.returncode is None:
+            p.returncode = 0
+    log.warning("process %s reaped without Popen: its wait lock was held for %.0f s", p.pid, timeout_s)
+    return p.returncode
+
+
 def stop_group(proc: subprocess.Popen) -> None:
     """End a process started with LocalHost.start, and its children, now."""
-    if proc.poll() is None:
+    if not exited(proc):
         _kill_group(proc)
-    proc.wait()
+    reap(proc)
 
 
 @dataclass(frozen=True)
@@ -179,7 +217,7 @@ def _reaped(p: subprocess.Popen[bytes], ended: Callable[[int], None] | None) -> 
                 ended(p.pid)
         except ChildProcessError:
             pass
-    return p.poll() is not None
+    return exited(p)
 
 
 def run_together(
@@ -222,7 +260,7 @@ def run_together(
             if now > deadline:
                 timed_out = True
                 for _, p, _ in procs:
-                    if p.poll() is None:
+                    if not exited(p):
                         _kill_group(p)
                 break
             if tick and now >= next_tick:
@@ -235,16 +273,16 @@ def run_together(
             time.sleep(0.05)
         results = []
         for sp, p, started in procs:
-            rc = p.wait()
+            rc = reap(p)
             text = read_output(sp.output)
             results.append(CommandResult([str(a) for a in sp.argv], rc, text, "", time.monotonic() - started,
                                          timed_out and rc != 0 and not stopped))
         return results
     except BaseException:
         for _, p, _ in procs:
-            if p.poll() is None:
+            if not exited(p):
                 _kill_group(p)
-                p.wait()
+                reap(p)
         raise
 
 
