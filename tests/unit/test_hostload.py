@@ -110,3 +110,21 @@ def test_cpuacct_readings_are_checked_and_capped():
 
 def test_the_watch_script_reads_the_cgroup_named_in_the_session():
     assert "$CEPHBENCH_CPUACCT/cpuacct.usage" in WATCH_SH and "head -n 1 /proc/stat" in WATCH_SH
+
+
+def test_an_orphaned_watch_ends_by_itself(tmp_path):
+    """A watch whose parent died (its cephbench killed with SIGKILL, its ssh session gone) ends within a round or
+    two, where it used to read /proc every second until `cephbench cleanup` stopped it."""
+    import os
+    import subprocess
+    import time
+    out = tmp_path / "watch.out"
+    # the parent starts the watch (its input given, so only orphanhood can end it) and dies half a second later
+    started = subprocess.run(["sh", "-c", 'sh -c "$0" watch "" "" "" "" 1 < /dev/null > "$1" 2>&1 & echo $!; sleep 0.5',
+                              WATCH_SH, str(out)], capture_output=True, text=True, timeout=30, check=True)
+    pid = int(started.stdout)
+    deadline = time.monotonic() + 10
+    while os.path.exists(f"/proc/{pid}") and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not os.path.exists(f"/proc/{pid}"), "the orphaned watch is still running"
+    assert out.read_text().count("\nt ") >= 1        # it had been watching
