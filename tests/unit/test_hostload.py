@@ -128,3 +128,22 @@ def test_an_orphaned_watch_ends_by_itself(tmp_path):
         time.sleep(0.05)
     assert not os.path.exists(f"/proc/{pid}"), "the orphaned watch is still running"
     assert out.read_text().count("\nt ") >= 1        # it had been watching
+
+
+def test_a_watch_whose_input_pipe_ends_without_stop_exits_and_one_on_dev_null_runs_on(tmp_path):
+    """The pipe that holds a watch ends without "stop" when its cephbench dies: the watch exits at once. A watch
+    whose input is /dev/null (a remote shell that gives none) is not held by it, and runs on."""
+    import subprocess
+    import time
+    argv = ["sh", "-c", WATCH_SH, "watch", "", "", "", "", "1"]
+    piped = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=(tmp_path / "a").open("w"))
+    nulled = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=(tmp_path / "b").open("w"))
+    try:
+        time.sleep(1.5)
+        piped.stdin.close()                 # as a SIGKILLed cephbench's end of the pipe closes
+        assert piped.wait(timeout=5) == 0
+        assert nulled.poll() is None
+    finally:
+        for p in (piped, nulled):
+            p.kill()
+            p.wait()

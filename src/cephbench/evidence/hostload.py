@@ -105,10 +105,10 @@ def boot_id(path: Path = Path("/proc/sys/kernel/random/boot_id")) -> str | None:
 # to one, of a test of a few): a lab test's 3 rounds of 1 s once kept 2 device samples of the 3 the window held. Told
 # "stop" there (watch.stop, here or through ssh) it takes a last reading, unless its last is under 0.3 s old (an
 # interval that short is noise, not a rate: /proc/stat counts in 10 ms ticks), and exits. An input that ends without
-# the word (a remote shell that gives its commands none) changes nothing: it runs until it is killed, as before.
-# Orphaned, it ends: every round it compares its parent with the one it started under, so a watch whose cephbench
-# was killed with SIGKILL (here) or whose ssh session ended (on a host) does not read /proc once a second forever;
-# a SIGKILLed run's hung watch was still running 15 minutes on.
+# the word from a pipe or socket (ours, or ssh's carrying ours) means the cephbench that held it is gone: it exits at
+# once. An input that is neither (a remote shell that gives its commands /dev/null) changes nothing. And orphaned, it
+# ends: every round it compares its parent with the one it started under. So a watch whose cephbench was killed with
+# SIGKILL does not read /proc once a second until `cephbench cleanup` (one was still running 15 minutes on).
 WATCH_SH = r'''D=$1; A=$2; R=$3; I=
 nproc
 sp() { s=$(cat "/sys/class/net/$1/speed" 2>/dev/null); echo "${s:--1}"; }
@@ -149,7 +149,9 @@ r() { L=$(date +%s%N); echo "t $L" && eval "$c" || exit 0
     /proc/diskstats /proc/net/dev 2>/dev/null; }
 E=; S=
 if [ "$5" = 1 ]; then exec 3<&0; trap 'E=1; [ -n "$S" ] && kill $S 2>/dev/null' USR1
-  { read -r x <&3 && [ "$x" = stop ] && kill -USR1 $$; } 2>/dev/null & fi
+  trap '[ -n "$S" ] && kill $S 2>/dev/null; exit 0' USR2
+  { read -r x <&3; if [ "$x" = stop ]; then kill -USR1 $$; elif [ -p /dev/fd/3 ] || [ -S /dev/fd/3 ]; then
+    kill -USR2 $$; fi; } 2>/dev/null & fi
 while :; do r; [ -n "$E" ] && break; sleep 1 & S=$!; wait $S; S=; [ -n "$E" ] && break
   { read -r _ _ _ q _ < /proc/$$/stat; } 2>/dev/null; [ "${q:-$PPID}" = "$PPID" ] || exit 0; done
 [ $(($(date +%s%N) - L)) -ge 300000000 ] && r; exit 0'''
