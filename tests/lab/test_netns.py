@@ -92,8 +92,11 @@ def test_shaped_link_carries_its_rate_both_ways_and_leaves_nothing(tmp_path):
                     break
         print(f"RESULT netns_iperf rate=100mbit created_s={created_s:.3f} "
               + " ".join(f"{k}={v / 1e6:.1f}Mbit/s" for k, v in rates.items()))
+        # above the rate: not shaped. Below, a busy machine slows TCP (86-88 of 100 Mbit/s at load 13-14, best of three,
+        # in three fresh-clone runs); a rate off by a unit, or a bucket too small for veth's 64 KiB segments, reads
+        # far lower than 80 %
         for k, v in rates.items():
-            assert 0.9 * RATE <= v <= 1.1 * RATE, (k, v)
+            assert 0.8 * RATE <= v <= 1.1 * RATE, (k, v)
     finally:
         t0 = time.monotonic()
         removed = netns.destroy(topo)
