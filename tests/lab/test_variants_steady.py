@@ -11,7 +11,7 @@ STEADY = """
 name: steady
 workloads:
   - {name: rados, type: rados_bench, modes: [write], object_size: 64KiB, concurrency: 4, duration: 1s,
-     steady_state: {max: 30s, window: 3, max_range: 1.5, max_slope: 1.5}}
+     steady_state: {max: 40s, window: 3, max_range: 0.95, max_slope: 0.95}}
 """
 
 
@@ -22,10 +22,11 @@ def test_a_write_runs_in_rounds_until_steady_and_says_so(lab, cephbench_env, tmp
     st = SteadyState.model_validate(r.measurement.extra["steady_state"])
     assert len(st.rounds) >= 3 and st.window == 3
     assert len(r.raw) == len(st.rounds)                      # each round's own output is kept
-    # loose bounds: 3 one-second rounds of a quiet lab vary far less than 150%; beside the rest of make test's first
-    # phase (CPUs 96 % busy) every window of a 30 s run once varied more than 90 % (CI of 9070a17: 124 % at the
-    # end). A round costs 1.5-5 s here (rados bench starts, counters read around it): max holds 3 rounds even then
-    assert st.reached and st.reached_after_s <= 30 and st.range <= 1.5, st
+    # loose bounds (about the widest the schema takes): 3 one-second rounds of a quiet lab vary far less than 95%; beside
+    # the rest of make test's first phase (CPUs 96 % busy) every window of a 30 s run once varied more than 90 % (CI
+    # of 9070a17: 124 % at the end), so max is 40 s. A round costs 1.5-5 s here (rados bench starts, counters read
+    # around it)
+    assert st.reached and st.reached_after_s <= 40 and st.range <= 0.95, st
     assert r.measurement.bytes_per_s == sum(x.bytes_per_s for x in st.rounds[-3:]) / 3
     assert any(n.startswith("steady state reached after") for n in r.notes), r.notes
     # and each round's evidence: its host's stream and its OSDs' counters, none written over by the next round's
@@ -36,7 +37,7 @@ def test_a_write_runs_in_rounds_until_steady_and_says_so(lab, cephbench_env, tmp
 
 def test_a_steady_write_s_evidence_covers_the_window_not_its_last_round(lab, cephbench_env, tmp_path):
     # max_range/max_slope this small are never met: the write runs its rounds until max, and the window is its last 3
-    suite = STEADY.replace("max: 30s, window: 3, max_range: 1.5, max_slope: 1.5",
+    suite = STEADY.replace("max: 40s, window: 3, max_range: 0.95, max_slope: 0.95",
                            "max: 20s, window: 3, max_range: 0.0001, max_slope: 0.0001")
     res = run_cli(["run", write_suite(tmp_path, suite), "--out", tmp_path / "run"], cephbench_env)
     assert res.returncode == 0, res.stderr + res.stdout

@@ -612,8 +612,12 @@ def _message(err: dict[str, Any], loc: tuple[Any, ...] = ()) -> str:
                 else f"must be greater than {ctx.get('gt')}, got {shown(value)}")
     if kind == "greater_than_equal":
         return f"must be at least {ctx.get('ge')}, got {shown(value)}"
-    if kind in ("less_than", "less_than_equal"):
-        return f"must be at most {ctx.get('le', ctx.get('lt'))}, got {shown(value)}"
+    if kind == "less_than_equal":
+        return f"must be at most {ctx.get('le')}, got {shown(value)}"
+    if kind == "less_than":      # a bound the value may not reach: a whole number's last allowed one, else "less than"
+        lt = ctx.get("lt")
+        return (f"must be at most {lt - 1}, got {shown(value)}" if isinstance(lt, int) and isinstance(value, int)
+                else f"must be less than {lt}, got {shown(value)}")
     if kind in _PLAIN:
         return f"{_PLAIN[kind]}, got {shown(value)}"
     for prefix in ("Value error, ", "Assertion failed, "):
