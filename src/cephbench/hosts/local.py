@@ -185,10 +185,11 @@ def reap(p: subprocess.Popen, timeout_s: float = REAP_S) -> int:
         pass
     try:
         _, status = os.waitpid(p.pid, 0)
-        p.returncode = os.waitstatus_to_exitcode(status)
     except ChildProcessError:       # Popen reaped it after all
         if p.returncode is None:
             p.returncode = 0
+        return p.returncode
+    p.returncode = os.waitstatus_to_exitcode(status)
     log.warning("process %s reaped without Popen: its wait lock was held for %.0f s", p.pid, timeout_s)
     return p.returncode
 
