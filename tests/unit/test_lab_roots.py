@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import pytest
@@ -155,22 +156,73 @@ def test_bad_release_flags_make_nothing(tmp_path, monkeypatch, args, fragments):
     assert not (tmp_path / "lab").exists() and not (tmp_path / "roots").exists()
 
 
+def _release_dir(tmp_path: Path) -> Path:
+    d = tmp_path / "roots" / "reef"
+    (d / "root" / "tmp").mkdir(parents=True)
+    (d / "manifest.json").write_text("{}")
+    return d
+
+
+def _lab(tmp_path: Path, *parts: str) -> Path:
+    lab = tmp_path.joinpath("labs", *parts)
+    lab.mkdir(parents=True)
+    return lab
+
+
 def test_the_lab_mount_point_is_recorded_and_only_its_empty_directories_removed(tmp_path):
-    root = tmp_path / "root"
-    (root / "tmp").mkdir(parents=True)
-    lab = tmp_path / "labs" / "one" / "lab"
-    record = tmp_path / "root.json"
-    made = chroot.make_mount_point(root, lab, record, also=("run/sshd",))
-    assert (root / "run" / "sshd").is_dir() and root / "run" in made
+    root = _release_dir(tmp_path) / "root"
+    lab = _lab(tmp_path, "one", "lab")
+    record = lab / "root.json"
+    made = chroot.make_mount_point(root, lab, record)
     inside = root / lab.relative_to("/")
     assert inside.is_dir() and inside in made and all(p.is_dir() for p in made)
     assert json.loads(record.read_text())["made_dirs"] == [str(p) for p in made]
-    # another lab's file beside ours keeps its parent
+    assert not (root / "run").exists()          # /run is each command's own tmpfs (inroot.py): nothing made for sshd
+    # something else's file beside ours keeps its parent
     (inside.parent / "other").write_text("x")
     chroot.remove_mount_points(record)
     assert not inside.exists() and (inside.parent / "other").exists() and not record.exists()
-    assert not (root / "run").exists()
     assert (root / "tmp").is_dir()
+
+
+@pytest.mark.parametrize("first", ["a", "b"])
+def test_two_labs_sharing_parents_leave_nothing_whichever_goes_down_first(tmp_path, first):
+    """Labs under one new parent: the one that made the parents may go down first, and the other still needs
+    them; once both are down nothing of either is left in the root, and the root's own directories stay."""
+    root = _release_dir(tmp_path) / "root"
+    labs = {n: _lab(tmp_path, "shared", n, "lab") for n in ("a", "b")}
+    for lab in labs.values():
+        chroot.make_mount_point(root, lab, lab / "root.json")
+    top = root / (tmp_path / "labs").relative_to("/")
+    assert all((root / lab.relative_to("/")).is_dir() for lab in labs.values())
+    second = "b" if first == "a" else "a"
+    chroot.remove_mount_points(labs[first] / "root.json")
+    assert (root / labs[second].relative_to("/")).is_dir()          # the other lab's mount point stays whole
+    assert not (root / labs[first].relative_to("/")).exists()
+    chroot.remove_mount_points(labs[second] / "root.json")
+    assert not top.exists() and [p.name for p in root.iterdir()] == ["tmp"] and not any((root / "tmp").iterdir())
+    assert json.loads(chroot.ledger_files(root.parent)[0].read_text())["dirs"] == {}
+
+
+def test_a_lab_whose_directory_was_deleted_without_lab_down_gives_up_its_claims(tmp_path):
+    root = _release_dir(tmp_path) / "root"
+    gone, kept = _lab(tmp_path, "x", "gone"), _lab(tmp_path, "y", "kept")
+    chroot.make_mount_point(root, gone, gone / "root.json")
+    shutil.rmtree(gone)
+    chroot.make_mount_point(root, kept, kept / "root.json")      # the next lab up on this root tidies
+    assert not (root / gone.relative_to("/")).exists() and not (root / gone.parent.relative_to("/")).exists()
+    assert (root / kept.relative_to("/")).is_dir()
+
+
+def test_a_forged_record_reaches_no_ledger_and_removes_nothing(tmp_path):
+    elsewhere = tmp_path / "not-a-root"
+    keep = elsewhere / "keep"
+    keep.mkdir(parents=True)
+    lab = _lab(tmp_path, "forged")
+    (lab / "root.json").write_text(json.dumps({"root": str(elsewhere), "made_dirs": [str(keep)]}))
+    chroot.remove_mount_points(lab / "root.json")
+    assert keep.is_dir() and not list(tmp_path.glob("*.lock")) and not (tmp_path / chroot.LEDGER).exists()
+
 
 
 def test_the_command_in_a_root_keeps_its_argv_at_the_end():
@@ -198,3 +250,14 @@ def test_a_build_that_fails_is_one_line_and_leaves_no_half_built_root(tmp_path, 
     line = e.value.one_line()
     assert "mmdebstrap exit 1" in line and "Failed to fetch" in line and "nothing was kept" in line
     assert list(base.iterdir()) == []
+
+
+def test_a_lab_started_before_the_ledger_removes_what_its_record_says_it_made(tmp_path):
+    root = _release_dir(tmp_path) / "root"
+    lab = _lab(tmp_path, "old", "lab")
+    made = chroot.missing_dirs(root, lab)
+    for p in made:
+        p.mkdir()
+    (lab / "root.json").write_text(json.dumps({"root": str(root), "made_dirs": [str(p) for p in made]}))
+    chroot.remove_mount_points(lab / "root.json")
+    assert [p.name for p in root.iterdir()] == ["tmp"] and not any((root / "tmp").iterdir())

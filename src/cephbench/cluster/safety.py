@@ -150,22 +150,33 @@ class UnseenWrites:
     """Raw bytes this run wrote that `ceph df` may not count yet. The OSDs report their usage to the mgr once a
     stats period and `ceph df` serves the mgr's last digest, so a write shows a period or two after it ended: a
     write started meanwhile (the next steady-state round) would find the same room again and pass the limit.
-    A write counts as unseen until `ceph df` has grown by it since the first such write began, or `settle_s` has
-    passed. Space freed meanwhile (a pool removed) makes it look less seen: the error is on the safe side."""
+    A write counts as unseen until `ceph df` has grown by it since the first such write began. A time alone never
+    makes it seen: with the CPUs starved the mgr's digest came later than two periods, the next round found the
+    room again and the writes passed the limit. Only after `forget_s` (far longer) is it dropped, for space freed
+    meanwhile (a pool removed) hides growth and would keep it unseen for ever; that error is on the safe side."""
 
     settle_s: float
+    forget_s: float = 0.0                # 0: the longer of 30 s and ten times settle_s
     writes: list[tuple[float, int, int]] = field(default_factory=list)   # (ended, raw bytes, df's used before)
+
+    def __post_init__(self) -> None:
+        if self.forget_s <= 0:
+            self.forget_s = max(30.0, 10 * self.settle_s)
 
     def add(self, raw_bytes: int, used_before: int, now: float) -> None:
         if raw_bytes > 0:
             self.writes.append((now, raw_bytes, used_before))
 
     def pending(self, used_now: int, now: float) -> int:
-        self.writes = [w for w in self.writes if now - w[0] < self.settle_s]
+        self.writes = [w for w in self.writes if now - w[0] < self.forget_s]
         if not self.writes:
             return 0
         grown = max(0, used_now - min(before for _, _, before in self.writes))
-        return max(0, sum(raw for _, raw, _ in self.writes) - grown)
+        left = sum(raw for _, raw, _ in self.writes) - grown
+        if left <= 0:
+            self.writes = []        # df counts them all: space freed later must not make them unseen again
+            return 0
+        return left
 
 
 @dataclass

@@ -2,21 +2,26 @@
 mount points the lab needs inside the root.
 
 Each command gets a private mount namespace of its own (inroot.py) in which /proc, /sys, /dev and the lab
-directory are bound into the root: nothing is mounted on the host, so nothing can be left mounted. What a lab
-does leave in the shared root is the empty directories on its own path (the lab directory's mount point); `lab
-up` records the ones it made in root.json before making them and `lab down` removes them, if still empty.
+directory are bound into the root, and /run is a tmpfs of its own: nothing is mounted on the host, so nothing can
+be left mounted. What a lab does leave in the shared root is the empty directories on its own path (the lab
+directory's mount point). Several labs may run from one root at once, their paths sharing parents: which lab
+needs each directory a lab made is kept beside the root (LEDGER, under a lock), written before anything is made;
+`lab down` removes the directories no running lab needs any more, if still empty.
 """
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import json
 import os
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Sequence
+from typing import Iterator, Sequence
 
 RECORD_NAME = "root.json"
+LEDGER = "lab-dirs.json"
 HELPER = Path(__file__).with_name("inroot.py")
 
 
@@ -52,13 +57,24 @@ def missing_dirs(root: Path, lab_dir: Path) -> list[Path]:
     return out[::-1]
 
 
-def make_mount_point(root: Path, lab_dir: Path, record: Path, also: tuple[str, ...] = ()) -> list[Path]:
-    """Make the lab directory's mount point inside the root, and the directories `also` names there (sshd's
-    privilege separation directory /run/sshd, which no service makes in a root); record first what will be made."""
-    made = list(dict.fromkeys(p for d in (lab_dir, *(Path("/") / a for a in also)) for p in missing_dirs(root, d)))
-    write_record(record, root, made)
-    for p in made:
-        p.mkdir(exist_ok=True)
+def make_mount_point(root: Path, lab_dir: Path, record: Path) -> list[Path]:
+    """Make the lab directory's mount point inside the root; claim, in the ledger, each directory on its path that
+    a lab made (this one or another still running), before any is made. The directories this lab made."""
+    lab = str(lab_dir.absolute())
+    write_record(record, root, [])
+    with _ledger(root) as dirs:
+        _forget_gone_labs(root, dirs)
+        inside = root / lab_dir.absolute().relative_to("/")
+        made = missing_dirs(root, lab_dir)
+        for p in [*inside.parents, inside]:
+            if root in p.parents and (p in made or str(p) in dirs):
+                dirs.setdefault(str(p), [])
+                if lab not in dirs[str(p)]:
+                    dirs[str(p)].append(lab)
+        _write_ledger(root, dirs)
+        write_record(record, root, made)
+        for p in made:
+            p.mkdir(exist_ok=True)
     return made
 
 
@@ -69,19 +85,67 @@ def write_record(record: Path, root: Path, made: list[Path]) -> None:
 
 
 def remove_mount_points(record: Path) -> None:
-    """Remove the directories the record says this lab made in the root, innermost first, each only while empty
-    (another lab on the same path may use it); then the record."""
+    """Give up this lab's claims on the root's directories and remove those no lab needs any more, innermost
+    first, each only while empty; then the record. A record that names no root of ours touches nothing."""
     try:
         data = json.loads(record.read_text())
-        root = Path(data["root"])
-        made = [Path(p) for p in data["made_dirs"]]
-    except (OSError, ValueError, KeyError, TypeError):
+        root, made = Path(data["root"]), [str(p) for p in data.get("made_dirs", [])]
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
         return
-    for p in reversed(made):
-        # only directories inside that root, as a record names them (a forged one must not reach elsewhere)
+    if _ours(root):
+        lab = str(record.parent.absolute())
+        with _ledger(root) as dirs:
+            claimed = [labs for labs in dirs.values() if lab in labs]
+            for labs in claimed:
+                labs.remove(lab)
+            if not claimed:
+                # a lab started before the ledger: what its record says it made, unless a lab claims it now
+                dirs.update({p: [] for p in made if p not in dirs})
+            _forget_gone_labs(root, dirs)
+            _write_ledger(root, dirs)
+    record.unlink(missing_ok=True)
+
+
+def ledger_files(release_dir: Path) -> tuple[Path, Path]:
+    """The ledger of a release's root and its lock file (beside the root, in the release's directory)."""
+    return release_dir / LEDGER, release_dir / (LEDGER + ".lock")
+
+
+def _ours(root: Path) -> bool:
+    # a root cephbench built: its manifest beside it (a forged record must not reach a ledger elsewhere)
+    return root.name == "root" and (root.parent / "manifest.json").is_file() and ".." not in root.parts
+
+
+@contextlib.contextmanager
+def _ledger(root: Path) -> Iterator[dict[str, list[str]]]:
+    path, lock_path = ledger_files(root.parent)
+    with open(lock_path, "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            data = json.loads(path.read_text())["dirs"]
+            dirs = {str(k): [str(x) for x in v] for k, v in data.items() if isinstance(v, list)}
+        except (OSError, ValueError, KeyError, TypeError, AttributeError):
+            dirs = {}
+        yield dirs
+
+
+def _write_ledger(root: Path, dirs: dict[str, list[str]]) -> None:
+    path, _ = ledger_files(root.parent)
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(json.dumps({"root": str(root), "dirs": dirs}, indent=1) + "\n")
+    tmp.replace(path)
+
+
+def _forget_gone_labs(root: Path, dirs: dict[str, list[str]]) -> None:
+    """Drop the claims of labs whose directory is gone (removed without `lab down`), then remove, innermost first,
+    the directories nobody claims: only inside the root, only while empty, never a mount point."""
+    for path in list(dirs):
+        dirs[path] = [lab for lab in dirs[path] if os.path.isdir(lab)]
+    for path in sorted((p for p, labs in dirs.items() if not labs), key=lambda p: -len(Path(p).parts)):
+        p = Path(path)
         if root in p.parents and ".." not in p.parts and p.is_dir() and not os.path.ismount(p):
             try:
                 p.rmdir()
             except OSError:
-                pass
-    record.unlink(missing_ok=True)
+                pass            # something else was put there: it is no longer the lab's to remove
+        del dirs[path]

@@ -543,7 +543,7 @@ class Lab:
         """Directories, ports, ceph.conf and every key, before any process starts."""
         d = self.dir
         if self._root is not None:
-            make_mount_point(self._root.path, d, d / ROOT_RECORD, also=("run/sshd",) if self._spec else ())
+            make_mount_point(self._root.path, d, d / ROOT_RECORD)
         ctr = self._ctr
         # a lab in containers keeps its daemons' data under /var (containers.py): here only what its clients need
         for sub in (("run", "log", "keyring") if ctr else ("run", "log", "crash", "keyring", "mon", "mgr/x", "rgw",

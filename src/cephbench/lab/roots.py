@@ -25,6 +25,7 @@ from difflib import get_close_matches
 from pathlib import Path
 
 from ..core.errors import OperationFailed, UserError
+from . import chroot
 from ..core.releases import release_of_version  # noqa: F401 - lab.py reads a version through roots
 
 log = logging.getLogger(__name__)
@@ -273,6 +274,8 @@ def remove(name: str, base: Path | None = None) -> Root:
     # the manifest goes last: a removal cut short still leaves a directory that proves what it is
     if root.path.exists():
         shutil.rmtree(root.path)
+    for f in chroot.ledger_files(d):
+        f.unlink(missing_ok=True)
     (d / MANIFEST).unlink()
     d.rmdir()
     return root
