@@ -16,9 +16,10 @@ def _stop(signum, frame):  # noqa: ARG001
 
 
 def main() -> None:
-    signal.signal(signal.SIGTERM, _stop)
-    redeliver_swallowed_interrupts()
     try:
+        # inside the try from its first line: a SIGINT as the handlers are set is an interrupt like any other
+        signal.signal(signal.SIGTERM, _stop)
+        redeliver_swallowed_interrupts()
         from .cli import main as cli_main
     except BaseException as exc:  # noqa: BLE001 - anything an interrupt cut short
         if caused_by_interrupt(exc):
@@ -31,10 +32,20 @@ def main() -> None:
     except SystemExit:
         # the command is done and has said so; a signal now would only interrupt the interpreter's own clean-up
         # (atexit handlers, finalizers) with a traceback
-        signal.signal(signal.SIGINT, signal.SIG_IGN)
-        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        _ignore_signals()
         raise
 
+
+def _ignore_signals() -> None:
+    """SIGINT and SIGTERM ignored from here on; one that lands while this sets them is let go (the command is
+    done) rather than raised out of the clean-up: with SIG_IGN set, Python drops one still pending."""
+    while True:
+        try:
+            signal.signal(signal.SIGINT, signal.SIG_IGN)
+            signal.signal(signal.SIGTERM, signal.SIG_IGN)
+            return
+        except KeyboardInterrupt:
+            continue
 
 if __name__ == "__main__":
     main()
