@@ -1,7 +1,8 @@
 """The quick suite's OSD bench on an untouched lab accuses no drive, run after run (issue 11, item 3).
 
 The lab's three OSDs keep their BlueStore files on one shared disk, so one bench per OSD is noisy enough that
-`make demo` once flagged a healthy osd.0. Three independent copies of the quick suite's `osd_bench` entry run in
+`make demo` once flagged a healthy osd.0. The bench reads that they share it from `ceph osd metadata`, and an OSD
+below its mates on one drive is no slow drive (CI once flagged osd.0 at 245 MiB/s against 403 and 341, p = 0.048). Three independent copies of the quick suite's `osd_bench` entry run in
 one `cephbench run` (24 s on the idle 2-CPU dev VM): none may flag an OSD. That a slowed drive is flagged is
 checked on real throttled drives in test_ground_truth.py (`cephbench lab throttle` on the multi-host lab).
 """
@@ -44,6 +45,11 @@ def test_quick_suite_osd_bench_flags_no_osd_on_an_untouched_lab(lab_cluster, cep
         figures.append({k: round(v["bytes_per_s"] / 2**20) for k, v in m.extra["per_osd"].items()})
         assert m.extra["slow_osds"] == [], (r.test.id, r.notes, figures)
         assert not any("is slow" in n for n in r.notes), r.notes
+        # each OSD known to share the machine's disk with the other two, as `ceph osd metadata` says
+        for k, v in m.extra["per_osd"].items():
+            assert sorted(v["shares_device"]["with"]) == sorted(set(osds) - {k}), (k, v)
+        assert all("not flagged as a slow drive" in n and "the gap is the OSD's" in n
+                   for n in r.notes if n.startswith("osd.") and "slow drive" in n)
         # every OSD benched 3 times, interleaved round-robin, each round starting one OSD further on
         order = [re.search(r" tell (osd\.\d+) bench ", c).group(1) for c in r.commands]
         assert order == [osds[(rnd + i) % len(osds)] for rnd in range(3) for i in range(len(osds))], order

@@ -162,3 +162,62 @@ def test_an_osd_level_with_the_others_in_one_round_is_not_slow():
     # below the others by more than the threshold in every round: slow
     rounds["osd.1"] = [250, 282, 230]
     assert osd_bench.flag_slow({k: [v * mib for v in vs] for k, vs in rounds.items()}, 0.2)["osd.1"].slow
+
+
+META = Path(__file__).parent.parent / "fixtures" / "osd_metadata"
+
+
+def metadata(name: str) -> list[dict]:
+    import json
+    return json.loads((META / name).read_text())
+
+
+def test_osds_that_share_a_data_device_are_found_from_their_metadata():
+    shared = osd_bench.shared_devices(metadata("ceph16.2.15_onehost3_bluestore_files.json"))
+    assert {k: (v.device, v.mates) for k, v in shared.items()} == {
+        "osd.0": ("vda on vm", ("osd.1", "osd.2")), "osd.1": ("vda on vm", ("osd.0", "osd.2")),
+        "osd.2": ("vda on vm", ("osd.0", "osd.1"))}
+    # each OSD of the multi-host lab on a drive of its own (its DB drive aside: data lands on the main device)
+    assert osd_bench.shared_devices(metadata("ceph16.2.15_multihost3_bluestore_db.json")) == {}
+    assert osd_bench.shared_devices([{"id": "x"}, {"id": 1, "hostname": "a"}]) == {}      # nothing to tell by
+
+
+def test_an_osd_below_the_others_on_its_own_drive_is_not_called_a_slow_drive():
+    """osd.2's figures (a real throttle of 100 MiB/s) as if its data shared the one-host lab's disk with osd.0 and
+    osd.1, which bench 4x faster there: the drive is not what is slow, and the note says whose the gap is."""
+    shared = osd_bench.shared_devices(metadata("ceph16.2.15_onehost3_bluestore_files.json"))
+    m, notes = osd_bench.summarise(rounds(THROTTLED), 3, 0.2, 4 * MIB, shared=shared)
+    assert m.extra["slow_osds"] == []
+    (note,) = notes
+    assert note.startswith("osd.2 not flagged as a slow drive: median ") and "vda on vm also holds osd.0, osd.1" in note
+    assert "the gap is the OSD's, not the drive's" in note
+    osd2 = m.extra["per_osd"]["osd.2"]
+    assert osd2["not_the_drive"] is True and osd2["shares_device"] == {"device": "vda on vm", "with": ["osd.0", "osd.1"]}
+    assert "not_the_drive" not in m.extra["per_osd"]["osd.0"]
+    # the same figures with each OSD on a drive of its own (the lab it was measured on): flagged
+    m, _ = osd_bench.summarise(rounds(THROTTLED), 3, 0.2, 4 * MIB,
+                               shared=osd_bench.shared_devices(metadata("ceph16.2.15_multihost3_bluestore_db.json")))
+    assert m.extra["slow_osds"] == ["osd.2"]
+
+
+def test_every_osd_of_a_slow_shared_drive_is_flagged():
+    """Two OSDs on sda bench 400 MiB/s, two on sdb 100: sdb is slow, and both of its OSDs are flagged, for they are
+    not below each other."""
+    figures = {"osd.0": [400, 410, 395], "osd.1": [405, 398, 402], "osd.2": [100, 104, 98], "osd.3": [99, 101, 103]}
+    meta = [{"id": i, "hostname": "n1", "bluestore_bdev_devices": "sda" if i < 2 else "sdb"} for i in range(4)]
+    checks = osd_bench.flag_slow({k: [v * MIB for v in vs] for k, vs in figures.items()}, 0.2,
+                                 shared=osd_bench.shared_devices(meta))
+    assert [k for k, c in checks.items() if c.slow] == ["osd.2", "osd.3"]
+    assert all(c.not_the_drive is None for c in checks.values())
+
+
+def test_the_osd_table_says_an_osd_below_its_own_drive_is_not_the_drive():
+    shared = osd_bench.shared_devices(metadata("ceph16.2.15_onehost3_bluestore_files.json"))
+    m, notes = osd_bench.summarise(rounds(THROTTLED), 3, 0.2, 4 * MIB, shared=shared)
+    r = Result(test=Test(id="018-osd-4MiB", index=18, workload="osd", kind="osd_bench", group="g7",
+                         params={"total": 256 * MIB, "block_size": 4 * MIB, "repeat": 3}),
+               status="ok", started_unix=0, duration_s=10, measurement=m, notes=notes)
+    (t,) = _osd_tables([r])
+    by_osd = {row[0]: row[-1] for row in t.rows}
+    assert by_osd == {"osd.0": "", "osd.1": "", "osd.2": "below the OSDs on its own drive (vda on vm): not the drive"}
+    assert "judged as one drive" in t.notes[0] and slow_osds([r]) == []

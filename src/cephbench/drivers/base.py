@@ -408,7 +408,7 @@ class RunContext:
         finally:
             window[1] = time.time()
             watch.finish()
-        seen = hostwatch.collect(watchers, self._metadata())
+        seen = hostwatch.collect(watchers, self.osd_metadata())
         if self.settings.prometheus:
             self._from_prometheus(seen, [h.name for h in hosts], *window)
         hosts_seen = [load for load in [cpu.summary(), *seen.hosts] if load is not None]
@@ -507,7 +507,7 @@ class RunContext:
             except (OperationFailed, UserError) as exc:
                 log.info("the mgr's services unknown (ceph mgr services): %s", exc)
                 self.osds.mgr_services = {}
-        return Ask(Prometheus(self.settings.prometheus), self._metadata(), start, end,
+        return Ask(Prometheus(self.settings.prometheus), self.osd_metadata(), start, end,
                    mgr_services=self.osds.mgr_services, config=self._config_value, **what)
 
     def _config_value(self, who: str, name: str) -> str | None:
@@ -597,7 +597,7 @@ class RunContext:
         reader keeps each OSD's settings and schema from the run's first reading."""
         return self._reader().read(osds)
 
-    def _metadata(self) -> list[dict[str, Any]]:
+    def osd_metadata(self) -> list[dict[str, Any]]:
         """`ceph osd metadata`, once per run; a cluster that will not say gives none."""
         if self.osds.meta is None:
             try:
@@ -612,7 +612,7 @@ class RunContext:
         """Each OSD host (reached as settings.ssh says) and its OSDs' ids, once per run."""
         if self.osds.ids is None:
             by_name: dict[str, list[int]] = {}
-            for m in self._metadata():
+            for m in self.osd_metadata():
                 if m.get("hostname") is not None and isinstance(m.get("id"), int):
                     by_name.setdefault(str(m["hostname"]), []).append(m["id"])
             self.osds.ids = {host_ref(name, self.settings.ssh): sorted(ids) for name, ids in sorted(by_name.items())}
@@ -647,7 +647,7 @@ class RunContext:
         if not remote_ok and any(h.address is not None for h in hosts + clients):
             log.warning("ssh is not installed: OSD and client hosts are not watched")
         osd_hosts = [h for h in hosts if h.address is None or (remote_ok and self.settings.watch_osd_hosts)]
-        plans = hostwatch.plans(self._metadata(), osd_hosts, clients if remote_ok else [], this_host(),
+        plans = hostwatch.plans(self.osd_metadata(), osd_hosts, clients if remote_ok else [], this_host(),
                                 here_is_client=not clients)
         return hostwatch.start(self.host, plans, self.settings.ssh, raw)
 
@@ -750,8 +750,10 @@ class DriverContext:
     reserve_write = _through("reserve_write")
     write_ended = _through("write_ended")
     reserve = _through("reserve")
-    # what an earlier group of the run learned (RunContext.seq_ratios says why it is run-wide)
+    # what an earlier group of the run learned (RunContext.seq_ratios says why it is run-wide); the OSDs as
+    # `ceph osd metadata` describes them, read once per run
     seq_ratios = _through("seq_ratios")
+    osd_metadata = _through("osd_metadata")
 
 
 # ---- live figures: (bytes/s, ops/s) a running tool last printed; None where the tool does not say ----------

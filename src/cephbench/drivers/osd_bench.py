@@ -28,7 +28,7 @@ import re
 import statistics
 import time
 from dataclasses import dataclass
-from typing import Any, Iterator
+from typing import Any, Iterator, Mapping
 
 from ..core.stats import ALPHA, mann_whitney, min_p
 from ..core.results import Measurement, Test
@@ -36,6 +36,7 @@ from ..core.errors import ParseError
 from ..core.figures import checked, count, mapping, number
 from . import lifecycle
 from .base import DriverContext, Outcome
+from .osd_devices import data_devices
 from .lifecycle import Hooks, Step
 
 # at most 20 digits: a 64-bit count (and int() refuses strings of more than 4300 digits)
@@ -76,6 +77,33 @@ def round_robin(osds: list[int], repeat: int) -> list[tuple[int, int]]:
 
 
 @dataclass(frozen=True)
+class SharedDevice:
+    """The OSDs whose data lands on one OSD's data device (the same whole disk of the same host)."""
+    device: str                  # "vda on vm"
+    mates: tuple[str, ...]       # the other OSDs there ("osd.1", ...)
+
+
+def shared_devices(metadata: list[dict[str, Any]]) -> dict[str, SharedDevice]:
+    """From `ceph osd metadata`: each OSD that shares its data device with other OSDs, and with which (several
+    OSDs on one NVMe drive; the one-host lab's OSD files on the machine's one disk)."""
+    osds = []
+    for m in metadata:
+        try:
+            osd, host = int(m["id"]), str(m["hostname"]).split(".")[0]
+        except (KeyError, TypeError, ValueError):
+            continue
+        if devices := set(data_devices(m)):
+            osds.append((f"osd.{osd}", host, devices))
+    out: dict[str, SharedDevice] = {}
+    for name, host, devices in osds:
+        mates = tuple(sorted((n for n, h, d in osds if n != name and h == host and d & devices),
+                             key=lambda n: int(n.split(".")[1])))
+        if mates:
+            out[name] = SharedDevice(f"{'+'.join(sorted(devices))} on {host}", mates)
+    return out
+
+
+@dataclass(frozen=True)
 class SlowCheck:
     """One OSD's repeats against the other OSDs'."""
     name: str
@@ -89,22 +117,40 @@ class SlowCheck:
     n: int
     n_others: int
     slow: bool
+    # set when it would be slow but the OSDs on its own data device are not: the gap is not the drive's
+    not_the_drive: SharedDevice | None = None
+    mates_median: float = 0.0
 
 
-def flag_slow(repeats: dict[str, list[float]], threshold: float, alpha: float = ALPHA) -> dict[str, SlowCheck]:
-    """Each OSD (with at least one figure) judged against the others: slow = far enough below AND separated."""
+def flag_slow(repeats: dict[str, list[float]], threshold: float, alpha: float = ALPHA,
+              shared: Mapping[str, SharedDevice] | None = None) -> dict[str, SlowCheck]:
+    """Each OSD (with at least one figure) judged against the others: slow = far enough below AND separated.
+    With `shared`, a drive is judged against other drives: an OSD against the OSDs on other data devices (its
+    device-mates, slow with it when the drive is, would hide it); and one below the OSDs on its own device, or with
+    no other device to judge by, is not flagged: the same drive serves them faster, so the gap is not the drive's."""
     checks: dict[str, SlowCheck] = {}
     for name, values in repeats.items():
-        others = [v for k, vs in repeats.items() if k != name for v in vs]
+        dev = (shared or {}).get(name)
+        mates = {k: vs for k, vs in repeats.items() if dev and k in dev.mates and vs}
+        off = {k: vs for k, vs in repeats.items() if k != name and k not in mates and vs}
+        judged = off or mates
+        others = [v for vs in judged.values() for v in vs]
         if not values or not others:
             continue
         median = statistics.median(values)
-        others_median = statistics.median([statistics.median(vs) for k, vs in repeats.items() if k != name and vs])
+        others_median = statistics.median([statistics.median(vs) for vs in judged.values()])
         below = 1 - median / others_median if others_median else 0.0
         sig = mann_whitney(values, others, alpha)
-        slow = below > threshold and sig.significant and _below_in_every_round(name, repeats, threshold)
+        slow = below > threshold and sig.significant and _below_in_every_round(name, {name: values, **judged},
+                                                                               threshold)
+        not_drive, mates_median = None, 0.0
+        if slow and dev and mates:
+            mates_median = statistics.median([statistics.median(vs) for vs in mates.values()])
+            if not off or median < mates_median * (1 - threshold):
+                slow, not_drive = False, dev
         checks[name] = SlowCheck(name, median, min(values), max(values), others_median, below, sig.p,
-                                 min_p(len(values), len(others)), len(values), len(others), slow)
+                                 min_p(len(values), len(others)), len(values), len(others), slow, not_drive,
+                                 mates_median)
     return checks
 
 
@@ -126,10 +172,16 @@ def slow_note(c: SlowCheck, threshold: float, alpha: float = ALPHA) -> str | Non
 
     An OSD far below whose repeats overlap the others' gets no note (the OSD table shows its gap and p): on
     the lab's shared disk that happens in about half the runs, and it is noise, not news."""
-    if c.below <= threshold or (not c.slow and c.p is not None):
-        return None
     figures = (f"median {c.median / 2**20:.1f} MiB/s over {c.n} repeats ({c.low / 2**20:.1f}–{c.high / 2**20:.1f}), "
                f"{c.below:.0%} below the other OSDs' median {c.others_median / 2**20:.1f} MiB/s")
+    if c.not_the_drive is not None:
+        d = c.not_the_drive
+        return (f"{c.name} not flagged as a slow drive: {figures}, and below them in every round, but its data "
+                f"device {d.device} also holds {', '.join(d.mates)}, whose median is {c.mates_median / 2**20:.1f} "
+                "MiB/s on that same drive: the gap is the OSD's, not the drive's (its BlueStore's state, its settings, or the "
+                "host's load)")
+    if c.below <= threshold or (not c.slow and c.p is not None):
+        return None
     if c.slow:
         return (f"{c.name} is slow: {figures}, and below them in every round; {SLOW_TEST} separates them: "
                 f"p = {c.p:.3g} < {alpha:g}")
@@ -143,10 +195,13 @@ def _spread(values: list[float]) -> dict[str, Any]:
 
 
 def summarise(per_osd: dict[str, list[Measurement]], repeat: int, threshold: float, bs: int,
-              alpha: float = ALPHA) -> tuple[Measurement, list[str]]:
-    """Every OSD's repeats -> the test's Measurement (the median OSD on top, every repeat in extra) and notes."""
+              alpha: float = ALPHA, shared: Mapping[str, SharedDevice] | None = None
+              ) -> tuple[Measurement, list[str]]:
+    """Every OSD's repeats -> the test's Measurement (the median OSD on top, every repeat in extra) and notes;
+    `shared`: the OSDs that share a data device (shared_devices)."""
     bws = {k: [m.bytes_per_s or 0.0 for m in ms] for k, ms in per_osd.items()}
-    checks = flag_slow(bws, threshold, alpha)
+    shared = shared or {}
+    checks = flag_slow(bws, threshold, alpha, shared)
     notes = [n for c in checks.values() if (n := slow_note(c, threshold, alpha))]
     medians = [statistics.median(v) for v in bws.values()]
     every = [m for ms in per_osd.values() for m in ms]
@@ -154,7 +209,10 @@ def summarise(per_osd: dict[str, list[Measurement]], repeat: int, threshold: flo
                      "ops_per_s": statistics.median([m.ops_per_s or 0.0 for m in ms]),
                      "duration_s": statistics.median([m.duration_s for m in ms]),
                      "bytes_total": sum(m.bytes_total or 0 for m in ms),
-                     **({"below_others": checks[k].below, "p_value": checks[k].p} if k in checks else {})}
+                     **({"below_others": checks[k].below, "p_value": checks[k].p} if k in checks else {}),
+                     **({"shares_device": {"device": shared[k].device, "with": list(shared[k].mates)}}
+                        if k in shared else {}),
+                     **({"not_the_drive": True} if k in checks and checks[k].not_the_drive else {})}
                  for k, ms in per_osd.items()}
     m = Measurement(
         tool="ceph tell osd bench", op="write",
@@ -212,7 +270,8 @@ class OsdBench(Hooks[None]):
         if not per_osd:
             return Outcome(test, started, time.monotonic() - t0, error="; ".join(errors) or "no OSDs",
                            commands=commands, raw=raw, notes=notes)
-        m, slow_notes = summarise(per_osd, repeat, test.params["slow_threshold"], bs)
+        m, slow_notes = summarise(per_osd, repeat, test.params["slow_threshold"], bs,
+                                  shared=shared_devices(ctx.osd_metadata()))
         return Outcome(test, started, time.monotonic() - t0, measurement=m, commands=commands, raw=raw,
                        notes=notes + slow_notes + errors, error=None)
 

@@ -25,7 +25,7 @@ def osd_tables(rs: list[Result]) -> list[Table]:
         per = (m.extra.get("per_osd") or {}) if m else {}
         slow = set(m.extra.get("slow_osds", [])) if m else set()
         rows = [[name, mib_s(v.get("bytes_per_s")), _osd_spread(v), str(v.get("repeats", 1)), _osd_gap(v),
-                 iops(v.get("ops_per_s")), seconds(v.get("duration_s")), "SLOW" if name in slow else ""]
+                 iops(v.get("ops_per_s")), seconds(v.get("duration_s")), _slow_cell(name in slow, v)]
                 for name, v in sorted(per.items(), key=lambda kv: _osd_number(kv[0]))]
         p = r.test.params
         title = f"{r.test.id}: ceph tell osd.N bench {_size(p.get('total'))} in {_size(p.get('block_size'))} writes"
@@ -34,6 +34,14 @@ def osd_tables(rs: list[Result]) -> list[Table]:
                   notes=[_osd_rule(m)] if m else [r.error or ""])
         out.append(t)
     return out
+
+
+def _slow_cell(slow: bool, v: dict[str, Any]) -> str:
+    if slow:
+        return "SLOW"
+    if v.get("not_the_drive"):
+        return f"below the OSDs on its own drive ({(v.get('shares_device') or {}).get('device', '?')}): not the drive"
+    return ""
 
 
 def _osd_number(name: str) -> tuple[int, str]:
@@ -62,7 +70,9 @@ def _osd_rule(m: Any) -> str:
         return f"median {mib_s(x.get('median_bytes_per_s'))} MiB/s; slow = more than {thr} below the median"
     return (f"median OSD {mib_s(x.get('median_bytes_per_s'))} MiB/s; each OSD benched {x.get('repeat')} times, "
             f"round-robin; slow = median more than {thr} below the other OSDs' median, and "
-            f"{x['slow_test']}: p < {x.get('slow_alpha', 0.05):g}")
+            f"{x['slow_test']}: p < {x.get('slow_alpha', 0.05):g}"
+            + ("; OSDs that share a data device are judged as one drive, against the other drives"
+               if any("shares_device" in v for v in (x.get("per_osd") or {}).values()) else ""))
 
 
 def osd_bars(result: Result) -> str | None:
