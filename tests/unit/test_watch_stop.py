@@ -34,16 +34,24 @@ def _alive(pgid):
     return False
 
 
-@pytest.mark.parametrize("after_s", [0.6, 1.5])
-def test_a_stopped_watch_reads_the_moment_it_was_stopped_and_ends(tmp_path, after_s):
+@pytest.mark.parametrize("readings", [1, 2])
+def test_a_stopped_watch_reads_the_moment_it_was_stopped_and_ends(tmp_path, readings):
+    """Stopped half a second after its first or its second reading of each second: it reads once more, at the
+    moment it was stopped; killed, it would have ended at its last periodic reading. The stop is timed from the
+    readings themselves: beside make test's lab phase the watch's first reading came 0.3 s after it started, and
+    a stop 1.5 s after the start fell before its second."""
     w, out = _watch(tmp_path)
-    time.sleep(after_s)
+    deadline = time.monotonic() + 10
+    while len(_times(out)) < readings and time.monotonic() < deadline:
+        time.sleep(0.02)
+    seen = _times(out)
+    assert len(seen) == readings, seen
+    time.sleep(max(0.0, (seen[-1] + 500_000_000 - time.time_ns()) / 1e9))
     stopped = time.time_ns()
     hostwatch.stop([w])
     took = (time.time_ns() - stopped) / 1e9
     times = _times(out)
-    # killed, it would have ended at its last reading of each second: the one at 0 and, for 1.5 s, one near 1 s
-    assert len(times) == (2 if after_s < 1 else 3), times
+    assert len(times) == readings + 1, (times, stopped)
     assert abs(times[-1] - stopped) / 1e9 < 0.25, (times, stopped)
     assert w.proc.returncode == 0 and took < hostwatch.STOP_GRACE_S, (w.proc.returncode, took)
     assert not _alive(w.proc.pid)               # its reader of stdin and its sleep too
