@@ -51,8 +51,11 @@ def revive(lab):
 
 
 def test_osd_killed_mid_write_with_min_size_1_is_recorded_on_the_result(lab, cephbench_env, tmp_path, revive):
+    # 25 s: the writes to osd.1's PGs wait until the mons mark it down, and the degraded PGs reach `ceph status` a
+    # stats period after they peer again. With 10 s, CI (phase 1's load) marked it down as the write was ending,
+    # and the test's watch ended before any PG was reported degraded.
     rc, out, err, _ = kill_osd_during_the_write(lab, cephbench_env,
-                                                write_suite(tmp_path, SUITE.format(min_size=1, duration=10)),
+                                                write_suite(tmp_path, SUITE.format(min_size=1, duration=25)),
                                                 tmp_path / "run")
     [r] = RunDir.open(tmp_path / "run").results()[0]
     assert r.status == "ok", (r.error, err)
