@@ -30,7 +30,8 @@ from typing import Any, Callable
 
 from ..core.capacity import df_capacity
 from ..core import interrupts
-from ..core.errors import OperationFailed, UserError
+from ..core.errors import OperationFailed, ParseError, UserError
+from ..core.rgwusers import user_keys
 from ..core.fetch import fetch
 from ..hosts.local import CommandResult, LocalHost
 from ..core.units import format_size
@@ -947,14 +948,13 @@ class Lab:
                                      "--access", "full"], dm.OVERALL_S, "radosgw-admin"),
                           "radosgw-admin user create")
         try:
-            made = json.loads(res.stdout[res.stdout.index("{"):])
-            (s3,) = [k for k in made["keys"] if k["user"] == LAB_USER]
-            (swift,) = [k for k in made["swift_keys"] if k["user"] == f"{LAB_USER}:swift"]
-            keys = {"s3_access_key": str(s3["access_key"]), "s3_secret_key": str(s3["secret_key"]),
-                    "swift_key": str(swift["secret_key"])}
-        except (ValueError, KeyError, TypeError) as exc:    # no secret in the message: the output is not quoted
+            made = user_keys(res.stdout, LAB_USER)
+            if made.swift_key is None:
+                raise ParseError(f"no Swift key for {LAB_USER}:swift")
+        except ParseError as exc:    # no secret in the message: the output is not quoted
             raise OperationFailed(f"lab: radosgw-admin user create printed no user with an S3 and a Swift key "
-                                  f"({type(exc).__name__}; logs in {self.dir / 'log'})") from None
+                                  f"({exc}; logs in {self.dir / 'log'})") from None
+        keys = {"s3_access_key": made.access_key, "s3_secret_key": made.secret_key, "swift_key": made.swift_key}
         path = self.dir / "rgw-user.json"
         fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
         with os.fdopen(fd, "w") as f:

@@ -14,7 +14,7 @@ from typing import Any, Mapping
 
 from ...core.errors import UserError
 from ...core.userfiles import read_bytes
-from ...core.errors import ParseError
+from ...core.rgwusers import user_keys
 
 ENV_KEYS = {"s3": ("CEPHBENCH_S3_ACCESS_KEY", "CEPHBENCH_S3_SECRET_KEY"),
             "swift": ("CEPHBENCH_SWIFT_USER", "CEPHBENCH_SWIFT_KEY")}
@@ -76,14 +76,8 @@ def credentials_from_env(environ: Mapping[str, str] | None = None) -> Credential
 
 def credentials_from_user_info(text: str, uid: str) -> Credentials:
     """`radosgw-admin user create/info` JSON -> the user's S3 keys and its swift subuser's key."""
-    try:
-        info = json.loads(text)
-        s3 = next(k for k in info.get("keys", []) if k.get("user") == uid)
-        swift = next((k for k in info.get("swift_keys", []) if k.get("user") == f"{uid}:swift"), None)
-    except (ValueError, StopIteration, AttributeError) as exc:
-        raise ParseError(f"radosgw-admin printed no S3 keys for {uid}") from exc
-    return Credentials(s3["access_key"], s3["secret_key"], f"{uid}:swift" if swift else None,
-                       swift["secret_key"] if swift else None, source=f"run user {uid}")
+    k = user_keys(text, uid)
+    return Credentials(k.access_key, k.secret_key, k.swift_user, k.swift_key, source=f"run user {uid}")
 
 
 def given_credentials(params: Mapping[str, Any]) -> Credentials | None:
