@@ -20,8 +20,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterator, Sequence
 
+from ..core.userfiles import write_file
+
 RECORD_NAME = "root.json"
 LEDGER = "lab-dirs.json"
+_HINT = "remove what is there instead of a file (cephbench keeps its lab records there)"
 HELPER = Path(__file__).with_name("inroot.py")
 
 
@@ -61,27 +64,24 @@ def make_mount_point(root: Path, lab_dir: Path, record: Path) -> list[Path]:
     """Make the lab directory's mount point inside the root; claim, in the ledger, each directory on its path that
     a lab made (this one or another still running), before any is made. The directories this lab made."""
     lab = str(lab_dir.absolute())
-    write_record(record, root, [])
     with _ledger(root) as dirs:
         _forget_gone_labs(root, dirs)
-        inside = root / lab_dir.absolute().relative_to("/")
         made = missing_dirs(root, lab_dir)
-        for p in [*inside.parents, inside]:
-            if root in p.parents and (p in made or str(p) in dirs):
+        write_record(record, root, made)
+        for p in _lab_path(root, lab_dir):
+            if p in made or str(p) in dirs:
                 dirs.setdefault(str(p), [])
                 if lab not in dirs[str(p)]:
                     dirs[str(p)].append(lab)
         _write_ledger(root, dirs)
-        write_record(record, root, made)
         for p in made:
             p.mkdir(exist_ok=True)
     return made
 
 
 def write_record(record: Path, root: Path, made: list[Path]) -> None:
-    tmp = record.with_suffix(".tmp")
-    tmp.write_text(json.dumps({"root": str(root), "made_dirs": [str(p) for p in made]}, indent=1) + "\n")
-    tmp.replace(record)
+    write_file(record, json.dumps({"root": str(root), "made_dirs": [str(p) for p in made]}, indent=1) + "\n",
+               _HINT, within=record.parent)
 
 
 def remove_mount_points(record: Path) -> None:
@@ -99,16 +99,24 @@ def remove_mount_points(record: Path) -> None:
             for labs in claimed:
                 labs.remove(lab)
             if not claimed:
-                # a lab started before the ledger: what its record says it made, unless a lab claims it now
-                dirs.update({p: [] for p in made if p not in dirs})
+                # a lab started before the ledger: what its record says it made, unless a lab claims it now, and
+                # only on its own path (a record naming other directories of the root is not believed)
+                own = {str(p) for p in _lab_path(root, record.parent)}
+                dirs.update({p: [] for p in made if p in own and p not in dirs})
             _forget_gone_labs(root, dirs)
             _write_ledger(root, dirs)
     record.unlink(missing_ok=True)
 
 
-def ledger_files(release_dir: Path) -> tuple[Path, Path]:
-    """The ledger of a release's root and its lock file (beside the root, in the release's directory)."""
-    return release_dir / LEDGER, release_dir / (LEDGER + ".lock")
+def ledger_file(release_dir: Path) -> Path:
+    """The ledger of a release's root (beside the root, in the release's directory, which is what is locked)."""
+    return release_dir / LEDGER
+
+
+def _lab_path(root: Path, lab_dir: Path) -> list[Path]:
+    """The directories inside the root from its top down to the lab directory's mount point."""
+    inside = root / lab_dir.absolute().relative_to("/")
+    return [p for p in [*reversed(inside.parents), inside] if root in p.parents]
 
 
 def _ours(root: Path) -> bool:
@@ -118,22 +126,23 @@ def _ours(root: Path) -> bool:
 
 @contextlib.contextmanager
 def _ledger(root: Path) -> Iterator[dict[str, list[str]]]:
-    path, lock_path = ledger_files(root.parent)
-    with open(lock_path, "a") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
+    # the lock is on the release's directory itself: no lock file to leave behind or to be swapped for a link
+    fd = os.open(root.parent, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
         try:
-            data = json.loads(path.read_text())["dirs"]
+            data = json.loads(ledger_file(root.parent).read_text())["dirs"]
             dirs = {str(k): [str(x) for x in v] for k, v in data.items() if isinstance(v, list)}
         except (OSError, ValueError, KeyError, TypeError, AttributeError):
             dirs = {}
         yield dirs
+    finally:
+        os.close(fd)
 
 
 def _write_ledger(root: Path, dirs: dict[str, list[str]]) -> None:
-    path, _ = ledger_files(root.parent)
-    tmp = path.with_suffix(".tmp")
-    tmp.write_text(json.dumps({"root": str(root), "dirs": dirs}, indent=1) + "\n")
-    tmp.replace(path)
+    write_file(ledger_file(root.parent), json.dumps({"root": str(root), "dirs": dirs}, indent=1) + "\n", _HINT,
+               within=root.parent)
 
 
 def _forget_gone_labs(root: Path, dirs: dict[str, list[str]]) -> None:

@@ -274,8 +274,7 @@ def remove(name: str, base: Path | None = None) -> Root:
     # the manifest goes last: a removal cut short still leaves a directory that proves what it is
     if root.path.exists():
         shutil.rmtree(root.path)
-    for f in chroot.ledger_files(d):
-        f.unlink(missing_ok=True)
+    chroot.ledger_file(d).unlink(missing_ok=True)
     (d / MANIFEST).unlink()
     d.rmdir()
     return root
