@@ -203,3 +203,33 @@ def test_ssh_master_settings_and_private_directory(tmp_path):
         assert ctl.is_dir() and ctl.stat().st_mode & 0o777 == 0o700
         assert (shared.user, shared.hosts) == (own.user, own.hosts) and own.options == ["ControlPersist=5"]
     assert not ctl.exists()
+
+
+# stands for `cephbench-loadgen run --hold`: sets up for SETUP seconds, says it is held, waits for SIGUSR1 and
+# prints when it came
+HELD = ("sleep {setup}; echo \"@cephbench held_ns=$(date +%s%N)\"; "
+        "trap 'echo released_ns=$(date +%s%N); exit 0' USR1; while :; do sleep 0.005; done")
+
+
+def _released_ns(r) -> int:
+    return int(r.result.stdout.split("released_ns=")[1].split()[0])
+
+
+def test_hold_releases_every_tool_together_once_the_slowest_is_set_up(tmp_path):
+    t0 = time.time_ns()
+    res = _batch(tmp_path, [["sh", "-c", HELD.format(setup=0.05)], ["sh", "-c", HELD.format(setup=1.5)]],
+                 timeout_s=30, hold=True)
+    assert all(r.result.ok for r in res), [r.result.stdout for r in res]
+    assert "@cephbench" not in res[0].result.stdout          # the held marker is the wrapper's business
+    released = [_released_ns(r) for r in res]
+    # both released at one instant after the slow one's setup (the shell notices a signal between its sleeps)
+    assert min(released) - t0 > 1.5e9 and max(released) - min(released) < 0.1e9, released
+
+
+def test_hold_with_one_tool_failing_in_its_setup_stops_the_held_one(tmp_path):
+    t0 = time.monotonic()
+    res = _batch(tmp_path, [["sh", "-c", HELD.format(setup=0.05)],
+                            ["sh", "-c", "sleep 0.3; echo 'prefill failed' >&2; exit 1"]], timeout_s=60, hold=True)
+    assert time.monotonic() - t0 < 15
+    assert res[0].stopped and "released_ns" not in res[0].result.stdout
+    assert failure(res) == "localhost: exit code 1: prefill failed"

@@ -258,7 +258,7 @@ class Guarded(Ctx):
         self.settings = SimpleNamespace(max_raw_used=0.5)
         self.reserved: list[int] = []
 
-    def reserve_write(self, amplification):
+    def reserve_write(self, amplification, pools=()):
         budget = CapacityBudget(total_raw=100 * 2**30, used_raw=40 * 2**30, max_raw_used=0.5)
         return self.free, budget
 

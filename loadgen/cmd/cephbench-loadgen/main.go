@@ -23,8 +23,11 @@ func main() {
 	}
 	sigs := make(chan os.Signal, 2)
 	signal.Notify(sigs, cli.Signals...)
+	// caught from the start: a release that came early must not kill the process (SIGUSR1's default)
+	release := make(chan os.Signal, 1)
+	signal.Notify(release, cli.ReleaseSignal)
 	code := cli.Main(os.Args[1:], cli.Env{
-		Stdout: os.Stdout, Stderr: os.Stderr, Getenv: os.Getenv, Signals: sigs, Exit: os.Exit,
+		Stdout: os.Stdout, Stderr: os.Stderr, Getenv: os.Getenv, Signals: sigs, Exit: os.Exit, Release: release,
 	})
 	pprof.StopCPUProfile()
 	// CEPHBENCH_LOADGEN_MEMSTATS=1 prints the run's heap allocations on

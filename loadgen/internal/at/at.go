@@ -13,6 +13,11 @@
 // Before "go", lines "env NAME=VALUE" add to CMD's environment: secrets (S3
 // keys) reach CMD without ever being on a command line (ps, ssh's logs).
 //
+// After "go", "measure <unix_ns>" sends CMD SIGUSR1 at that instant: the
+// release of `cephbench-loadgen run --hold`, which prints "@cephbench
+// held_ns=<unix_ns>" once set up and waits for it, so that the measured
+// phases on all hosts start together whatever each one's prefill took.
+//
 // The command runs in its own process group, so that stopping it reaches the
 // processes it started. Stdin EOF means the controller (or its ssh) is gone:
 // the command is stopped, never left running on a client nobody watches.
@@ -211,6 +216,7 @@ func runAt(o *options, env Env, out *writer, lines <-chan string, goNs int64, ex
 	out.marker("pid=%d", pgid)
 	done := make(chan error, 1)
 	go func() { done <- cmd.Wait() }()
+	released := make(chan struct{}, 1)
 
 	var kill <-chan time.Time // armed once CMD was asked to stop
 	stop := func() {
@@ -233,7 +239,16 @@ func runAt(o *options, env Env, out *writer, lines <-chan string, goNs int64, ex
 				stop()
 			} else if line == "stop" {
 				stop()
+			} else if rest, found := strings.CutPrefix(line, "measure "); found {
+				if ns, err := strconv.ParseInt(strings.TrimSpace(rest), 10, 64); err == nil {
+					go func() { sleepUntil(ns, env.Now); released <- struct{}{} }()
+				}
 			}
+		case <-released:
+			// CMD (run with --hold) set up and waits: it starts measuring now. CMD alone, not its group: the
+			// children of a command that does not catch the signal would die of it. Here, not in the sleeper,
+			// so that no signal reaches a pid CMD no longer has.
+			_ = cmd.Process.Signal(syscall.SIGUSR1)
 		case s := <-env.Signals:
 			if _, stops := stopSignal(s); stops {
 				stop()

@@ -284,3 +284,29 @@ func TestUsage(t *testing.T) {
 		}
 	}
 }
+
+func TestMeasureReleasesCMDAtTheInstant(t *testing.T) {
+	// CMD stands for `cephbench-loadgen run --hold`: it says it is held, then waits for SIGUSR1
+	s := start(t, "--", "sh", "-c", `trap 'echo released_ns=$(date +%s%N); exit 0' USR1; echo held; while :; do sleep 0.005; done`)
+	s.goIn(10 * time.Millisecond)
+	s.waitFor(`(?m)^held$`)
+	at := time.Now().Add(150 * time.Millisecond).UnixNano()
+	s.send("measure " + strconv.FormatInt(at, 10))
+	if code := s.exit(); code != 0 {
+		t.Fatalf("exit code %d, want 0:\n%s", code, s.text())
+	}
+	got := atoi(t, s.waitFor(`(?m)^released_ns=(\d+)$`)[1])
+	if got < at || got-at > int64(100*time.Millisecond) {
+		t.Errorf("released %d ns after the measure instant, want 0..100 ms", got-at)
+	}
+}
+
+func TestMeasureAfterCMDEndedSignalsNothing(t *testing.T) {
+	s := start(t, "--", "true")
+	s.goIn(10 * time.Millisecond)
+	s.waitFor(`(?m)^@cephbench end_ns=\d+ rc=0`)
+	s.send("measure " + strconv.FormatInt(time.Now().UnixNano(), 10))
+	if code := s.exit(); code != 0 {
+		t.Fatalf("exit code %d, want 0", code)
+	}
+}

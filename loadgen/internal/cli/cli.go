@@ -41,7 +41,12 @@ type Env struct {
 	Getenv         func(string) string
 	Signals        <-chan os.Signal // SIGINT/SIGTERM
 	Exit           func(code int)   // immediate exit on a second signal
+	Release        <-chan os.Signal // --hold: the release (SIGUSR1, which main must catch from the start)
+	Now            func() time.Time // the held marker's clock; nil: time.Now
 }
+
+// ReleaseSignal ends --hold's wait: `cephbench-loadgen at` sends it at the instant cephbench gave.
+var ReleaseSignal os.Signal = syscall.SIGUSR1
 
 // Main runs the command and returns the exit code.
 func Main(args []string, env Env) int {
@@ -63,6 +68,22 @@ func Main(args []string, env Env) int {
 	}
 	fmt.Fprintf(env.Stderr, "%s: unknown command %q (command): use '%s run [flags]' or '%s version'\n", prog, args[0], prog, prog)
 	return ExitUsage
+}
+
+// hold says the run is set up and waits for the release: the marker line, alone on stderr, is what cephbench
+// waits for on every client before it releases them all at one instant.
+func hold(ctx context.Context, env Env) bool {
+	now := env.Now
+	if now == nil {
+		now = time.Now
+	}
+	fmt.Fprintf(env.Stderr, "@cephbench held_ns=%d\n", now().UnixNano())
+	select {
+	case <-env.Release:
+		return true
+	case <-ctx.Done():
+		return false
+	}
 }
 
 func usageExit(env Env, err error) int {
@@ -142,6 +163,9 @@ func run(args []string, env Env) int {
 	if err != nil {
 		return usageExit(env, err)
 	}
+	if cfg.Hold && env.Release == nil {
+		return usageExit(env, config.Usagef("--hold", "drop --hold: this build cannot be released", "no release signal is caught"))
+	}
 	if cfg.Output != "-" {
 		if st, err := os.Stat(filepath.Dir(cfg.Output)); err != nil || !st.IsDir() {
 			return usageExit(env, config.Usagef("--output", "give a file in an existing directory", "cannot write %q", cfg.Output))
@@ -185,6 +209,9 @@ func run(args []string, env Env) int {
 	}
 
 	wl := workload.New(cfg, be, env.Stderr)
+	if cfg.Hold {
+		wl.Hold = func(ctx context.Context) bool { return hold(ctx, env) }
+	}
 	wlp.Store(wl)
 	if err := wl.Prepare(ctx); err != nil {
 		info := wl.Cleanup(context.Background())

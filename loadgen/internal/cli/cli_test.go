@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -38,6 +39,12 @@ func runCLI(t *testing.T, store *fakestore.Store, sig chan os.Signal, args ...st
 
 func runWithEnv(t *testing.T, envs map[string]string, sig chan os.Signal, args ...string) outcome {
 	t.Helper()
+	return runReleased(t, envs, sig, nil, args...)
+}
+
+// runReleased is runWithEnv with release as the --hold release (SIGUSR1's stand-in).
+func runReleased(t *testing.T, envs map[string]string, sig, release chan os.Signal, args ...string) outcome {
+	t.Helper()
 	out := filepath.Join(t.TempDir(), "result.json")
 	var stdout, stderr bytes.Buffer
 	if sig == nil {
@@ -45,7 +52,7 @@ func runWithEnv(t *testing.T, envs map[string]string, sig chan os.Signal, args .
 	}
 	code := Main(append([]string{"run", "--output", out}, args...), Env{
 		Stdout: &stdout, Stderr: &stderr, Getenv: func(k string) string { return envs[k] },
-		Signals: sig, Exit: func(int) {},
+		Signals: sig, Exit: func(int) {}, Release: release,
 	})
 	o := outcome{code: code, stdout: stdout.String(), stderr: stderr.String()}
 	if raw, err := os.ReadFile(out); err == nil {
@@ -398,4 +405,68 @@ func TestProgressLinesEverySecond(t *testing.T) {
 	if sec != 1 || ops <= 0 || math.Abs(bps-ops*4096) > 0.1*4096 { // ops/s is printed to 0.1
 		t.Fatalf("first line %q: t=%d ops/s=%g bytes/s=%g", lines[0], sec, ops, bps)
 	}
+}
+
+// runHeld runs "run --hold" against store, released by release.
+func runHeld(t *testing.T, store *fakestore.Store, release, sig chan os.Signal, args ...string) outcome {
+	t.Helper()
+	envs := map[string]string{config.EnvS3AccessKey: store.AccessKey, config.EnvS3SecretKey: "fake-secret"}
+	return runReleased(t, envs, sig, release, append([]string{"--hold", "--endpoint", store.URL()}, args...)...)
+}
+
+func TestHoldWaitsAfterPrefillForTheRelease(t *testing.T) {
+	store := fakestore.New()
+	defer store.Close()
+	release := make(chan os.Signal, 1)
+	var releasedAt time.Time
+	var getsBefore int64
+	go func() {
+		for store.Count("PUT object") < 40 { // the prefill is done
+			time.Sleep(5 * time.Millisecond)
+		}
+		time.Sleep(300 * time.Millisecond)
+		getsBefore = store.Count("GET object")
+		releasedAt = time.Now()
+		release <- syscall.SIGUSR1
+	}()
+	o := runHeld(t, store, release, nil, "--workload", "get", "--bucket-prefix", "held-", "--objects", "40",
+		"--duration", "300ms")
+	o.mustCode(t, ExitOK)
+	held := strings.Index(o.stderr, "@cephbench held_ns=")
+	if held < 0 || held < strings.Index(o.stderr, "prefill") || !strings.Contains(o.stderr[held:], "\n") {
+		t.Fatalf("no held marker line after the prefill's:\n%s", o.stderr)
+	}
+	if getsBefore != 0 || o.doc.StartUnixNs < releasedAt.UnixNano() || o.doc.Operations["get"].Ops == 0 {
+		t.Fatalf("gets before the release %d, measured from %d, released at %d, ops %d", getsBefore,
+			o.doc.StartUnixNs, releasedAt.UnixNano(), o.doc.Operations["get"].Ops)
+	}
+	if len(store.Snapshot()) != 0 {
+		t.Fatalf("left behind: %v", store.Snapshot())
+	}
+}
+
+func TestInterruptWhileHeldCleansUp(t *testing.T) {
+	store := fakestore.New()
+	defer store.Close()
+	sig := make(chan os.Signal, 1)
+	go func() {
+		for store.Count("PUT object") < 20 {
+			time.Sleep(5 * time.Millisecond)
+		}
+		time.Sleep(100 * time.Millisecond)
+		sig <- os.Interrupt
+	}()
+	o := runHeld(t, store, make(chan os.Signal), sig, "--workload", "get", "--bucket-prefix", "heldint-",
+		"--objects", "20", "--duration", "60s")
+	o.mustCode(t, ExitInterrupted)
+	if o.doc == nil || o.doc.StoppedReason == nil || *o.doc.StoppedReason != "interrupted" || len(store.Snapshot()) != 0 {
+		t.Fatalf("doc %+v, left %v, stderr %q", o.doc, store.Snapshot(), o.stderr)
+	}
+}
+
+func TestHoldWithoutAReleaseIsAUsageError(t *testing.T) {
+	store := fakestore.New()
+	defer store.Close()
+	o := runCLI(t, store, nil, "--hold", "--workload", "put", "--duration", "1s")
+	o.oneUsageLine(t, "--hold")
 }

@@ -68,6 +68,7 @@ type Config struct {
 	MaxErrorRatio float64
 	Keep          bool
 	UseExisting   bool
+	Hold          bool // after setup and prefill, wait for the release (SIGUSR1) before warm-up and measuring
 	Output        string
 	Seed          int64
 	Timeout       time.Duration
@@ -123,7 +124,7 @@ type rawFlags struct {
 	seed                                                                                  int64
 	rate, maxErr                                                                          float64
 	duration, warmup, timeout                                                             time.Duration
-	keep, useExisting                                                                     bool
+	keep, useExisting, hold                                                               bool
 }
 
 func newFlagSet() (*flag.FlagSet, *rawFlags) {
@@ -151,6 +152,7 @@ func newFlagSet() (*flag.FlagSet, *rawFlags) {
 	fs.DurationVar(&r.warmup, "warmup", 0, "run load this long before measuring (not counted)")
 	fs.StringVar(&r.prefill, "prefill", "", "write the key space before the measured phase: true or false (default true except for put)")
 	fs.Float64Var(&r.maxErr, "max-error-ratio", 0.01, "stop when errors/attempts exceeds this after 100 ops")
+	fs.BoolVar(&r.hold, "hold", false, "after setup and prefill print '@cephbench held_ns=<ns>' and wait for SIGUSR1 before warm-up and measuring (the start barrier across client hosts)")
 	fs.BoolVar(&r.keep, "keep", false, "do not remove the objects and buckets the run created")
 	fs.BoolVar(&r.useExisting, "use-existing", false, "use buckets that already exist (never deleted)")
 	fs.StringVar(&r.output, "output", "-", "write the JSON result to this file (- = stdout)")
@@ -182,7 +184,7 @@ func Parse(args []string, getenv func(string) string) (*Config, error) {
 		Protocol: strings.ToLower(r.protocol), Region: r.region, Workload: strings.ToLower(r.workload),
 		Buckets: r.buckets, KeyPrefix: r.keyPrefix, Objects: r.objects, Concurrency: r.concurrency,
 		Duration: r.duration, Ops: r.ops, Rate: r.rate, Arrival: strings.ToLower(r.arrival), Warmup: r.warmup,
-		MaxErrorRatio: r.maxErr, Keep: r.keep, UseExisting: r.useExisting, Output: r.output, Seed: r.seed,
+		MaxErrorRatio: r.maxErr, Keep: r.keep, Hold: r.hold, UseExisting: r.useExisting, Output: r.output, Seed: r.seed,
 		Timeout: r.timeout,
 	}
 	if c.Protocol != "s3" && c.Protocol != "swift" {

@@ -82,6 +82,10 @@ type Common struct {
 	payload *backend.Payload
 	log     io.Writer
 
+	// Hold, when set, is called between prefill and the warm-up: it returns once the measured phase may
+	// start, false when ctx ended first (--hold: cephbench's start barrier across client hosts).
+	Hold func(ctx context.Context) bool
+
 	mu      sync.Mutex
 	created []string // buckets this run created, in order
 	deleted map[string]bool

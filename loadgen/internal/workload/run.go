@@ -39,14 +39,24 @@ func (c *Common) Run(ctx context.Context) (*Outcome, error) {
 		info, reason := c.prefill(ctx)
 		out.Prefill = info
 		if reason != "" {
-			out.StoppedReason = reason
-			out.StartUnixNs = time.Now().UnixNano()
-			s, err := stats.NewCollector(OpNames, time.Now()).Summarize(0, TTFBOps)
-			out.Summary = s
-			return out, err
+			return unmeasured(out, reason)
 		}
 	}
+	// the other clients' setup and prefill may take longer: their measured phases start together, or the
+	// controller's common window would be where they did not overlap
+	if c.Hold != nil && !c.Hold(ctx) {
+		return unmeasured(out, StopInterrupted)
+	}
 	return c.measure(ctx, out)
+}
+
+// unmeasured is the outcome of a run stopped before its measured phase.
+func unmeasured(out *Outcome, reason string) (*Outcome, error) {
+	out.StoppedReason = reason
+	out.StartUnixNs = time.Now().UnixNano()
+	s, err := stats.NewCollector(OpNames, time.Now()).Summarize(0, TTFBOps)
+	out.Summary = s
+	return out, err
 }
 
 func stopReason(ctx context.Context, h *halter) string {

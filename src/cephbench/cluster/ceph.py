@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Sequence
 
-from ..core.capacity import CAPACITY_PATIENCE_S, df_capacity
+from ..core.capacity import CAPACITY_PATIENCE_S, df_capacity, df_pools_used
 from ..core.errors import OperationFailed, PermissionDenied, UserError
 from ..hosts.local import LocalHost
 from ..hosts.mon import ConnectFailed, MonConnection, MonReply
@@ -285,12 +285,18 @@ class Cluster:
         """(total raw bytes, used raw bytes) from `ceph df`, once it counts every OSD that is up: the OSDs report
         their usage to the mgr once a stats period, so just after the OSDs come up (or the mgr fails over) `ceph
         df` counts none or some of them and a guard reading it would see 0 B of room, or too little."""
+        total, used, _ = self.raw_usage(patience_s)
+        return total, used
+
+    def raw_usage(self, patience_s: float = CAPACITY_PATIENCE_S) -> tuple[int, int, dict[str, int]]:
+        """raw_capacity, and each pool's raw bytes used from the same `ceph df` (capacity.df_pools_used)."""
         deadline = time.monotonic() + patience_s
         while True:
             up = int(self.status().get("osdmap", {}).get("num_up_osds", 0))
-            got = df_capacity(self.ceph_json("df"), up)
+            df = self.ceph_json("df")
+            got = df_capacity(df, up)
             if got is not None:
-                return got
+                return *got, df_pools_used(df)
             if time.monotonic() >= deadline:
                 counted = int(self.ceph_json("df")["stats"].get("num_osds", 0))
                 raise OperationFailed(

@@ -16,3 +16,16 @@ def df_capacity(df: dict, up_osds: int) -> tuple[int, int] | None:
     if total <= 0 or (counted is not None and int(counted) < up_osds):
         return None
     return total, int(stats.get("total_used_raw_bytes", 0))
+
+
+def df_pools_used(df: dict) -> dict[str, int]:
+    """Each pool's raw bytes used (`pools[].stats.bytes_used`: its replicas or chunks counted) in a `ceph df -f
+    json`. A pool's own figure moves with its data alone: the cluster's raw used also holds the OSDs' BlueFS (RocksDB
+    and its WAL), 870-920 MiB of a lab's 1,212 MiB with 340 MiB in pools."""
+    out = {}
+    for pool in df.get("pools") or []:
+        try:
+            out[str(pool["name"])] = int(pool["stats"]["bytes_used"])
+        except (KeyError, TypeError, ValueError):
+            continue
+    return out

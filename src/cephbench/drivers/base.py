@@ -122,7 +122,8 @@ _ROUND_DIR = re.compile(r"round[0-9]+")     # drivers/rounds.py: a round's raw d
 class Reservation:
     """The capacity guard's own state: this run's writes `ceph df` may not count yet, and the write in progress."""
     unseen: UnseenWrites | None = None
-    writing: tuple[int, int] = (0, 0)       # raw bytes reserved, df's used when reserved
+    # raw bytes reserved, df's used when reserved, the pools written to (when named: UnseenWrites) and their used
+    writing: tuple[int, int, tuple[str, ...], int] = (0, 0, (), 0)
     # the raw use (a share of the cluster's raw bytes) the reserved write may take the cluster to: what was used and
     # counted when it was reserved (others' reservations, this run's unseen writes) and the reservation; None: none
     writing_until: float | None = None
@@ -184,16 +185,21 @@ class RunContext:
         """Room left under settings.max_raw_used, counting what other runs in progress on the cluster have
         reserved for their writes (their markers) as if already written, and this run's own writes that
         `ceph df` does not count yet."""
-        total, used = self.cluster.raw_capacity()
+        return self._budget()[0]
+
+    def _budget(self) -> tuple[CapacityBudget, dict[str, int]]:
+        """budget, and each pool's raw used as the same `ceph df` says."""
+        total, used, pools_used = self.cluster.raw_usage()
         others = 0
         if not self.dry_run:
             try:
                 others = marker.reserved_by_others(marker.read_runs(self.cluster), self.run_id)
             except (OperationFailed, UserError) as exc:
                 log.warning("other runs' reservations unknown (config-key dump): %s", exc)
-        unseen = self.reservation.unseen.pending(used, time.monotonic()) if self.reservation.unseen is not None else 0
+        unseen = (self.reservation.unseen.pending(used, time.monotonic(), pools_used)
+                  if self.reservation.unseen is not None else 0)
         return CapacityBudget(total, used + others + unseen, self.settings.max_raw_used, reserved_by_others=others,
-                              unseen=unseen)
+                              unseen=unseen), pools_used
 
     def _unseen_writes(self) -> UnseenWrites:
         if self.reservation.unseen is None:
@@ -206,28 +212,30 @@ class RunContext:
             self.reservation.unseen = UnseenWrites(settle_seconds(period))
         return self.reservation.unseen
 
-    def reserve_write(self, amplification: float, wanted: int = 0) -> tuple[int, CapacityBudget]:
+    def reserve_write(self, amplification: float, wanted: int = 0, pools: Sequence[str] = ()
+                      ) -> tuple[int, CapacityBudget]:
         """Client bytes the next write may add, reserved in the run's marker. With `wanted` (the least the write
         needs) and less room than that, wait while the cluster is still freeing space (a pool just removed:
-        cluster/safety.py Freeing) before saying how much there is."""
-        granted, budget = self._reserve_write(amplification)
+        cluster/safety.py Freeing) before saying how much there is. `pools`: the pools it writes to, whose own
+        growth says when `ceph df` counts it (UnseenWrites)."""
+        granted, budget = self._reserve_write(amplification, pools)
         if wanted <= granted or self.dry_run:
             return granted, budget
         freeing = Freeing(quiet_s=max(self._unseen_writes().settle_s, 3.0))
         t0 = time.monotonic()
         while freeing.goes_on(budget.used_raw - budget.reserved_by_others - budget.unseen, time.monotonic()):
             time.sleep(1.0)
-            granted, budget = self._reserve_write(amplification)
+            granted, budget = self._reserve_write(amplification, pools)
             if granted >= wanted:
                 break
         return granted, replace(budget, waited_s=time.monotonic() - t0)
 
-    def _reserve_write(self, amplification: float) -> tuple[int, CapacityBudget]:
+    def _reserve_write(self, amplification: float, pools: Sequence[str]) -> tuple[int, CapacityBudget]:
         """Runs that start together both reserve, then both look again: if the reservations together pass the
         limit, each shrinks to what is left beside the others' (never more than alone: two runs cannot overfill
         the cluster between them)."""
         settle = self._unseen_writes().settle_s
-        budget = self.budget()
+        budget, pools_used = self._budget()
         granted = budget.client_bytes(amplification)
         self.reserve(int(granted * amplification), unseen=(budget.unseen, time.time() + settle))
         again = self.budget()
@@ -235,8 +243,10 @@ class RunContext:
             granted = min(granted, again.client_bytes(amplification))
             self.reserve(int(granted * amplification), unseen=(again.unseen, time.time() + settle))
             budget = again
+        # a pool `ceph df` does not list yet (made just now) has used nothing
         self.reservation.writing = (int(granted * amplification),
-                                    budget.used_raw - budget.reserved_by_others - budget.unseen)
+                                    budget.used_raw - budget.reserved_by_others - budget.unseen, tuple(pools),
+                                    sum(pools_used.get(p, 0) for p in pools))
         self.reservation.writing_until = ((budget.used_raw + int(granted * amplification)) / budget.total_raw
                                           if budget.total_raw > 0 else None)
         return granted, budget
@@ -245,16 +255,16 @@ class RunContext:
         """The reserved write is over. Until the mgr has reported it, this run counts it as unseen, and its
         marker tells other runs to count it too for as long: the raw bytes the tool said it wrote, else what was
         reserved (an upper bound: the count may only err on the safe side)."""
-        raw, used_before = self.reservation.writing
+        raw, used_before, pools, pools_before = self.reservation.writing
         if written_raw is not None:
             raw = min(raw, max(0, written_raw))
-        self.reservation.writing = (0, 0)
+        self.reservation.writing = (0, 0, (), 0)
         self.reservation.writing_until = None
         unseen = self.reservation.unseen
         settle = unseen.settle_s if unseen is not None else 0.0
         self.reserve(0, unseen=(raw, time.time() + settle))
         if unseen is not None:
-            unseen.add(raw, used_before, time.monotonic())
+            unseen.add(raw, used_before, time.monotonic(), pools, pools_before)
 
     def reserve(self, raw_bytes: int, unseen: tuple[int, float] = (0, 0.0)) -> None:
         """Say in the run's marker how many raw bytes its write may still add, and what its last writes added
@@ -303,11 +313,12 @@ class RunContext:
             ended=tools.ended), tools)
 
     def run_on_clients_seen(self, test: Test, placements: list[Placement], timeout_s: float,
-                            live: Callable[[list[Path]], Figures] | None = None,
+                            live: Callable[[list[Path]], Figures] | None = None, hold: bool = False,
                             ) -> tuple[list[TimedResult], Seen] | None:
         """Run tool processes on the suite's client hosts, started at one instant (fanout: ready, then go), and
         watched as run_tools_seen watches them, the client hosts' CPU too; what was watched is returned beside the
-        results. None in a dry run."""
+        results. `hold`: tools run with --hold, released together once all are set up (fanout). None in a dry
+        run."""
         if self.dry_run:
             self.planned.extend(f"on {pl.host.name}: " + " ".join(str(a) for a in pl.spawn.argv)
                                 for pl in placements)
@@ -316,7 +327,7 @@ class RunContext:
         return self._watched(test, [pl.spawn.output for pl in placements], live, clients,
                              lambda tick, started: run_started_together(
                                  self.host, placements, self.settings.ssh, self.client_hosts.at_paths, timeout_s,
-                                 tick=tick, started=started),
+                                 tick=tick, started=started, hold=hold),
                              remote_cpu=clients_cpu)
 
     def placements(self, spawns: list[tuple[Any, Spawn]]) -> list[Placement]:

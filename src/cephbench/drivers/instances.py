@@ -9,7 +9,7 @@ the Outcome (`Outcome.seen`), never on the context.
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
@@ -35,11 +35,17 @@ class Ran:
 
 
 def run_instances(ctx: DriverContext, test: Test, where: Sequence[Where], timeout_s: float,
-                  live: Callable[[list[Path]], Figures] | None = None) -> Ran | None:
+                  live: Callable[[list[Path]], Figures] | None = None,
+                  hold: Callable[[list[str]], list[str]] | None = None) -> Ran | None:
     """The instances together: on this machine when none names a client, else each on its client, started at one
-    instant (fanout: ready, then go). None in a dry run (their commands are in ctx.planned)."""
+    instant (fanout: ready, then go). `hold` (a tool that can wait, set up, to be released: its argv made to) on
+    client hosts: their measured phases start together too. None in a dry run (their commands are in
+    ctx.planned)."""
     if any(c is not None for c, _ in where):
-        got = ctx.run_on_clients_seen(test, ctx.placements(list(where)), timeout_s, live=live)
+        if hold is not None and len(where) > 1:
+            where = [(c, replace(sp, argv=hold(list(sp.argv)))) for c, sp in where]
+        got = ctx.run_on_clients_seen(test, ctx.placements(list(where)), timeout_s, live=live,
+                                      hold=hold is not None and len(where) > 1)
         if got is None:
             return None
         timed, seen = got

@@ -26,7 +26,7 @@ from __future__ import annotations
 import time
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
-from typing import Any, Generic, Iterator, TypeVar
+from typing import Any, Generic, Iterator, Sequence, TypeVar
 
 from ..cluster.safety import CapacityBudget
 from ..core.results import Test
@@ -163,15 +163,16 @@ def without_steady(test: Test) -> Test:
     return test.with_params({k: v for k, v in test.params.items() if k != "steady_state"})
 
 
-def write_room(step: Step[Any], n: int, amplification: float, bound: int, tool: str, hint: str
-               ) -> tuple[Outcome | None, CapacityBudget | None]:
-    """The capacity guard before round n of a test that may write `bound` client bytes: (None, budget) when there is
-    room, reserved until the driver's ctx.write_ended; else the test's error (its first round, with `hint`), or
-    RoundsEnd from a later round (the rounds so far are the figure). (None, None) in a dry run."""
+def write_room(step: Step[Any], n: int, amplification: float, bound: int, tool: str, hint: str,
+               pools: Sequence[str] = ()) -> tuple[Outcome | None, CapacityBudget | None]:
+    """The capacity guard before round n of a test that may write `bound` client bytes (into `pools` when named):
+    (None, budget) when there is room, reserved until the driver's ctx.write_ended; else the test's error (its first
+    round, with `hint`), or RoundsEnd from a later round (the rounds so far are the figure). (None, None) in a dry
+    run."""
     ctx = step.ctx
     if ctx.dry_run:
         return None, None
-    granted, budget = ctx.reserve_write(amplification)
+    granted, budget = ctx.reserve_write(amplification, pools=pools)
     if bound <= granted:
         return None, budget
     ctx.reserve(0)

@@ -554,7 +554,8 @@ class RadosGroup:
         """Objects each instance may still write under the capacity guard (reserved until ctx.write_ended);
         with less room than `least_objects` each, it waits while the cluster is still freeing space."""
         client_bytes, budget = ctx.reserve_write(amplification(self.profile),
-                                                 wanted=least_objects * self.size * len(where))
+                                                 wanted=least_objects * self.size * len(where),
+                                                 pools=sorted({self.pools[i] for _, i in where}))
         return client_bytes // self.size // len(where), budget
 
     def commands(self, ctx: DriverContext, where: list[Place], mode: str, duration_s: int, max_objects: int | None,

@@ -193,7 +193,7 @@ class RadosLoadGen(Hooks[str]):
         amp = amplification(test.params["pool_profile"])
         bound = cmd.written_bound() * len(where)
         refused, _ = write_room(step, n, amp, bound, TOOL,
-                                "lower target_throughput, duration, or objects x max_object_size")
+                                "lower target_throughput, duration, or objects x max_object_size", pools=[cmd.pool])
         if refused is not None:
             return refused
         raw_dir = ctx.rundir.raw_dir(test.id) if ctx.rundir else None

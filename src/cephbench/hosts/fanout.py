@@ -35,8 +35,10 @@ READY_TIMEOUT_S = 30.0      # ssh connects, the wrapper starts: seconds at most,
 POLL_S = 0.005              # how often output files are looked at while waiting for ready lines
 
 # the end's cpu_ns (the tool's CPU time with the children it waited for) is absent in streams of older wrappers
+# held_ns: a tool run with `--hold` (cephbench-loadgen run) is set up and waits to be released
 _MARKER = re.compile(r"@cephbench (?:ready pid=(?P<ready_pid>\d+) clock_ns=(?P<clock>\d+)|start_ns=(?P<start>\d+)"
-                     r"|pid=(?P<pid>\d+)|end_ns=(?P<end>\d+) rc=(?P<rc>\d+)(?: cpu_ns=(?P<cpu>\d+))?)\r?\n?$")
+                     r"|pid=(?P<pid>\d+)|end_ns=(?P<end>\d+) rc=(?P<rc>\d+)(?: cpu_ns=(?P<cpu>\d+))?"
+                     r"|held_ns=(?P<held>\d+))\r?\n?$")
 
 
 @dataclass(frozen=True)
@@ -146,6 +148,7 @@ class _Wrapper:
     spawned: float                                  # monotonic
     ready_s: float | None = None
     stopped: bool = False
+    released: bool = False          # hold: sent its release (or it ended before it was held)
 
     @property
     def where(self) -> str:
@@ -258,8 +261,14 @@ def run_started_together(
     lead_s: float = 0.2,
     tick_interval_s: float = 1.0,
     grace_s: float = STOP_GRACE_S,
+    hold: bool = False,
 ) -> list[TimedResult]:
     """Start every placement's command at one instant `lead_s` after all are ready; wait for all.
+
+    With `hold` every command is a tool run with `--hold` (cephbench-loadgen run): it sets up (buckets, prefill),
+    prints a held marker and waits. Once all are held each is released at one instant `lead_s` later (`measure`,
+    which its wrapper turns into SIGUSR1 then), so that their measured phases start together however long each
+    one's setup took: a client whose prefill took 3 s longer had measured after the other had finished.
 
     As hosts.run_together: output goes to each spawn's file (read by `tick` while it runs); `tick` once a second,
     True stops every tool (SIGINT, SIGKILL after `grace_s`); `started` gets the local PIDs (the wrappers, or the
@@ -277,7 +286,8 @@ def run_started_together(
         go_ns = time.time_ns() + int(lead_s * 1e9)
         for w in wrappers:
             w.send(f"go {go_ns + w.placement.offset_ns}")
-        timed_out = _wait_all(wrappers, timeout_s, tick, tick_interval_s, grace_s)
+        timed_out = _wait_all(wrappers, timeout_s, tick, tick_interval_s, grace_s,
+                              release=(lambda: _release_held(wrappers, lead_s)) if hold else None)
         results = []
         for w in wrappers:
             rc = reap(w.proc)
@@ -299,9 +309,27 @@ def run_started_together(
         raise
 
 
+def _release_held(wrappers: list[_Wrapper], lead_s: float) -> bool:
+    """Once every tool still running is held, release them all at one instant; True once done. One that ended
+    first (it failed: the batch stops the others) needs no release."""
+    waiting = [w for w in wrappers if not w.released]
+    for w in waiting:
+        if exited(w.proc) or w.stopped:
+            w.released = True
+        elif _marker(w.text(), "held") is None:
+            return False
+    instant = time.time_ns() + int(lead_s * 1e9)
+    for w in waiting:
+        if not exited(w.proc) and not w.stopped:
+            w.send(f"measure {instant + w.placement.offset_ns}")
+        w.released = True
+    return True
+
+
 def _wait_all(wrappers: list[_Wrapper], timeout_s: float, tick: Callable[[], bool | None] | None,
-              tick_interval_s: float, grace_s: float) -> bool:
-    """Until every wrapper ended; True when the timeout killed them."""
+              tick_interval_s: float, grace_s: float, release: Callable[[], bool] | None = None) -> bool:
+    """Until every wrapper ended; True when the timeout killed them. `release`, until it says it is done, is
+    called at each look (run_started_together's hold)."""
     deadline = time.monotonic() + timeout_s
     next_tick = time.monotonic() + tick_interval_s
 
@@ -326,5 +354,7 @@ def _wait_all(wrappers: list[_Wrapper], timeout_s: float, tick: Callable[[], boo
             if tick() is True:
                 deadline = stop_all(now)
             next_tick = now + tick_interval_s
+        if release is not None and release():
+            release = None
         time.sleep(0.02)
     return False

@@ -243,6 +243,11 @@ def _commands(ctx: DriverContext, setup: _GroupSetup, test: Test, instances: lis
         max_error_ratio=p["max_error_ratio"], prefill=_prefill(op), seed=k + 1) for k, inst in enumerate(instances)]
 
 
+def _held(argv: list[str]) -> list[str]:
+    """loadgen on client hosts waits, set up and prefilled, until fanout releases every client at one instant."""
+    return [*argv[:2], "--hold", *argv[2:]]
+
+
 def _documents_from_clients(timed: list[TimedResult], instances: list[_Instance], raw_dir: Path,
                             op: str) -> list[CommandResult]:
     """Each client's document (on its stdout) into raw/ as loadgen-<op>-<client>-i<n>.json, as a local run
@@ -351,7 +356,7 @@ def _run_phase(ctx: DriverContext, setup: _GroupSetup, test: Test, started: tupl
     length = p.get("duration_s") or 60.0
     timeout = run_group_timeout(length + p.get("warmup", 0.0)) + 60
     ran = run_instances(ctx, test, [(inst.client, sp) for inst, sp in zip(instances, spawns)], timeout,
-                        live=live_figures)
+                        live=live_figures, hold=_held)
     timed = None if ran is None else ran.timed
     results = None if ran is None else (ran.results if timed is None
                                         else _documents_from_clients(timed, instances, raw_dir, op))
