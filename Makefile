@@ -81,6 +81,10 @@ TRUTH_SHARES := 1 2
 # have room; beside the other shares the VM's CPUs were 94-96 % busy, 1.62 cores of it other processes, and the verdict
 # said CPU (CI of stop 42 and fresh-clone runs at 14fd5c0 and 8e2c2a3: the cluster network and quick-suite truths).
 ALONE_TRUTH := tests/lab/test_ground_truth_cpu.py tests/lab/test_ground_truth.py
+# A log whose session passed shows its last line; one that did not, all of it (what CI shows of its output is a
+# part: whole logs of the shares that passed had crowded a failure's own lines out of it). Tracebacks are short
+# (--tb=short): an assertion's message holds the run's output.
+show_log = if tail -n1 $(1) | grep -q passed && ! tail -n1 $(1) | grep -qE 'failed|error'; then tail -n1 $(1); else cat $(1); fi
 # The Go tests (compiled from nothing on a fresh machine: ~20 s) beside the unit tests (a core's worth of Python).
 test-go-and-unit:
 	@mkdir -p build; set +e; \
@@ -92,33 +96,33 @@ test-go-and-unit:
 test-lab:
 	@mkdir -p build; set +e; \
 	( while :; do echo "$$(date +%s) $$(head -1 /proc/stat)"; sleep 2; done ) > build/cpu.log 2>/dev/null & sampler=$$!; \
-	env --default-signal=INT $(PY) -m pytest -q --durations=8 -m "multihost and not groundtruth" tests/lab \
+	env --default-signal=INT $(PY) -m pytest -q --tb=short --durations=8 -m "multihost and not groundtruth" tests/lab \
 	  > build/test-lab-multi-host.log 2>&1 & mpid=$$!; \
 	echo "$$(date +%s) one-host shares and multi-host$(if $(BESIDE), (and BESIDE))" > build/phases.log; \
 	for k in $(ONE_HOST_SHARES); do \
-	  CEPHBENCH_TEST_CPU=1 env --default-signal=INT nice -n 10 $(PY) -m pytest -q --durations=8 \
+	  CEPHBENCH_TEST_CPU=1 env --default-signal=INT nice -n 10 $(PY) -m pytest -q --tb=short --durations=8 \
 	    -m "not multihost and not groundtruth" \
 	    --one-host-shard $$k/$(words $(ONE_HOST_SHARES)) --junitxml=build/test-lab-one-host-$$k.xml tests/lab > build/test-lab-one-host-$$k.log 2>&1 & \
 	  pids="$$pids $$!"; \
 	done; \
 	beside=0; $(if $(BESIDE),$(BESIDE) || beside=1;) \
 	wait $$mpid; multi=$$?; echo "$$(date +%s) one-host shares, multi-host done" >> build/phases.log; \
-	echo "---- multi-host (build/test-lab-multi-host.log) ----"; cat build/test-lab-multi-host.log; \
+	echo "---- multi-host (build/test-lab-multi-host.log) ----"; $(call show_log,build/test-lab-multi-host.log); \
 	onehost=0; for p in $$pids; do wait $$p || onehost=1; done; \
 	for k in $(ONE_HOST_SHARES); do echo "---- one-host share $$k of $(words $(ONE_HOST_SHARES)) (build/test-lab-one-host-$$k.log) ----"; \
-	  cat build/test-lab-one-host-$$k.log; done; \
+	  $(call show_log,build/test-lab-one-host-$$k.log); done; \
 	echo "$$(date +%s) ground truth" >> build/phases.log; \
 	for k in $(TRUTH_SHARES); do \
-	  env --default-signal=INT $(PY) -m pytest -q --durations=8 -m groundtruth --truth-shard $$k/$(words $(TRUTH_SHARES)) \
+	  env --default-signal=INT $(PY) -m pytest -q --tb=short --durations=8 -m groundtruth --truth-shard $$k/$(words $(TRUTH_SHARES)) \
 	    $(addprefix --ignore=,$(ALONE_TRUTH)) --junitxml=build/test-lab-truth-$$k.xml tests/lab > build/test-lab-truth-$$k.log 2>&1 & \
 	  tpids="$$tpids $$!"; \
 	done; \
 	truth=0; for p in $$tpids; do wait $$p || truth=1; done; \
 	for k in $(TRUTH_SHARES); do echo "---- ground truth, share $$k of $(words $(TRUTH_SHARES)) (build/test-lab-truth-$$k.log) ----"; \
-	  cat build/test-lab-truth-$$k.log; done; \
+	  $(call show_log,build/test-lab-truth-$$k.log); done; \
 	echo "$$(date +%s) ground truth of CPU and network causes, alone" >> build/phases.log; \
 	echo "---- ground truth of CPU and network causes, alone ($(ALONE_TRUTH)) ----"; \
-	env --default-signal=INT $(PY) -m pytest -q --durations=8 -m groundtruth --junitxml=build/test-lab-truth-cpu.xml \
+	env --default-signal=INT $(PY) -m pytest -q --tb=short --durations=8 -m groundtruth --junitxml=build/test-lab-truth-cpu.xml \
 	  $(ALONE_TRUTH) || truth=1; \
 	for p in $$pids; do [ ! -d /sys/fs/cgroup/cpuacct/pytest-cpu-$$p ] || rmdir /sys/fs/cgroup/cpuacct/pytest-cpu-$$p; done; \
 	echo "$$(date +%s) end" >> build/phases.log; kill $$sampler; $(PY) scripts/cpu_phases.py build/cpu.log build/phases.log; \
