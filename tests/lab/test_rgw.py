@@ -118,6 +118,11 @@ def test_given_keys_are_used_and_never_written(env, tmp_path, new_leftovers):
     assert m.ops_total == sum(i.ops_total for i in m.instances)
     assert min(i.latency.percentiles_ns["50"] for i in m.instances) <= m.latency.percentiles_ns["50"] \
         <= max(i.latency.percentiles_ns["50"] for i in m.instances)
+    # each prefilled its own key space, then waited: both were released together (--hold), whichever set up last
+    assert all("--hold" in c.split() for c in r.commands), r.commands
+    docs = [json.loads((out / p).read_text()) for p in r.raw if p.endswith(".json")]
+    starts = sorted(d["start_unix_ns"] for d in docs)
+    assert len(starts) == 2 and starts[1] - starts[0] < 0.2e9, starts
     assert new_leftovers() == ([], [])
     for f in out.rglob("*"):
         if f.is_file():

@@ -299,10 +299,11 @@ class RunContext:
         return action()
 
     def run_tools_seen(self, test: Test, spawns: list[Spawn], timeout_s: float,
-                       live: Callable[[list[Path]], Figures] | None = None,
+                       live: Callable[[list[Path]], Figures] | None = None, hold: bool = False,
                        ) -> tuple[list[CommandResult], Seen] | None:
         """Run tool processes together (None in a dry run), reporting live figures once a second; what was watched
-        meanwhile is returned beside the results."""
+        meanwhile is returned beside the results. `hold`: tools run with --hold, released together once all are
+        set up (hosts/local.run_together)."""
         if self.dry_run:
             self.planned.extend(" ".join(str(a) for a in sp.argv) for sp in spawns)
             return None
@@ -310,7 +311,7 @@ class RunContext:
         tools = ToolCpu()       # this machine's tools: their CPU per op
         return self._watched(test, [sp.output for sp in spawns], live, [], lambda tick, started: run_together(
             spawns, timeout_s, tick=tick, started=tools.then(started),
-            ended=tools.ended), tools)
+            ended=tools.ended, hold=hold), tools)
 
     def run_on_clients_seen(self, test: Test, placements: list[Placement], timeout_s: float,
                             live: Callable[[list[Path]], Figures] | None = None, hold: bool = False,

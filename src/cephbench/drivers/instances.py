@@ -38,19 +38,20 @@ def run_instances(ctx: DriverContext, test: Test, where: Sequence[Where], timeou
                   live: Callable[[list[Path]], Figures] | None = None,
                   hold: Callable[[list[str]], list[str]] | None = None) -> Ran | None:
     """The instances together: on this machine when none names a client, else each on its client, started at one
-    instant (fanout: ready, then go). `hold` (a tool that can wait, set up, to be released: its argv made to) on
-    client hosts: their measured phases start together too. None in a dry run (their commands are in
-    ctx.planned)."""
+    instant (fanout: ready, then go). `hold` (how a tool's argv makes it wait, set up, to be released) with more
+    than one instance: they are released together once all are set up, so their measured phases start together
+    however long each one's setup took. None in a dry run (their commands are in ctx.planned)."""
+    held = hold is not None and len(where) > 1
+    if held:
+        assert hold is not None
+        where = [(c, replace(sp, argv=hold(list(sp.argv)))) for c, sp in where]
     if any(c is not None for c, _ in where):
-        if hold is not None and len(where) > 1:
-            where = [(c, replace(sp, argv=hold(list(sp.argv)))) for c, sp in where]
-        got = ctx.run_on_clients_seen(test, ctx.placements(list(where)), timeout_s, live=live,
-                                      hold=hold is not None and len(where) > 1)
+        got = ctx.run_on_clients_seen(test, ctx.placements(list(where)), timeout_s, live=live, hold=held)
         if got is None:
             return None
         timed, seen = got
         return Ran([t.result for t in timed], timed, seen)
-    here = ctx.run_tools_seen(test, [sp for _, sp in where], timeout_s, live=live)
+    here = ctx.run_tools_seen(test, [sp for _, sp in where], timeout_s, live=live, hold=held)
     if here is None:
         return None
     return Ran(here[0], None, here[1])

@@ -30,6 +30,8 @@ OUTPUT_HINT = "give the run a directory of regular files you may write"
 
 # what tools print while they run, in the same stream as their errors
 STATUS_LINE = re.compile(r"Jobs: \d|cephbench-loadgen: progress ")
+# what a tool run with --hold (cephbench-loadgen run) prints, alone on a line, once set up: it waits for SIGUSR1
+HELD_LINE = re.compile(r"^@cephbench held_ns=\d+\r?$", re.MULTILINE)
 
 
 @dataclass(frozen=True)
@@ -176,6 +178,21 @@ def exited(p: subprocess.Popen) -> bool:
     return True
 
 
+def _peek_exit(p: subprocess.Popen) -> int | None:
+    """`p`'s exit code as a shell says it (128+N for signal N) once it has ended, without reaping it; None while it
+    runs."""
+    try:
+        info = None if p.returncode is not None else os.waitid(os.P_PID, p.pid,
+                                                               os.WEXITED | os.WNOHANG | os.WNOWAIT)
+    except ChildProcessError:       # reaped in the meantime (by Popen, whose returncode then says so)
+        info = None
+    if p.returncode is not None:
+        return p.returncode if p.returncode >= 0 else 128 - p.returncode
+    if info is None:
+        return None
+    return info.si_status if info.si_code == os.CLD_EXITED else 128 + info.si_status
+
+
 def reap(p: subprocess.Popen, timeout_s: float = REAP_S) -> int:
     """`p`'s exit code, once it has ended or been killed: Popen's wait for at most `timeout_s`, then the kernel's
     (a blocking waitpid: call it on a process that has ended or will, as a SIGKILLed one will)."""
@@ -228,9 +245,14 @@ def run_together(
     tick_interval_s: float = 1.0,
     started: Callable[[list[int]], None] | None = None,
     ended: Callable[[int], None] | None = None,
+    hold: bool = False,
 ) -> list[CommandResult]:
     """Start every command at once, wait for all, call `tick` while waiting (and `started` with their PIDs, `ended`
     with each one's PID once it has exited but before it is reaped: its /proc/PID is still there).
+
+    With `hold` every command is a tool run with --hold: once every one still running has printed its held line
+    (HELD_LINE), all get SIGUSR1 at once and start measuring together (hosts/fanout.py does the same on client
+    hosts); one that fails before then stops the others, which would wait for ever.
 
     Output goes to files so that `tick` can read progress as it is written (live
     MB/s) and large outputs never block on a pipe. A `tick` that returns True stops them: SIGINT to each process
@@ -256,7 +278,16 @@ def run_together(
         deadline = time.monotonic() + timeout_s
         next_tick = time.monotonic() + tick_interval_s
         timed_out = stopped = False
+        waiting = hold
         while not all([_reaped(p, ended) for _, p, _ in procs]):
+            if waiting:
+                waiting, failed = _release_held(procs)
+                if failed:
+                    stopped = True
+                    for _, p, _ in procs:
+                        if not exited(p):
+                            _interrupt_group(p)
+                    deadline = min(deadline, time.monotonic() + STOP_GRACE_S)
             now = time.monotonic()
             if now > deadline:
                 timed_out = True
@@ -285,6 +316,23 @@ def run_together(
                 _kill_group(p)
                 reap(p)
         raise
+
+
+def _release_held(procs: Sequence[tuple[Spawn, subprocess.Popen[bytes], float]]) -> tuple[bool, bool]:
+    """run_together's hold: (still waiting, one failed first). Released: SIGUSR1 to each tool still running, once
+    all of those are held. The exit codes are peeked at, not reaped: run_together's `ended` reads /proc/PID first."""
+    codes = [_peek_exit(p) for _, p, _ in procs]
+    if any(c not in (None, 0) for c in codes):
+        return False, True
+    running = [(sp, p) for (sp, p, _), c in zip(procs, codes) if c is None]
+    if not all(HELD_LINE.search(read_output(sp.output)) for sp, _ in running):
+        return True, False
+    for _, p in running:
+        try:
+            os.kill(p.pid, signal.SIGUSR1)
+        except ProcessLookupError:
+            pass
+    return False, False
 
 
 def local_facts() -> dict[str, object]:
