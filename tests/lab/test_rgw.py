@@ -169,11 +169,15 @@ def test_ctrl_c_removes_the_run_user_and_its_buckets(env, tmp_path, new_leftover
     out = tmp_path / "run"
     proc = subprocess.Popen([*CLI, "run", str(write_suite(tmp_path, suite)), "--out", str(out)],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
-    deadline = time.monotonic() + 90
-    while time.monotonic() < deadline and not new_leftovers()[1]:   # the put phase's bucket exists
-        time.sleep(0.5)
-    assert new_leftovers()[1], "no bucket appeared"
-    time.sleep(2)                                                   # objects are being written
+    # the put's objects are being written (so its bucket exists) once loadgen reports its seconds: read from the
+    # run's own log, not radosgw-admin, whose two calls a look took so long beside CI's load that the bucket was
+    # seen only as the 30 s put ended, and gone at the next look
+    log = out / "raw" / "001-rgw-put-s3-4KiB-t8" / "loadgen-put-i0.log"
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and proc.poll() is None and not (
+            log.exists() and "progress t=2s" in log.read_text(errors="replace")):
+        time.sleep(0.2)
+    assert log.exists() and "progress t=2s" in log.read_text(errors="replace"), f"no put under way (exit {proc.poll()})"
     proc.send_signal(signal.SIGINT)
     _, stderr = proc.communicate(timeout=120)
     assert proc.returncode == 130, stderr
