@@ -244,7 +244,8 @@ def _commands(ctx: DriverContext, setup: _GroupSetup, test: Test, instances: lis
 
 
 def _held(argv: list[str]) -> list[str]:
-    """loadgen on client hosts waits, set up and prefilled, until fanout releases every client at one instant."""
+    """loadgen waits, set up and prefilled, until every instance of the test (here or on client hosts) is released
+    at one instant (drivers/instances.run_instances)."""
     return [*argv[:2], "--hold", *argv[2:]]
 
 
