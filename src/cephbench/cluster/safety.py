@@ -152,9 +152,10 @@ class UnseenWrites:
     write started meanwhile (the next steady-state round) would find the same room again and pass the limit.
     A write counts as unseen until `ceph df` has grown by it since the first such write began: the cluster's raw
     used and, when the write names its pools, their raw used too. Neither alone: the cluster's also holds the OSDs'
-    BlueFS (RocksDB, its WAL), which grew by 40-60 MiB beside a lab's round of writes and passed for the round's
-    data; a pool's figure came a digest before the cluster's (a lab's pool at 92 MiB, the cluster's used 2 MiB up).
-    Either way the next round's grant took the cluster up to 49 objects of 2 MiB past the limit. A time alone
+    BlueFS (RocksDB, its WAL), which on a lab rose by 35 MiB and fell by 44 MiB between readings a second apart
+    while the written pool's figure stood still, and passed for a round's data; a pool's figure came a digest before
+    the cluster's (a lab's pool at 92 MiB, the cluster's used 2 MiB up). By the first, 4 rounds wrote 283 objects
+    of 2 MiB raw where 250 were allowed; by the second alone, up to 285. A time alone
     never makes it seen: with the CPUs starved the mgr's digest came later than two periods, the next round found
     the room again and the writes passed the limit. Only after `forget_s` (far longer) is it dropped, for space
     freed meanwhile (a pool removed) hides growth and would keep it unseen for ever; that error is on the safe

@@ -41,10 +41,9 @@ def run_instances(ctx: DriverContext, test: Test, where: Sequence[Where], timeou
     instant (fanout: ready, then go). `hold` (how a tool's argv makes it wait, set up, to be released) with more
     than one instance: they are released together once all are set up, so their measured phases start together
     however long each one's setup took. None in a dry run (their commands are in ctx.planned)."""
-    held = hold is not None and len(where) > 1
-    if held:
-        assert hold is not None
-        where = [(c, replace(sp, argv=hold(list(sp.argv)))) for c, sp in where]
+    held = False
+    if hold is not None and len(where) > 1:
+        held, where = True, [(c, replace(sp, argv=hold(list(sp.argv)))) for c, sp in where]
     if any(c is not None for c, _ in where):
         got = ctx.run_on_clients_seen(test, ctx.placements(list(where)), timeout_s, live=live, hold=held)
         if got is None:
