@@ -222,8 +222,9 @@ def test_hold_releases_every_tool_together_once_the_slowest_is_set_up(tmp_path):
     assert all(r.result.ok for r in res), [r.result.stdout for r in res]
     assert "@cephbench" not in res[0].result.stdout          # the held marker is the wrapper's business
     released = [_released_ns(r) for r in res]
-    # both released at one instant after the slow one's setup (the shell notices a signal between its sleeps)
-    assert min(released) - t0 > 1.5e9 and max(released) - min(released) < 0.1e9, released
+    # both released at one instant after the slow one's setup (the shell notices a signal between its sleeps; CI's load
+    # once put 100.4 ms between them, when its `at` tests were 30 ms late)
+    assert min(released) - t0 > 1.5e9 and max(released) - min(released) < 0.25e9, released
 
 
 def test_hold_with_one_tool_failing_in_its_setup_stops_the_held_one(tmp_path):

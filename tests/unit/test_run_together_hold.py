@@ -23,7 +23,7 @@ def test_held_tools_are_released_together_once_the_slowest_is_set_up(tmp_path):
     res = run_together(spawns, 30, hold=True, ended=ended.append)
     assert all(r.ok for r in res), [r.stdout for r in res]
     released = [_released_ns(r.stdout) for r in res]
-    assert min(released) - t0 > 1.5e9 and max(released) - min(released) < 0.1e9, released
+    assert min(released) - t0 > 1.5e9 and max(released) - min(released) < 0.25e9, released
     assert len(ended) == 2          # each one's `ended` still came before it was reaped
 
 
