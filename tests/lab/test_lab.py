@@ -8,6 +8,7 @@ import time
 from pathlib import Path
 
 
+from cephbench.lab.conf import AIO_POLL_MS, AIO_POLL_START_MS
 from cephbench.lab.daemons import process_alive as _pid_alive
 from cephbench.lab.lab import mgr_bytecode_env
 
@@ -48,6 +49,24 @@ def test_up_on_a_running_lab_says_so(lab):
     res = cli_here(["lab", "up", "--dir", str(lab.dir)])
     assert res.returncode == 2
     assert "already running" in res.stderr and "Traceback" not in res.stderr
+
+
+def osd_aio_poll_ms(lab, osd):
+    """What OSD `osd` runs with, from its own admin socket."""
+    res = subprocess.run(["ceph", "--conf", str(lab.conf), "daemon", f"osd.{osd}", "config", "get",
+                          "bdev_aio_poll_ms"], capture_output=True, text=True, timeout=60)
+    assert res.returncode == 0, res.stderr
+    return int(json.loads(res.stdout)["bdev_aio_poll_ms"])
+
+
+def test_osds_start_with_the_quick_aio_poll_and_run_with_the_steady_one(lab):
+    """ceph.conf starts the OSDs with a short BlueStore aio poll (each device close waits for it), and the lab
+    puts every OSD back to the steady one once healthy, after a restart too."""
+    assert f"bdev aio poll ms = {AIO_POLL_START_MS}\n" in lab.conf.read_text()
+    assert AIO_POLL_START_MS < AIO_POLL_MS
+    assert [osd_aio_poll_ms(lab, i) for i in range(3)] == [AIO_POLL_MS] * 3
+    lab.restart_osds()
+    assert [osd_aio_poll_ms(lab, i) for i in range(3)] == [AIO_POLL_MS] * 3
 
 
 def test_the_mgr_keeps_its_modules_bytecode_in_the_users_cache(lab):
