@@ -29,7 +29,7 @@ from ..evidence.prometheus import Prometheus
 from ..hosts.remote import check_osd_hosts
 from ..cluster.osd_hosts import osd_hosts
 from ..core.results import Result, RunDir, Test, VariantInForce
-from ..kinds import direction_of
+from ..kinds import PLUGINS, direction_of
 from ..core.stale import history_state
 from ..cluster.safety import ScrubFlags, preflight_health
 from .options import VariantFailed, VariantState, check as check_variants, claim_options
@@ -136,10 +136,10 @@ def preflight(cluster: Cluster, plan: Plan, force: bool, allow_pool_delete: bool
                                     f"size {p['size']}: name a smaller one with metadata_pool")
                     raise
     limits.check(plan.suite, plan.tests, limits.read(cluster, status))
-    for kind, check in PREFLIGHT.items():
+    for kind in (p.KIND.name for p in PLUGINS):     # in the registry's order; only the suite's kinds' drivers load
         tests = [t for t in plan.tests if t.kind == kind]
-        if tests:
-            check(cluster, tests, plan.suite.settings)
+        if tests and kind in PREFLIGHT:
+            PREFLIGHT[kind](cluster, tests, plan.suite.settings)
     if drops_caches(plan):
         ssh = plan.suite.settings.ssh
         check_osd_hosts(LocalHost(), osd_hosts(cluster, ssh), ssh)
