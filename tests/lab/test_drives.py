@@ -22,6 +22,7 @@ import pytest
 
 from cephbench.core.errors import OperationFailed, UserError
 from cephbench.lab import cgroups, drives, netns
+from cephbench.lab.conf import AIO_POLL_START_MS
 from cephbench.lab.throttle import DriveRef, parse_throttle_specs
 
 MULTI_HOST = True      # makes namespaces, bridges or loop devices: runs with the multi-host tests
@@ -134,7 +135,7 @@ def start_osd(d: Path, rec: drives.LabDrives, choice: drives.StoreChoice) -> str
     conf.write_text(f"[global]\nfsid = {uuid.uuid4()}\nmon host = 127.0.0.1:1\nlog file = {d}/osd.log\n"
                     f"admin socket = {d}/osd.asok\n[osd]\nosd data = {d}/osd/$id\nkeyring = {d}/osd/$id/keyring\n"
                     # the lab's own start-up settings (docs/lab.md): BlueStore's mkfs 7 s -> 1 s
-                    "bdev aio poll ms = 2\nbluestore fsck on mkfs = false\n"
+                    f"bdev aio poll ms = {AIO_POLL_START_MS}\nbluestore fsck on mkfs = false\n"
                     + drives.objectstore_conf(choice) + drives.drive_conf(rec, 0, choice))
     base = ["ceph-osd", "--conf", str(conf), "-i", "0", "--no-mon-config"]
     mkfs = subprocess.run([*base, "--mkfs", "--osd-uuid", str(uuid.uuid4())], capture_output=True, text=True,

@@ -33,27 +33,21 @@ def _module_of(kind: str) -> ModuleType:
 
 
 class _Hooks(Mapping[str, Callable]):
-    """kind -> one hook of its driver, for the kinds whose driver has it; the driver imported on first access.
-    Iterating (every kind in the registry's order) imports every driver: callers that know their kinds look
+    """kind -> one hook of its driver, for the kinds whose driver has it; a lookup or a membership test imports
+    that kind's driver. Iterating (the registry's order) imports every driver: callers that know their kinds look
     them up."""
 
-    def __init__(self, hook: str, required: bool) -> None:
-        self._hook, self._required = hook, required
+    def __init__(self, hook: str) -> None:
+        self._hook = hook
 
     def __getitem__(self, kind: str) -> Callable:
-        if kind not in PLUGIN_OF:
-            raise KeyError(kind)
-        found = getattr(_module_of(kind), self._hook, None)
+        found = getattr(_module_of(kind), self._hook, None) if kind in PLUGIN_OF else None
         if found is None:
-            if self._required:
-                raise AttributeError(f"drivers/{PLUGIN_OF[kind].DRIVER}.py has no {self._hook}")
             raise KeyError(kind)
         return found
 
     def __contains__(self, kind: object) -> bool:
-        if not self._required:
-            return isinstance(kind, str) and kind in PLUGIN_OF and hasattr(_module_of(kind), self._hook)
-        return kind in PLUGIN_OF
+        return isinstance(kind, str) and kind in PLUGIN_OF and hasattr(_module_of(kind), self._hook)
 
     def __iter__(self) -> Iterator[str]:
         return (p.KIND.name for p in PLUGINS if p.KIND.name in self)
@@ -63,11 +57,11 @@ class _Hooks(Mapping[str, Callable]):
 
 
 # kind -> the driver that runs a group of its tests
-DRIVERS: Mapping[str, GroupDriver] = _Hooks("run_group", required=True)
+DRIVERS: Mapping[str, GroupDriver] = _Hooks("run_group")
 
 # kind -> a check of its tests against the cluster, run by the runner's preflight before anything is created; it
 # raises UserError (exit 2) for what the user must change
-PREFLIGHT: Mapping[str, Preflight] = _Hooks("preflight", required=False)
+PREFLIGHT: Mapping[str, Preflight] = _Hooks("preflight")
 
 
 def remover_of(declared: ResourceType) -> Callable[[DriverContext, Resource], None]:

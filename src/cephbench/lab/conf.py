@@ -45,12 +45,13 @@ def mon_addrs(ip: str, ports: LabPorts) -> str:
     return f"[v2:{ip}:{ports.mon_v2},v1:{ip}:{ports.mon_v1}]"
 
 
-# What a fresh lab's sparse OSD files take on disk (3.6-3.7 MiB each after mkfs, the whole lab 53 MiB: `du` on a
-# lab just up, Pacific 16.2.15), with room for RocksDB's first compactions; and what its logs, mon store and run
-# directories may take beside them.
 # an idle BlueStore aio thread's poll: while the lab starts (each device close waits up to one poll), and after
 AIO_POLL_START_MS = 2
 AIO_POLL_MS = 20
+
+# What a fresh lab's sparse OSD files take on disk (3.6-3.7 MiB each after mkfs, the whole lab 53 MiB: `du` on a
+# lab just up, Pacific 16.2.15), with room for RocksDB's first compactions; and what its logs, mon store and run
+# directories may take beside them.
 OSD_FILE_START_BYTES = 64 << 20
 LAB_OTHER_BYTES = 1 << 30
 CEPH_FULL_RATIO = 0.95          # Ceph's default mon_osd_full_ratio
@@ -118,8 +119,8 @@ def render_conf(d: Path, fsid: str, ports: LabPorts, pool_size: int, osd_size_by
     #   starting;
     # - bdev aio poll ms: an idle BlueStore aio thread notices it should stop only after this, and mkfs
     #   and mount open and close the device four times, an OSD's start nine (one per op shard); the lab puts
-    #   its OSDs back to AIO_POLL_MS once healthy (an idle thread's wake-ups cost CPU: 3.4 % of a core at 2 ms
-    #   for three OSDs, against 20 ms).
+    #   its OSDs back to AIO_POLL_MS once healthy (an idle thread's wake-ups cost CPU: three idle OSDs took 5.0-5.3 %
+    #   of a core at 2 ms, 1.8-2.0 % at 20 ms).
     # space:
     # - osd delete sleep hdd/hybrid/ssd: a removed pool's PGs are deleted with a pause (5 s on a rotational
     #   device, as a lab's OSD file counts) between steps, so its space came back over a minute or more, and

@@ -1082,7 +1082,7 @@ class Lab:
     @staticmethod
     def _aio_poll_back(mon: LabMon, osds: Iterable[int]) -> None:
         """The OSDs' BlueStore aio poll from the start's (conf.AIO_POLL_START_MS) to the lab's steady AIO_POLL_MS:
-        at the start's the idle threads of three OSDs took 3.4 % of a core more. As `ceph tell osd.N config set`
+        at the start's, three idle OSDs took 5.0-5.3 % of a core against 1.8-2.0 %. As `ceph tell osd.N config set`
         (the daemon's override; a restarted OSD starts again from ceph.conf and comes back here)."""
         for osd in osds:
             try:
