@@ -22,10 +22,21 @@ boto3 thread pool on the lab's RGW?
    (its wake-ups) shows beside the cost at full speed. With BENCH_LOADGEN_OLD the old binary alternates here too,
    and on the lab as one more client ("loadgen-old-s3") in the rounds of part 2.
 
+4. The floor (benchmarks/floor_client.c, built here with the system's C compiler): the least a client can do per
+   request, one thread on one epoll set sending the same prepared bytes again and again (no signing, no key
+   choice, no statistics): one write, one read and a share of one epoll_wait per request. It runs beside loadgen in
+   every round of parts 1 to 3: against the null server (same core, same requests in flight) and on the lab over
+   Swift (a token, nothing to sign: the least any S3 or Swift client could pay). No client can cost less per
+   request over the same kernel path, so the floor says which of the goals below any client could meet:
+   floor_*_ops_per_cpu_s is the most requests per CPU-second on this machine's kernel, ratio_floor_swiftbench_* and
+   ratio_floor_boto3_* the largest ratio to swift-bench and boto3 a client could reach, and loadgen_*_over_floor_*
+   how far loadgen is above it.
+
 Goals (issue 39): >= 200,000 ops/s of 4 KiB PUT and GET against the null server on one core; >= 25x fewer client
 CPU-seconds per op than swift-bench and boto3 on the lab, in the same run; loadgen's CPU per op against the RGW close
 to its cost against the null server.
-RESULT: put_ops_s get_ops_s allocs_per_op cpu_us_per_op (null server, medians) and the per-op figures behind them;
+RESULT: put_ops_s get_ops_s allocs_per_op cpu_us_per_op (null server, medians) and the per-op figures behind them,
+the floor's beside them;
 then (with the lab) CPU-s per 1000 ops, the ratios (other / loadgen, same operation), ops/s, and rgw_over_null_*
 (loadgen's CPU per op on the lab over its CPU per op against the null server, same operation and in-flight count).
 The machine is shared: load_avg_* and the *_min/*_max spread of the rounds are the noise.
@@ -36,11 +47,14 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
+import urllib.parse
+import urllib.request
 from pathlib import Path
 
 from common import lab, result_line
@@ -51,6 +65,8 @@ NULLSERVER = REPO / "build" / "bin" / "cephbench-nullserver"
 VENV = REPO / "build" / "bench-venv"
 PINS = ["swift-bench==2.0.0", "python-swiftclient==4.11.0", "boto3==1.44.5"]
 CLIENT = Path(__file__).resolve().parent / "s3_threadpool_client.py"
+FLOOR_SRC = Path(__file__).resolve().parent / "floor_client.c"
+FLOOR = REPO / "build" / "bin" / "floor-client"
 ROUNDS = int(os.environ.get("BENCH_LOADGEN_ROUNDS", "3"))
 N = int(os.environ.get("BENCH_LOADGEN_OPS", "3000"))    # measured requests per run
 GET_KEYS = 100                                          # objects a GET run reads (written first)
@@ -67,6 +83,30 @@ def ensure_venv() -> Path:
         subprocess.run([str(VENV / "bin" / "pip"), "install", "-q", "--disable-pip-version-check", *PINS], check=True)
         stamp.write_text(" ".join(PINS))
     return VENV / "bin"
+
+
+def ensure_floor() -> str:
+    """The floor client, built from its source when missing or older (the C compiler installed first if absent)."""
+    if FLOOR.exists() and FLOOR.stat().st_mtime >= FLOOR_SRC.stat().st_mtime:
+        return str(FLOOR)
+    if not (shutil.which("cc") or shutil.which("gcc")):
+        subprocess.run(["apt-get", "install", "-y", "-qq", "--no-install-recommends", "gcc", "libc6-dev"], check=True,
+                       stdout=subprocess.DEVNULL, env={**os.environ, "DEBIAN_FRONTEND": "noninteractive"})
+    FLOOR.parent.mkdir(parents=True, exist_ok=True)
+    subprocess.run([shutil.which("cc") or "gcc", "-O2", "-Wall", "-o", str(FLOOR), str(FLOOR_SRC)], check=True)
+    return str(FLOOR)
+
+
+def run_floor(binary: str, host: str, port: int, method: str, path: str, conc: int, seconds: float, max_requests: int = 0,
+              headers: str = "", pin: list[str] | None = None) -> tuple[float, int, float]:
+    """One floor run: (client CPU-s, answers, answers/s). headers go in its environment (a token is a secret)."""
+    body = SIZE if method == "PUT" else 0
+    cpu, out, _ = measured([*(pin or []), binary, host, str(port), method, path, str(body), str(conc),
+                            f"{seconds:g}", str(max_requests)], {"FLOOR_CLIENT_HEADERS": headers})
+    m = re.match(r"requests (\d+) errors (\d+) seconds ([\d.]+)", out)
+    if not m or int(m.group(2)):
+        raise RuntimeError(f"floor client {method} {path}: {out.strip()!r}")
+    return cpu, int(m.group(1)), int(m.group(1)) / float(m.group(3))
 
 
 def measured(argv: list[str], env: dict[str, str] | None = None, cwd: Path | None = None) -> tuple[float, str, str]:
@@ -249,6 +289,7 @@ def null_run(binary: str, addr: str, op: str, server_pid: int, conc: int = NULL_
 def null_server_runs() -> dict[str, float]:
     """NULL_ROUNDS rounds of PUT and GET; old and new alternate when BENCH_LOADGEN_OLD is set."""
     binaries = {"new": str(LOADGEN)} | ({"old": OLD} if OLD else {})
+    floor = ensure_floor()
     runs: dict[tuple[str, str], list[dict[str, float]]] = {}
     srv = subprocess.Popen(["taskset", "-c", "1", str(NULLSERVER), "--listen", "127.0.0.1:0", "--get-size",
                             str(SIZE)], stdout=subprocess.PIPE, text=True)
@@ -269,6 +310,13 @@ def null_server_runs() -> dict[str, float]:
                     runs.setdefault((name, f"{op}_c1"), []).append(r)
                     print(f"  null {name:<3} {op} 1 in flight: {r['ops_s']:8.0f} ops/s  {r['cpu_us']:6.1f} us CPU/op",
                           flush=True)
+            host, port = addr.rsplit(":", 1)
+            for op in ("put", "get"):
+                for conc, seconds, key in ((NULL_CONC, NULL_S, op), (1, NULL_LOW_S, f"{op}_c1")):
+                    cpu, answers, rate = run_floor(floor, host, int(port), op.upper(), f"/bench-null-floor/{op}",
+                                                   conc, seconds, pin=["taskset", "-c", "0"])
+                    runs.setdefault(("floor", key), []).append({"cpu_us": cpu / answers * 1e6, "ops_s": rate})
+                    print(f"  null floor {key}: {rate:8.0f} ops/s  {cpu / answers * 1e6:6.1f} us CPU/op", flush=True)
     finally:
         srv.terminate()
         srv.wait(timeout=10)
@@ -315,6 +363,13 @@ def null_server_runs() -> dict[str, float]:
         if OLD:
             out[f"old_{op}_c1_cpu_us_per_op"] = med("old", f"{op}_c1", "cpu_us")
             out[f"ratio_{op}_c1_cpu_old_new"] = out[f"old_{op}_c1_cpu_us_per_op"] / out[f"{op}_c1_cpu_us_per_op"]
+    # the floor: the least any client pays per request on this kernel, and loadgen's CPU over it
+    for key in ("put", "get", "put_c1", "get_c1"):
+        out[f"floor_{key}_cpu_us_per_op"] = med("floor", key, "cpu_us")
+        lo, hi = spread("floor", key, "cpu_us")
+        out[f"floor_{key}_cpu_us_min"], out[f"floor_{key}_cpu_us_max"] = lo, hi
+        out[f"floor_{key}_ops_per_cpu_s"] = 1e6 / out[f"floor_{key}_cpu_us_per_op"]
+        out[f"loadgen_over_floor_{key}"] = med("new", key, "cpu_us") / out[f"floor_{key}_cpu_us_per_op"]
     out["null_rounds"] = NULL_ROUNDS
     out["load_avg_start"], out["load_avg_end"] = load
     return out
@@ -334,11 +389,30 @@ def main() -> None:
         lab_figures[f"rgw_over_null_{op}"] = lab_figures[f"loadgen_s3_{op}_cpu_s_per_1k"] * 1000 / null[f"{op}_cpu_us_per_op"]
         lab_figures[f"rgw_over_null_{op}_c1"] = (lab_figures[f"loadgen_s3_c1_{op}_cpu_s_per_1k"] * 1000
                                                  / null[f"{op}_c1_cpu_us_per_op"])
+        # the same for the floor: what the kernel alone pays more per request for a real answer (its wake-ups)
+        lab_figures[f"floor_rgw_over_null_{op}"] = (lab_figures[f"floor_swift_{op}_cpu_s_per_1k"] * 1000
+                                                    / null[f"floor_{op}_cpu_us_per_op"])
+        lab_figures[f"floor_rgw_over_null_{op}_c1"] = (lab_figures[f"floor_swift_c1_{op}_cpu_s_per_1k"] * 1000
+                                                       / null[f"floor_{op}_c1_cpu_us_per_op"])
     result_line("loadgen", **null, **lab_figures)
+
+
+def swift_token(ep: str, user: str, key: str) -> tuple[str, str]:
+    """(X-Auth-Token, the storage URL's path) from RGW's Swift auth."""
+    req = urllib.request.Request(f"{ep}/auth/v1.0", headers={"X-Auth-User": user, "X-Auth-Key": key})
+    with urllib.request.urlopen(req, timeout=30) as r:
+        return r.headers["X-Auth-Token"], urllib.parse.urlsplit(r.headers["X-Storage-Url"]).path
+
+
+def swift_call(ep: str, token: str, method: str, path: str) -> None:
+    req = urllib.request.Request(f"{ep}{path}", method=method, headers={"X-Auth-Token": token})
+    with urllib.request.urlopen(req, timeout=30):
+        pass
 
 
 def lab_runs() -> dict[str, object]:
     bin_dir = ensure_venv()
+    floor = ensure_floor()
     with lab() as lb:
         info = lb.info()
         keys = json.loads(info.rgw_credentials_path.read_text())
@@ -359,7 +433,20 @@ def lab_runs() -> dict[str, object]:
             rates.setdefault(name, []).append(rate)
             print(f"  {name:<18} {cost:7.3f} CPU-s/1000 ops  {rate:8.0f} ops/s", flush=True)
 
-        clients = ["loadgen-s3", "loadgen-swift", "swift-bench", "boto3", "loadgen-s3-c1"]
+        # the floor's container: one object, written and read again and again
+        token, storage = swift_token(ep, keys["swift_user"], keys["swift_key"])
+        container = f"{storage}/bench-floor-{int(time.time())}"
+        swift_call(ep, token, "PUT", container)
+        host, port = urllib.parse.urlsplit(ep).hostname, urllib.parse.urlsplit(ep).port or 80
+        token_header = f"X-Auth-Token: {token}"
+
+        def floor_run(op: str, conc: int, n: int) -> tuple[float, int, float]:
+            if op == "get":     # the object it reads, written outside the measurement
+                run_floor(floor, host, port, "PUT", f"{container}/obj", 1, 600, 1, token_header)
+            return run_floor(floor, host, port, op.upper(), f"{container}/obj", conc, 600, n, token_header)
+
+        clients = ["loadgen-s3", "loadgen-swift", "swift-bench", "boto3", "loadgen-s3-c1", "floor-swift",
+                   "floor-swift-c1"]
         if OLD:
             clients += ["loadgen-old-s3", "loadgen-old-s3-c1"]
             start["loadgen-old"] = measured([OLD, "version"], s3_env)[0]
@@ -377,6 +464,9 @@ def lab_runs() -> dict[str, object]:
                                                           f"{proto}-{tag}", binary=OLD if old else None,
                                                           conc=1 if low else CONC, n=LOW_N if low else N)
                         cpu -= start["loadgen-old" if old else "loadgen"]
+                    elif client.startswith("floor"):
+                        low = client.endswith("-c1")
+                        cpu, requests, rate = floor_run(op, 1 if low else CONC, LOW_N if low else N)
                     elif client == "swift-bench":
                         cpu, requests, rate = swift_bench(bin_dir, auth, keys["swift_user"], keys["swift_key"], op, tag)
                         cpu -= start["swift-bench"] + (GET_KEYS * put_cost["swift-bench"] if op == "get" else 0)
@@ -387,6 +477,8 @@ def lab_runs() -> dict[str, object]:
                         put_cost[client] = cpu / requests
                     cost = per_1k(cpu, requests)
                     record(f"{client}-{op}", cost, rate)
+        swift_call(ep, token, "DELETE", f"{container}/obj")
+        swift_call(ep, token, "DELETE", container)
 
     med = {k: statistics.median(v) for k, v in costs.items()}
     rate = {k: statistics.median(v) for k, v in rates.items()}
@@ -399,6 +491,12 @@ def lab_runs() -> dict[str, object]:
         # the same against the round's lowest and highest loadgen figure: the noise of the ratio
         figures[f"ratio_swiftbench_{op}_min"] = min(costs[f"swift-bench-{op}"]) / max(costs[f"loadgen-swift-{op}"])
         figures[f"ratio_boto3_{op}_min"] = min(costs[f"boto3-{op}"]) / max(costs[f"loadgen-s3-{op}"])
+        # the largest ratios any client could reach (the floor's), and loadgen's CPU per request over the floor's
+        figures[f"ratio_floor_swiftbench_{op}"] = med[f"swift-bench-{op}"] / med[f"floor-swift-{op}"]
+        figures[f"ratio_floor_boto3_{op}"] = med[f"boto3-{op}"] / med[f"floor-swift-{op}"]
+        figures[f"loadgen_swift_over_floor_{op}"] = med[f"loadgen-swift-{op}"] / med[f"floor-swift-{op}"]
+        figures[f"loadgen_s3_over_floor_{op}"] = med[f"loadgen-s3-{op}"] / med[f"floor-swift-{op}"]
+        figures[f"loadgen_s3_c1_over_floor_{op}"] = med[f"loadgen-s3-c1-{op}"] / med[f"floor-swift-c1-{op}"]
         if OLD:
             figures[f"ratio_rgw_{op}_cpu_old_new"] = med[f"loadgen-old-s3-{op}"] / med[f"loadgen-s3-{op}"]
             figures[f"ratio_rgw_{op}_c1_cpu_old_new"] = med[f"loadgen-old-s3-c1-{op}"] / med[f"loadgen-s3-c1-{op}"]
