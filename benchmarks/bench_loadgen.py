@@ -53,6 +53,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import urllib.error
 import urllib.parse
 import urllib.request
 from pathlib import Path
@@ -97,8 +98,8 @@ def ensure_floor() -> str:
     return str(FLOOR)
 
 
-def run_floor(binary: str, host: str, port: int, method: str, path: str, conc: int, seconds: float, max_requests: int = 0,
-              headers: str = "", pin: list[str] | None = None) -> tuple[float, int, float]:
+def run_floor(binary: str, host: str, port: int, method: str, path: str, conc: int, seconds: float,
+              max_requests: int = 0, headers: str = "", pin: list[str] | None = None) -> tuple[float, int, float]:
     """One floor run: (client CPU-s, answers, answers/s). headers go in its environment (a token is a secret)."""
     body = SIZE if method == "PUT" else 0
     cpu, out, _ = measured([*(pin or []), binary, host, str(port), method, path, str(body), str(conc),
@@ -296,27 +297,34 @@ def null_server_runs() -> dict[str, float]:
     load = [os.getloadavg()[0]]
     try:
         addr = srv.stdout.readline().strip()
-        for rnd in range(NULL_ROUNDS):
-            order = list(binaries) if rnd % 2 == 0 else list(binaries)[::-1]
-            for name in order:
-                for op in ("put", "get"):
-                    r = null_run(binaries[name], addr, op, srv.pid)
-                    runs.setdefault((name, op), []).append(r)
-                    print(f"  null {name:<3} {op}: {r['ops_s']:8.0f} ops/s  {r['cpu_us']:6.1f} us CPU/op  "
-                          f"{r['allocs']:5.2f} allocs/op  server {r['server_us']:5.1f} us/req  on core 0 "
-                          f"{r['cpu_frac']:4.2f}, waiting for it {r['runq_frac']:4.2f} of the time", flush=True)
-                for op in ("put", "get"):
-                    r = null_run(binaries[name], addr, op, srv.pid, conc=1, seconds=NULL_LOW_S)
-                    runs.setdefault((name, f"{op}_c1"), []).append(r)
-                    print(f"  null {name:<3} {op} 1 in flight: {r['ops_s']:8.0f} ops/s  {r['cpu_us']:6.1f} us CPU/op",
-                          flush=True)
-            host, port = addr.rsplit(":", 1)
+        host, port = addr.rsplit(":", 1)
+
+        def loadgen_runs(name: str) -> None:
+            for op in ("put", "get"):
+                r = null_run(binaries[name], addr, op, srv.pid)
+                runs.setdefault((name, op), []).append(r)
+                print(f"  null {name:<3} {op}: {r['ops_s']:8.0f} ops/s  {r['cpu_us']:6.1f} us CPU/op  "
+                      f"{r['allocs']:5.2f} allocs/op  server {r['server_us']:5.1f} us/req  on core 0 "
+                      f"{r['cpu_frac']:4.2f}, waiting for it {r['runq_frac']:4.2f} of the time", flush=True)
+            for op in ("put", "get"):
+                r = null_run(binaries[name], addr, op, srv.pid, conc=1, seconds=NULL_LOW_S)
+                runs.setdefault((name, f"{op}_c1"), []).append(r)
+                print(f"  null {name:<3} {op} 1 in flight: {r['ops_s']:8.0f} ops/s  {r['cpu_us']:6.1f} us CPU/op",
+                      flush=True)
+
+        def floor_runs() -> None:
             for op in ("put", "get"):
                 for conc, seconds, key in ((NULL_CONC, NULL_S, op), (1, NULL_LOW_S, f"{op}_c1")):
                     cpu, answers, rate = run_floor(floor, host, int(port), op.upper(), f"/bench-null-floor/{op}",
                                                    conc, seconds, pin=["taskset", "-c", "0"])
                     runs.setdefault(("floor", key), []).append({"cpu_us": cpu / answers * 1e6, "ops_s": rate})
                     print(f"  null floor {key}: {rate:8.0f} ops/s  {cpu / answers * 1e6:6.1f} us CPU/op", flush=True)
+
+        for rnd in range(NULL_ROUNDS):
+            # A B in even rounds, B A in odd ones: the loadgen binaries, and the floor after or before them
+            steps = [lambda name=name: loadgen_runs(name) for name in binaries] + [floor_runs]
+            for step in (steps if rnd % 2 == 0 else steps[::-1]):
+                step()
     finally:
         srv.terminate()
         srv.wait(timeout=10)
@@ -450,35 +458,42 @@ def lab_runs() -> dict[str, object]:
         if OLD:
             clients += ["loadgen-old-s3", "loadgen-old-s3-c1"]
             start["loadgen-old"] = measured([OLD, "version"], s3_env)[0]
-        for rnd in range(ROUNDS):
-            order = clients[rnd % len(clients):] + clients[:rnd % len(clients)]
-            print(f"round {rnd + 1}: {', '.join(order)}", flush=True)
-            for client in order:
-                for op in ("put", "get"):
-                    tag = f"{rnd}-{op}-{int(time.time())}"
-                    if client.startswith("loadgen"):
-                        old = client.startswith("loadgen-old")
-                        proto = client.removeprefix("loadgen-").removeprefix("old-").split("-")[0]
-                        low = client.endswith("-c1")
-                        cpu, requests, rate = run_loadgen(ep, proto, op, s3_env if proto == "s3" else sw_env,
-                                                          f"{proto}-{tag}", binary=OLD if old else None,
-                                                          conc=1 if low else CONC, n=LOW_N if low else N)
-                        cpu -= start["loadgen-old" if old else "loadgen"]
-                    elif client.startswith("floor"):
-                        low = client.endswith("-c1")
-                        cpu, requests, rate = floor_run(op, 1 if low else CONC, LOW_N if low else N)
-                    elif client == "swift-bench":
-                        cpu, requests, rate = swift_bench(bin_dir, auth, keys["swift_user"], keys["swift_key"], op, tag)
-                        cpu -= start["swift-bench"] + (GET_KEYS * put_cost["swift-bench"] if op == "get" else 0)
-                    else:
-                        cpu, requests, rate = boto3_client(bin_dir, ep, op, s3_env, tag)
-                        cpu -= start["boto3"]
-                    if op == "put" and client in put_cost:
-                        put_cost[client] = cpu / requests
-                    cost = per_1k(cpu, requests)
-                    record(f"{client}-{op}", cost, rate)
-        swift_call(ep, token, "DELETE", f"{container}/obj")
-        swift_call(ep, token, "DELETE", container)
+        try:
+            for rnd in range(ROUNDS):
+                order = clients[rnd % len(clients):] + clients[:rnd % len(clients)]
+                print(f"round {rnd + 1}: {', '.join(order)}", flush=True)
+                for client in order:
+                    for op in ("put", "get"):
+                        tag = f"{rnd}-{op}-{int(time.time())}"
+                        if client.startswith("loadgen"):
+                            old = client.startswith("loadgen-old")
+                            proto = client.removeprefix("loadgen-").removeprefix("old-").split("-")[0]
+                            low = client.endswith("-c1")
+                            cpu, requests, rate = run_loadgen(ep, proto, op, s3_env if proto == "s3" else sw_env,
+                                                              f"{proto}-{tag}", binary=OLD if old else None,
+                                                              conc=1 if low else CONC, n=LOW_N if low else N)
+                            cpu -= start["loadgen-old" if old else "loadgen"]
+                        elif client.startswith("floor"):
+                            low = client.endswith("-c1")
+                            cpu, requests, rate = floor_run(op, 1 if low else CONC, LOW_N if low else N)
+                        elif client == "swift-bench":
+                            cpu, requests, rate = swift_bench(bin_dir, auth, keys["swift_user"], keys["swift_key"], op,
+                                                              tag)
+                            cpu -= start["swift-bench"] + (GET_KEYS * put_cost["swift-bench"] if op == "get" else 0)
+                        else:
+                            cpu, requests, rate = boto3_client(bin_dir, ep, op, s3_env, tag)
+                            cpu -= start["boto3"]
+                        if op == "put" and client in put_cost:
+                            put_cost[client] = cpu / requests
+                        cost = per_1k(cpu, requests)
+                        record(f"{client}-{op}", cost, rate)
+        finally:
+            for path in (f"{container}/obj", container):     # the object is there once a floor run has written it
+                try:
+                    swift_call(ep, token, "DELETE", path)
+                except urllib.error.HTTPError as exc:
+                    if exc.code != 404:
+                        raise
 
     med = {k: statistics.median(v) for k, v in costs.items()}
     rate = {k: statistics.median(v) for k, v in rates.items()}

@@ -1,7 +1,9 @@
 """How busy the machine's CPUs were in each phase of `make test-lab`: where the suite's wall time waits and where it
 computes, which says whether more parallel shares would shorten it; and, over all phases, the CPU-seconds the suite
-kept busy and so the least time that work takes on this machine's CPUs however it is packed (build/cpu.log: `<unix s> <the cpu line of
-/proc/stat>` every 2 s; build/phases.log: `<unix s> <phase name>` as each phase starts, `<unix s> end` at the end)."""
+kept busy and so the least time that work takes on this machine's CPUs however it is packed.
+
+build/cpu.log: `<unix s> <the cpu line of /proc/stat>` every 2 s; build/phases.log: `<unix s> <phase name>` as each
+phase starts, `<unix s> end` at the end."""
 
 from __future__ import annotations
 
