@@ -169,3 +169,30 @@ def test_an_existing_pool_is_never_adopted_nor_removed(lab_cluster):
         assert ctx.ledger.pending() == [] and name in lab_cluster.pool_names()
     finally:
         lab_cluster.delete_pool(name)
+
+
+def test_a_create_of_the_runs_own_pool_answered_again_is_used_and_removed(lab_cluster, caplog):
+    """The monitor client sends an unanswered command again after its session is reset, and the monitors answer a
+    create they have done with "already exists": for a pool named for this run that is its own create, which stays
+    in the ledger and goes at the end. The first create is made here by hand, as the first send would have."""
+    import secrets
+
+    from cephbench.suite.config import Settings
+    from cephbench.drivers.base import RunContext
+    from cephbench.drivers.pools import create_pool
+    from cephbench.core.resources import Ledger, Resource
+
+    run_id = secrets.token_hex(3)
+    ctx = RunContext(cluster=lab_cluster, run_id=run_id, rundir=None, ledger=Ledger(),
+                     settings=Settings()).for_driver()
+    name = ctx.name("g001")
+    lab_cluster.ceph_ok("osd", "pool", "create", name, "8", "8", "replicated", "--size=2", "--autoscale-mode=off")
+    try:
+        with caplog.at_level("WARNING", logger="cephbench.drivers.pools"):
+            assert create_pool(ctx, name, {"type": "replicated", "size": 2, "pg_num": 8}) == name
+        assert f"pool {name} already exists" in caplog.text and "resent it" in caplog.text
+        assert ctx.ledger.pending() == [Resource("pool", name)]
+        assert ctx.ledger.release() == [] and name not in lab_cluster.pool_names()
+    finally:
+        if name in lab_cluster.pool_names():
+            lab_cluster.delete_pool(name)

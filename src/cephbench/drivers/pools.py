@@ -7,6 +7,7 @@ of the run's own name (drivers/rados_namespace.py: the resource of the kinds who
 
 from __future__ import annotations
 
+import logging
 from concurrent.futures import wait
 from typing import Any, Sequence
 
@@ -17,6 +18,8 @@ from ..core.interrupts import held
 from ..hosts.mon import MonReply
 from ..core.resources import Resource
 from ..core.results import Test
+
+log = logging.getLogger(__name__)
 
 
 def failure_domain(ctx: DriverContext, profile: dict[str, Any]) -> str:
@@ -45,10 +48,20 @@ def _make(ctx: DriverContext, resource: Resource, *args: str) -> MonReply | None
 def _create(ctx: DriverContext, name: str, *args: str) -> None:
     """`ceph osd pool create NAME ...`, which succeeds on an existing pool saying so: never adopt what we did not
     create. The mon's answer decides, with no read before it (a read would wait for the changes in flight, such
-    as the scrub flags, which this create is meant to join in one osdmap commit)."""
+    as the scrub flags, which this create is meant to join in one osdmap commit).
+
+    The monitors answer a create of a pool they already have this way so that a command sent twice does no harm,
+    and the monitor client does send a command again: those still unanswered when its session to the monitors is
+    reset (a busy monitor, a lost connection). So an "already exists" for a name carrying this run's id (a fresh
+    random one, which its marker on the cluster holds: the proof `cleanup` goes by) is this run's own create
+    answered the second time: the pool stays in the ledger and is used. Any other name is refused."""
     pool = Resource("pool", name)
     reply = _make(ctx, pool, "osd", "pool", "create", name, *args)
     if reply is not None and "already exists" in reply.status:
+        if name.startswith(f"cephbench-{ctx.run_id}-"):
+            log.warning("the monitors say pool %s already exists: this run's own create, answered again after the "
+                        "monitor client resent it; using it", name)
+            return
         ctx.ledger.forget(pool)
         raise OperationFailed(f"pool {name} already exists; cephbench will not use a pool it did not create")
 
