@@ -44,6 +44,7 @@ The machine is shared: load_avg_* and the *_min/*_max spread of the rounds are t
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import re
@@ -53,9 +54,7 @@ import subprocess
 import sys
 import tempfile
 import time
-import urllib.error
 import urllib.parse
-import urllib.request
 from pathlib import Path
 
 from common import lab, result_line
@@ -205,14 +204,20 @@ def swift_bench(bin_dir: Path, auth: str, user: str, key: str, op: str, tag: str
                 "-C", "1", "--container-name", container, str(conf)]
         cpu, out, err = measured(argv, {"PYTHONWARNINGS": "ignore"})
         finals = {m.group(2): (int(m.group(1)), int(m.group(3)), float(m.group(4))) for m in _FINAL.finditer(out + err)}
-        gone = subprocess.run([str(bin_dir / "swift"), "delete", container], capture_output=True, text=True,
-                              timeout=600, env={**os.environ, "ST_AUTH": auth, "ST_USER": user, "ST_KEY": key})
-        if gone.returncode != 0:
-            raise RuntimeError(f"swift delete {container} failed: {gone.stderr.strip()[-300:]}")
+        swift_cli(bin_dir, auth, user, key, "delete", container)
     kind = "PUTS" if op == "put" else "GETS"
     if kind not in finals or finals[kind][1]:
         raise RuntimeError(f"swift-bench {op}: no clean FINAL line ({finals}): {err.strip()[-300:]}")
     return cpu, N, finals[kind][2]
+
+
+def swift_cli(bin_dir: Path, auth: str, user: str, key: str, *args: str) -> str:
+    """The swift CLI (python-swiftclient, in the benchmark's venv) with the lab's Swift user: what it printed."""
+    done = subprocess.run([str(bin_dir / "swift"), *args], capture_output=True, text=True, timeout=600,
+                          env={**os.environ, "ST_AUTH": auth, "ST_USER": user, "ST_KEY": key})
+    if done.returncode != 0:
+        raise RuntimeError(f"swift {' '.join(args)} failed: {done.stderr.strip()[-300:]}")
+    return done.stdout
 
 
 def swift_bench_startup(bin_dir: Path) -> float:
@@ -405,19 +410,6 @@ def main() -> None:
     result_line("loadgen", **null, **lab_figures)
 
 
-def swift_token(ep: str, user: str, key: str) -> tuple[str, str]:
-    """(X-Auth-Token, the storage URL's path) from RGW's Swift auth."""
-    req = urllib.request.Request(f"{ep}/auth/v1.0", headers={"X-Auth-User": user, "X-Auth-Key": key})
-    with urllib.request.urlopen(req, timeout=30) as r:
-        return r.headers["X-Auth-Token"], urllib.parse.urlsplit(r.headers["X-Storage-Url"]).path
-
-
-def swift_call(ep: str, token: str, method: str, path: str) -> None:
-    req = urllib.request.Request(f"{ep}{path}", method=method, headers={"X-Auth-Token": token})
-    with urllib.request.urlopen(req, timeout=30):
-        pass
-
-
 def lab_runs() -> dict[str, object]:
     bin_dir = ensure_venv()
     floor = ensure_floor()
@@ -441,12 +433,15 @@ def lab_runs() -> dict[str, object]:
             rates.setdefault(name, []).append(rate)
             print(f"  {name:<18} {cost:7.3f} CPU-s/1000 ops  {rate:8.0f} ops/s", flush=True)
 
-        # the floor's container: one object, written and read again and again
-        token, storage = swift_token(ep, keys["swift_user"], keys["swift_key"])
-        container = f"{storage}/bench-floor-{int(time.time())}"
-        swift_call(ep, token, "PUT", container)
+        # the floor's container: one object, written and read again and again (`swift auth` prints the storage
+        # URL and token as shell exports)
+        swift = functools.partial(swift_cli, bin_dir, auth, keys["swift_user"], keys["swift_key"])
+        said = dict(re.findall(r"export (OS_STORAGE_URL|OS_AUTH_TOKEN)=(\S+)", swift("auth")))
+        name = f"bench-floor-{int(time.time())}"
+        container = f"{urllib.parse.urlsplit(said['OS_STORAGE_URL']).path}/{name}"
+        swift("post", name)
         host, port = urllib.parse.urlsplit(ep).hostname, urllib.parse.urlsplit(ep).port or 80
-        token_header = f"X-Auth-Token: {token}"
+        token_header = f"X-Auth-Token: {said['OS_AUTH_TOKEN']}"
 
         def floor_run(op: str, conc: int, n: int) -> tuple[float, int, float]:
             if op == "get":     # the object it reads, written outside the measurement
@@ -488,12 +483,7 @@ def lab_runs() -> dict[str, object]:
                         cost = per_1k(cpu, requests)
                         record(f"{client}-{op}", cost, rate)
         finally:
-            for path in (f"{container}/obj", container):     # the object is there once a floor run has written it
-                try:
-                    swift_call(ep, token, "DELETE", path)
-                except urllib.error.HTTPError as exc:
-                    if exc.code != 404:
-                        raise
+            swift("delete", name)       # its object, then it
 
     med = {k: statistics.median(v) for k, v in costs.items()}
     rate = {k: statistics.median(v) for k, v in rates.items()}

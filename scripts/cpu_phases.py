@@ -22,10 +22,11 @@ def busy_between(samples: list[tuple[float, list[int]]], start: float, end: floa
     (_, a), (_, b) = inside[0], inside[-1]
     total = sum(b) - sum(a)
     idle = (b[3] + b[4]) - (a[3] + a[4])          # idle + iowait
-    if total <= 0:
+    span = inside[-1][0] - inside[0][0]
+    if total <= 0 or span <= 0:
         return None
     # /proc/stat's cpu line sums every CPU: its ticks over the samples' span are the CPUs there were
-    cpus = max(1, round(total / USER_HZ / (inside[-1][0] - inside[0][0])))
+    cpus = max(1, round(total / USER_HZ / span))
     return (total - idle) / total, (total - idle) / USER_HZ, cpus
 
 

@@ -58,7 +58,7 @@ def _create(ctx: DriverContext, name: str, *args: str) -> None:
     pool = Resource("pool", name)
     reply = _make(ctx, pool, "osd", "pool", "create", name, *args)
     if reply is not None and "already exists" in reply.status:
-        if name.startswith(f"cephbench-{ctx.run_id}-"):
+        if name.startswith(ctx.name("")):      # "cephbench-<run id>-": the run's own names (ctx.name)
             log.warning("the monitors say pool %s already exists: this run's own create, answered again after the "
                         "monitor client resent it; using it", name)
             return
